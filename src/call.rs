@@ -1,0 +1,122 @@
+//! One tool call in motion: the handler's future inside a deadline and a panic guard.
+//!
+//! A transport runs [`Call::run`] on a task and hands the [`Completion`] back to the engine,
+//! which alone decides whether a reply is still owed (a cancelled call gets none). The panic
+//! guard is the backstop the design asks for: a panicking handler becomes `-32603` for its id
+//! and the server keeps serving. The payload is dropped unread: panic messages can carry
+//! argument values, paths or secrets.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::id::IdKey;
+use crate::tools::{BoxFuture, ToolDef, ToolOutput};
+
+/// A tool call the engine admitted, ready to run.
+pub struct Call {
+    pub(crate) ticket: Ticket,
+    pub(crate) tool: Arc<ToolDef>,
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) timeout: Duration,
+}
+
+/// Names one admitted call: its request id and a serial number, so that a late completion of
+/// a cancelled call is never taken for a newer request that reused the id.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+pub struct Ticket {
+    pub(crate) key: IdKey,
+    pub(crate) serial: u64,
+}
+
+/// How a call ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The handler returned.
+    Finished(ToolOutput),
+    /// The deadline passed first; the handler's future was dropped.
+    TimedOut(Duration),
+    /// The handler panicked.
+    Panicked,
+}
+
+/// A finished call, for [`Engine::complete`](crate::engine::Engine::complete).
+#[derive(Debug)]
+pub struct Completion {
+    /// Which call.
+    pub ticket: Ticket,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl Call {
+    /// The call's ticket (what cancellation refers to).
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
+
+    /// Runs the handler under the call's deadline and the panic guard.
+    pub async fn run(self) -> Completion {
+        let Self {
+            ticket,
+            tool,
+            arguments,
+            timeout,
+        } = self;
+        let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments)));
+        let outcome = match started {
+            Err(payload) => {
+                drop(payload);
+                panicked(&tool)
+            }
+            Ok(future) => {
+                match tokio::time::timeout(timeout, CatchUnwind { inner: future }).await {
+                    Ok(Ok(output)) => Outcome::Finished(output),
+                    Ok(Err(Panicked)) => panicked(&tool),
+                    Err(_elapsed) => {
+                        tracing::info!(tool = tool.name.as_str(), ?timeout, "tool call timed out");
+                        Outcome::TimedOut(timeout)
+                    }
+                }
+            }
+        };
+        Completion { ticket, outcome }
+    }
+}
+
+fn panicked(tool: &ToolDef) -> Outcome {
+    tracing::error!(
+        tool = tool.name.as_str(),
+        "tool handler panicked; answered -32603"
+    );
+    Outcome::Panicked
+}
+
+/// Marker for a caught panic; the payload is gone.
+struct Panicked;
+
+/// Polls a boxed future inside `catch_unwind`.
+struct CatchUnwind {
+    inner: BoxFuture<ToolOutput>,
+}
+
+impl Future for CatchUnwind {
+    type Output = Result<ToolOutput, Panicked>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.get_mut().inner;
+        match catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => {
+                drop(payload);
+                Poll::Ready(Err(Panicked))
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The method table: a checked request in, a result written or a tool call planned.
+//!
+//! Dispatch never sees bytes, only an [`envelope::Request`](crate::envelope::Request)'s parts.
+//! It decides the era of the request (modern `_meta` or the legacy session), then runs the
+//! method's handler. Every refusal is an [`McpError`]; the engine writes it. A tool call whose
+//! arguments pass the bounds but not the tool's schema is answered here with an `isError`
+//! result naming the arguments and rules (SEP-1303); one that passes both becomes a [`Plan`]
+//! the engine starts.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::engine::Shared;
+use crate::envelope::RequestMethod;
+use crate::error::McpError;
+use crate::id::RequestId;
+use crate::lifecycle::{self, Lifecycle};
+use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
+use crate::response::{
+    self, CacheHints, CallResult, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult,
+    Modern, ToolsListResult,
+};
+use crate::tools::{ToolDef, ToolOutput, arguments};
+use crate::version::ProtocolVersion;
+
+/// What dispatch did with a request.
+pub(crate) enum Dispatched {
+    /// The reply is written.
+    Answered,
+    /// A tool call to start; its reply comes when it completes.
+    Call(Plan),
+}
+
+/// A tool call that passed every check.
+pub(crate) struct Plan {
+    pub(crate) tool: Arc<ToolDef>,
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) version: ProtocolVersion,
+}
+
+/// The session state dispatch may read and change.
+pub(crate) struct Context<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) lifecycle: &'a mut Lifecycle,
+    pub(crate) in_flight: usize,
+}
+
+/// Runs one request.
+///
+/// # Errors
+///
+/// The [`McpError`] to answer with.
+pub(crate) fn request(
+    cx: Context<'_>,
+    id: &RequestId,
+    method: RequestMethod,
+    params: Option<Map<String, Value>>,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let claims_modern = params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"));
+    if claims_modern
+        && !matches!(
+            method,
+            RequestMethod::ServerDiscover | RequestMethod::ToolsList | RequestMethod::ToolsCall
+        )
+    {
+        // `initialize` and `ping` do not exist in the modern era.
+        return Err(McpError::MethodNotFound);
+    }
+    let version = match lifecycle::modern_version(params.as_ref())? {
+        Some(version) => version,
+        None => cx.lifecycle.admit(method)?,
+    };
+    match method {
+        RequestMethod::Initialize => initialize(cx, id, params.as_ref(), out),
+        RequestMethod::Ping => {
+            response::write_result(out, id, &Empty {});
+            Ok(Dispatched::Answered)
+        }
+        RequestMethod::ServerDiscover => {
+            discover(cx.shared, id, out);
+            Ok(Dispatched::Answered)
+        }
+        RequestMethod::ToolsList => tools_list(cx.shared, id, params, version, out),
+        RequestMethod::ToolsCall => tools_call(&cx, id, params, version, out),
+    }
+}
+
+fn initialize(
+    cx: Context<'_>,
+    id: &RequestId,
+    params: Option<&Map<String, Value>>,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let params = params.ok_or(McpError::InvalidParams("initialize needs params"))?;
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or(McpError::InvalidParams("protocolVersion must be a string"))?;
+    for (key, kind) in [("capabilities", "object"), ("clientInfo", "object")] {
+        if params.get(key).is_some_and(|value| !value.is_object()) {
+            tracing::debug!(
+                member = key,
+                expected = kind,
+                "initialize member has the wrong type"
+            );
+            return Err(McpError::InvalidParams(
+                "initialize member has the wrong type",
+            ));
+        }
+    }
+    // Echo the client's revision when we speak it, else offer our newest legacy one.
+    let version = ProtocolVersion::legacy(requested).unwrap_or(ProtocolVersion::NEWEST_LEGACY);
+    let shared = cx.shared;
+    response::write_result(
+        out,
+        id,
+        &InitializeResult {
+            protocol_version: version.as_str(),
+            capabilities: Capabilities,
+            server_info: InfoFor {
+                info: &shared.info,
+                version,
+            },
+            instructions: shared.instructions.as_deref(),
+        },
+    );
+    cx.lifecycle.initialized(version);
+    tracing::info!(version = version.as_str(), "session initialized");
+    Ok(Dispatched::Answered)
+}
+
+fn discover(shared: &Shared, id: &RequestId, out: &mut Vec<u8>) {
+    response::write_result(
+        out,
+        id,
+        &Modern {
+            body: DiscoverResult {
+                supported_versions: ProtocolVersion::MODERN_NAMES,
+                capabilities: Capabilities,
+                instructions: shared.instructions.as_deref(),
+                cache: cache_hints(shared),
+            },
+            info: &shared.info,
+        },
+    );
+}
+
+fn tools_list(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<Map<String, Value>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let params = params.unwrap_or_default();
+    only_keys(&params, &["cursor", "_meta"])?;
+    let cursor = match params.get("cursor") {
+        None => None,
+        Some(Value::String(cursor)) => Some(cursor.as_str()),
+        Some(_) => return Err(McpError::InvalidCursor),
+    };
+    let (page, next_cursor) = shared
+        .registry
+        .page(cursor, shared.limits.tools_page_size.get())?;
+    let tools = page.iter().map(|tool| tool.listing(version)).collect();
+    if version.is_modern() {
+        let body = ToolsListResult {
+            tools,
+            next_cursor,
+            cache: Some(cache_hints(shared)),
+        };
+        response::write_result(
+            out,
+            id,
+            &Modern {
+                body,
+                info: &shared.info,
+            },
+        );
+    } else {
+        let body = ToolsListResult {
+            tools,
+            next_cursor,
+            cache: None,
+        };
+        response::write_result(out, id, &body);
+    }
+    Ok(Dispatched::Answered)
+}
+
+fn tools_call(
+    cx: &Context<'_>,
+    id: &RequestId,
+    params: Option<Map<String, Value>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let mut params = params.ok_or(McpError::InvalidParams("tools/call needs params"))?;
+    if params.contains_key("task") {
+        // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
+        return Err(McpError::MethodNotFound);
+    }
+    only_keys(&params, &["name", "arguments", "_meta"])?;
+    let name = match params.get("name") {
+        Some(Value::String(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => name.as_str(),
+        _ => return Err(McpError::InvalidToolName),
+    };
+    let tool = cx.shared.registry.get(name).ok_or(McpError::UnknownTool)?;
+    if let Some(meta) = params.get("_meta") {
+        let token_ok = match meta.get("progressToken") {
+            None | Some(Value::String(_)) => true,
+            Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
+            Some(_) => false,
+        };
+        if !meta.is_object() || !token_ok {
+            return Err(McpError::InvalidParams(
+                "_meta must be an object with a valid token",
+            ));
+        }
+    }
+    let limits = &cx.shared.limits;
+    if cx.in_flight >= limits.max_in_flight.get() {
+        return Err(McpError::Overloaded {
+            limit: limits.max_in_flight.get(),
+        });
+    }
+    let arguments = match params.remove("arguments") {
+        None => Value::Object(Map::new()),
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => return Err(McpError::InvalidParams("arguments must be an object")),
+    };
+    if let Value::Object(map) = &arguments {
+        arguments::check(map, limits)?;
+    }
+    let violations = tool.validator.validate(&arguments);
+    if !violations.is_empty() {
+        let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        let text = format!(
+            "Invalid arguments for tool `{}`: {}.",
+            tool.name.as_str(),
+            listed.join("; ")
+        );
+        write_call_result(cx.shared, id, &ToolOutput::error(text), version, out);
+        return Ok(Dispatched::Answered);
+    }
+    let Value::Object(arguments) = arguments else {
+        return Err(McpError::Internal("arguments changed type"));
+    };
+    Ok(Dispatched::Call(Plan {
+        tool: Arc::clone(tool),
+        arguments,
+        version,
+    }))
+}
+
+/// Writes a `tools/call` result in the shape of `version`.
+pub(crate) fn write_call_result(
+    shared: &Shared,
+    id: &RequestId,
+    output: &ToolOutput,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) {
+    let body = CallResult { output, version };
+    if version.is_modern() {
+        response::write_result(
+            out,
+            id,
+            &Modern {
+                body,
+                info: &shared.info,
+            },
+        );
+    } else {
+        response::write_result(out, id, &body);
+    }
+}
+
+fn cache_hints(shared: &Shared) -> CacheHints {
+    CacheHints {
+        ttl_ms: u64::try_from(shared.limits.tools_list_ttl.as_millis()).unwrap_or(u64::MAX),
+        cache_scope: "public",
+    }
+}
+
+/// Refuses params members a method does not define: an unexpected member is either a client
+/// bug or an attempt to smuggle something past a check that does not look at it.
+fn only_keys(params: &Map<String, Value>, allowed: &[&str]) -> Result<(), McpError> {
+    if params.keys().all(|key| allowed.contains(&key.as_str())) {
+        Ok(())
+    } else {
+        Err(McpError::InvalidParams(
+            "params has a member the method does not define",
+        ))
+    }
+}

@@ -1,0 +1,331 @@
+//! The sans-I/O protocol engine: one session's state, frames in, reply bytes and effects out.
+//!
+//! A transport feeds [`Engine::handle`] one frame at a time and gets reply lines appended to
+//! its output buffer, plus at most one [`Effect`]: a call to start, a call to cancel, or an
+//! order to cut the peer off. When a call finishes, the transport hands its [`Completion`] to
+//! [`Engine::complete`], which writes the reply only if the call is still owed one. The engine
+//! does no I/O and owns no tasks, so the whole protocol runs in memory in tests and fuzzing,
+//! and stdio, HTTP or anything else drives the same code.
+//!
+//! Dispatch runs inside a panic guard: a bug that panics while handling one request answers
+//! that request `-32603` and the session goes on.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::call::{Call, Completion, Outcome, Ticket};
+use crate::dispatch::{self, Context, Dispatched};
+use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
+use crate::error::McpError;
+use crate::id::{IdKey, RequestId};
+use crate::lifecycle::Lifecycle;
+use crate::limits::Limits;
+use crate::response::{self, ServerInfo};
+use crate::tools::{Registry, ToolOutput};
+use crate::version::ProtocolVersion;
+
+/// What every session of one server shares. Immutable once built.
+#[derive(Debug)]
+pub struct Shared {
+    pub(crate) info: ServerInfo,
+    pub(crate) instructions: Option<String>,
+    pub(crate) registry: Registry,
+    pub(crate) limits: Limits,
+}
+
+impl Shared {
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// What the transport must do after a frame.
+#[derive(Debug)]
+#[must_use = "an effect left undone breaks the protocol"]
+pub enum Effect {
+    /// Nothing beyond writing the output.
+    None,
+    /// Run this call on a task and hand its completion back.
+    Start(Call),
+    /// Stop the call with this ticket; no reply is owed for it.
+    Cancel(Ticket),
+    /// The peer sent only invalid messages for too long: stop reading and end the session.
+    CutOff,
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call")
+            .field("ticket", &self.ticket)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One session's protocol state.
+#[derive(Debug)]
+pub struct Engine {
+    shared: Arc<Shared>,
+    lifecycle: Lifecycle,
+    in_flight: HashMap<IdKey, Pending>,
+    next_serial: u64,
+    consecutive_errors: u32,
+}
+
+/// A call in flight: what its reply needs.
+#[derive(Debug)]
+struct Pending {
+    serial: u64,
+    id: RequestId,
+    version: ProtocolVersion,
+}
+
+impl Engine {
+    /// A fresh session of `shared`'s server.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            lifecycle: Lifecycle::default(),
+            in_flight: HashMap::new(),
+            next_serial: 0,
+            consecutive_errors: 0,
+        }
+    }
+
+    /// The server this session belongs to.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Calls started and not yet completed or cancelled.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Handles one frame (a line without its ending), appending any reply to `out`.
+    pub fn handle(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Effect {
+        let message = match envelope::parse(frame, self.shared.limits.max_json_depth.get()) {
+            Ok(message) => message,
+            Err(rejection) => {
+                tracing::debug!(error = %rejection.error, "message refused at the envelope");
+                match &rejection.reply {
+                    ReplyTo::Null => response::write_error(out, None, &rejection.error),
+                    ReplyTo::Id(id) => response::write_error(out, Some(id), &rejection.error),
+                    ReplyTo::Silent => {}
+                }
+                return self.invalid();
+            }
+        };
+        match message {
+            Message::Response => {
+                tracing::debug!("unsolicited response dropped");
+                self.invalid()
+            }
+            Message::Notification(notification) => {
+                self.consecutive_errors = 0;
+                self.notification(notification)
+            }
+            Message::Request(request) => self.request(request, out),
+        }
+    }
+
+    /// Answers a frame the framing layer refused as too long.
+    pub fn frame_too_long(&mut self, out: &mut Vec<u8>) -> Effect {
+        let error = McpError::FrameTooLong {
+            limit: self.shared.limits.max_frame_bytes.get(),
+        };
+        tracing::debug!(%error, "frame refused");
+        response::write_error(out, None, &error);
+        self.invalid()
+    }
+
+    /// Takes a finished call; writes its reply if one is still owed.
+    pub fn complete(&mut self, completion: Completion, out: &mut Vec<u8>) {
+        let Completion { ticket, outcome } = completion;
+        let owed = self
+            .in_flight
+            .get(&ticket.key)
+            .is_some_and(|pending| pending.serial == ticket.serial);
+        if !owed {
+            // Cancelled (or never ours): nothing is ever sent for it.
+            return;
+        }
+        let Some(pending) = self.in_flight.remove(&ticket.key) else {
+            return;
+        };
+        match outcome {
+            Outcome::Finished(output) => {
+                dispatch::write_call_result(
+                    &self.shared,
+                    &pending.id,
+                    &output,
+                    pending.version,
+                    out,
+                );
+            }
+            Outcome::TimedOut(limit) => {
+                let output = ToolOutput::error(format!(
+                    "The tool did not finish within its time limit of {} ms and was stopped.",
+                    limit.as_millis()
+                ));
+                dispatch::write_call_result(
+                    &self.shared,
+                    &pending.id,
+                    &output,
+                    pending.version,
+                    out,
+                );
+            }
+            Outcome::Panicked => {
+                response::write_error(out, Some(&pending.id), &McpError::ToolPanicked);
+            }
+        }
+    }
+
+    /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
+    /// stop them. No reply is sent for any of them.
+    pub fn abandon_all(&mut self) -> Vec<Ticket> {
+        self.in_flight
+            .drain()
+            .map(|(key, pending)| Ticket {
+                key,
+                serial: pending.serial,
+            })
+            .collect()
+    }
+
+    fn request(&mut self, request: Request, out: &mut Vec<u8>) -> Effect {
+        let Request { id, method, params } = request;
+        if self.in_flight.contains_key(id.key()) {
+            response::write_error(out, Some(&id), &McpError::DuplicateId);
+            return self.invalid();
+        }
+        let mark = out.len();
+        let cx = Context {
+            shared: &self.shared,
+            lifecycle: &mut self.lifecycle,
+            in_flight: self.in_flight.len(),
+        };
+        let dispatched = catch_unwind(AssertUnwindSafe(|| {
+            dispatch::request(cx, &id, method, params, out)
+        }));
+        let result = dispatched.unwrap_or_else(|payload| {
+            drop(payload);
+            out.truncate(mark);
+            tracing::error!(
+                method = method.as_str(),
+                "dispatch panicked; answered -32603"
+            );
+            Err(McpError::Internal("dispatch panicked"))
+        });
+        match result {
+            Ok(Dispatched::Answered) => {
+                self.consecutive_errors = 0;
+                Effect::None
+            }
+            Ok(Dispatched::Call(plan)) => {
+                self.consecutive_errors = 0;
+                self.start(id, plan.tool, plan.arguments, plan.version)
+            }
+            Err(error) => {
+                tracing::debug!(method = method.as_str(), %error, "request refused");
+                response::write_error(out, Some(&id), &error);
+                match error {
+                    // A busy server is not the peer's fault: retryable, not counted.
+                    McpError::Overloaded { .. } | McpError::RateLimited { .. } => Effect::None,
+                    _ => self.invalid(),
+                }
+            }
+        }
+    }
+
+    fn start(
+        &mut self,
+        id: RequestId,
+        tool: Arc<crate::tools::ToolDef>,
+        arguments: Map<String, Value>,
+        version: ProtocolVersion,
+    ) -> Effect {
+        let serial = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+        let key = id.key().clone();
+        let timeout = tool.timeout.unwrap_or(self.shared.limits.tool_timeout);
+        tracing::debug!(tool = tool.name.as_str(), "tool call started");
+        self.in_flight.insert(
+            key.clone(),
+            Pending {
+                serial,
+                id,
+                version,
+            },
+        );
+        Effect::Start(Call {
+            ticket: Ticket { key, serial },
+            tool,
+            arguments,
+            timeout,
+        })
+    }
+
+    fn notification(&mut self, notification: Notification) -> Effect {
+        match notification.method {
+            NotificationMethod::Initialized => {
+                self.lifecycle.confirmed();
+                Effect::None
+            }
+            NotificationMethod::Cancelled => {
+                let key = notification
+                    .params
+                    .as_ref()
+                    .and_then(|params| params.get("requestId"))
+                    .and_then(IdKey::from_value);
+                // Unknown or finished ids are ignored, as the spec allows.
+                match key.and_then(|key| self.in_flight.remove_entry(&key)) {
+                    Some((key, pending)) => {
+                        tracing::debug!("call cancelled by the client");
+                        Effect::Cancel(Ticket {
+                            key,
+                            serial: pending.serial,
+                        })
+                    }
+                    None => Effect::None,
+                }
+            }
+            NotificationMethod::Other => Effect::None,
+        }
+    }
+
+    /// Counts an invalid message; past the limit, the peer is cut off.
+    fn invalid(&mut self) -> Effect {
+        self.consecutive_errors = self.consecutive_errors.saturating_add(1);
+        if self.consecutive_errors >= self.shared.limits.max_consecutive_errors.get() {
+            tracing::warn!(
+                count = self.consecutive_errors,
+                "peer cut off after too many invalid messages in a row"
+            );
+            return Effect::CutOff;
+        }
+        Effect::None
+    }
+}
+
+/// Parameters of one server, as the builder assembles them.
+pub(crate) fn shared(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+) -> Arc<Shared> {
+    Arc::new(Shared {
+        info,
+        instructions,
+        registry,
+        limits,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,634 @@
+//! The engine driven in memory: frames in, reply lines out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::tools::{NoArguments, Tool, ToolError};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+    #[schemars(range(min = 1, max = 3))]
+    times: Option<u8>,
+}
+
+fn server_with(limits: Limits, extra: usize) -> Arc<Shared> {
+    let mut tools = vec![
+        Tool::builder("echo", "Repeats text").handler(|args: EchoArgs| async move {
+            Ok(ToolOutput::text(
+                args.text.repeat(usize::from(args.times.unwrap_or(1))),
+            ))
+        }),
+        Tool::builder("fail", "Always fails")
+            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(ToolError::new("it failed")) }),
+        Tool::builder("boom", "Panics").handler(|_: NoArguments| async {
+            let empty: Vec<u8> = Vec::new();
+            let _x = empty[1];
+            Ok(ToolOutput::text("unreachable"))
+        }),
+    ];
+    for i in 0..extra {
+        tools.push(
+            Tool::builder(format!("extra_{i:03}"), "Filler")
+                .handler(|_: NoArguments| async { Ok(ToolOutput::text("")) }),
+        );
+    }
+    let registry = Registry::new(tools).unwrap();
+    shared(
+        ServerInfo {
+            name: "test".into(),
+            version: "1.0".into(),
+            title: Some("Test".into()),
+        },
+        Some("Be nice.".into()),
+        registry,
+        limits,
+    )
+}
+
+fn engine() -> Engine {
+    Engine::new(server_with(Limits::default(), 0))
+}
+
+/// Sends one frame; returns the reply (if any) and the effect.
+fn send(engine: &mut Engine, frame: &str) -> (Option<Value>, Effect) {
+    let mut out = Vec::new();
+    let effect = engine.handle(frame.as_bytes(), &mut out);
+    (reply(&out), effect)
+}
+
+fn reply(out: &[u8]) -> Option<Value> {
+    if out.is_empty() {
+        return None;
+    }
+    let text = std::str::from_utf8(out).unwrap();
+    assert!(
+        text.ends_with('\n') && text.matches('\n').count() == 1,
+        "one line: {text}"
+    );
+    Some(serde_json::from_str(text).unwrap())
+}
+
+fn ask(engine: &mut Engine, frame: &str) -> Value {
+    send(engine, frame).0.expect("a reply")
+}
+
+fn initialize(engine: &mut Engine, version: &str) -> Value {
+    let reply = ask(
+        engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        ),
+    );
+    assert!(
+        send(
+            engine,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )
+        .0
+        .is_none()
+    );
+    reply
+}
+
+/// Runs a started call to completion and returns its reply.
+fn finish(engine: &mut Engine, effect: Effect) -> Option<Value> {
+    let Effect::Start(call) = effect else {
+        panic!("expected a call, got {effect:?}")
+    };
+    let completion = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(call.run());
+    let mut out = Vec::new();
+    engine.complete(completion, &mut out);
+    reply(&out)
+}
+
+const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn each_legacy_version_is_echoed_and_an_unknown_one_countered() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let reply = initialize(&mut engine(), version);
+        assert_eq!(reply["result"]["protocolVersion"], version);
+        assert_eq!(
+            reply["result"]["capabilities"],
+            json!({"tools": {"listChanged": false}})
+        );
+        assert_eq!(reply["result"]["serverInfo"]["name"], "test");
+        assert_eq!(reply["result"]["instructions"], "Be nice.");
+        let titled = version >= "2025-06-18";
+        assert_eq!(
+            reply["result"]["serverInfo"].get("title").is_some(),
+            titled,
+            "{version}"
+        );
+    }
+    let reply = initialize(&mut engine(), "1999-01-01");
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn operations_before_initialize_are_refused_and_ping_is_not() {
+    let mut engine = engine();
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    );
+    assert_eq!(reply["error"]["code"], -32602);
+    assert_eq!(reply["id"], 1);
+    let reply = ask(&mut engine, r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#);
+    assert_eq!(reply, json!({"jsonrpc":"2.0","id":"p","result":{}}));
+    initialize(&mut engine, "2025-11-25");
+    let again = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
+    assert_eq!(again["error"]["code"], -32600);
+}
+
+#[test]
+fn modern_requests_are_stateless_and_carry_result_type_and_server_info() {
+    let mut engine = engine();
+    let reply = ask(
+        &mut engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test"
+    );
+    assert!(result["ttlMs"].is_u64() && result["cacheScope"] == "public");
+
+    let reply = ask(
+        &mut engine,
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{MODERN_META}}}}}"#),
+    );
+    assert_eq!(reply["result"]["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(reply["result"]["resultType"], "complete");
+    assert!(reply["result"]["ttlMs"].is_u64());
+
+    // Legacy state is untouched: a legacy request still needs initialize.
+    let legacy = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    );
+    assert_eq!(legacy["error"]["code"], -32602);
+
+    for (method, code) in [("ping", -32601), ("initialize", -32601)] {
+        let reply = ask(
+            &mut engine,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":4,"method":"{method}","params":{{{MODERN_META}}}}}"#
+            ),
+        );
+        assert_eq!(reply["error"]["code"], code, "{method}");
+    }
+    let future = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    );
+    assert_eq!(future["error"]["code"], -32022);
+    assert_eq!(
+        future["error"]["data"],
+        json!({"supported":["2026-07-28"],"requested":"2099-01-01"})
+    );
+    let missing = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+    let legacy_discover = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":7,"method":"server/discover"}"#,
+    );
+    assert_eq!(legacy_discover["error"]["code"], -32601);
+}
+
+#[test]
+fn tools_list_pages_through_every_tool_with_opaque_cursors() {
+    let limits = Limits {
+        tools_page_size: std::num::NonZeroUsize::new(4).unwrap(),
+        ..Limits::default()
+    };
+    let mut engine = Engine::new(server_with(limits, 7));
+    initialize(&mut engine, "2025-06-18");
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(c) => format!(r#","params":{{"cursor":"{c}"}}"#),
+            None => String::new(),
+        };
+        let reply = ask(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list"{params}}}"#),
+        );
+        pages += 1;
+        for tool in reply["result"]["tools"].as_array().unwrap() {
+            names.push(tool["name"].as_str().unwrap().to_owned());
+            assert!(tool["inputSchema"]["type"] == "object");
+            assert!(tool["description"].is_string());
+        }
+        match reply["result"].get("nextCursor") {
+            Some(next) => cursor = Some(next.as_str().unwrap().to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!((pages, names.len()), (3, 10));
+    let bad = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"bogus"}}"#,
+    );
+    assert_eq!(bad["error"]["code"], -32602);
+}
+
+#[test]
+fn a_good_call_runs_and_answers_once() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let (reply, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"echo","arguments":{"text":"ab","times":2}}}"#,
+    );
+    assert!(reply.is_none());
+    assert_eq!(engine.in_flight(), 1);
+    let reply = finish(&mut engine, effect).unwrap();
+    assert_eq!(
+        reply,
+        json!({"jsonrpc":"2.0","id":"c1","result":{"content":[{"type":"text","text":"abab"}]}})
+    );
+    assert_eq!(engine.in_flight(), 0);
+}
+
+#[test]
+fn schema_violations_are_tool_errors_that_never_echo_the_value() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","times":"SECRET-9"}}}"#,
+    );
+    let result = &reply["result"];
+    assert_eq!(result["isError"], true);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text,
+        "Invalid arguments for tool `echo`: `times` must be an integer or null."
+    );
+    assert!(!reply.to_string().contains("SECRET-9"));
+}
+
+#[test]
+fn call_errors_map_to_the_table() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let cases = [
+        (r#"{"name":"nope"}"#, -32602),
+        (r#"{"name":7}"#, -32602),
+        (r#"{"arguments":{}}"#, -32602),
+        (r#"{"name":"echo","arguments":[]}"#, -32602),
+        (
+            r#"{"name":"echo","arguments":{"text":"x"},"extra":1}"#,
+            -32602,
+        ),
+        (r#"{"name":"echo","task":{}}"#, -32601),
+    ];
+    for (params, code) in cases {
+        let reply = ask(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{params}}}"#),
+        );
+        assert_eq!(reply["error"]["code"], code, "{params}");
+    }
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{}"}}}}"#,
+        "n".repeat(129)
+    );
+    assert_eq!(ask(&mut engine, &long)["error"]["code"], -32602);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{}"}}}}}}"#,
+        "x".repeat(70_000)
+    );
+    let reply = ask(&mut engine, &big);
+    assert_eq!(reply["error"]["code"], -32602);
+    assert_eq!(
+        reply["error"]["data"],
+        json!({"limit":"max_string_bytes","value":65536})
+    );
+}
+
+#[test]
+fn tool_failures_are_results_and_panics_are_internal_errors() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fail"}}"#,
+    );
+    let reply = finish(&mut engine, effect).unwrap();
+    assert_eq!(reply["result"]["isError"], true);
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"boom"}}"#,
+    );
+    let reply = finish(&mut engine, effect).unwrap();
+    assert_eq!(
+        reply,
+        json!({"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"Internal error."}})
+    );
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}}"#,
+    );
+    assert_eq!(
+        finish(&mut engine, effect).unwrap()["result"]["content"][0]["text"],
+        "ok"
+    );
+}
+
+#[test]
+fn duplicate_in_flight_ids_are_refused_and_cancelled_calls_stay_silent() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#;
+    let (_, first) = send(&mut engine, call);
+    let (reply, second) = send(&mut engine, call);
+    assert_eq!(reply.unwrap()["error"]["code"], -32600);
+    assert!(matches!(second, Effect::None));
+    let (reply, cancel) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+    );
+    assert!(reply.is_none());
+    assert!(matches!(cancel, Effect::Cancel(_)));
+    // The call finishes anyway (it raced the cancel): nothing is sent.
+    assert!(finish(&mut engine, first).is_none());
+    // Unknown ids are ignored.
+    let (reply, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}"#,
+    );
+    assert!(reply.is_none() && matches!(effect, Effect::None));
+}
+
+#[test]
+fn a_late_completion_never_answers_a_newer_request_with_the_same_id() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let call = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"text":"old"}}}"#;
+    let (_, old) = send(&mut engine, call);
+    let (_, _cancel) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#,
+    );
+    let newer = call.replace("old", "new");
+    let (_, new) = send(&mut engine, &newer);
+    assert!(finish(&mut engine, old).is_none());
+    assert_eq!(
+        finish(&mut engine, new).unwrap()["result"]["content"][0]["text"],
+        "new"
+    );
+}
+
+#[test]
+fn the_in_flight_cap_answers_overloaded_at_once() {
+    let limits = Limits {
+        max_in_flight: std::num::NonZeroUsize::new(1).unwrap(),
+        ..Limits::default()
+    };
+    let mut engine = Engine::new(server_with(limits, 0));
+    initialize(&mut engine, "2025-11-25");
+    let (_, first) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#,
+    );
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#,
+    );
+    assert_eq!(reply["error"]["code"], -31503);
+    assert_eq!(
+        reply["error"]["data"],
+        json!({"limit":"max_in_flight","value":1})
+    );
+    // Control messages are still answered.
+    assert!(
+        ask(&mut engine, r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#)
+            .get("result")
+            .is_some()
+    );
+    assert!(finish(&mut engine, first).is_some());
+}
+
+#[test]
+fn timeouts_become_tool_errors() {
+    let tool = Tool::builder("slow", "Sleeps")
+        .timeout(Duration::from_millis(10))
+        .handler(|_: NoArguments| async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            Ok(ToolOutput::text("late"))
+        });
+    let registry = Registry::new(vec![tool]).unwrap();
+    let info = ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+    };
+    let mut engine = Engine::new(shared(info, None, registry, Limits::default()));
+    initialize(&mut engine, "2025-11-25");
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}"#,
+    );
+    let reply = finish(&mut engine, effect).unwrap();
+    assert_eq!(reply["result"]["isError"], true);
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("time limit")
+    );
+}
+
+#[test]
+fn a_peer_sending_only_garbage_is_cut_off() {
+    let limits = Limits {
+        max_consecutive_errors: std::num::NonZeroU32::new(3).unwrap(),
+        ..Limits::default()
+    };
+    let mut engine = Engine::new(server_with(limits, 0));
+    assert!(matches!(send(&mut engine, "x").1, Effect::None));
+    assert!(matches!(send(&mut engine, "x").1, Effect::None));
+    // A valid message resets the count.
+    let (_, _none) = send(&mut engine, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    assert!(matches!(
+        send(&mut engine, r#"{"id":1,"result":{}}"#).1,
+        Effect::None
+    ));
+    assert!(matches!(send(&mut engine, "[]").1, Effect::None));
+    assert!(matches!(send(&mut engine, "{").1, Effect::CutOff));
+}
+
+#[test]
+fn arguments_of_older_revisions_drop_structured_content_and_titles() {
+    let tool = Tool::builder("s", "structured")
+        .title("Structured")
+        .annotations(crate::ToolAnnotations::read_only())
+        .structured(|_: NoArguments| async {
+            Ok::<_, ToolError>(
+                serde_json::json!({"k": 1})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            )
+        });
+    let registry = Registry::new(vec![tool]).unwrap();
+    let info = ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+    };
+    let shared = shared(info, None, registry, Limits::default());
+    for (version, structured, annotated) in [
+        ("2024-11-05", false, false),
+        ("2025-03-26", false, true),
+        ("2025-06-18", true, true),
+    ] {
+        let mut engine = Engine::new(Arc::clone(&shared));
+        initialize(&mut engine, version);
+        let list = ask(
+            &mut engine,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        );
+        let tool = &list["result"]["tools"][0];
+        assert_eq!(tool.get("title").is_some(), structured, "{version}");
+        assert_eq!(tool.get("outputSchema").is_some(), structured, "{version}");
+        assert_eq!(tool.get("annotations").is_some(), annotated, "{version}");
+        let (_, effect) = send(
+            &mut engine,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s"}}"#,
+        );
+        let reply = finish(&mut engine, effect).unwrap();
+        assert_eq!(
+            reply["result"].get("structuredContent").is_some(),
+            structured,
+            "{version}"
+        );
+        assert_eq!(reply["result"]["content"][0]["text"], r#"{"k":1}"#);
+    }
+}
+
+/// Checks one frame's output: at most one line, a valid JSON-RPC response, a code from the
+/// table when it is an error, and the id echoed or null.
+fn assert_well_formed(out: &[u8]) -> Result<(), TestCaseError> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let text = std::str::from_utf8(out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert!(text.ends_with('\n'));
+    prop_assert_eq!(text.matches('\n').count(), 1);
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&value["jsonrpc"], "2.0");
+    prop_assert!(value.get("id").is_some());
+    let has_result = value.get("result").is_some();
+    let has_error = value.get("error").is_some();
+    prop_assert!(has_result != has_error);
+    if has_error {
+        let code = value["error"]["code"].as_i64().unwrap_or(0);
+        let table = [
+            -32700, -32600, -32601, -32602, -32603, -32022, -31429, -31503,
+        ];
+        prop_assert!(table.contains(&code), "code {}", code);
+        prop_assert!(value["error"]["message"].is_string());
+    }
+    Ok(())
+}
+
+fn near_miss_message() -> impl Strategy<Value = String> {
+    let ids = prop_oneof![
+        Just(r#""id":1,"#.to_owned()),
+        Just(r#""id":"x","#.to_owned()),
+        Just(r#""id":null,"#.to_owned()),
+        Just(r#""id":1.5,"#.to_owned()),
+        Just(r#""id":[1],"#.to_owned()),
+        Just(String::new()),
+    ];
+    let methods = prop_oneof![
+        Just("initialize"),
+        Just("ping"),
+        Just("tools/list"),
+        Just("tools/call"),
+        Just("server/discover"),
+        Just("notifications/cancelled"),
+        Just("notifications/initialized"),
+        Just("bogus"),
+    ];
+    let params = prop_oneof![
+        Just(String::new()),
+        Just(r#","params":{}"#.to_owned()),
+        Just(r#","params":{"protocolVersion":"2025-11-25"}"#.to_owned()),
+        Just(r#","params":{"name":"echo","arguments":{"text":"hi"}}"#.to_owned()),
+        Just(r#","params":{"name":"boom"}"#.to_owned()),
+        Just(r#","params":{"requestId":1}"#.to_owned()),
+        Just(format!(r#","params":{{{MODERN_META}}}"#)),
+        Just(r#","params":[1]"#.to_owned()),
+        Just(r#","params":{"cursor":"00"}"#.to_owned()),
+    ];
+    (ids, methods, params, any::<bool>()).prop_map(|(id, method, params, good_version)| {
+        let version = if good_version { "2.0" } else { "1.0" };
+        format!(r#"{{{id}"jsonrpc":"{version}","method":"{method}"{params}}}"#)
+    })
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_give_at_most_one_well_formed_reply(frames in proptest::collection::vec(
+        proptest::collection::vec(any::<u8>(), 0..200), 1..20)) {
+        let mut engine = engine();
+        for frame in frames {
+            let mut out = Vec::new();
+            let _effect = engine.handle(&frame, &mut out);
+            assert_well_formed(&out)?;
+        }
+    }
+
+    #[test]
+    fn near_miss_messages_give_at_most_one_well_formed_reply(
+        frames in proptest::collection::vec(near_miss_message(), 1..30)
+    ) {
+        let mut engine = engine();
+        for frame in frames {
+            let mut out = Vec::new();
+            let effect = engine.handle(frame.as_bytes(), &mut out);
+            assert_well_formed(&out)?;
+            let notification = !frame.contains(r#""id""#);
+            if notification {
+                prop_assert!(out.is_empty(), "answered a notification: {}", frame);
+            }
+            if let Effect::Start(call) = effect {
+                // A started call never answers at once, and completes with one reply.
+                prop_assert!(out.is_empty());
+                let mut done = Vec::new();
+                let completion = tokio::runtime::Builder::new_current_thread()
+                    .enable_time().build().unwrap().block_on(call.run());
+                engine.complete(completion, &mut done);
+                assert_well_formed(&done)?;
+                prop_assert!(!done.is_empty());
+            }
+        }
+    }
+}

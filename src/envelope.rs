@@ -1,0 +1,394 @@
+//! THE BOUNDARY: one frame of peer bytes in, a checked [`Message`] or a [`Rejection`] out.
+//!
+//! Everything past this module sees typed values, never raw peer bytes. The checks run in the
+//! order of `DESIGN.md` §4 and the first failure decides the reply:
+//!
+//! 1. (framing) a frame over the size limit;
+//! 2. not UTF-8, not JSON, or nested too deeply: `-32700`, id null;
+//! 3. not an object: `-32600`, id null (a batch is an array: refused the same way);
+//! 4. `jsonrpc` not `"2.0"`, `method` missing or not a string, a bad `id`, a repeated key, a
+//!    member JSON-RPC does not define: `-32600`, echoing the id when it is valid;
+//! 5. `method` too long: `-32600`; unknown: `-32601`;
+//! 6. `params` present but not an object: `-32602`.
+//!
+//! A message with no `method` but a `result` or `error` is an unsolicited response: dropped,
+//! never answered (answering garbage feeds ping-pong storms). A message with a `method` and no
+//! `id` is a notification: never answered, even when malformed or unknown. Step 7, a request
+//! whose id is still in flight, needs session state and is checked by the engine.
+
+use serde_json::{Map, Value};
+
+use crate::error::{IdFault, McpError, MethodFault, ParseFault};
+use crate::id::RequestId;
+use crate::json::{self, JsonFault, Members, TopLevel};
+use crate::limits::MAX_METHOD_BYTES;
+
+/// A checked message from the peer.
+#[derive(Debug)]
+pub enum Message {
+    /// A request: it gets exactly one reply.
+    Request(Request),
+    /// A notification: it never gets a reply.
+    Notification(Notification),
+    /// An unsolicited response (we never send requests): dropped.
+    Response,
+}
+
+/// A checked request.
+#[derive(Debug)]
+pub struct Request {
+    /// Its id, echoed on the reply.
+    pub id: RequestId,
+    /// A method this server knows.
+    pub method: RequestMethod,
+    /// Its params, an object when present.
+    pub params: Option<Map<String, Value>>,
+}
+
+/// A checked notification.
+#[derive(Debug)]
+pub struct Notification {
+    /// Which notification.
+    pub method: NotificationMethod,
+    /// Its params, an object when present.
+    pub params: Option<Map<String, Value>>,
+}
+
+/// The request methods this server knows; anything else is `-32601` at the boundary.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum RequestMethod {
+    /// Legacy handshake.
+    Initialize,
+    /// Legacy liveness check.
+    Ping,
+    /// Modern capability discovery.
+    ServerDiscover,
+    /// Run a tool.
+    ToolsCall,
+    /// List tools.
+    ToolsList,
+}
+
+impl RequestMethod {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "initialize" => Self::Initialize,
+            "ping" => Self::Ping,
+            "server/discover" => Self::ServerDiscover,
+            "tools/call" => Self::ToolsCall,
+            "tools/list" => Self::ToolsList,
+            _ => return None,
+        })
+    }
+
+    /// The method name, for logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Initialize => "initialize",
+            Self::Ping => "ping",
+            Self::ServerDiscover => "server/discover",
+            Self::ToolsCall => "tools/call",
+            Self::ToolsList => "tools/list",
+        }
+    }
+}
+
+/// The notifications this server acts on; others are accepted and ignored.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum NotificationMethod {
+    /// `notifications/cancelled`.
+    Cancelled,
+    /// `notifications/initialized`.
+    Initialized,
+    /// Any other notification: nothing to do.
+    Other,
+}
+
+/// A refused frame: the error, and whether and to which id it is answered.
+#[derive(Debug)]
+pub struct Rejection {
+    /// Why.
+    pub error: McpError,
+    /// Where the error reply goes.
+    pub reply: ReplyTo,
+}
+
+/// Whom a rejection answers.
+#[derive(Debug)]
+pub enum ReplyTo {
+    /// The id could not be read: `"id": null`.
+    Null,
+    /// The request's valid id.
+    Id(RequestId),
+    /// Nobody: a notification or an unsolicited response.
+    Silent,
+}
+
+/// Checks one frame (a line without its ending) through steps 2 to 6.
+///
+/// # Errors
+///
+/// A [`Rejection`] carrying the first failed check and whom to answer.
+pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message, Rejection> {
+    let null = |error| Rejection {
+        error,
+        reply: ReplyTo::Null,
+    };
+    if std::str::from_utf8(frame).is_err() {
+        return Err(null(McpError::Parse(ParseFault::InvalidUtf8)));
+    }
+    let members = match json::parse_frame(frame, max_json_depth) {
+        Ok(TopLevel::Object(members)) => members,
+        Ok(TopLevel::Array) => return Err(null(McpError::Batch)),
+        Ok(TopLevel::Scalar) => return Err(null(McpError::NotAnObject)),
+        Err(JsonFault::Syntax) => return Err(null(McpError::Parse(ParseFault::InvalidJson))),
+        Err(JsonFault::TooDeep) => return Err(null(McpError::Parse(ParseFault::TooDeep))),
+    };
+    // An id nested too deeply is a parse error like any other, whatever the message is.
+    let id = match members.id.map(|raw| (raw, RequestId::parse(raw))) {
+        None => None,
+        Some((_, Ok(id))) => Some(Ok(id)),
+        Some((raw, Err(fault))) => {
+            let repeated = json::check_raw(raw, 2, max_json_depth)
+                .map_err(|_| null(McpError::Parse(ParseFault::TooDeep)))?;
+            Some(Err(if repeated { None } else { Some(fault) }))
+        }
+    };
+    if members.method.is_none() && members.has_result_or_error {
+        return Ok(Message::Response);
+    }
+    match id {
+        None if members.method.is_some() => notification(members).map_err(|error| Rejection {
+            error,
+            reply: ReplyTo::Silent,
+        }),
+        None => Err(null(McpError::InvalidMethod(MethodFault::Missing))),
+        Some(id) => request(members, id),
+    }
+}
+
+/// Steps 4 to 6 for a message with an `id` member.
+fn request(
+    members: Members<'_>,
+    id: Result<RequestId, Option<IdFault>>,
+) -> Result<Message, Rejection> {
+    let id = match id {
+        Ok(_) if members.id_repeated => Err(Some(IdFault::Duplicated)),
+        other => other,
+    };
+    let reply = match &id {
+        Ok(id) => ReplyTo::Id(id.clone()),
+        Err(_) => ReplyTo::Null,
+    };
+    let refuse = |error| Err(Rejection { error, reply });
+    if !is_version_2(members.jsonrpc.as_ref()) {
+        return refuse(McpError::InvalidJsonRpcVersion);
+    }
+    let name = match &members.method {
+        None => return refuse(McpError::InvalidMethod(MethodFault::Missing)),
+        Some(Value::String(name)) => name,
+        Some(_) => return refuse(McpError::InvalidMethod(MethodFault::NotAString)),
+    };
+    let id = match id {
+        Ok(id) => id,
+        Err(Some(fault)) => return refuse(McpError::InvalidId(fault)),
+        Err(None) => return refuse(McpError::DuplicateKey),
+    };
+    if members.repeated_key {
+        return refuse(McpError::DuplicateKey);
+    }
+    if members.has_unknown_member || members.has_result_or_error {
+        return refuse(McpError::UnknownMember);
+    }
+    if name.len() > MAX_METHOD_BYTES {
+        return refuse(McpError::InvalidMethod(MethodFault::TooLong));
+    }
+    let Some(method) = RequestMethod::parse(name) else {
+        return refuse(McpError::MethodNotFound);
+    };
+    let params = match members.params {
+        None => None,
+        Some(Value::Object(params)) => Some(params),
+        Some(_) => return refuse(McpError::InvalidParams("params must be an object")),
+    };
+    Ok(Message::Request(Request { id, method, params }))
+}
+
+/// Steps 4 to 6 for a message without an `id` member; failures are never answered.
+fn notification(members: Members<'_>) -> Result<Message, McpError> {
+    if !is_version_2(members.jsonrpc.as_ref()) {
+        return Err(McpError::InvalidJsonRpcVersion);
+    }
+    let Some(Value::String(name)) = &members.method else {
+        return Err(McpError::InvalidMethod(MethodFault::NotAString));
+    };
+    if members.repeated_key {
+        return Err(McpError::DuplicateKey);
+    }
+    if members.has_unknown_member || members.has_result_or_error {
+        return Err(McpError::UnknownMember);
+    }
+    if name.len() > MAX_METHOD_BYTES {
+        return Err(McpError::InvalidMethod(MethodFault::TooLong));
+    }
+    let method = match name.as_str() {
+        "notifications/cancelled" => NotificationMethod::Cancelled,
+        "notifications/initialized" => NotificationMethod::Initialized,
+        _ => NotificationMethod::Other,
+    };
+    let params = match members.params {
+        None => None,
+        Some(Value::Object(params)) => Some(params),
+        Some(_) => return Err(McpError::InvalidParams("params must be an object")),
+    };
+    Ok(Message::Notification(Notification { method, params }))
+}
+
+fn is_version_2(jsonrpc: Option<&Value>) -> bool {
+    matches!(jsonrpc, Some(Value::String(version)) if version == "2.0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn reject(frame: &str) -> (i32, String) {
+        match parse(frame.as_bytes(), 64) {
+            Ok(message) => panic!("accepted {frame}: {message:?}"),
+            Err(rejection) => {
+                let to = match rejection.reply {
+                    ReplyTo::Null => "null".to_owned(),
+                    ReplyTo::Id(id) => id.raw().to_owned(),
+                    ReplyTo::Silent => "silent".to_owned(),
+                };
+                (rejection.error.to_wire().code.get(), to)
+            }
+        }
+    }
+
+    #[test]
+    fn a_good_request_is_accepted() {
+        let Ok(Message::Request(request)) = parse(
+            br#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{}}"#,
+            64,
+        ) else {
+            panic!()
+        };
+        assert_eq!(request.method, RequestMethod::ToolsList);
+        assert_eq!(request.id.raw(), r#""x""#);
+        assert!(request.params.is_some());
+    }
+
+    #[test]
+    fn checks_run_in_the_design_order() {
+        assert_eq!(reject("\u{0}\u{ff}"), (-32_700, "null".into()));
+        assert_eq!(reject("{\"id\":1,"), (-32_700, "null".into()));
+        assert_eq!(reject("[]"), (-32_600, "null".into()));
+        assert_eq!(
+            reject(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            (-32_600, "null".into())
+        );
+        assert_eq!(reject("42"), (-32_600, "null".into()));
+        assert_eq!(
+            reject(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            (-32_600, "1".into())
+        );
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1}"#), (-32_600, "1".into()));
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":7}"#),
+            (-32_600, "1".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            (-32_600, "null".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            (-32_600, "null".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            (-32_600, "null".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,"a":1}}"#),
+            (-32_600, "1".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
+            (-32_600, "null".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1}"#),
+            (-32_600, "1".into())
+        );
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#,
+            "m".repeat(129)
+        );
+        assert_eq!(reject(&long), (-32_600, "1".into()));
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#),
+            (-32_601, "1".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"nope","params":3}"#),
+            (-32_601, "1".into())
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#),
+            (-32_602, "1".into())
+        );
+    }
+
+    #[test]
+    fn a_deep_id_is_a_parse_error() {
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","method":"ping","id":{}1{}}}"#,
+            "[".repeat(80),
+            "]".repeat(80)
+        );
+        assert_eq!(
+            reject(&frame),
+            (ErrorCode::PARSE_ERROR.get(), "null".into())
+        );
+    }
+
+    #[test]
+    fn notifications_are_never_answered_even_when_malformed() {
+        assert_eq!(
+            reject(r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#).1,
+            "silent"
+        );
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","method":5}"#).1, "silent");
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","method":"x","params":1}"#).1,
+            "silent"
+        );
+        assert!(matches!(
+            parse(
+                br#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#,
+                64
+            ),
+            Ok(Message::Notification(Notification {
+                method: NotificationMethod::Other,
+                ..
+            }))
+        ));
+    }
+
+    #[test]
+    fn unsolicited_responses_are_dropped() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"id":{"deep":1},"result":null}"#,
+        ] {
+            assert!(
+                matches!(parse(frame.as_bytes(), 64), Ok(Message::Response)),
+                "{frame}"
+            );
+        }
+    }
+}

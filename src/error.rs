@@ -1,0 +1,601 @@
+//! `McpError`, the JSON-RPC error codes, and the one place an error becomes wire text.
+//!
+//! Every way a peer's message can be refused is a variant of [`McpError`]. [`McpError::to_wire`]
+//! maps each variant to a fixed code and a fixed sentence, plus bounded, non-secret `data`
+//! (limits, retry delays, supported versions). The match has no `_` arm: a new variant does not
+//! compile until its code is decided here. Nothing else in the crate builds an error object, so
+//! nothing else can leak peer text, paths, OS errors or panic payloads onto the wire.
+
+use std::fmt;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::version::{ProtocolVersion, VersionToken};
+
+/// A JSON-RPC error code.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+pub struct ErrorCode(i32);
+
+impl ErrorCode {
+    /// The message is not UTF-8, not JSON, or nested too deeply.
+    pub const PARSE_ERROR: Self = Self(-32_700);
+    /// The JSON is not a valid request object.
+    pub const INVALID_REQUEST: Self = Self(-32_600);
+    /// Unknown method, or a method this server or era does not offer.
+    pub const METHOD_NOT_FOUND: Self = Self(-32_601);
+    /// The method exists but its params are wrong.
+    pub const INVALID_PARAMS: Self = Self(-32_602);
+    /// A fault inside the server; details are in the stderr log only.
+    pub const INTERNAL_ERROR: Self = Self(-32_603);
+    /// MCP 2026-07-28: the request asks for a protocol version this server does not serve.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32_022);
+    /// airlock: a rate limit was exceeded. Outside -32768..-32000, as MCP 2026-07-28 asks of
+    /// application codes.
+    pub const RATE_LIMITED: Self = Self(-31_429);
+    /// airlock: too many calls are in flight. Outside -32768..-32000 for the same reason.
+    pub const OVERLOADED: Self = Self(-31_503);
+
+    /// The numeric code.
+    pub fn get(self) -> i32 {
+        self.0
+    }
+}
+
+/// Why a frame could not be read as JSON.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ParseFault {
+    /// The bytes are not valid JSON (syntax, non-JSON tokens such as `NaN`, bad escapes).
+    InvalidJson,
+    /// The bytes are not UTF-8.
+    InvalidUtf8,
+    /// Arrays and objects are nested deeper than `max_json_depth`.
+    TooDeep,
+}
+
+/// Why a request id was refused.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum IdFault {
+    /// The `id` member appears twice, so which one to trust is ambiguous.
+    Duplicated,
+    /// A number with a fraction or exponent, or an integer beyond 64 bits.
+    NotAnInteger,
+    /// `null`: JSON-RPC allows it, MCP does not.
+    Null,
+    /// A string id longer than `MAX_ID_BYTES`.
+    TooLong,
+    /// A boolean, object or array.
+    WrongType,
+}
+
+/// Why a `method` member was refused.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum MethodFault {
+    /// A request without `method`.
+    Missing,
+    /// `method` is not a string.
+    NotAString,
+    /// `method` is longer than `MAX_METHOD_BYTES`.
+    TooLong,
+}
+
+/// Which bound on `tools/call` arguments was exceeded.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum ArgumentBound {
+    /// Compact JSON size of the whole `arguments` object.
+    Bytes,
+    /// Nesting depth inside `arguments`.
+    Depth,
+    /// Items of one array.
+    Items,
+    /// Keys of one object.
+    Keys,
+    /// Bytes of one string.
+    StringBytes,
+}
+
+impl ArgumentBound {
+    /// The name of the limit, as `SECURITY.md` and `Limits` spell it.
+    pub fn limit_name(self) -> &'static str {
+        match self {
+            Self::Bytes => "max_argument_bytes",
+            Self::Depth => "max_argument_depth",
+            Self::Items => "max_array_items",
+            Self::Keys => "max_object_keys",
+            Self::StringBytes => "max_string_bytes",
+        }
+    }
+}
+
+/// Every reason a peer's message is refused with a JSON-RPC error.
+///
+/// Context carried by variants is `&'static str` or a bounded number chosen by us; never peer
+/// input. Variants are alphabetical.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// A second `initialize` on a session that already has one.
+    #[error("session already initialized")]
+    AlreadyInitialized,
+    /// `tools/call` arguments exceed a bound.
+    #[error("arguments exceed {}", bound.limit_name())]
+    ArgumentBound {
+        /// Which bound.
+        bound: ArgumentBound,
+        /// Its configured value.
+        limit: usize,
+    },
+    /// A JSON array at the top level: batches are refused in every era.
+    #[error("batch refused")]
+    Batch,
+    /// A request whose id equals one still in flight.
+    #[error("request id already in flight")]
+    DuplicateId,
+    /// A key repeated in some object of the message.
+    #[error("duplicate key in an object")]
+    DuplicateKey,
+    /// A frame longer than `max_frame_bytes`.
+    #[error("frame longer than {limit} bytes")]
+    FrameTooLong {
+        /// The configured frame limit.
+        limit: usize,
+    },
+    /// A broken invariant or a caught panic inside the server.
+    #[error("internal fault: {0}")]
+    Internal(&'static str),
+    /// A `tools/list` cursor we did not issue, or one for a different tool list.
+    #[error("invalid cursor")]
+    InvalidCursor,
+    /// A request id of a type or size MCP does not allow.
+    #[error("invalid id: {0:?}")]
+    InvalidId(IdFault),
+    /// `jsonrpc` is missing or not exactly `"2.0"`.
+    #[error("jsonrpc must be \"2.0\"")]
+    InvalidJsonRpcVersion,
+    /// `method` missing, not a string, or too long.
+    #[error("invalid method: {0:?}")]
+    InvalidMethod(MethodFault),
+    /// Modern-era `_meta` protocol fields missing or malformed.
+    #[error("invalid protocol metadata: {0}")]
+    InvalidMeta(&'static str),
+    /// Params of the wrong shape for the method.
+    #[error("invalid params: {0}")]
+    InvalidParams(&'static str),
+    /// A tool name in `tools/call` that is not a string or is too long.
+    #[error("invalid tool name")]
+    InvalidToolName,
+    /// A method we do not serve (unknown, of a capability we do not offer, or of the other era).
+    #[error("method not found")]
+    MethodNotFound,
+    /// A top-level value that is neither an object nor an array.
+    #[error("not a request object")]
+    NotAnObject,
+    /// A legacy request other than `ping` before the `initialize` handshake completed.
+    #[error("request before initialize")]
+    NotInitialized,
+    /// `max_in_flight` calls are already running.
+    #[error("too many calls in flight")]
+    Overloaded {
+        /// The configured in-flight cap.
+        limit: usize,
+    },
+    /// The frame is not UTF-8 JSON within the depth limit.
+    #[error("parse error: {0:?}")]
+    Parse(ParseFault),
+    /// A rate limit was exceeded; the caller may retry after the given delay.
+    #[error("rate limited for {retry_after_ms} ms")]
+    RateLimited {
+        /// Milliseconds until the quota admits the request, from the limiter.
+        retry_after_ms: u64,
+    },
+    /// A tool handler panicked.
+    #[error("tool handler panicked")]
+    ToolPanicked,
+    /// A top-level member JSON-RPC 2.0 does not define.
+    #[error("member not defined by JSON-RPC 2.0")]
+    UnknownMember,
+    /// A `tools/call` for a tool this server does not have.
+    #[error("unknown tool")]
+    UnknownTool,
+    /// A modern request for a protocol version we do not serve.
+    #[error("unsupported protocol version")]
+    UnsupportedVersion {
+        /// The version the client asked for, already checked to be a short version token.
+        requested: VersionToken,
+    },
+}
+
+impl McpError {
+    /// The single place an error becomes visible on the wire.
+    pub fn to_wire(&self) -> RpcError {
+        use ErrorCode as C;
+        let (code, message, data) = match self {
+            Self::Parse(ParseFault::InvalidUtf8) => (
+                C::PARSE_ERROR,
+                "Parse error: the message is not valid UTF-8.",
+                None,
+            ),
+            Self::Parse(ParseFault::InvalidJson) => (
+                C::PARSE_ERROR,
+                "Parse error: the message is not valid JSON.",
+                None,
+            ),
+            Self::Parse(ParseFault::TooDeep) => (
+                C::PARSE_ERROR,
+                "Parse error: the message is nested too deeply.",
+                None,
+            ),
+            Self::Batch => (
+                C::INVALID_REQUEST,
+                "Invalid request: batches are not accepted; send one message per line.",
+                None,
+            ),
+            Self::NotAnObject => (
+                C::INVALID_REQUEST,
+                "Invalid request: a message must be a JSON object.",
+                None,
+            ),
+            Self::FrameTooLong { limit } => (
+                C::INVALID_REQUEST,
+                "Invalid request: the message is longer than the frame limit.",
+                Some(ErrorData::limit("max_frame_bytes", *limit)),
+            ),
+            Self::InvalidJsonRpcVersion => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"jsonrpc\" must be \"2.0\".",
+                None,
+            ),
+            Self::InvalidMethod(MethodFault::Missing) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"method\" is missing.",
+                None,
+            ),
+            Self::InvalidMethod(MethodFault::NotAString) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"method\" must be a string.",
+                None,
+            ),
+            Self::InvalidMethod(MethodFault::TooLong) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"method\" is too long.",
+                Some(ErrorData::limit(
+                    "max_method_bytes",
+                    crate::limits::MAX_METHOD_BYTES,
+                )),
+            ),
+            Self::InvalidId(IdFault::Null) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"id\" must not be null.",
+                None,
+            ),
+            Self::InvalidId(IdFault::WrongType) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"id\" must be a string or an integer.",
+                None,
+            ),
+            Self::InvalidId(IdFault::NotAnInteger) => (
+                C::INVALID_REQUEST,
+                "Invalid request: a numeric \"id\" must be an integer that fits in 64 bits.",
+                None,
+            ),
+            Self::InvalidId(IdFault::TooLong) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"id\" is too long.",
+                Some(ErrorData::limit(
+                    "max_id_bytes",
+                    crate::limits::MAX_ID_BYTES,
+                )),
+            ),
+            Self::InvalidId(IdFault::Duplicated) => (
+                C::INVALID_REQUEST,
+                "Invalid request: \"id\" appears more than once.",
+                None,
+            ),
+            Self::DuplicateKey => (
+                C::INVALID_REQUEST,
+                "Invalid request: an object repeats a key.",
+                None,
+            ),
+            Self::UnknownMember => (
+                C::INVALID_REQUEST,
+                "Invalid request: the message has a member JSON-RPC 2.0 does not define.",
+                None,
+            ),
+            Self::DuplicateId => (
+                C::INVALID_REQUEST,
+                "Invalid request: a request with this id is still in flight.",
+                None,
+            ),
+            Self::AlreadyInitialized => (
+                C::INVALID_REQUEST,
+                "Invalid request: the session is already initialized.",
+                None,
+            ),
+            Self::MethodNotFound => (C::METHOD_NOT_FOUND, "Method not found.", None),
+            Self::InvalidParams(_) => (C::INVALID_PARAMS, "Invalid params.", None),
+            Self::InvalidMeta(_) => (
+                C::INVALID_PARAMS,
+                "Invalid params: the protocol fields in \"_meta\" are missing or malformed.",
+                None,
+            ),
+            Self::NotInitialized => (
+                C::INVALID_PARAMS,
+                "Invalid params: send \"initialize\" first, or protocol fields in \"_meta\".",
+                None,
+            ),
+            Self::InvalidCursor => (C::INVALID_PARAMS, "Invalid params: unknown cursor.", None),
+            Self::InvalidToolName => (
+                C::INVALID_PARAMS,
+                "Invalid params: the tool name must be a string of at most 128 bytes.",
+                Some(ErrorData::limit(
+                    "max_tool_name_bytes",
+                    crate::limits::MAX_CALLED_TOOL_NAME_BYTES,
+                )),
+            ),
+            Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
+            Self::ArgumentBound { bound, limit } => (
+                C::INVALID_PARAMS,
+                "Invalid params: the arguments exceed a size limit.",
+                Some(ErrorData::limit(bound.limit_name(), *limit)),
+            ),
+            Self::Internal(_) | Self::ToolPanicked => (C::INTERNAL_ERROR, "Internal error.", None),
+            Self::UnsupportedVersion { requested } => (
+                C::UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version.",
+                Some(ErrorData::Versions {
+                    requested: requested.clone(),
+                }),
+            ),
+            Self::RateLimited { retry_after_ms } => (
+                C::RATE_LIMITED,
+                "Rate limit exceeded; retry later.",
+                Some(ErrorData::RetryAfter {
+                    retry_after_ms: *retry_after_ms,
+                }),
+            ),
+            Self::Overloaded { limit } => (
+                C::OVERLOADED,
+                "Too many calls in flight; retry later.",
+                Some(ErrorData::limit("max_in_flight", *limit)),
+            ),
+        };
+        RpcError {
+            code,
+            message,
+            data,
+        }
+    }
+}
+
+/// A JSON-RPC error object as it goes on the wire: a code, a fixed sentence, bounded data.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct RpcError {
+    /// The code from the table.
+    pub code: ErrorCode,
+    /// A fixed sentence; never built from input.
+    pub message: &'static str,
+    /// Bounded facts chosen by the server.
+    pub data: Option<ErrorData>,
+}
+
+/// The only shapes `error.data` takes.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub enum ErrorData {
+    /// Which limit was hit, and its configured value.
+    Limit {
+        /// The limit's name, as `SECURITY.md` spells it.
+        name: &'static str,
+        /// The configured value (absent only if it does not fit in 64 bits).
+        value: Option<u64>,
+    },
+    /// When to retry.
+    RetryAfter {
+        /// Milliseconds.
+        retry_after_ms: u64,
+    },
+    /// MCP 2026-07-28 `UnsupportedProtocolVersion` data.
+    Versions {
+        /// The version the client asked for.
+        requested: VersionToken,
+    },
+}
+
+impl ErrorData {
+    fn limit(name: &'static str, value: usize) -> Self {
+        Self::Limit {
+            name,
+            value: u64::try_from(value).ok(),
+        }
+    }
+}
+
+impl Serialize for ErrorData {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Limit { name, value } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("limit", name)?;
+                if let Some(value) = value {
+                    map.serialize_entry("value", value)?;
+                }
+                map.end()
+            }
+            Self::RetryAfter { retry_after_ms } => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("retryAfterMs", retry_after_ms)?;
+                map.end()
+            }
+            Self::Versions { requested } => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("supported", &ProtocolVersion::MODERN_NAMES)?;
+                map.serialize_entry("requested", requested.as_str())?;
+                map.end()
+            }
+        }
+    }
+}
+
+impl Serialize for RpcError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = if self.data.is_some() { 3 } else { 2 };
+        let mut map = serializer.serialize_map(Some(len))?;
+        map.serialize_entry("code", &self.code.0)?;
+        map.serialize_entry("message", self.message)?;
+        if let Some(data) = &self.data {
+            map.serialize_entry("data", data)?;
+        }
+        map.end()
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One of each variant: if a variant is added, add it here and to the table in SECURITY.md.
+    fn every_variant() -> Vec<McpError> {
+        let mut all = vec![
+            McpError::AlreadyInitialized,
+            McpError::Batch,
+            McpError::DuplicateId,
+            McpError::DuplicateKey,
+            McpError::FrameTooLong { limit: 10 },
+            McpError::Internal("x"),
+            McpError::InvalidCursor,
+            McpError::InvalidJsonRpcVersion,
+            McpError::InvalidMeta("x"),
+            McpError::InvalidParams("x"),
+            McpError::InvalidToolName,
+            McpError::MethodNotFound,
+            McpError::NotAnObject,
+            McpError::NotInitialized,
+            McpError::Overloaded { limit: 8 },
+            McpError::RateLimited { retry_after_ms: 5 },
+            McpError::ToolPanicked,
+            McpError::UnknownMember,
+            McpError::UnknownTool,
+            McpError::UnsupportedVersion {
+                requested: VersionToken::parse("1999-01-01").unwrap(),
+            },
+        ];
+        for fault in [
+            ParseFault::InvalidJson,
+            ParseFault::InvalidUtf8,
+            ParseFault::TooDeep,
+        ] {
+            all.push(McpError::Parse(fault));
+        }
+        for fault in [
+            IdFault::Duplicated,
+            IdFault::NotAnInteger,
+            IdFault::Null,
+            IdFault::TooLong,
+            IdFault::WrongType,
+        ] {
+            all.push(McpError::InvalidId(fault));
+        }
+        for fault in [
+            MethodFault::Missing,
+            MethodFault::NotAString,
+            MethodFault::TooLong,
+        ] {
+            all.push(McpError::InvalidMethod(fault));
+        }
+        for bound in [
+            ArgumentBound::Bytes,
+            ArgumentBound::Depth,
+            ArgumentBound::Items,
+            ArgumentBound::Keys,
+            ArgumentBound::StringBytes,
+        ] {
+            all.push(McpError::ArgumentBound { bound, limit: 3 });
+        }
+        all
+    }
+
+    #[test]
+    fn every_variant_maps_to_a_code_of_the_design_table() {
+        let table = [
+            -32_700, -32_600, -32_601, -32_602, -32_603, -32_022, -31_429, -31_503,
+        ];
+        for error in every_variant() {
+            let wire = error.to_wire();
+            assert!(
+                table.contains(&wire.code.get()),
+                "{error:?} -> {}",
+                wire.code
+            );
+            assert!(wire.message.ends_with('.'), "{error:?}: one sentence");
+        }
+    }
+
+    #[test]
+    fn codes_follow_the_design_table() {
+        let code = |e: McpError| e.to_wire().code.get();
+        assert_eq!(code(McpError::Parse(ParseFault::TooDeep)), -32_700);
+        assert_eq!(code(McpError::Batch), -32_600);
+        assert_eq!(code(McpError::FrameTooLong { limit: 1 }), -32_600);
+        assert_eq!(code(McpError::AlreadyInitialized), -32_600);
+        assert_eq!(code(McpError::MethodNotFound), -32_601);
+        assert_eq!(code(McpError::NotInitialized), -32_602);
+        assert_eq!(code(McpError::UnknownTool), -32_602);
+        assert_eq!(code(McpError::ToolPanicked), -32_603);
+        assert_eq!(
+            code(McpError::UnsupportedVersion {
+                requested: VersionToken::parse("1").unwrap()
+            }),
+            -32_022
+        );
+        assert_eq!(code(McpError::RateLimited { retry_after_ms: 1 }), -31_429);
+        assert_eq!(code(McpError::Overloaded { limit: 8 }), -31_503);
+    }
+
+    #[test]
+    fn internal_context_never_reaches_the_wire() {
+        let wire =
+            serde_json::to_string(&McpError::Internal("secret path /etc").to_wire()).unwrap();
+        assert_eq!(wire, r#"{"code":-32603,"message":"Internal error."}"#);
+        let wire = serde_json::to_string(&McpError::InvalidParams("detail").to_wire()).unwrap();
+        assert!(!wire.contains("detail"));
+    }
+
+    #[test]
+    fn data_carries_only_bounded_facts() {
+        let wire = serde_json::to_value(
+            McpError::ArgumentBound {
+                bound: ArgumentBound::StringBytes,
+                limit: 65_536,
+            }
+            .to_wire(),
+        )
+        .unwrap();
+        assert_eq!(
+            wire["data"],
+            serde_json::json!({"limit":"max_string_bytes","value":65536})
+        );
+        let wire = serde_json::to_value(
+            McpError::UnsupportedVersion {
+                requested: VersionToken::parse("2099-01-01").unwrap(),
+            }
+            .to_wire(),
+        )
+        .unwrap();
+        assert_eq!(
+            wire["data"],
+            serde_json::json!({"supported":["2026-07-28"],"requested":"2099-01-01"})
+        );
+        let wire = serde_json::to_value(
+            McpError::RateLimited {
+                retry_after_ms: 250,
+            }
+            .to_wire(),
+        )
+        .unwrap();
+        assert_eq!(wire["data"], serde_json::json!({"retryAfterMs":250}));
+    }
+}

@@ -1,0 +1,165 @@
+//! Request ids: checked once, echoed byte-for-byte, compared by meaning.
+//!
+//! MCP ids are strings or integers, never null. A [`RequestId`] keeps the exact JSON text the
+//! peer sent (so a reply echoes it verbatim: `7` stays `7`, `"7"` stays `"7"`, nothing is
+//! rounded through a float) and an [`IdKey`] by which in-flight calls are found, so that `"a"`
+//! and `"\u0061"` are the same request.
+
+use serde::ser::{Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::IdFault;
+use crate::limits::MAX_ID_BYTES;
+
+/// A request id as the peer wrote it.
+#[derive(Clone, Debug)]
+pub struct RequestId {
+    raw: Box<RawValue>,
+    key: IdKey,
+}
+
+/// What an id means: how in-flight calls and cancellations are matched.
+#[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+pub enum IdKey {
+    /// An integer id; `i128` holds every `i64` and `u64`.
+    Integer(i128),
+    /// A string id, unescaped.
+    String(Box<str>),
+}
+
+impl RequestId {
+    /// Checks a raw `id` member.
+    ///
+    /// # Errors
+    ///
+    /// [`IdFault`] for null, booleans, objects, arrays, non-integers, integers beyond 64 bits
+    /// and strings longer than [`MAX_ID_BYTES`].
+    pub fn parse(raw: &RawValue) -> Result<Self, IdFault> {
+        let text = raw.get();
+        let key = match text.as_bytes().first() {
+            Some(b'"') => {
+                let unescaped: String =
+                    serde_json::from_str(text).map_err(|_| IdFault::WrongType)?;
+                if unescaped.len() > MAX_ID_BYTES {
+                    return Err(IdFault::TooLong);
+                }
+                IdKey::String(unescaped.into_boxed_str())
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let number: serde_json::Number =
+                    serde_json::from_str(text).map_err(|_| IdFault::NotAnInteger)?;
+                integer_key(&number).ok_or(IdFault::NotAnInteger)?
+            }
+            Some(b'n') => return Err(IdFault::Null),
+            _ => return Err(IdFault::WrongType),
+        };
+        Ok(Self {
+            raw: raw.to_owned(),
+            key,
+        })
+    }
+
+    /// The exact JSON text of the id.
+    pub fn raw(&self) -> &str {
+        self.raw.get()
+    }
+
+    /// What the id means.
+    pub fn key(&self) -> &IdKey {
+        &self.key
+    }
+}
+
+impl IdKey {
+    /// The key of an id given as a parsed value (a `requestId` in `notifications/cancelled`).
+    pub fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(text) if text.len() <= MAX_ID_BYTES => {
+                Some(Self::String(text.as_str().into()))
+            }
+            Value::Number(number) => integer_key(number),
+            _ => None,
+        }
+    }
+}
+
+fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
+    if let Some(n) = number.as_i64() {
+        return Some(IdKey::Integer(i128::from(n)));
+    }
+    number.as_u64().map(|n| IdKey::Integer(i128::from(n)))
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.raw.serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(text: &str) -> Result<RequestId, IdFault> {
+        RequestId::parse(&RawValue::from_string(text.to_owned()).unwrap())
+    }
+
+    #[test]
+    fn integers_and_strings_are_kept_verbatim() {
+        for text in [
+            "0",
+            "-1",
+            "18446744073709551615",
+            "-9223372036854775808",
+            r#""a\u0062""#,
+        ] {
+            let parsed = id(text).unwrap();
+            assert_eq!(parsed.raw(), text);
+            assert_eq!(serde_json::to_string(&parsed).unwrap(), text);
+        }
+        assert_eq!(
+            id(r#""a\u0062""#).unwrap().key(),
+            &IdKey::String("ab".into())
+        );
+        assert_eq!(id("7").unwrap().key(), &IdKey::Integer(7));
+        assert_ne!(id("7").unwrap().key(), id(r#""7""#).unwrap().key());
+    }
+
+    #[test]
+    fn other_types_are_refused_with_their_fault() {
+        assert_eq!(id("null").unwrap_err(), IdFault::Null);
+        assert_eq!(id("true").unwrap_err(), IdFault::WrongType);
+        assert_eq!(id("{}").unwrap_err(), IdFault::WrongType);
+        assert_eq!(id("[1]").unwrap_err(), IdFault::WrongType);
+        assert_eq!(id("1.5").unwrap_err(), IdFault::NotAnInteger);
+        assert_eq!(id("1e3").unwrap_err(), IdFault::NotAnInteger);
+        assert_eq!(id("-0").unwrap_err(), IdFault::NotAnInteger);
+        assert_eq!(
+            id("18446744073709551616").unwrap_err(),
+            IdFault::NotAnInteger
+        );
+        assert_eq!(
+            id("-9223372036854775809").unwrap_err(),
+            IdFault::NotAnInteger
+        );
+        let long = format!("\"{}\"", "x".repeat(MAX_ID_BYTES + 1));
+        assert_eq!(id(&long).unwrap_err(), IdFault::TooLong);
+        let edge = format!("\"{}\"", "x".repeat(MAX_ID_BYTES));
+        assert!(id(&edge).is_ok());
+    }
+
+    #[test]
+    fn cancellation_ids_match_request_ids() {
+        assert_eq!(
+            IdKey::from_value(&serde_json::json!("ab")),
+            Some(id(r#""ab""#).unwrap().key().clone())
+        );
+        assert_eq!(
+            IdKey::from_value(&serde_json::json!(3)),
+            Some(IdKey::Integer(3))
+        );
+        assert_eq!(IdKey::from_value(&serde_json::json!(3.5)), None);
+        assert_eq!(IdKey::from_value(&serde_json::json!(null)), None);
+    }
+}

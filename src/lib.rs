@@ -1,0 +1,59 @@
+//! airlock: an MCP server kit that treats every agent as hostile.
+//!
+//! A peer's bytes cross one boundary, in one direction:
+//!
+//! ```text
+//! bytes ─▶ framing ─▶ envelope ─▶ lifecycle ─▶ dispatch ─▶ tool call ─┐
+//!          (size cap)  (THE        (legacy or    (methods)   (deadline, │
+//!                       BOUNDARY)   modern era)               panic guard)
+//! out ◀── one writer, one line per message ◀── McpError::to_wire / result
+//! ```
+//!
+//! # Layout
+//!
+//! - [`limits`]: every bound on untrusted input, documented.
+//! - [`error`]: [`McpError`] and the one mapping to wire error objects.
+//! - [`framing`]: bytes to size-capped frames; knows no JSON.
+//! - [`envelope`]: THE BOUNDARY — a frame to a checked message, or a rejection.
+//! - `json`: the strict one-pass reader behind the envelope (depth, repeated keys).
+//! - [`id`]: request ids, echoed verbatim.
+//! - [`version`]: the protocol revisions and what each allows.
+//! - `lifecycle`: the legacy handshake state and modern per-request fields.
+//! - `dispatch`: the method table.
+//! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
+//! - [`call`]: a tool call under its deadline and panic guard.
+//! - [`engine`]: the sans-I/O session tying the above together.
+//! - [`transport`]: sessions over byte streams (stdio).
+//! - [`server`]: the builder and the one-call entry points.
+//! - [`telemetry`]: stderr logging and what may be logged.
+
+#![cfg_attr(
+    test,
+    allow(
+        clippy::arithmetic_side_effects,
+        reason = "tests compute expected values freely; the lint guards the shipped code"
+    )
+)]
+
+pub mod call;
+mod dispatch;
+pub mod engine;
+pub mod envelope;
+pub mod error;
+pub mod framing;
+pub mod id;
+mod json;
+mod lifecycle;
+pub mod limits;
+mod response;
+pub mod server;
+pub mod telemetry;
+pub mod tools;
+pub mod transport;
+pub mod version;
+
+pub use error::McpError;
+pub use limits::Limits;
+pub use server::{Server, ServerBuilder};
+pub use tools::{NoArguments, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolOutput};
+pub use transport::Ending;

@@ -1,0 +1,218 @@
+//! Every bound on untrusted input, in one place.
+//!
+//! Each constant says what it limits, which attack it stops and why it has its value. The
+//! [`Limits`] struct carries the configurable ones into a server; the rest are wire rules that
+//! no deployment should need to change. `SECURITY.md` lists the same table for operators.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::Duration;
+
+/// Longest accepted frame (one line of stdin), newline excluded.
+///
+/// Caps what a peer can make us hold before a single byte is parsed; a longer line is drained
+/// to its newline without being stored. Real `tools/call` requests are a few KiB; 1 MiB leaves
+/// room for large arguments while keeping the worst case per message small.
+pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
+
+/// Deepest nesting of arrays and objects in one message (the top-level object is level 1).
+///
+/// Stops stack exhaustion and quadratic work on `[[[[…` input. MCP messages are shallow: a
+/// `tools/call` with nested arguments rarely passes 10 levels. serde_json's own limit (128)
+/// stays on underneath as a second wall.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Longest string request id, in bytes after JSON unescaping.
+///
+/// Ids are echoed on every reply and kept while a call is in flight; an unbounded id would let
+/// a peer make every reply as large as its request. Real clients use counters or UUIDs.
+pub const MAX_ID_BYTES: usize = 128;
+
+/// Longest accepted `method` name, in bytes.
+///
+/// The longest method MCP defines is under 40 bytes; anything past 128 is not a method.
+pub const MAX_METHOD_BYTES: usize = 128;
+
+/// Longest tool name accepted in a `tools/call` request, in bytes.
+///
+/// The MCP spec (SEP-986) allows names of up to 128 characters; a longer name cannot match a
+/// registered tool, so it is refused before any lookup.
+pub const MAX_CALLED_TOOL_NAME_BYTES: usize = 128;
+
+/// Longest tool name a server may register.
+///
+/// Names must match `^[A-Za-z0-9_.-]{1,64}$`: that passes both the published conformance
+/// check (1–128) and the older one (1–64), so every client accepts our tool list.
+pub const MAX_TOOL_NAME_BYTES: usize = 64;
+
+/// Most tools one server may register.
+///
+/// A tool list is sent to the model on every turn; past a thousand tools it is a mistake, and
+/// the bound keeps `tools/list` paging and the registry small.
+pub const MAX_TOOLS_COUNT: usize = 1024;
+
+/// Largest `tools/call` `arguments` object, in bytes of compact JSON.
+///
+/// Bounds the memory a single call holds for its whole run (up to `max_in_flight` of them at
+/// once) and the cost of validating it.
+pub const MAX_ARGUMENT_BYTES: usize = 256 * 1024;
+
+/// Deepest nesting inside `arguments` (the arguments object itself is level 1).
+///
+/// Tool inputs are flat records in practice; deep nesting only serves to make validators and
+/// handlers recurse.
+pub const MAX_ARGUMENT_DEPTH: usize = 16;
+
+/// Most keys in any one object inside `arguments`.
+///
+/// Stops hash-flooding and per-key validation cost from growing with hostile input.
+pub const MAX_OBJECT_KEYS: usize = 256;
+
+/// Most items in any one array inside `arguments`.
+pub const MAX_ARRAY_ITEMS: usize = 1024;
+
+/// Longest string inside `arguments`, in bytes.
+///
+/// A single value larger than this is a file upload, which tools take by path instead.
+pub const MAX_STRING_BYTES: usize = 64 * 1024;
+
+/// Most tool calls running at once.
+///
+/// Each call holds its arguments and a task (for command tools, a process). Eight keeps a
+/// two-core machine responsive while letting an agent overlap slow calls; the next call is
+/// refused at once with `-31503` rather than queued.
+pub const MAX_IN_FLIGHT: usize = 8;
+
+/// Invalid messages in a row after which the peer is cut off.
+///
+/// A real client makes a mistake now and then; hundreds in a row with nothing valid between
+/// them is a fuzzer or a desynchronised stream, and answering each one costs output.
+pub const MAX_CONSECUTIVE_ERRORS: u32 = 256;
+
+/// Default deadline of one tool call.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Tools per `tools/list` page.
+pub const TOOLS_PAGE_SIZE: usize = 50;
+
+/// How long a modern client may cache `tools/list` and `server/discover` (`ttlMs`).
+///
+/// The registry is frozen at start, so the list only changes when the server restarts.
+pub const TOOLS_LIST_TTL: Duration = Duration::from_secs(300);
+
+/// How long calls still running at end of input may finish before they are cancelled.
+///
+/// A client that pipes requests and closes stdin still gets its answers; one that hangs up for
+/// good does not keep us alive past this.
+pub const EOF_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Size of the buffer stdin is read into.
+pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Bytes of replies gathered before they are written even though more input is waiting.
+///
+/// Replies are coalesced into one write while requests are already buffered; this caps how
+/// much is held before the write happens regardless.
+pub const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Capacity a frame buffer keeps between messages; a larger one is shrunk back after use, so
+/// one big message does not pin its memory for the rest of the session.
+pub const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;
+
+/// Most schema violations named in one invalid-arguments tool result.
+pub const MAX_REPORTED_VIOLATIONS: usize = 4;
+
+/// Most nodes a tool's compiled input schema may have.
+///
+/// Schemas come from trusted code or a validated manifest, but the bound keeps validation cost
+/// per call predictable (MCP 2026-07-28 asks validators to bound composition cost).
+pub const MAX_SCHEMA_NODES: usize = 4096;
+
+/// Largest compiled regular expression in a schema `pattern`, in bytes of automaton.
+pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
+
+// The defaults nest: arguments fit in a frame, a string fits in the arguments, and argument
+// nesting fits inside the message's. Checked when the crate compiles.
+const _: () = assert!(MAX_ARGUMENT_BYTES < MAX_FRAME_BYTES);
+const _: () = assert!(MAX_STRING_BYTES < MAX_ARGUMENT_BYTES);
+const _: () = assert!(MAX_ARGUMENT_DEPTH < MAX_JSON_DEPTH);
+
+/// Configurable bounds of one server, with safe defaults.
+///
+/// Every field defaults to the constant of the same name in this module. Numbers are non-zero
+/// by type: a zero limit would either disable the server or, worse, be read as "unlimited".
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Limits {
+    /// See [`MAX_FRAME_BYTES`].
+    pub max_frame_bytes: NonZeroUsize,
+    /// See [`MAX_JSON_DEPTH`].
+    pub max_json_depth: NonZeroUsize,
+    /// See [`MAX_ARGUMENT_BYTES`].
+    pub max_argument_bytes: NonZeroUsize,
+    /// See [`MAX_ARGUMENT_DEPTH`].
+    pub max_argument_depth: NonZeroUsize,
+    /// See [`MAX_OBJECT_KEYS`].
+    pub max_object_keys: NonZeroUsize,
+    /// See [`MAX_ARRAY_ITEMS`].
+    pub max_array_items: NonZeroUsize,
+    /// See [`MAX_STRING_BYTES`].
+    pub max_string_bytes: NonZeroUsize,
+    /// See [`MAX_IN_FLIGHT`].
+    pub max_in_flight: NonZeroUsize,
+    /// See [`MAX_CONSECUTIVE_ERRORS`].
+    pub max_consecutive_errors: NonZeroU32,
+    /// Deadline of a tool call unless the tool sets its own; see [`TOOL_TIMEOUT`].
+    pub tool_timeout: Duration,
+    /// See [`TOOLS_PAGE_SIZE`].
+    pub tools_page_size: NonZeroUsize,
+    /// See [`TOOLS_LIST_TTL`].
+    pub tools_list_ttl: Duration,
+    /// See [`EOF_DRAIN_TIMEOUT`].
+    pub eof_drain_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_frame_bytes: non_zero(MAX_FRAME_BYTES),
+            max_json_depth: non_zero(MAX_JSON_DEPTH),
+            max_argument_bytes: non_zero(MAX_ARGUMENT_BYTES),
+            max_argument_depth: non_zero(MAX_ARGUMENT_DEPTH),
+            max_object_keys: non_zero(MAX_OBJECT_KEYS),
+            max_array_items: non_zero(MAX_ARRAY_ITEMS),
+            max_string_bytes: non_zero(MAX_STRING_BYTES),
+            max_in_flight: non_zero(MAX_IN_FLIGHT),
+            max_consecutive_errors: NonZeroU32::new(MAX_CONSECUTIVE_ERRORS)
+                .unwrap_or(NonZeroU32::MIN),
+            tool_timeout: TOOL_TIMEOUT,
+            tools_page_size: non_zero(TOOLS_PAGE_SIZE),
+            tools_list_ttl: TOOLS_LIST_TTL,
+            eof_drain_timeout: EOF_DRAIN_TIMEOUT,
+        }
+    }
+}
+
+/// The constants above are all non-zero; `MIN` (1) is never reached and only keeps this total.
+fn non_zero(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).unwrap_or(NonZeroUsize::MIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_documented_constants() {
+        let limits = Limits::default();
+        assert_eq!(limits.max_frame_bytes.get(), MAX_FRAME_BYTES);
+        assert_eq!(limits.max_json_depth.get(), MAX_JSON_DEPTH);
+        assert_eq!(limits.max_argument_bytes.get(), MAX_ARGUMENT_BYTES);
+        assert_eq!(limits.max_argument_depth.get(), MAX_ARGUMENT_DEPTH);
+        assert_eq!(limits.max_object_keys.get(), MAX_OBJECT_KEYS);
+        assert_eq!(limits.max_array_items.get(), MAX_ARRAY_ITEMS);
+        assert_eq!(limits.max_string_bytes.get(), MAX_STRING_BYTES);
+        assert_eq!(limits.max_in_flight.get(), MAX_IN_FLIGHT);
+        assert_eq!(limits.max_consecutive_errors.get(), MAX_CONSECUTIVE_ERRORS);
+        assert_eq!(limits.tools_page_size.get(), TOOLS_PAGE_SIZE);
+    }
+}

@@ -1,0 +1,291 @@
+//! What we write: one JSON-RPC message per line, results and errors.
+//!
+//! Every line leaves through [`write_result`], or [`write_error`], so
+//! output is always strict JSON (serde_json never writes `NaN`) on exactly one line (it never
+//! writes a raw newline: newlines in strings are escaped). Error objects come only from
+//! [`McpError::to_wire`].
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
+
+use crate::error::McpError;
+use crate::id::RequestId;
+use crate::tools::{Content, Listing, ToolOutput};
+use crate::version::ProtocolVersion;
+
+/// Appends a result line for `id`.
+pub(crate) fn write_result<T: Serialize>(out: &mut Vec<u8>, id: &RequestId, result: &T) {
+    write_line(
+        out,
+        &Envelope {
+            id: Some(id),
+            body: Body::Result(result),
+        },
+    );
+}
+
+/// Appends an error line for `id` (`null` when the id could not be read).
+pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &McpError) {
+    let wire = error.to_wire();
+    write_line(
+        out,
+        &Envelope::<()> {
+            id,
+            body: Body::Error(&wire),
+        },
+    );
+}
+
+/// Serialises `message` and a newline; on a (never expected) serialisation failure, rolls the
+/// partial bytes back so the stream stays one message per line.
+fn write_line<T: Serialize>(out: &mut Vec<u8>, message: &T) {
+    let start = out.len();
+    match serde_json::to_writer(&mut *out, message) {
+        Ok(()) => out.push(b'\n'),
+        Err(_) => {
+            out.truncate(start);
+            tracing::error!("a reply could not be serialised and was dropped");
+        }
+    }
+}
+
+struct Envelope<'a, T> {
+    id: Option<&'a RequestId>,
+    body: Body<'a, T>,
+}
+
+enum Body<'a, T> {
+    Result(&'a T),
+    Error(&'a crate::error::RpcError),
+}
+
+impl<T: Serialize> Serialize for Envelope<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", &self.id)?;
+        match &self.body {
+            Body::Result(result) => map.serialize_entry("result", result)?,
+            Body::Error(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
+/// The server's self-description (MCP `Implementation`).
+#[derive(Clone, Debug)]
+pub(crate) struct ServerInfo {
+    /// Machine name.
+    pub(crate) name: String,
+    /// Version string.
+    pub(crate) version: String,
+    /// Display name (sent to clients of 2025-06-18 and later).
+    pub(crate) title: Option<String>,
+}
+
+/// `serverInfo` as a client of a given revision may see it.
+pub(crate) struct InfoFor<'a> {
+    pub(crate) info: &'a ServerInfo,
+    pub(crate) version: ProtocolVersion,
+}
+
+impl Serialize for InfoFor<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("name", &self.info.name)?;
+        map.serialize_entry("version", &self.info.version)?;
+        if let Some(title) = &self.info.title
+            && self.version.has_implementation_title()
+        {
+            map.serialize_entry("title", title)?;
+        }
+        map.end()
+    }
+}
+
+/// The capabilities we declare: tools, and a tool list that never changes while we run.
+pub(crate) struct Capabilities;
+
+impl Serialize for Capabilities {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("tools", &serde_json::json!({"listChanged": false}))?;
+        map.end()
+    }
+}
+
+/// Legacy `initialize` result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InitializeResult<'a> {
+    pub(crate) protocol_version: &'static str,
+    pub(crate) capabilities: Capabilities,
+    pub(crate) server_info: InfoFor<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instructions: Option<&'a str>,
+}
+
+/// An empty result (`ping`).
+#[derive(Serialize)]
+pub(crate) struct Empty {}
+
+/// `tools/list` result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolsListResult<'a> {
+    pub(crate) tools: Vec<Listing<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<String>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache: Option<CacheHints>,
+}
+
+/// Modern caching fields (`ttlMs`, `cacheScope`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: u64,
+    pub(crate) cache_scope: &'static str,
+}
+
+/// Modern `server/discover` result body.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DiscoverResult<'a> {
+    pub(crate) supported_versions: [&'static str; 1],
+    pub(crate) capabilities: Capabilities,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) instructions: Option<&'a str>,
+    #[serde(flatten)]
+    pub(crate) cache: CacheHints,
+}
+
+/// `tools/call` result, shaped for the client's revision.
+pub(crate) struct CallResult<'a> {
+    pub(crate) output: &'a ToolOutput,
+    pub(crate) version: ProtocolVersion,
+}
+
+impl Serialize for CallResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("content", &ContentList(&self.output.content))?;
+        if let Some(structured) = &self.output.structured
+            && self.version.has_structured_output()
+        {
+            map.serialize_entry("structuredContent", structured)?;
+        }
+        if self.output.is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        map.end()
+    }
+}
+
+struct ContentList<'a>(&'a [Content]);
+
+impl Serialize for ContentList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|block| match block {
+            Content::Text(text) => TextBlock { kind: "text", text },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct TextBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+/// A modern result: the body, plus `resultType` and `_meta.serverInfo`.
+pub(crate) struct Modern<'a, T> {
+    pub(crate) body: T,
+    pub(crate) info: &'a ServerInfo,
+}
+
+impl<T: Serialize> Serialize for Modern<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Flattening through a Value keeps this generic over any body; results are small.
+        let body = serde_json::to_value(&self.body).map_err(serde::ser::Error::custom)?;
+        let mut map = serializer.serialize_map(None)?;
+        if let Value::Object(fields) = &body {
+            for (key, value) in fields {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry("resultType", "complete")?;
+        map.serialize_entry(
+            "_meta",
+            &MetaInfo(InfoFor {
+                info: self.info,
+                version: ProtocolVersion::V2026_07_28,
+            }),
+        )?;
+        map.end()
+    }
+}
+
+struct MetaInfo<'a>(InfoFor<'a>);
+
+impl Serialize for MetaInfo<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("io.modelcontextprotocol/serverInfo", &self.0)?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    fn id(text: &str) -> RequestId {
+        RequestId::parse(&RawValue::from_string(text.into()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn lines_are_single_json_messages_with_the_id_verbatim() {
+        let mut out = Vec::new();
+        write_result(&mut out, &id("18446744073709551615"), &Empty {});
+        write_error(&mut out, None, &McpError::Batch);
+        write_result(
+            &mut out,
+            &id(r#""line\nbreak""#),
+            &ToolOutput::text("a\nb").text_content(),
+        );
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#
+        );
+        assert!(lines[1].starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
+        assert_eq!(
+            lines[2],
+            r#"{"jsonrpc":"2.0","id":"line\nbreak","result":"a\nb"}"#
+        );
+    }
+
+    #[test]
+    fn structured_content_is_left_out_for_older_revisions() {
+        let output = ToolOutput::structured(serde_json::json!({"n": 1}));
+        let new = serde_json::to_value(CallResult {
+            output: &output,
+            version: ProtocolVersion::V2025_06_18,
+        })
+        .unwrap();
+        assert_eq!(new["structuredContent"], serde_json::json!({"n": 1}));
+        let old = serde_json::to_value(CallResult {
+            output: &output,
+            version: ProtocolVersion::V2025_03_26,
+        })
+        .unwrap();
+        assert!(old.get("structuredContent").is_none());
+        assert_eq!(old["content"][0]["text"], r#"{"n":1}"#);
+    }
+}

@@ -1,0 +1,177 @@
+//! The library's front door: describe a server, register tools, serve.
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use airlock::{NoArguments, Server, Tool, ToolOutput};
+//!
+//! fn main() -> ExitCode {
+//!     let built = Server::builder("hello", "1.0.0")
+//!         .tool(Tool::builder("hello", "Says hello").handler(|_: NoArguments| async {
+//!             Ok(ToolOutput::text("hello"))
+//!         }))
+//!         .build();
+//!     match built {
+//!         Ok(server) => ExitCode::from(server.run_stdio()),
+//!         Err(error) => {
+//!             eprintln!("invalid tools: {error}");
+//!             ExitCode::FAILURE
+//!         }
+//!     }
+//! }
+//! ```
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::engine::{self, Engine, Shared};
+use crate::limits::Limits;
+use crate::response::ServerInfo;
+use crate::telemetry;
+use crate::tools::{BuildError, Registry, Tool};
+use crate::transport::{self, Ending};
+
+/// Exit status when stdin or stdout fails for a reason other than the peer closing it.
+pub const EXIT_IO_ERROR: u8 = 4;
+
+/// A built server: its identity, frozen tools and limits. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+/// Assembles a [`Server`].
+#[derive(Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ServerBuilder {
+    info: ServerInfo,
+    instructions: Option<String>,
+    limits: Limits,
+    tools: Vec<Tool>,
+}
+
+impl Server {
+    /// Starts a server named `name` at `version` (its `serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: ServerInfo {
+                name: name.into(),
+                version: version.into(),
+                title: None,
+            },
+            instructions: None,
+            limits: Limits::default(),
+            tools: Vec::new(),
+        }
+    }
+
+    /// A new session's engine, for a transport of your own.
+    pub fn engine(&self) -> Engine {
+        Engine::new(Arc::clone(&self.shared))
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.shared.limits
+    }
+
+    /// Serves one session over a byte stream.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors other than end of input and a closed peer.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> io::Result<Ending>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        transport::serve(self.engine(), reader, writer).await
+    }
+
+    /// Serves one session on stdin/stdout, logging to stderr (see [`telemetry`]).
+    ///
+    /// Installs the stderr log subscriber if none is set and a panic hook that withholds
+    /// panic messages: from here on stdout belongs to the protocol.
+    ///
+    /// # Errors
+    ///
+    /// I/O errors other than end of input and a closed peer.
+    pub async fn serve_stdio(&self) -> io::Result<Ending> {
+        telemetry::init();
+        telemetry::install_panic_hook();
+        tracing::info!(
+            server = self.shared.info.name.as_str(),
+            tools = self.shared.registry.len(),
+            "serving MCP on stdio"
+        );
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves stdio to the end on a runtime of its own and returns the process exit status:
+    /// the one call a CLI's `mcp` subcommand needs.
+    pub fn run_stdio(&self) -> u8 {
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                telemetry::init();
+                tracing::error!(kind = ?error.kind(), "could not start the async runtime");
+                return EXIT_IO_ERROR;
+            }
+        };
+        let status = match runtime.block_on(self.serve_stdio()) {
+            Ok(ending) => ending.exit_code(),
+            Err(error) => {
+                tracing::error!(kind = ?error.kind(), "stdio failed");
+                EXIT_IO_ERROR
+            }
+        };
+        // tokio reads stdin on a blocking thread that cannot be interrupted; do not wait for it.
+        runtime.shutdown_timeout(Duration::from_millis(200));
+        status
+    }
+}
+
+impl ServerBuilder {
+    /// A display name for clients.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Instructions clients may pass to the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Limits other than the defaults.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Checks every tool and freezes the server.
+    ///
+    /// # Errors
+    ///
+    /// The first [`BuildError`]: a bad or repeated name, a missing description, a schema the
+    /// validator does not support.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let registry = Registry::new(self.tools)?;
+        Ok(Server {
+            shared: engine::shared(self.info, self.instructions, registry, self.limits),
+        })
+    }
+}

@@ -1,0 +1,41 @@
+//! Diagnostics on stderr, never stdout, and what may appear in them.
+//!
+//! stdout is the protocol channel; every log line goes to stderr through `tracing`. The filter
+//! comes from `AIRLOCK_LOG` (same syntax as `RUST_LOG`; default `info`). What is logged is
+//! chosen at each call site: methods, tool names, error kinds and counts — never argument
+//! values, tool output, environment values or panic payloads, at any level. Peer-controlled
+//! strings that must appear (an id) are logged with `?` so control characters are escaped.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+/// The environment variable holding the log filter.
+pub const LOG_ENV: &str = "AIRLOCK_LOG";
+
+/// Installs a stderr subscriber unless the process already has one (a product embedding the
+/// library keeps its own).
+pub fn init() {
+    let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
+    let installed = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .with_target(false)
+        .try_init();
+    if installed.is_err() {
+        tracing::debug!("a tracing subscriber was already installed; keeping it");
+    }
+}
+
+/// Replaces the panic hook with one that logs where a panic happened but not its message:
+/// a handler's panic message may quote arguments, paths or secrets. The panic itself is still
+/// caught by the call's guard and answered `-32603`.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|at| format!("{}:{}", at.file(), at.line()));
+        tracing::error!(?location, "panic (message withheld)");
+    }));
+}

@@ -1,0 +1,533 @@
+//! Tools: what a server offers, checked when the server is built and frozen afterwards.
+//!
+//! A [`Tool`] is a name, a description, an input schema and a [`Handler`]. The [`Registry`]
+//! validates every tool once (name rules, a description, a schema the validator supports),
+//! then never changes: `tools/list` pages over it with cursors that name the registry they
+//! came from, and `tools/call` finds tools in it by exact name. Tool authors are trusted; the
+//! arguments their handlers receive have passed the bounds of [`arguments`] and the tool's
+//! schema.
+
+pub mod arguments;
+pub mod schema;
+mod typed;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::McpError;
+use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT};
+use crate::version::ProtocolVersion;
+
+pub use typed::{NoArguments, ToolBuilder};
+
+/// A boxed, sendable future: what a [`Handler`] returns.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Runs one tool.
+///
+/// Called once per admitted `tools/call`, on a tokio task, with arguments that passed the
+/// bounds and the tool's input schema. Dropping the returned future cancels the call (timeout,
+/// `notifications/cancelled`, shutdown); handlers that hold resources release them on drop.
+pub trait Handler: Send + Sync + 'static {
+    /// Runs the tool on `arguments`.
+    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput>;
+}
+
+/// What a tool returns: content blocks, optional structured content, and whether it failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    pub(crate) content: Vec<Content>,
+    pub(crate) structured: Option<Value>,
+    pub(crate) is_error: bool,
+}
+
+/// One content block of a tool result.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+}
+
+impl ToolOutput {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::Text(text.into())],
+            structured: None,
+            is_error: false,
+        }
+    }
+
+    /// A failed result (`isError: true`) with one text block the model can read.
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            is_error: true,
+            ..Self::text(text)
+        }
+    }
+
+    /// A successful result carrying `value` as `structuredContent`, and as JSON text for
+    /// clients of revisions without structured output.
+    pub fn structured(value: Value) -> Self {
+        Self {
+            content: vec![Content::Text(value.to_string())],
+            structured: Some(value),
+            is_error: false,
+        }
+    }
+
+    /// Whether the result is a failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// The text of the content blocks, joined by newlines.
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .map(|block| match block {
+                Content::Text(text) => text.as_str(),
+            })
+            .collect();
+        texts.join("\n")
+    }
+
+    /// The structured content, if any.
+    pub fn structured_content(&self) -> Option<&Value> {
+        self.structured.as_ref()
+    }
+}
+
+/// A failure a handler reports; it becomes a result with `isError: true` and this message.
+///
+/// The message is the tool author's: say what went wrong in words the model can act on, and
+/// keep secrets and internal paths out of it.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// A failure with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ToolError> for ToolOutput {
+    fn from(error: ToolError) -> Self {
+        Self::error(error.message)
+    }
+}
+
+/// Hints about a tool's behaviour (MCP `ToolAnnotations`). Clients treat them as untrusted.
+#[derive(Clone, Debug, Default, Eq, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// A display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy data (meaningful when not read-only).
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Repeating a call has no further effect (meaningful when not read-only).
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    /// The tool talks to an open world (the network) rather than a closed one.
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Read-only, touching only a closed world: the common shape of a safe tool.
+    pub fn read_only() -> Self {
+        Self {
+            read_only: Some(true),
+            open_world: Some(false),
+            ..Self::default()
+        }
+    }
+}
+
+/// A tool as its author describes it; checked when the server is built.
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<ToolAnnotations>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) handler: Arc<dyn Handler>,
+}
+
+impl Tool {
+    /// Starts describing a tool named `name` that does what `description` says.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
+        ToolBuilder::new(name.into(), description.into())
+    }
+
+    /// The tool's name as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a set of tools cannot be served. Raised when the server is built, never at run time.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    #[error("tool `{0}` is registered twice")]
+    DuplicateTool(String),
+    /// A tool name breaks `^[A-Za-z0-9_.-]{{1,64}}$`.
+    #[error("tool name {0:?} must be 1 to 64 characters of A-Z a-z 0-9 _ . -")]
+    InvalidToolName(String),
+    /// A tool without a description (clients and the conformance suite require one).
+    #[error("tool `{0}` has no description")]
+    MissingDescription(String),
+    /// A tool's input schema is outside what the validator supports.
+    #[error("tool `{tool}`: input schema: {source}")]
+    InputSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        source: schema::SchemaError,
+    },
+    /// A tool's output schema does not describe an object.
+    #[error("tool `{0}`: the output schema must have \"type\": \"object\"")]
+    OutputSchemaNotObject(String),
+    /// More tools than [`MAX_TOOLS_COUNT`].
+    #[error("more than {MAX_TOOLS_COUNT} tools")]
+    TooManyTools,
+    /// A zero or absurd timeout.
+    #[error("tool `{0}`: the timeout must be between 1 ms and 24 h")]
+    InvalidTimeout(String),
+}
+
+/// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+pub struct ToolName(Box<str>);
+
+impl ToolName {
+    /// Checks `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::InvalidToolName`] when the name breaks the rule.
+    pub fn parse(name: &str) -> Result<Self, BuildError> {
+        let valid = !name.is_empty()
+            && name.len() <= MAX_TOOL_NAME_BYTES
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+        if !valid {
+            return Err(BuildError::InvalidToolName(name.to_owned()));
+        }
+        Ok(Self(name.into()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A tool checked and ready to serve.
+pub(crate) struct ToolDef {
+    pub(crate) name: ToolName,
+    title: Option<String>,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: Option<ToolAnnotations>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) validator: schema::Validator,
+    pub(crate) handler: Arc<dyn Handler>,
+}
+
+impl ToolDef {
+    fn new(tool: Tool) -> Result<Self, BuildError> {
+        let name = ToolName::parse(&tool.name)?;
+        if tool.description.trim().is_empty() {
+            return Err(BuildError::MissingDescription(tool.name));
+        }
+        let validator = schema::Validator::compile(&tool.input_schema).map_err(|source| {
+            BuildError::InputSchema {
+                tool: tool.name.clone(),
+                source,
+            }
+        })?;
+        if let Some(output) = &tool.output_schema
+            && output.get("type") != Some(&Value::from("object"))
+        {
+            return Err(BuildError::OutputSchemaNotObject(tool.name));
+        }
+        if let Some(timeout) = tool.timeout
+            && (timeout < Duration::from_millis(1) || timeout > Duration::from_secs(86_400))
+        {
+            return Err(BuildError::InvalidTimeout(tool.name));
+        }
+        Ok(Self {
+            name,
+            title: tool.title,
+            description: tool.description,
+            input_schema: tool.input_schema,
+            output_schema: tool.output_schema,
+            annotations: tool.annotations,
+            timeout: tool.timeout,
+            validator,
+            handler: tool.handler,
+        })
+    }
+
+    /// The tool as `tools/list` shows it to a client of `version`.
+    pub(crate) fn listing(&self, version: ProtocolVersion) -> Listing<'_> {
+        let structured = version.has_structured_output();
+        Listing {
+            name: self.name.as_str(),
+            title: self.title.as_deref().filter(|_| structured),
+            description: &self.description,
+            input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref().filter(|_| structured),
+            annotations: self
+                .annotations
+                .as_ref()
+                .filter(|_| version.has_tool_annotations()),
+        }
+    }
+}
+
+/// The wire form of one tool in `tools/list`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Listing<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<&'a ToolAnnotations>,
+}
+
+/// Every tool of a server, in registration order, frozen at start.
+pub struct Registry {
+    tools: Vec<Arc<ToolDef>>,
+    by_name: HashMap<Box<str>, usize>,
+    /// Names a cursor with the tool list it pages through.
+    fingerprint: u64,
+}
+
+impl Registry {
+    /// Checks `tools` and freezes them.
+    ///
+    /// # Errors
+    ///
+    /// The first [`BuildError`] found.
+    pub fn new(tools: Vec<Tool>) -> Result<Self, BuildError> {
+        if tools.len() > MAX_TOOLS_COUNT {
+            return Err(BuildError::TooManyTools);
+        }
+        let mut defs = Vec::with_capacity(tools.len());
+        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut hasher = DefaultHasher::new();
+        for tool in tools {
+            let def = ToolDef::new(tool)?;
+            let name: Box<str> = def.name.as_str().into();
+            name.hash(&mut hasher);
+            if by_name.insert(name.clone(), defs.len()).is_some() {
+                return Err(BuildError::DuplicateTool(name.into()));
+            }
+            defs.push(Arc::new(def));
+        }
+        Ok(Self {
+            tools: defs,
+            by_name,
+            fingerprint: hasher.finish(),
+        })
+    }
+
+    /// How many tools there are.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tool named exactly `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<ToolDef>> {
+        self.by_name
+            .get(name)
+            .and_then(|index| self.tools.get(*index))
+    }
+
+    /// One page of tools from `cursor` (or the start), and the cursor of the next page.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::InvalidCursor`] for a cursor this registry did not issue.
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        page_size: usize,
+    ) -> Result<(&[Arc<ToolDef>], Option<String>), McpError> {
+        let start = match cursor {
+            None => 0,
+            Some(cursor) => self.cursor_offset(cursor, page_size)?,
+        };
+        let end = start.saturating_add(page_size).min(self.tools.len());
+        let page = self.tools.get(start..end).unwrap_or_default();
+        let next = (end < self.tools.len()).then(|| self.cursor(end));
+        Ok((page, next))
+    }
+
+    /// A cursor: the registry's fingerprint and an offset, in hex. Opaque to clients.
+    fn cursor(&self, offset: usize) -> String {
+        format!("{:016x}{:08x}", self.fingerprint, offset)
+    }
+
+    fn cursor_offset(&self, cursor: &str, page_size: usize) -> Result<usize, McpError> {
+        let well_formed = cursor.len() == 24 && cursor.bytes().all(|b| b.is_ascii_hexdigit());
+        let (fingerprint, offset) = cursor
+            .split_at_checked(16)
+            .filter(|_| well_formed)
+            .ok_or(McpError::InvalidCursor)?;
+        let fingerprint =
+            u64::from_str_radix(fingerprint, 16).map_err(|_| McpError::InvalidCursor)?;
+        let offset = usize::from_str_radix(offset, 16).map_err(|_| McpError::InvalidCursor)?;
+        let issued = fingerprint == self.fingerprint
+            && offset > 0
+            && offset < self.tools.len()
+            && offset.checked_rem(page_size) == Some(0)
+            && cursor == self.cursor(offset);
+        if !issued {
+            return Err(McpError::InvalidCursor);
+        }
+        Ok(offset)
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Nothing;
+
+    impl Handler for Nothing {
+        fn call(&self, _arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+            Box::pin(async { ToolOutput::text("") })
+        }
+    }
+
+    fn tool(name: &str) -> Tool {
+        Tool::builder(name, "does nothing").dynamic(
+            json!({"type": "object"}),
+            None,
+            Arc::new(Nothing),
+        )
+    }
+
+    #[test]
+    fn tool_names_follow_the_rule() {
+        for good in [
+            "a",
+            "get_user",
+            "DATA_EXPORT_v2",
+            "admin.tools.list",
+            &"x".repeat(64),
+        ] {
+            assert!(ToolName::parse(good).is_ok(), "{good}");
+        }
+        for bad in ["", "has space", "slash/name", "ünï", &"x".repeat(65), "a,b"] {
+            assert!(
+                matches!(ToolName::parse(bad), Err(BuildError::InvalidToolName(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn registries_refuse_duplicates_and_missing_descriptions() {
+        assert!(matches!(
+            Registry::new(vec![tool("a"), tool("a")]),
+            Err(BuildError::DuplicateTool(name)) if name == "a"
+        ));
+        let blank =
+            Tool::builder("b", "  ").dynamic(json!({"type": "object"}), None, Arc::new(Nothing));
+        assert!(matches!(
+            Registry::new(vec![blank]),
+            Err(BuildError::MissingDescription(_))
+        ));
+    }
+
+    #[test]
+    fn pages_follow_cursors_and_foreign_cursors_are_refused() {
+        let registry = Registry::new((0..5).map(|i| tool(&format!("t{i}"))).collect()).unwrap();
+        let (first, next) = registry.page(None, 2).unwrap();
+        assert_eq!(first.len(), 2);
+        let next = next.unwrap();
+        let (second, next) = registry.page(Some(&next), 2).unwrap();
+        assert_eq!(second[0].name.as_str(), "t2");
+        let (third, last) = registry.page(Some(&next.unwrap()), 2).unwrap();
+        assert_eq!((third.len(), last), (1, None));
+
+        let other = Registry::new(vec![tool("x"), tool("y"), tool("z")]).unwrap();
+        let (_, foreign) = other.page(None, 2).unwrap();
+        for bad in [
+            foreign.unwrap(),
+            String::new(),
+            "zz".into(),
+            format!("{:016x}{:08x}", registry.fingerprint, 1),
+        ] {
+            assert!(
+                matches!(registry.page(Some(&bad), 2), Err(McpError::InvalidCursor)),
+                "{bad}"
+            );
+        }
+        let upper = registry.page(None, 2).unwrap().1.unwrap().to_uppercase();
+        if upper != registry.page(None, 2).unwrap().1.unwrap() {
+            assert!(matches!(
+                registry.page(Some(&upper), 2),
+                Err(McpError::InvalidCursor)
+            ));
+        }
+    }
+}
