@@ -1,0 +1,879 @@
+//! Running one command: the crate's only spawn site.
+//!
+//! This module owns a child process from `spawn` to reaping: its argv, its environment, its
+//! standard streams, its process group and every way it can end. It trusts its caller (the
+//! manifest layer) to have checked the [`CommandSpec`] already: the program is an absolute path
+//! resolved at load, the arguments are final values, the environment is the allow-listed one.
+//! It trusts nothing that comes back from the child: output is untrusted bytes, capped before it
+//! is stored, and the child may try to outlive, flood or stall us.
+//!
+//! # Safety measures, and why
+//!
+//! - **No shell, no lookup.** The program is exec'd directly from its absolute path and every
+//!   argument is one argv element; nothing is joined, split, globbed or searched in `PATH`, so
+//!   an argument can never become a second command.
+//! - **Nothing inherited.** The environment is cleared and rebuilt from [`CommandSpec::env`]
+//!   alone (no tokens or paths of ours leak). All three standard streams are set explicitly:
+//!   our stdin and stdout are the MCP stream, and a child that inherited them could read the
+//!   client's next messages or write into the protocol channel (PEERS.md (c) 13 and 22). Every
+//!   other descriptor Rust opens is close-on-exec, so the child sees only its three pipes.
+//! - **No pipe deadlock.** stdin is written while stdout and stderr are read, all at once: a
+//!   child blocked on a full output pipe while we block on its full stdin pipe would hang
+//!   until the timeout (PEERS.md (c) 26).
+//! - **Bounded output.** Each stream keeps at most its cap, and the buffer never grows past it.
+//!   When a stream passes its cap the whole process group is killed at once, so `yes` cannot
+//!   burn CPU until the deadline (PEERS.md (c) 19, 23, 25).
+//! - **The whole group dies, in every path.** The child leads its own process group, which its
+//!   descendants join by default; normal exit, output limit, errors and cancellation all end
+//!   with `SIGKILL` to the group, so no grandchild survives to hold pipes or burn CPU
+//!   (PEERS.md (c) 27). Timeouts and client cancellations drop the future returned by [`run`];
+//!   a drop guard then kills the group and tokio's `kill_on_drop` and orphan reaper reap the
+//!   direct child, so it leaves no zombie.
+//! - **Kill before reap.** The group id is the leader's pid. Once the leader is reaped that
+//!   number is free and may be given to a new process, maybe another command's group leader,
+//!   so a late `killpg` could hit a stranger. We therefore learn of the leader's exit without
+//!   reaping it (`waitid` with `WNOWAIT`), kill the group while the zombie still pins the
+//!   number, and only then reap; nothing signals the group after that.
+//!
+//! # Known limits
+//!
+//! - A child that calls `setsid()` or `setpgid()` leaves the group and survives the kill;
+//!   stronger containment needs cgroups or namespaces, which are out of scope here. If such a
+//!   process keeps an output pipe open, [`run`] stops reading [`EXIT_DRAIN_TIMEOUT`] after the
+//!   leader exits instead of waiting for it.
+//! - A descriptor opened without close-on-exec by non-Rust code in this process would still
+//!   be inherited.
+//! - Time is the caller's: wrap [`run`] in `tokio::time::timeout` (or abort its task); dropping
+//!   the future is the cancellation and is always safe.
+//! - Writing stdin relies on `SIGPIPE` being ignored in this process, as Rust's runtime does at
+//!   start-up, so that a child closing its stdin early is an error we can ignore rather than a
+//!   signal that ends the server.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::process::{Child, ChildStdin};
+use tokio::signal::unix::SignalKind;
+
+/// A command ready to run; the caller (the manifest layer) has checked everything already.
+#[derive(Clone)]
+pub struct CommandSpec {
+    /// Absolute path of the program, resolved at load time; never looked up in `PATH` here.
+    pub program: PathBuf,
+    /// The argv after the program; each element is passed as one argv element, never joined or
+    /// split.
+    pub args: Vec<OsString>,
+    /// The child's entire environment: nothing of ours is inherited, exactly these are set.
+    pub env: Vec<(OsString, OsString)>,
+    /// Absolute working directory of the child.
+    pub workdir: PathBuf,
+    /// Bytes for the child's stdin, written while its output is read and then closed; `None`
+    /// gives the child `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// Most stdout bytes kept; one more byte stops the command.
+    pub max_stdout_bytes: usize,
+    /// Most stderr bytes kept; one more byte stops the command.
+    pub max_stderr_bytes: usize,
+}
+
+/// Names only: argument and environment values may be secrets or peer input, which are never
+/// logged.
+impl fmt::Debug for CommandSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env_names: Vec<&OsString> = self.env.iter().map(|(name, _)| name).collect();
+        f.debug_struct("CommandSpec")
+            .field("program", &self.program)
+            .field("args", &format_args!("<{} redacted>", self.args.len()))
+            .field("env", &env_names)
+            .field("workdir", &self.workdir)
+            .field("stdin_bytes", &self.stdin.as_ref().map(Vec::len))
+            .field("max_stdout_bytes", &self.max_stdout_bytes)
+            .field("max_stderr_bytes", &self.max_stderr_bytes)
+            .finish()
+    }
+}
+
+/// What a command left behind: how it ended and what it wrote, each stream capped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// How the command ended.
+    pub exit: Exit,
+    /// What the command wrote to stdout, at most [`CommandSpec::max_stdout_bytes`] bytes.
+    pub stdout: Vec<u8>,
+    /// Whether stdout passed its cap (the rest was discarded and the command stopped).
+    pub stdout_truncated: bool,
+    /// What the command wrote to stderr, at most [`CommandSpec::max_stderr_bytes`] bytes.
+    pub stderr: Vec<u8>,
+    /// Whether stderr passed its cap (the rest was discarded and the command stopped).
+    pub stderr_truncated: bool,
+}
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The command exited by itself with this status code.
+    Code(i32),
+    /// The command was ended by this signal, which we did not send.
+    Signal(i32),
+    /// We stopped the command. Its output is incomplete even if it had already exited.
+    Stopped(StopReason),
+}
+
+/// Why we stopped a command.
+///
+/// Timeouts and cancellations are not here: they drop the [`run`] future, so no result exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// stdout or stderr passed its cap.
+    OutputLimit,
+}
+
+/// Why a command could not be run to its end.
+///
+/// Messages are fixed text: an OS message or a path could carry peer input or reveal the host,
+/// so only the [`io::ErrorKind`] is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError {
+    /// A broken invariant of this module; never caused by the child or the peer.
+    #[error("internal error while running a command: {0}")]
+    Internal(&'static str),
+    /// Reading, writing or waiting on the running command failed.
+    #[error("i/o error while running a command ({0:?})")]
+    Io(io::ErrorKind),
+    /// The program or working directory is not an absolute path; nothing was started.
+    #[error("{0} is not an absolute path")]
+    RelativePath(&'static str),
+    /// The command could not be started (missing program, missing working directory, ...).
+    #[error("command could not be started ({0:?})")]
+    Start(io::ErrorKind),
+}
+
+/// Runs `spec` to its end and returns its exit and capped output.
+///
+/// Output beyond a cap stops the command ([`Exit::Stopped`]). Every path, including dropping
+/// the returned future before it completes, kills the command's whole process group. There is
+/// no timeout here: wrap the future in `tokio::time::timeout`. Needs a tokio runtime with I/O
+/// and time enabled (for the pipes, `SIGCHLD` and a polling backstop).
+///
+/// # Errors
+///
+/// [`SpawnError::RelativePath`] before starting anything, [`SpawnError::Start`] if the OS
+/// refuses to start the command, [`SpawnError::Io`] or [`SpawnError::Internal`] if supervising
+/// it fails; the group is killed in those cases too.
+pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
+    if !spec.program.is_absolute() {
+        return Err(SpawnError::RelativePath("program"));
+    }
+    if !spec.workdir.is_absolute() {
+        return Err(SpawnError::RelativePath("working directory"));
+    }
+    // Subscribe before the child exists, so its exit cannot slip between a check and a wait.
+    let mut sigchld = tokio::signal::unix::signal(SignalKind::child()).map_err(io_error)?;
+    tracing::debug!(
+        program = ?spec.program.file_name(),
+        args = spec.args.len(),
+        env = spec.env.len(),
+        stdin = spec.stdin.is_some(),
+        "starting command"
+    );
+    let child = spawn(spec)?;
+    // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
+    let Some(group) = child.id().and_then(Group::led_by) else {
+        return Err(SpawnError::Internal("spawned child has no pid"));
+    };
+    let mut guard = Guard {
+        child,
+        group,
+        armed: true,
+    };
+    let mut stdout = Capture::default();
+    let mut stderr = Capture::default();
+    let status = supervise(&mut guard, spec, &mut sigchld, &mut stdout, &mut stderr).await?;
+    let exit = if stdout.truncated || stderr.truncated {
+        Exit::Stopped(StopReason::OutputLimit)
+    } else {
+        Exit::of(status)?
+    };
+    tracing::debug!(
+        ?exit,
+        stdout_bytes = stdout.bytes.len(),
+        stderr_bytes = stderr.bytes.len(),
+        "command finished"
+    );
+    Ok(Finished {
+        exit,
+        stdout: stdout.bytes,
+        stdout_truncated: stdout.truncated,
+        stderr: stderr.bytes,
+        stderr_truncated: stderr.truncated,
+    })
+}
+
+impl Exit {
+    /// The exit of a reaped child; a reaped child has a code or a signal.
+    fn of(status: ExitStatus) -> Result<Self, SpawnError> {
+        status
+            .code()
+            .map(Self::Code)
+            .or_else(|| status.signal().map(Self::Signal))
+            .ok_or(SpawnError::Internal(
+                "exit status has neither code nor signal",
+            ))
+    }
+}
+
+/// Starts the child with nothing inherited; see the module docs for each setting.
+#[expect(clippy::disallowed_methods, reason = "the one audited spawn site")]
+fn spawn(spec: &CommandSpec) -> Result<Child, SpawnError> {
+    let stdin = if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    tokio::process::Command::new(&spec.program) // absolute (checked above): no PATH lookup
+        .args(&spec.args) // one argv element each
+        .env_clear()
+        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        .current_dir(&spec.workdir)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0) // its own group, so one kill reaches every descendant
+        .kill_on_drop(true) // a dropped future still kills and reaps the direct child
+        .spawn()
+        .map_err(|error| SpawnError::Start(error.kind()))
+}
+
+/// Feeds stdin and reads output until the leader exits, kills the group, drains what is left
+/// (bounded), then reaps the leader.
+async fn supervise(
+    guard: &mut Guard,
+    spec: &CommandSpec,
+    sigchld: &mut tokio::signal::unix::Signal,
+    stdout: &mut Capture,
+    stderr: &mut Capture,
+) -> Result<ExitStatus, SpawnError> {
+    let group = guard.group;
+    let stdin = guard.child.stdin.take();
+    let out_pipe = guard
+        .child
+        .stdout
+        .take()
+        .ok_or(SpawnError::Internal("stdout is not piped"))?;
+    let err_pipe = guard
+        .child
+        .stderr
+        .take()
+        .ok_or(SpawnError::Internal("stderr is not piped"))?;
+    {
+        let feeding = feed(stdin, spec.stdin.as_deref());
+        let reading = async {
+            tokio::try_join!(
+                capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
+                capture(err_pipe, stderr, spec.max_stderr_bytes, group, "stderr"),
+            )
+        };
+        let exiting = exited(group.leader, sigchld);
+        tokio::pin!(feeding, reading, exiting);
+        let mut fed = false;
+        let mut read = false;
+        loop {
+            tokio::select! {
+                result = &mut exiting => {
+                    result?;
+                    break;
+                }
+                result = &mut feeding, if !fed => {
+                    fed = true;
+                    result?;
+                }
+                result = &mut reading, if !read => {
+                    read = true;
+                    result?;
+                }
+            }
+        }
+        // The leader has exited but is not reaped, so its pid (the group id) cannot have been
+        // reused: this reaches our group only. Background descendants die here and release the
+        // pipes they inherited.
+        group.kill();
+        if !read {
+            match tokio::time::timeout(EXIT_DRAIN_TIMEOUT, &mut reading).await {
+                Ok(result) => {
+                    result?;
+                }
+                Err(_elapsed) => {
+                    tracing::debug!("output still open after the group was killed; not waiting");
+                }
+            }
+        }
+        // Leaving the block drops the stdin writer (closing the pipe) and both readers.
+    }
+    guard.reap().await
+}
+
+/// Writes all of `bytes` to the child's stdin, then closes it.
+///
+/// A child may exit or close its stdin without reading it all; that is its business, not a
+/// failure of the run.
+async fn feed(stdin: Option<ChildStdin>, bytes: Option<&[u8]>) -> Result<(), SpawnError> {
+    let (Some(mut pipe), Some(bytes)) = (stdin, bytes) else {
+        return Ok(());
+    };
+    match pipe.write_all(bytes).await {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+            tracing::debug!("command closed its stdin before reading all of it");
+        }
+        Err(error) => return Err(io_error(error)),
+    }
+    drop(pipe); // EOF for the child
+    Ok(())
+}
+
+/// Reads `pipe` into `into` until EOF, keeping at most `max` bytes.
+///
+/// One byte past `max` marks the capture truncated, kills the group and stops reading: the
+/// rest is never stored, so memory stays bounded whatever the child writes.
+async fn capture<R>(
+    mut pipe: R,
+    into: &mut Capture,
+    max: usize,
+    group: Group,
+    stream: &'static str,
+) -> Result<(), SpawnError>
+where
+    R: AsyncRead + Unpin,
+{
+    let mut chunk = [0_u8; READ_CHUNK_BYTES];
+    loop {
+        let count = match pipe.read(&mut chunk).await {
+            Ok(count) => count,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(io_error(error)),
+        };
+        let read = chunk
+            .get(..count)
+            .ok_or(SpawnError::Internal("read past its buffer"))?;
+        if read.is_empty() {
+            return Ok(());
+        }
+        let room = max.saturating_sub(into.bytes.len());
+        if read.len() <= room {
+            into.append(read, max)?;
+            continue;
+        }
+        let (kept, _discarded) = read
+            .split_at_checked(room)
+            .ok_or(SpawnError::Internal("cap split past the read"))?;
+        into.append(kept, max)?;
+        into.truncated = true;
+        tracing::debug!(stream, "output limit reached; stopping the command");
+        group.kill();
+        return Ok(());
+    }
+}
+
+/// Returns once `leader` has exited, without reaping it (see "Kill before reap").
+///
+/// Woken by any `SIGCHLD` (a wake-up for another child is re-checked and ignored), with a
+/// polling backstop in case `SIGCHLD` never arrives, e.g. blocked by an inherited signal mask.
+async fn exited(leader: Pid, sigchld: &mut tokio::signal::unix::Signal) -> Result<(), SpawnError> {
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    loop {
+        match rustix::process::waitid(WaitId::Pid(leader), options) {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => {}
+            Err(errno) if errno == Errno::INTR => {}
+            Err(errno) => return Err(SpawnError::Io(io::Error::from(errno).kind())),
+        }
+        if let Ok(None) = tokio::time::timeout(EXIT_POLL_INTERVAL, sigchld.recv()).await {
+            return Err(SpawnError::Internal("SIGCHLD stream ended"));
+        }
+    }
+}
+
+/// Output of one stream, kept within its cap.
+#[derive(Default)]
+struct Capture {
+    bytes: Vec<u8>,
+    truncated: bool,
+}
+
+impl Capture {
+    /// Appends `data`, which the caller has fitted within `max`; capacity never exceeds `max`.
+    fn append(&mut self, data: &[u8], max: usize) -> Result<(), SpawnError> {
+        let needed = self.bytes.len().saturating_add(data.len());
+        if needed > self.bytes.capacity() {
+            let grown = self
+                .bytes
+                .capacity()
+                .saturating_mul(2)
+                .max(READ_CHUNK_BYTES)
+                .min(max)
+                .max(needed);
+            self.bytes
+                .try_reserve_exact(grown.saturating_sub(self.bytes.len()))
+                .map_err(|_reserve| SpawnError::Internal("no memory for command output"))?;
+        }
+        self.bytes.extend_from_slice(data);
+        Ok(())
+    }
+}
+
+/// The process group a child leads; its id is the leader's pid.
+#[derive(Clone, Copy)]
+struct Group {
+    leader: Pid,
+}
+
+impl Group {
+    /// The group led by the child with this pid (spawned with `process_group(0)`).
+    fn led_by(pid: u32) -> Option<Self> {
+        let raw = i32::try_from(pid).ok()?;
+        Pid::from_raw(raw).map(|leader| Self { leader })
+    }
+
+    /// Sends `SIGKILL` to every process in the group.
+    ///
+    /// Callers must hold the leader unreaped (see "Kill before reap"). A group already gone
+    /// is the normal case after exit; any other failure is logged and otherwise ignored,
+    /// because there is nothing more to try (the drop guard and `kill_on_drop` still act).
+    fn kill(self) {
+        match rustix::process::kill_process_group(self.leader, Signal::KILL) {
+            Ok(()) => {}
+            Err(errno) if errno == Errno::SRCH => {}
+            Err(errno) => {
+                tracing::debug!(
+                    error = ?io::Error::from(errno).kind(),
+                    "could not kill the command's process group"
+                );
+            }
+        }
+    }
+}
+
+/// Owns the child while it runs; dropping it unreaped kills the whole group.
+///
+/// `Drop::drop` runs before the `child` field is dropped, so the group is killed while the
+/// leader is still unreaped; only then may tokio's drop of the child reap an exited leader.
+struct Guard {
+    child: Child,
+    group: Group,
+    /// Cleared once the leader is reaped; from then on the group id may be reused.
+    armed: bool,
+}
+
+impl Guard {
+    /// Reaps the leader. Call only after the group has been killed.
+    async fn reap(&mut self) -> Result<ExitStatus, SpawnError> {
+        let status = self.child.wait().await.map_err(io_error)?;
+        // No await between the reap above and this line: a drop cannot see a reaped leader
+        // with the guard still armed.
+        self.armed = false;
+        Ok(status)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::debug!("command dropped before it was reaped; killing its process group");
+            self.group.kill();
+        }
+    }
+}
+
+fn io_error(error: io::Error) -> SpawnError {
+    SpawnError::Io(error.kind())
+}
+
+/// How long output is still read after the leader exited and the group was killed.
+///
+/// Whatever the group wrote is already in the pipes and is read in microseconds; only a
+/// process that left the group can keep a pipe open longer, and it must not hold the call
+/// until its deadline.
+pub const EXIT_DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Longest wait between two checks for the leader's exit when no `SIGCHLD` comes.
+const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Bytes read from a pipe at a time; also the first allocation of a capture.
+const READ_CHUNK_BYTES: usize = 8 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt as _;
+
+    use super::*;
+
+    /// Upper bound used only to turn a hang into a failure; no test expects to come near it.
+    const HANG: Duration = Duration::from_secs(60);
+
+    fn spec(program: &str, args: &[&str]) -> CommandSpec {
+        CommandSpec {
+            program: PathBuf::from(program),
+            args: args.iter().map(OsString::from).collect(),
+            env: Vec::new(),
+            workdir: PathBuf::from("/"),
+            stdin: None,
+            max_stdout_bytes: 1024 * 1024,
+            max_stderr_bytes: 1024 * 1024,
+        }
+    }
+
+    fn sh(script: &str) -> CommandSpec {
+        spec("/bin/sh", &["-c", script])
+    }
+
+    async fn run_bounded(spec: &CommandSpec) -> Result<Finished, SpawnError> {
+        tokio::time::timeout(HANG, run(spec))
+            .await
+            .expect("run() hung")
+    }
+
+    fn scratch_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-process-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.canonicalize().unwrap()
+    }
+
+    fn pids(text: &[u8]) -> Vec<i32> {
+        std::str::from_utf8(text)
+            .unwrap()
+            .lines()
+            .map(|line| line.trim().parse().unwrap())
+            .collect()
+    }
+
+    /// State letter and process group of `pid`, from `/proc/<pid>/stat`; `None` if gone.
+    fn proc_stat(pid: &str) -> Option<(char, i32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (_name, after_name) = stat.rsplit_once(')')?;
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let state = fields[0].chars().next()?;
+        let pgrp = fields[2].parse().ok()?;
+        Some((state, pgrp))
+    }
+
+    /// Alive means present and not a zombie (a dead process waiting for its parent to reap it;
+    /// killed grandchildren are reparented to init, which reaps them in its own time).
+    fn alive(pid: i32) -> bool {
+        matches!(proc_stat(&pid.to_string()), Some((state, _)) if state != 'Z' && state != 'X')
+    }
+
+    fn live_members(pgid: i32) -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let pid: i32 = name.parse().ok()?;
+                let (state, pgrp) = proc_stat(&name)?;
+                (pgrp == pgid && state != 'Z' && state != 'X').then_some(pid)
+            })
+            .collect()
+    }
+
+    /// Polls until `done` holds; false if it still fails after [`HANG`].
+    async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+        let start = tokio::time::Instant::now();
+        while start.elapsed() < HANG {
+            if done() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        done()
+    }
+
+    #[tokio::test]
+    async fn each_argument_reaches_the_child_as_one_argv_element() {
+        let mut spec = sh(r#"for a in "$@"; do printf '[%s]' "$a"; done"#);
+        spec.args
+            .extend(["sh", "a b", "", "*", ";x", "$(id)"].map(OsString::from));
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.stdout, b"[a b][][*][;x][$(id)]");
+        assert_eq!(done.exit, Exit::Code(0));
+    }
+
+    #[tokio::test]
+    async fn child_environment_is_exactly_the_spec_env() {
+        assert!(
+            std::env::var_os("PATH").is_some(),
+            "test needs PATH set here"
+        );
+        let mut spec = spec("/usr/bin/env", &[]);
+        spec.env = vec![
+            (OsString::from("AIRLOCK_A"), OsString::from("one two")),
+            (OsString::from("AIRLOCK_B"), OsString::from("")),
+        ];
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.stdout, b"AIRLOCK_A=one two\nAIRLOCK_B=\n");
+        assert_eq!(done.exit, Exit::Code(0));
+    }
+
+    #[tokio::test]
+    async fn child_runs_in_the_given_working_directory() {
+        let dir = scratch_dir("workdir");
+        let mut spec = spec("/bin/pwd", &[]);
+        spec.workdir = dir.clone();
+        let done = run_bounded(&spec).await.unwrap();
+        let mut expected = dir.as_os_str().as_bytes().to_vec();
+        expected.push(b'\n');
+        assert_eq!(done.stdout, expected);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn exit_code_and_signal_are_reported() {
+        let done = run_bounded(&sh("echo oops >&2; exit 3")).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(3));
+        assert_eq!(done.stderr, b"oops\n");
+        let done = run_bounded(&sh("kill -TERM $$")).await.unwrap();
+        assert_eq!(done.exit, Exit::Signal(15));
+    }
+
+    #[tokio::test]
+    async fn without_stdin_bytes_the_child_reads_eof_not_our_stdin() {
+        let done = run_bounded(&spec("/bin/cat", &[])).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert!(done.stdout.is_empty());
+    }
+
+    #[tokio::test]
+    async fn large_stdin_is_written_while_output_is_read() {
+        let input: Vec<u8> = (0..1024 * 1024_u32)
+            .map(|i| u8::try_from(i % 251).unwrap())
+            .collect();
+        let mut spec = spec("/bin/cat", &[]);
+        spec.stdin = Some(input.clone());
+        spec.max_stdout_bytes = 2 * 1024 * 1024;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert!(!done.stdout_truncated);
+        assert!(done.stdout == input, "cat did not echo its stdin back");
+    }
+
+    #[tokio::test]
+    async fn child_that_ignores_or_cuts_its_stdin_does_not_fail_the_run() {
+        let input = vec![b'x'; 1024 * 1024];
+        let mut ignores = sh("exit 0");
+        ignores.stdin = Some(input.clone());
+        assert_eq!(run_bounded(&ignores).await.unwrap().exit, Exit::Code(0));
+
+        let mut cuts = spec("/usr/bin/head", &["-c", "10"]);
+        cuts.stdin = Some(input);
+        let done = run_bounded(&cuts).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(done.stdout, b"xxxxxxxxxx");
+    }
+
+    #[tokio::test]
+    async fn stdout_and_stderr_are_read_concurrently() {
+        // 1 MB on stderr before a word on stdout: a reader that waited for stdout's EOF first
+        // would leave the child blocked on a full stderr pipe.
+        let spec = sh("/usr/bin/head -c 1000000 /dev/zero >&2; echo done");
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(done.stderr.len(), 1_000_000);
+        assert_eq!(done.stdout, b"done\n");
+    }
+
+    #[tokio::test]
+    async fn endless_stdout_is_cut_at_its_cap_and_the_command_stopped() {
+        let cap = 64 * 1024;
+        let mut spec = spec("/usr/bin/yes", &[]);
+        spec.max_stdout_bytes = cap;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
+        assert!(done.stdout_truncated);
+        assert_eq!(done.stdout.len(), cap);
+        // The buffer never grew past the cap (Vec::try_reserve_exact reserves what is asked).
+        assert!(done.stdout.capacity() <= cap);
+        assert!(done.stdout.chunks(2).all(|pair| pair == b"y\n"));
+        assert!(!done.stderr_truncated);
+    }
+
+    #[tokio::test]
+    async fn endless_stderr_is_cut_at_its_own_cap() {
+        let mut spec = sh("exec /usr/bin/yes >&2");
+        spec.max_stderr_bytes = 1000;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
+        assert!(done.stderr_truncated);
+        assert_eq!(done.stderr.len(), 1000);
+        assert!(!done.stdout_truncated);
+        assert!(done.stdout.is_empty());
+    }
+
+    #[tokio::test]
+    async fn output_exactly_at_the_cap_is_whole_and_one_byte_more_is_truncated() {
+        let mut at_cap = sh("printf 0123456789");
+        at_cap.max_stdout_bytes = 10;
+        let done = run_bounded(&at_cap).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert!(!done.stdout_truncated);
+        assert_eq!(done.stdout, b"0123456789");
+
+        let mut over = at_cap.clone();
+        over.max_stdout_bytes = 9;
+        let done = run_bounded(&over).await.unwrap();
+        assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
+        assert!(done.stdout_truncated);
+        assert_eq!(done.stdout, b"012345678");
+
+        let mut zero = at_cap;
+        zero.max_stdout_bytes = 0;
+        let done = run_bounded(&zero).await.unwrap();
+        assert!(done.stdout_truncated);
+        assert!(done.stdout.is_empty());
+    }
+
+    #[tokio::test]
+    async fn background_grandchild_is_killed_after_normal_exit() {
+        // The background sleep also holds stdout open: without the group kill, run() would
+        // wait for it (300 s, past `HANG`) to see EOF.
+        let done = run_bounded(&sh("echo $$; /bin/sleep 300 & echo $!"))
+            .await
+            .unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        let ids = pids(&done.stdout);
+        let (pgid, grandchild) = (ids[0], ids[1]);
+        assert!(
+            eventually(|| !alive(grandchild)).await,
+            "grandchild survived"
+        );
+        assert!(eventually(|| live_members(pgid).is_empty()).await);
+        // The leader was reaped by run() itself: not even a zombie is left.
+        assert!(proc_stat(&pgid.to_string()).is_none());
+    }
+
+    #[tokio::test]
+    async fn output_limit_kills_the_whole_group() {
+        let mut spec = sh("echo $$ >&2; /bin/sleep 300 & echo $! >&2; exec /usr/bin/yes");
+        spec.max_stdout_bytes = 4096;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
+        let ids = pids(&done.stderr);
+        let (pgid, grandchild) = (ids[0], ids[1]);
+        assert!(
+            eventually(|| !alive(grandchild)).await,
+            "grandchild survived"
+        );
+        assert!(eventually(|| live_members(pgid).is_empty()).await);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropping_the_run_future_kills_the_group_and_reaps_the_child() {
+        let dir = scratch_dir("cancel");
+        let mut spec = sh(
+            "echo $$ > pids.tmp; /bin/sleep 300 & echo $! >> pids.tmp; /bin/mv pids.tmp pids; \
+             /bin/sleep 300",
+        );
+        spec.workdir = dir.clone();
+        let pid_file = dir.join("pids");
+        let mut running = Box::pin(run(&spec));
+        // Drive the command until it has published its pids (renamed into place whole).
+        let written = async {
+            loop {
+                if let Ok(text) = std::fs::read(&pid_file) {
+                    return text;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let text = tokio::select! {
+            result = &mut running => panic!("run() finished early: {result:?}"),
+            text = tokio::time::timeout(HANG, written) => text.expect("no pid file"),
+        };
+        // A caller's deadline: the future is dropped before completion.
+        let deadline = tokio::time::timeout(Duration::from_millis(200), &mut running).await;
+        assert!(
+            deadline.is_err(),
+            "run() finished although its child sleeps"
+        );
+        drop(running);
+
+        let ids = pids(&text);
+        let (pgid, background) = (ids[0], ids[1]);
+        assert!(
+            eventually(|| live_members(pgid).is_empty()).await,
+            "group survived"
+        );
+        assert!(!alive(background));
+        // The direct child is ours to reap (tokio's orphan queue does it): no zombie stays.
+        assert!(
+            eventually(|| proc_stat(&pgid.to_string()).is_none()).await,
+            "direct child left as a zombie"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn process_that_leaves_the_group_survives_but_does_not_hold_the_run() {
+        // The documented limit: setsid() escapes the group kill. The script waits until the
+        // escapee leads its own group (so the kill cannot race it), then exits. The escapee
+        // keeps stdout open, yet run() returns after the bounded drain instead of waiting
+        // 300 s (past `HANG`) for EOF.
+        let script = "/usr/bin/setsid /bin/sleep 300 & pid=$!; \
+                      until read -r _p _c _s _pp pg _r < /proc/$pid/stat && [ \"$pg\" = \"$pid\" ]; \
+                      do :; done; echo $pid";
+        let done = run_bounded(&sh(script)).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        let escaped = pids(&done.stdout)[0];
+        assert!(
+            alive(escaped),
+            "the escapee was expected to survive the group kill"
+        );
+        rustix::process::kill_process(Pid::from_raw(escaped).unwrap(), Signal::KILL).unwrap();
+        assert!(eventually(|| !alive(escaped)).await);
+    }
+
+    #[tokio::test]
+    async fn missing_program_is_a_start_error_that_names_no_path() {
+        let error = run_bounded(&spec("/nonexistent/airlock-program", &[]))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, SpawnError::Start(io::ErrorKind::NotFound)));
+        let shown = error.to_string();
+        assert!(!shown.contains("nonexistent") && !shown.contains("airlock-program"));
+
+        let mut no_dir = spec("/bin/cat", &[]);
+        no_dir.workdir = PathBuf::from("/nonexistent/airlock-dir");
+        let error = run_bounded(&no_dir).await.unwrap_err();
+        assert!(matches!(error, SpawnError::Start(io::ErrorKind::NotFound)));
+        assert!(!error.to_string().contains("nonexistent"));
+    }
+
+    #[tokio::test]
+    async fn relative_program_or_workdir_is_refused_before_spawning() {
+        let error = run_bounded(&spec("cat", &[])).await.unwrap_err();
+        assert!(matches!(error, SpawnError::RelativePath("program")));
+        let mut relative_dir = spec("/bin/cat", &[]);
+        relative_dir.workdir = PathBuf::from("tmp");
+        let error = run_bounded(&relative_dir).await.unwrap_err();
+        assert!(matches!(
+            error,
+            SpawnError::RelativePath("working directory")
+        ));
+    }
+
+    #[test]
+    fn debug_of_a_spec_shows_no_argument_or_environment_value() {
+        let mut spec = spec("/bin/echo", &["hunter2"]);
+        spec.env = vec![(OsString::from("TOKEN"), OsString::from("s3cret"))];
+        let shown = format!("{spec:?}");
+        assert!(shown.contains("TOKEN") && shown.contains("/bin/echo"));
+        assert!(!shown.contains("hunter2") && !shown.contains("s3cret"));
+    }
+}
