@@ -22,6 +22,10 @@
 //! - `dispatch`: the method table.
 //! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
 //! - [`call`]: a tool call under its deadline and panic guard.
+//! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
+//! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
+//! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
+//! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`engine`]: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio).
 //! - [`server`]: the builder and the one-call entry points.
@@ -36,16 +40,22 @@
 )]
 
 pub mod call;
+pub mod command;
 mod dispatch;
 pub mod engine;
 pub mod envelope;
 pub mod error;
 pub mod framing;
+#[cfg(any(test, fuzzing))]
+pub mod fuzzing;
 pub mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
+pub mod manifest;
+pub mod process;
 mod response;
+pub mod secrets;
 pub mod server;
 pub mod telemetry;
 pub mod tools;
@@ -55,5 +65,7 @@ pub mod version;
 pub use error::McpError;
 pub use limits::Limits;
 pub use server::{Server, ServerBuilder};
-pub use tools::{NoArguments, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolOutput};
+pub use tools::{
+    BuildError, NoArguments, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolOutput,
+};
 pub use transport::Ending;

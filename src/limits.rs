@@ -130,6 +130,31 @@ pub const MAX_SCHEMA_NODES: usize = 4096;
 /// Largest compiled regular expression in a schema `pattern`, in bytes of automaton.
 pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
 
+/// Default cap on each of a command's stdout and stderr, in bytes.
+///
+/// A command that prints more is stopped (its whole process group is killed) and the result
+/// says its output was truncated: past a megabyte, output is not something a model can use,
+/// and letting `yes` run until its deadline only burns CPU.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+
+/// Highest output cap a manifest may set per stream.
+pub const MAX_OUTPUT_CEILING_BYTES: usize = 64 * 1024 * 1024;
+
+/// Bytes of stderr quoted in the result of a command that failed.
+pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
+
+/// Longest value of a manifest `string` argument when the manifest does not say.
+pub const DEFAULT_STRING_ARG_BYTES: usize = 4 * 1024;
+
+/// Most items of a manifest `array` argument when the manifest does not say.
+pub const DEFAULT_ARRAY_ARG_ITEMS: usize = 64;
+
+/// Longest deadline a manifest may give a tool.
+pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Largest manifest file read, in bytes: a manifest is configuration, not data.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
 // The defaults nest: arguments fit in a frame, a string fits in the arguments, and argument
 // nesting fits inside the message's. Checked when the crate compiles.
 const _: () = assert!(MAX_ARGUMENT_BYTES < MAX_FRAME_BYTES);

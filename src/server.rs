@@ -1,6 +1,7 @@
 //! The library's front door: describe a server, register tools, serve.
 //!
 //! ```no_run
+//! use std::io::Write;
 //! use std::process::ExitCode;
 //!
 //! use airlock::{NoArguments, Server, Tool, ToolOutput};
@@ -14,7 +15,8 @@
 //!     match built {
 //!         Ok(server) => ExitCode::from(server.run_stdio()),
 //!         Err(error) => {
-//!             eprintln!("invalid tools: {error}");
+//!             // stdout is the protocol channel; diagnostics go to stderr.
+//!             let _ignored = writeln!(std::io::stderr(), "invalid tools: {error}");
 //!             ExitCode::FAILURE
 //!         }
 //!     }

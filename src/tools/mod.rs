@@ -125,6 +125,21 @@ impl ToolError {
     }
 }
 
+impl ToolError {
+    /// The message the model will read.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
 impl From<ToolError> for ToolOutput {
     fn from(error: ToolError) -> Self {
         Self::error(error.message)

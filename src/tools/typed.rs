@@ -193,12 +193,15 @@ fn decode<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolO
     })
 }
 
+/// The argument type's schema. The root's `title` (the Rust type's name) is dropped: it
+/// means nothing to a client and names internals.
 fn input_schema<A: JsonSchema>() -> Value {
     let mut schema = schema_for::<A>();
-    if let Value::Object(root) = &mut schema
-        && !root.contains_key("additionalProperties")
-    {
-        root.insert("additionalProperties".into(), Value::Bool(false));
+    if let Value::Object(root) = &mut schema {
+        root.remove("title");
+        if !root.contains_key("additionalProperties") {
+            root.insert("additionalProperties".into(), Value::Bool(false));
+        }
     }
     schema
 }

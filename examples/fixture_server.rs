@@ -1,0 +1,92 @@
+//! A server whose tools misbehave on purpose, for the integration tests: one sleeps, one
+//! panics, one returns large output. Not a pattern to copy; `product_cli.rs` is that.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use airlock::{NoArguments, Server, Tool, ToolAnnotations, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Arguments of `sleep`.
+#[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// Milliseconds to sleep.
+    #[schemars(range(max = 60_000))]
+    ms: u32,
+}
+
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// Text to return.
+    #[schemars(length(max = 1000))]
+    text: String,
+}
+
+/// Arguments of `bulk`.
+#[derive(Deserialize, JsonSchema)]
+struct BulkArgs {
+    /// Bytes of output.
+    #[schemars(range(max = 4_000_000))]
+    bytes: u32,
+}
+
+fn main() -> ExitCode {
+    // `--fillers` adds 60 trivial tools, so `tools/list` needs two pages.
+    let fillers = if std::env::args().any(|arg| arg == "--fillers") {
+        60
+    } else {
+        0
+    };
+    let mut builder = Server::builder("fixture", "0.0.0");
+    for i in 0..fillers {
+        builder = builder.tool(
+            Tool::builder(format!("filler_{i:02}"), "Does nothing")
+                .handler(|_: NoArguments| async { Ok(ToolOutput::text("")) }),
+        );
+    }
+    let built = builder
+        .tool(
+            Tool::builder("echo", "Returns its text")
+                .annotations(ToolAnnotations::read_only())
+                .handler(|args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) }),
+        )
+        .tool(
+            Tool::builder("sleep", "Sleeps, then answers")
+                .timeout(Duration::from_secs(2))
+                .handler(|args: SleepArgs| async move {
+                    tokio::time::sleep(Duration::from_millis(u64::from(args.ms))).await;
+                    Ok(ToolOutput::text("slept"))
+                }),
+        )
+        .tool(
+            Tool::builder(
+                "panic",
+                "Panics with a message that must never reach the wire",
+            )
+            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(boom()) }),
+        )
+        .tool(
+            Tool::builder("bulk", "Returns the given number of bytes of text").handler(
+                |args: BulkArgs| async move {
+                    let len = usize::try_from(args.bytes)
+                        .map_err(|_| ToolError::new("too many bytes"))?;
+                    Ok(ToolOutput::text("x".repeat(len)))
+                },
+            ),
+        )
+        .build();
+    match built {
+        Ok(server) => ExitCode::from(server.run_stdio()),
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+#[expect(
+    clippy::panic,
+    reason = "this fixture exists to panic inside a handler"
+)]
+fn boom() -> ToolError {
+    panic!("secret-panic-payload /etc/shadow")
+}

@@ -1,0 +1,235 @@
+//! Argument values to argv: one value is one argv element (or the whole right side of
+//! `--opt={x}`), never split, never joined, never read by a shell.
+//!
+//! The values have passed the tool's schema already (types, lengths, ranges, patterns,
+//! enums). What remains needs the file system or the template: defaults, path confinement,
+//! and refusing values an option parser would take for an option. Every refusal names the
+//! argument and the rule, never the value.
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::manifest::checked::{PathRule, StringRule};
+use crate::manifest::{ArgKind, ArgSpec, CommandTool, Element, PathKind};
+
+/// What the child gets from the arguments.
+#[derive(Debug, Default, Eq, PartialEq)]
+pub struct Invocation {
+    /// argv after the program.
+    pub args: Vec<OsString>,
+    /// Bytes for the child's stdin, if an argument goes there.
+    pub stdin: Option<Vec<u8>>,
+}
+
+/// Builds the argv of `tool` from `arguments`.
+///
+/// # Errors
+///
+/// A sentence for the model naming the argument and the rule it broke.
+pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invocation, String> {
+    let mut invocation = Invocation::default();
+    for spec in &tool.args {
+        if let ArgKind::String(rule) = &spec.kind
+            && rule.stdin
+            && let Some(value) = value_of(spec, arguments)
+        {
+            let text = string(spec, value)?;
+            invocation.stdin = Some(text.as_bytes().to_vec());
+        }
+    }
+    for element in &tool.template {
+        match element {
+            Element::Literal(text) => invocation.args.push(OsString::from(text)),
+            Element::Value {
+                arg,
+                prefix,
+                suffix,
+                after_double_dash,
+            } => {
+                let spec = tool
+                    .args
+                    .get(*arg)
+                    .ok_or_else(|| "The tool is misconfigured.".to_owned())?;
+                let Some(value) = value_of(spec, arguments) else {
+                    if spec.required {
+                        return Err(format!("`{}` is required.", spec.name));
+                    }
+                    continue;
+                };
+                let whole = prefix.is_empty() && suffix.is_empty();
+                // Only a whole element can be read as an option; `--opt=-x` is a value.
+                let parsed_as_option = whole && !after_double_dash;
+                for piece in pieces(tool, spec, value, parsed_as_option)? {
+                    let mut element = OsString::from(prefix);
+                    element.push(piece);
+                    element.push(suffix);
+                    invocation.args.push(element);
+                }
+            }
+        }
+    }
+    Ok(invocation)
+}
+
+/// The caller's value, else the default.
+fn value_of<'a>(spec: &'a ArgSpec, arguments: &'a Map<String, Value>) -> Option<&'a Value> {
+    match arguments.get(&spec.name) {
+        Some(Value::Null) | None => spec.default.as_ref(),
+        Some(value) => Some(value),
+    }
+}
+
+/// The argv pieces one value becomes (several only for arrays, none for a false flag).
+fn pieces(
+    tool: &CommandTool,
+    spec: &ArgSpec,
+    value: &Value,
+    parsed_as_option: bool,
+) -> Result<Vec<OsString>, String> {
+    let name = &spec.name;
+    let wrong_type = || format!("`{name}` has the wrong type.");
+    Ok(match &spec.kind {
+        ArgKind::String(rule) => {
+            let text = string(spec, value)?;
+            vec![OsString::from(guard_dash(
+                name,
+                rule,
+                text,
+                parsed_as_option,
+            )?)]
+        }
+        ArgKind::Integer { minimum, maximum } => {
+            let n = value.as_i64().ok_or_else(wrong_type)?;
+            if n < *minimum || n > *maximum {
+                return Err(format!("`{name}` must be between {minimum} and {maximum}."));
+            }
+            vec![OsString::from(n.to_string())]
+        }
+        ArgKind::Boolean { flag } => {
+            let on = value.as_bool().ok_or_else(wrong_type)?;
+            match flag {
+                Some(flag) if on => vec![OsString::from(flag)],
+                Some(_) => Vec::new(),
+                None => vec![OsString::from(if on { "true" } else { "false" })],
+            }
+        }
+        ArgKind::Path(rule) => {
+            let text = string(spec, value)?;
+            let resolved = resolve(name, rule, text)?;
+            vec![relative_to(&tool.workdir, resolved)]
+        }
+        ArgKind::Array { items, .. } => {
+            let values = value.as_array().ok_or_else(wrong_type)?;
+            let mut out = Vec::with_capacity(values.len());
+            for item in values {
+                let text = item.as_str().ok_or_else(wrong_type)?;
+                if text.contains('\0') {
+                    return Err(format!("`{name}` items must not contain NUL characters."));
+                }
+                out.push(OsString::from(guard_dash(
+                    name,
+                    items,
+                    text,
+                    parsed_as_option,
+                )?));
+            }
+            out
+        }
+    })
+}
+
+fn string<'a>(spec: &ArgSpec, value: &'a Value) -> Result<&'a str, String> {
+    let text = value
+        .as_str()
+        .ok_or_else(|| format!("`{}` has the wrong type.", spec.name))?;
+    if text.contains('\0') {
+        return Err(format!("`{}` must not contain NUL characters.", spec.name));
+    }
+    Ok(text)
+}
+
+/// Refuses a value starting with `-` where an option parser would read it as an option
+/// (`-rf`, `--output=/etc/passwd`), unless the argument allows it.
+fn guard_dash<'a>(
+    name: &str,
+    rule: &StringRule,
+    text: &'a str,
+    parsed_as_option: bool,
+) -> Result<&'a str, String> {
+    if parsed_as_option && !rule.allow_leading_dash && text.starts_with('-') {
+        return Err(format!(
+            "`{name}` must not start with '-': the command would read it as an option."
+        ));
+    }
+    Ok(text)
+}
+
+/// A resolved path as the child should see it: relative to its working directory when inside
+/// it (`./src/main.rs`: shorter output, no host paths shown to the agent), always starting
+/// with `./` or `/` so that no file name can be read as an option.
+fn relative_to(workdir: &Path, resolved: PathBuf) -> OsString {
+    match resolved.strip_prefix(workdir) {
+        Ok(inside) if inside.as_os_str().is_empty() => OsString::from("."),
+        Ok(inside) => Path::new(".").join(inside).into_os_string(),
+        Err(_) => resolved.into_os_string(),
+    }
+}
+
+/// Resolves a relative path under the rule's root. Symlinks are followed and the result must
+/// still be under the root. One message covers "missing" and "outside": telling them apart
+/// would let an agent probe which files exist outside the root.
+fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
+    let what = match rule.kind {
+        PathKind::File => "file",
+        PathKind::Dir => "directory",
+        PathKind::Any => "file or directory",
+    };
+    let refused = || {
+        if rule.must_exist {
+            format!("`{name}` must name an existing {what} inside the tool's directory.")
+        } else {
+            format!("`{name}` must name a {what} inside the tool's directory.")
+        }
+    };
+    let relative = Path::new(text);
+    if text.is_empty() || relative.is_absolute() {
+        return Err(format!(
+            "`{name}` must be a relative path inside the tool's directory."
+        ));
+    }
+    let joined = rule.root.join(relative);
+    let resolved = if rule.must_exist {
+        std::fs::canonicalize(&joined).map_err(|_| refused())?
+    } else {
+        let Some(Component::Normal(file)) = relative.components().next_back() else {
+            return Err(refused());
+        };
+        let parent = joined.parent().ok_or_else(refused)?;
+        let full = std::fs::canonicalize(parent)
+            .map_err(|_| refused())?
+            .join(file);
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                std::fs::canonicalize(&full).map_err(|_| refused())?
+            }
+            _ => full,
+        }
+    };
+    if !resolved.starts_with(&rule.root) {
+        return Err(refused());
+    }
+    let exists_as_wanted = match rule.kind {
+        PathKind::File => resolved.is_file(),
+        PathKind::Dir => resolved.is_dir(),
+        PathKind::Any => resolved.exists(),
+    };
+    if rule.must_exist && !exists_as_wanted {
+        return Err(refused());
+    }
+    if !rule.must_exist && resolved.exists() && !exists_as_wanted {
+        return Err(refused());
+    }
+    Ok(resolved)
+}

@@ -1,0 +1,150 @@
+//! Command tools: a checked manifest entry as a [`Handler`] that runs a program.
+//!
+//! A call builds argv from the arguments ([`argv`]), runs the program through the one spawn
+//! site ([`crate::process`]), redacts secrets from what it printed, and reports: stdout on
+//! success; on failure (`isError: true`), the exit status and the tail of stderr. Dropping
+//! the call's future (timeout, cancellation, shutdown) kills the command's process group.
+
+pub mod argv;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::limits::STDERR_TAIL_BYTES;
+use crate::manifest::{CommandTool, Manifest, checked};
+use crate::process::{self, CommandSpec, Exit, Finished};
+use crate::secrets::Redactor;
+use crate::server::{Server, ServerBuilder};
+use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
+
+/// The server a checked manifest describes.
+///
+/// # Errors
+///
+/// A [`BuildError`] if the generated schemas are refused (a bug: the manifest layer only
+/// generates supported keywords).
+pub fn server(manifest: Manifest) -> Result<Server, BuildError> {
+    let Manifest {
+        name,
+        version,
+        title,
+        instructions,
+        limits,
+        tools,
+        ..
+    } = manifest;
+    let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
+    if let Some(title) = title {
+        builder = builder.title(title);
+    }
+    if let Some(instructions) = instructions {
+        builder = builder.instructions(instructions);
+    }
+    for tool in tools {
+        builder = builder.tool(tool_of(tool));
+    }
+    builder.build()
+}
+
+fn tool_of(tool: CommandTool) -> Tool {
+    let schema = checked::input_schema(&tool);
+    let mut builder = Tool::builder(tool.name.as_str(), tool.description.as_str())
+        .annotations(tool.annotations.clone());
+    if let Some(title) = &tool.title {
+        builder = builder.title(title.as_str());
+    }
+    if let Some(timeout) = tool.timeout {
+        builder = builder.timeout(timeout);
+    }
+    let redactor = Redactor::new(&tool.secrets);
+    builder.dynamic(
+        schema,
+        None,
+        Arc::new(CommandHandler {
+            tool: Arc::new(tool),
+            redactor: Arc::new(redactor),
+        }),
+    )
+}
+
+/// Runs one command tool.
+struct CommandHandler {
+    tool: Arc<CommandTool>,
+    redactor: Arc<Redactor>,
+}
+
+impl Handler for CommandHandler {
+    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+        let tool = Arc::clone(&self.tool);
+        let redactor = Arc::clone(&self.redactor);
+        Box::pin(async move {
+            let invocation = match argv::build(&tool, &arguments) {
+                Ok(invocation) => invocation,
+                Err(refusal) => return ToolOutput::error(format!("Invalid arguments: {refusal}")),
+            };
+            drop(arguments);
+            let mut env = tool.env.clone();
+            env.extend(
+                tool.secrets
+                    .iter()
+                    .map(crate::secrets::Secret::expose_to_child),
+            );
+            let spec = CommandSpec {
+                program: tool.program.clone(),
+                args: invocation.args,
+                env,
+                workdir: tool.workdir.clone(),
+                stdin: invocation.stdin,
+                max_stdout_bytes: tool.max_output_bytes,
+                max_stderr_bytes: tool.max_output_bytes,
+            };
+            match process::run(&spec).await {
+                Ok(finished) => report(&tool, &redactor, &finished),
+                Err(error) => {
+                    tracing::warn!(tool = tool.name.as_str(), %error, "command could not be run");
+                    ToolOutput::error("The command could not be started.")
+                }
+            }
+        })
+    }
+}
+
+/// The result the model sees.
+fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
+    let stdout = redactor.redact(&finished.stdout, finished.stdout_truncated);
+    let stderr = redactor.redact(&finished.stderr, finished.stderr_truncated);
+    let stdout = String::from_utf8_lossy(&stdout);
+    let cap = tool.max_output_bytes;
+    match finished.exit {
+        // Passing the output cap stops the command (`Exit::Stopped`), so a success is whole.
+        Exit::Code(code) if tool.success_codes.contains(&code) => ToolOutput::text(stdout),
+        exit => {
+            let mut text = match exit {
+                Exit::Code(code) => format!("The command failed with exit status {code}."),
+                Exit::Signal(signal) => format!("The command was killed by signal {signal}."),
+                Exit::Stopped(_) => format!(
+                    "The command's output passed the limit of {cap} bytes, so it was stopped; \
+                     the output below is truncated."
+                ),
+            };
+            if !stdout.trim().is_empty() {
+                text.push_str("\n\nstdout:\n");
+                text.push_str(&stdout);
+            }
+            let tail = tail(&stderr, STDERR_TAIL_BYTES);
+            if !tail.trim().is_empty() {
+                text.push_str(&format!(
+                    "\n\nstderr (last {STDERR_TAIL_BYTES} bytes at most):\n{tail}"
+                ));
+            }
+            ToolOutput::error(text)
+        }
+    }
+}
+
+/// The last `max` bytes of `bytes`, as text.
+fn tail(bytes: &[u8], max: usize) -> String {
+    let start = bytes.len().saturating_sub(max);
+    String::from_utf8_lossy(bytes.get(start..).unwrap_or_default()).into_owned()
+}

@@ -1,0 +1,225 @@
+//! Fuzzing entry points and the reply checker they share with the property tests.
+//!
+//! Built only for tests and with `--cfg fuzzing` (cargo-fuzz sets it). Each target in
+//! `fuzz/fuzz_targets/` calls one function here, so the targets stay three lines long and
+//! reach code that is not public (rustls `internal::fuzzing`, h2 `fuzz_bridge`). A broken
+//! invariant panics: that is how a fuzzer reports it.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::engine::{Effect, Engine, Shared};
+use crate::limits::Limits;
+use crate::response::ServerInfo;
+use crate::tools::{NoArguments, Registry, Tool, ToolError, ToolOutput};
+
+/// Codes the design's error table allows on the wire.
+pub const ERROR_TABLE: [i64; 8] = [
+    -32700, -32600, -32601, -32602, -32603, -32022, -31429, -31503,
+];
+
+/// Checks what one input produced: complete lines only, each a JSON-RPC 2.0 response with an
+/// id (possibly null) and exactly one of `result` and `error`, error codes from the table.
+/// Returns the number of lines.
+///
+/// # Errors
+///
+/// A description of the first broken invariant.
+pub fn check_output(out: &[u8]) -> Result<usize, String> {
+    if out.is_empty() {
+        return Ok(0);
+    }
+    let text = std::str::from_utf8(out).map_err(|_| "output is not UTF-8".to_owned())?;
+    if !text.ends_with('\n') {
+        return Err(format!("output does not end with a newline: {text:?}"));
+    }
+    let mut lines = 0usize;
+    for line in text.lines() {
+        lines = lines.saturating_add(1);
+        let value: Value =
+            serde_json::from_str(line).map_err(|_| format!("a line is not JSON: {line:?}"))?;
+        if value.get("jsonrpc") != Some(&Value::from("2.0")) {
+            return Err(format!("missing jsonrpc 2.0: {line}"));
+        }
+        let id_ok = matches!(
+            value.get("id"),
+            Some(Value::Null | Value::String(_)) | Some(Value::Number(_))
+        );
+        if !id_ok {
+            return Err(format!("bad or missing id: {line}"));
+        }
+        match (value.get("result"), value.get("error")) {
+            (Some(_), None) => {}
+            (None, Some(error)) => {
+                let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+                if !ERROR_TABLE.contains(&code) {
+                    return Err(format!("code outside the table: {line}"));
+                }
+                if !error.get("message").is_some_and(Value::is_string) {
+                    return Err(format!("error without a message: {line}"));
+                }
+            }
+            _ => return Err(format!("not exactly one of result and error: {line}")),
+        }
+    }
+    Ok(lines)
+}
+
+/// Framing: arbitrary bytes cut into arbitrary chunks (the first byte picks the frame limit,
+/// the next eight the cut points) split into frames that are never longer than the limit and
+/// never contain a newline; the same bytes in one chunk give the same frames.
+pub fn framing(data: &[u8]) {
+    let Some((&limit, rest)) = data.split_first() else {
+        return;
+    };
+    let max = usize::from(limit).saturating_add(1);
+    let (cuts, stream) = rest.split_at(rest.len().min(8));
+    let mut chunks = Vec::new();
+    let mut remaining = stream;
+    for cut in cuts {
+        let (chunk, tail) = remaining.split_at(usize::from(*cut).min(remaining.len()));
+        chunks.push(chunk);
+        remaining = tail;
+    }
+    chunks.push(remaining);
+    let frames = crate::framing::split_all(&chunks, max);
+    for frame in frames.iter().flatten() {
+        assert!(frame.len() <= max, "frame over the limit");
+        assert!(!frame.contains(&b'\n'), "newline inside a frame");
+        assert!(!frame.is_empty(), "empty frame delivered");
+    }
+    assert_eq!(
+        frames,
+        crate::framing::split_all(&[stream], max),
+        "chunking changed frames"
+    );
+}
+
+/// Envelope: one frame; parsing returns, and every rejection maps to a code in the table.
+pub fn envelope(data: &[u8]) {
+    match crate::envelope::parse(data, crate::limits::MAX_JSON_DEPTH) {
+        Ok(_) => {}
+        Err(rejection) => {
+            let code = i64::from(rejection.error.to_wire().code.get());
+            assert!(ERROR_TABLE.contains(&code), "code {code} outside the table");
+        }
+    }
+}
+
+/// Engine: the input is split into lines, each fed to one session with in-process tools;
+/// after each line, the output is checked, notifications get nothing, and a started call
+/// completes with exactly one reply.
+pub fn engine(data: &[u8]) {
+    let mut engine = Engine::new(fuzz_server());
+    for frame in data.split(|b| *b == b'\n') {
+        let mut out = Vec::new();
+        let effect = engine.handle(frame, &mut out);
+        let lines = check_output(&out).unwrap_or_else(|broken| fail(&broken));
+        assert!(lines <= 1, "more than one reply to one frame");
+        if is_notification(frame) {
+            assert_eq!(lines, 0, "a notification was answered");
+        }
+        if let Effect::Start(call) = effect {
+            assert_eq!(lines, 0, "a started call was also answered at once");
+            let completion = runtime().block_on(call.run());
+            let mut done = Vec::new();
+            engine.complete(completion, &mut done);
+            let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken));
+            assert_eq!(lines, 1, "a completed call must be answered exactly once");
+        }
+    }
+}
+
+#[expect(clippy::panic, reason = "a fuzz finding is reported by panicking")]
+fn fail(broken: &str) -> ! {
+    panic!("{broken}")
+}
+
+/// A handler body that panics, to exercise the call's panic guard.
+fn boom() -> Result<ToolOutput, ToolError> {
+    fail("boom")
+}
+
+/// Whether a frame is, by an independent reading, an object with `method` and no `id`.
+fn is_notification(frame: &[u8]) -> bool {
+    match serde_json::from_slice::<Value>(frame) {
+        Ok(Value::Object(map)) => map.contains_key("method") && !map.contains_key("id"),
+        _ => false,
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap_or_else(|_| fail("the fuzzer cannot run without a runtime"))
+    })
+}
+
+/// A server with instant tools: one echoes, one fails, one panics.
+pub fn fuzz_server() -> Arc<Shared> {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Echo {
+        #[schemars(length(max = 100))]
+        text: String,
+        #[schemars(range(min = 1, max = 3))]
+        times: Option<u8>,
+    }
+    let tools = vec![
+        Tool::builder("echo", "Repeats text").handler(|args: Echo| async move {
+            Ok(ToolOutput::text(
+                args.text.repeat(usize::from(args.times.unwrap_or(1))),
+            ))
+        }),
+        Tool::builder("fail", "Fails")
+            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(ToolError::new("failed")) }),
+        Tool::builder("boom", "Panics").handler(|_: NoArguments| async { boom() }),
+    ];
+    let registry =
+        Registry::new(tools).unwrap_or_else(|_| fail("the fuzz server's tools are invalid"));
+    crate::engine::shared(
+        ServerInfo {
+            name: "fuzz".into(),
+            version: "0".into(),
+            title: None,
+        },
+        None,
+        registry,
+        Limits::default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_entry_points_accept_interesting_inputs() {
+        framing(b"\x05\x02\x03abc\ndefghij\n\r\nk");
+        envelope(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+        engine(
+            br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boom"}}
+[1,2]
+{"jsonrpc":"2.0","method":"x"}"#,
+        );
+    }
+
+    #[test]
+    fn the_checker_catches_broken_output() {
+        assert!(check_output(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").is_ok());
+        assert!(check_output(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").is_err());
+        assert!(
+            check_output(
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"x\"}}\n"
+            )
+            .is_err()
+        );
+        assert!(check_output(b"{\"jsonrpc\":\"2.0\",\"result\":{}}\n").is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! The manifest as it is on disk: serde types mirroring the TOML, nothing checked yet.
+//!
+//! Every table refuses unknown keys, so a misspelt limit is an error, not a silently ignored
+//! line. Values that later checks need to point at carry their byte span (`Spanned`) so an
+//! error can name the line and column.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawManifest {
+    #[serde(default)]
+    pub(crate) server: RawServer,
+    #[serde(default)]
+    pub(crate) limits: RawLimits,
+    #[serde(default, rename = "tool")]
+    pub(crate) tools: Vec<Spanned<RawTool>>,
+}
+
+/// `[server]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub(crate) name: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) instructions: Option<String>,
+}
+
+/// `[limits]`: overrides of the server's limits; absent keys keep the defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLimits {
+    pub(crate) max_frame_bytes: Option<Spanned<u64>>,
+    pub(crate) max_json_depth: Option<Spanned<u64>>,
+    pub(crate) max_argument_bytes: Option<Spanned<u64>>,
+    pub(crate) max_argument_depth: Option<Spanned<u64>>,
+    pub(crate) max_object_keys: Option<Spanned<u64>>,
+    pub(crate) max_array_items: Option<Spanned<u64>>,
+    pub(crate) max_string_bytes: Option<Spanned<u64>>,
+    pub(crate) max_in_flight: Option<Spanned<u64>>,
+    pub(crate) max_consecutive_errors: Option<Spanned<u64>>,
+    pub(crate) tool_timeout_ms: Option<Spanned<u64>>,
+    pub(crate) max_output_bytes: Option<Spanned<u64>>,
+}
+
+/// One `[[tool]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTool {
+    pub(crate) name: Spanned<String>,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Spanned<String>,
+    pub(crate) command: Spanned<Vec<String>>,
+    #[serde(default)]
+    pub(crate) args: BTreeMap<String, Spanned<RawArg>>,
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    pub(crate) workdir: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) env_allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    pub(crate) secret_env: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) success_codes: Option<Spanned<Vec<i32>>>,
+    #[serde(default)]
+    pub(crate) annotations: RawAnnotations,
+    #[serde(default)]
+    pub(crate) accept_risk: Vec<Spanned<String>>,
+}
+
+/// `annotations = { … }`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAnnotations {
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
+}
+
+/// One argument, by `type`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub(crate) enum RawArg {
+    String(RawStringArg),
+    Integer(RawIntegerArg),
+    Boolean(RawBooleanArg),
+    Path(RawPathArg),
+    Array(RawArrayArg),
+}
+
+/// `type = "string"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStringArg {
+    pub(crate) description: Option<String>,
+    pub(crate) max_length: Option<u64>,
+    pub(crate) min_length: Option<u64>,
+    pub(crate) pattern: Option<String>,
+    #[serde(rename = "enum")]
+    pub(crate) values: Option<Vec<String>>,
+    pub(crate) default: Option<String>,
+    pub(crate) required: Option<bool>,
+    #[serde(default)]
+    pub(crate) allow_leading_dash: bool,
+    #[serde(default)]
+    pub(crate) stdin: bool,
+}
+
+/// `type = "integer"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawIntegerArg {
+    pub(crate) description: Option<String>,
+    pub(crate) minimum: Option<i64>,
+    pub(crate) maximum: Option<i64>,
+    pub(crate) default: Option<i64>,
+    pub(crate) required: Option<bool>,
+}
+
+/// `type = "boolean"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBooleanArg {
+    pub(crate) description: Option<String>,
+    pub(crate) flag: Option<String>,
+    pub(crate) default: Option<bool>,
+}
+
+/// `type = "path"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPathArg {
+    pub(crate) description: Option<String>,
+    pub(crate) within: Option<String>,
+    pub(crate) must_exist: Option<bool>,
+    pub(crate) kind: Option<RawPathKind>,
+    pub(crate) default: Option<String>,
+    pub(crate) required: Option<bool>,
+}
+
+/// What a path argument may name.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawPathKind {
+    File,
+    Dir,
+    Any,
+}
+
+/// `type = "array"`: a list of strings, each one argv element.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawArrayArg {
+    pub(crate) description: Option<String>,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) min_items: Option<u64>,
+    pub(crate) item_max_length: Option<u64>,
+    pub(crate) item_pattern: Option<String>,
+    pub(crate) item_enum: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) allow_leading_dash: bool,
+    pub(crate) default: Option<Vec<String>>,
+    pub(crate) required: Option<bool>,
+}

@@ -1,0 +1,270 @@
+//! Manifest checks: good manifests load, bad ones fail naming line, tool, field and rule.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+fn base() -> PathBuf {
+    std::env::temp_dir()
+}
+
+fn load_text(text: &str) -> Result<Manifest, ManifestError> {
+    parse(text, "test.toml", &base())
+}
+
+fn refusal(text: &str) -> ManifestError {
+    match load_text(text) {
+        Ok(manifest) => panic!("accepted: {}", manifest.describe()),
+        Err(error) => error,
+    }
+}
+
+const GOOD: &str = r#"
+[server]
+name = "git-readonly"
+version = "2.0.0"
+
+[limits]
+max_in_flight = 4
+tool_timeout_ms = 5000
+
+[[tool]]
+name = "git_log"
+description = "Recent commits"
+command = ["git", "log", "--oneline", "--max-count={count}", "--", "{path}"]
+timeout_ms = 3000
+annotations = { read_only = true }
+args.count = { type = "integer", minimum = 1, maximum = 200, default = 20 }
+args.path = { type = "path", default = "." }
+"#;
+
+#[test]
+fn a_good_manifest_loads_with_everything_resolved() {
+    let manifest = load_text(GOOD).unwrap();
+    assert_eq!(
+        (manifest.name.as_str(), manifest.version.as_str()),
+        ("git-readonly", "2.0.0")
+    );
+    assert_eq!(manifest.limits.max_in_flight.get(), 4);
+    let tool = &manifest.tools[0];
+    assert!(tool.program.is_absolute(), "{}", tool.program.display());
+    assert!(tool.program.ends_with("git"));
+    assert_eq!(tool.template.len(), 5);
+    assert!(matches!(
+        &tool.template[2],
+        Element::Value { prefix, after_double_dash: false, .. } if prefix == "--max-count="
+    ));
+    assert!(matches!(
+        &tool.template[4],
+        Element::Value {
+            after_double_dash: true,
+            ..
+        }
+    ));
+    let schema = checked::input_schema(tool);
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["properties"]["count"]["maximum"], 200);
+    assert_eq!(schema["required"], serde_json::json!([]));
+    // The generated schema is one the validator accepts.
+    crate::tools::schema::Validator::compile(&schema).unwrap();
+}
+
+#[test]
+fn the_embedded_default_manifest_loads_on_this_machine() {
+    let manifest = parse(DEFAULT_MANIFEST, "<embedded default>", &base()).unwrap();
+    let names: Vec<&str> = manifest.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "list_directory",
+            "read_file",
+            "search_text",
+            "file_info",
+            "count_lines"
+        ]
+    );
+    for tool in &manifest.tools {
+        assert_eq!(
+            tool.annotations.read_only,
+            Some(true),
+            "{}",
+            tool.name.as_str()
+        );
+        assert!(tool.env.iter().all(|(name, _)| name == "LC_ALL"));
+    }
+}
+
+#[test]
+fn syntax_and_unknown_keys_fail_with_a_position() {
+    let error = refusal("[[tool]]\nname = \"x\"\nfrobnicate = 1\n");
+    assert_eq!(error.position(), Some((3, 1)), "{error}");
+    assert!(error.to_string().starts_with("test.toml:3:1: "), "{error}");
+    assert!(error.rule().contains("frobnicate"), "{error}");
+    let error = refusal("[[tool]\n");
+    assert!(error.position().is_some(), "{error}");
+}
+
+#[test]
+fn semantic_errors_name_the_tool_field_and_rule() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r#"command = ["sh", "-c", "{code}"]
+args.code = { type = "string" }"#,
+            "command",
+            "interpreter_code",
+        ),
+        (
+            r#"command = ["env", "{x}"]
+args.x = { type = "string" }"#,
+            "command",
+            "launcher",
+        ),
+        (
+            r#"command = ["echo", "pre{x}post"]
+args.x = { type = "string" }"#,
+            "command",
+            "embedded_placeholder",
+        ),
+        (
+            r#"command = ["echo", "{y}"]
+args.x = { type = "string" }"#,
+            "command",
+            "`{y}` is not a declared argument",
+        ),
+        (
+            r#"command = ["echo"]
+args.x = { type = "string" }"#,
+            "command",
+            "never uses it",
+        ),
+        (
+            r#"command = ["{x}"]
+args.x = { type = "string" }"#,
+            "command",
+            "the program must be fixed",
+        ),
+        (
+            r#"command = ["no-such-program-anywhere"]"#,
+            "command",
+            "not an executable file",
+        ),
+        (
+            r#"command = ["echo", "{n}"]
+args.n = { type = "integer" }"#,
+            "command",
+            "can be negative",
+        ),
+        (
+            r#"command = ["echo", "--count", "{n}"]
+args.n = { type = "integer", minimum = 0, required = false }"#,
+            "command",
+            "left dangling",
+        ),
+        (
+            r#"command = ["echo", "{v}"]
+args.v = { type = "boolean" }"#,
+            "command",
+            "needs a `flag`",
+        ),
+        (
+            r#"command = ["echo", "{x}"]
+args.x = { type = "string", max_length = 10, default = "far too long a default" }"#,
+            "args.x",
+            "default does not satisfy",
+        ),
+        (
+            r#"command = ["echo", "{x}"]
+args.x = { type = "string", pattern = "(" }"#,
+            "args.x",
+            "not a valid regular expression",
+        ),
+        (
+            r#"command = ["echo", "{x}"]
+args.x = { type = "string", max_length = 100000000 }"#,
+            "args.x",
+            "max_length must be between",
+        ),
+        (
+            r#"command = ["echo", "{p}"]
+args.p = { type = "path", within = "does/not/exist" }"#,
+            "args.p",
+            "within must be an existing directory",
+        ),
+        (
+            r#"command = ["echo"]
+secret_env = ["AIRLOCK_TEST_SURELY_UNSET_VARIABLE"]"#,
+            "secret_env",
+            "is not set",
+        ),
+        (
+            r#"command = ["echo"]
+env_allow = ["HOME", "HOME"]"#,
+            "env_allow",
+            "named twice",
+        ),
+        (
+            r#"command = ["echo"]
+timeout_ms = 0"#,
+            "timeout_ms",
+            "between 1 ms and 24 hours",
+        ),
+        (
+            r#"command = ["echo"]
+accept_risk = ["yolo"]"#,
+            "accept_risk",
+            "unknown risk",
+        ),
+    ];
+    for (body, field, rule) in cases {
+        let text = format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\n{body}\n");
+        let error = refusal(&text);
+        assert_eq!(error.tool(), Some("t"), "{error}");
+        assert_eq!(error.field(), Some(*field), "{error}");
+        assert!(error.rule().contains(rule), "expected `{rule}` in: {error}");
+        assert!(error.position().is_some(), "{error}");
+    }
+}
+
+#[test]
+fn accepted_risks_load_and_are_shown() {
+    let text = r#"
+[[tool]]
+name = "t"
+description = "d"
+command = ["sh", "-c", "{code}"]
+accept_risk = ["interpreter_code"]
+args.code = { type = "string" }
+"#;
+    let manifest = load_text(text).unwrap();
+    assert!(
+        manifest
+            .describe()
+            .contains("ACCEPTED RISKS: interpreter_code")
+    );
+}
+
+#[test]
+fn server_and_tool_level_errors_are_refused() {
+    assert!(refusal("").rule().contains("no tools"));
+    let twice = format!(
+        "{GOOD}\n{}",
+        GOOD.split("[[tool]]")
+            .nth(1)
+            .map(|t| format!("[[tool]]{t}"))
+            .unwrap()
+    );
+    assert!(refusal(&twice).rule().contains("two tools have this name"));
+    let bad_name = GOOD.replace("git_log", "git log");
+    assert_eq!(refusal(&bad_name).field(), Some("name"));
+    let zero = GOOD.replace("max_in_flight = 4", "max_in_flight = 0");
+    assert_eq!(refusal(&zero).field(), Some("limits.max_in_flight"));
+}
+
+#[test]
+fn a_missing_file_is_reported_with_its_name() {
+    let error = load(Path::new("/no/such/manifest.toml")).unwrap_err();
+    assert!(
+        error.to_string().starts_with("/no/such/manifest.toml: "),
+        "{error}"
+    );
+}

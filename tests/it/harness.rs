@@ -1,0 +1,257 @@
+//! Spawning a server binary and talking to it line by line, with timeouts so a hung server
+//! fails the test instead of hanging it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long any single expected reply may take before the test fails.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The path of a binary built from `examples/`.
+pub fn example(name: &str) -> PathBuf {
+    let mut dir = std::env::current_exe().expect("test binary path");
+    dir.pop(); // the test binary's name
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with `cargo test` (which builds the examples)",
+        path.display()
+    );
+    path
+}
+
+/// The `airlock` binary.
+pub fn airlock() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_airlock"))
+}
+
+/// A server process with its pipes.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+impl Server {
+    /// Starts `program args…` with stdin/stdout piped and stderr captured.
+    pub fn start(program: &PathBuf, args: &[&str]) -> Self {
+        Self::start_with(program, args, &[])
+    }
+
+    /// Starts with extra environment variables.
+    pub fn start_with(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_configured(program, args, env, None)
+    }
+
+    fn start_configured(
+        program: &PathBuf,
+        args: &[&str],
+        env: &[(&str, &str)],
+        dir: Option<&std::path::Path>,
+    ) -> Self {
+        let mut command = spawn_command(program);
+        if let Some(dir) = dir {
+            command.current_dir(dir);
+        }
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("AIRLOCK_LOG", "debug");
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn server");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (tx, stderr_lines) = mpsc::channel();
+        thread::spawn(move || {
+            let mut text = String::new();
+            let mut stderr = stderr;
+            let _read = stderr.read_to_string(&mut text);
+            let _sent = tx.send(text);
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            lines,
+            stderr: stderr_lines,
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes raw bytes.
+    pub fn write(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Writes one line (a newline is added).
+    pub fn send(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.write(&bytes);
+    }
+
+    /// The next line the server writes, parsed; fails the test after [`REPLY_TIMEOUT`].
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_line();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// The next raw line.
+    pub fn recv_line(&mut self) -> String {
+        match self.lines.recv_timeout(REPLY_TIMEOUT) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => panic!("no reply within {REPLY_TIMEOUT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("server closed stdout"),
+        }
+    }
+
+    /// Sends a line and returns the next reply.
+    pub fn request(&mut self, line: &str) -> Value {
+        self.send(line);
+        self.recv()
+    }
+
+    /// Completes a legacy handshake in `version`; returns the `initialize` result.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        let reply = self.request(
+            &json!({
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": version, "capabilities": {},
+                           "clientInfo": {"name": "it", "version": "1"}}
+            })
+            .to_string(),
+        );
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        reply
+    }
+
+    /// Closes stdin (end of input).
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    /// Waits for exit, failing the test after `timeout`.
+    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "server did not exit within {timeout:?}"
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything the server wrote on stderr (waits for it to exit first).
+    pub fn stderr(&mut self) -> String {
+        self.close_stdin();
+        self.wait(REPLY_TIMEOUT);
+        self.stderr.recv_timeout(REPLY_TIMEOUT).unwrap_or_default()
+    }
+
+    /// Peak resident memory of the server so far (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse().ok())
+            .expect("VmHWM in /proc status")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _killed = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests spawn the binaries under test"
+)]
+fn spawn_command(program: &PathBuf) -> std::process::Command {
+    std::process::Command::new(program)
+}
+
+/// A request line.
+pub fn request(id: impl Into<Value>, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}).to_string()
+}
+
+/// A `tools/call` request line.
+pub fn call(id: impl Into<Value>, tool: &str, arguments: Value) -> String {
+    request(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+}
+
+/// The `_meta` a modern request carries.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "it", "version": "1"}
+    })
+}
+
+/// The error code of a reply (fails if it is not an error).
+pub fn code(reply: &Value) -> i64 {
+    reply["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {reply}"))
+}
+
+impl Server {
+    /// Starts `program args…` in the working directory `dir`.
+    pub fn start_in(program: &PathBuf, args: &[&str], dir: &std::path::Path) -> Self {
+        Self::start_configured(program, args, &[], Some(dir))
+    }
+}
+
+/// Runs a command to completion and returns its output (stdout, stderr, status).
+pub fn run(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = spawn_command(program);
+    command.args(args).stdin(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().expect("run command")
+}

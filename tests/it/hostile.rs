@@ -1,0 +1,241 @@
+//! What an attacker sends, over real pipes: every case ends with the server still serving
+//! (or, for a garbage flood, cut off on purpose) and nothing unexpected on stdout.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, call, code, example, request};
+
+fn ready() -> Server {
+    let mut server = Server::start(&example("fixture_server"), &[]);
+    server.initialize("2025-11-25");
+    server
+}
+
+fn ping_works(server: &mut Server, id: u64) {
+    let reply = server.request(&request(id, "ping", json!({})));
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+}
+
+#[test]
+fn a_64_mib_line_is_refused_without_being_held_and_the_next_line_is_served() {
+    let mut server = ready();
+    let chunk = vec![b'a'; 1024 * 1024];
+    for _ in 0..64 {
+        server.write(&chunk);
+    }
+    server.write(b"\n");
+    let refused = server.recv();
+    assert_eq!(refused["id"], Value::Null);
+    assert_eq!(refused["error"]["code"], -32600);
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"limit": "max_frame_bytes", "value": 1_048_576})
+    );
+    ping_works(&mut server, 1);
+    let peak_kib = server.peak_rss_kib();
+    eprintln!("peak RSS after a 64 MiB line: {peak_kib} KiB");
+    // The line is 65,536 KiB; the server may hold one frame (1 MiB) and its buffers.
+    assert!(peak_kib < 32 * 1024, "peak RSS {peak_kib} KiB");
+}
+
+#[test]
+fn a_frame_just_under_the_limit_is_parsed_and_one_just_over_is_refused() {
+    let mut server = ready();
+    let pad = |len: usize| {
+        let head = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_":""#;
+        let tail = r#""}}"#;
+        format!("{head}{}{tail}", "p".repeat(len - head.len() - tail.len()))
+    };
+    // `_` is not a member ping defines, but ping ignores its params: the frame is parsed.
+    assert_eq!(server.request(&pad(1024 * 1024))["result"], json!({}));
+    assert_eq!(code(&server.request(&pad(1024 * 1024 + 1))), -32600);
+}
+
+#[test]
+fn invalid_utf8_is_a_parse_error() {
+    let mut server = ready();
+    server.write(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}\n");
+    let reply = server.recv();
+    assert_eq!((code(&reply), reply["id"].clone()), (-32700, Value::Null));
+    server.write(b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    assert_eq!(
+        code(&server.recv()),
+        -32700,
+        "a byte-order mark is not JSON"
+    );
+    ping_works(&mut server, 2);
+}
+
+#[test]
+fn deep_nesting_is_a_parse_error_at_any_depth() {
+    let mut server = ready();
+    for depth in [65, 1000, 100_000] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let reply = server.request(&line);
+        assert_eq!(code(&reply), -32700, "depth {depth}");
+        assert_eq!(
+            reply["error"]["message"],
+            "Parse error: the message is nested too deeply."
+        );
+    }
+    ping_works(&mut server, 2);
+}
+
+#[test]
+fn a_batch_is_refused_with_one_error_and_no_id() {
+    let mut server = ready();
+    server.send(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+    );
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request: batches are not accepted; send one message per line."}}"#
+    );
+    ping_works(&mut server, 3);
+}
+
+#[test]
+fn notifications_and_unsolicited_responses_are_never_answered() {
+    let mut server = ready();
+    for silent in [
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"not an object"}"#,
+        r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":42}"#,
+        r#"{"jsonrpc":"2.0","method":"no/such/notification"}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"x"}}"#,
+    ] {
+        server.send(silent);
+    }
+    // The next line out is the ping's reply: nothing was written for the lines above.
+    ping_works(&mut server, 7);
+}
+
+#[test]
+fn a_duplicate_in_flight_id_is_refused_and_the_first_call_still_answers() {
+    let mut server = ready();
+    server.send(&call(7, "sleep", json!({"ms": 400})));
+    let duplicate = server.request(&call(7, "echo", json!({"text": "second"})));
+    assert_eq!(duplicate["id"], 7);
+    assert_eq!(duplicate["error"]["code"], -32600);
+    let first = server.recv();
+    assert_eq!(
+        (
+            first["id"].clone(),
+            first["result"]["content"][0]["text"].clone()
+        ),
+        (json!(7), json!("slept"))
+    );
+    // Once finished, the id may be used again.
+    assert_eq!(
+        server.request(&call(7, "echo", json!({"text": "again"})))["result"]["content"][0]["text"],
+        "again"
+    );
+}
+
+#[test]
+fn a_panicking_tool_answers_internal_error_and_the_next_call_works() {
+    let mut server = ready();
+    let reply = server.request(&call("p", "panic", json!({})));
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": "p", "error": {"code": -32603, "message": "Internal error."}})
+    );
+    let next = server.request(&call("q", "echo", json!({"text": "still here"})));
+    assert_eq!(next["result"]["content"][0]["text"], "still here");
+    let stderr = server.stderr();
+    assert!(stderr.contains("tool handler panicked"), "{stderr}");
+    assert!(
+        !stderr.contains("secret-panic-payload"),
+        "the panic message leaked to the log"
+    );
+}
+
+#[test]
+fn end_of_input_with_a_call_in_flight_answers_it_then_exits_cleanly() {
+    let mut server = ready();
+    server.send(&call(1, "sleep", json!({"ms": 300})));
+    server.close_stdin();
+    let reply = server.recv();
+    assert_eq!(reply["result"]["content"][0]["text"], "slept");
+    let status = server.wait(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn end_of_input_inside_a_message_ends_cleanly() {
+    let mut server = ready();
+    server.write(br#"{"jsonrpc":"2.0","id":1,"meth"#);
+    server.close_stdin();
+    // The unterminated last line is a frame like any other: here, not JSON.
+    assert_eq!(code(&server.recv()), -32700);
+    assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
+}
+
+#[test]
+fn crlf_and_blank_lines_are_accepted() {
+    let mut server = ready();
+    server.write(b"\r\n\n   \n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n");
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+}
+
+#[test]
+fn a_peer_sending_only_garbage_is_cut_off_with_a_distinct_status() {
+    let mut server = ready();
+    let garbage = "garbage\n".repeat(300);
+    server.write(garbage.as_bytes());
+    let mut answered = 0;
+    while answered < 256 {
+        assert_eq!(code(&server.recv()), -32700);
+        answered += 1;
+    }
+    let status = server.wait(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(3));
+    let stderr = server.stderr();
+    assert!(stderr.contains("cut off"), "{stderr}");
+}
+
+#[test]
+fn ids_are_echoed_verbatim() {
+    let mut server = ready();
+    for id in [
+        "0",
+        "-9223372036854775808",
+        "18446744073709551615",
+        r#""ä\u00e4""#,
+        r#""""#,
+    ] {
+        server.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        assert_eq!(
+            server.recv_line(),
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#)
+        );
+    }
+    for bad in [
+        "null",
+        "1.0",
+        "1e2",
+        "18446744073709551616",
+        "true",
+        "{}",
+        "[]",
+    ] {
+        let reply = server.request(&format!(
+            r#"{{"jsonrpc":"2.0","id":{bad},"method":"ping"}}"#
+        ));
+        assert_eq!(
+            (code(&reply), reply["id"].clone()),
+            (-32600, Value::Null),
+            "{bad}"
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! Integration tests: the real binaries over real pipes.
+//!
+//! One test binary (rustls `api.rs`, ripgrep `tests.rs` style). Each module drives a server
+//! process through its stdin/stdout and asserts on the exact lines it writes:
+//!
+//! - `protocol`: handshakes, both eras, listing, calls, the error table, through the example
+//!   product CLI (`examples/product_cli.rs mcp`) and the fixture server;
+//! - `hostile`: what an attacker sends — huge lines, bad bytes, deep nesting, batches, floods,
+//!   panics, end of input with work in flight;
+//! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
+//!   `airlock check` on good and bad manifests.
+
+#![allow(
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::print_stderr,
+    clippy::string_slice,
+    clippy::unwrap_used,
+    unreachable_pub,
+    reason = "test code: a failed expectation is a failed test, and helpers are shared by modules"
+)]
+
+mod harness;
+mod hostile;
+mod protocol;
+mod serve;

@@ -1,0 +1,216 @@
+//! The protocol as a well-behaved client sees it, over real pipes.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, call, code, example, modern_meta, request};
+
+fn fixture() -> Server {
+    Server::start(&example("fixture_server"), &[])
+}
+
+#[test]
+fn the_handshake_echoes_each_legacy_version_and_counters_unknown_ones() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let mut server = fixture();
+        let reply = server.initialize(version);
+        assert_eq!(
+            reply,
+            json!({"jsonrpc": "2.0", "id": 0, "result": {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": false}},
+                "serverInfo": {"name": "fixture", "version": "0.0.0"}
+            }}),
+            "{version}"
+        );
+    }
+    let mut server = fixture();
+    assert_eq!(
+        server.initialize("2030-01-01")["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+}
+
+#[test]
+fn ping_is_answered_with_an_empty_result_before_and_after_the_handshake() {
+    let mut server = fixture();
+    server.send(r#"{"jsonrpc":"2.0","id":"before","method":"ping"}"#);
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":"before","result":{}}"#
+    );
+    server.initialize("2025-11-25");
+    server.send(r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#);
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#
+    );
+}
+
+#[test]
+fn a_modern_request_is_served_without_a_handshake() {
+    let mut server = fixture();
+    let discover = server.request(&request(
+        1,
+        "server/discover",
+        json!({"_meta": modern_meta()}),
+    ));
+    let result = &discover["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(
+        result["capabilities"],
+        json!({"tools": {"listChanged": false}})
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "fixture"
+    );
+    assert_eq!(
+        (result["ttlMs"].as_u64(), result["cacheScope"].as_str()),
+        (Some(300_000), Some("public"))
+    );
+
+    let list = server.request(&request(2, "tools/list", json!({"_meta": modern_meta()})));
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["cacheScope"], "public");
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(4));
+
+    let echo = server.request(&request(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "modern"}, "_meta": modern_meta()}),
+    ));
+    assert_eq!(
+        echo["result"]["content"],
+        json!([{"type": "text", "text": "modern"}])
+    );
+    assert_eq!(echo["result"]["resultType"], "complete");
+
+    let unsupported = server.request(&request(
+        4,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2027-01-01",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    ));
+    assert_eq!(
+        unsupported["error"],
+        json!({"code": -32022, "message": "Unsupported protocol version.",
+               "data": {"supported": ["2026-07-28"], "requested": "2027-01-01"}})
+    );
+    let removed = server.request(&request(5, "ping", json!({"_meta": modern_meta()})));
+    assert_eq!(code(&removed), -32601);
+}
+
+#[test]
+fn tools_list_pages_follow_the_cursor_to_the_end() {
+    let mut server = Server::start(&example("fixture_server"), &["--fillers"]);
+    server.initialize("2025-11-25");
+    let first = server.request(&request(1, "tools/list", json!({})));
+    let tools = first["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 50);
+    let cursor = first["result"]["nextCursor"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
+    let second = server.request(&request(2, "tools/list", json!({"cursor": cursor})));
+    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(14));
+    assert!(second["result"].get("nextCursor").is_none());
+    let forged = server.request(&request(
+        3,
+        "tools/list",
+        json!({"cursor": "0000000000000000000000ff"}),
+    ));
+    assert_eq!(code(&forged), -32602);
+}
+
+#[test]
+fn a_good_call_is_answered_with_exact_bytes() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    server.send(r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi \"there\"\n"}}}"#);
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"type":"text","text":"hi \"there\"\n"}]}}"#
+    );
+}
+
+#[test]
+fn each_row_of_the_error_table_is_reachable() {
+    let mut server = fixture();
+    let parse = server.request("{not json");
+    assert_eq!(parse["error"]["code"], -32700);
+    assert_eq!(parse["id"], Value::Null);
+    assert_eq!(
+        code(&server.request(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#)),
+        -32600
+    );
+    let before = server.request(&request(2, "tools/list", json!({})));
+    assert_eq!(code(&before), -32602);
+    server.initialize("2025-11-25");
+    assert_eq!(
+        code(&server.request(&request(3, "resources/list", json!({})))),
+        -32601
+    );
+    assert_eq!(
+        code(&server.request(&call(4, "no_such_tool", json!({})))),
+        -32602
+    );
+    assert_eq!(code(&server.request(&call(5, "panic", json!({})))), -32603);
+    let unsupported = server.request(&request(
+        6,
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "1999-01-01",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    ));
+    assert_eq!(code(&unsupported), -32022);
+
+    // -31503: eight calls in flight fill the cap; the ninth is refused at once.
+    for id in 100..108 {
+        server.send(&call(id, "sleep", json!({"ms": 1500})));
+    }
+    let refused = server.request(&call(108, "sleep", json!({"ms": 1})));
+    assert_eq!(refused["id"], 108);
+    assert_eq!(refused["error"]["code"], -31503);
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"limit": "max_in_flight", "value": 8})
+    );
+    // Control messages are still answered while the cap is full.
+    let ping = server.request(&request(109, "ping", json!({})));
+    assert_eq!(ping["result"], json!({}));
+    let mut done = 0;
+    while done < 8 {
+        assert_eq!(server.recv()["result"]["content"][0]["text"], "slept");
+        done += 1;
+    }
+}
+
+#[test]
+fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(1, "sleep", json!({"ms": "SECRET-TOKEN-123"})));
+    assert_eq!(
+        reply["result"],
+        json!({"content": [{"type": "text",
+                "text": "Invalid arguments for tool `sleep`: `ms` must be an integer."}],
+               "isError": true})
+    );
+    let reply = server.request(&call(2, "sleep", json!({"ms": 1, "SECRET-KEY": 1})));
+    assert!(!reply.to_string().contains("SECRET"));
+    assert_eq!(reply["result"]["isError"], true);
+}
+
+#[test]
+fn a_timed_out_call_is_a_tool_error_and_the_session_continues() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(1, "sleep", json!({"ms": 10_000})));
+    assert_eq!(reply["result"]["isError"], true);
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "The tool did not finish within its time limit of 2000 ms and was stopped."
+    );
+    let ping = server.request(&request(2, "ping", json!({})));
+    assert_eq!(ping["result"], json!({}));
+}
