@@ -76,6 +76,9 @@ pub(crate) fn request(
         Some(version) => version,
         None => cx.lifecycle.admit(method)?,
     };
+    if method != RequestMethod::ToolsCall {
+        cx.shared.guard.admit_cheap()?;
+    }
     match method {
         RequestMethod::Initialize => initialize(cx, id, params.as_ref(), out),
         RequestMethod::Ping => {
@@ -212,6 +215,7 @@ fn tools_call(
         _ => return Err(McpError::InvalidToolName),
     };
     let tool = cx.shared.registry.get(name).ok_or(McpError::UnknownTool)?;
+    cx.shared.guard.admit_call(name)?;
     if let Some(meta) = params.get("_meta") {
         let token_ok = match meta.get("progressToken") {
             None | Some(Value::String(_)) => true,

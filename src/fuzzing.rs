@@ -159,8 +159,14 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A server with instant tools: one echoes, one fails, one panics.
+/// A server with instant tools: one echoes, one fails, one panics. Built once: schema
+/// generation is slower than a whole fuzz iteration.
 pub fn fuzz_server() -> Arc<Shared> {
+    static SERVER: std::sync::OnceLock<Arc<Shared>> = std::sync::OnceLock::new();
+    Arc::clone(SERVER.get_or_init(build_fuzz_server))
+}
+
+fn build_fuzz_server() -> Arc<Shared> {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct Echo {
         #[schemars(length(max = 100))]
@@ -188,7 +194,13 @@ pub fn fuzz_server() -> Arc<Shared> {
         },
         None,
         registry,
-        Limits::default(),
+        // One server serves every fuzz input: shared quotas would soon refuse everything and
+        // hide the rest of the engine. The guard has its own deterministic tests.
+        Limits {
+            tool_call_rate: None,
+            cheap_method_rate: None,
+            ..Limits::default()
+        },
     )
 }
 

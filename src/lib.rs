@@ -21,6 +21,7 @@
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `dispatch`: the method table.
 //! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
+//! - [`guard`]: rate quotas (governor GCRA) decided before any work.
 //! - [`call`]: a tool call under its deadline and panic guard.
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
@@ -48,6 +49,7 @@ pub mod error;
 pub mod framing;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
+pub mod guard;
 pub mod id;
 mod json;
 mod lifecycle;
@@ -63,7 +65,7 @@ pub mod transport;
 pub mod version;
 
 pub use error::McpError;
-pub use limits::Limits;
+pub use limits::{Limits, Rate};
 pub use server::{Server, ServerBuilder};
 pub use tools::{
     BuildError, NoArguments, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolOutput,

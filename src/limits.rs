@@ -161,6 +161,45 @@ const _: () = assert!(MAX_ARGUMENT_BYTES < MAX_FRAME_BYTES);
 const _: () = assert!(MAX_STRING_BYTES < MAX_ARGUMENT_BYTES);
 const _: () = assert!(MAX_ARGUMENT_DEPTH < MAX_JSON_DEPTH);
 
+/// Default quota on `tools/call` across the whole server: 1,200 calls a minute (20 a second)
+/// with bursts of 40.
+///
+/// The MCP spec requires servers to rate-limit tool invocations. An agent loop makes a call
+/// per model turn — a few a second at most — so this never slows an honest client, while a
+/// runaway or hostile one is held to a rate the host can absorb. Per-tool quotas (for tools
+/// that hit a paid API, say) come on top.
+pub const TOOL_CALL_RATE: Rate = Rate::new_const(1200, 40);
+
+/// Default quota on cheap methods (`ping`, `tools/list`, `server/discover`, `initialize`):
+/// 6,000 a minute with bursts of 200. Separate from the `tools/call` quota, so a ping flood
+/// cannot starve tool calls and a call flood cannot starve pings.
+pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
+
+/// A quota: a sustained rate and a burst (GCRA, as `governor` implements it).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Rate {
+    /// Requests admitted per minute, sustained.
+    pub per_minute: NonZeroU32,
+    /// Requests admitted back to back after a quiet period.
+    pub burst: NonZeroU32,
+}
+
+impl Rate {
+    /// A quota of `per_minute` with bursts of `burst`; zeros become one.
+    pub const fn new_const(per_minute: u32, burst: u32) -> Self {
+        Self {
+            per_minute: match NonZeroU32::new(per_minute) {
+                Some(n) => n,
+                None => NonZeroU32::MIN,
+            },
+            burst: match NonZeroU32::new(burst) {
+                Some(n) => n,
+                None => NonZeroU32::MIN,
+            },
+        }
+    }
+}
+
 /// Configurable bounds of one server, with safe defaults.
 ///
 /// Every field defaults to the constant of the same name in this module. Numbers are non-zero
@@ -194,6 +233,11 @@ pub struct Limits {
     pub tools_list_ttl: Duration,
     /// See [`EOF_DRAIN_TIMEOUT`].
     pub eof_drain_timeout: Duration,
+    /// Quota on `tools/call` for the whole server; `None` turns it off. See
+    /// [`TOOL_CALL_RATE`].
+    pub tool_call_rate: Option<Rate>,
+    /// Quota on cheap methods; `None` turns it off. See [`CHEAP_METHOD_RATE`].
+    pub cheap_method_rate: Option<Rate>,
 }
 
 impl Default for Limits {
@@ -213,6 +257,8 @@ impl Default for Limits {
             tools_page_size: non_zero(TOOLS_PAGE_SIZE),
             tools_list_ttl: TOOLS_LIST_TTL,
             eof_drain_timeout: EOF_DRAIN_TIMEOUT,
+            tool_call_rate: Some(TOOL_CALL_RATE),
+            cheap_method_rate: Some(CHEAP_METHOD_RATE),
         }
     }
 }

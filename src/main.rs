@@ -4,13 +4,15 @@
 //! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed.
 
 use std::io::Write;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
 use airlock::manifest::{self, Manifest, ManifestError};
-use airlock::{command, telemetry};
+use airlock::{Limits, Rate, command, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
 /// hostile.
@@ -31,6 +33,8 @@ enum Command {
         /// The manifest (TOML) declaring the tools.
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: LimitFlags,
     },
     /// Validate a manifest and print what it lets agents run.
     Check {
@@ -40,13 +44,60 @@ enum Command {
     },
 }
 
+/// Limits given on the command line; they override the manifest's.
+#[derive(Debug, clap::Args)]
+struct LimitFlags {
+    /// Quota on tools/call across the server: calls per minute, sustained.
+    #[arg(long, value_name = "N")]
+    calls_per_minute: Option<NonZeroU32>,
+    /// Quota on tools/call: calls admitted back to back (default 40, or the manifest's).
+    #[arg(long, value_name = "N", requires = "calls_per_minute")]
+    call_burst: Option<NonZeroU32>,
+    /// Quota on cheap methods (ping, tools/list, …): requests per minute.
+    #[arg(long, value_name = "N")]
+    cheap_per_minute: Option<NonZeroU32>,
+    /// Most tool calls running at once.
+    #[arg(long, value_name = "N")]
+    max_in_flight: Option<NonZeroUsize>,
+    /// Deadline of a tool call that sets none of its own, in milliseconds.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    tool_timeout_ms: Option<u64>,
+}
+
+impl LimitFlags {
+    fn apply(&self, limits: &mut Limits) {
+        if let Some(per_minute) = self.calls_per_minute {
+            let burst = self
+                .call_burst
+                .or(limits.tool_call_rate.map(|rate| rate.burst))
+                .unwrap_or(airlock::limits::TOOL_CALL_RATE.burst);
+            limits.tool_call_rate = Some(Rate { per_minute, burst });
+        }
+        if let Some(per_minute) = self.cheap_per_minute {
+            let burst = limits
+                .cheap_method_rate
+                .map_or(airlock::limits::CHEAP_METHOD_RATE.burst, |rate| rate.burst);
+            limits.cheap_method_rate = Some(Rate { per_minute, burst });
+        }
+        if let Some(max) = self.max_in_flight {
+            limits.max_in_flight = max;
+        }
+        if let Some(ms) = self.tool_timeout_ms {
+            limits.tool_timeout = Duration::from_millis(ms);
+        }
+    }
+}
+
 /// The file `serve` and `check` use when none is named.
 const LOCAL_MANIFEST: &str = "airlock.toml";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve { manifest } => serve(manifest.as_deref()),
+        Command::Serve {
+            manifest,
+            overrides,
+        } => serve(manifest.as_deref(), &overrides),
         Command::Check { manifest } => check(manifest.as_deref()),
     }
 }
@@ -59,15 +110,16 @@ fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
     }
 }
 
-fn serve(path: Option<&Path>) -> ExitCode {
+fn serve(path: Option<&Path>, overrides: &LimitFlags) -> ExitCode {
     telemetry::init();
-    let manifest = match load(path) {
+    let mut manifest = match load(path) {
         Ok(manifest) => manifest,
         Err(error) => {
             tracing::error!("{error}");
             return ExitCode::FAILURE;
         }
     };
+    overrides.apply(&mut manifest.limits);
     tracing::info!(
         manifest = manifest.source.as_str(),
         tools = manifest.tools.len(),

@@ -57,6 +57,9 @@ fn tool_of(tool: CommandTool) -> Tool {
     if let Some(timeout) = tool.timeout {
         builder = builder.timeout(timeout);
     }
+    if let Some(rate) = tool.rate {
+        builder = builder.rate(rate);
+    }
     let redactor = Redactor::new(&tool.secrets);
     builder.dynamic(
         schema,

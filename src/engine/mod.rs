@@ -20,6 +20,7 @@ use crate::call::{Call, Completion, Outcome, Ticket};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
 use crate::error::McpError;
+use crate::guard::Guard;
 use crate::id::{IdKey, RequestId};
 use crate::lifecycle::Lifecycle;
 use crate::limits::Limits;
@@ -34,6 +35,7 @@ pub struct Shared {
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
     pub(crate) limits: Limits,
+    pub(crate) guard: Guard,
 }
 
 impl Shared {
@@ -319,11 +321,24 @@ pub(crate) fn shared(
     registry: Registry,
     limits: Limits,
 ) -> Arc<Shared> {
+    let guard = Guard::new(&limits, registry.rates());
+    shared_with_guard(info, instructions, registry, limits, guard)
+}
+
+/// The same with a given guard (tests drive its clock).
+pub(crate) fn shared_with_guard(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+    guard: Guard,
+) -> Arc<Shared> {
     Arc::new(Shared {
         info,
         instructions,
         registry,
         limits,
+        guard,
     })
 }
 

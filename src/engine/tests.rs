@@ -464,6 +464,73 @@ fn timeouts_become_tool_errors() {
 }
 
 #[test]
+fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
+    use crate::guard::{Guard, GuardClock};
+    use crate::limits::Rate;
+    let limits = Limits {
+        tool_call_rate: Some(Rate::new_const(60, 1)),
+        cheap_method_rate: Some(Rate::new_const(60, 2)),
+        max_consecutive_errors: std::num::NonZeroU32::new(2).unwrap(),
+        ..Limits::default()
+    };
+    let clock = GuardClock::manual();
+    let guard = Guard::with_clock(&limits, [], clock.clone());
+    let registry =
+        Registry::new(vec![Tool::builder("echo", "Repeats text").handler(
+            |args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) },
+        )])
+        .unwrap();
+    let info = ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+    };
+    let mut engine = Engine::new(crate::engine::shared_with_guard(
+        info, None, registry, limits, guard,
+    ));
+    let modern = |id: u32, method: &str, extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{extra}{MODERN_META}}}}}"#
+        )
+    };
+    let call = modern(
+        1,
+        "tools/call",
+        r#""name":"echo","arguments":{"text":"a"},"#,
+    );
+    let (_, started) = send(&mut engine, &call);
+    assert!(matches!(started, Effect::Start(_)));
+    for id in 2..5 {
+        let (reply, effect) = send(
+            &mut engine,
+            &call.replace(r#""id":1"#, &format!(r#""id":{id}"#)),
+        );
+        let reply = reply.unwrap();
+        assert_eq!(reply["error"]["code"], -31429);
+        assert_eq!(reply["error"]["data"], json!({"retryAfterMs": 1000}));
+        // Over quota is not garbage: the cut-off (2 in a row) never fires.
+        assert!(matches!(effect, Effect::None));
+    }
+    assert!(
+        ask(&mut engine, &modern(5, "tools/list", ""))
+            .get("result")
+            .is_some()
+    );
+    assert!(
+        ask(&mut engine, &modern(6, "tools/list", ""))
+            .get("result")
+            .is_some()
+    );
+    assert_eq!(
+        ask(&mut engine, &modern(7, "tools/list", ""))["error"]["code"],
+        -31429
+    );
+    clock.advance(Duration::from_secs(1));
+    let (_, started) = send(&mut engine, &call.replace(r#""id":1"#, r#""id":8"#));
+    assert!(matches!(started, Effect::Start(_)));
+}
+
+#[test]
 fn a_peer_sending_only_garbage_is_cut_off() {
     let limits = Limits {
         max_consecutive_errors: std::num::NonZeroU32::new(3).unwrap(),

@@ -18,13 +18,13 @@ use toml::Spanned;
 
 use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawLimits, RawManifest, RawPathArg,
-    RawPathKind, RawStringArg, RawTool,
+    RawPathKind, RawRate, RawStringArg, RawTool,
 };
 use super::risk::{self, Risk};
 use super::{Located, ManifestError};
 use crate::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_BYTES, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
-    MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT,
+    MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate,
 };
 use crate::secrets::{MIN_SECRET_BYTES, Secret};
 use crate::tools::{ToolAnnotations, ToolName};
@@ -67,6 +67,8 @@ pub struct CommandTool {
     pub timeout: Option<Duration>,
     /// Cap on each of stdout and stderr.
     pub max_output_bytes: usize,
+    /// A quota of the tool's own, on top of the server's.
+    pub rate: Option<Rate>,
     /// Working directory (canonical).
     pub workdir: PathBuf,
     /// Non-secret environment: `env_allow` values read at load, then `env`.
@@ -288,7 +290,40 @@ fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, ManifestError> {
     if let Some(v) = &raw.tool_timeout_ms {
         limits.tool_timeout = timeout(v, at, None, "limits.tool_timeout_ms")?;
     }
+    if let Some(v) = &raw.tool_call_rate {
+        limits.tool_call_rate = Some(rate(v, at, None, "limits.tool_call_rate")?);
+    }
+    if let Some(v) = &raw.cheap_method_rate {
+        limits.cheap_method_rate = Some(rate(v, at, None, "limits.cheap_method_rate")?);
+    }
     Ok(limits)
+}
+
+/// A quota: `per_minute` of 1 to 10 million, `burst` (default 1) of 1 to 100,000.
+fn rate(
+    value: &Spanned<RawRate>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+    field: &str,
+) -> Result<Rate, ManifestError> {
+    let raw = value.get_ref();
+    let per_minute = u32::try_from(raw.per_minute)
+        .ok()
+        .filter(|n| *n <= 10_000_000)
+        .and_then(NonZeroU32::new);
+    let burst = u32::try_from(raw.burst.unwrap_or(1))
+        .ok()
+        .filter(|n| *n <= 100_000)
+        .and_then(NonZeroU32::new);
+    match (per_minute, burst) {
+        (Some(per_minute), Some(burst)) => Ok(Rate { per_minute, burst }),
+        _ => Err(at.error(
+            Some(value.span().start),
+            tool,
+            field,
+            "per_minute must be 1 to 10000000 and burst 1 to 100000",
+        )),
+    }
 }
 
 fn timeout(
@@ -441,6 +476,10 @@ impl ToolChecker<'_> {
             Some(value) => output_cap(value, at, tool)?,
             None => self.default_output,
         };
+        let rate = match &raw.rate {
+            Some(value) => Some(rate(value, at, tool, "rate")?),
+            None => None,
+        };
         let success_codes = match &raw.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
                 return Err(at.error(
@@ -469,6 +508,7 @@ impl ToolChecker<'_> {
             args,
             timeout,
             max_output_bytes,
+            rate,
             workdir,
             env,
             secrets,
@@ -1046,6 +1086,12 @@ impl Manifest {
             &format!("server:   {} {}", self.name, self.version),
         );
         let l = &self.limits;
+        let show_rate = |rate: Option<Rate>| {
+            rate.map_or_else(
+                || "off".to_owned(),
+                |r| format!("{}/min burst {}", r.per_minute, r.burst),
+            )
+        };
         line(
             &mut out,
             &format!(
@@ -1055,6 +1101,14 @@ impl Manifest {
                 l.max_frame_bytes,
                 l.max_argument_bytes,
                 l.max_string_bytes
+            ),
+        );
+        line(
+            &mut out,
+            &format!(
+                "quotas:   tools/call {}; cheap methods {}",
+                show_rate(l.tool_call_rate),
+                show_rate(l.cheap_method_rate)
             ),
         );
         for tool in &self.tools {
@@ -1085,10 +1139,14 @@ impl Manifest {
                 || format!("{} ms (server default)", l.tool_timeout.as_millis()),
                 |t| format!("{} ms", t.as_millis()),
             );
+            let quota = tool.rate.map_or_else(
+                || "server quota only".to_owned(),
+                |r| format!("{}/min, burst {}", r.per_minute, r.burst),
+            );
             line(
                 &mut out,
                 &format!(
-                    "  limits:  timeout {timeout}; output {} bytes per stream; success exit codes {:?}",
+                    "  limits:  timeout {timeout}; output {} bytes per stream; rate {quota}; success exit codes {:?}",
                     tool.max_output_bytes, tool.success_codes
                 ),
             );

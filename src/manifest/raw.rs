@@ -46,6 +46,16 @@ pub(crate) struct RawLimits {
     pub(crate) max_consecutive_errors: Option<Spanned<u64>>,
     pub(crate) tool_timeout_ms: Option<Spanned<u64>>,
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    pub(crate) tool_call_rate: Option<Spanned<RawRate>>,
+    pub(crate) cheap_method_rate: Option<Spanned<RawRate>>,
+}
+
+/// A quota: `{ per_minute = 60, burst = 10 }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRate {
+    pub(crate) per_minute: u64,
+    pub(crate) burst: Option<u64>,
 }
 
 /// One `[[tool]]`.
@@ -60,6 +70,7 @@ pub(crate) struct RawTool {
     pub(crate) args: BTreeMap<String, Spanned<RawArg>>,
     pub(crate) timeout_ms: Option<Spanned<u64>>,
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    pub(crate) rate: Option<Spanned<RawRate>>,
     pub(crate) workdir: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) env_allow: Vec<Spanned<String>>,

@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::McpError;
-use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT};
+use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT, Rate};
 use crate::version::ProtocolVersion;
 
 pub use typed::{NoArguments, ToolBuilder};
@@ -188,6 +188,7 @@ pub struct Tool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) rate: Option<Rate>,
     pub(crate) handler: Arc<dyn Handler>,
 }
 
@@ -280,6 +281,7 @@ pub(crate) struct ToolDef {
     output_schema: Option<Value>,
     annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    rate: Option<Rate>,
     pub(crate) validator: schema::Validator,
     pub(crate) handler: Arc<dyn Handler>,
 }
@@ -314,6 +316,7 @@ impl ToolDef {
             output_schema: tool.output_schema,
             annotations: tool.annotations,
             timeout: tool.timeout,
+            rate: tool.rate,
             validator,
             handler: tool.handler,
         })
@@ -386,6 +389,13 @@ impl Registry {
             by_name,
             fingerprint: hasher.finish(),
         })
+    }
+
+    /// The tools that have a quota of their own, with it.
+    pub(crate) fn rates(&self) -> impl Iterator<Item = (&str, Rate)> {
+        self.tools
+            .iter()
+            .filter_map(|tool| tool.rate.map(|rate| (tool.name.as_str(), rate)))
     }
 
     /// How many tools there are.

@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{BoxFuture, Handler, Tool, ToolAnnotations, ToolError, ToolOutput};
+use crate::limits::Rate;
 
 /// The argument type of a tool that takes none.
 #[derive(Clone, Copy, Debug, Default, serde::Deserialize, JsonSchema)]
@@ -31,6 +32,7 @@ pub struct ToolBuilder {
     title: Option<String>,
     annotations: Option<ToolAnnotations>,
     timeout: Option<Duration>,
+    rate: Option<Rate>,
 }
 
 impl ToolBuilder {
@@ -41,6 +43,7 @@ impl ToolBuilder {
             title: None,
             annotations: None,
             timeout: None,
+            rate: None,
         }
     }
 
@@ -59,6 +62,12 @@ impl ToolBuilder {
     /// This tool's deadline, instead of the server's `tool_timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// A quota of this tool's own, on top of the server's `tool_call_rate`.
+    pub fn rate(mut self, rate: Rate) -> Self {
+        self.rate = Some(rate);
         self
     }
 
@@ -125,6 +134,7 @@ impl ToolBuilder {
             output_schema,
             annotations: self.annotations,
             timeout: self.timeout,
+            rate: self.rate,
             handler,
         }
     }

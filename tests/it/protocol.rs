@@ -214,3 +214,34 @@ fn a_timed_out_call_is_a_tool_error_and_the_session_continues() {
     let ping = server.request(&request(2, "ping", json!({})));
     assert_eq!(ping["result"], json!({}));
 }
+
+#[test]
+fn a_call_over_quota_is_refused_at_once_with_the_wait_and_pings_still_pass() {
+    let dir = std::env::temp_dir();
+    let mut server = Server::start_in(
+        &crate::harness::airlock(),
+        &["serve", "--calls-per-minute", "1", "--call-burst", "2"],
+        &dir,
+    );
+    server.initialize("2025-11-25");
+    for id in 1..=2 {
+        let reply = server.request(&call(id, "list_directory", json!({})));
+        assert!(reply.get("result").is_some(), "{reply}");
+    }
+    let refused = server.request(&call(3, "list_directory", json!({})));
+    assert_eq!(refused["error"]["code"], -31429);
+    assert_eq!(
+        refused["error"]["message"],
+        "Rate limit exceeded; retry later."
+    );
+    let wait = refused["error"]["data"]["retryAfterMs"]
+        .as_u64()
+        .expect("retryAfterMs");
+    assert!((1..=60_000).contains(&wait), "{wait}");
+    // The cheap-method quota is separate: pings and listings still pass.
+    assert_eq!(
+        server.request(&request(4, "ping", json!({})))["result"],
+        json!({})
+    );
+    assert!(server.request(&request(5, "tools/list", json!({})))["result"]["tools"].is_array());
+}

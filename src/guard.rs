@@ -1,0 +1,246 @@
+//! Rate quotas: who may do what how often, decided before any work is done.
+//!
+//! Quotas use `governor`'s GCRA: no sleeping and no queue. A request over its quota is refused
+//! at once with `-31429` and `retryAfterMs` computed by the limiter. There is one quota for
+//! `tools/call` across the server, an optional quota per tool, and a looser one for cheap
+//! methods, so that one kind of flood cannot starve the other. Quotas are shared by every
+//! session of a server (one per process on stdio).
+//!
+//! The clock is ours so tests can drive it by hand instead of sleeping.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use governor::clock::Clock;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+
+use crate::error::McpError;
+use crate::limits::{Limits, Rate};
+
+type Limiter = RateLimiter<NotKeyed, InMemoryState, GuardClock, NoOpMiddleware<Nanos>>;
+
+/// The quotas of one server.
+pub struct Guard {
+    clock: GuardClock,
+    tool_calls: Option<Limiter>,
+    cheap: Option<Limiter>,
+    per_tool: HashMap<Box<str>, Limiter>,
+}
+
+impl Guard {
+    /// Quotas from `limits`, plus `per_tool` quotas by tool name, on the real clock.
+    pub fn new<'a>(limits: &Limits, per_tool: impl IntoIterator<Item = (&'a str, Rate)>) -> Self {
+        Self::with_clock(limits, per_tool, GuardClock::real())
+    }
+
+    /// The same on a given clock (tests use [`GuardClock::manual`]).
+    pub fn with_clock<'a>(
+        limits: &Limits,
+        per_tool: impl IntoIterator<Item = (&'a str, Rate)>,
+        clock: GuardClock,
+    ) -> Self {
+        let limiter = |rate: Rate| RateLimiter::direct_with_clock(quota(rate), clock.clone());
+        Self {
+            tool_calls: limits.tool_call_rate.map(limiter),
+            cheap: limits.cheap_method_rate.map(limiter),
+            per_tool: per_tool
+                .into_iter()
+                .map(|(name, rate)| (Box::from(name), limiter(rate)))
+                .collect(),
+            clock,
+        }
+    }
+
+    /// Admits one cheap request.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`] with the wait.
+    pub fn admit_cheap(&self) -> Result<(), McpError> {
+        self.check(self.cheap.as_ref())
+    }
+
+    /// Admits one call of `tool`: the server quota, then the tool's own.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`] with the wait.
+    pub fn admit_call(&self, tool: &str) -> Result<(), McpError> {
+        self.check(self.tool_calls.as_ref())?;
+        self.check(self.per_tool.get(tool))
+    }
+
+    fn check(&self, limiter: Option<&Limiter>) -> Result<(), McpError> {
+        let Some(limiter) = limiter else {
+            return Ok(());
+        };
+        limiter.check().map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            McpError::RateLimited {
+                retry_after_ms: millis_rounded_up(wait),
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("tool_calls", &self.tool_calls.is_some())
+            .field("cheap", &self.cheap.is_some())
+            .field("per_tool", &self.per_tool.len())
+            .finish()
+    }
+}
+
+/// A quota for `rate`: one request per `60 s / per_minute`, bursts of `burst`.
+fn quota(rate: Rate) -> Quota {
+    let period = Duration::from_secs(60)
+        .checked_div(rate.per_minute.get())
+        .filter(|period| !period.is_zero())
+        .unwrap_or(Duration::from_nanos(1));
+    Quota::with_period(period)
+        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
+        .allow_burst(rate.burst)
+}
+
+/// At least 1 ms: "retry after 0 ms" would invite a busy loop.
+fn millis_rounded_up(wait: Duration) -> u64 {
+    let millis = wait.as_nanos().div_ceil(1_000_000).max(1);
+    u64::try_from(millis).unwrap_or(u64::MAX)
+}
+
+/// The limiters' clock: monotonic time since the guard was built, or a hand-driven one.
+#[derive(Clone, Debug)]
+pub struct GuardClock {
+    start: Instant,
+    manual: Option<Arc<AtomicU64>>,
+}
+
+impl GuardClock {
+    /// Real monotonic time.
+    pub fn real() -> Self {
+        Self {
+            start: Instant::now(),
+            manual: None,
+        }
+    }
+
+    /// A clock that only moves when [`GuardClock::advance`] is called.
+    pub fn manual() -> Self {
+        Self {
+            start: Instant::now(),
+            manual: Some(Arc::new(AtomicU64::new(0))),
+        }
+    }
+
+    /// Moves a manual clock forward (no effect on the real one).
+    pub fn advance(&self, by: Duration) {
+        if let Some(nanos) = &self.manual {
+            let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
+            // Saturating: a clock that reached the end of time stays there.
+            let _previous = nanos.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                Some(now.saturating_add(by))
+            });
+        }
+    }
+}
+
+impl Clock for GuardClock {
+    type Instant = Nanos;
+
+    fn now(&self) -> Nanos {
+        match &self.manual {
+            Some(nanos) => Nanos::new(nanos.load(Ordering::SeqCst)),
+            None => Nanos::from(self.start.elapsed()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(call: Option<Rate>, cheap: Option<Rate>) -> Limits {
+        Limits {
+            tool_call_rate: call,
+            cheap_method_rate: cheap,
+            ..Limits::default()
+        }
+    }
+
+    fn retry(result: Result<(), McpError>) -> u64 {
+        match result {
+            Err(McpError::RateLimited { retry_after_ms }) => retry_after_ms,
+            other => panic!("not rate limited: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_burst_is_admitted_then_refused_with_the_exact_wait() {
+        let clock = GuardClock::manual();
+        // 60 a minute: one a second, bursts of 3.
+        let guard = Guard::with_clock(
+            &limits(Some(Rate::new_const(60, 3)), None),
+            [],
+            clock.clone(),
+        );
+        for _ in 0..3 {
+            guard.admit_call("t").unwrap();
+        }
+        assert_eq!(retry(guard.admit_call("t")), 1000);
+        clock.advance(Duration::from_millis(400));
+        assert_eq!(retry(guard.admit_call("t")), 600);
+        clock.advance(Duration::from_millis(600));
+        guard.admit_call("t").unwrap();
+        assert_eq!(retry(guard.admit_call("t")), 1000);
+    }
+
+    #[test]
+    fn cheap_methods_and_tool_calls_have_separate_quotas() {
+        let clock = GuardClock::manual();
+        let guard = Guard::with_clock(
+            &limits(Some(Rate::new_const(60, 1)), Some(Rate::new_const(60, 2))),
+            [],
+            clock,
+        );
+        guard.admit_call("t").unwrap();
+        assert!(guard.admit_call("t").is_err());
+        // Calls are exhausted; pings are not.
+        guard.admit_cheap().unwrap();
+        guard.admit_cheap().unwrap();
+        assert!(guard.admit_cheap().is_err());
+    }
+
+    #[test]
+    fn a_per_tool_quota_applies_to_that_tool_only() {
+        let clock = GuardClock::manual();
+        let guard = Guard::with_clock(
+            &limits(None, None),
+            [("paid_api", Rate::new_const(1, 1))],
+            clock.clone(),
+        );
+        guard.admit_call("paid_api").unwrap();
+        assert_eq!(retry(guard.admit_call("paid_api")), 60_000);
+        for _ in 0..100 {
+            guard.admit_call("free").unwrap();
+        }
+        clock.advance(Duration::from_secs(60));
+        guard.admit_call("paid_api").unwrap();
+    }
+
+    #[test]
+    fn no_quota_means_no_limit() {
+        let guard = Guard::with_clock(&limits(None, None), [], GuardClock::manual());
+        for _ in 0..10_000 {
+            guard.admit_call("t").unwrap();
+            guard.admit_cheap().unwrap();
+        }
+    }
+}
