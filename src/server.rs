@@ -109,7 +109,16 @@ impl Server {
             tools = self.shared.registry.len(),
             "serving MCP on stdio"
         );
-        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+        let serving = self.serve(tokio::io::stdin(), tokio::io::stdout());
+        tokio::select! {
+            ending = serving => ending,
+            signal = termination() => {
+                // Dropping the session aborts every call task; dropping a call kills its
+                // command's process group. Clients send SIGTERM when they are done with us.
+                tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+                Ok(Ending::Terminated)
+            }
+        }
     }
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
@@ -136,6 +145,25 @@ impl Server {
         // tokio reads stdin on a blocking thread that cannot be interrupted; do not wait for it.
         runtime.shutdown_timeout(Duration::from_millis(200));
         status
+    }
+}
+
+/// Resolves when SIGTERM, SIGINT or SIGHUP arrives, with the signal's name. If the handlers
+/// cannot be installed, never resolves (the default actions then apply).
+async fn termination() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::warn!("signal handlers could not be installed");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+        _ = hup.recv() => "SIGHUP",
     }
 }
 

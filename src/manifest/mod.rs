@@ -1,6 +1,6 @@
 //! Manifests: an operator's list of the commands agents may run, and under which rules.
 //!
-//! A manifest is TOML. [`raw`] mirrors the file; [`checked`] holds what survived validation
+//! A manifest is TOML. `raw` mirrors the file; [`checked`] holds what survived validation
 //! (programs resolved to absolute paths, templates parsed, risky shapes refused, environment
 //! read). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a

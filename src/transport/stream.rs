@@ -33,13 +33,15 @@ pub enum Ending {
     PeerGone,
     /// The peer sent too many invalid messages in a row and was cut off.
     CutOff,
+    /// SIGTERM, SIGINT or SIGHUP: calls were cancelled (their process groups killed).
+    Terminated,
 }
 
 impl Ending {
     /// The process exit status for this ending (documented in `SECURITY.md`).
     pub fn exit_code(self) -> u8 {
         match self {
-            Self::EndOfInput | Self::PeerGone => 0,
+            Self::EndOfInput | Self::PeerGone | Self::Terminated => 0,
             Self::CutOff => 3,
         }
     }

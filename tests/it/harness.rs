@@ -183,14 +183,7 @@ impl Server {
 
     /// Peak resident memory of the server so far (VmHWM), in KiB.
     pub fn peak_rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .expect("read /proc status");
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|kib| kib.parse().ok())
-            .expect("VmHWM in /proc status")
+        peak_rss_kib(self.pid())
     }
 }
 
@@ -254,4 +247,58 @@ pub fn run(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> std::proce
         command.env(key, value);
     }
     command.output().expect("run command")
+}
+
+/// A server whose stdout is never read: what a client that stopped reading looks like.
+pub struct Unread {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    /// Held open, never read.
+    _stdout: std::process::ChildStdout,
+}
+
+impl Unread {
+    pub fn start(program: &PathBuf, args: &[&str]) -> Self {
+        let mut child = spawn_command(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn server");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            _stdout: stdout,
+        }
+    }
+}
+
+impl Drop for Unread {
+    fn drop(&mut self) {
+        let _killed = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
+
+/// Peak resident memory (VmHWM) of a process, in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmHWM in /proc status")
+}
+
+/// Sends a signal by name (`TERM`, `INT`) with the `kill` program.
+pub fn signal(pid: u32, name: &str) {
+    let status = spawn_command(&PathBuf::from("kill"))
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
 }

@@ -239,3 +239,38 @@ fn ids_are_echoed_verbatim() {
         );
     }
 }
+
+#[test]
+fn a_client_that_never_reads_stdout_cannot_grow_the_servers_memory() {
+    use std::io::Write;
+    let mut server = crate::harness::Unread::start(&example("fixture_server"), &[]);
+    let mut stdin = server.stdin.take().expect("stdin");
+    let pid = server.child.id();
+    // 64 MiB of requests whose replies are never read. The writer blocks once the server
+    // stops reading (because its own writes block): that is the backpressure under test.
+    let writer = std::thread::spawn(move || {
+        let ping = format!("{}\n", request(1, "ping", json!({}))).repeat(10_000);
+        let mut written = 0usize;
+        while written < 64 * 1024 * 1024 {
+            if stdin.write_all(ping.as_bytes()).is_err() {
+                break;
+            }
+            written += ping.len();
+        }
+        written
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let peak = crate::harness::peak_rss_kib(pid);
+    eprintln!("peak RSS with an unread stdout: {peak} KiB");
+    assert!(peak < 32 * 1024, "peak RSS {peak} KiB");
+    assert!(
+        !writer.is_finished(),
+        "the server kept reading although nobody read its replies"
+    );
+    drop(server);
+    let written = writer.join().expect("writer");
+    assert!(
+        written < 64 * 1024 * 1024,
+        "all input was consumed: {written}"
+    );
+}

@@ -520,3 +520,14 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
         );
     }
 }
+
+#[test]
+fn sigterm_cancels_running_commands_and_kills_their_groups() {
+    let sandbox = Sandbox::new("sigterm");
+    let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
+    server.send(&call(1, "spawn_and_hang_long", json!({})));
+    let (group, _grandchild) = recorded_group(&sandbox);
+    crate::harness::signal(server.pid(), "TERM");
+    assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
+    assert_group_gone(&group);
+}
