@@ -131,6 +131,214 @@ pub fn engine(data: &[u8]) {
     }
 }
 
+/// Arguments: any JSON object through the argument bounds and a rich schema; the walk and
+/// the validator return, and every violation is built from the schema alone: its path from
+/// property names, indices and `*`, its rule from the fixed phrases with quoted values that
+/// the schema holds.
+pub fn arguments(data: &[u8]) {
+    let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let limits = Limits::default();
+    let bounded = crate::tools::arguments::check(&map, &limits);
+    let schema = arguments_schema();
+    let validator = crate::tools::schema::Validator::compile(&schema)
+        .unwrap_or_else(|_| fail("the fuzz schema does not compile"));
+    let arguments = Value::Object(map);
+    let violations = validator.validate(&arguments);
+    assert!(violations.len() <= crate::limits::MAX_REPORTED_VIOLATIONS);
+    if bounded.is_err() {
+        return;
+    }
+    let schema_text = schema.to_string();
+    let names = [
+        "arguments",
+        "*",
+        "count",
+        "ratio",
+        "name",
+        "mode",
+        "tags",
+        "choice",
+        "either",
+        "not_null",
+        "map",
+        "next",
+        "value",
+    ];
+    for violation in &violations {
+        for segment in violation.path.split('.') {
+            let name = segment.split('[').next().unwrap_or_default();
+            let indices_ok = segment.split('[').skip(1).all(|index| {
+                index
+                    .strip_suffix(']')
+                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            });
+            assert!(
+                names.contains(&name) && indices_ok,
+                "path not from the schema: {violation}"
+            );
+        }
+        let phrases = [
+            "is required",
+            "must be ",
+            "must match the pattern `",
+            "has a property the tool does not accept",
+            "does not match any of the accepted forms",
+            "must match exactly one of the accepted forms",
+            "matches a form the tool refuses",
+            "is not allowed",
+            "are too complex to validate",
+            "must have at ",
+            "must not repeat items",
+        ];
+        assert!(
+            phrases.iter().any(|p| violation.rule.starts_with(p)),
+            "unknown rule: {violation}"
+        );
+        // Anything quoted in a rule is a value of the schema.
+        for (i, quoted) in violation.rule.split('"').enumerate() {
+            if i % 2 == 1 {
+                assert!(
+                    schema_text.contains(quoted),
+                    "a rule quotes input: {violation}"
+                );
+            }
+        }
+    }
+}
+
+fn arguments_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 1, "maximum": 200, "format": "uint8"},
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+            "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 8, "pattern": "^[a-z]+$"},
+            "mode": {"enum": ["fast", "slow"]},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3, "uniqueItems": true},
+            "choice": {"oneOf": [{"type": "string", "const": "a"}, {"type": "integer", "multipleOf": 3}]},
+            "either": {"anyOf": [{"type": "boolean"}, {"$ref": "#/$defs/Node"}]},
+            "not_null": {"not": {"type": "null"}},
+            "map": {"type": "object", "additionalProperties": {"type": "integer"}, "maxProperties": 4}
+        },
+        "required": ["count"],
+        "additionalProperties": false,
+        "$defs": {"Node": {"type": "object", "properties": {
+            "next": {"$ref": "#/$defs/Node"}, "value": {"type": "string", "maxLength": 4}}}}
+    })
+}
+
+/// Manifest: any text into the manifest loader; it returns, and an error renders as one
+/// non-empty message.
+pub fn manifest(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Err(error) = crate::manifest::parse(text, "fuzz.toml", &std::env::temp_dir()) {
+        let rendered = error.to_string();
+        assert!(rendered.starts_with("fuzz.toml"), "{rendered}");
+    }
+}
+
+/// argv: any JSON object as arguments of a tool using every placeholder shape; every string
+/// value becomes exactly one argv element (or the value part of `--opt=`), literals pass
+/// through unchanged and in order, and no value reaches an option position with a leading
+/// dash.
+pub fn argv(data: &[u8]) {
+    use crate::manifest::{ArgKind, Element};
+    let Ok(Value::Object(arguments)) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let tool = argv_tool();
+    let Ok(invocation) = crate::command::argv::build(&tool, &arguments) else {
+        return;
+    };
+    let mut produced = invocation.args.iter();
+    for element in &tool.template {
+        match element {
+            Element::Literal(text) => {
+                assert_eq!(
+                    produced.next().map(|a| a.to_str()),
+                    Some(Some(text.as_str()))
+                );
+            }
+            Element::Value {
+                arg,
+                prefix,
+                suffix,
+                after_double_dash,
+            } => {
+                let Some(spec) = tool.args.get(*arg) else {
+                    fail("argument index")
+                };
+                let value = match arguments.get(&spec.name) {
+                    Some(Value::Null) | None => spec.default.clone(),
+                    Some(value) => Some(value.clone()),
+                };
+                let Some(value) = value else { continue };
+                let expected: Vec<String> = match (&spec.kind, &value) {
+                    (ArgKind::String(_), Value::String(text)) => vec![text.clone()],
+                    (ArgKind::Integer { .. }, Value::Number(n)) => vec![n.to_string()],
+                    (ArgKind::Boolean { flag: Some(flag) }, Value::Bool(true)) => {
+                        vec![flag.clone()]
+                    }
+                    (ArgKind::Boolean { flag: Some(_) }, Value::Bool(false)) => Vec::new(),
+                    (ArgKind::Array { .. }, Value::Array(items)) => items
+                        .iter()
+                        .map(|item| item.as_str().map(str::to_owned).unwrap_or_default())
+                        .collect(),
+                    _ => fail("build accepted a value of the wrong type"),
+                };
+                let whole = prefix.is_empty() && suffix.is_empty();
+                for piece in expected {
+                    let got = produced
+                        .next()
+                        .and_then(|a| a.to_str())
+                        .unwrap_or_else(|| fail("an element is missing"));
+                    assert_eq!(
+                        got,
+                        format!("{prefix}{piece}{suffix}"),
+                        "a value was split or joined"
+                    );
+                    if whole && !after_double_dash && !matches!(&spec.kind, ArgKind::Boolean { .. })
+                    {
+                        assert!(!got.starts_with('-'), "a value reached an option position");
+                    }
+                }
+            }
+        }
+    }
+    assert!(produced.next().is_none(), "extra argv elements");
+}
+
+fn argv_tool() -> crate::manifest::CommandTool {
+    static TOOL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let text = TOOL.get_or_init(|| {
+        r#"
+[[tool]]
+name = "shapes"
+description = "every placeholder shape"
+command = ["echo", "{word}", "--count={count}", "{verbose}", "--tag={tags}", "{level}", "--", "{rest}", "{files}"]
+args.word = { type = "string", max_length = 64 }
+args.count = { type = "integer", minimum = 0, maximum = 9, default = 3 }
+args.verbose = { type = "boolean", flag = "--verbose" }
+args.tags = { type = "array", max_items = 4, default = [] }
+args.level = { type = "integer", minimum = 0, maximum = 5, required = false, default = 1 }
+args.rest = { type = "string", allow_leading_dash = true, required = false }
+args.files = { type = "array", max_items = 3, default = [] }
+"#
+        .to_owned()
+    });
+    let manifest = crate::manifest::parse(text, "argv.toml", &std::env::temp_dir())
+        .unwrap_or_else(|_| fail("the argv fuzz manifest does not load"));
+    manifest
+        .tools
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| fail("no tool"))
+}
+
 #[expect(clippy::panic, reason = "a fuzz finding is reported by panicking")]
 fn fail(broken: &str) -> ! {
     panic!("{broken}")
@@ -220,6 +428,16 @@ mod tests {
 [1,2]
 {"jsonrpc":"2.0","method":"x"}"#,
         );
+    }
+
+    #[test]
+    fn the_structured_entry_points_accept_their_seeds() {
+        arguments(br#"{"count": 5, "name": "abc", "tags": ["x", "x"], "map": {"k": "v"}}"#);
+        arguments(br#"{"count": "SECRET-VALUE", "extra-key-here": 1}"#);
+        manifest(crate::manifest::DEFAULT_MANIFEST.as_bytes());
+        manifest(b"[[tool]]\nname = 1");
+        argv(br#"{"word": "a b; $(x)", "verbose": true, "tags": ["-x", "y"], "rest": "-rf", "files": ["f"]}"#);
+        argv(br#"{"word": "-rf"}"#);
     }
 
     #[test]
