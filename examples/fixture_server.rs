@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use airlock::call::CallContext;
 use airlock::{NoArguments, Server, Tool, ToolAnnotations, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,6 +23,14 @@ struct EchoArgs {
     /// Text to return.
     #[schemars(length(max = 1000))]
     text: String,
+}
+
+/// Arguments of `progress`.
+#[derive(Deserialize, JsonSchema)]
+struct ProgressArgs {
+    /// How many steps to report.
+    #[schemars(range(min = 1, max = 20))]
+    steps: u8,
 }
 
 /// Arguments of `bulk`.
@@ -66,6 +75,20 @@ fn main() -> ExitCode {
                 "Panics with a message that must never reach the wire",
             )
             .handler(|_: NoArguments| async { Err::<ToolOutput, _>(boom()) }),
+        )
+        .tool(
+            Tool::builder("progress", "Reports progress every 150 ms, then answers")
+                .handler_with_context(|args: ProgressArgs, context: CallContext| async move {
+                    for step in 1..=args.steps {
+                        context.progress(
+                            f64::from(step),
+                            Some(f64::from(args.steps)),
+                            Some("working"),
+                        );
+                        tokio::time::sleep(Duration::from_millis(150)).await;
+                    }
+                    Ok(ToolOutput::text("done"))
+                }),
         )
         .tool(
             Tool::builder("bulk", "Returns the given number of bytes of text").handler(

@@ -37,6 +37,8 @@ pub(crate) struct Plan {
     pub(crate) tool: Arc<ToolDef>,
     pub(crate) arguments: Map<String, Value>,
     pub(crate) version: ProtocolVersion,
+    /// The caller's `_meta.progressToken`, if it wants progress.
+    pub(crate) progress_token: Option<Value>,
 }
 
 /// The session state dispatch may read and change.
@@ -256,10 +258,15 @@ fn tools_call(
     let Value::Object(arguments) = arguments else {
         return Err(McpError::Internal("arguments changed type"));
     };
+    let progress_token = params
+        .get("_meta")
+        .and_then(|meta| meta.get("progressToken"))
+        .cloned();
     Ok(Dispatched::Call(Plan {
         tool: Arc::clone(tool),
         arguments,
         version,
+        progress_token,
     }))
 }
 

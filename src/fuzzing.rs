@@ -122,7 +122,7 @@ pub fn engine(data: &[u8]) {
         }
         if let Effect::Start(call) = effect {
             assert_eq!(lines, 0, "a started call was also answered at once");
-            let completion = runtime().block_on(call.run());
+            let completion = runtime().block_on(call.run(crate::call::CallContext::detached()));
             let mut done = Vec::new();
             engine.complete(completion, &mut done);
             let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken));

@@ -114,6 +114,15 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// much is held before the write happens regardless.
 pub const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 
+/// Shortest interval between two progress notifications of one call.
+///
+/// The spec asks both sides to rate-limit progress; ten a second is smooth for a progress bar
+/// and keeps a chatty handler from flooding the client.
+pub const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Longest progress `message`, in bytes; longer ones are cut at a character boundary.
+pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 256;
+
 /// Capacity a frame buffer keeps between messages; a larger one is shrunk back after use, so
 /// one big message does not pin its memory for the rest of the session.
 pub const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;

@@ -37,6 +37,41 @@ pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &Mcp
     );
 }
 
+/// Appends a notification line.
+pub(crate) fn write_notification<T: Serialize>(
+    out: &mut Vec<u8>,
+    method: &'static str,
+    params: &T,
+) {
+    write_line(
+        out,
+        &NotificationLine {
+            jsonrpc: "2.0",
+            method,
+            params,
+        },
+    );
+}
+
+#[derive(Serialize)]
+struct NotificationLine<'a, T> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a T,
+}
+
+/// `notifications/progress` params.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProgressParams<'a> {
+    pub(crate) progress_token: &'a Value,
+    pub(crate) progress: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) message: Option<&'a str>,
+}
+
 /// Serialises `message` and a newline; on a (never expected) serialisation failure, rolls the
 /// partial bytes back so the stream stays one message per line.
 fn write_line<T: Serialize>(out: &mut Vec<u8>, message: &T) {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
@@ -78,7 +79,7 @@ struct CommandHandler {
 }
 
 impl Handler for CommandHandler {
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+    fn call(&self, arguments: Map<String, Value>, _context: CallContext) -> BoxFuture<ToolOutput> {
         let tool = Arc::clone(&self.tool);
         let redactor = Arc::clone(&self.redactor);
         Box::pin(async move {

@@ -13,18 +13,19 @@
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::time::Instant;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::call::{Call, Completion, Outcome, Ticket};
+use crate::call::{Call, Completion, Outcome, Progress, Ticket};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
 use crate::error::McpError;
 use crate::guard::Guard;
 use crate::id::{IdKey, RequestId};
 use crate::lifecycle::Lifecycle;
-use crate::limits::Limits;
-use crate::response::{self, ServerInfo};
+use crate::limits::{Limits, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
+use crate::response::{self, ProgressParams, ServerInfo};
 use crate::tools::{Registry, ToolOutput};
 use crate::version::ProtocolVersion;
 
@@ -83,6 +84,15 @@ struct Pending {
     serial: u64,
     id: RequestId,
     version: ProtocolVersion,
+    progress: Option<ProgressState>,
+}
+
+/// Progress reporting of one call that asked for it.
+#[derive(Debug)]
+struct ProgressState {
+    token: Value,
+    last_value: Option<f64>,
+    last_sent: Option<Instant>,
 }
 
 impl Engine {
@@ -187,6 +197,48 @@ impl Engine {
         }
     }
 
+    /// Takes a progress report of a running call; writes `notifications/progress` if the call
+    /// is still in flight, asked for progress, the value increased, and the last report is at
+    /// least [`PROGRESS_MIN_INTERVAL`] old (`now` is the transport's clock). Otherwise the
+    /// report is dropped: progress is best effort and never follows the call's reply.
+    pub fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
+        let Some(pending) = self.in_flight.get_mut(&report.ticket.key) else {
+            return;
+        };
+        let Some(state) = pending
+            .progress
+            .as_mut()
+            .filter(|_| pending.serial == report.ticket.serial)
+        else {
+            return;
+        };
+        let finite = report.progress.is_finite() && report.total.is_none_or(f64::is_finite);
+        let increasing = state.last_value.is_none_or(|last| report.progress > last);
+        let spaced = state
+            .last_sent
+            .is_none_or(|last| now.saturating_duration_since(last) >= PROGRESS_MIN_INTERVAL);
+        if !(finite && increasing && spaced) {
+            return;
+        }
+        let message = report
+            .message
+            .as_deref()
+            .filter(|_| pending.version.has_tool_annotations())
+            .map(|text| truncate(text, MAX_PROGRESS_MESSAGE_BYTES));
+        response::write_notification(
+            out,
+            "notifications/progress",
+            &ProgressParams {
+                progress_token: &state.token,
+                progress: report.progress,
+                total: report.total,
+                message,
+            },
+        );
+        state.last_value = Some(report.progress);
+        state.last_sent = Some(now);
+    }
+
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
@@ -230,7 +282,7 @@ impl Engine {
             }
             Ok(Dispatched::Call(plan)) => {
                 self.consecutive_errors = 0;
-                self.start(id, plan.tool, plan.arguments, plan.version)
+                self.start(id, plan)
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
@@ -244,13 +296,13 @@ impl Engine {
         }
     }
 
-    fn start(
-        &mut self,
-        id: RequestId,
-        tool: Arc<crate::tools::ToolDef>,
-        arguments: Map<String, Value>,
-        version: ProtocolVersion,
-    ) -> Effect {
+    fn start(&mut self, id: RequestId, plan: dispatch::Plan) -> Effect {
+        let dispatch::Plan {
+            tool,
+            arguments,
+            version,
+            progress_token,
+        } = plan;
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
         let key = id.key().clone();
@@ -262,6 +314,11 @@ impl Engine {
                 serial,
                 id,
                 version,
+                progress: progress_token.as_ref().map(|token| ProgressState {
+                    token: token.clone(),
+                    last_value: None,
+                    last_sent: None,
+                }),
             },
         );
         Effect::Start(Call {
@@ -269,6 +326,7 @@ impl Engine {
             tool,
             arguments,
             timeout,
+            wants_progress: progress_token.is_some(),
         })
     }
 
@@ -312,6 +370,15 @@ impl Engine {
         }
         Effect::None
     }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn truncate(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end = end.saturating_sub(1);
+    }
+    text.get(..end).unwrap_or_default()
 }
 
 /// Parameters of one server, as the builder assembles them.

@@ -104,7 +104,7 @@ fn finish(engine: &mut Engine, effect: Effect) -> Option<Value> {
         .enable_time()
         .build()
         .unwrap()
-        .block_on(call.run());
+        .block_on(call.run(crate::call::CallContext::detached()));
     let mut out = Vec::new();
     engine.complete(completion, &mut out);
     reply(&out)
@@ -531,6 +531,82 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
 }
 
 #[test]
+fn progress_is_sent_only_when_asked_increasing_spaced_and_before_the_reply() {
+    use crate::call::Progress;
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":"tok"}}}"#,
+    );
+    let Effect::Start(call) = effect else {
+        panic!()
+    };
+    assert!(call.wants_progress());
+    let ticket = call.ticket().clone();
+    let start = std::time::Instant::now();
+    let report = |engine: &mut Engine, progress: f64, after_ms: u64, message: Option<&str>| {
+        let mut out = Vec::new();
+        let report = Progress {
+            ticket: ticket.clone(),
+            progress,
+            total: Some(10.0),
+            message: message.map(str::to_owned),
+        };
+        engine.progress(report, start + Duration::from_millis(after_ms), &mut out);
+        reply(&out)
+    };
+    let first = report(&mut engine, 1.0, 0, Some("one")).unwrap();
+    assert_eq!(
+        first,
+        json!({"jsonrpc":"2.0","method":"notifications/progress",
+               "params":{"progressToken":"tok","progress":1.0,"total":10.0,"message":"one"}})
+    );
+    assert!(report(&mut engine, 2.0, 50, None).is_none(), "too soon");
+    assert!(
+        report(&mut engine, 0.5, 200, None).is_none(),
+        "not increasing"
+    );
+    assert!(
+        report(&mut engine, f64::NAN, 300, None).is_none(),
+        "not a number"
+    );
+    assert!(report(&mut engine, 3.0, 400, None).is_some());
+    // After the reply, nothing more for this call.
+    let completion = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(call.run(crate::call::CallContext::detached()));
+    let mut out = Vec::new();
+    engine.complete(completion, &mut out);
+    assert!(reply(&out).is_some());
+    assert!(
+        report(&mut engine, 9.0, 1000, None).is_none(),
+        "after the reply"
+    );
+
+    // Without a token, no progress.
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#,
+    );
+    let Effect::Start(call) = effect else {
+        panic!()
+    };
+    assert!(!call.wants_progress());
+    let mut out = Vec::new();
+    let report = Progress {
+        ticket: call.ticket().clone(),
+        progress: 1.0,
+        total: None,
+        message: None,
+    };
+    engine.progress(report, start, &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
 fn a_peer_sending_only_garbage_is_cut_off() {
     let limits = Limits {
         max_consecutive_errors: std::num::NonZeroU32::new(3).unwrap(),
@@ -672,7 +748,7 @@ proptest! {
                 prop_assert!(out.is_empty());
                 let mut done = Vec::new();
                 let completion = tokio::runtime::Builder::new_current_thread()
-                    .enable_time().build().unwrap().block_on(call.run());
+                    .enable_time().build().unwrap().block_on(call.run(crate::call::CallContext::detached()));
                 engine.complete(completion, &mut done);
                 assert_well_formed(&done)?;
                 prop_assert!(!done.is_empty());

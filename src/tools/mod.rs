@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::call::CallContext;
 use crate::error::McpError;
 use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT, Rate};
 use crate::version::ProtocolVersion;
@@ -36,8 +37,8 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// bounds and the tool's input schema. Dropping the returned future cancels the call (timeout,
 /// `notifications/cancelled`, shutdown); handlers that hold resources release them on drop.
 pub trait Handler: Send + Sync + 'static {
-    /// Runs the tool on `arguments`.
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput>;
+    /// Runs the tool on `arguments`; `context` reports progress.
+    fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput>;
 }
 
 /// What a tool returns: content blocks, optional structured content, and whether it failed.
@@ -477,7 +478,7 @@ mod tests {
     struct Nothing;
 
     impl Handler for Nothing {
-        fn call(&self, _arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+        fn call(&self, _arguments: Map<String, Value>, _: CallContext) -> BoxFuture<ToolOutput> {
             Box::pin(async { ToolOutput::text("") })
         }
     }

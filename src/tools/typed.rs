@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{BoxFuture, Handler, Tool, ToolAnnotations, ToolError, ToolOutput};
+use crate::call::CallContext;
 use crate::limits::Rate;
 
 /// The argument type of a tool that takes none.
@@ -78,6 +79,16 @@ impl ToolBuilder {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
     {
+        self.handler_with_context(move |arguments: A, _: CallContext| handler(arguments))
+    }
+
+    /// A tool whose handler also gets a [`CallContext`], to report progress.
+    pub fn handler_with_context<A, F, Fut>(self, handler: F) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
+    {
         let input_schema = input_schema::<A>();
         self.finish(
             input_schema,
@@ -96,6 +107,17 @@ impl ToolBuilder {
         A: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + Send + 'static,
         F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        self.structured_with_context(move |arguments: A, _: CallContext| handler(arguments))
+    }
+
+    /// A structured tool whose handler also gets a [`CallContext`].
+    pub fn structured_with_context<A, O, F, Fut>(self, handler: F) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + Send + 'static,
+        F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
     {
         let input_schema = input_schema::<A>();
@@ -148,15 +170,15 @@ struct Typed<F, T> {
 impl<A, F, Fut> Handler for Typed<F, fn(A) -> Fut>
 where
     A: DeserializeOwned + Send + 'static,
-    F: Fn(A) -> Fut + Send + Sync + 'static,
+    F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+    fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput> {
         let arguments = match decode::<A>(arguments) {
             Ok(arguments) => arguments,
             Err(refusal) => return Box::pin(async move { refusal }),
         };
-        let future = (self.handler)(arguments);
+        let future = (self.handler)(arguments, context);
         Box::pin(async move { future.await.unwrap_or_else(ToolOutput::from) })
     }
 }
@@ -170,15 +192,15 @@ impl<A, O, F, Fut> Handler for Structured<F, fn(A) -> (O, Fut)>
 where
     A: DeserializeOwned + Send + 'static,
     O: Serialize + Send + 'static,
-    F: Fn(A) -> Fut + Send + Sync + 'static,
+    F: Fn(A, CallContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
 {
-    fn call(&self, arguments: Map<String, Value>) -> BoxFuture<ToolOutput> {
+    fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput> {
         let arguments = match decode::<A>(arguments) {
             Ok(arguments) => arguments,
             Err(refusal) => return Box::pin(async move { refusal }),
         };
-        let future = (self.handler)(arguments);
+        let future = (self.handler)(arguments, context);
         Box::pin(async move {
             match future.await {
                 Ok(output) => match serde_json::to_value(output) {
@@ -260,7 +282,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(tool.handler.call(map))
+            .block_on(tool.handler.call(map, CallContext::detached()))
     }
 
     #[test]

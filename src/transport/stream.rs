@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::call::{Completion, Ticket};
+use crate::call::{CallContext, Event, Ticket};
 use crate::engine::{Effect, Engine};
 use crate::framing::{Frame, FrameReader};
 use crate::limits::WRITE_BUFFER_BYTES;
@@ -60,7 +60,10 @@ where
 {
     let limits = engine.shared().limits().clone();
     let mut frames = FrameReader::new(reader, limits.max_frame_bytes.get());
-    let (done_tx, mut done_rx) = mpsc::channel::<Completion>(limits.max_in_flight.get());
+    // Completions and progress share one channel so a call's progress is never behind its
+    // reply. Progress is dropped when the channel is full; completions wait for room.
+    let capacity = limits.max_in_flight.get().saturating_mul(4);
+    let (done_tx, mut done_rx) = mpsc::channel::<Event>(capacity);
     let mut tasks = Tasks::default();
     let mut out = Vec::with_capacity(WRITE_BUFFER_BYTES);
     let mut drain_deadline: Option<Instant> = None;
@@ -70,10 +73,15 @@ where
         let reading = drain_deadline.is_none();
         tokio::select! {
             biased;
-            Some(done) = done_rx.recv() => {
-                tasks.finished(&done.ticket);
-                engine.complete(done, &mut out);
-            }
+            Some(event) = done_rx.recv() => match event {
+                Event::Done(done) => {
+                    tasks.finished(&done.ticket);
+                    engine.complete(done, &mut out);
+                }
+                Event::Progress(report) => {
+                    engine.progress(report, std::time::Instant::now(), &mut out);
+                }
+            },
             frame = frames.next(), if reading => {
                 let effect = match frame {
                     Ok(Frame::Line(line)) => engine.handle(line, &mut out),
@@ -179,12 +187,17 @@ struct Tasks {
 }
 
 impl Tasks {
-    fn start(&mut self, call: crate::call::Call, done: &mpsc::Sender<Completion>) {
+    fn start(&mut self, call: crate::call::Call, events: &mpsc::Sender<Event>) {
         let ticket = call.ticket().clone();
-        let done = done.clone();
+        let events = events.clone();
+        let context = if call.wants_progress() {
+            CallContext::reporting(ticket.clone(), events.clone())
+        } else {
+            CallContext::detached()
+        };
         let task = tokio::spawn(async move {
-            let completion = call.run().await;
-            if done.send(completion).await.is_err() {
+            let completion = call.run(context).await;
+            if events.send(Event::Done(completion)).await.is_err() {
                 tracing::debug!("a call finished after its session ended");
             }
         });

@@ -73,7 +73,7 @@ fn a_modern_request_is_served_without_a_handshake() {
     let list = server.request(&request(2, "tools/list", json!({"_meta": modern_meta()})));
     assert_eq!(list["result"]["resultType"], "complete");
     assert_eq!(list["result"]["cacheScope"], "public");
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(4));
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(5));
 
     let echo = server.request(&request(
         3,
@@ -113,7 +113,7 @@ fn tools_list_pages_follow_the_cursor_to_the_end() {
         .expect("a second page")
         .to_owned();
     let second = server.request(&request(2, "tools/list", json!({"cursor": cursor})));
-    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(14));
+    assert_eq!(second["result"]["tools"].as_array().map(Vec::len), Some(15));
     assert!(second["result"].get("nextCursor").is_none());
     let forged = server.request(&request(
         3,
@@ -244,4 +244,32 @@ fn a_call_over_quota_is_refused_at_once_with_the_wait_and_pings_still_pass() {
         json!({})
     );
     assert!(server.request(&request(5, "tools/list", json!({})))["result"]["tools"].is_array());
+}
+
+#[test]
+fn progress_notifications_come_before_the_reply_and_only_when_asked() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    server.send(&request(
+        1,
+        "tools/call",
+        json!({"name": "progress", "arguments": {"steps": 3}, "_meta": {"progressToken": 42}}),
+    ));
+    let mut seen = Vec::new();
+    let reply = loop {
+        let line = server.recv();
+        if line.get("method") == Some(&json!("notifications/progress")) {
+            assert_eq!(line["params"]["progressToken"], 42);
+            assert_eq!(line["params"]["total"], 3.0);
+            seen.push(line["params"]["progress"].as_f64().unwrap());
+        } else {
+            break line;
+        }
+    };
+    assert_eq!(reply["result"]["content"][0]["text"], "done");
+    assert_eq!(seen, [1.0, 2.0, 3.0]);
+    // Without a token: the reply is the next line.
+    let reply = server.request(&call(2, "progress", json!({"steps": 2})));
+    assert_eq!(reply["id"], 2);
+    assert_eq!(reply["result"]["content"][0]["text"], "done");
 }
