@@ -149,8 +149,12 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message, Rejection> 
         None => None,
         Some((_, Ok(id))) => Some(Ok(id)),
         Some((raw, Err(fault))) => {
-            let repeated = json::check_raw(raw, 2, max_json_depth)
-                .map_err(|_| null(McpError::Parse(ParseFault::TooDeep)))?;
+            let repeated = json::check_raw(raw, 2, max_json_depth).map_err(|fault| {
+                null(McpError::Parse(match fault {
+                    JsonFault::TooDeep => ParseFault::TooDeep,
+                    JsonFault::Syntax => ParseFault::InvalidJson,
+                }))
+            })?;
             Some(Err(if repeated { None } else { Some(fault) }))
         }
     };
@@ -340,6 +344,14 @@ mod tests {
             reject(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}"#),
             (-32_602, "1".into())
         );
+    }
+
+    /// Review finding N1: a lone surrogate in a string id was called "nested too deeply".
+    #[test]
+    fn a_bad_string_id_is_invalid_json_not_too_deep() {
+        let rejection =
+            parse(br#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#, 64).unwrap_err();
+        assert_eq!(rejection.error, McpError::Parse(ParseFault::InvalidJson));
     }
 
     #[test]

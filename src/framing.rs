@@ -224,11 +224,26 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         })
     }
 
-    /// Whether a whole line is already buffered, so the next `next` will not wait for input.
+    /// Whether a whole non-blank line (or the end of an overlong one) is already buffered, so
+    /// the next `next` will return without waiting for input. Blank lines do not count: a
+    /// reply held back for a frame that turns out to be blank would wait for input that may
+    /// never come.
     pub fn has_buffered_frame(&self) -> bool {
-        self.buf
-            .get(self.start..self.end)
-            .is_some_and(|rest| memchr::memchr(b'\n', rest).is_some())
+        let Some(rest) = self.buf.get(self.start..self.end) else {
+            return false;
+        };
+        // The first buffered line completes whatever the framer holds already.
+        let mut carried = self.framer.draining || content(&self.framer.line).is_some();
+        for line in rest.split_inclusive(|b| *b == b'\n') {
+            let Some(body) = line.strip_suffix(b"\n") else {
+                return false;
+            };
+            if carried || content(body).is_some() {
+                return true;
+            }
+            carried = false;
+        }
+        false
     }
 
     /// Runs the framer over buffered input until it finds a non-blank frame or needs more.
@@ -371,6 +386,27 @@ mod tests {
         assert_eq!(seen[0], b"a");
         assert_eq!(seen[1], b"bb");
         assert!(matches!(reader.next().await.unwrap(), Frame::Eof));
+    }
+
+    /// Review finding R1: a blank line after a request made the writer wait for more input
+    /// that never came, so the reply was withheld.
+    #[tokio::test]
+    async fn blank_lines_do_not_count_as_a_waiting_frame() {
+        let input = b"{}\n\n\r\n  \n{\"a\":1}\n\n".to_vec();
+        let mut reader = FrameReader::new(&input[..], 100);
+        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{}"));
+        assert!(
+            reader.has_buffered_frame(),
+            "a real frame follows the blank lines"
+        );
+        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"a\":1}"));
+        assert!(!reader.has_buffered_frame(), "only a blank line is left");
+        let mut split = FrameReader::new(&b"{}\n  "[..], 100);
+        assert_eq!(split.next().await.unwrap(), Frame::Line(b"{}"));
+        assert!(
+            !split.has_buffered_frame(),
+            "an unterminated blank tail is not a frame"
+        );
     }
 
     #[tokio::test]

@@ -66,14 +66,15 @@ impl Guard {
         self.check(self.cheap.as_ref())
     }
 
-    /// Admits one call of `tool`: the server quota, then the tool's own.
+    /// Admits one call of `tool`: the tool's own quota first, so that hammering a limited
+    /// tool does not use up the server's quota for every other tool; then the server's.
     ///
     /// # Errors
     ///
     /// [`McpError::RateLimited`] with the wait.
     pub fn admit_call(&self, tool: &str) -> Result<(), McpError> {
-        self.check(self.tool_calls.as_ref())?;
-        self.check(self.per_tool.get(tool))
+        self.check(self.per_tool.get(tool))?;
+        self.check(self.tool_calls.as_ref())
     }
 
     fn check(&self, limiter: Option<&Limiter>) -> Result<(), McpError> {
@@ -233,6 +234,24 @@ mod tests {
         }
         clock.advance(Duration::from_secs(60));
         guard.admit_call("paid_api").unwrap();
+    }
+
+    /// Review finding N3: refused calls of a rate-limited tool used up the server's quota.
+    #[test]
+    fn a_refused_tool_does_not_drain_the_server_quota() {
+        let clock = GuardClock::manual();
+        let guard = Guard::with_clock(
+            &limits(Some(Rate::new_const(60, 3)), None),
+            [("paid_api", Rate::new_const(1, 1))],
+            clock,
+        );
+        guard.admit_call("paid_api").unwrap();
+        for _ in 0..10 {
+            assert!(guard.admit_call("paid_api").is_err());
+        }
+        guard.admit_call("other").unwrap();
+        guard.admit_call("other").unwrap();
+        assert!(guard.admit_call("other").is_err());
     }
 
     #[test]

@@ -152,8 +152,9 @@ pub const MAX_OUTPUT_CEILING_BYTES: usize = 64 * 1024 * 1024;
 /// Bytes of stderr quoted in the result of a command that failed.
 pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
-/// Longest value of a manifest `string` argument when the manifest does not say.
-pub const DEFAULT_STRING_ARG_BYTES: usize = 4 * 1024;
+/// Longest value of a manifest `string` argument, in characters, when the manifest does not
+/// say (`max_string_bytes` bounds the bytes on top).
+pub const DEFAULT_STRING_ARG_CHARS: usize = 4 * 1024;
 
 /// Most items of a manifest `array` argument when the manifest does not say.
 pub const DEFAULT_ARRAY_ARG_ITEMS: usize = 64;

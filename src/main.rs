@@ -105,7 +105,14 @@ fn main() -> ExitCode {
 fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
     match path {
         Some(path) => manifest::load(path),
-        None if Path::new(LOCAL_MANIFEST).is_file() => manifest::load(Path::new(LOCAL_MANIFEST)),
+        None if Path::new(LOCAL_MANIFEST).is_file() => {
+            // Whoever controls the working directory chooses the tools: say so.
+            tracing::warn!(
+                manifest = LOCAL_MANIFEST,
+                "serving the manifest found in the working directory"
+            );
+            manifest::load(Path::new(LOCAL_MANIFEST))
+        }
         None => manifest::load_default(),
     }
 }

@@ -71,9 +71,11 @@ impl Redactor {
         self.values.is_empty()
     }
 
-    /// `output` with every secret replaced by [`MARKER`]. When the output was cut short
-    /// (`truncated`), a tail that could be the start of a secret is dropped too, so a secret
-    /// straddling the cut does not leak its first bytes.
+    /// `output` with every secret replaced by [`MARKER`]. A secret cut by the edge of the
+    /// output leaks no part of [`MIN_SECRET_BYTES`] bytes or more: a tail that is the start of
+    /// a secret, or a head that is its end, is dropped too (a command can stop mid-secret on
+    /// its own, `head --bytes=n`). When airlock cut the output (`truncated`), any tail that
+    /// starts a secret goes, however short.
     pub fn redact(&self, output: &[u8], truncated: bool) -> Vec<u8> {
         let mut text = output.to_vec();
         for value in &self.values {
@@ -92,20 +94,21 @@ impl Redactor {
             replaced.extend_from_slice(rest);
             text = replaced;
         }
-        if truncated {
-            let keep = self.safe_prefix_len(&text);
-            text.truncate(keep);
-        }
-        text
+        let shortest_tail = if truncated { 1 } else { MIN_SECRET_BYTES };
+        let keep = self.safe_prefix_len(&text, shortest_tail);
+        text.truncate(keep);
+        let skip = self.safe_suffix_start(&text);
+        text.split_off(skip)
     }
 
-    /// The length of `text` without its longest tail that is a proper prefix of a secret.
-    fn safe_prefix_len(&self, text: &[u8]) -> usize {
+    /// The length of `text` without its longest tail (of at least `shortest` bytes) that is a
+    /// proper prefix of a secret.
+    fn safe_prefix_len(&self, text: &[u8], shortest: usize) -> usize {
         let mut cut = text.len();
         for value in &self.values {
             let needle = value.expose_secret().as_bytes();
             let longest = needle.len().saturating_sub(1).min(text.len());
-            for len in (1..=longest).rev() {
+            for len in (shortest..=longest).rev() {
                 let tail = text
                     .get(text.len().saturating_sub(len)..)
                     .unwrap_or_default();
@@ -116,6 +119,24 @@ impl Redactor {
             }
         }
         cut
+    }
+
+    /// Where `text` starts once a head of at least [`MIN_SECRET_BYTES`] bytes that is a proper
+    /// suffix of a secret is dropped.
+    fn safe_suffix_start(&self, text: &[u8]) -> usize {
+        let mut start = 0;
+        for value in &self.values {
+            let needle = value.expose_secret().as_bytes();
+            let longest = needle.len().saturating_sub(1).min(text.len());
+            for len in (MIN_SECRET_BYTES..=longest).rev() {
+                let head = text.get(..len).unwrap_or_default();
+                if needle.ends_with(head) {
+                    start = start.max(len);
+                    break;
+                }
+            }
+        }
+        start
     }
 }
 
@@ -162,8 +183,20 @@ mod tests {
     fn a_secret_cut_by_truncation_leaks_no_prefix() {
         let r = redactor(&["s3cr3t-value"]);
         assert_eq!(r.redact(b"output s3cr3t-v", true), b"output ");
-        assert_eq!(r.redact(b"output s3cr3t-v", false), b"output s3cr3t-v");
+        assert_eq!(r.redact(b"output s3c", false), b"output s3c");
         assert_eq!(r.redact(b"plain output", true), b"plain output");
+    }
+
+    /// Review finding E4: a command that stops mid-secret on its own (`head --bytes=n`)
+    /// leaked the secret's first bytes.
+    #[test]
+    fn a_secret_cut_at_either_end_of_the_output_leaks_no_part_of_four_bytes_or_more() {
+        let r = redactor(&["s3cr3t-T0KEN-value"]);
+        assert_eq!(r.redact(b"token=s3cr3t-T0KEN-valu", false), b"token=");
+        assert_eq!(r.redact(b"T0KEN-value and more", false), b" and more");
+        // Three bytes or fewer at an edge are ordinary text (and say little about the key).
+        assert_eq!(r.redact(b"yes s3c", false), b"yes s3c");
+        assert_eq!(r.redact(b"yes s3c", true), b"yes ");
     }
 
     #[test]

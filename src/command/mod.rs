@@ -83,11 +83,19 @@ impl Handler for CommandHandler {
         let tool = Arc::clone(&self.tool);
         let redactor = Arc::clone(&self.redactor);
         Box::pin(async move {
-            let invocation = match argv::build(&tool, &arguments) {
-                Ok(invocation) => invocation,
-                Err(refusal) => return ToolOutput::error(format!("Invalid arguments: {refusal}")),
+            // Path checks touch the file system; on a slow mount they must not stall the
+            // runtime's workers.
+            let built = {
+                let tool = Arc::clone(&tool);
+                tokio::task::spawn_blocking(move || argv::build(&tool, &arguments)).await
             };
-            drop(arguments);
+            let invocation = match built {
+                Ok(Ok(invocation)) => invocation,
+                Ok(Err(refusal)) => {
+                    return ToolOutput::error(format!("Invalid arguments: {refusal}"));
+                }
+                Err(_) => return ToolOutput::error("The tool could not check its arguments."),
+            };
             let mut env = tool.env.clone();
             env.extend(
                 tool.secrets
@@ -116,8 +124,10 @@ impl Handler for CommandHandler {
 
 /// The result the model sees.
 fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
-    let stdout = redactor.redact(&finished.stdout, finished.stdout_truncated);
-    let stderr = redactor.redact(&finished.stderr, finished.stderr_truncated);
+    // A stopped command was cut mid-write on both streams, whichever passed the cap.
+    let stopped = matches!(finished.exit, Exit::Stopped(_));
+    let stdout = redactor.redact(&finished.stdout, finished.stdout_truncated || stopped);
+    let stderr = redactor.redact(&finished.stderr, finished.stderr_truncated || stopped);
     let stdout = String::from_utf8_lossy(&stdout);
     let cap = tool.max_output_bytes;
     match finished.exit {

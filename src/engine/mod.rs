@@ -136,10 +136,9 @@ impl Engine {
                 tracing::debug!("unsolicited response dropped");
                 self.invalid()
             }
-            Message::Notification(notification) => {
-                self.consecutive_errors = 0;
-                self.notification(notification)
-            }
+            // Only a request answered with a result resets the count: valid notifications cost
+            // a sender nothing and would otherwise keep a garbage stream alive forever.
+            Message::Notification(notification) => self.notification(notification),
             Message::Request(request) => self.request(request, out),
         }
     }

@@ -625,6 +625,32 @@ fn a_peer_sending_only_garbage_is_cut_off() {
     assert!(matches!(send(&mut engine, "{").1, Effect::CutOff));
 }
 
+/// Review finding N2: a valid notification now and then reset the count, so a peer could
+/// send garbage forever.
+#[test]
+fn notifications_do_not_reset_the_garbage_count() {
+    let limits = Limits {
+        max_consecutive_errors: std::num::NonZeroU32::new(5).unwrap(),
+        ..Limits::default()
+    };
+    let mut engine = Engine::new(server_with(limits, 0));
+    let mut cut = false;
+    for _ in 0..10 {
+        for _ in 0..2 {
+            cut |= matches!(send(&mut engine, "x").1, Effect::CutOff);
+        }
+        let (_, effect) = send(
+            &mut engine,
+            r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
+        );
+        cut |= matches!(effect, Effect::CutOff);
+    }
+    assert!(
+        cut,
+        "garbage interleaved with notifications must still be cut off"
+    );
+}
+
 #[test]
 fn arguments_of_older_revisions_drop_structured_content_and_titles() {
     let tool = Tool::builder("s", "structured")

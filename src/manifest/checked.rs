@@ -23,7 +23,7 @@ use super::raw::{
 use super::risk::{self, Risk};
 use super::{Located, ManifestError};
 use crate::limits::{
-    DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_BYTES, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
+    DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
     MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate,
 };
 use crate::secrets::{MIN_SECRET_BYTES, Secret};
@@ -657,7 +657,7 @@ fn string_rule(
     stdin: bool,
 ) -> Result<StringRule, String> {
     let max_length = match max_length {
-        None => DEFAULT_STRING_ARG_BYTES.min(max_string),
+        None => DEFAULT_STRING_ARG_CHARS.min(max_string),
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| (1..=max_string).contains(n))
@@ -971,6 +971,16 @@ fn check_placement(
             return Err(format!(
                 "boolean `{}` has a `flag`, so it must be a whole element",
                 spec.name
+            ));
+        }
+        // After an option that takes a value, the second item would become an operand
+        // (`grep -e {patterns}` → `grep -e root /etc/passwd`); which options take values
+        // cannot be known from outside, so lists go after `--` or into `--opt={x}`.
+        ArgKind::Array { .. } if whole && !after_double_dash => {
+            return Err(format!(
+                "array `{}`: a list must come after a literal `--`, or be written `--opt={{{}}}` \
+                 (one `--opt=item` per item)",
+                spec.name, spec.name
             ));
         }
         ArgKind::Integer { minimum, .. } if whole && !after_double_dash && *minimum < 0 => {

@@ -44,6 +44,7 @@ impl Risk {
     }
 }
 
+#[rustfmt::skip]
 const SHELLS: &[&str] = &[
     "sh",
     "bash",
@@ -61,6 +62,7 @@ const SHELLS: &[&str] = &[
     "cmd",
 ];
 
+#[rustfmt::skip]
 const INTERPRETERS: &[&str] = &[
     "python",
     "perl",
@@ -87,46 +89,27 @@ const INTERPRETERS: &[&str] = &[
     "expect",
 ];
 
+#[rustfmt::skip]
 const LAUNCHERS: &[&str] = &[
-    "env",
-    "sudo",
-    "doas",
-    "su",
-    "xargs",
-    "nice",
-    "ionice",
-    "nohup",
-    "timeout",
-    "stdbuf",
-    "strace",
-    "ltrace",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "setsid",
-    "flock",
-    "watch",
-    "ssh",
-    "parallel",
-    "runuser",
-    "pkexec",
-    "systemd-run",
+    "env", "sudo", "doas", "su", "xargs", "nice", "ionice", "nohup", "timeout", "stdbuf", "strace",
+    "ltrace", "chroot", "unshare", "nsenter", "setsid", "flock", "watch", "ssh", "parallel",
+    "runuser", "pkexec", "systemd-run", "taskset", "chrt", "prlimit", "setpriv", "time", "script",
+    "capsh", "firejail", "bwrap", "docker", "podman", "kubectl",
 ];
 
-/// Flags after which shells and interpreters read code.
+/// Options, of any program, whose value is run as a command.
+#[rustfmt::skip]
+const VALUE_RUNNING_OPTIONS: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "--to-command", "--use-compress-program",
+    "--checkpoint-action", "--rsh-command", "--upload-pack", "--receive-pack", "--exec",
+    "--config-env", "--pager", "--editor",
+];
+
+/// Flags after which shells and interpreters read code (or a script file to run).
+#[rustfmt::skip]
 const CODE_FLAGS: &[&str] = &[
-    "-c",
-    "-e",
-    "-E",
-    "-r",
-    "-p",
-    "--eval",
-    "--print",
-    "--command",
-    "-Command",
-    "--exec",
-    "--execute",
-    "/c",
+    "-c", "-e", "-E", "-f", "-r", "-p", "--eval", "--print", "--command", "-Command", "--exec",
+    "--execute", "--expression", "--file", "/c",
 ];
 
 /// Refuses the tool if its shape is risky and the risk is not accepted.
@@ -159,22 +142,43 @@ pub(super) fn found(program: &Path, template: &[Element]) -> Vec<Risk> {
     let has_value = template.iter().any(|e| matches!(e, Element::Value { .. }));
     let names = program_names(program);
     let is = |list: &[&str]| names.iter().any(|name| list.contains(&name.as_str()));
-    if has_value && is(LAUNCHERS) {
+    let runs_a_value = template.windows(2).any(|pair| {
+        matches!(pair, [Element::Literal(option), Element::Value { prefix, .. }]
+            if prefix.is_empty() && (VALUE_RUNNING_OPTIONS.contains(&option.as_str())
+                || (is(&["git"]) && option == "-c")))
+    }) || template.iter().any(|e| {
+        matches!(e, Element::Value { prefix, .. }
+            if VALUE_RUNNING_OPTIONS.contains(&prefix.trim_end_matches('=')))
+    });
+    let find_exec = is(&["find"])
+        && template.iter().any(|e| {
+            matches!(e, Element::Literal(t) if ["-exec", "-execdir", "-ok", "-okdir"].contains(&t.as_str()))
+        });
+    if has_value && (is(LAUNCHERS) || runs_a_value || find_exec) {
         risks.push(Risk::Launcher);
     }
-    if is(SHELLS) || is(INTERPRETERS) {
-        // `sh -c {x}`: the value is the code. (`sh -c 'fixed "$1"' sh {x}` passes it as data.)
-        let code_flag_then_value = template.windows(2).any(|pair| {
-            matches!(pair, [Element::Literal(flag), Element::Value { .. }]
-                if CODE_FLAGS.contains(&flag.as_str()))
+    if has_value && (is(SHELLS) || is(INTERPRETERS)) {
+        // A value given to a code flag: `-c {x}`, `--eval={x}`, `-c{x}`.
+        let value_is_code = template.windows(2).any(|pair| {
+            matches!(pair, [Element::Literal(flag), Element::Value { prefix, .. }]
+                if prefix.is_empty() && CODE_FLAGS.contains(&flag.as_str()))
+        }) || template.iter().any(|e| {
+            matches!(e, Element::Value { prefix, .. }
+                if CODE_FLAGS.contains(&prefix.trim_end_matches('=')))
         });
-        // The first element that is not an option is the script (or, for awk and sed, the
-        // program text): a value there, or before any fixed script, is code.
-        let value_before_script = template
+        // Without a fixed script file before the first value, any value may be program text:
+        // awk and sed take their program as the first operand, and which word is an option's
+        // value (`sed -l 80 …`) cannot be known from outside. A script file is a literal with a
+        // `/` or a script extension; inline code after `-c` does not count, so `sh -c '…' sh
+        // {x}` needs the risk accepted even though it is the safe idiom.
+        let fixed_script_first = template
             .iter()
-            .find(|e| !matches!(e, Element::Literal(t) if t.starts_with('-')))
-            .is_some_and(|e| matches!(e, Element::Value { .. }));
-        if code_flag_then_value || value_before_script {
+            .take_while(|e| !matches!(e, Element::Value { .. }))
+            .any(|e| matches!(e, Element::Literal(t) if is_script_file(t)));
+        let inline_code = template
+            .iter()
+            .any(|e| matches!(e, Element::Literal(t) if CODE_FLAGS.contains(&t.as_str())));
+        if value_is_code || inline_code || !fixed_script_first {
             risks.push(Risk::InterpreterCode);
         }
     }
@@ -185,6 +189,19 @@ pub(super) fn found(program: &Path, template: &[Element]) -> Vec<Risk> {
         risks.push(Risk::EmbeddedPlaceholder);
     }
     risks
+}
+
+/// A literal naming a script file: not an option, and a path or a script's extension.
+fn is_script_file(text: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        ".py", ".sh", ".bash", ".pl", ".rb", ".js", ".mjs", ".cjs", ".ts", ".php", ".lua", ".awk",
+        ".sed", ".tcl", ".r", ".jl", ".ps1",
+    ];
+    !text.starts_with('-')
+        && (text.contains('/')
+            || EXTENSIONS
+                .iter()
+                .any(|ext| text.to_ascii_lowercase().ends_with(ext)))
 }
 
 /// The program's file name and the name its path resolves to, without version suffixes
@@ -245,13 +262,61 @@ mod tests {
         );
     }
 
+    fn option_value(prefix: &str) -> Element {
+        Element::Value {
+            arg: 0,
+            prefix: prefix.to_owned(),
+            suffix: String::new(),
+            after_double_dash: false,
+        }
+    }
+
+    /// Review finding E1: code flags in `--flag={x}` or `-c{x}` form, and sed or awk programs
+    /// after an option's value, were not seen as code.
+    #[test]
+    fn code_reached_through_option_values_is_risky() {
+        let sed = Path::new("/usr/bin/sed");
+        let template = [
+            lit("-l"),
+            lit("80"),
+            option_value("--expression="),
+            lit("--"),
+            value(),
+        ];
+        assert!(found(sed, &template).contains(&Risk::InterpreterCode));
+        let python = Path::new("/usr/bin/python3");
+        assert!(
+            found(python, &[lit("-W"), lit("ignore"), option_value("-c")])
+                .contains(&Risk::InterpreterCode)
+        );
+        assert!(
+            found(
+                Path::new("/usr/bin/find"),
+                &[lit("."), lit("-exec"), value(), lit(";")]
+            )
+            .contains(&Risk::Launcher)
+        );
+        assert!(
+            found(Path::new("/usr/bin/git"), &[lit("-c"), value(), lit("log")])
+                .contains(&Risk::Launcher)
+        );
+        assert!(
+            found(Path::new("/usr/bin/taskset"), &[lit("1"), value()]).contains(&Risk::Launcher)
+        );
+    }
+
     #[test]
     fn a_fixed_script_with_agent_arguments_is_not_code() {
         let python = Path::new("/usr/bin/python3");
         assert!(found(python, &[lit("/opt/report.py"), lit("--"), value()]).is_empty());
         assert!(found(Path::new("/bin/sh"), &[lit("/opt/script.sh"), value()]).is_empty());
+        // Inline code with the value as `$1` is the safe idiom, but inline code is not a fixed
+        // script file: it needs the risk accepted.
         let fixed_code = [lit("-c"), lit("printf '%s' \"$1\""), lit("sh"), value()];
-        assert!(found(Path::new("/bin/sh"), &fixed_code).is_empty());
+        assert_eq!(
+            found(Path::new("/bin/sh"), &fixed_code),
+            vec![Risk::InterpreterCode]
+        );
     }
 
     #[test]

@@ -166,6 +166,14 @@ args.v = { type = "boolean" }"#,
             "command",
             "needs a `flag`",
         ),
+        // Review finding E2: after an option that takes a value, the second item of a list
+        // becomes an operand (`grep -e root /etc/passwd`).
+        (
+            r#"command = ["grep", "-F", "-e", "{patterns}", "--", "x"]
+args.patterns = { type = "array" }"#,
+            "command",
+            "a list must come after a literal `--`",
+        ),
         (
             r#"command = ["echo", "{x}"]
 args.x = { type = "string", max_length = 10, default = "far too long a default" }"#,

@@ -274,3 +274,15 @@ fn a_client_that_never_reads_stdout_cannot_grow_the_servers_memory() {
         "all input was consumed: {written}"
     );
 }
+
+/// Review finding R1: a blank line right after a request held its reply back until more
+/// input came (a client using Python's print() on a line that already ends in "\n").
+#[test]
+fn a_blank_line_after_a_request_does_not_hold_back_its_reply() {
+    let mut server = ready();
+    server.write(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n\r\n");
+    assert_eq!(
+        server.recv_line(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+}

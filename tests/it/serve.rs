@@ -66,12 +66,15 @@ max_string_bytes = 2097152
 name = "show_args"
 description = "Shows how its arguments arrive"
 command = ["sh", "-c", {script:?}, "sh", "{{value}}"]
+# Fixed inline code with the value as $1: safe, but a shell given inline code is flagged.
+accept_risk = ["interpreter_code"]
 args.value = {{ type = "string", max_length = 1000 }}
 
 [[tool]]
 name = "show_after_dashes"
 description = "Shows arguments placed after --"
 command = ["sh", "-c", {script:?}, "sh", "--", "{{value}}", "--opt={{option}}", "{{list}}"]
+accept_risk = ["interpreter_code"]
 args.value = {{ type = "string" }}
 args.option = {{ type = "string", default = "x" }}
 args.list = {{ type = "array", max_items = 3, default = [] }}

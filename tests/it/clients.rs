@@ -1,0 +1,707 @@
+//! The official MCP clients against our servers: the Python SDK (`mcp`), the TypeScript SDK
+//! (v1 `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/client`) and the Inspector's CLI,
+//! at the versions `tests/clients/setup.sh` pins. `tests/clients/client.py` and `client.mjs`
+//! spawn a server, connect in one era, list every tool, make the calls they are given and
+//! print one JSON report; these tests assert on the reports, for every SDK and era.
+//!
+//! The clients live outside cargo's reach. When they are missing these tests fail if
+//! `AIRLOCK_REQUIRE_CLIENTS=1` (CI sets it) and otherwise skip, saying why on stderr.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{airlock, example};
+
+/// Set to `1` to make missing clients a failure instead of a skip.
+const REQUIRE_CLIENTS: &str = "AIRLOCK_REQUIRE_CLIENTS";
+
+/// Longest one client run may take before the test calls it hung. Each request inside it has
+/// its own 20 s limit (the scripts' default `--timeout`).
+const RUN_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What the legacy clients offer in `initialize`, and what we must echo.
+const LEGACY: &str = "2025-11-25";
+/// The modern era: `server/discover`, then the version in every request's `_meta`.
+const MODERN: &str = "2026-07-28";
+
+/// One way to connect: a client script, its options, and the version the session must use.
+struct Sdk {
+    label: &'static str,
+    script: Script,
+    /// The package whose pinned version the report must name.
+    package: &'static str,
+    args: &'static [&'static str],
+    version: &'static str,
+}
+
+#[derive(Clone, Copy)]
+enum Script {
+    Python,
+    TypeScript,
+}
+
+const SDKS: &[Sdk] = &[
+    Sdk {
+        label: "Python SDK, legacy",
+        script: Script::Python,
+        package: "mcp",
+        args: &["--era", "legacy"],
+        version: LEGACY,
+    },
+    Sdk {
+        label: "Python SDK, modern",
+        script: Script::Python,
+        package: "mcp",
+        args: &["--era", "modern"],
+        version: MODERN,
+    },
+    // `mcp.Client`'s default: probe `server/discover`, fall back to `initialize`.
+    Sdk {
+        label: "Python SDK, auto",
+        script: Script::Python,
+        package: "mcp",
+        args: &["--era", "auto"],
+        version: MODERN,
+    },
+    Sdk {
+        label: "TypeScript SDK v1",
+        script: Script::TypeScript,
+        package: "@modelcontextprotocol/sdk",
+        args: &["--sdk", "v1"],
+        version: LEGACY,
+    },
+    Sdk {
+        label: "TypeScript SDK v2, legacy",
+        script: Script::TypeScript,
+        package: "@modelcontextprotocol/client",
+        args: &["--sdk", "v2", "--era", "legacy"],
+        version: LEGACY,
+    },
+    Sdk {
+        label: "TypeScript SDK v2, modern",
+        script: Script::TypeScript,
+        package: "@modelcontextprotocol/client",
+        args: &["--sdk", "v2", "--era", "modern"],
+        version: MODERN,
+    },
+    Sdk {
+        label: "TypeScript SDK v2, auto",
+        script: Script::TypeScript,
+        package: "@modelcontextprotocol/client",
+        args: &["--sdk", "v2", "--era", "auto"],
+        version: MODERN,
+    },
+];
+
+#[test]
+fn official_sdks_use_the_default_manifest_in_both_eras() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("default");
+    let server = [path_str(&airlock()), "serve".into()];
+    let calls = json!([
+        {"name": "read_file", "arguments": {"path": "notes.txt"}},
+        {"name": "list_directory", "arguments": {}},
+        {"name": "search_text", "arguments": {"text": "beta"}},
+        {"name": "read_file", "arguments": {"path": "notes.txt", "max_bytes": "PLANTED-7f3a"}},
+        {"name": "read_file", "arguments": {"path": "/etc/passwd"}},
+        {"name": "no_such_tool", "arguments": {}},
+        {"name": "count_lines", "arguments": {"path": "notes.txt"}},
+    ]);
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "airlock");
+        assert_tools(
+            sdk,
+            &report,
+            &[
+                "list_directory",
+                "read_file",
+                "search_text",
+                "file_info",
+                "count_lines",
+            ],
+        );
+        for tool in report["tools"].as_array().unwrap() {
+            assert_eq!(tool["annotations"]["readOnlyHint"], true, "{label}");
+        }
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(text(sdk, &calls[0]), NOTES, "{label}");
+        assert!(text(sdk, &calls[1]).contains("notes.txt"), "{label}");
+        assert_eq!(text(sdk, &calls[2]), "./notes.txt:2:beta\n", "{label}");
+        assert_refused(sdk, &calls[3], "max_bytes", "PLANTED");
+        assert_refused(sdk, &calls[4], "path", "root:");
+        assert_eq!(code(sdk, &calls[5]), -32602);
+        // The session survived the refusals and the protocol error.
+        let counts = text(sdk, &calls[6]);
+        let counts: Vec<&str> = counts.split_whitespace().collect();
+        assert_eq!(counts, ["2", "3", "17", "./notes.txt"], "{label}");
+    }
+}
+
+#[test]
+fn official_sdks_use_the_git_readonly_example() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("git");
+    let manifest = repo().join("examples/git-readonly.toml");
+    let server = [
+        path_str(&airlock()),
+        "serve".into(),
+        "--manifest".into(),
+        path_str(&manifest),
+    ];
+    let calls = json!([
+        {"name": "git_log", "arguments": {"count": 1}},
+        {"name": "git_show", "arguments": {"revision": "HEAD"}},
+        {"name": "git_grep", "arguments": {"text": "name = \"airlock\"", "path": "Cargo.toml"}},
+        {"name": "git_show", "arguments": {"revision": "--output=PLANTED-7f3a"}},
+        {"name": "no_such_tool", "arguments": {}},
+        {"name": "git_status", "arguments": {}},
+    ]);
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "git-readonly");
+        assert_tools(
+            sdk,
+            &report,
+            &["git_log", "git_show", "git_status", "git_grep"],
+        );
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(text(sdk, &calls[0]).lines().count(), 1, "{label}");
+        assert!(text(sdk, &calls[1]).starts_with("commit "), "{label}");
+        let found = text(sdk, &calls[2]);
+        assert!(found.starts_with("Cargo.toml:"), "{label}: {found}");
+        assert!(found.contains("name = \"airlock\""), "{label}: {found}");
+        assert_refused(sdk, &calls[3], "revision", "PLANTED");
+        assert_eq!(code(sdk, &calls[4]), -32602);
+        assert!(text(sdk, &calls[5]).starts_with("## "), "{label}");
+    }
+}
+
+#[test]
+fn official_sdks_use_the_product_cli_and_its_structured_output() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("product");
+    let server = [path_str(&example("product_cli")), "mcp".into()];
+    let calls = json!([
+        {"name": "stats", "arguments": {"text": "the cat saw the dog"}},
+        {"name": "convert", "arguments": {"value": 100, "from": "celsius", "to": "fahrenheit"}},
+        {"name": "case", "arguments": {"text": "Hello wide World", "style": "kebab"}},
+        {"name": "convert", "arguments": {"value": 1, "from": "PLANTED-7f3a", "to": "kelvin"}},
+        {"name": "no_such_tool", "arguments": {}},
+        {"name": "stats", "arguments": {"text": "b a b"}},
+    ]);
+    let stats = json!({
+        "lines": 1, "words": 5, "characters": 19, "bytes": 19, "unique_words": 4,
+        "most_frequent_word": "the", "most_frequent_count": 2
+    });
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "product-cli");
+        assert_tools(sdk, &report, &["stats", "convert", "case"]);
+        let tools = report["tools"].as_array().unwrap();
+        assert_eq!(tools[0]["outputSchema"]["type"], "object", "{label}");
+        assert!(tools[1].get("outputSchema").is_none(), "{label}");
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(calls[0]["result"]["structuredContent"], stats, "{label}");
+        // The same object as text, for clients that read only the content blocks.
+        let as_text: Value = serde_json::from_str(&text(sdk, &calls[0])).unwrap();
+        assert_eq!(as_text, stats, "{label}");
+        assert_eq!(text(sdk, &calls[1]), "212", "{label}");
+        assert_eq!(calls[1]["result"]["structuredContent"], Value::Null);
+        assert_eq!(text(sdk, &calls[2]), "hello-wide-world", "{label}");
+        assert_refused(sdk, &calls[3], "from", "PLANTED");
+        assert_eq!(code(sdk, &calls[4]), -32602);
+        let later = &calls[5]["result"]["structuredContent"];
+        assert_eq!(later["most_frequent_word"], "b", "{label}");
+    }
+}
+
+#[test]
+fn official_sdks_see_a_timed_out_command_as_a_tool_error_and_carry_on() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("timeout");
+    let manifest = dir.0.join("slow.toml");
+    std::fs::write(&manifest, SLOW_MANIFEST).unwrap();
+    let server = [
+        path_str(&airlock()),
+        "serve".into(),
+        "--manifest".into(),
+        path_str(&manifest),
+    ];
+    let calls = json!([
+        {"name": "sleep", "arguments": {}},
+        {"name": "echo", "arguments": {"text": "still here"}},
+    ]);
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "slow");
+        assert_tools(sdk, &report, &["sleep", "echo"]);
+        let calls = report["calls"].as_array().unwrap();
+        let stopped = tool_error(sdk, &calls[0]);
+        assert!(stopped.contains("time limit of 300 ms"), "{label}");
+        assert_eq!(text(sdk, &calls[1]), "still here\n", "{label}");
+    }
+}
+
+#[test]
+fn official_sdks_follow_next_cursor_through_every_page() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("pages");
+    let server = [path_str(&example("fixture_server")), "--fillers".into()];
+    let calls = json!([{"name": "echo", "arguments": {"text": "last page reached"}}]);
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "fixture");
+        assert!(report["pages"].as_u64().unwrap() >= 2, "{label}");
+        let mut names: Vec<&str> = report["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.len(), 64, "{label}");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 64, "{label}: a tool listed twice");
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(text(sdk, &calls[0]), "last page reached", "{label}");
+    }
+}
+
+#[test]
+fn the_inspector_cli_lists_and_calls_tools_in_both_eras() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("inspector");
+    let default = [path_str(&airlock()), "serve".into()];
+    let product = [path_str(&example("product_cli")), "mcp".into()];
+    for era in ["legacy", "modern"] {
+        // --strict: a schema the Inspector finds unportable at error severity fails the run.
+        let (status, listed) = clients.inspect(&dir, era, &default, "tools/list", &["--strict"]);
+        assert!(status.success(), "{era}: {listed}");
+        let names: Vec<&str> = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "list_directory",
+                "read_file",
+                "search_text",
+                "file_info",
+                "count_lines"
+            ],
+            "{era}"
+        );
+
+        let read = |arguments| ["--tool-name", "read_file", "--tool-args-json", arguments];
+        let args = read(r#"{"path": "notes.txt"}"#);
+        let (status, called) = clients.inspect(&dir, era, &default, "tools/call", &args);
+        assert!(status.success(), "{era}: {called}");
+        assert_eq!(called["result"]["content"][0]["text"], NOTES, "{era}");
+        // A modern result names its server in `_meta`; a legacy one has no `_meta` to need it.
+        let stamp = &called["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"];
+        let expected = if era == "modern" {
+            json!("airlock")
+        } else {
+            Value::Null
+        };
+        assert_eq!(*stamp, expected, "{era}");
+
+        // The Inspector exits 5 on `isError: true` and still prints the result.
+        let args = read(r#"{"path": "notes.txt", "max_bytes": "PLANTED"}"#);
+        let (status, refused) = clients.inspect(&dir, era, &default, "tools/call", &args);
+        assert_eq!(status.code(), Some(5), "{era}: {refused}");
+        assert_eq!(refused["result"]["isError"], true, "{era}");
+
+        let (status, listed) = clients.inspect(&dir, era, &product, "tools/list", &["--strict"]);
+        assert!(status.success(), "{era}: {listed}");
+        assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 3);
+        let convert = [
+            "--tool-name",
+            "convert",
+            "--tool-args-json",
+            r#"{"value": 100, "from": "celsius", "to": "fahrenheit"}"#,
+        ];
+        let (status, called) = clients.inspect(&dir, era, &product, "tools/call", &convert);
+        assert!(status.success(), "{era}: {called}");
+        assert_eq!(called["result"]["content"][0]["text"], "212", "{era}");
+    }
+}
+
+/// The installed clients.
+struct Clients {
+    dir: PathBuf,
+    python: PathBuf,
+    node: PathBuf,
+    inspector: PathBuf,
+}
+
+impl Clients {
+    /// The clients `setup.sh` installed, or `None` after saying on stderr why they are not
+    /// there; fails instead when [`REQUIRE_CLIENTS`] is `1`.
+    fn find() -> Option<Self> {
+        let dir = repo().join("tests/clients");
+        let env = dir.join(".env");
+        let clients = Self {
+            python: env.join("python/bin/python"),
+            node: env.join("node/node_modules/.bin/node"),
+            inspector: env.join("node/node_modules/.bin/mcp-inspector"),
+            dir,
+        };
+        // setup.sh writes each stamp last, after its half installed completely.
+        let needed = [
+            env.join("python/.stamp"),
+            env.join("node/.stamp"),
+            clients.python.clone(),
+            clients.node.clone(),
+            clients.inspector.clone(),
+        ];
+        let Some(missing) = needed.iter().find(|path| !path.exists()) else {
+            return Some(clients);
+        };
+        let reason = format!(
+            "the official MCP clients are not installed ({} is missing): run \
+             `bash tests/clients/setup.sh`",
+            missing.display()
+        );
+        let required = std::env::var_os(REQUIRE_CLIENTS).is_some_and(|value| value == "1");
+        assert!(!required, "{reason} ({REQUIRE_CLIENTS}=1 requires them)");
+        eprintln!("skipped: {reason}");
+        None
+    }
+
+    /// Runs `sdk`'s client script against the `server` command line, started in `cwd`, with
+    /// `calls`; returns its report after checking that nothing but a call's JSON-RPC error
+    /// went wrong.
+    fn report(&self, sdk: &Sdk, cwd: &Path, server: &[String], calls: &Value) -> Value {
+        let (program, script) = match sdk.script {
+            Script::Python => (&self.python, "client.py"),
+            Script::TypeScript => (&self.node, "client.mjs"),
+        };
+        let mut args: Vec<OsString> = vec![self.dir.join(script).into()];
+        args.extend(sdk.args.iter().map(OsString::from));
+        args.extend(["--calls".into(), calls.to_string().into(), "--".into()]);
+        args.extend(server.iter().map(OsString::from));
+        let ran = run(program, &args, cwd, &[]);
+        let report: Value = serde_json::from_str(&ran.stdout).unwrap_or_else(|error| {
+            panic!(
+                "{}: no JSON report ({error}); stdout:\n{}\nstderr:\n{}",
+                sdk.label, ran.stdout, ran.stderr
+            )
+        });
+        assert!(
+            ran.status.success() && report["failures"] == json!([]),
+            "{}: {} ({}); stderr:\n{}",
+            sdk.label,
+            report["failures"],
+            ran.status,
+            ran.stderr
+        );
+        report
+    }
+
+    /// Runs the Inspector's CLI in `era` against `server`: `method` with `args`; returns its
+    /// exit status and the JSON it printed.
+    fn inspect(
+        &self,
+        dir: &Scratch,
+        era: &str,
+        server: &[String],
+        method: &str,
+        args: &[&str],
+    ) -> (ExitStatus, Value) {
+        let mut all: Vec<OsString> = vec![self.inspector.clone().into()];
+        let options = [
+            "--cli",
+            "--format",
+            "json",
+            "--protocol-era",
+            era,
+            "--method",
+            method,
+        ];
+        all.extend(options.iter().chain(args).map(OsString::from));
+        all.push("--".into());
+        all.extend(server.iter().map(OsString::from));
+        // Its own home: the Inspector keeps a catalog and secrets under ~/.mcp-inspector.
+        let home = dir.0.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let ran = run(&self.node, &all, &dir.0, &[("HOME", &home)]);
+        let printed = serde_json::from_str(&ran.stdout).unwrap_or_else(|error| {
+            panic!(
+                "Inspector, {era}: no JSON ({error}); stdout:\n{}\nstderr:\n{}",
+                ran.stdout, ran.stderr
+            )
+        });
+        (ran.status, printed)
+    }
+}
+
+/// Checks the session: the era's version on both sides, who the server is, and (from the
+/// pins) that the report comes from the SDK version setup.sh installs.
+fn assert_connected(clients: &Clients, sdk: &Sdk, report: &Value, server: &str) {
+    let label = sdk.label;
+    let pinned = format!("{} {} ", sdk.package, pinned_version(clients, sdk.package));
+    let reported = report["sdk"].as_str().unwrap();
+    assert!(
+        format!("{reported} ").starts_with(&pinned),
+        "{label}: {reported} is not the pinned {pinned}: run `bash tests/clients/setup.sh`"
+    );
+    assert_eq!(report["protocolVersion"], sdk.version, "{label}");
+    assert_eq!(report["serverInfo"]["name"], server, "{label}");
+    assert!(report["capabilities"]["tools"].is_object(), "{label}");
+    // What the client asked for, as it went on the wire (TypeScript) or as the SDK offers it
+    // (Python): a legacy client's `initialize` version is echoed; a modern client stamps every
+    // request with its version and never sends `initialize`.
+    if let Some(offered) = report["offered"]
+        .as_str()
+        .filter(|offered| *offered != "auto")
+    {
+        assert_eq!(offered, sdk.version, "{label}");
+    }
+    if let Some(wire) = report["wire"].as_array() {
+        if sdk.version == LEGACY {
+            assert_eq!(
+                wire[0],
+                json!({"method": "initialize", "version": LEGACY}),
+                "{label}"
+            );
+        } else {
+            assert!(
+                wire.iter()
+                    .all(|sent| sent["version"] == MODERN && sent["method"] != "initialize"),
+                "{label}: {wire:?}"
+            );
+        }
+    }
+}
+
+/// Checks the listing: exactly `names`, in order, each with a description and schemas a
+/// client can use (an object at the root, `required` naming only declared properties).
+fn assert_tools(sdk: &Sdk, report: &Value, names: &[&str]) {
+    let label = sdk.label;
+    let tools = report["tools"].as_array().unwrap();
+    let listed: Vec<&str> = tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, names, "{label}");
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        assert!(
+            !tool["description"].as_str().unwrap().is_empty(),
+            "{label}: {name}"
+        );
+        for key in ["inputSchema", "outputSchema"] {
+            let Some(schema) = tool.get(key) else {
+                continue;
+            };
+            assert_eq!(schema["type"], "object", "{label}: {name} {key}");
+            let properties = schema["properties"].as_object().unwrap();
+            for required in schema["required"].as_array().unwrap_or(&Vec::new()) {
+                let required = required.as_str().unwrap();
+                assert!(properties.contains_key(required), "{label}: {name} {key}");
+            }
+        }
+        assert_eq!(tool["inputSchema"]["additionalProperties"], false);
+    }
+    // The Python client checks each schema against the JSON Schema 2020-12 meta-schema.
+    if let Some(problems) = report.get("schemaProblems") {
+        assert_eq!(*problems, json!({}), "{label}");
+    }
+}
+
+/// The text of a successful call.
+fn text(sdk: &Sdk, call: &Value) -> String {
+    let result = &call["result"];
+    assert_eq!(result["isError"], false, "{}: {call}", sdk.label);
+    result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: no result: {call}", sdk.label))
+        .iter()
+        .map(|block| block["text"].as_str().unwrap())
+        .collect()
+}
+
+/// The text of a call answered with `isError: true`.
+fn tool_error(sdk: &Sdk, call: &Value) -> String {
+    let result = &call["result"];
+    assert_eq!(result["isError"], true, "{}: {call}", sdk.label);
+    result["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// Checks a refused call: a tool error naming `argument`, without `planted` (the value sent,
+/// or what reading it would have shown) anywhere in it.
+fn assert_refused(sdk: &Sdk, call: &Value, argument: &str, planted: &str) {
+    let text = tool_error(sdk, call);
+    assert!(
+        text.contains(&format!("`{argument}`")),
+        "{}: {text}",
+        sdk.label
+    );
+    assert!(!call.to_string().contains(planted), "{}: {call}", sdk.label);
+}
+
+/// The JSON-RPC error code a call got.
+fn code(sdk: &Sdk, call: &Value) -> i64 {
+    call["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{}: not a JSON-RPC error: {call}", sdk.label))
+}
+
+/// The version of `package` that setup.sh installs: from requirements.txt or package.json.
+fn pinned_version(clients: &Clients, package: &str) -> String {
+    if package == "mcp" {
+        let requirements = std::fs::read_to_string(clients.dir.join("requirements.txt")).unwrap();
+        return requirements
+            .lines()
+            .find_map(|line| line.strip_prefix("mcp=="))
+            .expect("mcp pinned in requirements.txt")
+            .to_owned();
+    }
+    let manifest = std::fs::read_to_string(clients.dir.join("package.json")).unwrap();
+    let manifest: Value = serde_json::from_str(&manifest).unwrap();
+    manifest["dependencies"][package]
+        .as_str()
+        .unwrap_or_else(|| panic!("{package} pinned in package.json"))
+        .to_owned()
+}
+
+/// A file the default-manifest tools read: 2 lines, 3 words, 17 bytes.
+const NOTES: &str = "alpha gamma\nbeta\n";
+
+/// Two tools: one whose command outlives its 300 ms deadline, one that answers.
+const SLOW_MANIFEST: &str = r#"
+[server]
+name = "slow"
+
+[[tool]]
+name = "sleep"
+description = "Sleeps for five seconds, past its deadline."
+command = ["sleep", "5"]
+timeout_ms = 300
+
+[[tool]]
+name = "echo"
+description = "Echoes its text."
+command = ["echo", "{text}"]
+args.text = { type = "string", max_length = 100, description = "What to echo." }
+"#;
+
+/// A scratch directory holding `notes.txt`; removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn with_notes(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-it-clients-{name}-{}", std::process::id()));
+        let _stale = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.txt"), NOTES).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _removed = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The repository root.
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn path_str(path: &Path) -> String {
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+/// What a finished client printed.
+struct Ran {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `program args…` in `cwd` to completion; fails the test after [`RUN_TIMEOUT`].
+fn run(program: &Path, args: &[OsString], cwd: &Path, env: &[(&str, &Path)]) -> Ran {
+    let mut command = spawn_command(program);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", program.display()));
+    // Read both pipes while waiting: a client blocked on a full pipe would never exit.
+    let stdout = read_all(child.stdout.take().unwrap());
+    let stderr = read_all(child.stderr.take().unwrap());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > RUN_TIMEOUT {
+            let _killed = child.kill();
+            let _reaped = child.wait();
+            panic!(
+                "{} {args:?} did not finish within {RUN_TIMEOUT:?}",
+                program.display()
+            );
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    Ran {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn read_all(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _read = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests run the official MCP clients, which start the servers under test"
+)]
+fn spawn_command(program: &Path) -> std::process::Command {
+    std::process::Command::new(program)
+}
