@@ -253,8 +253,8 @@ pub fn run(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> std::proce
 pub struct Unread {
     pub child: Child,
     pub stdin: Option<ChildStdin>,
-    /// Held open, never read.
-    _stdout: std::process::ChildStdout,
+    /// Held open and not read until a test takes it.
+    stdout: Option<std::process::ChildStdout>,
 }
 
 impl Unread {
@@ -271,8 +271,13 @@ impl Unread {
         Self {
             child,
             stdin,
-            _stdout: stdout,
+            stdout: Some(stdout),
         }
+    }
+
+    /// The server's stdout, to start reading it.
+    pub fn take_stdout(&mut self) -> std::process::ChildStdout {
+        self.stdout.take().expect("stdout not taken yet")
     }
 }
 

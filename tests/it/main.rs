@@ -8,7 +8,10 @@
 //! - `hostile`: what an attacker sends — huge lines, bad bytes, deep nesting, batches, floods,
 //!   panics, end of input with work in flight;
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
-//!   `airlock check` on good and bad manifests.
+//!   `airlock check` on good and bad manifests;
+//! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
+//! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
+//!   airlock (installed by `tests/clients/setup.sh`).
 
 #![allow(
     clippy::arithmetic_side_effects,
@@ -23,6 +26,8 @@
     reason = "test code: a failed expectation is a failed test, and helpers are shared by modules"
 )]
 
+mod abuse;
+mod clients;
 mod harness;
 mod hostile;
 mod protocol;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Installs the official MCP clients that tests/it/clients.rs drives against airlock, at pinned
+# versions, into tests/clients/.env/ (git-ignored):
+#
+#   .env/python/  a virtualenv with the Python SDK (`mcp`), pinned in requirements.txt
+#   .env/node/    `npm ci` of package.json + package-lock.json: the TypeScript SDK v1
+#                 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`), the
+#                 Inspector (its CLI mode), and a Node 22 binary from the registry (the
+#                 Inspector needs Node >= 22.19; the tests run every Node client on it)
+#
+#   bash tests/clients/setup.sh
+#
+# Idempotent: each half is reinstalled only when its pin files changed since it was installed
+# (a stamp records their hash) or the install is broken; otherwise this only checks versions
+# and takes a second or so. Needs python3.11 (or AIRLOCK_PYTHON) with venv, and npm; reaches
+# only the package registries. Exits non-zero if anything fails to install.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+env_dir="$here/.env"
+venv="$env_dir/python"
+node_dir="$env_dir/node"
+
+say() { printf 'clients: %s\n' "$*"; }
+die() { printf 'clients: error: %s\n' "$*" >&2; exit 1; }
+
+stamp_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+python_half() {
+    local python="${AIRLOCK_PYTHON:-}"
+    if [ -z "$python" ]; then
+        python=$(command -v python3.11 || command -v python3 || true)
+    fi
+    [ -n "$python" ] || die "no python3.11 or python3 on PATH (set AIRLOCK_PYTHON)"
+    "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+        || die "$python is older than 3.10, which mcp requires"
+
+    local want have=""
+    want=$(stamp_of "$here/requirements.txt")
+    [ -f "$venv/.stamp" ] && have=$(cat "$venv/.stamp")
+    if [ "$have" = "$want" ] && "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+        say "python: up to date"
+    else
+        say "python: installing requirements.txt into $venv"
+        rm -rf "$venv"
+        "$python" -m venv "$venv"
+        # --no-deps: requirements.txt lists the whole closure, pinned; pip check proves it is.
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            --requirement "$here/requirements.txt"
+        "$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null \
+            || die "python: the pinned set is incomplete: $("$venv/bin/python" -m pip check)"
+        printf '%s\n' "$want" >"$venv/.stamp"
+    fi
+    "$venv/bin/python" - <<'EOF'
+import importlib.metadata as m, platform
+print(f"clients: python: CPython {platform.python_version()}, mcp {m.version('mcp')}, "
+      f"jsonschema {m.version('jsonschema')}")
+EOF
+}
+
+node_half() {
+    command -v npm >/dev/null || die "npm is not on PATH"
+    local want have=""
+    want=$(stamp_of "$here/package.json" "$here/package-lock.json")
+    [ -f "$node_dir/.stamp" ] && have=$(cat "$node_dir/.stamp")
+    if [ "$have" = "$want" ] && [ -x "$node_dir/node_modules/.bin/node" ]; then
+        say "node: up to date"
+    else
+        say "node: npm ci into $node_dir"
+        rm -rf "$node_dir"
+        mkdir -p "$node_dir"
+        cp "$here/package.json" "$here/package-lock.json" "$node_dir/"
+        # No install scripts: nothing here needs one (the Node binary is the package's own
+        # file, native modules come as prebuilt optional packages). The npm doing the install
+        # may run on an older Node than the pinned one, so its engine warnings are expected.
+        (cd "$node_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+        [ -x "$node_dir/node_modules/.bin/node" ] \
+            || die "node: no Node binary package for $(uname -m) (package.json pins linux x64/arm64)"
+        printf '%s\n' "$want" >"$node_dir/.stamp"
+    fi
+    "$node_dir/node_modules/.bin/node" - "$node_dir" <<'EOF'
+const { readFileSync } = require('node:fs');
+const versions = ['@modelcontextprotocol/sdk', '@modelcontextprotocol/client',
+                  '@modelcontextprotocol/inspector']
+    .map((name) => {
+        const file = `${process.argv[2]}/node_modules/${name}/package.json`;
+        return `${name} ${JSON.parse(readFileSync(file, 'utf8')).version}`;
+    });
+console.log(`clients: node: Node ${process.versions.node}, ${versions.join(', ')}`);
+EOF
+}
+
+mkdir -p "$env_dir"
+python_half
+node_half
