@@ -243,10 +243,68 @@ fn output_schema<O: JsonSchema>() -> Value {
 }
 
 fn schema_for<T: JsonSchema>() -> Value {
-    schemars::generate::SchemaSettings::draft2020_12()
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>()
-        .to_value()
+        .to_value();
+    standard_formats(&mut schema);
+    schema
+}
+
+/// Replaces the Rust-specific `format`s schemars writes (`uint8` … `int64`, `uint`, `int`,
+/// `float`, `double`) with what they mean in standard JSON Schema: an integer's range becomes
+/// `minimum`/`maximum`, a float's format goes. Clients' validators warn about unknown formats;
+/// the bounds still hold, now in words every validator knows.
+fn standard_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            let range: Option<(i128, i128)> = match map.get("format").and_then(Value::as_str) {
+                Some("uint8") => Some((0, i128::from(u8::MAX))),
+                Some("uint16") => Some((0, i128::from(u16::MAX))),
+                Some("uint32") => Some((0, i128::from(u32::MAX))),
+                Some("uint64" | "uint") => Some((0, i128::from(u64::MAX))),
+                Some("int8") => Some((i128::from(i8::MIN), i128::from(i8::MAX))),
+                Some("int16") => Some((i128::from(i16::MIN), i128::from(i16::MAX))),
+                Some("int32") => Some((i128::from(i32::MIN), i128::from(i32::MAX))),
+                Some("int64" | "int") => Some((i128::from(i64::MIN), i128::from(i64::MAX))),
+                _ => None,
+            };
+            if let Some((low, high)) = range {
+                map.remove("format");
+                tighten(map, "minimum", low, |new, old| new > old);
+                tighten(map, "maximum", high, |new, old| new < old);
+            } else if matches!(
+                map.get("format").and_then(Value::as_str),
+                Some("float" | "double")
+            ) {
+                map.remove("format");
+            }
+            map.values_mut().for_each(standard_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard_formats),
+        _ => {}
+    }
+}
+
+/// Sets `key` to `bound` unless the schema already has a stricter one.
+fn tighten(map: &mut Map<String, Value>, key: &str, bound: i128, stricter: fn(i128, i128) -> bool) {
+    let existing = map.get(key).and_then(|value| {
+        value
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| value.as_u64().map(i128::from))
+    });
+    let keep_existing = existing.is_some_and(|old| !stricter(bound, old))
+        || map.get(key).is_some_and(Value::is_f64);
+    if keep_existing {
+        return;
+    }
+    let value = i64::try_from(bound)
+        .map(Value::from)
+        .or_else(|_| u64::try_from(bound).map(Value::from));
+    if let Ok(value) = value {
+        map.insert(key.to_owned(), value);
+    }
 }
 
 #[cfg(test)]
@@ -340,6 +398,30 @@ mod tests {
         let out = call(&tool, json!({"count": "secret-value", "mode": "slow"}));
         assert!(out.is_error());
         assert!(!out.text_content().contains("secret-value"));
+    }
+
+    #[test]
+    fn rust_integer_formats_become_standard_bounds() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        #[expect(dead_code, reason = "only the type's schema is used")]
+        struct Numbers {
+            small: u8,
+            #[schemars(range(min = 5))]
+            count: usize,
+            offset: i16,
+            ratio: f64,
+        }
+        let schema = input_schema::<Numbers>();
+        let props = &schema["properties"];
+        assert_eq!(
+            props["small"],
+            json!({"type": "integer", "minimum": 0, "maximum": 255})
+        );
+        assert_eq!(props["count"]["minimum"], json!(5));
+        assert_eq!(props["count"]["maximum"], json!(u64::MAX));
+        assert_eq!(props["offset"]["minimum"], json!(-32768));
+        assert!(props["ratio"].get("format").is_none());
+        assert!(!schema.to_string().contains("\"format\""));
     }
 
     #[test]
