@@ -344,11 +344,25 @@ fn fail(broken: &str) -> ! {
     panic!("{broken}")
 }
 
-/// Whether a frame is, by an independent reading, an object with `method` and no `id`.
+/// Whether a frame is, by an independent reading, an object with `method` and no `id` that
+/// the server can read at all. A frame nested deeper than the limit is not read (the parse
+/// stops there, before the rest of the message is seen), so it is answered `-32700` like any
+/// other unreadable frame, as JSON-RPC answers unparseable input: it does not count here.
 fn is_notification(frame: &[u8]) -> bool {
     match serde_json::from_slice::<Value>(frame) {
-        Ok(Value::Object(map)) => map.contains_key("method") && !map.contains_key("id"),
+        Ok(value @ Value::Object(_)) if depth(&value) <= crate::limits::MAX_JSON_DEPTH => {
+            value.get("method").is_some() && value.get("id").is_none()
+        }
         _ => false,
+    }
+}
+
+/// Nesting depth of arrays and objects (a scalar is 0, `[]` is 1).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1usize.saturating_add(items.iter().map(depth).max().unwrap_or(0)),
+        Value::Object(map) => 1usize.saturating_add(map.values().map(depth).max().unwrap_or(0)),
+        _ => 0,
     }
 }
 
@@ -434,6 +448,19 @@ mod tests {
         manifest(b"[[tool]]\nname = 1");
         argv(br#"{"word": "a b; $(x)", "verbose": true, "tags": ["-x", "y"], "rest": "-rf", "files": ["f"]}"#);
         argv(br#"{"word": "-rf"}"#);
+    }
+
+    /// Found by the engine target: a notification nested past the depth limit is answered
+    /// `-32700` (it cannot be read, so it cannot be known to be a notification).
+    #[test]
+    fn a_notification_too_deep_to_read_is_answered_as_a_parse_error() {
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","method":"ping","params":{{"a":{}{}}}}}"#,
+            "[".repeat(70),
+            "]".repeat(70)
+        );
+        assert!(!is_notification(frame.as_bytes()));
+        engine(frame.as_bytes());
     }
 
     #[test]
