@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{IdFault, McpError, MethodFault, ParseFault};
 use crate::id::RequestId;
-use crate::json::{self, JsonFault, Members, TopLevel};
+use crate::json::{self, JsonFault, Members, Text, TopLevel};
 use crate::limits::MAX_METHOD_BYTES;
 
 /// A checked message from the peer.
@@ -134,10 +134,12 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message, Rejection> 
         error,
         reply: ReplyTo::Null,
     };
-    if std::str::from_utf8(frame).is_err() {
+    // UTF-8 is checked once for the whole frame; the JSON reader then trusts it.
+    let Ok(frame) = std::str::from_utf8(frame) else {
         return Err(null(McpError::Parse(ParseFault::InvalidUtf8)));
-    }
-    let members = match json::parse_frame(frame, max_json_depth) {
+    };
+    let parsed = json::parse_frame(frame, max_json_depth);
+    let members = match parsed {
         Ok(TopLevel::Object(members)) => members,
         Ok(TopLevel::Array) => return Err(null(McpError::Batch)),
         Ok(TopLevel::Scalar) => return Err(null(McpError::NotAnObject)),
@@ -190,8 +192,8 @@ fn request(
     }
     let name = match &members.method {
         None => return refuse(McpError::InvalidMethod(MethodFault::Missing)),
-        Some(Value::String(name)) => name,
-        Some(_) => return refuse(McpError::InvalidMethod(MethodFault::NotAString)),
+        Some(Text::Str(name)) => name,
+        Some(Text::NotAString) => return refuse(McpError::InvalidMethod(MethodFault::NotAString)),
     };
     let id = match id {
         Ok(id) => id,
@@ -223,7 +225,7 @@ fn notification(members: Members<'_>) -> Result<Message, McpError> {
     if !is_version_2(members.jsonrpc.as_ref()) {
         return Err(McpError::InvalidJsonRpcVersion);
     }
-    let Some(Value::String(name)) = &members.method else {
+    let Some(Text::Str(name)) = &members.method else {
         return Err(McpError::InvalidMethod(MethodFault::NotAString));
     };
     if members.repeated_key {
@@ -235,7 +237,7 @@ fn notification(members: Members<'_>) -> Result<Message, McpError> {
     if name.len() > MAX_METHOD_BYTES {
         return Err(McpError::InvalidMethod(MethodFault::TooLong));
     }
-    let method = match name.as_str() {
+    let method = match &**name {
         "notifications/cancelled" => NotificationMethod::Cancelled,
         "notifications/initialized" => NotificationMethod::Initialized,
         _ => NotificationMethod::Other,
@@ -248,8 +250,8 @@ fn notification(members: Members<'_>) -> Result<Message, McpError> {
     Ok(Message::Notification(Notification { method, params }))
 }
 
-fn is_version_2(jsonrpc: Option<&Value>) -> bool {
-    matches!(jsonrpc, Some(Value::String(version)) if version == "2.0")
+fn is_version_2(jsonrpc: Option<&Text<'_>>) -> bool {
+    jsonrpc.and_then(Text::as_str) == Some("2.0")
 }
 
 #[cfg(test)]

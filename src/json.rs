@@ -8,6 +8,7 @@
 //! message instead. A frame is read once: the members the envelope needs come out as values,
 //! the rest (`result`, `error`, unknown members, batch items) is checked and dropped.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
@@ -40,11 +41,11 @@ pub(crate) enum TopLevel<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Members<'a> {
     /// `jsonrpc`, if present.
-    pub(crate) jsonrpc: Option<Value>,
+    pub(crate) jsonrpc: Option<Text<'a>>,
     /// `id` as raw text, if present.
     pub(crate) id: Option<&'a RawValue>,
     /// `method`, if present.
-    pub(crate) method: Option<Value>,
+    pub(crate) method: Option<Text<'a>>,
     /// `params`, if present.
     pub(crate) params: Option<Value>,
     /// Whether `result` or `error` is present.
@@ -57,14 +58,36 @@ pub(crate) struct Members<'a> {
     pub(crate) repeated_key: bool,
 }
 
+/// A member that should be a string (`jsonrpc`, `method`): borrowed from the frame when it
+/// has no escapes, so the common case allocates nothing.
+#[derive(Debug, Eq, PartialEq)]
+pub(crate) enum Text<'a> {
+    /// A string, unescaped.
+    Str(Cow<'a, str>),
+    /// Any other value (checked for depth and repeated keys like the rest, then dropped).
+    NotAString,
+}
+
+impl Text<'_> {
+    /// The string, if it is one.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Str(text) => Some(text),
+            Self::NotAString => None,
+        }
+    }
+}
+
 /// Parses one frame, checking depth against `max_depth` (the top level is depth 1).
 ///
 /// # Errors
 ///
 /// [`JsonFault`] when the frame is not JSON or is nested too deeply.
-pub(crate) fn parse_frame(frame: &[u8], max_depth: usize) -> Result<TopLevel<'_>, JsonFault> {
+pub(crate) fn parse_frame(frame: &str, max_depth: usize) -> Result<TopLevel<'_>, JsonFault> {
     let checks = Checks::new(max_depth);
-    let mut deserializer = serde_json::Deserializer::from_slice(frame);
+    // From `str`: the frame's UTF-8 was checked once, as a whole, so serde_json does not check
+    // each string again.
+    let mut deserializer = serde_json::Deserializer::from_str(frame);
     let parsed = TopSeed { checks: &checks }
         .deserialize(&mut deserializer)
         .and_then(|top| deserializer.end().map(|()| top));
@@ -152,28 +175,51 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.checks.enter(1)?;
         let mut members = Members::default();
-        let mut seen = HashSet::new();
+        // The members JSON-RPC defines are told apart without allocating; any other key is
+        // kept (hostile input only) so that a repeated one is still found.
+        let mut seen_known = 0u8;
+        // A set, not a list: a hostile frame may hold a hundred thousand unknown keys, and a
+        // linear search over them would make this parse quadratic.
+        let mut unknown: HashSet<String> = HashSet::new();
         let child = |checks| Build { checks, depth: 2 };
-        while let Some(key) = map.next_key::<String>()? {
-            let repeated = !seen.insert(key.clone());
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let repeated = match &key {
+                TopKey::Known(known) => {
+                    let bit = known.bit();
+                    let repeated = seen_known & bit != 0;
+                    seen_known |= bit;
+                    repeated
+                }
+                TopKey::Other(name) => !unknown.insert(name.clone()),
+            };
             members.repeated_key |= repeated;
-            match key.as_str() {
-                "jsonrpc" => members.jsonrpc = Some(map.next_value_seed(child(self.checks))?),
-                "method" => members.method = Some(map.next_value_seed(child(self.checks))?),
-                "params" => members.params = Some(map.next_value_seed(child(self.checks))?),
-                "id" => {
+            match key {
+                TopKey::Known(Known::Jsonrpc) => {
+                    members.jsonrpc = Some(map.next_value_seed(TextSeed {
+                        checks: self.checks,
+                    })?);
+                }
+                TopKey::Known(Known::Method) => {
+                    members.method = Some(map.next_value_seed(TextSeed {
+                        checks: self.checks,
+                    })?);
+                }
+                TopKey::Known(Known::Params) => {
+                    members.params = Some(map.next_value_seed(child(self.checks))?);
+                }
+                TopKey::Known(Known::Id) => {
                     let raw: &'de RawValue = map.next_value()?;
                     members.id_repeated |= repeated;
                     members.id.get_or_insert(raw);
                 }
-                "result" | "error" => {
+                TopKey::Known(Known::Result | Known::Error) => {
                     members.has_result_or_error = true;
                     map.next_value_seed(Skip {
                         checks: self.checks,
                         depth: 2,
                     })?;
                 }
-                _ => {
+                TopKey::Other(_) => {
                     members.has_unknown_member = true;
                     map.next_value_seed(Skip {
                         checks: self.checks,
@@ -219,6 +265,145 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
 
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(TopLevel::Scalar)
+    }
+}
+
+/// A key of the top-level object.
+enum TopKey {
+    /// A member JSON-RPC defines.
+    Known(Known),
+    /// Anything else, unescaped.
+    Other(String),
+}
+
+/// The members JSON-RPC 2.0 defines.
+#[derive(Clone, Copy)]
+enum Known {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+}
+
+impl Known {
+    fn parse(key: &str) -> Option<Self> {
+        Some(match key {
+            "jsonrpc" => Self::Jsonrpc,
+            "id" => Self::Id,
+            "method" => Self::Method,
+            "params" => Self::Params,
+            "result" => Self::Result,
+            "error" => Self::Error,
+            _ => return None,
+        })
+    }
+
+    /// Its bit in the set of members seen.
+    fn bit(self) -> u8 {
+        match self {
+            Self::Jsonrpc => 1,
+            Self::Id => 2,
+            Self::Method => 4,
+            Self::Params => 8,
+            Self::Result => 16,
+            Self::Error => 32,
+        }
+    }
+}
+
+/// Reads a top-level key (already unescaped by serde_json: `"\u0069d"` is `id`).
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = TopKey;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TopKey, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = TopKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<TopKey, E> {
+        Ok(Known::parse(key).map_or_else(|| TopKey::Other(key.to_owned()), TopKey::Known))
+    }
+}
+
+/// Reads a member that should be a string; anything else is checked like a skipped value.
+struct TextSeed<'c> {
+    checks: &'c Checks,
+}
+
+impl<'de> DeserializeSeed<'de> for TextSeed<'_> {
+    type Value = Text<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Text<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextSeed<'_> {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+        Ok(Text::Str(Cow::Owned(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Text<'de>, A::Error> {
+        self.skip().visit_map(map).map(|()| Text::NotAString)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Text<'de>, A::Error> {
+        self.skip().visit_seq(seq).map(|()| Text::NotAString)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+
+    fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+        Ok(Text::NotAString)
+    }
+}
+
+impl<'c> TextSeed<'c> {
+    /// A member's value sits at depth 2.
+    fn skip(&self) -> Skip<'c> {
+        Skip {
+            checks: self.checks,
+            depth: 2,
+        }
     }
 }
 
@@ -381,7 +566,7 @@ mod tests {
     use super::*;
 
     fn object(text: &str) -> Members<'_> {
-        match parse_frame(text.as_bytes(), 64).unwrap() {
+        match parse_frame(text, 64).unwrap() {
             TopLevel::Object(members) => members,
             other => panic!("not an object: {other:?}"),
         }
@@ -390,9 +575,9 @@ mod tests {
     #[test]
     fn members_are_pulled_out_and_the_id_stays_raw() {
         let members = object(r#"{"jsonrpc":"2.0","id": 1e0 ,"method":"ping","params":{}}"#);
-        assert_eq!(members.jsonrpc, Some(Value::from("2.0")));
+        assert_eq!(members.jsonrpc, Some(Text::Str("2.0".into())));
         assert_eq!(members.id.unwrap().get(), "1e0");
-        assert_eq!(members.method, Some(Value::from("ping")));
+        assert_eq!(members.method, Some(Text::Str("ping".into())));
         assert!(!members.repeated_key && !members.has_unknown_member);
     }
 
@@ -409,16 +594,10 @@ mod tests {
     fn depth_is_counted_from_the_top_level_object() {
         let nest = |n: usize| format!("{{\"params\":{}{}}}", "[".repeat(n), "]".repeat(n));
         // top object (1) + n arrays: the deepest array is at depth n + 1.
-        assert!(parse_frame(nest(63).as_bytes(), 64).is_ok());
-        assert_eq!(
-            parse_frame(nest(64).as_bytes(), 64).unwrap_err(),
-            JsonFault::TooDeep
-        );
+        assert!(parse_frame(&nest(63), 64).is_ok());
+        assert_eq!(parse_frame(&nest(64), 64).unwrap_err(), JsonFault::TooDeep);
         let deep = "[".repeat(100_000);
-        assert_eq!(
-            parse_frame(deep.as_bytes(), 64).unwrap_err(),
-            JsonFault::TooDeep
-        );
+        assert_eq!(parse_frame(&deep, 64).unwrap_err(), JsonFault::TooDeep);
     }
 
     #[test]
@@ -435,12 +614,28 @@ mod tests {
             "\"\u{1}\"",
         ] {
             assert_eq!(
-                parse_frame(text.as_bytes(), 64).unwrap_err(),
+                parse_frame(text, 64).unwrap_err(),
                 JsonFault::Syntax,
                 "{text}"
             );
         }
-        assert_eq!(parse_frame(b"\"\xff\"", 64).unwrap_err(), JsonFault::Syntax);
+    }
+
+    /// Found reviewing the single-pass parser: unknown top-level keys were kept in a list,
+    /// so a frame with 100,000 of them took quadratic time. With a set it is linear.
+    #[test]
+    fn many_unknown_top_level_keys_are_checked_in_linear_time() {
+        let mut frame = String::from("{");
+        for i in 0..100_000 {
+            frame.push_str(&format!("\"k{i}\":0,"));
+        }
+        frame.push_str("\"k0\":1}");
+        let started = std::time::Instant::now();
+        let TopLevel::Object(members) = parse_frame(&frame, 64).unwrap() else { panic!() };
+        assert!(members.repeated_key && members.has_unknown_member);
+        // Not a timing assertion on the product: a generous bound that only a quadratic
+        // algorithm (10^10 comparisons) could miss.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! What we write: one JSON-RPC message per line, results and errors.
 //!
-//! Every line leaves through [`write_result`], or [`write_error`], so
+//! Every line leaves through [`write_result`], [`write_error`] or [`write_notification`], so
 //! output is always strict JSON (serde_json never writes `NaN`) on exactly one line (it never
 //! writes a raw newline: newlines in strings are escaped). Error objects come only from
 //! [`McpError::to_wire`].
@@ -16,25 +16,33 @@ use crate::version::ProtocolVersion;
 
 /// Appends a result line for `id`.
 pub(crate) fn write_result<T: Serialize>(out: &mut Vec<u8>, id: &RequestId, result: &T) {
-    write_line(
-        out,
-        &Envelope {
-            id: Some(id),
-            body: Body::Result(result),
-        },
-    );
+    write_reply(out, Some(id), b"result", result);
 }
 
 /// Appends an error line for `id` (`null` when the id could not be read).
 pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &McpError) {
-    let wire = error.to_wire();
-    write_line(
-        out,
-        &Envelope::<()> {
-            id,
-            body: Body::Error(&wire),
-        },
-    );
+    write_reply(out, id, b"error", &error.to_wire());
+}
+
+/// Appends `{"jsonrpc":"2.0","id":…,"<member>":…}` and a newline. The fixed parts are copied
+/// as bytes rather than serialised field by field; the id is the peer's checked JSON text,
+/// echoed verbatim (one token: a string or an integer, which holds no raw newline). On a
+/// (never expected) serialisation failure the partial bytes are rolled back, so the stream
+/// stays one message per line.
+fn write_reply<T: Serialize>(out: &mut Vec<u8>, id: Option<&RequestId>, member: &[u8], body: &T) {
+    let start = out.len();
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.map_or("null", RequestId::raw).as_bytes());
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(member);
+    out.extend_from_slice(b"\":");
+    match serde_json::to_writer(&mut *out, body) {
+        Ok(()) => out.extend_from_slice(b"}\n"),
+        Err(_) => {
+            out.truncate(start);
+            tracing::error!("a reply could not be serialised and was dropped");
+        }
+    }
 }
 
 /// Appends a notification line.
@@ -82,29 +90,6 @@ fn write_line<T: Serialize>(out: &mut Vec<u8>, message: &T) {
             out.truncate(start);
             tracing::error!("a reply could not be serialised and was dropped");
         }
-    }
-}
-
-struct Envelope<'a, T> {
-    id: Option<&'a RequestId>,
-    body: Body<'a, T>,
-}
-
-enum Body<'a, T> {
-    Result(&'a T),
-    Error(&'a crate::error::RpcError),
-}
-
-impl<T: Serialize> Serialize for Envelope<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(3))?;
-        map.serialize_entry("jsonrpc", "2.0")?;
-        map.serialize_entry("id", &self.id)?;
-        match &self.body {
-            Body::Result(result) => map.serialize_entry("result", result)?,
-            Body::Error(error) => map.serialize_entry("error", error)?,
-        }
-        map.end()
     }
 }
 

@@ -96,7 +96,9 @@ impl Server {
     /// Serves one session on stdin/stdout, logging to stderr (see [`telemetry`]).
     ///
     /// Installs the stderr log subscriber if none is set and a panic hook that withholds
-    /// panic messages: from here on stdout belongs to the protocol.
+    /// panic messages: from here on stdout belongs to the protocol. When stdin and stdout are
+    /// pipes they are served through the runtime's reactor, so the runtime needs its I/O
+    /// driver (`enable_all`, as `#[tokio::main]` and [`Server::run_stdio`] have).
     ///
     /// # Errors
     ///
@@ -109,7 +111,8 @@ impl Server {
             tools = self.shared.registry.len(),
             "serving MCP on stdio"
         );
-        let serving = self.serve(tokio::io::stdin(), tokio::io::stdout());
+        let (input, output) = transport::stdio::open();
+        let serving = self.serve(input, output);
         tokio::select! {
             ending = serving => ending,
             signal = termination() => {
@@ -135,14 +138,25 @@ impl Server {
                 return EXIT_IO_ERROR;
             }
         };
-        let status = match runtime.block_on(self.serve_stdio()) {
-            Ok(ending) => ending.exit_code(),
-            Err(error) => {
+        // The session runs as a task on a worker thread, not on this one: the worker that
+        // receives a readiness event from the reactor then runs the session itself, instead of
+        // waking this thread for every message.
+        let server = self.clone();
+        let session = runtime.spawn(async move { server.serve_stdio().await });
+        let status = match runtime.block_on(session) {
+            Ok(Ok(ending)) => ending.exit_code(),
+            Ok(Err(error)) => {
                 tracing::error!(kind = ?error.kind(), "stdio failed");
                 EXIT_IO_ERROR
             }
+            Err(_join_error) => {
+                // A bug: the session task panicked (its message is withheld by the hook).
+                tracing::error!("the session task failed");
+                EXIT_IO_ERROR
+            }
         };
-        // tokio reads stdin on a blocking thread that cannot be interrupted; do not wait for it.
+        // When stdin is not a pipe, tokio reads it on a blocking thread that cannot be
+        // interrupted; do not wait for it.
         runtime.shutdown_timeout(Duration::from_millis(200));
         status
     }

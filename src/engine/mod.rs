@@ -156,17 +156,16 @@ impl Engine {
     /// Takes a finished call; writes its reply if one is still owed.
     pub fn complete(&mut self, completion: Completion, out: &mut Vec<u8>) {
         let Completion { ticket, outcome } = completion;
-        let owed = self
-            .in_flight
-            .get(&ticket.key)
-            .is_some_and(|pending| pending.serial == ticket.serial);
-        if !owed {
+        let Some(pending) = self.in_flight.remove(&ticket.key) else {
             // Cancelled (or never ours): nothing is ever sent for it.
             return;
-        }
-        let Some(pending) = self.in_flight.remove(&ticket.key) else {
-            return;
         };
+        if pending.serial != ticket.serial {
+            // A newer request reused the id after this call was cancelled: that one is
+            // still owed its reply, this one nothing.
+            self.in_flight.insert(ticket.key, pending);
+            return;
+        }
         match outcome {
             Outcome::Finished(output) => {
                 dispatch::write_call_result(

@@ -1,10 +1,12 @@
 //! Transports: what carries frames between a peer and the sans-I/O [`Engine`].
 //!
 //! [`stream`] serves one session over any byte stream (stdio, a pipe, an in-memory duplex in
-//! tests). A second transport (Streamable HTTP) drives the same engine per request.
+//! tests); `stdio` opens the process's stdin and stdout for it, as non-blocking pipes when
+//! they are pipes. A second transport (Streamable HTTP) drives the same engine per request.
 //!
 //! [`Engine`]: crate::engine::Engine
 
+pub(crate) mod stdio;
 pub mod stream;
 
 pub use stream::{Ending, serve};

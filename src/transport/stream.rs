@@ -1,24 +1,35 @@
 //! One session over a byte stream: the read loop, call tasks, and the single writer.
 //!
-//! One task owns the engine, the frame reader and the output buffer; tool calls run on their
-//! own tasks and report back over a channel bounded by `max_in_flight`. Replies are gathered
-//! in one buffer and written when no further request is already waiting in the input (so a
-//! pipelining client gets many replies per write, and a client waiting on a reply never
-//! waits on us) or when the buffer is full. While a write blocks because the peer is not
-//! reading, nothing else is read: memory never grows with a slow or hostile peer.
+//! One task owns the engine, the frame reader and the output buffer. A tool call takes its
+//! first step inline: a handler that finishes without waiting (most in-process tools) is
+//! answered at once; one that waits (a command, a timer) goes on in a task of its own and
+//! reports back over a channel bounded by `max_in_flight`. The deadline and the panic guard
+//! hold either way. A handler that computes for long before its first `.await` therefore
+//! holds up the session; such work belongs in `spawn_blocking`.
+//!
+//! Replies are gathered in one buffer. After each event the session takes everything that is
+//! already there without waiting — requests whose line is buffered or already in the pipe,
+//! calls that finished — and then writes the replies in one write. So a pipelining client
+//! gets many replies per write, and a client waiting on a reply never waits on us: its reply
+//! is written as soon as nothing more is ready. At most about `WRITE_BUFFER_BYTES` are
+//! gathered. While a write blocks because the peer is not reading, nothing else is read:
+//! memory never grows with a slow or hostile peer.
 //!
 //! At end of input, calls still running get `eof_drain_timeout` to finish and be answered;
 //! then they are cancelled and the session ends.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::call::{CallContext, Event, Ticket};
+use crate::call::{CallContext, Completion, Event, Outcome, Ticket};
 use crate::engine::{Effect, Engine};
 use crate::framing::{Frame, FrameReader};
 use crate::limits::WRITE_BUFFER_BYTES;
@@ -64,84 +75,173 @@ where
     // reply. Progress is dropped when the channel is full; completions wait for room.
     let capacity = limits.max_in_flight.get().saturating_mul(4);
     let (done_tx, mut done_rx) = mpsc::channel::<Event>(capacity);
-    let mut tasks = Tasks::default();
-    let mut out = Vec::with_capacity(WRITE_BUFFER_BYTES);
-    let mut drain_deadline: Option<Instant> = None;
-    let mut ending = Ending::EndOfInput;
-
-    loop {
-        let reading = drain_deadline.is_none();
-        tokio::select! {
+    let mut session = Session {
+        engine: &mut engine,
+        tasks: Tasks::default(),
+        out: Vec::with_capacity(WRITE_BUFFER_BYTES),
+        drain_deadline: None,
+        eof_drain_timeout: limits.eof_drain_timeout,
+        done_tx,
+    };
+    let ending = loop {
+        let reading = session.drain_deadline.is_none();
+        let step = tokio::select! {
             biased;
-            Some(event) = done_rx.recv() => match event {
-                Event::Done(done) => {
-                    tasks.finished(&done.ticket);
-                    engine.complete(done, &mut out);
-                }
-                Event::Progress(report) => {
-                    engine.progress(report, std::time::Instant::now(), &mut out);
-                }
-            },
-            frame = frames.next(), if reading => {
-                let effect = match frame {
-                    Ok(Frame::Line(line)) => engine.handle(line, &mut out),
-                    Ok(Frame::TooLong) => engine.frame_too_long(&mut out),
-                    Ok(Frame::Eof) => {
-                        tracing::debug!(in_flight = engine.in_flight(), "end of input");
-                        drain_deadline = Some(deadline_after(limits.eof_drain_timeout));
-                        Effect::None
-                    }
-                    Err(error) => {
-                        tracing::warn!(kind = ?error.kind(), "reading input failed; ending session");
-                        drain_deadline = Some(deadline_after(limits.eof_drain_timeout));
-                        Effect::None
-                    }
-                };
-                match effect {
-                    Effect::None => {}
-                    Effect::Start(call) => tasks.start(call, &done_tx),
-                    Effect::Cancel(ticket) => tasks.cancel(&ticket),
-                    Effect::CutOff => {
-                        ending = Ending::CutOff;
-                        engine.abandon_all();
-                        tasks.cancel_all();
-                        // The reply to the last message is written; nothing after it.
-                        if flush(&mut writer, &mut out).await.is_err() {
-                            tracing::debug!("last reply before the cut-off was not delivered");
-                        }
-                        return Ok(ending);
-                    }
-                }
+            Some(event) = done_rx.recv() => {
+                session.event(event);
+                Step::Go
             }
-            () = sleep_until(drain_deadline), if drain_deadline.is_some() => {
-                tracing::info!(abandoned = engine.in_flight(), "calls still running at end of input were cancelled");
-                engine.abandon_all();
-                tasks.cancel_all();
+            frame = frames.next(), if reading => session.frame(frame),
+            () = sleep_until(session.drain_deadline), if session.drain_deadline.is_some() => {
+                tracing::info!(abandoned = session.engine.in_flight(), "calls still running at end of input were cancelled");
+                session.engine.abandon_all();
+                session.tasks.cancel_all();
+                Step::Go
+            }
+        };
+        if step == Step::CutOff {
+            return session.cut_off(&mut writer).await;
+        }
+        match session
+            .gather_and_write(&mut frames, &mut done_rx, &mut writer)
+            .await
+        {
+            Ok(Step::Go) => {}
+            Ok(Step::CutOff) => return session.cut_off(&mut writer).await,
+            Err(error) if is_peer_gone(&error) => {
+                tracing::info!("output closed by the peer; ending session");
+                break Ending::PeerGone;
+            }
+            Err(error) => {
+                session.tasks.cancel_all();
+                return Err(error);
             }
         }
-        let input_waiting = drain_deadline.is_none() && frames.has_buffered_frame();
-        let coalesce = (input_waiting || !done_rx.is_empty()) && out.len() < WRITE_BUFFER_BYTES;
-        if !out.is_empty() && !coalesce {
-            match flush(&mut writer, &mut out).await {
-                Ok(()) => {}
-                Err(error) if is_peer_gone(&error) => {
-                    tracing::info!("output closed by the peer; ending session");
-                    ending = Ending::PeerGone;
-                    break;
-                }
-                Err(error) => {
-                    tasks.cancel_all();
-                    return Err(error);
-                }
-            }
+        if session.drain_deadline.is_some() && session.engine.in_flight() == 0 {
+            break Ending::EndOfInput;
         }
-        if drain_deadline.is_some() && engine.in_flight() == 0 {
-            break;
+    };
+    session.engine.abandon_all();
+    session.tasks.cancel_all();
+    Ok(ending)
+}
+
+/// Whether the session goes on after a step.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+enum Step {
+    Go,
+    CutOff,
+}
+
+/// The state of the session loop besides its input.
+struct Session<'e> {
+    engine: &'e mut Engine,
+    tasks: Tasks,
+    /// Replies gathered and not yet written.
+    out: Vec<u8>,
+    /// Set at end of input: when calls still running are given up.
+    drain_deadline: Option<Instant>,
+    eof_drain_timeout: std::time::Duration,
+    done_tx: mpsc::Sender<Event>,
+}
+
+impl Session<'_> {
+    /// Takes an event of a running call.
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Done(done) => {
+                self.tasks.finished(&done.ticket);
+                self.engine.complete(done, &mut self.out);
+            }
+            Event::Progress(report) => {
+                self.engine
+                    .progress(report, std::time::Instant::now(), &mut self.out);
+            }
         }
     }
-    engine.abandon_all();
-    tasks.cancel_all();
-    Ok(ending)
+
+    /// Takes what the frame reader returned.
+    fn frame(&mut self, frame: io::Result<Frame<'_>>) -> Step {
+        let effect = match frame {
+            Ok(Frame::Line(line)) => self.engine.handle(line, &mut self.out),
+            Ok(Frame::TooLong) => self.engine.frame_too_long(&mut self.out),
+            Ok(Frame::Eof) => {
+                tracing::debug!(in_flight = self.engine.in_flight(), "end of input");
+                self.drain_deadline = Some(deadline_after(self.eof_drain_timeout));
+                Effect::None
+            }
+            Err(error) => {
+                tracing::warn!(kind = ?error.kind(), "reading input failed; ending session");
+                self.drain_deadline = Some(deadline_after(self.eof_drain_timeout));
+                Effect::None
+            }
+        };
+        match effect {
+            Effect::None => {}
+            Effect::Start(call) => {
+                if let Some(done) = self.tasks.start(call, &self.done_tx) {
+                    self.engine.complete(done, &mut self.out);
+                }
+            }
+            Effect::Cancel(ticket) => self.tasks.cancel(&ticket),
+            Effect::CutOff => return Step::CutOff,
+        }
+        Step::Go
+    }
+
+    /// Takes every request and completion that is already there — a request whose whole line
+    /// is buffered or already in the pipe, a call that finished — then writes the replies
+    /// gathered, in one write. A client that waits for a reply has sent nothing more, so its
+    /// reply is written at once; a pipelining client gets many replies per write. At most
+    /// about [`WRITE_BUFFER_BYTES`] are gathered, and nothing here waits for input.
+    async fn gather_and_write<R, W>(
+        &mut self,
+        frames: &mut FrameReader<R>,
+        done_rx: &mut mpsc::Receiver<Event>,
+        writer: &mut W,
+    ) -> io::Result<Step>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        while !self.out.is_empty() && self.out.len() < WRITE_BUFFER_BYTES {
+            if let Ok(event) = done_rx.try_recv() {
+                self.event(event);
+                continue;
+            }
+            if self.drain_deadline.is_some() {
+                break;
+            }
+            // `next` is cancel-safe: a read that would wait is dropped and nothing is lost.
+            let ready = {
+                let mut next = std::pin::pin!(frames.next());
+                next.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+            };
+            match ready {
+                Poll::Ready(frame) => {
+                    if self.frame(frame) == Step::CutOff {
+                        return Ok(Step::CutOff);
+                    }
+                }
+                Poll::Pending => break,
+            }
+        }
+        if !self.out.is_empty() {
+            flush(writer, &mut self.out).await?;
+        }
+        Ok(Step::Go)
+    }
+
+    /// Ends the session of a peer cut off: the reply to its last message is written, nothing
+    /// after it.
+    async fn cut_off<W: AsyncWrite + Unpin>(mut self, writer: &mut W) -> io::Result<Ending> {
+        self.engine.abandon_all();
+        self.tasks.cancel_all();
+        if flush(writer, &mut self.out).await.is_err() {
+            tracing::debug!("last reply before the cut-off was not delivered");
+        }
+        Ok(Ending::CutOff)
+    }
 }
 
 /// Writes and flushes everything gathered in `out`.
@@ -187,21 +287,45 @@ struct Tasks {
 }
 
 impl Tasks {
-    fn start(&mut self, call: crate::call::Call, events: &mpsc::Sender<Event>) {
+    /// Starts a call. Its first step runs here: a handler that finishes without waiting (an
+    /// in-process tool) is answered at once, with no task, channel or wake-up; one that waits
+    /// (a command, a timer) goes on in a task of its own. The deadline and the panic guard
+    /// are inside [`Call::run`](crate::call::Call::run) either way.
+    fn start(
+        &mut self,
+        call: crate::call::Call,
+        events: &mpsc::Sender<Event>,
+    ) -> Option<Completion> {
         let ticket = call.ticket().clone();
-        let events = events.clone();
         let context = if call.wants_progress() {
             CallContext::reporting(ticket.clone(), events.clone())
         } else {
             CallContext::detached()
         };
+        let mut running = Box::pin(call.run(context));
+        let mut cx = Context::from_waker(Waker::noop());
+        match catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut cx))) {
+            Ok(Poll::Ready(completion)) => return Some(completion),
+            Ok(Poll::Pending) => {}
+            Err(payload) => {
+                // `run` guards the handler; this is a bug of our own. Answer -32603.
+                drop(payload);
+                tracing::error!("starting a call panicked; answered -32603");
+                return Some(Completion {
+                    ticket,
+                    outcome: Outcome::Panicked,
+                });
+            }
+        }
+        let events = events.clone();
         let task = tokio::spawn(async move {
-            let completion = call.run(context).await;
+            let completion = running.await;
             if events.send(Event::Done(completion)).await.is_err() {
                 tracing::debug!("a call finished after its session ended");
             }
         });
         self.running.insert(ticket, task.abort_handle());
+        None
     }
 
     fn finished(&mut self, ticket: &Ticket) {
