@@ -151,7 +151,18 @@ impl Call {
                 panicked(&tool)
             }
             Ok(future) => {
-                match tokio::time::timeout(timeout, CatchUnwind { inner: future }).await {
+                let mut guarded = CatchUnwind { inner: future };
+                // The first step runs before the deadline's timer exists: most in-process
+                // handlers finish in it, and arming a timer costs a trip through the runtime's
+                // timer wheel. A handler that does not finish at once gets the full deadline
+                // from here on (its first step took no time that a timer could have cut).
+                let first =
+                    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut guarded).poll(cx))).await;
+                let result = match first {
+                    Poll::Ready(result) => Ok(result),
+                    Poll::Pending => tokio::time::timeout(timeout, guarded).await,
+                };
+                match result {
                     Ok(Ok(output)) => Outcome::Finished(output),
                     Ok(Err(Panicked)) => panicked(&tool),
                     Err(_elapsed) => {
