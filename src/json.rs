@@ -631,7 +631,9 @@ mod tests {
         }
         frame.push_str("\"k0\":1}");
         let started = std::time::Instant::now();
-        let TopLevel::Object(members) = parse_frame(&frame, 64).unwrap() else { panic!() };
+        let TopLevel::Object(members) = parse_frame(&frame, 64).unwrap() else {
+            panic!()
+        };
         assert!(members.repeated_key && members.has_unknown_member);
         // Not a timing assertion on the product: a generous bound that only a quadratic
         // algorithm (10^10 comparisons) could miss.

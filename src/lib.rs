@@ -31,6 +31,7 @@
 //! - [`transport`]: sessions over byte streams (stdio).
 //! - [`server`]: the builder and the one-call entry points.
 //! - [`telemetry`]: stderr logging and what may be logged.
+//! - [`audit`]: `airlock audit`, the hostile-input battery that reviews any stdio MCP server.
 
 #![cfg_attr(
     test,
@@ -40,6 +41,7 @@
     )
 )]
 
+pub mod audit;
 pub mod call;
 pub mod command;
 mod dispatch;

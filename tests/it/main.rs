@@ -10,6 +10,8 @@
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
 //!   `airlock check` on good and bad manifests;
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
+//! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
+//!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -27,6 +29,7 @@
 )]
 
 mod abuse;
+mod audit;
 mod clients;
 mod harness;
 mod hostile;

@@ -1,0 +1,721 @@
+//! `airlock audit`: a battery of hostile inputs that reviews any stdio MCP server.
+//!
+//! The audit starts the server under review once per case, in its own process group, sends
+//! one hostile input (malformed JSON, bad encodings, envelope abuse, batches, deep nesting,
+//! huge lines, protocol misuse, floods, end of input at bad moments), and judges what comes
+//! back against JSON-RPC 2.0 and the MCP specification. Every case then checks that the
+//! server still answers a `ping` and `tools/list`, that every stdout line was one JSON-RPC
+//! message, that no notification was answered, and that the peak memory of the server's
+//! process tree stayed within the limit; then the whole tree is killed.
+//!
+//! What it trusts: the command line (the operator's). What it does not: everything the server
+//! does — its output is parsed with bounds and shown escaped, its memory and time are capped,
+//! and its processes never outlive their case (see `target`).
+//!
+//! # Layout
+//!
+//! - `cases`: the catalogue, as data plus a few functions.
+//! - `judge`: classifying stdout lines and judging replies (pure).
+//! - `session`: one case's conversation, with the follow-up checks.
+//! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
+//! - `probe`: which tool the audit may call, with what arguments.
+//! - `report`: the table and the JSON.
+//! - `signals`: Ctrl-C kills the server under audit and ends the run.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+mod cases;
+mod judge;
+mod probe;
+mod report;
+mod session;
+mod signals;
+mod target;
+
+use cases::{Body, Case, Judgement};
+use judge::shown;
+use probe::Probe;
+use session::{Finding, Session};
+use target::Target;
+
+/// What a case concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// What a correct server does.
+    Pass,
+    /// Allowed by the specifications, but worse than it could be (or a deliberate choice a
+    /// reviewer should know about).
+    Note,
+    /// Wrong: a crash, a hang, a lost or misaddressed reply, a reply to a notification, a
+    /// line that is not one JSON-RPC message, leaked internals, memory past the limit.
+    Fail,
+}
+
+impl Verdict {
+    /// `pass`, `note` or `fail`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Note => "note",
+            Self::Fail => "fail",
+        }
+    }
+}
+
+/// A group of cases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// Malformed JSON.
+    Json,
+    /// Bytes that are not UTF-8, NUL, byte-order marks, line endings.
+    Encoding,
+    /// The JSON-RPC envelope: version, method, params and id types, duplicate keys.
+    Envelope,
+    /// JSON-RPC batches.
+    Batch,
+    /// Deep nesting.
+    Nesting,
+    /// Huge lines, numbers, strings and argument objects.
+    Huge,
+    /// The MCP lifecycle and methods used wrongly.
+    Protocol,
+    /// Floods, slow writers and end of input at bad moments.
+    Flood,
+}
+
+impl Category {
+    /// Every category, in report order.
+    pub const ALL: [Self; 8] = [
+        Self::Json,
+        Self::Encoding,
+        Self::Envelope,
+        Self::Batch,
+        Self::Nesting,
+        Self::Huge,
+        Self::Protocol,
+        Self::Flood,
+    ];
+
+    /// The name used in case ids and `--only`/`--skip`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+            Self::Encoding => "encoding",
+            Self::Envelope => "envelope",
+            Self::Batch => "batch",
+            Self::Nesting => "nesting",
+            Self::Huge => "huge",
+            Self::Protocol => "protocol",
+            Self::Flood => "flood",
+        }
+    }
+
+    /// The heading in the table.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Json => "malformed JSON",
+            Self::Encoding => "encoding",
+            Self::Envelope => "envelope abuse",
+            Self::Batch => "batches",
+            Self::Nesting => "deep nesting",
+            Self::Huge => "huge input",
+            Self::Protocol => "protocol misuse",
+            Self::Flood => "floods and stream ends",
+        }
+    }
+}
+
+/// How to run an audit.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The server's command: the program, then its arguments.
+    pub command: Vec<OsString>,
+    /// Peak resident memory of the server's process tree allowed in any case, in MiB.
+    pub max_memory_mib: u64,
+    /// Time limit of one case (slow cases get a few of these).
+    pub case_timeout: Duration,
+    /// Leave out the slow cases (huge streamed lines, the unread-replies flood), unless `only`
+    /// names them by id.
+    pub quick: bool,
+    /// Run only these cases: ids (`json.nan`), categories (`json`) or prefixes (`json.*`).
+    pub only: Vec<String>,
+    /// Leave out these cases (same forms as `only`).
+    pub skip: Vec<String>,
+    /// The tool that cases needing a real call use, instead of the first read-only one.
+    pub call_tool: Option<String>,
+    /// Arguments for `call_tool`, instead of the smallest its schema accepts.
+    pub call_arguments: Option<serde_json::Value>,
+    /// Never call a real tool: calls go to a tool name that cannot exist.
+    pub no_tool_calls: bool,
+    /// Write a progress line per case on stderr.
+    pub progress: bool,
+    /// Catch SIGINT, SIGTERM and SIGHUP to kill the server and end the run (for the CLI).
+    pub handle_signals: bool,
+}
+
+impl Options {
+    /// Defaults for auditing `command`: 256 MiB, 10 s per case, every case, no progress.
+    pub fn new(command: Vec<OsString>) -> Self {
+        Self {
+            command,
+            max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
+            case_timeout: DEFAULT_CASE_TIMEOUT,
+            quick: false,
+            only: Vec::new(),
+            skip: Vec::new(),
+            call_tool: None,
+            call_arguments: None,
+            no_tool_calls: false,
+            progress: false,
+            handle_signals: false,
+        }
+    }
+}
+
+/// Why an audit could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// No server command was given.
+    #[error("no server command to audit (give it after --)")]
+    NoCommand,
+    /// `--only` or `--skip` named no case or category.
+    #[error("--only/--skip: no case or category is called {0:?} (see `airlock audit --list`)")]
+    UnknownSelector(String),
+    /// The filters left no case to run.
+    #[error("--only/--skip left no case to run")]
+    NothingSelected,
+}
+
+/// What an audit found.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// The audited command, lossily decoded.
+    pub command: Vec<String>,
+    /// What the server said about itself, if the handshake worked.
+    pub server: Option<ServerFacts>,
+    /// Why the audit could not run, if it could not.
+    pub setup_error: Option<String>,
+    /// The memory limit, in MiB.
+    pub max_memory_mib: u64,
+    /// The time limit of one case, in milliseconds.
+    pub case_timeout_ms: u64,
+    /// Whether slow cases were left out.
+    pub quick: bool,
+    /// Each case run, in catalogue order.
+    pub cases: Vec<CaseReport>,
+    /// The whole run, in milliseconds.
+    pub duration_ms: u64,
+    /// Whether SIGINT, SIGTERM or SIGHUP stopped the run.
+    pub interrupted: bool,
+}
+
+/// The server under audit, as its handshake and tool list describe it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ServerFacts {
+    /// `serverInfo.name` (escaped, bounded).
+    pub name: String,
+    /// `serverInfo.version` (escaped, bounded).
+    pub version: String,
+    /// The protocol version it answered.
+    pub protocol_version: String,
+    /// Tools on its first `tools/list` page.
+    pub tools: usize,
+    /// The tool cases call, and its arguments.
+    pub probe: String,
+}
+
+/// One case's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseReport {
+    /// The case id, `category.name`.
+    pub id: String,
+    /// Its category.
+    pub category: String,
+    /// What it sent.
+    pub sends: String,
+    /// What a correct server does.
+    pub expects: String,
+    /// The verdict: the worst of the reply's and the findings'.
+    pub verdict: Verdict,
+    /// What came back and what it means.
+    pub detail: String,
+    /// Anything else the case showed: bad lines, unasked-for replies, a failed follow-up,
+    /// memory over the limit.
+    pub findings: Vec<String>,
+    /// Microseconds from the end of the input to its first answer.
+    pub answer_us: Option<u64>,
+    /// The whole case, in milliseconds.
+    pub duration_ms: u64,
+    /// Peak resident memory of the server's process tree, in KiB.
+    pub peak_rss_kib: u64,
+    /// How the server ended by itself, if it did before the audit killed it.
+    pub exit: Option<String>,
+    /// The end of the server's stderr, for failed cases.
+    pub stderr_tail: Option<String>,
+}
+
+/// Counts of verdicts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Totals {
+    /// Cases run.
+    pub cases: u64,
+    /// Cases that passed.
+    pub pass: u64,
+    /// Cases with a note.
+    pub note: u64,
+    /// Cases that failed.
+    pub fail: u64,
+}
+
+/// Runs the audit described by `options`.
+///
+/// # Errors
+///
+/// The options select nothing or name no command. A server that does not start or does not
+/// complete its handshake is not an error: the report says so ([`AuditReport::setup_error`]).
+pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
+    let Some((program, args)) = options.command.split_first() else {
+        return Err(AuditError::NoCommand);
+    };
+    let catalogue = cases::catalogue();
+    let selected = select(&catalogue, &options.only, &options.skip, options.quick)?;
+    if options.handle_signals {
+        signals::watch();
+    }
+    let started = Instant::now();
+    let mut report = AuditReport {
+        command: options
+            .command
+            .iter()
+            .map(|part| shown(&part.to_string_lossy(), MAX_SHOWN_COMMAND_CHARS))
+            .collect(),
+        server: None,
+        setup_error: None,
+        max_memory_mib: options.max_memory_mib,
+        case_timeout_ms: millis(options.case_timeout),
+        quick: options.quick,
+        cases: Vec::new(),
+        duration_ms: 0,
+        interrupted: false,
+    };
+    let context = Context {
+        program: program.clone(),
+        args: args.to_vec(),
+        max_memory_kib: options.max_memory_mib.saturating_mul(1024),
+        case_timeout: options.case_timeout,
+        probe: Probe::none(),
+    };
+    let context = match discover(&context, options) {
+        Ok((facts, probe)) => {
+            progress(
+                options.progress,
+                &format!(
+                    "auditing {} {}; calls go to {}\n",
+                    facts.name, facts.version, facts.probe
+                ),
+            );
+            report.server = Some(facts);
+            Context { probe, ..context }
+        }
+        Err(why) => {
+            progress(options.progress, &format!("could not audit: {why}\n"));
+            report.setup_error = Some(why);
+            report.duration_ms = millis(started.elapsed());
+            return Ok(report);
+        }
+    };
+    let total = selected.len();
+    for (index, case) in selected.into_iter().enumerate() {
+        if signals::interrupted() {
+            break;
+        }
+        progress(
+            options.progress,
+            &format!("[{:>3}/{total}] {:<40} ", index.saturating_add(1), case.id),
+        );
+        let outcome = run_case(case, &context);
+        if signals::interrupted() {
+            progress(options.progress, "interrupted\n");
+            break;
+        }
+        progress(
+            options.progress,
+            &format!("{} ({} ms)\n", outcome.verdict.name(), outcome.duration_ms),
+        );
+        report.cases.push(outcome);
+    }
+    report.interrupted = signals::interrupted();
+    report.duration_ms = millis(started.elapsed());
+    Ok(report)
+}
+
+/// The catalogue as text: every case's id, whether it is slow, what it sends and what a
+/// correct server does.
+pub fn list() -> String {
+    let catalogue = cases::catalogue();
+    let mut out = String::new();
+    for category in Category::ALL {
+        out.push_str(&format!("{} ({})\n", category.title(), category.name()));
+        for case in catalogue.iter().filter(|case| case.category == category) {
+            let slow = if case.slow { " [slow]" } else { "" };
+            out.push_str(&format!(
+                "  {}{slow}\n      sends:   {}\n      expects: {}\n",
+                case.id, case.sends, case.expects
+            ));
+        }
+    }
+    out
+}
+
+/// What every case of one run shares.
+struct Context {
+    program: OsString,
+    args: Vec<OsString>,
+    max_memory_kib: u64,
+    case_timeout: Duration,
+    probe: Probe,
+}
+
+/// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
+/// unless `only` names them by their exact id.
+fn select<'c>(
+    catalogue: &'c [Case],
+    only: &[String],
+    skip: &[String],
+    quick: bool,
+) -> Result<Vec<&'c Case>, AuditError> {
+    for selector in only.iter().chain(skip) {
+        if !catalogue.iter().any(|case| selects(selector, case)) {
+            return Err(AuditError::UnknownSelector(selector.clone()));
+        }
+    }
+    let chosen: Vec<&Case> = catalogue
+        .iter()
+        .filter(|case| {
+            let named = only.is_empty() || only.iter().any(|selector| selects(selector, case));
+            let by_id = only.iter().any(|selector| selector.trim() == case.id);
+            let too_slow = quick && case.slow && !by_id;
+            named && !too_slow && !skip.iter().any(|selector| selects(selector, case))
+        })
+        .collect();
+    if chosen.is_empty() {
+        return Err(AuditError::NothingSelected);
+    }
+    Ok(chosen)
+}
+
+/// Whether `selector` (an id, a category, or a prefix ending in `*`) names `case`.
+fn selects(selector: &str, case: &Case) -> bool {
+    let selector = selector.trim();
+    match selector.strip_suffix('*') {
+        Some(prefix) => case.id.starts_with(prefix),
+        None => selector == case.id || selector == case.category.name(),
+    }
+}
+
+/// One run of the server to learn its name, its tools and the probe tool.
+fn discover(context: &Context, options: &Options) -> Result<(ServerFacts, Probe), String> {
+    let target = Target::spawn(&context.program, &context.args, context.max_memory_kib)
+        .map_err(|kind| format!("the server could not be started ({kind:?})"))?;
+    let deadline = Instant::now()
+        .checked_add(context.case_timeout)
+        .ok_or_else(|| "the case timeout is too large".to_owned())?;
+    let none = Probe::none();
+    let mut session = Session::new(target, &none, deadline, context.case_timeout);
+    let initialized = session.handshake(deadline)?;
+    let info = match initialized.outcome {
+        judge::Outcome::Result { value, .. } => value,
+        judge::Outcome::Error { .. } => None,
+    };
+    let field = |path: &[&str]| {
+        let mut value = info.as_ref();
+        for key in path {
+            value = value.and_then(|value| value.get(key));
+        }
+        value
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| "?".to_owned(), |text| shown(text, MAX_SHOWN_FACT_CHARS))
+    };
+    let name = field(&["serverInfo", "name"]);
+    let version = field(&["serverInfo", "version"]);
+    let protocol_version = field(&["protocolVersion"]);
+    let id = session.request("tools/list", None);
+    let listed = session
+        .await_reply(&id, deadline)
+        .map_err(|why| format!("tools/list after the handshake: {why}"))?;
+    let tools = match listed.outcome {
+        judge::Outcome::Result { value, .. } => value.and_then(|mut value| {
+            value
+                .as_object_mut()
+                .and_then(|object| object.remove("tools"))
+        }),
+        judge::Outcome::Error { code, .. } => {
+            return Err(format!("tools/list after the handshake: error {code}"));
+        }
+    };
+    let probe = probe::choose(
+        tools.as_ref(),
+        options.call_tool.as_deref(),
+        options.call_arguments.as_ref(),
+        options.no_tool_calls,
+    );
+    // How the server ends here is not judged: the cases look at that.
+    let _exit = session.close();
+    let _ended = session.target_mut().finish();
+    let facts = ServerFacts {
+        name,
+        version,
+        protocol_version,
+        tools: tools
+            .as_ref()
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len),
+        probe: probe.describe(),
+    };
+    Ok((facts, probe))
+}
+
+/// Runs one case against a fresh server process.
+fn run_case(case: &Case, context: &Context) -> CaseReport {
+    let started = Instant::now();
+    let budget = context.case_timeout.saturating_mul(case.budget.max(1));
+    let deadline = started.checked_add(budget).unwrap_or(started);
+    let mut report = CaseReport {
+        id: case.id.to_owned(),
+        category: case.category.name().to_owned(),
+        sends: case.sends.to_owned(),
+        expects: case.expects.to_owned(),
+        verdict: Verdict::Fail,
+        detail: String::new(),
+        findings: Vec::new(),
+        answer_us: None,
+        duration_ms: 0,
+        peak_rss_kib: 0,
+        exit: None,
+        stderr_tail: None,
+    };
+    let target = match Target::spawn(&context.program, &context.args, context.max_memory_kib) {
+        Ok(target) => target,
+        Err(kind) => {
+            report.detail = format!("the server could not be started ({kind:?})");
+            report.duration_ms = millis(started.elapsed());
+            return report;
+        }
+    };
+    let mut session = Session::new(target, &context.probe, deadline, context.case_timeout);
+    let refused = if case.handshake() {
+        session.handshake(deadline).err()
+    } else {
+        None
+    };
+    let judgement = match (refused, &case.body) {
+        (Some(why), _) => Judgement::failed(why),
+        (
+            None,
+            Body::Line {
+                input,
+                arms,
+                echo_check,
+                ..
+            },
+        ) => cases::run_line(&mut session, input(&context.probe), arms, *echo_check),
+        (None, Body::Custom { run, .. }) => run(&mut session),
+    };
+    let mut findings: Vec<Finding> = Vec::new();
+    if judgement.follow_up && !signals::interrupted() {
+        if let Err(why) = session.follow_up() {
+            findings.push(Finding {
+                verdict: Verdict::Fail,
+                text: why,
+                count: 1,
+            });
+        }
+        // An ordinary case does not judge the exit; the end-of-input cases do.
+        let _exit = session.close();
+    }
+    findings.extend(session.findings().iter().cloned());
+    let ended = session.target_mut().finish();
+    if ended.peak_kib > context.max_memory_kib {
+        findings.push(Finding {
+            verdict: Verdict::Fail,
+            text: format!(
+                "peak memory {} over the limit of {}",
+                report::format_kib(ended.peak_kib),
+                report::format_kib(context.max_memory_kib)
+            ),
+            count: 1,
+        });
+    }
+    if ended.killed_for_memory {
+        findings.push(Finding {
+            verdict: Verdict::Fail,
+            text: format!(
+                "killed by the audit past {} times the memory limit",
+                target::HARD_CAP_FACTOR
+            ),
+            count: 1,
+        });
+    }
+    let verdict = findings
+        .iter()
+        .map(|finding| finding.verdict)
+        .fold(judgement.verdict, Verdict::max);
+    report.verdict = verdict;
+    report.detail = judgement.detail;
+    report.findings = findings
+        .iter()
+        .map(|finding| {
+            let times = if finding.count > 1 {
+                format!(" (×{})", finding.count)
+            } else {
+                String::new()
+            };
+            format!("{}: {}{times}", finding.verdict.name(), finding.text)
+        })
+        .collect();
+    report.answer_us = judgement
+        .answer
+        .map(|answer| u64::try_from(answer.as_micros()).unwrap_or(u64::MAX));
+    report.peak_rss_kib = ended.peak_kib;
+    report.exit = ended.exit.map(target::Exit::describe);
+    if verdict == Verdict::Fail && !ended.stderr_tail.is_empty() {
+        report.stderr_tail = Some(ended.stderr_tail);
+    }
+    report.duration_ms = millis(started.elapsed());
+    report
+}
+
+fn progress(enabled: bool, text: &str) {
+    if !enabled {
+        return;
+    }
+    let mut stderr = std::io::stderr().lock();
+    // Progress is best effort: a closed stderr must not stop the audit.
+    let written = stderr
+        .write_all(text.as_bytes())
+        .and_then(|()| stderr.flush());
+    drop(written);
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Default memory limit: room for a JavaScript or Python runtime's own baseline, far below
+/// what holding a 512 MiB line costs.
+pub const DEFAULT_MAX_MEMORY_MIB: u64 = 256;
+
+/// Default time limit of one case.
+pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Characters of each command-line part shown in a report.
+const MAX_SHOWN_COMMAND_CHARS: usize = 200;
+
+/// Characters of a server's name or version shown in a report.
+const MAX_SHOWN_FACT_CHARS: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(cases: &[&Case]) -> Vec<&'static str> {
+        cases.iter().map(|case| case.id).collect()
+    }
+
+    #[test]
+    fn case_ids_are_unique_and_start_with_their_category() {
+        let catalogue = cases::catalogue();
+        let mut seen = std::collections::HashSet::new();
+        for case in &catalogue {
+            assert!(seen.insert(case.id), "duplicate id {}", case.id);
+            assert!(
+                case.id.starts_with(&format!("{}.", case.category.name())),
+                "{} is not in {}",
+                case.id,
+                case.category.name()
+            );
+        }
+        for category in Category::ALL {
+            assert!(
+                catalogue
+                    .iter()
+                    .filter(|case| case.category == category)
+                    .count()
+                    >= 5,
+                "{} has too few cases",
+                category.name()
+            );
+        }
+    }
+
+    #[test]
+    fn only_and_skip_take_ids_categories_and_prefixes() {
+        let catalogue = cases::catalogue();
+        let only = |names: &[&str]| {
+            names
+                .iter()
+                .map(|name| (*name).to_owned())
+                .collect::<Vec<_>>()
+        };
+        let chosen = select(
+            &catalogue,
+            &only(&["json.nan", "batch"]),
+            &only(&["batch.empty"]),
+            false,
+        )
+        .unwrap();
+        assert!(ids(&chosen).contains(&"json.nan"));
+        assert!(ids(&chosen).contains(&"batch.two-pings"));
+        assert!(!ids(&chosen).contains(&"batch.empty"));
+        assert!(
+            ids(&chosen)
+                .iter()
+                .all(|id| *id == "json.nan" || id.starts_with("batch."))
+        );
+        let prefixed = select(&catalogue, &only(&["huge.line-*"]), &[], false).unwrap();
+        assert_eq!(
+            ids(&prefixed),
+            vec!["huge.line-1mib", "huge.line-64mib", "huge.line-512mib"]
+        );
+        assert!(matches!(
+            select(&catalogue, &only(&["jason"]), &[], false),
+            Err(AuditError::UnknownSelector(name)) if name == "jason"
+        ));
+        assert!(matches!(
+            select(&catalogue, &only(&["json"]), &only(&["json"]), false),
+            Err(AuditError::NothingSelected)
+        ));
+    }
+
+    #[test]
+    fn quick_leaves_out_slow_cases_unless_named() {
+        let catalogue = cases::catalogue();
+        let quick = select(&catalogue, &[], &[], true).unwrap();
+        assert!(quick.iter().all(|case| !case.slow));
+        assert!(quick.len() < catalogue.len());
+        let named = select(&catalogue, &["huge.line-64mib".to_owned()], &[], true).unwrap();
+        assert_eq!(ids(&named), vec!["huge.line-64mib"]);
+        let category = select(&catalogue, &["huge".to_owned()], &[], true).unwrap();
+        assert!(!ids(&category).contains(&"huge.line-64mib"));
+        assert!(ids(&category).contains(&"huge.line-1mib"));
+    }
+
+    #[test]
+    fn verdicts_order_from_pass_to_fail() {
+        assert!(Verdict::Pass < Verdict::Note && Verdict::Note < Verdict::Fail);
+        assert_eq!(Verdict::Note.max(Verdict::Fail), Verdict::Fail);
+    }
+
+    #[test]
+    fn the_listing_names_every_case() {
+        let listing = list();
+        for case in cases::catalogue() {
+            assert!(listing.contains(case.id), "{}", case.id);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! `airlock audit` through the real binary: our own servers pass every case, a server that
+//! breaks the rules fails with the documented exit status, and no process of the server under
+//! audit survives the run.
+//!
+//! The quick battery runs with every `cargo test`; the slow cases (lines of 64 and 512 MiB, a
+//! 50 MiB argument, 500,000 unread pings) run when `AIRLOCK_AUDIT_FULL=1`, as `.ci/run` sets.
+//! The memory limits: the product CLI's tools run in its own process, so it gets the 32 MiB
+//! bound `SECURITY.md` documents; `airlock serve`'s tree also holds the tools' processes (up
+//! to `max_in_flight` of them during a call flood), so it gets twice that.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::harness::{airlock, example, run};
+
+/// The bound `SECURITY.md` documents for airlock's peak memory.
+const PRODUCT_CLI_MEMORY_MIB: &str = "32";
+
+/// `airlock serve` and up to eight `ls` processes during the call flood.
+const SERVE_TREE_MEMORY_MIB: &str = "64";
+
+/// Runs `airlock audit <flags> -- <server…>`; returns the exit status, the JSON report (if
+/// one was written) and the table.
+fn audit(name: &str, flags: &[&str], server: &[&str]) -> (Option<i32>, Option<Value>, String) {
+    let json =
+        std::env::temp_dir().join(format!("airlock-audit-{}-{name}.json", std::process::id()));
+    let json_arg = json.to_str().expect("temp path is UTF-8").to_owned();
+    let mut args = vec!["audit", "--json", json_arg.as_str()];
+    args.extend_from_slice(flags);
+    args.push("--");
+    args.extend_from_slice(server);
+    let output = run(&airlock(), &args, &[]);
+    let report = std::fs::read_to_string(&json)
+        .ok()
+        .map(|text| serde_json::from_str(&text).expect("the JSON report parses"));
+    if json.exists() {
+        std::fs::remove_file(&json).expect("remove the JSON report");
+    }
+    let table = String::from_utf8(output.stdout).expect("the table is UTF-8");
+    (output.status.code(), report, table)
+}
+
+/// Every case passed (a note is allowed by the brief, and printed so it is seen).
+fn assert_no_case_fails(status: Option<i32>, report: &Value, table: &str) {
+    let cases = report["cases"].as_array().expect("cases");
+    assert!(!cases.is_empty(), "no case ran:\n{table}");
+    let failed: Vec<&Value> = cases
+        .iter()
+        .filter(|case| case["verdict"] != "pass" && case["verdict"] != "note")
+        .collect();
+    assert!(failed.is_empty(), "failed cases:\n{table}");
+    for case in cases.iter().filter(|case| case["verdict"] == "note") {
+        eprintln!("note: {} — {}", case["id"], case["detail"]);
+    }
+    assert_eq!(report["passed"], true, "{table}");
+    assert_eq!(status, Some(0), "{table}");
+    assert!(table.contains(" 0 fail in "), "{table}");
+}
+
+fn airlock_serve() -> String {
+    airlock().to_str().expect("UTF-8 path").to_owned()
+}
+
+fn product_cli() -> String {
+    example("product_cli")
+        .to_str()
+        .expect("UTF-8 path")
+        .to_owned()
+}
+
+#[test]
+fn quick_audit_of_airlock_serve_passes_every_case() {
+    let server = airlock_serve();
+    let (status, report, table) = audit(
+        "serve-quick",
+        &["--quick", "--max-memory-mib", SERVE_TREE_MEMORY_MIB],
+        &[&server, "serve"],
+    );
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    assert_eq!(report["server"]["name"], "airlock");
+    assert_eq!(report["server"]["probe"], "list_directory {}");
+    // Every category ran.
+    for category in [
+        "json", "encoding", "envelope", "batch", "nesting", "huge", "protocol", "flood",
+    ] {
+        assert!(
+            report["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|case| case["category"] == category),
+            "{category} did not run"
+        );
+    }
+}
+
+#[test]
+fn quick_audit_of_the_product_cli_passes_every_case() {
+    let server = product_cli();
+    let (status, report, table) = audit(
+        "product-quick",
+        &["--quick", "--max-memory-mib", PRODUCT_CLI_MEMORY_MIB],
+        &[&server, "mcp"],
+    );
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    assert_eq!(report["server"]["name"], "product-cli");
+    assert_eq!(report["server"]["probe"], r#"stats {"text":"a"}"#);
+}
+
+/// The whole battery, slow cases included; CI runs it with `AIRLOCK_AUDIT_FULL=1`.
+#[test]
+fn full_audit_of_our_servers_passes_every_case() {
+    if std::env::var_os("AIRLOCK_AUDIT_FULL").is_none_or(|value| value != "1") {
+        eprintln!("skipped: set AIRLOCK_AUDIT_FULL=1 to run the full audit battery");
+        return;
+    }
+    let serve = airlock_serve();
+    let product = product_cli();
+    for (name, server, memory) in [
+        (
+            "serve-full",
+            vec![serve.as_str(), "serve"],
+            SERVE_TREE_MEMORY_MIB,
+        ),
+        (
+            "product-full",
+            vec![product.as_str(), "mcp"],
+            PRODUCT_CLI_MEMORY_MIB,
+        ),
+    ] {
+        let (status, report, table) = audit(name, &["--max-memory-mib", memory], &server);
+        let report = report.expect("a JSON report");
+        assert_no_case_fails(status, &report, &table);
+        assert_eq!(report["quick"], false);
+        let slow = report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|case| case["id"] == "huge.line-512mib");
+        assert!(slow, "the slow cases did not run:\n{table}");
+        eprintln!("{table}");
+    }
+}
+
+#[test]
+fn a_server_answering_with_wrong_codes_fails_with_status_1() {
+    // airlock serve behind a filter that rewrites parse errors (-32700) into -32000.
+    let script = format!("'{}' serve | sed -u 's/-32700/-32000/'", airlock_serve());
+    let (status, report, table) = audit(
+        "wrong-codes",
+        &["--only", "json.nan,json.huge-exponent,encoding.crlf"],
+        &["/bin/sh", "-c", &script],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(report["passed"], false);
+    let verdict = |id: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|case| case["id"] == id)
+            .map(|case| (case["verdict"].clone(), case["detail"].clone()))
+            .unwrap()
+    };
+    let (nan, nan_detail) = verdict("json.nan");
+    assert_eq!(nan, "fail", "{table}");
+    assert_eq!(
+        nan_detail,
+        "error -32000, id null: not an answer a correct server gives"
+    );
+    // -32700 may also answer a number no double holds; -32000 may not.
+    assert_eq!(verdict("json.huge-exponent").0, "fail", "{table}");
+    assert_eq!(verdict("encoding.crlf").0, "pass", "{table}");
+    assert!(
+        table.contains("total: 3 cases: 1 pass, 0 note, 2 fail"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_cannot_be_audited_and_says_so() {
+    // cat echoes the initialize request back: a request, never its answer.
+    let (status, report, table) = audit(
+        "cat",
+        &["--case-timeout-ms", "500", "--only", "json"],
+        &["/bin/cat"],
+    );
+    assert_eq!(status, Some(3), "{table}");
+    let report = report.expect("a JSON report");
+    let why = report["setup_error"].as_str().expect("a setup error");
+    assert!(why.starts_with("handshake failed"), "{why}");
+    assert!(
+        table.contains("could not audit: handshake failed"),
+        "{table}"
+    );
+    assert_eq!(report["cases"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn unknown_case_names_are_a_usage_error() {
+    let output = run(
+        &airlock(),
+        &["audit", "--only", "jason", "--", "/bin/true"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("\"jason\""), "{stderr}");
+}
+
+#[test]
+fn the_case_list_names_every_category() {
+    let output = run(&airlock(), &["audit", "--list"], &[]);
+    assert_eq!(output.status.code(), Some(0));
+    let listing = String::from_utf8(output.stdout).unwrap();
+    for heading in [
+        "malformed JSON (json)",
+        "encoding (encoding)",
+        "envelope abuse (envelope)",
+        "batches (batch)",
+        "deep nesting (nesting)",
+        "huge input (huge)",
+        "protocol misuse (protocol)",
+        "floods and stream ends (flood)",
+    ] {
+        assert!(listing.contains(heading), "{listing}");
+    }
+    assert!(listing.contains("huge.line-512mib [slow]"), "{listing}");
+}
+
+#[test]
+fn no_process_of_the_server_outlives_the_audit() {
+    // The server leaves a background child in its group and one that left the group
+    // (setsid); both must be gone when the audit ends. The sleeps carry a unique duration so
+    // they can be found among other processes.
+    let marker = format!("31{}.5", std::process::id());
+    let script = format!(
+        "/bin/sleep {marker} & /usr/bin/setsid /bin/sleep {marker} & exec '{}' serve",
+        airlock_serve()
+    );
+    let (status, _report, table) = audit(
+        "leftovers",
+        &["--only", "json.nan,flood.eof-mid-message"],
+        &["/bin/sh", "-c", &script],
+    );
+    assert_eq!(status, Some(0), "{table}");
+    let survivors = processes_with_argument(&marker);
+    assert!(survivors.is_empty(), "left behind: {survivors:?}");
+}
+
+/// Live (non-zombie) processes with `argument` in their command line.
+fn processes_with_argument(argument: &str) -> Vec<PathBuf> {
+    let start = std::time::Instant::now();
+    loop {
+        let found: Vec<PathBuf> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| has_argument(path, argument) && !is_zombie(path))
+            .collect();
+        // A SIGKILLed process may take a moment to disappear.
+        if found.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn has_argument(proc_dir: &Path, argument: &str) -> bool {
+    std::fs::read(proc_dir.join("cmdline"))
+        .map(|cmdline| {
+            cmdline
+                .split(|byte| *byte == 0)
+                .any(|part| part == argument.as_bytes())
+        })
+        .unwrap_or(false)
+}
+
+fn is_zombie(proc_dir: &Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, after) = stat.rsplit_once(')')?;
+            after.split_whitespace().next().map(|state| state == "Z")
+        })
+        .unwrap_or(true)
+}
