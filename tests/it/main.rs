@@ -33,5 +33,6 @@ mod audit;
 mod clients;
 mod harness;
 mod hostile;
+mod product;
 mod protocol;
 mod serve;
