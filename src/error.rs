@@ -27,6 +27,9 @@ impl ErrorCode {
     pub const INVALID_PARAMS: Self = Self(-32_602);
     /// A fault inside the server; details are in the stderr log only.
     pub const INTERNAL_ERROR: Self = Self(-32_603);
+    /// MCP 2026-07-28 (HTTP): a required header is missing, malformed, or disagrees with the
+    /// body.
+    pub const HEADER_MISMATCH: Self = Self(-32_020);
     /// MCP 2026-07-28: the request asks for a protocol version this server does not serve.
     pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32_022);
     /// airlock: a rate limit was exceeded. Outside -32768..-32000, as MCP 2026-07-28 asks of
@@ -106,6 +109,46 @@ impl ArgumentBound {
     }
 }
 
+/// Which HTTP header of a modern (2026-07-28) request is missing, malformed, or disagrees with
+/// the body.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum HeaderFault {
+    /// `Mcp-Method` against the body's `method`.
+    Method,
+    /// `Mcp-Name` against `params.name` of `tools/call`.
+    Name,
+    /// `MCP-Protocol-Version` against `_meta`'s `io.modelcontextprotocol/protocolVersion`.
+    ProtocolVersion,
+}
+
+/// Why the HTTP transport refused a request before any JSON-RPC message was read from it.
+///
+/// Each has its own HTTP status ([`McpError::http_status`]); the body is still a JSON-RPC error
+/// with id null from [`McpError::to_wire`].
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum HttpRefusal {
+    /// `Accept` names neither `application/json` nor `text/event-stream` (406).
+    NotAcceptable,
+    /// A method other than POST (and DELETE of a legacy session) (405).
+    MethodNotAllowed,
+    /// The body did not arrive within the body read timeout (408).
+    BodyTimeout,
+    /// `Content-Type` is not `application/json` (415).
+    UnsupportedMediaType,
+    /// The `Host` header names a host that is not allowed: DNS rebinding (421).
+    Host,
+    /// The `Origin` header names an origin that is not allowed: a web page's request (403).
+    Origin,
+    /// No bearer token, or not a token this server knows (401).
+    Unauthorized,
+    /// A legacy request other than `initialize` without an `Mcp-Session-Id` (400).
+    SessionRequired,
+    /// An `Mcp-Session-Id` that is unknown, expired, ended, or another client's (404).
+    SessionNotFound,
+    /// A legacy `MCP-Protocol-Version` header that is not this session's version (400).
+    VersionHeader,
+}
+
 /// Every reason a peer's message is refused with a JSON-RPC error.
 ///
 /// Context carried by variants is `&'static str` or a bounded number chosen by us; never peer
@@ -127,6 +170,12 @@ pub enum McpError {
     /// A JSON array at the top level: batches are refused in every era.
     #[error("batch refused")]
     Batch,
+    /// A client over its own cap on calls in flight (HTTP, per client).
+    #[error("too many calls in flight for this client")]
+    ClientBusy {
+        /// The configured per-client cap.
+        limit: usize,
+    },
     /// A request whose id equals one still in flight.
     #[error("request id already in flight")]
     DuplicateId,
@@ -139,6 +188,12 @@ pub enum McpError {
         /// The configured frame limit.
         limit: usize,
     },
+    /// A modern HTTP request whose headers are missing, malformed, or disagree with its body.
+    #[error("header mismatch: {0:?}")]
+    HeaderMismatch(HeaderFault),
+    /// The HTTP transport refused the request before reading a message from it.
+    #[error("http refusal: {0:?}")]
+    Http(HttpRefusal),
     /// A broken invariant or a caught panic inside the server.
     #[error("internal fault: {0}")]
     Internal(&'static str),
@@ -190,6 +245,18 @@ pub enum McpError {
     /// A tool handler panicked.
     #[error("tool handler panicked")]
     ToolPanicked,
+    /// `max_connections` HTTP connections are open.
+    #[error("too many connections")]
+    TooManyConnections {
+        /// The configured connection cap.
+        limit: usize,
+    },
+    /// `max_sessions` legacy HTTP sessions exist.
+    #[error("too many sessions")]
+    TooManySessions {
+        /// The configured session cap.
+        limit: usize,
+    },
     /// A top-level member JSON-RPC 2.0 does not define.
     #[error("member not defined by JSON-RPC 2.0")]
     UnknownMember,
@@ -357,11 +424,120 @@ impl McpError {
                 "Too many calls in flight; retry later.",
                 Some(ErrorData::limit("max_in_flight", *limit)),
             ),
+            Self::ClientBusy { limit } => (
+                C::OVERLOADED,
+                "Too many calls in flight for this client; retry later.",
+                Some(ErrorData::limit("client_in_flight", *limit)),
+            ),
+            Self::TooManyConnections { limit } => (
+                C::OVERLOADED,
+                "Too many connections; retry later.",
+                Some(ErrorData::limit("max_connections", *limit)),
+            ),
+            Self::TooManySessions { limit } => (
+                C::OVERLOADED,
+                "Too many sessions; retry later.",
+                Some(ErrorData::limit("max_sessions", *limit)),
+            ),
+            Self::HeaderMismatch(HeaderFault::Method) => (
+                C::HEADER_MISMATCH,
+                "Header mismatch: Mcp-Method is missing, malformed or differs from the body.",
+                None,
+            ),
+            Self::HeaderMismatch(HeaderFault::Name) => (
+                C::HEADER_MISMATCH,
+                "Header mismatch: Mcp-Name is missing, malformed or differs from the body.",
+                None,
+            ),
+            Self::HeaderMismatch(HeaderFault::ProtocolVersion) => (
+                C::HEADER_MISMATCH,
+                "Header mismatch: MCP-Protocol-Version is missing, malformed or differs from the body.",
+                None,
+            ),
+            Self::Http(refusal) => (C::INVALID_REQUEST, refusal.message(), None),
         };
         RpcError {
             code,
             message,
             data,
+        }
+    }
+}
+
+impl McpError {
+    /// The HTTP status of a response carrying this error: the one place it is decided.
+    ///
+    /// Refusals of the HTTP layer and of a body that is not one JSON-RPC request have their own
+    /// status in both eras. Errors answering a readable request are, in the legacy era, plain
+    /// JSON-RPC errors in a `200` response (as the SDKs send them); in the modern era
+    /// (2026-07-28) the status follows the error: `404` for `-32601`, `400` for the parameter,
+    /// header and version errors, `429` for quotas, `503` when busy, `500` for faults.
+    pub fn http_status(&self, modern: bool) -> u16 {
+        let request_level = |status: u16| if modern { status } else { 200 };
+        match self {
+            Self::Http(refusal) => refusal.status(),
+            Self::FrameTooLong { .. } => 413,
+            Self::TooManyConnections { .. } | Self::TooManySessions { .. } => 503,
+            Self::HeaderMismatch(_) => 400,
+            Self::Batch
+            | Self::DuplicateKey
+            | Self::InvalidId(_)
+            | Self::InvalidJsonRpcVersion
+            | Self::InvalidMethod(_)
+            | Self::NotAnObject
+            | Self::Parse(_)
+            | Self::UnknownMember => 400,
+            Self::MethodNotFound => request_level(404),
+            Self::AlreadyInitialized
+            | Self::ArgumentBound { .. }
+            | Self::DuplicateId
+            | Self::InvalidCursor
+            | Self::InvalidMeta(_)
+            | Self::InvalidParams(_)
+            | Self::InvalidToolName
+            | Self::NotInitialized
+            | Self::UnknownTool
+            | Self::UnsupportedVersion { .. } => request_level(400),
+            Self::RateLimited { .. } => request_level(429),
+            Self::ClientBusy { .. } | Self::Overloaded { .. } => request_level(503),
+            Self::Internal(_) | Self::ToolPanicked => request_level(500),
+        }
+    }
+}
+
+impl HttpRefusal {
+    fn status(self) -> u16 {
+        match self {
+            Self::NotAcceptable => 406,
+            Self::MethodNotAllowed => 405,
+            Self::BodyTimeout => 408,
+            Self::UnsupportedMediaType => 415,
+            Self::Host => 421,
+            Self::Origin => 403,
+            Self::Unauthorized => 401,
+            Self::SessionRequired | Self::VersionHeader => 400,
+            Self::SessionNotFound => 404,
+        }
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            Self::NotAcceptable => {
+                "Invalid request: Accept must allow application/json or text/event-stream."
+            }
+            Self::MethodNotAllowed => "Invalid request: this endpoint takes POST.",
+            Self::BodyTimeout => "Invalid request: the body did not arrive in time.",
+            Self::UnsupportedMediaType => "Invalid request: the body must be application/json.",
+            Self::Host => "Invalid request: the Host header is not allowed.",
+            Self::Origin => "Invalid request: the Origin header is not allowed.",
+            Self::Unauthorized => "Invalid request: a valid bearer token is required.",
+            Self::SessionRequired => {
+                "Invalid request: send initialize first, then the Mcp-Session-Id it returns."
+            }
+            Self::SessionNotFound => "Invalid request: unknown or expired session.",
+            Self::VersionHeader => {
+                "Invalid request: MCP-Protocol-Version is not this session's version."
+            }
         }
     }
 }
@@ -477,6 +653,9 @@ mod tests {
             McpError::Overloaded { limit: 8 },
             McpError::RateLimited { retry_after_ms: 5 },
             McpError::ToolPanicked,
+            McpError::ClientBusy { limit: 4 },
+            McpError::TooManyConnections { limit: 4 },
+            McpError::TooManySessions { limit: 4 },
             McpError::UnknownMember,
             McpError::UnknownTool,
             McpError::UnsupportedVersion {
@@ -500,6 +679,27 @@ mod tests {
             all.push(McpError::InvalidId(fault));
         }
         for fault in [
+            HeaderFault::Method,
+            HeaderFault::Name,
+            HeaderFault::ProtocolVersion,
+        ] {
+            all.push(McpError::HeaderMismatch(fault));
+        }
+        for refusal in [
+            HttpRefusal::NotAcceptable,
+            HttpRefusal::MethodNotAllowed,
+            HttpRefusal::BodyTimeout,
+            HttpRefusal::UnsupportedMediaType,
+            HttpRefusal::Host,
+            HttpRefusal::Origin,
+            HttpRefusal::Unauthorized,
+            HttpRefusal::SessionRequired,
+            HttpRefusal::SessionNotFound,
+            HttpRefusal::VersionHeader,
+        ] {
+            all.push(McpError::Http(refusal));
+        }
+        for fault in [
             MethodFault::Missing,
             MethodFault::NotAString,
             MethodFault::TooLong,
@@ -521,7 +721,7 @@ mod tests {
     #[test]
     fn every_variant_maps_to_a_code_of_the_design_table() {
         let table = [
-            -32_700, -32_600, -32_601, -32_602, -32_603, -32_022, -31_429, -31_503,
+            -32_700, -32_600, -32_601, -32_602, -32_603, -32_020, -32_022, -31_429, -31_503,
         ];
         for error in every_variant() {
             let wire = error.to_wire();
@@ -553,6 +753,39 @@ mod tests {
         );
         assert_eq!(code(McpError::RateLimited { retry_after_ms: 1 }), -31_429);
         assert_eq!(code(McpError::Overloaded { limit: 8 }), -31_503);
+    }
+
+    #[test]
+    fn http_statuses_follow_the_spec_for_each_era() {
+        let status = |e: McpError, modern: bool| e.http_status(modern);
+        assert_eq!(status(McpError::MethodNotFound, true), 404);
+        assert_eq!(status(McpError::MethodNotFound, false), 200);
+        assert_eq!(status(McpError::InvalidMeta("x"), true), 400);
+        assert_eq!(
+            status(McpError::HeaderMismatch(HeaderFault::Name), true),
+            400
+        );
+        assert_eq!(status(McpError::Batch, false), 400);
+        assert_eq!(status(McpError::FrameTooLong { limit: 1 }, false), 413);
+        assert_eq!(status(McpError::Http(HttpRefusal::Origin), false), 403);
+        assert_eq!(status(McpError::Http(HttpRefusal::Host), true), 421);
+        assert_eq!(status(McpError::Http(HttpRefusal::Unauthorized), true), 401);
+        assert_eq!(
+            status(McpError::RateLimited { retry_after_ms: 1 }, true),
+            429
+        );
+        assert_eq!(status(McpError::ToolPanicked, true), 500);
+        for error in every_variant() {
+            let code = error.http_status(true);
+            assert!((200..600).contains(&code), "{error:?}");
+        }
+        assert_eq!(
+            McpError::HeaderMismatch(HeaderFault::Method)
+                .to_wire()
+                .code
+                .get(),
+            -32_020
+        );
     }
 
     #[test]

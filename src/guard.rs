@@ -101,7 +101,7 @@ impl std::fmt::Debug for Guard {
 }
 
 /// A quota for `rate`: one request per `60 s / per_minute`, bursts of `burst`.
-fn quota(rate: Rate) -> Quota {
+pub(crate) fn quota(rate: Rate) -> Quota {
     let period = Duration::from_secs(60)
         .checked_div(rate.per_minute.get())
         .filter(|period| !period.is_zero())
@@ -112,7 +112,7 @@ fn quota(rate: Rate) -> Quota {
 }
 
 /// At least 1 ms: "retry after 0 ms" would invite a busy loop.
-fn millis_rounded_up(wait: Duration) -> u64 {
+pub(crate) fn millis_rounded_up(wait: Duration) -> u64 {
     let millis = wait.as_nanos().div_ceil(1_000_000).max(1);
     u64::try_from(millis).unwrap_or(u64::MAX)
 }

@@ -65,6 +65,14 @@ impl Lifecycle {
         }
     }
 
+    /// The negotiated revision, once `initialize` was answered.
+    pub(crate) fn version(self) -> Option<ProtocolVersion> {
+        match self {
+            Self::AwaitingInitialize => None,
+            Self::AwaitingInitialized(version) | Self::Ready(version) => Some(version),
+        }
+    }
+
     /// Records an answered `initialize`.
     pub(crate) fn initialized(&mut self, version: ProtocolVersion) {
         if *self == Self::AwaitingInitialize {

@@ -170,6 +170,7 @@ pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 const _: () = assert!(MAX_ARGUMENT_BYTES < MAX_FRAME_BYTES);
 const _: () = assert!(MAX_STRING_BYTES < MAX_ARGUMENT_BYTES);
 const _: () = assert!(MAX_ARGUMENT_DEPTH < MAX_JSON_DEPTH);
+const _: () = assert!(MAX_CLIENT_IN_FLIGHT <= MAX_IN_FLIGHT);
 
 /// Default quota on `tools/call` across the whole server: 1,200 calls a minute (20 a second)
 /// with bursts of 40.
@@ -184,6 +185,106 @@ pub const TOOL_CALL_RATE: Rate = Rate::new_const(1200, 40);
 /// 6,000 a minute with bursts of 200. Separate from the `tools/call` quota, so a ping flood
 /// cannot starve tool calls and a call flood cannot starve pings.
 pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
+
+/// Most HTTP connections open at once (`airlock serve --http`).
+///
+/// Each open connection costs a task and hyper's buffers (a few KiB while idle, up to
+/// [`MAX_HTTP_HEADER_BYTES`] while its headers arrive). A connection past the cap is answered
+/// `503` at once and closed, without a task. 1,024 idle connections measured at well under the
+/// memory bound `SECURITY.md` states; idle ones are closed after [`HTTP_HEADER_READ_TIMEOUT`].
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Largest request head (request line and headers) in bytes; past it, `431` and the connection
+/// is closed. Stops header floods; real MCP requests send well under 2 KiB of headers.
+pub const MAX_HTTP_HEADER_BYTES: usize = 16 * 1024;
+
+/// Most header fields in one request; past it, `431`. hyper's own default is 100.
+pub const MAX_HTTP_HEADERS: usize = 64;
+
+/// How long a client may take to send a request head, and how long an idle keep-alive
+/// connection is kept: a slowloris client holds a connection slot at most this long.
+pub const HTTP_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client may take to send a request body once its head arrived (`408` after).
+pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most legacy (2025-11-25 and earlier) HTTP sessions at once; `initialize` past it gets `503`
+/// and `-31503`. Each session holds an engine (a few hundred bytes idle).
+pub const MAX_SESSIONS: usize = 1024;
+
+/// How long a legacy HTTP session may go unused before it is forgotten (then `404`).
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Default quota on `tools/call` per HTTP client (authenticated identity, else peer address),
+/// on top of the server-wide [`TOOL_CALL_RATE`]: 600 a minute, bursts of 20. One client can
+/// use half the server's call rate, so a second client is still served while the first floods.
+pub const CLIENT_CALL_RATE: Rate = Rate::new_const(600, 20);
+
+/// Default quota on every HTTP request per client, whatever its method or validity: 3,000 a
+/// minute, bursts of 100. Bounds the work one client can cause before a body is read.
+pub const CLIENT_REQUEST_RATE: Rate = Rate::new_const(3000, 100);
+
+/// Most tool calls in flight per HTTP client; the next gets `-31503` at once. Half the
+/// server-wide [`MAX_IN_FLIGHT`], so one client cannot take every slot.
+pub const MAX_CLIENT_IN_FLIGHT: usize = 4;
+
+/// Most HTTP clients whose quota state is kept. Past it, idle entries are dropped first; if
+/// all are active, requests of clients not yet tracked get `-31429` (fail closed) rather than
+/// memory growing with the number of source addresses an attacker controls.
+pub const MAX_TRACKED_CLIENTS: usize = 65_536;
+
+/// Shortest bearer token accepted (`--auth-token-env`): shorter ones are refused at start.
+pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
+
+/// Longest bearer token compared; a longer `Authorization` value is refused unread.
+pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
+
+/// Limits of the HTTP transport, with safe defaults; each field defaults to the constant of
+/// the same name. The largest body is the server's `max_frame_bytes` (one POST, one message).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpLimits {
+    /// See [`MAX_CONNECTIONS`].
+    pub max_connections: NonZeroUsize,
+    /// See [`MAX_HTTP_HEADER_BYTES`].
+    pub max_header_bytes: NonZeroUsize,
+    /// See [`MAX_HTTP_HEADERS`].
+    pub max_headers: NonZeroUsize,
+    /// See [`HTTP_HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// See [`HTTP_BODY_READ_TIMEOUT`].
+    pub body_read_timeout: Duration,
+    /// See [`MAX_SESSIONS`].
+    pub max_sessions: NonZeroUsize,
+    /// See [`SESSION_IDLE_TIMEOUT`].
+    pub session_idle_timeout: Duration,
+    /// Quota on `tools/call` per client; `None` turns it off. See [`CLIENT_CALL_RATE`].
+    pub client_call_rate: Option<Rate>,
+    /// Quota on every request per client; `None` turns it off. See [`CLIENT_REQUEST_RATE`].
+    pub client_request_rate: Option<Rate>,
+    /// See [`MAX_CLIENT_IN_FLIGHT`].
+    pub client_in_flight: NonZeroUsize,
+    /// See [`MAX_TRACKED_CLIENTS`].
+    pub max_tracked_clients: NonZeroUsize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: non_zero(MAX_CONNECTIONS),
+            max_header_bytes: non_zero(MAX_HTTP_HEADER_BYTES),
+            max_headers: non_zero(MAX_HTTP_HEADERS),
+            header_read_timeout: HTTP_HEADER_READ_TIMEOUT,
+            body_read_timeout: HTTP_BODY_READ_TIMEOUT,
+            max_sessions: non_zero(MAX_SESSIONS),
+            session_idle_timeout: SESSION_IDLE_TIMEOUT,
+            client_call_rate: Some(CLIENT_CALL_RATE),
+            client_request_rate: Some(CLIENT_REQUEST_RATE),
+            client_in_flight: non_zero(MAX_CLIENT_IN_FLIGHT),
+            max_tracked_clients: non_zero(MAX_TRACKED_CLIENTS),
+        }
+    }
+}
 
 /// A quota: a sustained rate and a burst (GCRA, as `governor` implements it).
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -295,5 +396,10 @@ mod tests {
         assert_eq!(limits.max_in_flight.get(), MAX_IN_FLIGHT);
         assert_eq!(limits.max_consecutive_errors.get(), MAX_CONSECUTIVE_ERRORS);
         assert_eq!(limits.tools_page_size.get(), TOOLS_PAGE_SIZE);
+        let http = HttpLimits::default();
+        assert_eq!(http.max_connections.get(), MAX_CONNECTIONS);
+        assert_eq!(http.max_sessions.get(), MAX_SESSIONS);
+        assert_eq!(http.client_in_flight.get(), MAX_CLIENT_IN_FLIGHT);
+        assert_eq!(http.max_header_bytes.get(), MAX_HTTP_HEADER_BYTES);
     }
 }

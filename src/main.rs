@@ -2,12 +2,14 @@
 //! any stdio MCP server.
 //!
 //! Exit statuses: 0 normal end; 1 a manifest or start-up error; 2 a usage error (clap);
-//! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed.
+//! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed or the HTTP
+//! address could not be bound.
 //! `airlock audit`: 0 no case failed; 1 a case failed; 2 a usage error; 3 the server could not
 //! be audited (did not start or complete its handshake); 130 interrupted.
 
 use std::ffi::OsString;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +17,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
+use airlock::transport::http::{AllowList, HttpConfig, TokenError, Tokens};
 use airlock::{Limits, Rate, audit, command, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
@@ -29,7 +33,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve a manifest's tools over MCP on stdin/stdout.
+    /// Serve a manifest's tools over MCP on stdin/stdout, or over HTTP with --http.
     ///
     /// Without --manifest, serves ./airlock.toml if it exists, else the embedded default:
     /// read-only tools over the current directory.
@@ -39,6 +43,8 @@ enum Command {
         manifest: Option<PathBuf>,
         #[command(flatten)]
         overrides: LimitFlags,
+        #[command(flatten)]
+        http: HttpFlags,
     },
     /// Validate a manifest and print what it lets agents run.
     Check {
@@ -103,6 +109,36 @@ fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
     }
 }
 
+/// Serving over HTTP instead of stdio.
+#[derive(Debug, clap::Args)]
+struct HttpFlags {
+    /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8080), endpoint /mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
+    /// Also accept requests whose Origin is ORIGIN (scheme://host[:port]); repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// Also accept requests whose Host names HOST (any port); repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+    /// Require a bearer token, read from the environment variable NAME; repeatable (each
+    /// variable is one client identity).
+    #[arg(long, value_name = "NAME", requires = "http")]
+    auth_token_env: Vec<String>,
+    /// Most HTTP connections open at once.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections: Option<NonZeroUsize>,
+    /// Quota on tools/call per client (token identity, else address): calls per minute.
+    #[arg(long, value_name = "N", requires = "http")]
+    client_calls_per_minute: Option<NonZeroU32>,
+    /// Most tool calls in flight per client.
+    #[arg(long, value_name = "N", requires = "http")]
+    client_in_flight: Option<NonZeroUsize>,
+}
+
 /// Limits given on the command line; they override the manifest's.
 #[derive(Debug, clap::Args)]
 struct LimitFlags {
@@ -156,7 +192,8 @@ fn main() -> ExitCode {
         Command::Serve {
             manifest,
             overrides,
-        } => serve(manifest.as_deref(), &overrides),
+            http,
+        } => serve(manifest.as_deref(), &overrides, &http),
         Command::Check { manifest } => check(manifest.as_deref()),
         Command::Audit(flags) => run_audit(flags),
     }
@@ -177,7 +214,17 @@ fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
     }
 }
 
-fn serve(path: Option<&Path>, overrides: &LimitFlags) -> ExitCode {
+fn serve(path: Option<&Path>, overrides: &LimitFlags, http: &HttpFlags) -> ExitCode {
+    if let Some(addr) = http.http
+        && !addr.ip().is_loopback()
+        && !http.allow_remote
+    {
+        let text = format!(
+            "airlock serve: {addr} is not a loopback address; add --allow-remote to serve it \
+             (and --auth-token-env to require a token)\n"
+        );
+        return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
+    }
     telemetry::init();
     let mut manifest = match load(path) {
         Ok(manifest) => manifest,
@@ -192,13 +239,65 @@ fn serve(path: Option<&Path>, overrides: &LimitFlags) -> ExitCode {
         tools = manifest.tools.len(),
         "manifest loaded"
     );
+    let Some(addr) = http.http else {
+        return match command::server(manifest) {
+            Ok(server) => ExitCode::from(server.run_stdio()),
+            Err(error) => {
+                tracing::error!("the manifest's tools were refused: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    };
+    // No token passthrough: a tool that would receive the token's variable is refused.
+    for tool in &manifest.tools {
+        let passed = tool
+            .env
+            .iter()
+            .map(|(name, _)| name.to_str().unwrap_or_default())
+            .chain(tool.secrets.iter().map(airlock::secrets::Secret::name));
+        for name in passed {
+            if http.auth_token_env.iter().any(|token| token == name) {
+                tracing::error!(
+                    tool = tool.name.as_str(),
+                    variable = name,
+                    "this tool would receive the HTTP bearer token's variable; refused"
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let config = match http_config(http) {
+        Ok(config) => config,
+        Err(error) => {
+            tracing::error!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
     match command::server(manifest) {
-        Ok(server) => ExitCode::from(server.run_stdio()),
+        Ok(server) => ExitCode::from(server.run_http(addr, config)),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The HTTP configuration the flags describe.
+fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
+    let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
+    let mut limits = HttpLimits::default();
+    if let Some(max) = flags.max_connections {
+        limits.max_connections = max;
+    }
+    if let Some(per_minute) = flags.client_calls_per_minute {
+        let burst = airlock::limits::CLIENT_CALL_RATE.burst;
+        limits.client_call_rate = Some(Rate { per_minute, burst });
+    }
+    if let Some(max) = flags.client_in_flight {
+        limits.client_in_flight = max;
+    }
+    let allow = AllowList::new(&flags.allow_host, &flags.allow_origin);
+    Ok(HttpConfig::new(allow, tokens, limits))
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

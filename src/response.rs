@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::id::RequestId;
-use crate::tools::{Content, Listing, ToolOutput};
+use crate::tools::{Content, Listing, ResourceBody, ToolOutput};
 use crate::version::ProtocolVersion;
 
 /// Appends a result line for `id`.
@@ -190,7 +190,13 @@ pub(crate) struct CallResult<'a> {
 impl Serialize for CallResult<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("content", &ContentList(&self.output.content))?;
+        map.serialize_entry(
+            "content",
+            &ContentList {
+                blocks: &self.output.content,
+                version: self.version,
+            },
+        )?;
         if let Some(structured) = &self.output.structured
             && self.version.has_structured_output()
         {
@@ -203,21 +209,84 @@ impl Serialize for CallResult<'_> {
     }
 }
 
-struct ContentList<'a>(&'a [Content]);
+/// Content blocks as a client of `version` may see them: audio is left out before 2025-03-26.
+struct ContentList<'a> {
+    blocks: &'a [Content],
+    version: ProtocolVersion,
+}
 
 impl Serialize for ContentList<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|block| match block {
-            Content::Text(text) => TextBlock { kind: "text", text },
-        }))
+        let audio = self.version.has_tool_annotations();
+        serializer.collect_seq(
+            self.blocks
+                .iter()
+                .filter(|block| audio || !matches!(block, Content::Audio { .. }))
+                .map(Block),
+        )
     }
 }
 
-#[derive(Serialize)]
-struct TextBlock<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
+/// One content block on the wire.
+struct Block<'a>(&'a Content);
+
+impl Serialize for Block<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        match self.0 {
+            Content::Text(text) => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", text)?;
+            }
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                let kind = if matches!(self.0, Content::Image { .. }) {
+                    "image"
+                } else {
+                    "audio"
+                };
+                map.serialize_entry("type", kind)?;
+                map.serialize_entry("data", data)?;
+                map.serialize_entry("mimeType", mime_type)?;
+            }
+            Content::Resource {
+                uri,
+                mime_type,
+                body,
+            } => {
+                map.serialize_entry("type", "resource")?;
+                map.serialize_entry(
+                    "resource",
+                    &ResourceContents {
+                        uri,
+                        mime_type: mime_type.as_deref(),
+                        body,
+                    },
+                )?;
+            }
+        }
+        map.end()
+    }
+}
+
+struct ResourceContents<'a> {
+    uri: &'a str,
+    mime_type: Option<&'a str>,
+    body: &'a ResourceBody,
+}
+
+impl Serialize for ResourceContents<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("uri", self.uri)?;
+        if let Some(mime_type) = self.mime_type {
+            map.serialize_entry("mimeType", mime_type)?;
+        }
+        match self.body {
+            ResourceBody::Text(text) => map.serialize_entry("text", text)?,
+            ResourceBody::Blob(blob) => map.serialize_entry("blob", blob)?,
+        }
+        map.end()
+    }
 }
 
 /// A modern result: the body, plus `resultType` and `_meta.serverInfo`.
@@ -288,6 +357,42 @@ mod tests {
         assert_eq!(
             lines[2],
             r#"{"jsonrpc":"2.0","id":"line\nbreak","result":"a\nb"}"#
+        );
+    }
+
+    #[test]
+    fn media_and_resource_blocks_have_their_wire_shape() {
+        let output = ToolOutput::content(vec![
+            Content::image(b"png", "image/png"),
+            Content::audio(b"wav", "audio/wav"),
+            Content::resource_text("test://r", "text/plain", "hi"),
+            Content::resource_blob("test://b", "application/octet-stream", b"\x00"),
+        ]);
+        let wire = serde_json::to_value(CallResult {
+            output: &output,
+            version: ProtocolVersion::V2025_11_25,
+        })
+        .unwrap();
+        assert_eq!(
+            wire["content"],
+            serde_json::json!([
+                {"type": "image", "data": "cG5n", "mimeType": "image/png"},
+                {"type": "audio", "data": "d2F2", "mimeType": "audio/wav"},
+                {"type": "resource", "resource":
+                    {"uri": "test://r", "mimeType": "text/plain", "text": "hi"}},
+                {"type": "resource", "resource":
+                    {"uri": "test://b", "mimeType": "application/octet-stream", "blob": "AA=="}},
+            ])
+        );
+        let old = serde_json::to_value(CallResult {
+            output: &output,
+            version: ProtocolVersion::V2024_11_05,
+        })
+        .unwrap();
+        assert_eq!(
+            old["content"].as_array().unwrap().len(),
+            3,
+            "no audio in 2024-11-05"
         );
     }
 

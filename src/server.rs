@@ -24,6 +24,7 @@
 //! ```
 
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +35,7 @@ use crate::limits::Limits;
 use crate::response::ServerInfo;
 use crate::telemetry;
 use crate::tools::{BuildError, Registry, Tool};
+use crate::transport::http::HttpConfig;
 use crate::transport::{self, Ending};
 
 /// Exit status when stdin or stdout fails for a reason other than the peer closing it.
@@ -158,6 +160,71 @@ impl Server {
         // When stdin is not a pipe, tokio reads it on a blocking thread that cannot be
         // interrupted; do not wait for it.
         runtime.shutdown_timeout(Duration::from_millis(200));
+        status
+    }
+}
+
+impl Server {
+    /// Serves MCP over HTTP (both eras) at `addr`'s `/mcp` until SIGTERM, SIGINT or SIGHUP.
+    ///
+    /// Installs the stderr log and the panic hook like [`Server::serve_stdio`]. A bind address
+    /// other than loopback is logged as a warning when no token is configured: anyone who can
+    /// reach the port can then call the tools.
+    ///
+    /// # Errors
+    ///
+    /// Binding the address failed.
+    pub async fn serve_http(&self, addr: SocketAddr, config: HttpConfig) -> io::Result<()> {
+        telemetry::init();
+        telemetry::install_panic_hook();
+        if !addr.ip().is_loopback() && config.tokens.is_empty() {
+            tracing::warn!(
+                %addr,
+                "serving HTTP beyond loopback without authentication: anyone who reaches this \
+                 port can call the tools"
+            );
+        }
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        tracing::info!(
+            server = self.shared.info.name.as_str(),
+            tools = self.shared.registry.len(),
+            "HTTP listener bound"
+        );
+        transport::http::serve(Arc::clone(&self.shared), config, listener, async {
+            let signal = termination().await;
+            tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+        })
+        .await
+    }
+
+    /// Serves HTTP to the end on a runtime of its own and returns the process exit status:
+    /// `0` after a signal, [`EXIT_IO_ERROR`] if the address cannot be bound.
+    pub fn run_http(&self, addr: SocketAddr, config: HttpConfig) -> u8 {
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(error) => {
+                telemetry::init();
+                tracing::error!(kind = ?error.kind(), "could not start the async runtime");
+                return EXIT_IO_ERROR;
+            }
+        };
+        let server = self.clone();
+        let serving = runtime.spawn(async move { server.serve_http(addr, config).await });
+        let status = match runtime.block_on(serving) {
+            Ok(Ok(())) => 0,
+            Ok(Err(error)) => {
+                tracing::error!(%addr, kind = ?error.kind(), "could not serve HTTP");
+                EXIT_IO_ERROR
+            }
+            Err(_join_error) => {
+                tracing::error!("the HTTP server task failed");
+                EXIT_IO_ERROR
+            }
+        };
+        runtime.shutdown_timeout(Duration::from_millis(500));
         status
     }
 }

@@ -76,6 +76,8 @@ pub struct Engine {
     in_flight: HashMap<IdKey, Pending>,
     next_serial: u64,
     consecutive_errors: u32,
+    /// The last error written, for transports whose reply status depends on it (HTTP).
+    refused: Option<McpError>,
 }
 
 /// A call in flight: what its reply needs.
@@ -104,6 +106,7 @@ impl Engine {
             in_flight: HashMap::new(),
             next_serial: 0,
             consecutive_errors: 0,
+            refused: None,
         }
     }
 
@@ -117,6 +120,17 @@ impl Engine {
         self.in_flight.len()
     }
 
+    /// The error of the last refusal written since the previous call, if any: HTTP answers it
+    /// with the status [`McpError::http_status`] gives. Byte-stream transports ignore it.
+    pub fn take_refusal(&mut self) -> Option<McpError> {
+        self.refused.take()
+    }
+
+    /// The legacy revision this session negotiated with `initialize`, if it did.
+    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+        self.lifecycle.version()
+    }
+
     /// Handles one frame (a line without its ending), appending any reply to `out`.
     pub fn handle(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Effect {
         let message = match envelope::parse(frame, self.shared.limits.max_json_depth.get()) {
@@ -124,8 +138,8 @@ impl Engine {
             Err(rejection) => {
                 tracing::debug!(error = %rejection.error, "message refused at the envelope");
                 match &rejection.reply {
-                    ReplyTo::Null => response::write_error(out, None, &rejection.error),
-                    ReplyTo::Id(id) => response::write_error(out, Some(id), &rejection.error),
+                    ReplyTo::Null => self.refuse(out, None, rejection.error),
+                    ReplyTo::Id(id) => self.refuse(out, Some(id), rejection.error),
                     ReplyTo::Silent => {}
                 }
                 return self.invalid();
@@ -149,7 +163,7 @@ impl Engine {
             limit: self.shared.limits.max_frame_bytes.get(),
         };
         tracing::debug!(%error, "frame refused");
-        response::write_error(out, None, &error);
+        self.refuse(out, None, error);
         self.invalid()
     }
 
@@ -190,7 +204,7 @@ impl Engine {
                 );
             }
             Outcome::Panicked => {
-                response::write_error(out, Some(&pending.id), &McpError::ToolPanicked);
+                self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
             }
         }
     }
@@ -252,7 +266,7 @@ impl Engine {
     fn request(&mut self, request: Request, out: &mut Vec<u8>) -> Effect {
         let Request { id, method, params } = request;
         if self.in_flight.contains_key(id.key()) {
-            response::write_error(out, Some(&id), &McpError::DuplicateId);
+            self.refuse(out, Some(&id), McpError::DuplicateId);
             return self.invalid();
         }
         let mark = out.len();
@@ -284,11 +298,16 @@ impl Engine {
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
-                response::write_error(out, Some(&id), &error);
-                match error {
-                    // A busy server is not the peer's fault: retryable, not counted.
-                    McpError::Overloaded { .. } | McpError::RateLimited { .. } => Effect::None,
-                    _ => self.invalid(),
+                let retryable = matches!(
+                    error,
+                    McpError::Overloaded { .. } | McpError::RateLimited { .. }
+                );
+                self.refuse(out, Some(&id), error);
+                // A busy server is not the peer's fault: retryable, not counted.
+                if retryable {
+                    Effect::None
+                } else {
+                    self.invalid()
                 }
             }
         }
@@ -354,6 +373,12 @@ impl Engine {
             }
             NotificationMethod::Other => Effect::None,
         }
+    }
+
+    /// Writes the error reply for `id` and remembers the error for [`Engine::take_refusal`].
+    fn refuse(&mut self, out: &mut Vec<u8>, id: Option<&RequestId>, error: McpError) {
+        response::write_error(out, id, &error);
+        self.refused = Some(error);
     }
 
     /// Counts an invalid message; past the limit, the peer is cut off.

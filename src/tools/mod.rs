@@ -50,11 +50,96 @@ pub struct ToolOutput {
 }
 
 /// One content block of a tool result.
+///
+/// Binary data is held base64-encoded, as it goes on the wire; the constructors encode it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Content {
     /// Plain text.
     Text(String),
+    /// An image: base64 data and its MIME type.
+    Image {
+        /// The image, base64-encoded.
+        data: String,
+        /// Its MIME type (`image/png`, …).
+        mime_type: String,
+    },
+    /// Audio (MCP 2025-03-26 and later): base64 data and its MIME type. Left out of results
+    /// for clients of 2024-11-05, which has no audio blocks.
+    Audio {
+        /// The audio, base64-encoded.
+        data: String,
+        /// Its MIME type (`audio/wav`, …).
+        mime_type: String,
+    },
+    /// An embedded resource: its URI, MIME type, and text or base64 blob.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type, if known.
+        mime_type: Option<String>,
+        /// Its contents.
+        body: ResourceBody,
+    },
+}
+
+/// The contents of an embedded resource.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ResourceBody {
+    /// Text.
+    Text(String),
+    /// Binary data, base64-encoded.
+    Blob(String),
+}
+
+impl Content {
+    /// An image block from raw bytes.
+    pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
+        Self::Image {
+            data: base64_of(bytes),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block from raw bytes.
+    pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Self {
+        Self::Audio {
+            data: base64_of(bytes),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded text resource.
+    pub fn resource_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self::Resource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Text(text.into()),
+        }
+    }
+
+    /// An embedded binary resource from raw bytes.
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: &[u8],
+    ) -> Self {
+        Self::Resource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            body: ResourceBody::Blob(base64_of(bytes)),
+        }
+    }
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 impl ToolOutput {
@@ -62,6 +147,15 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text(text.into())],
+            structured: None,
+            is_error: false,
+        }
+    }
+
+    /// A successful result made of `blocks`, in order.
+    pub fn content(blocks: Vec<Content>) -> Self {
+        Self {
+            content: blocks,
             structured: None,
             is_error: false,
         }
@@ -90,16 +184,22 @@ impl ToolOutput {
         self.is_error
     }
 
-    /// The text of the content blocks, joined by newlines.
+    /// The text of the text blocks, joined by newlines (other blocks are left out).
     pub fn text_content(&self) -> String {
         let texts: Vec<&str> = self
             .content
             .iter()
-            .map(|block| match block {
-                Content::Text(text) => text.as_str(),
+            .filter_map(|block| match block {
+                Content::Text(text) => Some(text.as_str()),
+                Content::Image { .. } | Content::Audio { .. } | Content::Resource { .. } => None,
             })
             .collect();
         texts.join("\n")
+    }
+
+    /// The content blocks.
+    pub fn blocks(&self) -> &[Content] {
+        &self.content
     }
 
     /// The structured content, if any.

@@ -2,10 +2,12 @@
 //!
 //! [`stream`] serves one session over any byte stream (stdio, a pipe, an in-memory duplex in
 //! tests); `stdio` opens the process's stdin and stdout for it, as non-blocking pipes when
-//! they are pipes. A second transport (Streamable HTTP) drives the same engine per request.
+//! they are pipes. [`http`] is the second transport: Streamable HTTP on hyper, driving the
+//! same engine per request (modern era) or per session (legacy era).
 //!
 //! [`Engine`]: crate::engine::Engine
 
+pub mod http;
 pub(crate) mod stdio;
 pub mod stream;
 

@@ -12,6 +12,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
+//!   eras, per-client quotas, a thousand connections;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -33,6 +35,7 @@ mod audit;
 mod clients;
 mod harness;
 mod hostile;
+mod http;
 mod product;
 mod protocol;
 mod serve;

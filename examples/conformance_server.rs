@@ -1,0 +1,187 @@
+//! The conformance fixture server: airlock serving the fixed-name tools the official MCP
+//! conformance suite (`@modelcontextprotocol/conformance`) calls, so that its tool scenarios
+//! test real behaviour rather than "unknown tool" replies. `tests/conformance/run.sh` starts it
+//! with `--http 127.0.0.1:PORT`; without `--http` it serves stdio.
+//!
+//! Only test tools live here; the production binary carries none of them. The tools need no
+//! capability airlock does not offer: content of every kind, an `isError` result, progress.
+//! Scenarios that need resources, prompts, completion, logging, sampling, elicitation or
+//! subscriptions are listed with their reasons in `tests/conformance/expected-failures.yml`.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use airlock::call::CallContext;
+use airlock::limits::HttpLimits;
+use airlock::tools::Content;
+use airlock::transport::http::{AllowList, HttpConfig, Tokens};
+use airlock::{Limits, NoArguments, Rate, Server, Tool, ToolOutput};
+use base64::Engine as _;
+
+/// A 1×1 red PNG.
+const RED_PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut http: Option<SocketAddr> = None;
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next().map(|addr| addr.parse())) {
+            ("--http", Some(Ok(addr))) => http = Some(addr),
+            _ => {
+                let _written = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    b"usage: conformance_server [--http 127.0.0.1:PORT]\n",
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let server = match server() {
+        Ok(server) => server,
+        Err(_) => return ExitCode::FAILURE,
+    };
+    match http {
+        Some(addr) => ExitCode::from(server.run_http(
+            addr,
+            HttpConfig::new(AllowList::default(), Tokens::none(), suite_http_limits()),
+        )),
+        None => ExitCode::from(server.run_stdio()),
+    }
+}
+
+/// The suite is one client firing requests back to back, far faster than an agent: quotas are
+/// raised so that its scenarios test the protocol, not the rate limiter (which the integration
+/// tests cover). Every other limit keeps its default.
+fn suite_limits() -> Limits {
+    let mut limits = Limits::default();
+    limits.tool_call_rate = Some(Rate::new_const(60_000, 1_000));
+    limits.cheap_method_rate = Some(Rate::new_const(60_000, 1_000));
+    limits
+}
+
+fn suite_http_limits() -> HttpLimits {
+    let mut limits = HttpLimits::default();
+    limits.client_call_rate = Some(Rate::new_const(60_000, 1_000));
+    limits.client_request_rate = Some(Rate::new_const(60_000, 1_000));
+    limits
+}
+
+fn server() -> Result<Server, airlock::BuildError> {
+    Server::builder("airlock-conformance", env!("CARGO_PKG_VERSION"))
+        .limits(suite_limits())
+        .tool(
+            Tool::builder("test_simple_text", "Returns a fixed text").handler(
+                |_: NoArguments| async {
+                    Ok(ToolOutput::text(
+                        "This is a simple text response for testing.",
+                    ))
+                },
+            ),
+        )
+        .tool(
+            Tool::builder("test_image_content", "Returns a 1x1 red PNG")
+                .handler(|_: NoArguments| async { Ok(ToolOutput::content(vec![image()])) }),
+        )
+        .tool(
+            Tool::builder("test_audio_content", "Returns a short silent WAV").handler(
+                |_: NoArguments| async {
+                    Ok(ToolOutput::content(vec![Content::audio(
+                        &silent_wav(),
+                        "audio/wav",
+                    )]))
+                },
+            ),
+        )
+        .tool(
+            Tool::builder(
+                "test_embedded_resource",
+                "Returns an embedded text resource",
+            )
+            .handler(|_: NoArguments| async {
+                Ok(ToolOutput::content(vec![Content::resource_text(
+                    "test://embedded-resource",
+                    "text/plain",
+                    "This is an embedded resource content.",
+                )]))
+            }),
+        )
+        .tool(
+            Tool::builder(
+                "test_multiple_content_types",
+                "Returns text, an image and a resource",
+            )
+            .handler(|_: NoArguments| async {
+                Ok(ToolOutput::content(vec![
+                    Content::Text("Multiple content types test:".to_owned()),
+                    image(),
+                    Content::resource_text(
+                        "test://mixed-content-resource",
+                        "application/json",
+                        r#"{"test":"data","value":123}"#,
+                    ),
+                ]))
+            }),
+        )
+        .tool(
+            Tool::builder("test_error_handling", "Always fails (isError)").handler(
+                |_: NoArguments| async {
+                    Err::<ToolOutput, _>(airlock::ToolError::new(
+                        "This tool intentionally returns an error for testing",
+                    ))
+                },
+            ),
+        )
+        .tool(
+            Tool::builder(
+                "test_tool_with_progress",
+                "Reports progress 0, 50 and 100 of 100, then answers",
+            )
+            .handler_with_context(|_: NoArguments, context: CallContext| async move {
+                // The engine sends at most one progress notification per 100 ms.
+                for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if step > 0 {
+                        tokio::time::sleep(Duration::from_millis(120)).await;
+                    }
+                    context.progress(progress, Some(100.0), None);
+                }
+                Ok(ToolOutput::text("Progress test completed."))
+            }),
+        )
+        .tool(
+            Tool::builder(
+                "test_logging_tool",
+                "Would log if the server had logging; airlock never sends log notifications",
+            )
+            .handler(|_: NoArguments| async { Ok(ToolOutput::text("No log messages were sent.")) }),
+        )
+        .build()
+}
+
+fn image() -> Content {
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(RED_PIXEL_PNG)
+        .unwrap_or_default();
+    Content::image(&png, "image/png")
+}
+
+/// A WAV file: 8 kHz, mono, 8-bit, 80 samples of silence (10 ms).
+fn silent_wav() -> Vec<u8> {
+    let samples = [128_u8; 80];
+    let data_len = u32::try_from(samples.len()).unwrap_or(0);
+    let mut wav = Vec::with_capacity(samples.len().saturating_add(44));
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&data_len.saturating_add(36).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16_u32.to_le_bytes()); // fmt chunk size
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&8000_u32.to_le_bytes()); // sample rate
+    wav.extend_from_slice(&8000_u32.to_le_bytes()); // byte rate
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&8_u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&data_len.to_le_bytes());
+    wav.extend_from_slice(&samples);
+    wav
+}

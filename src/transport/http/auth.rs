@@ -1,0 +1,236 @@
+//! Bearer-token authentication: tokens read once from the environment into `secrecy` types,
+//! compared in constant time, never logged, never passed on.
+//!
+//! Each token is named by the environment variable it came from, and that name is the
+//! client's identity: per-client quotas and legacy sessions are keyed by it. A token is only
+//! ever compared; handlers and child commands never see it (command tools get a cleared
+//! environment, and `airlock serve` refuses a manifest that passes the token's variable on).
+
+use std::sync::Arc;
+
+use hyper::header::HeaderValue;
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::limits::{MAX_AUTH_TOKEN_BYTES, MIN_AUTH_TOKEN_BYTES};
+
+/// The bearer tokens a server accepts; empty means no authentication.
+#[derive(Default)]
+pub struct Tokens {
+    entries: Vec<(Arc<str>, SecretString)>,
+}
+
+/// Why tokens could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The variable is not set or not UTF-8.
+    #[error("environment variable {0} is not set (or not UTF-8)")]
+    Missing(String),
+    /// The token is shorter than the minimum.
+    #[error("the token in {0} is shorter than {MIN_AUTH_TOKEN_BYTES} bytes")]
+    TooShort(String),
+    /// The token is longer than the maximum, or holds characters a header cannot carry.
+    #[error("the token in {0} must be at most {MAX_AUTH_TOKEN_BYTES} visible ASCII characters")]
+    Malformed(String),
+}
+
+impl Tokens {
+    /// No authentication.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Reads one token from each environment variable in `names`.
+    ///
+    /// # Errors
+    ///
+    /// The first [`TokenError`]. The error names the variable, never its value.
+    pub fn from_env<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, TokenError> {
+        let mut entries = Vec::new();
+        for name in names {
+            let value = std::env::var(name).map_err(|_| TokenError::Missing(name.to_owned()))?;
+            entries.push((Arc::from(name), Self::check(name, value)?));
+        }
+        Ok(Self { entries })
+    }
+
+    /// A token given directly (library users; tests), named `identity`.
+    ///
+    /// # Errors
+    ///
+    /// [`TokenError::TooShort`] or [`TokenError::Malformed`].
+    pub fn with(mut self, identity: &str, token: SecretString) -> Result<Self, TokenError> {
+        let token = Self::check(identity, token.expose_secret().to_owned())?;
+        self.entries.push((Arc::from(identity), token));
+        Ok(self)
+    }
+
+    fn check(name: &str, value: String) -> Result<SecretString, TokenError> {
+        if value.len() < MIN_AUTH_TOKEN_BYTES {
+            return Err(TokenError::TooShort(name.to_owned()));
+        }
+        let visible = value.bytes().all(|b| b.is_ascii_graphic());
+        if value.len() > MAX_AUTH_TOKEN_BYTES || !visible {
+            return Err(TokenError::Malformed(name.to_owned()));
+        }
+        Ok(SecretString::from(value))
+    }
+
+    /// Whether authentication is on.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The identities (variable names) of the tokens, for logs and checks.
+    pub fn identities(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(name, _)| &**name)
+    }
+
+    /// Checks an `Authorization` header. With no tokens configured, everyone is anonymous.
+    ///
+    /// # Errors
+    ///
+    /// [`Denied`] when tokens are configured and the header carries none of them; it says
+    /// whether a token was presented at all (for the `WWW-Authenticate` challenge).
+    pub(crate) fn check_header(
+        &self,
+        header: Option<&HeaderValue>,
+    ) -> Result<Option<Arc<str>>, Denied> {
+        if self.entries.is_empty() {
+            return Ok(None);
+        }
+        let presented = header
+            .map(HeaderValue::as_bytes)
+            .filter(|value| value.len() <= MAX_AUTH_TOKEN_BYTES.saturating_add(7))
+            .and_then(bearer);
+        let Some(presented) = presented else {
+            return Err(Denied {
+                presented: header.is_some(),
+            });
+        };
+        // Every token is compared, whichever matches: the time taken does not say which one
+        // did, nor how much of one matched.
+        let mut identity = None;
+        for (name, token) in &self.entries {
+            if constant_time_eq(token.expose_secret().as_bytes(), presented) {
+                identity = Some(Arc::clone(name));
+            }
+        }
+        identity.map(Some).ok_or(Denied { presented: true })
+    }
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("identities", &self.identities().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A request without a valid token.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) struct Denied {
+    /// Whether an `Authorization` header was sent (then the challenge says `invalid_token`).
+    pub(crate) presented: bool,
+}
+
+/// The token of `Bearer <token>` (scheme in any case, one space).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme
+        .eq_ignore_ascii_case(b"bearer ")
+        .then_some(token)
+        .filter(|token| !token.is_empty())
+}
+
+/// Compares `presented` with `expected` in time that depends only on `expected`'s length:
+/// every byte of `expected` is visited and differences are OR-ed, with no early exit.
+fn constant_time_eq(expected: &[u8], presented: &[u8]) -> bool {
+    let mut difference = u8::from(expected.len() != presented.len());
+    for (index, byte) in expected.iter().enumerate() {
+        let other = presented.get(index).copied().unwrap_or(0);
+        difference |= byte ^ other;
+    }
+    std::hint::black_box(difference) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Tokens {
+        Tokens::none()
+            .with("ALICE", SecretString::from("alice-token-0123456789"))
+            .unwrap()
+            .with("BOB", SecretString::from("bob-token-0123456789abc"))
+            .unwrap()
+    }
+
+    #[test]
+    fn constant_time_eq_compares_whole_values() {
+        assert!(constant_time_eq(b"abcdef", b"abcdef"));
+        assert!(!constant_time_eq(b"abcdef", b"abcdeg"));
+        assert!(!constant_time_eq(b"abcdef", b"abcde"));
+        assert!(!constant_time_eq(b"abcdef", b"abcdefg"));
+        assert!(!constant_time_eq(b"abc", b""));
+    }
+
+    #[test]
+    fn a_known_bearer_token_names_its_identity() {
+        let tokens = tokens();
+        let header = HeaderValue::from_static("Bearer bob-token-0123456789abc");
+        assert_eq!(
+            tokens.check_header(Some(&header)).unwrap().as_deref(),
+            Some("BOB")
+        );
+        let header = HeaderValue::from_static("bearer alice-token-0123456789");
+        assert_eq!(
+            tokens.check_header(Some(&header)).unwrap().as_deref(),
+            Some("ALICE")
+        );
+    }
+
+    #[test]
+    fn missing_wrong_and_malformed_tokens_are_denied() {
+        let tokens = tokens();
+        assert_eq!(tokens.check_header(None), Err(Denied { presented: false }));
+        for bad in [
+            "Bearer alice-token-012345678",
+            "Bearer alice-token-01234567890",
+            "Basic alice-token-0123456789",
+            "Bearer ",
+            "alice-token-0123456789",
+        ] {
+            let header = HeaderValue::from_str(bad).unwrap();
+            assert_eq!(
+                tokens.check_header(Some(&header)),
+                Err(Denied { presented: true }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_tokens_everyone_is_anonymous() {
+        assert_eq!(Tokens::none().check_header(None), Ok(None));
+    }
+
+    #[test]
+    fn short_or_unprintable_tokens_are_refused_at_start() {
+        assert!(matches!(
+            Tokens::none().with("T", SecretString::from("short")),
+            Err(TokenError::TooShort(name)) if name == "T"
+        ));
+        assert!(matches!(
+            Tokens::none().with("T", SecretString::from("has a space in it!!")),
+            Err(TokenError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn debug_output_names_identities_only() {
+        let text = format!("{:?}", tokens());
+        assert!(text.contains("ALICE") && !text.contains("alice-token"));
+    }
+}

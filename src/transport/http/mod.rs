@@ -1,0 +1,904 @@
+//! Streamable HTTP: the same sans-I/O engine behind hyper, in both protocol eras.
+//!
+//! One endpoint, `/mcp`, takes POST (one JSON-RPC message per body) and, for legacy sessions,
+//! DELETE. Before a body is read, a request passes, in order: the `Host` allow-list (DNS
+//! rebinding: `421`), the `Origin` allow-list (`403`), the bearer token when one is configured
+//! (`401`), the client's request quota (`429`), the media types (`415`, `406`) and the body cap
+//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). The head is
+//! capped by hyper (`431`), the body must arrive within a timeout (`408`), and connections past
+//! `max_connections` get `503` without a task.
+//!
+//! The body then crosses [`envelope::parse`], the one boundary, and the era is decided:
+//!
+//! - **modern** (2026-07-28): the body's `_meta` names a protocol version, or the
+//!   `MCP-Protocol-Version` header is not a legacy one. `MCP-Protocol-Version`, `Mcp-Method`
+//!   and (for `tools/call`) `Mcp-Name` must match the body (`400` + `-32020`). A fresh engine
+//!   handles the one message, runs its call if any, and is dropped: nothing is kept between
+//!   requests, so replicas behind any load balancer serve the same.
+//! - **legacy** (2025-11-25 and earlier): `initialize` opens a session with an engine of its
+//!   own (`session`); every later request names it in `Mcp-Session-Id`.
+//!
+//! A call's reply is JSON, or an SSE stream (progress notifications, then the reply) when the
+//! client accepts `text/event-stream` and sent a `progressToken`. Server-wide, calls share the
+//! `max_in_flight` slots; per client, they also need a quota token and one of
+//! `client_in_flight` slots (`clients`). Every JSON-RPC refusal is an [`McpError`] written by
+//! the response module, and its HTTP status comes from [`McpError::http_status`].
+
+mod auth;
+mod clients;
+mod headers;
+mod session;
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Bytes, Frame, Incoming, SizeHint};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use crate::call::{Call, CallContext, Event};
+use crate::engine::{Effect, Engine, Shared};
+use crate::envelope::{self, Message, ReplyTo, Request as RpcRequest, RequestMethod};
+use crate::error::{HeaderFault, HttpRefusal, McpError};
+use crate::id::RequestId;
+use crate::limits::HttpLimits;
+use crate::response;
+use crate::version::ProtocolVersion;
+
+pub use auth::{TokenError, Tokens};
+pub use headers::AllowList;
+
+use clients::{ClientKey, Clients, Slot};
+use headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use session::{Session, Sessions};
+
+/// The one MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// hyper refuses a read buffer under 8 KiB; the head cap is raised to it if set lower.
+const MIN_READ_BUFFER_BYTES: usize = 8 * 1024;
+
+/// Progress reports a call may queue for its SSE stream before further ones are dropped.
+const PROGRESS_QUEUE: usize = 16;
+
+/// SSE events queued for a slow client before the call's progress waits.
+const SSE_QUEUE: usize = 8;
+
+/// How often idle sessions and quiet clients' quota state are swept.
+const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The key of the protocol version in a modern request's `_meta`.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// How an HTTP server is reached and what it lets in.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// Hosts and origins allowed besides the loopback names.
+    pub allow: AllowList,
+    /// Bearer tokens; none means no authentication (acceptable on loopback only).
+    pub tokens: Tokens,
+    /// Connection, session, timeout and per-client limits.
+    pub limits: HttpLimits,
+}
+
+impl HttpConfig {
+    /// A configuration with the given allow-list, tokens and limits.
+    pub fn new(allow: AllowList, tokens: Tokens, limits: HttpLimits) -> Self {
+        Self {
+            allow,
+            tokens,
+            limits,
+        }
+    }
+}
+
+/// Serves MCP over HTTP on `listener` until `shutdown` resolves.
+///
+/// # Errors
+///
+/// Only a failure to read the listener's own address; accept errors are logged and retried.
+pub async fn serve(
+    shared: Arc<Shared>,
+    config: HttpConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let local = listener.local_addr()?;
+    let HttpConfig {
+        allow,
+        tokens,
+        limits,
+    } = config;
+    let state = Arc::new(State {
+        calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
+        clients: Arc::new(Clients::new(&limits)),
+        sessions: Sessions::new(limits.max_sessions.get(), limits.session_idle_timeout),
+        connections: Arc::new(Semaphore::new(limits.max_connections.get())),
+        allow,
+        tokens,
+        limits,
+        shared,
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    let head_bytes = state
+        .limits
+        .max_header_bytes
+        .get()
+        .max(MIN_READ_BUFFER_BYTES);
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(state.limits.header_read_timeout)
+        .max_headers(state.limits.max_headers.get())
+        .max_header_size(head_bytes)
+        .max_buf_size(head_bytes);
+    let sweeper = tokio::spawn(sweep(Arc::clone(&state)));
+    tracing::info!(
+        addr = %local,
+        auth = !state.tokens.is_empty(),
+        "serving MCP over HTTP at /mcp"
+    );
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Out of descriptors and the like: wait a moment instead of spinning.
+                tracing::warn!(kind = ?error.kind(), "accepting a connection failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = Arc::clone(&state.connections).try_acquire_owned() else {
+            refuse_connection(&stream, state.limits.max_connections.get());
+            continue;
+        };
+        let state = Arc::clone(&state);
+        let builder = builder.clone();
+        tokio::spawn(async move {
+            let peer_ip = peer.ip();
+            let service = hyper::service::service_fn(move |request| {
+                let state = Arc::clone(&state);
+                async move { Ok::<_, Infallible>(handle(state, peer_ip, request).await) }
+            });
+            if let Err(error) = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!(%error, "HTTP connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    sweeper.abort();
+    tracing::info!("HTTP server stopped");
+    Ok(())
+}
+
+/// What every request of one server shares.
+struct State {
+    shared: Arc<Shared>,
+    allow: AllowList,
+    tokens: Tokens,
+    limits: HttpLimits,
+    clients: Arc<Clients>,
+    sessions: Sessions,
+    /// Server-wide call slots (`max_in_flight`).
+    calls: Arc<Semaphore>,
+    connections: Arc<Semaphore>,
+}
+
+async fn sweep(state: Arc<State>) {
+    let mut every = tokio::time::interval(SWEEP_INTERVAL);
+    loop {
+        every.tick().await;
+        state.sessions.sweep();
+        state.clients.sweep();
+    }
+}
+
+/// A connection past the cap: `503` written if the socket takes it at once, then closed. No
+/// task and no buffer are spent on it.
+fn refuse_connection(stream: &TcpStream, limit: usize) {
+    let error = McpError::TooManyConnections { limit };
+    let mut body = Vec::new();
+    response::write_error(&mut body, None, &error);
+    let head = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&body);
+    if stream.try_write(&bytes).is_err() {
+        tracing::debug!("a connection past the cap closed before its 503");
+    }
+    tracing::debug!(limit, "connection refused: too many connections");
+}
+
+/// One HTTP request, start to finish.
+async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> Response<Body> {
+    if request.uri().path() != MCP_PATH {
+        return status_only(StatusCode::NOT_FOUND);
+    }
+    let head = request.headers();
+    if !state.allow.host(head.get(header::HOST)) {
+        tracing::debug!(host = ?head.get(header::HOST), "request refused: Host not allowed");
+        return refusal(&McpError::Http(HttpRefusal::Host));
+    }
+    if !state.allow.origin(head.get(header::ORIGIN)) {
+        tracing::debug!(origin = ?head.get(header::ORIGIN), "request refused: Origin not allowed");
+        return refusal(&McpError::Http(HttpRefusal::Origin));
+    }
+    let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
+        Ok(identity) => identity,
+        Err(denied) => {
+            tracing::debug!(
+                presented = denied.presented,
+                "request refused: no valid token"
+            );
+            let mut reply = refusal(&McpError::Http(HttpRefusal::Unauthorized));
+            let challenge = if denied.presented {
+                r#"Bearer realm="airlock", error="invalid_token""#
+            } else {
+                r#"Bearer realm="airlock""#
+            };
+            reply.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
+            return reply;
+        }
+    };
+    let client = ClientKey::of(identity.as_ref(), peer);
+    if let Err(error) = state.clients.admit_request(&client) {
+        tracing::debug!(%error, "request refused: client over its request quota");
+        return refusal(&error);
+    }
+    let caller = Caller { identity, client };
+    match *request.method() {
+        Method::POST => post(&state, caller, request).await,
+        Method::DELETE => delete(&state, &caller, request.headers()),
+        _ => {
+            let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            reply
+        }
+    }
+}
+
+/// Who sent a request.
+struct Caller {
+    identity: Option<Arc<str>>,
+    client: ClientKey,
+}
+
+/// DELETE: ends a legacy session. The modern era has none (`405`).
+fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
+    let modern = headers::text(head, MCP_PROTOCOL_VERSION)
+        .is_some_and(|version| ProtocolVersion::legacy(version).is_none());
+    let session_id = headers::text(head, MCP_SESSION_ID);
+    match session_id {
+        Some(id) if !modern => {
+            if state.sessions.close(id, caller.identity.as_ref()) {
+                tracing::debug!("session ended by the client");
+                status_only(StatusCode::NO_CONTENT)
+            } else {
+                refusal(&McpError::Http(HttpRefusal::SessionNotFound))
+            }
+        }
+        _ => {
+            let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            reply
+        }
+    }
+}
+
+/// POST: one JSON-RPC message.
+async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let head = &parts.headers;
+    if !headers::is_json(head) {
+        return refusal(&McpError::Http(HttpRefusal::UnsupportedMediaType));
+    }
+    let accepts = headers::accepts(head);
+    if !accepts.json && !accepts.sse {
+        return refusal(&McpError::Http(HttpRefusal::NotAcceptable));
+    }
+    let max = state.shared.limits().max_frame_bytes.get();
+    let too_long = McpError::FrameTooLong { limit: max };
+    let declared = head
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| u64::try_from(max).is_ok_and(|max| length > max)) {
+        // Refused on the declared length alone; the body is never read, and the connection
+        // is closed rather than drained.
+        tracing::debug!("request refused: body over the cap (declared)");
+        return closing(refusal(&too_long));
+    }
+    let read = tokio::time::timeout(
+        state.limits.body_read_timeout,
+        Limited::new(body, max).collect(),
+    )
+    .await;
+    let frame = match read {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) => {
+            if error.is::<http_body_util::LengthLimitError>() {
+                tracing::debug!("request refused: body over the cap");
+                return closing(refusal(&too_long));
+            }
+            tracing::debug!("the request body could not be read");
+            return closing(status_only(StatusCode::BAD_REQUEST));
+        }
+        Err(_elapsed) => {
+            tracing::debug!("request refused: the body did not arrive in time");
+            return closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout)));
+        }
+    };
+    let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
+    let modern_header = header_version.is_some_and(|v| ProtocolVersion::legacy(v).is_none());
+    let message = match envelope::parse(&frame, state.shared.limits().max_json_depth.get()) {
+        Ok(message) => message,
+        Err(rejection) => {
+            tracing::debug!(error = %rejection.error, "message refused at the envelope");
+            let mut out = Vec::new();
+            match &rejection.reply {
+                ReplyTo::Null => response::write_error(&mut out, None, &rejection.error),
+                ReplyTo::Id(id) => response::write_error(&mut out, Some(id), &rejection.error),
+                ReplyTo::Silent => {}
+            }
+            return json(out, Some(&rejection.error), modern_header);
+        }
+    };
+    let request = match message {
+        Message::Response => return status_only(StatusCode::ACCEPTED),
+        Message::Notification(_) => {
+            return notification(state, &caller, head, &frame);
+        }
+        Message::Request(request) => request,
+    };
+    let body_version = request
+        .params
+        .as_ref()
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
+    let call = Exchange {
+        state,
+        caller: &caller,
+        head,
+        frame: &frame,
+        sse: accepts.sse,
+    };
+    if let Some(body_version) = body_version {
+        return call.modern(&request, body_version).await;
+    }
+    if modern_header {
+        // The header speaks 2026-07-28 (or a version we do not know) but the body carries no
+        // protocol fields: a modern request missing its required `_meta`.
+        let error = McpError::InvalidMeta("the protocol fields in _meta are required");
+        return call.error(&request.id, &error, true);
+    }
+    call.legacy(&request).await
+}
+
+/// A notification: for a legacy session, handed to its engine (cancellation); otherwise
+/// accepted and ignored (modern clients cancel by closing the stream).
+fn notification(state: &State, caller: &Caller, head: &HeaderMap, frame: &[u8]) -> Response<Body> {
+    if let Some(id) = headers::text(head, MCP_SESSION_ID) {
+        let Some(session) = state.sessions.find(id, caller.identity.as_ref()) else {
+            return refusal(&McpError::Http(HttpRefusal::SessionNotFound));
+        };
+        let mut out = Vec::new();
+        let effect = session.engine().handle(frame, &mut out);
+        match effect {
+            Effect::Cancel(ticket) => session.cancel(&ticket),
+            Effect::None | Effect::Start(_) => {}
+            Effect::CutOff => {
+                state.sessions.close(id, caller.identity.as_ref());
+            }
+        }
+    }
+    status_only(StatusCode::ACCEPTED)
+}
+
+/// One request's context.
+struct Exchange<'a> {
+    state: &'a State,
+    caller: &'a Caller,
+    head: &'a HeaderMap,
+    frame: &'a Bytes,
+    sse: bool,
+}
+
+impl Exchange<'_> {
+    /// A JSON error reply to `id`.
+    fn error(&self, id: &RequestId, error: &McpError, modern: bool) -> Response<Body> {
+        tracing::debug!(%error, "request refused");
+        let mut out = Vec::new();
+        response::write_error(&mut out, Some(id), error);
+        json(out, Some(error), modern)
+    }
+
+    /// A modern request: headers checked against the body, then a fresh engine.
+    async fn modern(&self, request: &RpcRequest, body_version: &Value) -> Response<Body> {
+        if let Err(fault) = self.check_headers(request, body_version) {
+            return self.error(&request.id, &McpError::HeaderMismatch(fault), true);
+        }
+        let slots = match self.call_slots(request) {
+            Ok(slots) => slots,
+            Err(error) => return self.error(&request.id, &error, true),
+        };
+        let engine = Arc::new(Mutex::new(Engine::new(Arc::clone(&self.state.shared))));
+        self.run(engine, slots, true).await
+    }
+
+    /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
+    fn check_headers(&self, request: &RpcRequest, body_version: &Value) -> Result<(), HeaderFault> {
+        let header_version = headers::text(self.head, MCP_PROTOCOL_VERSION);
+        let version_matches = match body_version.as_str() {
+            Some(body) => header_version == Some(body),
+            // A version that is not a string is the engine's `-32602`; the header must
+            // still be there.
+            None => header_version.is_some(),
+        };
+        if !version_matches {
+            return Err(HeaderFault::ProtocolVersion);
+        }
+        if headers::mcp_value(self.head, MCP_METHOD).as_deref() != Some(request.method.as_str()) {
+            return Err(HeaderFault::Method);
+        }
+        if request.method == RequestMethod::ToolsCall
+            && let Some(name) = request
+                .params
+                .as_ref()
+                .and_then(|params| params.get("name"))
+                .and_then(Value::as_str)
+            && headers::mcp_value(self.head, MCP_NAME).as_deref() != Some(name)
+        {
+            return Err(HeaderFault::Name);
+        }
+        Ok(())
+    }
+
+    /// A legacy request: in its session, or `initialize` opening one.
+    async fn legacy(&self, request: &RpcRequest) -> Response<Body> {
+        let identity = self.caller.identity.as_ref();
+        let (session, opened) = match headers::text(self.head, MCP_SESSION_ID) {
+            Some(id) => match self.state.sessions.find(id, identity) {
+                Some(session) => (session, None),
+                None => {
+                    let error = McpError::Http(HttpRefusal::SessionNotFound);
+                    return self.error(&request.id, &error, false);
+                }
+            },
+            None if request.method == RequestMethod::Initialize => {
+                let engine = Engine::new(Arc::clone(&self.state.shared));
+                match self.state.sessions.open(engine, identity.cloned()) {
+                    Ok((id, session)) => (session, Some(id)),
+                    Err(error) => return self.error(&request.id, &error, false),
+                }
+            }
+            None => {
+                let error = McpError::Http(HttpRefusal::SessionRequired);
+                return self.error(&request.id, &error, false);
+            }
+        };
+        if let Some(header) = headers::text(self.head, MCP_PROTOCOL_VERSION) {
+            let negotiated = session.engine().negotiated_version();
+            if negotiated.is_some_and(|version| version.as_str() != header) {
+                let error = McpError::Http(HttpRefusal::VersionHeader);
+                return self.error(&request.id, &error, false);
+            }
+        }
+        let slots = match self.call_slots(request) {
+            Ok(slots) => slots,
+            Err(error) => return self.error(&request.id, &error, false),
+        };
+        let mut reply = self.run_in(&session, slots).await;
+        if let Some(id) = opened {
+            if session.engine().negotiated_version().is_some() {
+                match HeaderValue::from_str(&id) {
+                    Ok(value) => {
+                        reply.headers_mut().insert(MCP_SESSION_ID, value);
+                        tracing::debug!("legacy session opened");
+                    }
+                    Err(_) => {
+                        self.state.sessions.close(&id, identity);
+                        return refusal(&McpError::Internal("session id not a header value"));
+                    }
+                }
+            } else {
+                // `initialize` was refused: no session is kept for it.
+                self.state.sessions.close(&id, identity);
+            }
+        }
+        reply
+    }
+
+    async fn run_in(&self, session: &Arc<Session>, slots: Option<CallSlots>) -> Response<Body> {
+        let mut out = Vec::new();
+        let effect = session.engine().handle(self.frame, &mut out);
+        match effect {
+            Effect::Start(call) => {
+                let Some(slots) = slots else {
+                    // Pre-parsing said this was not a call; the engine disagrees. Never
+                    // expected: answered as an internal fault, the call dropped.
+                    tracing::error!("a call started without call slots");
+                    session.engine().abandon_all();
+                    return status_only(StatusCode::INTERNAL_SERVER_ERROR);
+                };
+                start(
+                    call,
+                    self.sse,
+                    CallOwner::Session(Arc::clone(session)),
+                    slots,
+                    false,
+                )
+                .await
+            }
+            Effect::Cancel(ticket) => {
+                session.cancel(&ticket);
+                finished(&mut session.engine(), out, false)
+            }
+            Effect::None => finished(&mut session.engine(), out, false),
+            Effect::CutOff => {
+                let reply = finished(&mut session.engine(), out, false);
+                tracing::debug!("legacy session cut off after too many invalid messages");
+                reply
+            }
+        }
+    }
+
+    /// Runs a modern request in its own engine.
+    async fn run(
+        &self,
+        engine: Arc<Mutex<Engine>>,
+        slots: Option<CallSlots>,
+        modern: bool,
+    ) -> Response<Body> {
+        let mut out = Vec::new();
+        let effect = lock(&engine).handle(self.frame, &mut out);
+        match (effect, slots) {
+            (Effect::Start(call), Some(slots)) => {
+                start(call, self.sse, CallOwner::Request(engine), slots, modern).await
+            }
+            (Effect::Start(_), None) => {
+                tracing::error!("a call started without call slots");
+                status_only(StatusCode::INTERNAL_SERVER_ERROR)
+            }
+            (Effect::None | Effect::Cancel(_) | Effect::CutOff, _) => {
+                finished(&mut lock(&engine), out, modern)
+            }
+        }
+    }
+
+    /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot.
+    fn call_slots(&self, request: &RpcRequest) -> Result<Option<CallSlots>, McpError> {
+        if request.method != RequestMethod::ToolsCall {
+            return Ok(None);
+        }
+        let state = self.state;
+        state.clients.admit_call(&self.caller.client)?;
+        let server =
+            Arc::clone(&state.calls)
+                .try_acquire_owned()
+                .map_err(|_| McpError::Overloaded {
+                    limit: state.shared.limits().max_in_flight.get(),
+                })?;
+        let client = state.clients.enter(&self.caller.client)?;
+        Ok(Some(CallSlots {
+            _server: server,
+            _client: client,
+        }))
+    }
+}
+
+/// The slots a running call holds; dropped when it ends, however it ends.
+struct CallSlots {
+    _server: OwnedSemaphorePermit,
+    _client: Slot,
+}
+
+/// Whose engine a call reports to.
+enum CallOwner {
+    /// A legacy session's: the call completes into it even if the client went away (a closed
+    /// connection is not a cancellation in the legacy era), and it can be cancelled.
+    Session(Arc<Session>),
+    /// A modern request's own engine: a client that goes away cancels the call.
+    Request(Arc<Mutex<Engine>>),
+}
+
+impl CallOwner {
+    fn with_engine<T>(&self, f: impl FnOnce(&mut Engine) -> T) -> T {
+        match self {
+            Self::Session(session) => f(&mut session.engine()),
+            Self::Request(engine) => f(&mut lock(engine)),
+        }
+    }
+}
+
+/// The reply of a call once it completed: bytes for the client, and the error if it was one.
+struct Reply {
+    out: Vec<u8>,
+    error: Option<McpError>,
+}
+
+/// Starts `call` on a task and answers when it completes: JSON, or an SSE stream of its
+/// progress then its reply when the client asked for progress and accepts SSE.
+async fn start(
+    call: Call,
+    sse: bool,
+    owner: CallOwner,
+    slots: CallSlots,
+    modern: bool,
+) -> Response<Body> {
+    let ticket = call.ticket().clone();
+    let streaming = sse && call.wants_progress();
+    // Streaming: progress and the completion share one channel, so progress is never behind
+    // the reply (the engine drops progress of a call it has answered). Otherwise the task
+    // completes the call into the engine itself and hands the reply over.
+    let (events_tx, events_rx) = mpsc::channel::<Event>(PROGRESS_QUEUE);
+    let context = if streaming {
+        CallContext::reporting(ticket.clone(), events_tx.clone())
+    } else {
+        CallContext::detached()
+    };
+    let (reply_tx, reply_rx) = oneshot::channel::<Reply>();
+    let owner = Arc::new(owner);
+    let task_owner = Arc::clone(&owner);
+    let task_ticket = ticket.clone();
+    let spawn = move || {
+        tokio::spawn(async move {
+            let completion = call.run(context).await;
+            drop(slots);
+            if streaming {
+                if events_tx.send(Event::Done(completion)).await.is_err() {
+                    tracing::debug!("a call finished after its stream ended");
+                }
+            } else {
+                let reply = task_owner.with_engine(|engine| complete(engine, completion));
+                if reply_tx.send(reply).is_err() {
+                    tracing::debug!("a call finished after its client went away");
+                }
+            }
+            if let CallOwner::Session(session) = &*task_owner {
+                session.tasks().remove(&task_ticket);
+            }
+        })
+    };
+    let abort = match &*owner {
+        CallOwner::Session(session) => {
+            // The map is locked while the task is spawned, so the task's own removal at its
+            // end cannot come before this insertion.
+            let mut tasks = session.tasks();
+            let handle = spawn().abort_handle();
+            tasks.insert(ticket, handle);
+            drop(tasks);
+            // Legacy: a client that goes away does not cancel the call.
+            None
+        }
+        CallOwner::Request(_) => Some(AbortOnDrop(spawn().abort_handle())),
+    };
+    if streaming {
+        return stream(owner, events_rx, abort);
+    }
+    drop(events_rx);
+    let reply = reply_rx.await;
+    drop(abort);
+    match reply {
+        Ok(reply) => json(reply.out, reply.error.as_ref(), modern),
+        // Cancelled (legacy `notifications/cancelled`): no reply is owed.
+        Err(_) => status_only(StatusCode::NO_CONTENT),
+    }
+}
+
+fn complete(engine: &mut Engine, completion: crate::call::Completion) -> Reply {
+    let mut out = Vec::new();
+    engine.complete(completion, &mut out);
+    Reply {
+        out,
+        error: engine.take_refusal(),
+    }
+}
+
+/// An SSE reply: progress notifications as they come, then the reply, then the end.
+///
+/// A modern client that goes away cancels the call (`abort` is dropped with this task); a
+/// legacy one does not, and the call still completes into its session's engine.
+fn stream(
+    owner: Arc<CallOwner>,
+    mut events: mpsc::Receiver<Event>,
+    abort: Option<AbortOnDrop>,
+) -> Response<Body> {
+    let (sse_tx, sse_rx) = mpsc::channel::<Bytes>(SSE_QUEUE);
+    let cancels_on_close = abort.is_some();
+    tokio::spawn(async move {
+        let _abort = abort;
+        let mut client_gone = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = sse_tx.closed(), if !client_gone => {
+                    tracing::debug!("SSE client went away");
+                    if cancels_on_close {
+                        break;
+                    }
+                    client_gone = true;
+                }
+                event = events.recv() => match event {
+                    Some(Event::Progress(report)) => {
+                        let mut out = Vec::new();
+                        owner.with_engine(|engine| {
+                            engine.progress(report, Instant::now(), &mut out);
+                        });
+                        if !out.is_empty()
+                            && !client_gone
+                            && sse_tx.send(sse_events(&out)).await.is_err()
+                        {
+                            client_gone = true;
+                        }
+                    }
+                    Some(Event::Done(completion)) => {
+                        let reply = owner.with_engine(|engine| complete(engine, completion));
+                        if !client_gone && sse_tx.send(sse_events(&reply.out)).await.is_err() {
+                            tracing::debug!("SSE client went away before the reply");
+                        }
+                        break;
+                    }
+                    // Cancelled: the stream ends with no reply.
+                    None => break,
+                },
+            }
+        }
+    });
+    let mut reply = Response::new(Body::Stream(sse_rx));
+    let head = reply.headers_mut();
+    head.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    head.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    head.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    reply
+}
+
+/// Each line of `out` (one JSON-RPC message) as an SSE `message` event.
+fn sse_events(out: &[u8]) -> Bytes {
+    let mut events = Vec::with_capacity(out.len().saturating_add(32));
+    for line in out.split(|&b| b == b'\n').filter(|line| !line.is_empty()) {
+        events.extend_from_slice(b"event: message\ndata: ");
+        events.extend_from_slice(line);
+        events.extend_from_slice(b"\n\n");
+    }
+    Bytes::from(events)
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The reply to a request answered without a call.
+fn finished(engine: &mut Engine, out: Vec<u8>, modern: bool) -> Response<Body> {
+    let error = engine.take_refusal();
+    json(out, error.as_ref(), modern)
+}
+
+/// A JSON reply: `out` (one line) with the status of `error`, or `200`.
+fn json(mut out: Vec<u8>, error: Option<&McpError>, modern: bool) -> Response<Body> {
+    if out.last() == Some(&b'\n') {
+        out.pop();
+    }
+    let status = error.map_or(200, |error| error.http_status(modern));
+    if out.is_empty() {
+        // A refused notification: the status alone.
+        return status_only(status_code(status));
+    }
+    let mut reply = Response::new(Body::Full(Some(Bytes::from(out))));
+    *reply.status_mut() = status_code(status);
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(McpError::RateLimited { retry_after_ms }) = error {
+        let seconds = retry_after_ms.div_ceil(1000).max(1);
+        if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+            reply.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+    }
+    reply
+}
+
+/// A refusal before any message was read: a JSON-RPC error with id null, and its status.
+fn refusal(error: &McpError) -> Response<Body> {
+    let mut out = Vec::new();
+    response::write_error(&mut out, None, error);
+    json(out, Some(error), true)
+}
+
+/// Asks hyper to close the connection after this reply (a body left unread is not drained).
+fn closing(mut reply: Response<Body>) -> Response<Body> {
+    reply
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    reply
+}
+
+fn status_only(status: StatusCode) -> Response<Body> {
+    let mut reply = Response::new(Body::Full(None));
+    *reply.status_mut() = status;
+    reply
+}
+
+fn status_code(status: u16) -> StatusCode {
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Response bodies: all at once, or an SSE stream.
+enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Self::Full(data) => Poll::Ready(data.take().map(|data| Ok(Frame::data(data)))),
+            Self::Stream(events) => events
+                .poll_recv(cx)
+                .map(|event| event.map(|data| Ok(Frame::data(data)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Self::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Self::Full(Some(data)) => {
+                SizeHint::with_exact(u64::try_from(data.len()).unwrap_or(u64::MAX))
+            }
+            Self::Full(None) => SizeHint::with_exact(0),
+            Self::Stream(_) => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Legacy (2025-11-25 and earlier) HTTP sessions: an engine each, named by a random id.
+//!
+//! `initialize` without an `Mcp-Session-Id` opens a session; its id (32 bytes from the
+//! operating system's CSPRNG, as 64 hex characters: visible ASCII) comes back in the
+//! `Mcp-Session-Id` header and must be sent on every later request. A session is bound to the
+//! authenticated identity that opened it: another identity presenting its id gets `404`, as
+//! for an unknown one (holding an id is not authentication). Sessions are bounded in number
+//! and forgotten after `session_idle_timeout` unused, or on DELETE; either way the calls they
+//! have in flight are stopped.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::task::AbortHandle;
+
+use crate::call::Ticket;
+use crate::engine::Engine;
+use crate::error::McpError;
+
+/// Bytes of randomness in a session id.
+const SESSION_ID_BYTES: usize = 32;
+
+/// One legacy session.
+pub(crate) struct Session {
+    engine: Mutex<Engine>,
+    identity: Option<Arc<str>>,
+    last_used: Mutex<Instant>,
+    tasks: Mutex<HashMap<Ticket, AbortHandle>>,
+}
+
+impl Session {
+    /// The session's engine; hold the guard only briefly and never across an await.
+    pub(crate) fn engine(&self) -> MutexGuard<'_, Engine> {
+        lock(&self.engine)
+    }
+
+    /// The running call tasks, so a cancellation or the session's end can stop them.
+    pub(crate) fn tasks(&self) -> MutexGuard<'_, HashMap<Ticket, AbortHandle>> {
+        lock(&self.tasks)
+    }
+
+    /// Stops the call with `ticket`, if it is running.
+    pub(crate) fn cancel(&self, ticket: &Ticket) {
+        if let Some(task) = self.tasks().remove(ticket) {
+            task.abort();
+        }
+    }
+
+    fn stop_all(&self) {
+        for (_, task) in self.tasks().drain() {
+            task.abort();
+        }
+    }
+}
+
+/// Every session of one server.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    max: usize,
+    idle: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+        Self {
+            map: Mutex::new(HashMap::new()),
+            max,
+            idle,
+        }
+    }
+
+    /// Opens a session around `engine` for `identity`.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::TooManySessions`] when `max` live sessions exist; [`McpError::Internal`]
+    /// if the operating system has no randomness to give.
+    pub(crate) fn open(
+        &self,
+        engine: Engine,
+        identity: Option<Arc<str>>,
+    ) -> Result<(String, Arc<Session>), McpError> {
+        let id = new_id().ok_or(McpError::Internal("no randomness for a session id"))?;
+        let mut map = lock(&self.map);
+        if map.len() >= self.max {
+            self.expire(&mut map);
+        }
+        if map.len() >= self.max {
+            return Err(McpError::TooManySessions { limit: self.max });
+        }
+        let session = Arc::new(Session {
+            engine: Mutex::new(engine),
+            identity,
+            last_used: Mutex::new(Instant::now()),
+            tasks: Mutex::new(HashMap::new()),
+        });
+        map.insert(id.clone(), Arc::clone(&session));
+        Ok((id, session))
+    }
+
+    /// The live session `id` of `identity`, marked used.
+    pub(crate) fn find(&self, id: &str, identity: Option<&Arc<str>>) -> Option<Arc<Session>> {
+        let mut map = lock(&self.map);
+        let session = map.get(id)?;
+        if session.identity.as_ref() != identity {
+            return None;
+        }
+        let now = Instant::now();
+        let mut last_used = lock(&session.last_used);
+        if now.saturating_duration_since(*last_used) > self.idle {
+            drop(last_used);
+            if let Some(session) = map.remove(id) {
+                session.stop_all();
+            }
+            return None;
+        }
+        *last_used = now;
+        drop(last_used);
+        Some(Arc::clone(session))
+    }
+
+    /// Ends session `id` of `identity`; whether there was one.
+    pub(crate) fn close(&self, id: &str, identity: Option<&Arc<str>>) -> bool {
+        let mut map = lock(&self.map);
+        let owned = map
+            .get(id)
+            .is_some_and(|session| session.identity.as_ref() == identity);
+        if !owned {
+            return false;
+        }
+        if let Some(session) = map.remove(id) {
+            session.stop_all();
+        }
+        true
+    }
+
+    /// Forgets sessions idle for longer than the timeout.
+    pub(crate) fn sweep(&self) {
+        let mut map = lock(&self.map);
+        self.expire(&mut map);
+    }
+
+    fn expire(&self, map: &mut HashMap<String, Arc<Session>>) {
+        let now = Instant::now();
+        map.retain(|_, session| {
+            let idle = now.saturating_duration_since(*lock(&session.last_used));
+            let live = idle <= self.idle;
+            if !live {
+                session.stop_all();
+            }
+            live
+        });
+        if map.capacity() > self.max.saturating_mul(2) {
+            map.shrink_to_fit();
+        }
+    }
+
+    /// Live sessions (for tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+}
+
+/// A fresh session id: 32 random bytes from the OS, hex-encoded.
+fn new_id() -> Option<String> {
+    let mut bytes = [0_u8; SESSION_ID_BYTES];
+    getrandom::fill(&mut bytes).ok()?;
+    let mut id = String::with_capacity(SESSION_ID_BYTES.saturating_mul(2));
+    for byte in bytes {
+        for nibble in [byte >> 4, byte & 0x0f] {
+            id.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
+    }
+    Some(id)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Server;
+
+    fn engine() -> Engine {
+        Server::builder("t", "1").build().unwrap().engine()
+    }
+
+    #[test]
+    fn ids_are_long_random_visible_ascii() {
+        let a = new_id().unwrap();
+        let b = new_id().unwrap();
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|byte| (0x21..=0x7e).contains(&byte)));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn sessions_are_bounded_and_bound_to_their_identity() {
+        let sessions = Sessions::new(2, Duration::from_secs(60));
+        let alice: Arc<str> = Arc::from("ALICE");
+        let (id, _) = sessions.open(engine(), Some(Arc::clone(&alice))).unwrap();
+        sessions.open(engine(), None).unwrap();
+        assert!(matches!(
+            sessions.open(engine(), None),
+            Err(McpError::TooManySessions { limit: 2 })
+        ));
+        assert!(sessions.find(&id, Some(&alice)).is_some());
+        assert!(sessions.find(&id, None).is_none());
+        assert!(!sessions.close(&id, None));
+        assert!(sessions.close(&id, Some(&alice)));
+        assert!(sessions.find(&id, Some(&alice)).is_none());
+        assert_eq!(sessions.len(), 1);
+    }
+
+    #[test]
+    fn idle_sessions_expire() {
+        let sessions = Sessions::new(4, Duration::ZERO);
+        let (id, _) = sessions.open(engine(), None).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(sessions.find(&id, None).is_none());
+        sessions.open(engine(), None).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        sessions.sweep();
+        assert_eq!(sessions.len(), 0);
+    }
+}
