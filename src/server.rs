@@ -129,16 +129,9 @@ impl Server {
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
     /// the one call a CLI's `mcp` subcommand needs.
     pub fn run_stdio(&self) -> u8 {
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
+        let runtime = match runtime() {
             Ok(runtime) => runtime,
-            Err(error) => {
-                telemetry::init();
-                tracing::error!(kind = ?error.kind(), "could not start the async runtime");
-                return EXIT_IO_ERROR;
-            }
+            Err(status) => return status,
         };
         // The session runs as a task on a worker thread, not on this one: the worker that
         // receives a readiness event from the reactor then runs the session itself, instead of
@@ -200,16 +193,9 @@ impl Server {
     /// Serves HTTP to the end on a runtime of its own and returns the process exit status:
     /// `0` after a signal, [`EXIT_IO_ERROR`] if the address cannot be bound.
     pub fn run_http(&self, addr: SocketAddr, config: HttpConfig) -> u8 {
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-        {
+        let runtime = match runtime() {
             Ok(runtime) => runtime,
-            Err(error) => {
-                telemetry::init();
-                tracing::error!(kind = ?error.kind(), "could not start the async runtime");
-                return EXIT_IO_ERROR;
-            }
+            Err(status) => return status,
         };
         let server = self.clone();
         let serving = runtime.spawn(async move { server.serve_http(addr, config).await });
@@ -227,6 +213,18 @@ impl Server {
         runtime.shutdown_timeout(Duration::from_millis(500));
         status
     }
+}
+
+/// A multi-thread runtime with every driver, or the exit status for not getting one.
+fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            telemetry::init();
+            tracing::error!(kind = ?error.kind(), "could not start the async runtime");
+            EXIT_IO_ERROR
+        })
 }
 
 /// Resolves when SIGTERM, SIGINT or SIGHUP arrives, with the signal's name. If the handlers

@@ -665,7 +665,7 @@ struct Ran {
 
 /// Runs `program args…` in `cwd` to completion; fails the test after [`RUN_TIMEOUT`].
 fn run(program: &Path, args: &[OsString], cwd: &Path, env: &[(&str, &Path)]) -> Ran {
-    let mut command = spawn_command(program);
+    let mut command = crate::harness::spawn_command(program);
     command
         .args(args)
         .current_dir(cwd)
@@ -709,12 +709,4 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> 
         let _read = pipe.read_to_end(&mut bytes);
         String::from_utf8_lossy(&bytes).into_owned()
     })
-}
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "tests run the official MCP clients, which start the servers under test"
-)]
-fn spawn_command(program: &Path) -> std::process::Command {
-    std::process::Command::new(program)
 }

@@ -44,17 +44,17 @@ pub struct Server {
 
 impl Server {
     /// Starts `program args…` with stdin/stdout piped and stderr captured.
-    pub fn start(program: &PathBuf, args: &[&str]) -> Self {
+    pub fn start(program: &std::path::Path, args: &[&str]) -> Self {
         Self::start_with(program, args, &[])
     }
 
     /// Starts with extra environment variables.
-    pub fn start_with(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub fn start_with(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         Self::start_configured(program, args, env, None)
     }
 
     fn start_configured(
-        program: &PathBuf,
+        program: &std::path::Path,
         args: &[&str],
         env: &[(&str, &str)],
         dir: Option<&std::path::Path>,
@@ -194,11 +194,13 @@ impl Drop for Server {
     }
 }
 
+/// The test suite's one way to start a process: the binaries under test, the official
+/// clients that start them, and helpers such as `kill`.
 #[expect(
     clippy::disallowed_methods,
     reason = "tests spawn the binaries under test"
 )]
-fn spawn_command(program: &PathBuf) -> std::process::Command {
+pub fn spawn_command(program: &std::path::Path) -> std::process::Command {
     std::process::Command::new(program)
 }
 
@@ -234,13 +236,13 @@ pub fn code(reply: &Value) -> i64 {
 
 impl Server {
     /// Starts `program args…` in the working directory `dir`.
-    pub fn start_in(program: &PathBuf, args: &[&str], dir: &std::path::Path) -> Self {
+    pub fn start_in(program: &std::path::Path, args: &[&str], dir: &std::path::Path) -> Self {
         Self::start_configured(program, args, &[], Some(dir))
     }
 }
 
 /// Runs a command to completion and returns its output (stdout, stderr, status).
-pub fn run(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+pub fn run(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut command = spawn_command(program);
     command.args(args).stdin(Stdio::null());
     for (key, value) in env {
@@ -258,7 +260,7 @@ pub struct Unread {
 }
 
 impl Unread {
-    pub fn start(program: &PathBuf, args: &[&str]) -> Self {
+    pub fn start(program: &std::path::Path, args: &[&str]) -> Self {
         let mut child = spawn_command(program)
             .args(args)
             .stdin(Stdio::piped())

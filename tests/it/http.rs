@@ -4,7 +4,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::thread;
@@ -38,8 +37,8 @@ impl HttpServer {
         )
     }
 
-    fn start(program: &PathBuf, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = spawn(program);
+    fn start(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = crate::harness::spawn_command(program);
         command
             .args(args)
             .stdin(Stdio::null())
@@ -83,14 +82,6 @@ impl Drop for HttpServer {
         let _killed = self.child.kill();
         let _reaped = self.child.wait();
     }
-}
-
-#[expect(
-    clippy::disallowed_methods,
-    reason = "tests spawn the binaries under test"
-)]
-fn spawn(program: &PathBuf) -> std::process::Command {
-    std::process::Command::new(program)
 }
 
 /// A parsed HTTP response.
