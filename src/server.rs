@@ -115,38 +115,45 @@ impl Server {
         );
         let (input, output) = transport::stdio::open();
         let serving = self.serve(input, output);
-        tokio::select! {
-            ending = serving => ending,
-            signal = termination() => {
+        // The signals are awaited in a task of their own, which hands over one value: the
+        // session, woken for every message, then checks a channel instead of three signal
+        // streams.
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let watcher = tokio::spawn(async move {
+            let signal = termination().await;
+            if stop.send(signal).is_err() {
+                tracing::debug!("a signal arrived after the session ended");
+            }
+        });
+        let ending = tokio::select! {
+            biased;
+            Ok(signal) = &mut stopped => {
                 // Dropping the session aborts every call task; dropping a call kills its
                 // command's process group. Clients send SIGTERM when they are done with us.
                 tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
                 Ok(Ending::Terminated)
             }
-        }
+            ending = serving => ending,
+        };
+        watcher.abort();
+        ending
     }
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
     /// the one call a CLI's `mcp` subcommand needs.
     pub fn run_stdio(&self) -> u8 {
-        let runtime = match runtime() {
+        let runtime = match runtime(Flavor::OneThread) {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
-        // The session runs as a task on a worker thread, not on this one: the worker that
-        // receives a readiness event from the reactor then runs the session itself, instead of
-        // waking this thread for every message.
-        let server = self.clone();
-        let session = runtime.spawn(async move { server.serve_stdio().await });
-        let status = match runtime.block_on(session) {
-            Ok(Ok(ending)) => ending.exit_code(),
-            Ok(Err(error)) => {
+        // One session is served by one thread: the thread that waits on the reactor is the one
+        // that reads the request, answers it and writes the reply, with no hand-off between
+        // threads per message. Calls that wait (commands, timers) interleave on it; blocking
+        // work belongs in `spawn_blocking`, whose pool this runtime still has.
+        let status = match runtime.block_on(self.serve_stdio()) {
+            Ok(ending) => ending.exit_code(),
+            Err(error) => {
                 tracing::error!(kind = ?error.kind(), "stdio failed");
-                EXIT_IO_ERROR
-            }
-            Err(_join_error) => {
-                // A bug: the session task panicked (its message is withheld by the hook).
-                tracing::error!("the session task failed");
                 EXIT_IO_ERROR
             }
         };
@@ -193,7 +200,7 @@ impl Server {
     /// Serves HTTP to the end on a runtime of its own and returns the process exit status:
     /// `0` after a signal, [`EXIT_IO_ERROR`] if the address cannot be bound.
     pub fn run_http(&self, addr: SocketAddr, config: HttpConfig) -> u8 {
-        let runtime = match runtime() {
+        let runtime = match runtime(Flavor::Workers) {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
@@ -215,16 +222,26 @@ impl Server {
     }
 }
 
-/// A multi-thread runtime with every driver, or the exit status for not getting one.
-fn runtime() -> Result<tokio::runtime::Runtime, u8> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            telemetry::init();
-            tracing::error!(kind = ?error.kind(), "could not start the async runtime");
-            EXIT_IO_ERROR
-        })
+/// The threads a runtime runs its tasks on.
+#[derive(Clone, Copy)]
+enum Flavor {
+    /// The calling thread only: one stdio session.
+    OneThread,
+    /// A worker per core: many HTTP connections.
+    Workers,
+}
+
+/// A runtime with every driver, or the exit status for not getting one.
+fn runtime(flavor: Flavor) -> Result<tokio::runtime::Runtime, u8> {
+    let mut builder = match flavor {
+        Flavor::OneThread => tokio::runtime::Builder::new_current_thread(),
+        Flavor::Workers => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build().map_err(|error| {
+        telemetry::init();
+        tracing::error!(kind = ?error.kind(), "could not start the async runtime");
+        EXIT_IO_ERROR
+    })
 }
 
 /// Resolves when SIGTERM, SIGINT or SIGHUP arrives, with the signal's name. If the handlers

@@ -5,7 +5,8 @@
 //! answered at once; one that waits (a command, a timer) goes on in a task of its own and
 //! reports back over a channel bounded by `max_in_flight`. The deadline and the panic guard
 //! hold either way. A handler that computes for long before its first `.await` therefore
-//! holds up the session; such work belongs in `spawn_blocking`.
+//! holds up the session (and on `Server::run_stdio`'s one-thread runtime, so does one that
+//! computes for long between two); such work belongs in `spawn_blocking`.
 //!
 //! Replies are gathered in one buffer. After each event the session takes everything that is
 //! already there without waiting — requests whose line is buffered or already in the pipe,
