@@ -19,7 +19,10 @@
 # `run_true` tool that runs `true`, like airlock's benchmark targets.
 #
 # Rounds interleave the servers (A B C … A B C …) so that machine noise hits all alike; the
-# report gives medians and min–max over rounds, and ratios to the flush-per-line echo.
+# report gives medians and min–max over rounds, and ratios to the flush-per-line echo. Each
+# round also measures ping-pong with the client and the server pinned to one core
+# (`ping-1core`, needs `taskset`): across cores a virtual machine's idle-CPU wake-up can
+# dominate every server's latency.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
