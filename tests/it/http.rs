@@ -564,15 +564,11 @@ fn without_a_valid_token_requests_are_401() {
 
 #[test]
 fn a_token_variable_passed_to_a_tool_is_refused_at_start() {
-    let dir = std::env::temp_dir().join(format!("airlock-it-http-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let manifest = dir.join("leak.toml");
-    std::fs::write(
-        &manifest,
+    let (dir, manifest) = scratch_manifest(
+        "leak",
         "[[tool]]\nname = \"env\"\ndescription = \"prints\"\ncommand = [\"true\"]\n\
          env_allow = [\"IT_TOKEN_LEAK\"]\n",
-    )
-    .unwrap();
+    );
     let output = harness::run(
         &harness::airlock(),
         &[
@@ -645,6 +641,99 @@ fn a_client_over_its_quota_is_refused_while_another_is_served() {
     assert!(served.json()["result"]["content"].is_array());
     // And A is still refused.
     assert_eq!(call(env[0].1, 101).status, 429);
+}
+
+#[test]
+fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
+    let (dir, manifest) = scratch_manifest(
+        "busy",
+        "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps three seconds\"\n\
+         command = [\"sleep\", \"3\"]\n\n\
+         [[tool]]\nname = \"quick\"\ndescription = \"Returns at once\"\n\
+         command = [\"true\"]\n",
+    );
+    let env = [
+        ("IT_TOKEN_A", "token-of-client-a-0123456789"),
+        ("IT_TOKEN_B", "token-of-client-b-0123456789"),
+    ];
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--auth-token-env",
+            "IT_TOKEN_A",
+            "--auth-token-env",
+            "IT_TOKEN_B",
+            "--client-in-flight",
+            "1",
+        ],
+        &env,
+    );
+    let addr = server.addr;
+    let call = move |token: &str, id: i64, tool: &str| {
+        modern(
+            addr,
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+            &[("Authorization", &format!("Bearer {token}"))],
+        )
+    };
+    // Client A's first call takes its only slot; wait until its command is running.
+    let slow = thread::spawn(move || call(env[0].1, 1, "nap"));
+    let started = Instant::now();
+    while !has_child_process(server.pid()) {
+        assert!(
+            started.elapsed() < REPLY_TIMEOUT,
+            "the slow call never started"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    // A second call of A, even of another tool, is refused at once: 503 with -31503.
+    let busy = call(env[0].1, 2, "quick");
+    assert_eq!(busy.status, 503, "{busy:?}");
+    assert_eq!(busy.code(), -31_503);
+    assert_eq!(busy.json()["error"]["data"]["limit"], "client_in_flight");
+    // Client B, at the same moment, is served.
+    let served = call(env[1].1, 3, "quick");
+    assert_eq!(served.status, 200, "{served:?}");
+    assert!(served.json()["result"]["content"].is_array());
+    // When A's call is answered, its slot is free again.
+    let answered = slow.join().unwrap();
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert!(
+        answered.json()["result"]["isError"].is_null(),
+        "{answered:?}"
+    );
+    assert_eq!(call(env[0].1, 4, "quick").status, 200);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A scratch directory of this test process holding `<name>.toml` with `text`; the caller
+/// removes the directory.
+fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("airlock-it-http-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = dir.join(format!("{name}.toml"));
+    std::fs::write(&manifest, text).unwrap();
+    (dir, manifest)
+}
+
+/// Whether any process has `pid` as its parent (from /proc).
+fn has_child_process(pid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                // After the command name in parentheses: the state, then the parent's pid.
+                let after = stat.rsplit_once(") ")?.1.to_owned();
+                after.split_whitespace().nth(1)?.parse::<u32>().ok()
+            })
+            == Some(pid)
+    })
 }
 
 #[test]
