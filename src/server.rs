@@ -113,6 +113,9 @@ impl Server {
             tools = self.shared.registry.len(),
             "serving MCP on stdio"
         );
+        // The handlers are in place before the first request is read: a signal during a call
+        // must cancel it (and kill its command), never take the default action.
+        let signals = Termination::install();
         let (input, output) = transport::stdio::open();
         let serving = self.serve(input, output);
         // The signals are awaited in a task of their own, which hands over one value: the
@@ -120,7 +123,7 @@ impl Server {
         // streams.
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let watcher = tokio::spawn(async move {
-            let signal = termination().await;
+            let signal = Termination::wait(signals).await;
             if stop.send(signal).is_err() {
                 tracing::debug!("a signal arrived after the session ended");
             }
@@ -184,6 +187,7 @@ impl Server {
                  port can call the tools"
             );
         }
+        let signals = Termination::install();
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tracing::info!(
             server = self.shared.info.name.as_str(),
@@ -191,7 +195,7 @@ impl Server {
             "HTTP listener bound"
         );
         transport::http::serve(Arc::clone(&self.shared), config, listener, async {
-            let signal = termination().await;
+            let signal = Termination::wait(signals).await;
             tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
         })
         .await
@@ -244,22 +248,40 @@ fn runtime(flavor: Flavor) -> Result<tokio::runtime::Runtime, u8> {
     })
 }
 
-/// Resolves when SIGTERM, SIGINT or SIGHUP arrives, with the signal's name. If the handlers
-/// cannot be installed, never resolves (the default actions then apply).
-async fn termination() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::warn!("signal handlers could not be installed");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-        _ = hup.recv() => "SIGHUP",
+/// SIGTERM, SIGINT and SIGHUP, with our handlers installed.
+struct Termination {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Termination {
+    /// Installs the handlers now, or logs why not (the default actions then apply).
+    fn install() -> Option<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(term), Ok(int), Ok(hup)) => Some(Self { term, int, hup }),
+            _ => {
+                tracing::warn!("signal handlers could not be installed");
+                None
+            }
+        }
+    }
+
+    /// Resolves when one of the signals arrives, with its name; never without handlers.
+    async fn wait(signals: Option<Self>) -> &'static str {
+        let Some(mut signals) = signals else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = signals.term.recv() => "SIGTERM",
+            _ = signals.int.recv() => "SIGINT",
+            _ = signals.hup.recv() => "SIGHUP",
+        }
     }
 }
 
