@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{airlock, example};
+use crate::harness::{DEFAULT_TOOLS, airlock, example, tool_names};
 
 /// Set to `1` to make missing clients a failure instead of a skip.
 const REQUIRE_CLIENTS: &str = "AIRLOCK_REQUIRE_CLIENTS";
@@ -119,17 +119,7 @@ fn official_sdks_use_the_default_manifest_in_both_eras() {
         let label = sdk.label;
         let report = clients.report(sdk, &dir.0, &server, &calls);
         assert_connected(&clients, sdk, &report, "airlock");
-        assert_tools(
-            sdk,
-            &report,
-            &[
-                "list_directory",
-                "read_file",
-                "search_text",
-                "file_info",
-                "count_lines",
-            ],
-        );
+        assert_tools(sdk, &report, &DEFAULT_TOOLS);
         for tool in report["tools"].as_array().unwrap() {
             assert_eq!(tool["annotations"]["readOnlyHint"], true, "{label}");
         }
@@ -313,23 +303,7 @@ fn the_inspector_cli_lists_and_calls_tools_in_both_eras() {
         // --strict: a schema the Inspector finds unportable at error severity fails the run.
         let (status, listed) = clients.inspect(&dir, era, &default, "tools/list", &["--strict"]);
         assert!(status.success(), "{era}: {listed}");
-        let names: Vec<&str> = listed["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|tool| tool["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "list_directory",
-                "read_file",
-                "search_text",
-                "file_info",
-                "count_lines"
-            ],
-            "{era}"
-        );
+        assert_eq!(tool_names(&listed), DEFAULT_TOOLS, "{era}");
 
         let read = |arguments| ["--tool-name", "read_file", "--tool-args-json", arguments];
         let args = read(r#"{"path": "notes.txt"}"#);

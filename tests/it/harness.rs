@@ -218,6 +218,25 @@ pub fn call(id: impl Into<Value>, tool: &str, arguments: Value) -> String {
     )
 }
 
+/// The tools of the embedded default manifest, in the order `tools/list` gives them.
+pub const DEFAULT_TOOLS: [&str; 5] = [
+    "list_directory",
+    "read_file",
+    "search_text",
+    "file_info",
+    "count_lines",
+];
+
+/// The tool names of a `tools/list` reply, in order.
+pub fn tool_names(list: &Value) -> Vec<&str> {
+    list["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a tools/list result: {list}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect()
+}
+
 /// The `_meta` a modern request carries.
 pub fn modern_meta() -> Value {
     json!({

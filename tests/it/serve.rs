@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, airlock, call, request};
+use crate::harness::{DEFAULT_TOOLS, Server, airlock, call, request, tool_names};
 
 /// A scratch directory with a manifest in it; removed on drop.
 pub struct Sandbox {
@@ -416,22 +416,7 @@ fn the_default_manifest_serves_the_current_directory_read_only() {
     let mut server = Server::start_in(&airlock(), &["serve"], &root);
     server.initialize("2025-11-25");
     let list = server.request(&request(1, "tools/list", json!({})));
-    let names: Vec<&str> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "list_directory",
-            "read_file",
-            "search_text",
-            "file_info",
-            "count_lines"
-        ]
-    );
+    assert_eq!(tool_names(&list), DEFAULT_TOOLS);
     assert_eq!(
         text(&server.request(&call(2, "read_file", json!({"path": "hello.txt"})))),
         "hello from inside\n"
