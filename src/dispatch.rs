@@ -173,29 +173,12 @@ fn tools_list(
     let (page, next_cursor) = shared
         .registry
         .page(cursor, shared.limits.tools_page_size.get())?;
-    let tools = page.iter().map(|tool| tool.listing(version)).collect();
-    if version.is_modern() {
-        let body = ToolsListResult {
-            tools,
-            next_cursor,
-            cache: Some(cache_hints(shared)),
-        };
-        response::write_result(
-            out,
-            id,
-            &Modern {
-                body,
-                info: &shared.info,
-            },
-        );
-    } else {
-        let body = ToolsListResult {
-            tools,
-            next_cursor,
-            cache: None,
-        };
-        response::write_result(out, id, &body);
-    }
+    let body = ToolsListResult {
+        tools: page.iter().map(|tool| tool.listing(version)).collect(),
+        next_cursor,
+        cache: version.is_modern().then(|| cache_hints(shared)),
+    };
+    write_for_version(shared, id, &body, version, out);
     Ok(Dispatched::Answered)
 }
 
@@ -278,7 +261,18 @@ pub(crate) fn write_call_result(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) {
-    let body = CallResult { output, version };
+    write_for_version(shared, id, &CallResult { output, version }, version, out);
+}
+
+/// Writes a result as `version` shapes it: a modern one carries `resultType` and
+/// `_meta.serverInfo` around the body, a legacy one is the body alone.
+fn write_for_version<T: serde::Serialize>(
+    shared: &Shared,
+    id: &RequestId,
+    body: &T,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) {
     if version.is_modern() {
         response::write_result(
             out,
@@ -289,7 +283,7 @@ pub(crate) fn write_call_result(
             },
         );
     } else {
-        response::write_result(out, id, &body);
+        response::write_result(out, id, body);
     }
 }
 

@@ -180,33 +180,18 @@ impl Engine {
             self.in_flight.insert(ticket.key, pending);
             return;
         }
-        match outcome {
-            Outcome::Finished(output) => {
-                dispatch::write_call_result(
-                    &self.shared,
-                    &pending.id,
-                    &output,
-                    pending.version,
-                    out,
-                );
-            }
-            Outcome::TimedOut(limit) => {
-                let output = ToolOutput::error(format!(
-                    "The tool did not finish within its time limit of {} ms and was stopped.",
-                    limit.as_millis()
-                ));
-                dispatch::write_call_result(
-                    &self.shared,
-                    &pending.id,
-                    &output,
-                    pending.version,
-                    out,
-                );
-            }
+        let output = match outcome {
+            Outcome::Finished(output) => output,
+            Outcome::TimedOut(limit) => ToolOutput::error(format!(
+                "The tool did not finish within its time limit of {} ms and was stopped.",
+                limit.as_millis()
+            )),
             Outcome::Panicked => {
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
+                return;
             }
-        }
+        };
+        dispatch::write_call_result(&self.shared, &pending.id, &output, pending.version, out);
     }
 
     /// Takes a progress report of a running call; writes `notifications/progress` if the call
