@@ -213,6 +213,17 @@ fn post_bytes(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
 
 /// A modern request: the body with `_meta`, and the headers that must match it.
 fn modern(addr: SocketAddr, id: i64, method: &str, params: Value, extra: &[(&str, &str)]) -> Reply {
+    exchange(addr, &modern_bytes(addr, id, method, params, extra))
+}
+
+/// The bytes of a modern request (see [`modern`]).
+fn modern_bytes(
+    addr: SocketAddr,
+    id: i64,
+    method: &str,
+    params: Value,
+    extra: &[(&str, &str)],
+) -> Vec<u8> {
     let mut params = params;
     params["_meta"] = harness::modern_meta();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -231,7 +242,7 @@ fn modern(addr: SocketAddr, id: i64, method: &str, params: Value, extra: &[(&str
             headers.push((key, value));
         }
     }
-    post(addr, &headers, &body.to_string())
+    post_bytes(addr, &headers, &body.to_string())
 }
 
 fn initialize(addr: SocketAddr) -> String {
@@ -647,8 +658,8 @@ fn a_client_over_its_quota_is_refused_while_another_is_served() {
 fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
     let (dir, manifest) = scratch_manifest(
         "busy",
-        "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps three seconds\"\n\
-         command = [\"sleep\", \"3\"]\n\n\
+        "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps a minute\"\n\
+         command = [\"sleep\", \"60\"]\n\n\
          [[tool]]\nname = \"quick\"\ndescription = \"Returns at once\"\n\
          command = [\"true\"]\n",
     );
@@ -669,18 +680,27 @@ fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
         ],
         &env,
     );
-    let addr = server.addr;
-    let call = move |token: &str, id: i64, tool: &str| {
+    let bearer = |token: &str| format!("Bearer {token}");
+    let call = |token: &str, id: i64, tool: &str| {
         modern(
-            addr,
+            server.addr,
             id,
             "tools/call",
             json!({"name": tool, "arguments": {}}),
-            &[("Authorization", &format!("Bearer {token}"))],
+            &[("Authorization", &bearer(token))],
         )
     };
-    // Client A's first call takes its only slot; wait until its command is running.
-    let slow = thread::spawn(move || call(env[0].1, 1, "nap"));
+    // Client A's first call runs a command that does not end by itself: it holds A's only
+    // slot for as long as A keeps the connection open.
+    let mut held = TcpStream::connect(server.addr).unwrap();
+    let nap = modern_bytes(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {}}),
+        &[("Authorization", &bearer(env[0].1))],
+    );
+    held.write_all(&nap).unwrap();
     let started = Instant::now();
     while !has_child_process(server.pid()) {
         assert!(
@@ -698,14 +718,32 @@ fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
     let served = call(env[1].1, 3, "quick");
     assert_eq!(served.status, 200, "{served:?}");
     assert!(served.json()["result"]["content"].is_array());
-    // When A's call is answered, its slot is free again.
-    let answered = slow.join().unwrap();
-    assert_eq!(answered.status, 200, "{answered:?}");
-    assert!(
-        answered.json()["result"]["isError"].is_null(),
-        "{answered:?}"
-    );
-    assert_eq!(call(env[0].1, 4, "quick").status, 200);
+    // A gives up: closing the connection cancels its call, which kills the command and frees
+    // the slot.
+    drop(held);
+    let started = Instant::now();
+    while has_child_process(server.pid()) {
+        assert!(
+            started.elapsed() < REPLY_TIMEOUT,
+            "the command outlived its client's connection"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+    // The slot may be handed back a moment after the command is reaped; never much later.
+    let mut id = 4;
+    loop {
+        let again = call(env[0].1, id, "quick");
+        if again.status == 200 {
+            break;
+        }
+        assert_eq!(again.status, 503, "{again:?}");
+        assert!(
+            started.elapsed() < REPLY_TIMEOUT,
+            "the slot was never freed"
+        );
+        thread::sleep(Duration::from_millis(10));
+        id += 1;
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
