@@ -130,10 +130,16 @@ impl Server {
         });
         let ending = tokio::select! {
             biased;
-            Ok(signal) = &mut stopped => {
+            stop = &mut stopped => {
                 // Dropping the session aborts every call task; dropping a call kills its
                 // command's process group. Clients send SIGTERM when they are done with us.
-                tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+                match stop {
+                    Ok(signal) => {
+                        tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+                    }
+                    // The watcher is gone (a bug): signals could no longer stop us. Stop now.
+                    Err(_) => tracing::error!("the signal watcher failed; stopping"),
+                }
                 Ok(Ending::Terminated)
             }
             ending = serving => ending,
@@ -153,10 +159,19 @@ impl Server {
         // that reads the request, answers it and writes the reply, with no hand-off between
         // threads per message. Calls that wait (commands, timers) interleave on it; blocking
         // work belongs in `spawn_blocking`, whose pool this runtime still has.
-        let status = match runtime.block_on(self.serve_stdio()) {
-            Ok(ending) => ending.exit_code(),
-            Err(error) => {
+        // The session is a task, not the `block_on` future, so that a bug's panic ends here
+        // as a join error and a status instead of unwinding out of this function.
+        let server = self.clone();
+        let session = runtime.spawn(async move { server.serve_stdio().await });
+        let status = match runtime.block_on(session) {
+            Ok(Ok(ending)) => ending.exit_code(),
+            Ok(Err(error)) => {
                 tracing::error!(kind = ?error.kind(), "stdio failed");
+                EXIT_IO_ERROR
+            }
+            Err(_join_error) => {
+                // A bug: the session task panicked (its message is withheld by the hook).
+                tracing::error!("the session task failed");
                 EXIT_IO_ERROR
             }
         };
