@@ -16,14 +16,12 @@
     reason = "benchmark harness code"
 )]
 
-use std::future::Future;
 use std::hint::black_box;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-use airlock::call::{CallContext, Completion};
+use airlock::call::{CallContext, Completion, Started};
 use airlock::engine::{Effect, Engine};
 use airlock::framing::split_all;
 use airlock::guard::{Guard, GuardClock};
@@ -262,15 +260,11 @@ fn initialized(mut engine: Engine) -> Engine {
     engine
 }
 
-/// Runs a call that finishes on its first poll, as the stdio session does inline.
+/// Runs a call that finishes on its first step, as the stdio session does inline.
 fn run_now(call: airlock::call::Call) -> Completion {
-    let mut running = Box::pin(call.run(CallContext::detached()));
-    match running
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(completion) => completion,
-        Poll::Pending => panic!("the echo tool waited"),
+    match call.start(CallContext::detached()) {
+        Started::Done(completion) => completion,
+        Started::Running(_) => panic!("the echo tool waited"),
     }
 }
 

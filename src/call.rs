@@ -10,7 +10,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -137,6 +137,18 @@ impl Call {
 
     /// Runs the handler under the call's deadline and the panic guard.
     pub async fn run(self, context: CallContext) -> Completion {
+        match self.start(context) {
+            Started::Done(completion) => completion,
+            Started::Running(running) => running.finish().await,
+        }
+    }
+
+    /// Starts the handler and takes its first step at once, inside the panic guard: most
+    /// in-process handlers finish in it, and then no task, timer or box is needed. A handler
+    /// that waits comes back as [`Running`], to be driven to its end on a task. The first step
+    /// is polled with a no-op waker: whoever drives the rest polls again, which registers the
+    /// real one (a future must wake the waker of its latest poll).
+    pub fn start(self, context: CallContext) -> Started {
         let Self {
             ticket,
             tool,
@@ -145,31 +157,79 @@ impl Call {
             wants_progress: _,
         } = self;
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
-        let outcome = match started {
+        let mut guarded = match started {
+            Ok(future) => CatchUnwind { inner: future },
             Err(payload) => {
                 drop(payload);
-                panicked(&tool)
+                return Started::Done(Completion {
+                    outcome: panicked(&tool),
+                    ticket,
+                });
             }
-            Ok(future) => {
-                let mut guarded = CatchUnwind { inner: future };
-                // The first step runs before the deadline's timer exists: most in-process
-                // handlers finish in it, and arming a timer costs a trip through the runtime's
-                // timer wheel. A handler that does not finish at once gets the full deadline
-                // from here on (its first step took no time that a timer could have cut).
-                let first =
-                    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut guarded).poll(cx))).await;
-                let result = match first {
-                    Poll::Ready(result) => Ok(result),
-                    Poll::Pending => tokio::time::timeout(timeout, guarded).await,
-                };
-                match result {
-                    Ok(Ok(output)) => Outcome::Finished(output),
-                    Ok(Err(Panicked)) => panicked(&tool),
-                    Err(_elapsed) => {
-                        tracing::info!(tool = tool.name.as_str(), ?timeout, "tool call timed out");
-                        Outcome::TimedOut(timeout)
-                    }
-                }
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        let outcome = match Pin::new(&mut guarded).poll(&mut cx) {
+            Poll::Ready(Ok(output)) => Outcome::Finished(output),
+            Poll::Ready(Err(Panicked)) => panicked(&tool),
+            Poll::Pending => {
+                return Started::Running(Running {
+                    ticket,
+                    tool,
+                    guarded,
+                    timeout,
+                });
+            }
+        };
+        Started::Done(Completion { ticket, outcome })
+    }
+}
+
+/// A call after its first step: finished, or still running.
+#[derive(Debug)]
+pub enum Started {
+    /// It finished in its first step.
+    Done(Completion),
+    /// It waits on something; [`Running::finish`] drives it to its end.
+    Running(Running),
+}
+
+/// A call that did not finish in its first step.
+pub struct Running {
+    ticket: Ticket,
+    tool: Arc<ToolDef>,
+    guarded: CatchUnwind,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("ticket", &self.ticket)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// The call's ticket.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
+
+    /// Drives the call to its end under its deadline, counted from here: the first step took
+    /// no time that a timer could have cut.
+    pub async fn finish(self) -> Completion {
+        let Self {
+            ticket,
+            tool,
+            guarded,
+            timeout,
+        } = self;
+        let outcome = match tokio::time::timeout(timeout, guarded).await {
+            Ok(Ok(output)) => Outcome::Finished(output),
+            Ok(Err(Panicked)) => panicked(&tool),
+            Err(_elapsed) => {
+                tracing::info!(tool = tool.name.as_str(), ?timeout, "tool call timed out");
+                Outcome::TimedOut(timeout)
             }
         };
         Completion { ticket, outcome }

@@ -22,7 +22,6 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -30,7 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::call::{CallContext, Completion, Event, Outcome, Ticket};
+use crate::call::{CallContext, Completion, Event, Started, Ticket};
 use crate::engine::{Effect, Engine};
 use crate::framing::{Frame, FrameReader};
 use crate::limits::WRITE_BUFFER_BYTES;
@@ -291,36 +290,25 @@ impl Tasks {
     /// Starts a call. Its first step runs here: a handler that finishes without waiting (an
     /// in-process tool) is answered at once, with no task, channel or wake-up; one that waits
     /// (a command, a timer) goes on in a task of its own. The deadline and the panic guard
-    /// are inside [`Call::run`](crate::call::Call::run) either way.
+    /// are inside [`Call::start`](crate::call::Call::start) either way.
     fn start(
         &mut self,
         call: crate::call::Call,
         events: &mpsc::Sender<Event>,
     ) -> Option<Completion> {
-        let ticket = call.ticket().clone();
         let context = if call.wants_progress() {
-            CallContext::reporting(ticket.clone(), events.clone())
+            CallContext::reporting(call.ticket().clone(), events.clone())
         } else {
             CallContext::detached()
         };
-        let mut running = Box::pin(call.run(context));
-        let mut cx = Context::from_waker(Waker::noop());
-        match catch_unwind(AssertUnwindSafe(|| running.as_mut().poll(&mut cx))) {
-            Ok(Poll::Ready(completion)) => return Some(completion),
-            Ok(Poll::Pending) => {}
-            Err(payload) => {
-                // `run` guards the handler; this is a bug of our own. Answer -32603.
-                drop(payload);
-                tracing::error!("starting a call panicked; answered -32603");
-                return Some(Completion {
-                    ticket,
-                    outcome: Outcome::Panicked,
-                });
-            }
-        }
+        let running = match call.start(context) {
+            Started::Done(completion) => return Some(completion),
+            Started::Running(running) => running,
+        };
+        let ticket = running.ticket().clone();
         let events = events.clone();
         let task = tokio::spawn(async move {
-            let completion = running.await;
+            let completion = running.finish().await;
             if events.send(Event::Done(completion)).await.is_err() {
                 tracing::debug!("a call finished after its session ended");
             }
