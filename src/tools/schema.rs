@@ -121,8 +121,7 @@ impl Validator {
             collect: true,
             exhausted: false,
         };
-        let mut path = Path::root();
-        run.check(0, arguments, &mut path);
+        run.check(0, arguments, &Path::root());
         if run.exhausted {
             return vec![Violation {
                 path: "arguments".into(),
@@ -608,43 +607,52 @@ fn count(value: &Value, keyword: &'static str) -> Result<usize, SchemaError> {
         .ok_or(SchemaError::InvalidKeyword(keyword))
 }
 
-/// The path of the value being checked, built as the walk descends.
-struct Path {
-    text: String,
+/// The path of the value being checked: a chain of segments on the stack as the walk
+/// descends, written out only when a violation is recorded (a valid call allocates nothing
+/// for it).
+#[derive(Clone, Copy)]
+struct Path<'p> {
+    up: Option<(&'p Path<'p>, Segment<'p>)>,
 }
 
-impl Path {
-    fn root() -> Self {
-        Self {
-            text: String::new(),
-        }
+impl Path<'_> {
+    fn root() -> Path<'static> {
+        Path { up: None }
     }
 
     fn render(&self) -> String {
-        if self.text.is_empty() {
-            "arguments".to_owned()
-        } else {
-            self.text.clone()
+        let mut segments = Vec::new();
+        let mut at = self;
+        while let Some((parent, segment)) = at.up {
+            segments.push(segment);
+            at = parent;
         }
+        if segments.is_empty() {
+            return "arguments".to_owned();
+        }
+        let mut text = String::new();
+        for segment in segments.iter().rev() {
+            // Writing to a String cannot fail.
+            let _written = match segment {
+                Segment::Property(name) if text.is_empty() => text.write_str(name),
+                Segment::Property(name) => write!(text, ".{name}"),
+                Segment::AnyProperty if text.is_empty() => text.write_str("*"),
+                Segment::AnyProperty => text.write_str(".*"),
+                Segment::Index(i) => write!(text, "[{i}]"),
+            };
+        }
+        text
     }
 
-    /// Runs `f` with `segment` appended, then restores the path.
-    fn with<T>(&mut self, segment: Segment<'_>, f: impl FnOnce(&mut Self) -> T) -> T {
-        let len = self.text.len();
-        // Writing to a String cannot fail.
-        let _written = match segment {
-            Segment::Property(name) if self.text.is_empty() => self.text.write_str(name),
-            Segment::Property(name) => write!(self.text, ".{name}"),
-            Segment::AnyProperty if self.text.is_empty() => self.text.write_str("*"),
-            Segment::AnyProperty => self.text.write_str(".*"),
-            Segment::Index(i) => write!(self.text, "[{i}]"),
-        };
-        let out = f(self);
-        self.text.truncate(len);
-        out
+    /// Runs `f` with `segment` appended.
+    fn with<T>(&self, segment: Segment<'_>, f: impl FnOnce(&Path<'_>) -> T) -> T {
+        f(&Path {
+            up: Some((self, segment)),
+        })
     }
 }
 
+#[derive(Clone, Copy)]
 enum Segment<'a> {
     /// A property named by the schema.
     Property(&'a str),
@@ -664,7 +672,7 @@ struct Run<'v> {
 
 impl Run<'_> {
     /// Checks `value` against node `id`; returns whether it conforms.
-    fn check(&mut self, id: NodeId, value: &Value, path: &mut Path) -> bool {
+    fn check(&mut self, id: NodeId, value: &Value, path: &Path<'_>) -> bool {
         self.steps = self.steps.saturating_add(1);
         if self.steps > VALIDATION_STEP_BUDGET {
             self.exhausted = true;
@@ -716,7 +724,7 @@ impl Run<'_> {
         false
     }
 
-    fn number(&mut self, node: &Node, n: &Num, path: &Path) -> bool {
+    fn number(&mut self, node: &Node, n: &Num, path: &Path<'_>) -> bool {
         use std::cmp::Ordering::{Greater, Less};
         let mut ok = true;
         if let Some(min) = node.minimum
@@ -751,7 +759,7 @@ impl Run<'_> {
         ok
     }
 
-    fn string(&mut self, node: &Node, text: &str, path: &Path) -> bool {
+    fn string(&mut self, node: &Node, text: &str, path: &Path<'_>) -> bool {
         let mut ok = true;
         if node.min_length.is_some() || node.max_length.is_some() {
             let chars = text.chars().count();
@@ -774,7 +782,7 @@ impl Run<'_> {
         ok
     }
 
-    fn array(&mut self, node: &Node, items: &[Value], path: &mut Path) -> bool {
+    fn array(&mut self, node: &Node, items: &[Value], path: &Path<'_>) -> bool {
         let mut ok = true;
         if let Some(min) = node.min_items
             && items.len() < min
@@ -813,7 +821,7 @@ impl Run<'_> {
         true
     }
 
-    fn object(&mut self, node: &Node, object: &Map<String, Value>, path: &mut Path) -> bool {
+    fn object(&mut self, node: &Node, object: &Map<String, Value>, path: &Path<'_>) -> bool {
         let mut ok = true;
         for name in &node.required {
             if !object.contains_key(name) {
@@ -854,7 +862,7 @@ impl Run<'_> {
         ok
     }
 
-    fn applicators(&mut self, node: &Node, value: &Value, path: &mut Path) -> bool {
+    fn applicators(&mut self, node: &Node, value: &Value, path: &Path<'_>) -> bool {
         let mut ok = true;
         if let Some(target) = node.reference {
             ok &= self.check(target, value, path);
@@ -890,7 +898,7 @@ impl Run<'_> {
     }
 
     /// Checks without recording violations.
-    fn probe(&mut self, id: NodeId, value: &Value, path: &mut Path) -> bool {
+    fn probe(&mut self, id: NodeId, value: &Value, path: &Path<'_>) -> bool {
         let collect = std::mem::replace(&mut self.collect, false);
         let ok = self.check(id, value, path);
         self.collect = collect;
