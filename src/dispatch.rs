@@ -12,13 +12,14 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::engine::Shared;
-use crate::envelope::RequestMethod;
+use crate::envelope::{Params, RequestMethod};
+use crate::json::{ParamKey, Text};
 use crate::error::McpError;
 use crate::id::RequestId;
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
 use crate::response::{
-    self, CacheHints, CallResult, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult,
+    self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult,
     Modern, ToolsListResult,
 };
 use crate::tools::{ToolDef, ToolOutput, arguments};
@@ -57,12 +58,11 @@ pub(crate) fn request(
     cx: Context<'_>,
     id: &RequestId,
     method: RequestMethod,
-    params: Option<Map<String, Value>>,
+    mut params: Option<&mut Params<'_>>,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    let claims_modern = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
+    let meta = params.as_deref().and_then(|params| params.meta.as_ref());
+    let claims_modern = meta
         .and_then(Value::as_object)
         .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"));
     if claims_modern
@@ -74,7 +74,7 @@ pub(crate) fn request(
         // `initialize` and `ping` do not exist in the modern era.
         return Err(McpError::MethodNotFound);
     }
-    let version = match lifecycle::modern_version(params.as_ref())? {
+    let version = match lifecycle::modern_version(meta)? {
         Some(version) => version,
         None => cx.lifecycle.admit(method)?,
     };
@@ -82,7 +82,7 @@ pub(crate) fn request(
         cx.shared.guard.admit_cheap()?;
     }
     match method {
-        RequestMethod::Initialize => initialize(cx, id, params.as_ref(), out),
+        RequestMethod::Initialize => initialize(cx, id, params.as_deref(), out),
         RequestMethod::Ping => {
             response::write_result(out, id, &Empty {});
             Ok(Dispatched::Answered)
@@ -91,29 +91,29 @@ pub(crate) fn request(
             discover(cx.shared, id, out);
             Ok(Dispatched::Answered)
         }
-        RequestMethod::ToolsList => tools_list(cx.shared, id, params, version, out),
-        RequestMethod::ToolsCall => tools_call(&cx, id, params, version, out),
+        RequestMethod::ToolsList => tools_list(cx.shared, id, params.as_deref(), version, out),
+        RequestMethod::ToolsCall => tools_call(&cx, id, params.take(), version, out),
     }
 }
 
 fn initialize(
     cx: Context<'_>,
     id: &RequestId,
-    params: Option<&Map<String, Value>>,
+    params: Option<&Params<'_>>,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let params = params.ok_or(McpError::InvalidParams("initialize needs params"))?;
     let requested = params
-        .get("protocolVersion")
-        .and_then(Value::as_str)
+        .protocol_version
+        .as_ref()
+        .and_then(Text::as_str)
         .ok_or(McpError::InvalidParams("protocolVersion must be a string"))?;
-    for (key, kind) in [("capabilities", "object"), ("clientInfo", "object")] {
-        if params.get(key).is_some_and(|value| !value.is_object()) {
-            tracing::debug!(
-                member = key,
-                expected = kind,
-                "initialize member has the wrong type"
-            );
+    for (member, kind, is_object) in [
+        ("capabilities", "object", params.capabilities_is_object),
+        ("clientInfo", "object", params.client_info_is_object),
+    ] {
+        if is_object == Some(false) {
+            tracing::debug!(member, expected = kind, "initialize member has the wrong type");
             return Err(McpError::InvalidParams(
                 "initialize member has the wrong type",
             ));
@@ -159,16 +159,17 @@ fn discover(shared: &Shared, id: &RequestId, out: &mut Vec<u8>) {
 fn tools_list(
     shared: &Shared,
     id: &RequestId,
-    params: Option<Map<String, Value>>,
+    params: Option<&Params<'_>>,
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    let params = params.unwrap_or_default();
-    only_keys(&params, &["cursor", "_meta"])?;
-    let cursor = match params.get("cursor") {
+    let none = Params::default();
+    let params = params.unwrap_or(&none);
+    only_members(params, &[ParamKey::Cursor, ParamKey::Meta])?;
+    let cursor = match &params.cursor {
         None => None,
-        Some(Value::String(cursor)) => Some(cursor.as_str()),
-        Some(_) => return Err(McpError::InvalidCursor),
+        Some(Text::Str(cursor)) => Some(&**cursor),
+        Some(Text::NotAString) => return Err(McpError::InvalidCursor),
     };
     let (page, next_cursor) = shared
         .registry
@@ -185,23 +186,23 @@ fn tools_list(
 fn tools_call(
     cx: &Context<'_>,
     id: &RequestId,
-    params: Option<Map<String, Value>>,
+    params: Option<&mut Params<'_>>,
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    let mut params = params.ok_or(McpError::InvalidParams("tools/call needs params"))?;
-    if params.contains_key("task") {
+    let params = params.ok_or(McpError::InvalidParams("tools/call needs params"))?;
+    if params.has(ParamKey::Task) {
         // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
         return Err(McpError::MethodNotFound);
     }
-    only_keys(&params, &["name", "arguments", "_meta"])?;
-    let name = match params.get("name") {
-        Some(Value::String(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => name.as_str(),
+    only_members(params, &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta])?;
+    let name = match &params.name {
+        Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
     };
     let tool = cx.shared.registry.get(name).ok_or(McpError::UnknownTool)?;
     cx.shared.guard.admit_call(name)?;
-    if let Some(meta) = params.get("_meta") {
+    if let Some(meta) = &params.meta {
         let token_ok = match meta.get("progressToken") {
             None | Some(Value::String(_)) => true,
             Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
@@ -219,7 +220,7 @@ fn tools_call(
             limit: limits.max_in_flight.get(),
         });
     }
-    let arguments = match params.remove("arguments") {
+    let arguments = match params.arguments.take() {
         None => Value::Object(Map::new()),
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => return Err(McpError::InvalidParams("arguments must be an object")),
@@ -242,9 +243,10 @@ fn tools_call(
         return Err(McpError::Internal("arguments changed type"));
     };
     let progress_token = params
-        .get("_meta")
-        .and_then(|meta| meta.get("progressToken"))
-        .cloned();
+        .meta
+        .as_mut()
+        .and_then(|meta| meta.get_mut("progressToken"))
+        .map(Value::take);
     Ok(Dispatched::Call(Plan {
         tool: Arc::clone(tool),
         arguments,
@@ -261,7 +263,7 @@ pub(crate) fn write_call_result(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) {
-    write_for_version(shared, id, &CallResult { output, version }, version, out);
+    response::write_call_result(out, id, output, version, &shared.info);
 }
 
 /// Writes a result as `version` shapes it: a modern one carries `resultType` and
@@ -296,8 +298,8 @@ fn cache_hints(shared: &Shared) -> CacheHints {
 
 /// Refuses params members a method does not define: an unexpected member is either a client
 /// bug or an attempt to smuggle something past a check that does not look at it.
-fn only_keys(params: &Map<String, Value>, allowed: &[&str]) -> Result<(), McpError> {
-    if params.keys().all(|key| allowed.contains(&key.as_str())) {
+fn only_members(params: &Params<'_>, allowed: &[ParamKey]) -> Result<(), McpError> {
+    if params.only(allowed) {
         Ok(())
     } else {
         Err(McpError::InvalidParams(

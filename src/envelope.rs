@@ -16,42 +16,42 @@
 //! `id` is a notification: never answered, even when malformed or unknown. Step 7, a request
 //! whose id is still in flight, needs session state and is checked by the engine.
 
-use serde_json::{Map, Value};
-
 use crate::error::{IdFault, McpError, MethodFault, ParseFault};
 use crate::id::RequestId;
-use crate::json::{self, JsonFault, Members, Text, TopLevel};
+use crate::json::{self, JsonFault, Members, ParamsMember, Text, TopLevel};
+
+pub use crate::json::Params;
 use crate::limits::MAX_METHOD_BYTES;
 
 /// A checked message from the peer.
 #[derive(Debug)]
-pub enum Message {
+pub enum Message<'a> {
     /// A request: it gets exactly one reply.
-    Request(Request),
+    Request(Request<'a>),
     /// A notification: it never gets a reply.
-    Notification(Notification),
+    Notification(Notification<'a>),
     /// An unsolicited response (we never send requests): dropped.
     Response,
 }
 
 /// A checked request.
 #[derive(Debug)]
-pub struct Request {
+pub struct Request<'a> {
     /// Its id, echoed on the reply.
     pub id: RequestId,
     /// A method this server knows.
     pub method: RequestMethod,
-    /// Its params, an object when present.
-    pub params: Option<Map<String, Value>>,
+    /// Its params, an object when present, borrowing from the frame.
+    pub params: Option<Params<'a>>,
 }
 
 /// A checked notification.
 #[derive(Debug)]
-pub struct Notification {
+pub struct Notification<'a> {
     /// Which notification.
     pub method: NotificationMethod,
-    /// Its params, an object when present.
-    pub params: Option<Map<String, Value>>,
+    /// Its params, an object when present, borrowing from the frame.
+    pub params: Option<Params<'a>>,
 }
 
 /// The request methods this server knows; anything else is `-32601` at the boundary.
@@ -129,7 +129,7 @@ pub enum ReplyTo {
 /// # Errors
 ///
 /// A [`Rejection`] carrying the first failed check and whom to answer.
-pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message, Rejection> {
+pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message<'_>, Rejection> {
     let null = |error| Rejection {
         error,
         reply: ReplyTo::Null,
@@ -177,51 +177,64 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message, Rejection> 
 fn request(
     members: Members<'_>,
     id: Result<RequestId, Option<IdFault>>,
-) -> Result<Message, Rejection> {
+) -> Result<Message<'_>, Rejection> {
     let id = match id {
         Ok(_) if members.id_repeated => Err(Some(IdFault::Duplicated)),
         other => other,
     };
-    let reply = match &id {
-        Ok(id) => ReplyTo::Id(id.clone()),
-        Err(_) => ReplyTo::Null,
+    // Refusals before the id is known good answer `null`; the id is cloned only then.
+    let early = |error, id: &Result<RequestId, Option<IdFault>>| {
+        let reply = match id {
+            Ok(id) => ReplyTo::Id(id.clone()),
+            Err(_) => ReplyTo::Null,
+        };
+        Err(Rejection { error, reply })
     };
-    let refuse = |error| Err(Rejection { error, reply });
     if !is_version_2(members.jsonrpc.as_ref()) {
-        return refuse(McpError::InvalidJsonRpcVersion);
+        return early(McpError::InvalidJsonRpcVersion, &id);
     }
     let name = match &members.method {
-        None => return refuse(McpError::InvalidMethod(MethodFault::Missing)),
+        None => return early(McpError::InvalidMethod(MethodFault::Missing), &id),
         Some(Text::Str(name)) => name,
-        Some(Text::NotAString) => return refuse(McpError::InvalidMethod(MethodFault::NotAString)),
+        Some(Text::NotAString) => {
+            return early(McpError::InvalidMethod(MethodFault::NotAString), &id);
+        }
     };
     let id = match id {
         Ok(id) => id,
-        Err(Some(fault)) => return refuse(McpError::InvalidId(fault)),
-        Err(None) => return refuse(McpError::DuplicateKey),
+        Err(Some(fault)) => return early(McpError::InvalidId(fault), &Err(None)),
+        Err(None) => return early(McpError::DuplicateKey, &Err(None)),
+    };
+    let refuse = |error, id| {
+        Err(Rejection {
+            error,
+            reply: ReplyTo::Id(id),
+        })
     };
     if members.repeated_key {
-        return refuse(McpError::DuplicateKey);
+        return refuse(McpError::DuplicateKey, id);
     }
     if members.has_unknown_member || members.has_result_or_error {
-        return refuse(McpError::UnknownMember);
+        return refuse(McpError::UnknownMember, id);
     }
     if name.len() > MAX_METHOD_BYTES {
-        return refuse(McpError::InvalidMethod(MethodFault::TooLong));
+        return refuse(McpError::InvalidMethod(MethodFault::TooLong), id);
     }
     let Some(method) = RequestMethod::parse(name) else {
-        return refuse(McpError::MethodNotFound);
+        return refuse(McpError::MethodNotFound, id);
     };
     let params = match members.params {
         None => None,
-        Some(Value::Object(params)) => Some(params),
-        Some(_) => return refuse(McpError::InvalidParams("params must be an object")),
+        Some(ParamsMember::Object(params)) => Some(params),
+        Some(ParamsMember::NotAnObject) => {
+            return refuse(McpError::InvalidParams("params must be an object"), id);
+        }
     };
     Ok(Message::Request(Request { id, method, params }))
 }
 
 /// Steps 4 to 6 for a message without an `id` member; failures are never answered.
-fn notification(members: Members<'_>) -> Result<Message, McpError> {
+fn notification(members: Members<'_>) -> Result<Message<'_>, McpError> {
     if !is_version_2(members.jsonrpc.as_ref()) {
         return Err(McpError::InvalidJsonRpcVersion);
     }
@@ -244,8 +257,10 @@ fn notification(members: Members<'_>) -> Result<Message, McpError> {
     };
     let params = match members.params {
         None => None,
-        Some(Value::Object(params)) => Some(params),
-        Some(_) => return Err(McpError::InvalidParams("params must be an object")),
+        Some(ParamsMember::Object(params)) => Some(params),
+        Some(ParamsMember::NotAnObject) => {
+            return Err(McpError::InvalidParams("params must be an object"));
+        }
     };
     Ok(Message::Notification(Notification { method, params }))
 }

@@ -46,6 +46,16 @@ impl RequestId {
                 }
                 IdKey::String(unescaped.into_boxed_str())
             }
+            // The common id, a small non-negative integer, is read without a second JSON
+            // parser: the frame was already checked to be JSON, so these are its digits.
+            // Anything else (a sign, a fraction, an exponent, a leading zero) takes the path
+            // below, which keeps `-0`, `1.0` and `1e3` refused.
+            Some(b'1'..=b'9')
+                if text.len() <= 18 && text.bytes().all(|byte| byte.is_ascii_digit()) =>
+            {
+                let small: i64 = text.parse().map_err(|_| IdFault::NotAnInteger)?;
+                IdKey::Integer(i128::from(small))
+            }
             Some(b'-' | b'0'..=b'9') => {
                 let number: serde_json::Number =
                     serde_json::from_str(text).map_err(|_| IdFault::NotAnInteger)?;
@@ -124,6 +134,22 @@ mod tests {
         );
         assert_eq!(id("7").unwrap().key(), &IdKey::Integer(7));
         assert_ne!(id("7").unwrap().key(), id(r#""7""#).unwrap().key());
+    }
+
+    /// Small ids take a short path and long ones the full parser: both give the same keys.
+    #[test]
+    fn every_integer_length_gives_its_own_value() {
+        let mut text = String::new();
+        for digit in "1234567890123456789".chars() {
+            text.push(digit);
+            let expected: i128 = text.parse().unwrap();
+            assert_eq!(id(&text).unwrap().key(), &IdKey::Integer(expected), "{text}");
+            let negative = format!("-{text}");
+            assert_eq!(id(&negative).unwrap().key(), &IdKey::Integer(-expected));
+        }
+        for text in ["1.0", "10e1", "7.5"] {
+            assert_eq!(id(text).unwrap_err(), IdFault::NotAnInteger, "{text}");
+        }
     }
 
     #[test]

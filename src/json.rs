@@ -28,6 +28,10 @@ pub(crate) enum JsonFault {
 
 /// The shape of the top-level value.
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved once per frame; a box would cost an allocation per frame"
+)]
 pub(crate) enum TopLevel<'a> {
     /// An object, with the members JSON-RPC defines pulled out.
     Object(Members<'a>),
@@ -47,7 +51,7 @@ pub(crate) struct Members<'a> {
     /// `method`, if present.
     pub(crate) method: Option<Text<'a>>,
     /// `params`, if present.
-    pub(crate) params: Option<Value>,
+    pub(crate) params: Option<ParamsMember<'a>>,
     /// Whether `result` or `error` is present.
     pub(crate) has_result_or_error: bool,
     /// Whether a member JSON-RPC 2.0 does not define is present.
@@ -56,6 +60,104 @@ pub(crate) struct Members<'a> {
     pub(crate) id_repeated: bool,
     /// Whether any object anywhere in the frame repeats a key.
     pub(crate) repeated_key: bool,
+}
+
+/// The `params` member: an object with its members pulled out, or anything else (checked for
+/// depth and repeated keys like the rest, then dropped).
+#[derive(Debug)]
+pub(crate) enum ParamsMember<'a> {
+    /// An object.
+    Object(Params<'a>),
+    /// Any other value.
+    NotAnObject,
+}
+
+/// The members of a request's or notification's `params` that some method reads, pulled out
+/// without allocating for their names: strings borrowed from the frame when they hold no
+/// escape, objects and ids as values. Any other member is only noted (its value is checked
+/// like the rest of the frame, then dropped): methods that define no such member refuse it.
+#[derive(Debug, Default)]
+pub struct Params<'a> {
+    /// `name` (`tools/call`).
+    pub(crate) name: Option<Text<'a>>,
+    /// `cursor` (`tools/list`).
+    pub(crate) cursor: Option<Text<'a>>,
+    /// `protocolVersion` (`initialize`).
+    pub(crate) protocol_version: Option<Text<'a>>,
+    /// `arguments` (`tools/call`).
+    pub(crate) arguments: Option<Value>,
+    /// `_meta` (any request).
+    pub(crate) meta: Option<Value>,
+    /// Whether `capabilities` (`initialize`), when present, is an object.
+    pub(crate) capabilities_is_object: Option<bool>,
+    /// Whether `clientInfo` (`initialize`), when present, is an object.
+    pub(crate) client_info_is_object: Option<bool>,
+    /// `requestId` (`notifications/cancelled`).
+    pub(crate) request_id: Option<Value>,
+    /// Which members are present, as [`ParamKey`] bits.
+    present: u16,
+}
+
+/// The `params` members some method reads, and one bit for all others.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum ParamKey {
+    Name,
+    Cursor,
+    ProtocolVersion,
+    Arguments,
+    Meta,
+    Capabilities,
+    ClientInfo,
+    RequestId,
+    /// `task` (task-augmented calls, 2025-11-25).
+    Task,
+    /// Any other member (`reason` of a cancellation, or a name no method defines).
+    Other,
+}
+
+impl ParamKey {
+    fn parse(key: &str) -> Self {
+        match key {
+            "name" => Self::Name,
+            "cursor" => Self::Cursor,
+            "protocolVersion" => Self::ProtocolVersion,
+            "arguments" => Self::Arguments,
+            "_meta" => Self::Meta,
+            "capabilities" => Self::Capabilities,
+            "clientInfo" => Self::ClientInfo,
+            "requestId" => Self::RequestId,
+            "task" => Self::Task,
+            _ => Self::Other,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        match self {
+            Self::Name => 1,
+            Self::Cursor => 1 << 1,
+            Self::ProtocolVersion => 1 << 2,
+            Self::Arguments => 1 << 3,
+            Self::Meta => 1 << 4,
+            Self::Capabilities => 1 << 5,
+            Self::ClientInfo => 1 << 6,
+            Self::RequestId => 1 << 7,
+            Self::Task => 1 << 8,
+            Self::Other => 1 << 9,
+        }
+    }
+}
+
+impl Params<'_> {
+    /// Whether `key` is present.
+    pub(crate) fn has(&self, key: ParamKey) -> bool {
+        self.present & key.bit() != 0
+    }
+
+    /// Whether every member present is one of `allowed`.
+    pub(crate) fn only(&self, allowed: &[ParamKey]) -> bool {
+        let allowed = allowed.iter().fold(0, |bits, key| bits | key.bit());
+        self.present & !allowed == 0
+    }
 }
 
 /// A member that should be a string (`jsonrpc`, `method`): borrowed from the frame when it
@@ -88,19 +190,32 @@ pub(crate) fn parse_frame(frame: &str, max_depth: usize) -> Result<TopLevel<'_>,
     // From `str`: the frame's UTF-8 was checked once, as a whole, so serde_json does not check
     // each string again.
     let mut deserializer = serde_json::Deserializer::from_str(frame);
-    let parsed = TopSeed { checks: &checks }
-        .deserialize(&mut deserializer)
-        .and_then(|top| deserializer.end().map(|()| top));
+    // The members are written in place: returned by value through serde's layers, a struct
+    // this size would be copied several times per frame.
+    let mut members = Members::default();
+    let parsed = TopSeed {
+        checks: &checks,
+        members: &mut members,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|shape| deserializer.end().map(|()| shape));
     match parsed {
-        Ok(mut top) => {
-            if let TopLevel::Object(members) = &mut top {
-                members.repeated_key |= checks.repeated_key.get();
-            }
-            Ok(top)
+        Ok(Shape::Object) => {
+            members.repeated_key |= checks.repeated_key.get();
+            Ok(TopLevel::Object(members))
         }
+        Ok(Shape::Array) => Ok(TopLevel::Array),
+        Ok(Shape::Scalar) => Ok(TopLevel::Scalar),
         Err(_) if checks.too_deep.get() => Err(JsonFault::TooDeep),
         Err(_) => Err(JsonFault::Syntax),
     }
+}
+
+/// What the top-level value is, its members written aside.
+enum Shape {
+    Object,
+    Array,
+    Scalar,
 }
 
 /// Checks a raw value (an `id` that is an object or array) the way the frame would have been:
@@ -120,7 +235,7 @@ pub(crate) fn check_raw(raw: &RawValue, depth: usize, max_depth: usize) -> Resul
     })
     .deserialize(&mut deserializer)
     {
-        Ok(()) => Ok(checks.repeated_key.get()),
+        Ok(_) => Ok(checks.repeated_key.get()),
         Err(_) if checks.too_deep.get() => Err(JsonFault::TooDeep),
         Err(_) => Err(JsonFault::Syntax),
     }
@@ -152,21 +267,22 @@ impl Checks {
     }
 }
 
-/// The top-level value.
-struct TopSeed<'c> {
+/// The top-level value; an object's members go to `members`.
+struct TopSeed<'c, 'm, 'a> {
     checks: &'c Checks,
+    members: &'m mut Members<'a>,
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = TopLevel<'de>;
+impl<'de> DeserializeSeed<'de> for TopSeed<'_, '_, 'de> {
+    type Value = Shape;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = TopLevel<'de>;
+impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
+    type Value = Shape;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
@@ -174,14 +290,13 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.checks.enter(1)?;
-        let mut members = Members::default();
+        let members = self.members;
         // The members JSON-RPC defines are told apart without allocating; any other key is
         // kept (hostile input only) so that a repeated one is still found.
         let mut seen_known = 0u8;
         // A set, not a list: a hostile frame may hold a hundred thousand unknown keys, and a
         // linear search over them would make this parse quadratic.
         let mut unknown: HashSet<String> = HashSet::new();
-        let child = |checks| Build { checks, depth: 2 };
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let repeated = match &key {
                 TopKey::Known(known) => {
@@ -197,15 +312,28 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                 TopKey::Known(Known::Jsonrpc) => {
                     members.jsonrpc = Some(map.next_value_seed(TextSeed {
                         checks: self.checks,
+                        depth: 2,
                     })?);
                 }
                 TopKey::Known(Known::Method) => {
                     members.method = Some(map.next_value_seed(TextSeed {
                         checks: self.checks,
+                        depth: 2,
                     })?);
                 }
                 TopKey::Known(Known::Params) => {
-                    members.params = Some(map.next_value_seed(child(self.checks))?);
+                    let slot = members
+                        .params
+                        .insert(ParamsMember::Object(Params::default()));
+                    if let ParamsMember::Object(params) = slot {
+                        let object = map.next_value_seed(ParamsSeed {
+                            checks: self.checks,
+                            params,
+                        })?;
+                        if !object {
+                            *slot = ParamsMember::NotAnObject;
+                        }
+                    }
                 }
                 TopKey::Known(Known::Id) => {
                     let raw: &'de RawValue = map.next_value()?;
@@ -228,7 +356,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                 }
             }
         }
-        Ok(TopLevel::Object(members))
+        Ok(Shape::Object)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -240,31 +368,31 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
             })?
             .is_some()
         {}
-        Ok(TopLevel::Array)
+        Ok(Shape::Array)
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(TopLevel::Scalar)
+        Ok(Shape::Scalar)
     }
 }
 
@@ -339,6 +467,8 @@ impl<'de> Visitor<'de> for KeySeed {
 /// Reads a member that should be a string; anything else is checked like a skipped value.
 struct TextSeed<'c> {
     checks: &'c Checks,
+    /// The depth of the member's value.
+    depth: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for TextSeed<'_> {
@@ -369,11 +499,11 @@ impl<'de> Visitor<'de> for TextSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Text<'de>, A::Error> {
-        self.skip().visit_map(map).map(|()| Text::NotAString)
+        self.skip().visit_map(map).map(|_| Text::NotAString)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Text<'de>, A::Error> {
-        self.skip().visit_seq(seq).map(|()| Text::NotAString)
+        self.skip().visit_seq(seq).map(|_| Text::NotAString)
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
@@ -398,12 +528,158 @@ impl<'de> Visitor<'de> for TextSeed<'_> {
 }
 
 impl<'c> TextSeed<'c> {
-    /// A member's value sits at depth 2.
+    fn skip(&self) -> Skip<'c> {
+        Skip {
+            checks: self.checks,
+            depth: self.depth,
+        }
+    }
+}
+
+/// Reads `params` (depth 2): an object's members some method reads are kept, the others
+/// checked and dropped.
+/// The members go to `params`; the value says whether `params` was an object.
+struct ParamsSeed<'c, 'm, 'a> {
+    checks: &'c Checks,
+    params: &'m mut Params<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed<'_, '_, 'de> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.checks.enter(2)?;
+        let params = self.params;
+        // Names of members outside the known set, to find one repeated (as at the top level:
+        // a set, so that many of them cost linear time).
+        let mut others: HashSet<String> = HashSet::new();
+        let value = || Build {
+            checks: self.checks,
+            depth: 3,
+        };
+        let text = || TextSeed {
+            checks: self.checks,
+            depth: 3,
+        };
+        let skip = || Skip {
+            checks: self.checks,
+            depth: 3,
+        };
+        while let Some(name) = map.next_key_seed(ParamKeySeed)? {
+            let (key, other) = match name {
+                ParamName::Known(key) => (key, None),
+                ParamName::Other(name) => (ParamKey::Other, Some(name)),
+            };
+            let repeated = match other {
+                Some(name) => !others.insert(name),
+                None => params.has(key),
+            };
+            if repeated {
+                self.checks.repeated_key.set(true);
+            }
+            params.present |= key.bit();
+            match key {
+                ParamKey::Name => params.name = Some(map.next_value_seed(text())?),
+                ParamKey::Cursor => params.cursor = Some(map.next_value_seed(text())?),
+                ParamKey::ProtocolVersion => {
+                    params.protocol_version = Some(map.next_value_seed(text())?);
+                }
+                ParamKey::Arguments => params.arguments = Some(map.next_value_seed(value())?),
+                ParamKey::Meta => params.meta = Some(map.next_value_seed(value())?),
+                ParamKey::Capabilities => {
+                    params.capabilities_is_object = Some(map.next_value_seed(skip())?);
+                }
+                ParamKey::ClientInfo => {
+                    params.client_info_is_object = Some(map.next_value_seed(skip())?);
+                }
+                ParamKey::RequestId => params.request_id = Some(map.next_value_seed(value())?),
+                ParamKey::Task | ParamKey::Other => {
+                    map.next_value_seed(skip())?;
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.skip().visit_seq(seq).map(|_| false)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+}
+
+impl<'c> ParamsSeed<'c, '_, '_> {
     fn skip(&self) -> Skip<'c> {
         Skip {
             checks: self.checks,
             depth: 2,
         }
+    }
+}
+
+/// A member name of `params`, unescaped.
+enum ParamName {
+    Known(ParamKey),
+    Other(String),
+}
+
+/// Reads a member name of `params` without allocating for the known ones.
+struct ParamKeySeed;
+
+impl<'de> DeserializeSeed<'de> for ParamKeySeed {
+    type Value = ParamName;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<ParamName, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ParamKeySeed {
+    type Value = ParamName;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<ParamName, E> {
+        Ok(match ParamKey::parse(name) {
+            ParamKey::Other => ParamName::Other(name.to_owned()),
+            known => ParamName::Known(known),
+        })
     }
 }
 
@@ -488,28 +764,28 @@ impl<'c> Build<'c> {
     }
 }
 
-/// Checks a value at a given depth without keeping it.
+/// Checks a value at a given depth without keeping it; says whether it was an object.
 struct Skip<'c> {
     checks: &'c Checks,
     depth: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for Skip<'_> {
-    type Value = ();
+    type Value = bool;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Skip<'_> {
-    type Value = ();
+    type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
         self.checks.enter(self.depth)?;
         let mut seen = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -518,37 +794,37 @@ impl<'de> Visitor<'de> for Skip<'_> {
             }
             map.next_value_seed(self.child())?;
         }
-        Ok(())
+        Ok(true)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
         self.checks.enter(self.depth)?;
         while seq.next_element_seed(self.child())?.is_some() {}
-        Ok(())
+        Ok(false)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
     }
 
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
     }
 }
 
@@ -588,6 +864,70 @@ mod tests {
         assert!(object(r#"{"result":{"k":1,"k":2}}"#).repeated_key);
         assert!(object(r#"{"id":1,"id":2}"#).id_repeated);
         assert!(!object(r#"{"params":{"a":{"k":1},"b":{"k":1}}}"#).repeated_key);
+    }
+
+    fn params(text: &str) -> (Params<'_>, bool) {
+        let members = object(text);
+        match members.params {
+            Some(ParamsMember::Object(params)) => (params, members.repeated_key),
+            other => panic!("params not an object: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn params_members_are_pulled_out_by_their_unescaped_names() {
+        let (p, repeated) = params(
+            r#"{"params":{"\u006eame":"echo","arguments":{"a":[1]},"_meta":{"progressToken":3},"reason":"x"}}"#,
+        );
+        assert!(!repeated);
+        assert_eq!(p.name, Some(Text::Str("echo".into())));
+        assert_eq!(p.arguments, Some(serde_json::json!({"a": [1]})));
+        assert_eq!(p.meta, Some(serde_json::json!({"progressToken": 3})));
+        assert!(p.has(ParamKey::Other) && !p.has(ParamKey::Cursor));
+        assert!(!p.only(&[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta]));
+        assert!(p.only(&[
+            ParamKey::Name,
+            ParamKey::Arguments,
+            ParamKey::Meta,
+            ParamKey::Other
+        ]));
+        let (p, _) = params(r#"{"params":{"name":7,"cursor":null,"task":{}}}"#);
+        assert_eq!(p.name, Some(Text::NotAString));
+        assert_eq!(p.cursor, Some(Text::NotAString));
+        assert!(p.has(ParamKey::Task));
+    }
+
+    #[test]
+    fn repeated_params_members_are_found_known_or_not() {
+        assert!(params(r#"{"params":{"name":"a","name":"b"}}"#).1);
+        assert!(params(r#"{"params":{"name":"a","n\u0061me":"b"}}"#).1);
+        assert!(params(r#"{"params":{"x":1,"x":2}}"#).1);
+        assert!(params(r#"{"params":{"arguments":{"k":1,"k":2}}}"#).1);
+        assert!(!params(r#"{"params":{"x":1,"y":2,"name":"a"}}"#).1);
+        assert!(matches!(
+            object(r#"{"params":[1]}"#).params,
+            Some(ParamsMember::NotAnObject)
+        ));
+    }
+
+    #[test]
+    fn params_members_count_their_depth() {
+        // top (1) › params (2) › n arrays as a member's value: the deepest is at depth n + 2.
+        for member in ["arguments", "name", "reason"] {
+            let nest = |n: usize| {
+                format!(
+                    "{{\"params\":{{\"{member}\":{}{}}}}}",
+                    "[".repeat(n),
+                    "]".repeat(n)
+                )
+            };
+            assert!(parse_frame(&nest(62), 64).is_ok(), "{member}");
+            assert_eq!(
+                parse_frame(&nest(63), 64).unwrap_err(),
+                JsonFault::TooDeep,
+                "{member}"
+            );
+        }
     }
 
     #[test]

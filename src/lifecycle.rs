@@ -6,7 +6,7 @@
 //! state. Any other request is legacy and goes through [`Lifecycle`]: `initialize` first, then
 //! `notifications/initialized`, then operations; `ping` is allowed at any time.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
@@ -88,16 +88,15 @@ impl Lifecycle {
     }
 }
 
-/// Whether a request is modern: `Some(version)` when its `_meta` names a protocol version.
+/// Whether a request is modern: `Some(version)` when its `_meta` (given here) names a protocol
+/// version.
 ///
 /// # Errors
 ///
 /// `-32602` for a `_meta` that is not an object, a malformed version or missing client
 /// capabilities; `-32022` for a version we do not serve.
-pub(crate) fn modern_version(
-    params: Option<&Map<String, Value>>,
-) -> Result<Option<ProtocolVersion>, McpError> {
-    let Some(meta) = params.and_then(|params| params.get("_meta")) else {
+pub(crate) fn modern_version(meta: Option<&Value>) -> Result<Option<ProtocolVersion>, McpError> {
+    let Some(meta) = meta else {
         return Ok(None);
     };
     let Value::Object(meta) = meta else {
@@ -145,9 +144,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn params(value: Value) -> Map<String, Value> {
-        let Value::Object(map) = value else { panic!() };
-        map
+    /// The `_meta` of a params object.
+    fn params(value: Value) -> Value {
+        value["_meta"].clone()
     }
 
     #[test]

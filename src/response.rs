@@ -181,49 +181,62 @@ pub(crate) struct DiscoverResult<'a> {
     pub(crate) cache: CacheHints,
 }
 
-/// `tools/call` result, shaped for the client's revision.
-pub(crate) struct CallResult<'a> {
-    pub(crate) output: &'a ToolOutput,
-    pub(crate) version: ProtocolVersion,
-}
-
-impl Serialize for CallResult<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry(
-            "content",
-            &ContentList {
-                blocks: &self.output.content,
-                version: self.version,
-            },
-        )?;
-        if let Some(structured) = &self.output.structured
-            && self.version.has_structured_output()
-        {
-            map.serialize_entry("structuredContent", structured)?;
-        }
-        if self.output.is_error {
-            map.serialize_entry("isError", &true)?;
-        }
-        map.end()
-    }
-}
-
-/// Content blocks as a client of `version` may see them: audio is left out before 2025-03-26.
-struct ContentList<'a> {
-    blocks: &'a [Content],
+/// Appends the result line of a `tools/call` for `id`, shaped for `version`: audio blocks
+/// only from 2025-03-26, `structuredContent` only from 2025-06-18, and for a modern request
+/// `resultType` and `_meta` with `info`. The member names are copied as bytes; every string
+/// and value inside is written by serde_json (escaped, one line). On a (never expected)
+/// serialisation failure the partial bytes are rolled back.
+pub(crate) fn write_call_result(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    output: &ToolOutput,
     version: ProtocolVersion,
-}
-
-impl Serialize for ContentList<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let audio = self.version.has_tool_annotations();
-        serializer.collect_seq(
-            self.blocks
-                .iter()
-                .filter(|block| audio || !matches!(block, Content::Audio { .. }))
-                .map(Block),
-        )
+    info: &ServerInfo,
+) {
+    let start = out.len();
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.raw().as_bytes());
+    out.extend_from_slice(br#","result":{"content":["#);
+    let audio = version.has_tool_annotations();
+    let blocks = output
+        .content
+        .iter()
+        .filter(|block| audio || !matches!(block, Content::Audio { .. }));
+    let mut written = Ok(());
+    for (index, block) in blocks.enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        written = written.and_then(|()| match block {
+            Content::Text(text) => {
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                serde_json::to_writer(&mut *out, text).map(|()| out.push(b'}'))
+            }
+            other => serde_json::to_writer(&mut *out, &Block(other)),
+        });
+    }
+    out.push(b']');
+    if let Some(structured) = &output.structured
+        && version.has_structured_output()
+    {
+        out.extend_from_slice(br#","structuredContent":"#);
+        written = written.and_then(|()| serde_json::to_writer(&mut *out, structured));
+    }
+    if output.is_error {
+        out.extend_from_slice(br#","isError":true"#);
+    }
+    if version.is_modern() {
+        out.extend_from_slice(br#","resultType":"complete","_meta":"#);
+        let meta = MetaInfo(InfoFor {
+            info,
+            version: ProtocolVersion::V2026_07_28,
+        });
+        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
+    }
+    out.extend_from_slice(b"}}\n");
+    if written.is_err() {
+        out.truncate(start);
+        tracing::error!("a reply could not be serialised and was dropped");
     }
 }
 
@@ -336,6 +349,23 @@ mod tests {
         RequestId::parse(&RawValue::from_string(text.into()).unwrap()).unwrap()
     }
 
+    /// The `result` of a call's reply line, as a client reads it.
+    fn call_result(output: &ToolOutput, version: ProtocolVersion) -> Value {
+        let info = ServerInfo {
+            name: "t".into(),
+            version: "1".into(),
+            title: None,
+        };
+        let mut out = Vec::new();
+        write_call_result(&mut out, &id("5"), output, version, &info);
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(out.last(), Some(&b'\n'));
+        let line: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(line["jsonrpc"], "2.0");
+        assert_eq!(line["id"], 5);
+        line["result"].clone()
+    }
+
     #[test]
     fn lines_are_single_json_messages_with_the_id_verbatim() {
         let mut out = Vec::new();
@@ -368,11 +398,7 @@ mod tests {
             Content::resource_text("test://r", "text/plain", "hi"),
             Content::resource_blob("test://b", "application/octet-stream", b"\x00"),
         ]);
-        let wire = serde_json::to_value(CallResult {
-            output: &output,
-            version: ProtocolVersion::V2025_11_25,
-        })
-        .unwrap();
+        let wire = call_result(&output, ProtocolVersion::V2025_11_25);
         assert_eq!(
             wire["content"],
             serde_json::json!([
@@ -384,11 +410,7 @@ mod tests {
                     {"uri": "test://b", "mimeType": "application/octet-stream", "blob": "AA=="}},
             ])
         );
-        let old = serde_json::to_value(CallResult {
-            output: &output,
-            version: ProtocolVersion::V2024_11_05,
-        })
-        .unwrap();
+        let old = call_result(&output, ProtocolVersion::V2024_11_05);
         assert_eq!(
             old["content"].as_array().unwrap().len(),
             3,
@@ -397,19 +419,34 @@ mod tests {
     }
 
     #[test]
+    fn call_results_escape_text_and_carry_the_modern_members() {
+        let output = ToolOutput::error("a \"quoted\"\nline\u{2028}and \\ more");
+        let legacy = call_result(&output, ProtocolVersion::V2025_11_25);
+        assert_eq!(
+            legacy,
+            serde_json::json!({
+                "content": [{"type": "text", "text": "a \"quoted\"\nline\u{2028}and \\ more"}],
+                "isError": true
+            })
+        );
+        let modern = call_result(&ToolOutput::text("ok"), ProtocolVersion::V2026_07_28);
+        assert_eq!(modern["content"], serde_json::json!([{"type": "text", "text": "ok"}]));
+        assert_eq!(modern["resultType"], "complete");
+        assert_eq!(
+            modern["_meta"]["io.modelcontextprotocol/serverInfo"],
+            serde_json::json!({"name": "t", "version": "1"})
+        );
+        assert!(modern.get("isError").is_none());
+        let empty = call_result(&ToolOutput::content(Vec::new()), ProtocolVersion::V2024_11_05);
+        assert_eq!(empty, serde_json::json!({"content": []}));
+    }
+
+    #[test]
     fn structured_content_is_left_out_for_older_revisions() {
         let output = ToolOutput::structured(serde_json::json!({"n": 1}));
-        let new = serde_json::to_value(CallResult {
-            output: &output,
-            version: ProtocolVersion::V2025_06_18,
-        })
-        .unwrap();
+        let new = call_result(&output, ProtocolVersion::V2025_06_18);
         assert_eq!(new["structuredContent"], serde_json::json!({"n": 1}));
-        let old = serde_json::to_value(CallResult {
-            output: &output,
-            version: ProtocolVersion::V2025_03_26,
-        })
-        .unwrap();
+        let old = call_result(&output, ProtocolVersion::V2025_03_26);
         assert!(old.get("structuredContent").is_none());
         assert_eq!(old["content"][0]["text"], r#"{"n":1}"#);
     }

@@ -10,7 +10,7 @@
 //! Dispatch runs inside a panic guard: a bug that panics while handling one request answers
 //! that request `-32603` and the session goes on.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
@@ -73,7 +73,9 @@ impl std::fmt::Debug for Call {
 pub struct Engine {
     shared: Arc<Shared>,
     lifecycle: Lifecycle,
-    in_flight: HashMap<IdKey, Pending>,
+    /// Calls in flight by id. An ordered map: ids are the peer's choice, and a tree has no
+    /// hash to flood and costs no hashing per request (at most `max_in_flight` entries).
+    in_flight: BTreeMap<IdKey, Pending>,
     next_serial: u64,
     consecutive_errors: u32,
     /// The last error written, for transports whose reply status depends on it (HTTP).
@@ -86,7 +88,9 @@ struct Pending {
     serial: u64,
     id: RequestId,
     version: ProtocolVersion,
-    progress: Option<ProgressState>,
+    /// Boxed: few calls ask for progress, and every call's entry is moved in and out of the
+    /// map.
+    progress: Option<Box<ProgressState>>,
 }
 
 /// Progress reporting of one call that asked for it.
@@ -103,7 +107,7 @@ impl Engine {
         Self {
             shared,
             lifecycle: Lifecycle::default(),
-            in_flight: HashMap::new(),
+            in_flight: BTreeMap::new(),
             next_serial: 0,
             consecutive_errors: 0,
             refused: None,
@@ -239,8 +243,8 @@ impl Engine {
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
-        self.in_flight
-            .drain()
+        std::mem::take(&mut self.in_flight)
+            .into_iter()
             .map(|(key, pending)| Ticket {
                 key,
                 serial: pending.serial,
@@ -249,7 +253,11 @@ impl Engine {
     }
 
     fn request(&mut self, request: Request, out: &mut Vec<u8>) -> Effect {
-        let Request { id, method, params } = request;
+        let Request {
+            id,
+            method,
+            mut params,
+        } = request;
         if self.in_flight.contains_key(id.key()) {
             self.refuse(out, Some(&id), McpError::DuplicateId);
             return self.invalid();
@@ -261,7 +269,7 @@ impl Engine {
             in_flight: self.in_flight.len(),
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
-            dispatch::request(cx, &id, method, params, out)
+            dispatch::request(cx, &id, method, params.as_mut(), out)
         }));
         let result = dispatched.unwrap_or_else(|payload| {
             drop(payload);
@@ -316,10 +324,12 @@ impl Engine {
                 serial,
                 id,
                 version,
-                progress: progress_token.as_ref().map(|token| ProgressState {
-                    token: token.clone(),
-                    last_value: None,
-                    last_sent: None,
+                progress: progress_token.as_ref().map(|token| {
+                    Box::new(ProgressState {
+                        token: token.clone(),
+                        last_value: None,
+                        last_sent: None,
+                    })
                 }),
             },
         );
@@ -342,7 +352,7 @@ impl Engine {
                 let key = notification
                     .params
                     .as_ref()
-                    .and_then(|params| params.get("requestId"))
+                    .and_then(|params| params.request_id.as_ref())
                     .and_then(IdKey::from_value);
                 // Unknown or finished ids are ignored, as the spec allows.
                 match key.and_then(|key| self.in_flight.remove_entry(&key)) {

@@ -11,7 +11,7 @@ pub mod arguments;
 pub mod schema;
 mod typed;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::pin::Pin;
@@ -458,7 +458,9 @@ pub(crate) struct Listing<'a> {
 /// Every tool of a server, in registration order, frozen at start.
 pub struct Registry {
     tools: Vec<Arc<ToolDef>>,
-    by_name: HashMap<Box<str>, usize>,
+    /// Index by exact name: ordered, so a lookup by a peer's name costs a few comparisons and
+    /// no hashing.
+    by_name: BTreeMap<Box<str>, usize>,
     /// Names a cursor with the tool list it pages through.
     fingerprint: u64,
 }
@@ -474,7 +476,7 @@ impl Registry {
             return Err(BuildError::TooManyTools);
         }
         let mut defs = Vec::with_capacity(tools.len());
-        let mut by_name = HashMap::with_capacity(tools.len());
+        let mut by_name = BTreeMap::new();
         let mut hasher = DefaultHasher::new();
         for tool in tools {
             let def = ToolDef::new(tool)?;

@@ -51,6 +51,7 @@ use tokio::task::AbortHandle;
 use crate::call::{Call, CallContext, Event};
 use crate::engine::{Effect, Engine, Shared};
 use crate::envelope::{self, Message, ReplyTo, Request as RpcRequest, RequestMethod};
+use crate::json::Text;
 use crate::error::{HeaderFault, HttpRefusal, McpError};
 use crate::id::RequestId;
 use crate::limits::HttpLimits;
@@ -383,7 +384,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let body_version = request
         .params
         .as_ref()
-        .and_then(|params| params.get("_meta"))
+        .and_then(|params| params.meta.as_ref())
         .and_then(Value::as_object)
         .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
     let call = Exchange {
@@ -444,7 +445,7 @@ impl Exchange<'_> {
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.
-    async fn modern(&self, request: &RpcRequest, body_version: &Value) -> Response<Body> {
+    async fn modern(&self, request: &RpcRequest<'_>, body_version: &Value) -> Response<Body> {
         if let Err(fault) = self.check_headers(request, body_version) {
             return self.error(&request.id, &McpError::HeaderMismatch(fault), true);
         }
@@ -457,7 +458,7 @@ impl Exchange<'_> {
     }
 
     /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
-    fn check_headers(&self, request: &RpcRequest, body_version: &Value) -> Result<(), HeaderFault> {
+    fn check_headers(&self, request: &RpcRequest<'_>, body_version: &Value) -> Result<(), HeaderFault> {
         let header_version = headers::text(self.head, MCP_PROTOCOL_VERSION);
         let version_matches = match body_version.as_str() {
             Some(body) => header_version == Some(body),
@@ -475,8 +476,8 @@ impl Exchange<'_> {
             && let Some(name) = request
                 .params
                 .as_ref()
-                .and_then(|params| params.get("name"))
-                .and_then(Value::as_str)
+                .and_then(|params| params.name.as_ref())
+                .and_then(Text::as_str)
             && headers::mcp_value(self.head, MCP_NAME).as_deref() != Some(name)
         {
             return Err(HeaderFault::Name);
@@ -485,7 +486,7 @@ impl Exchange<'_> {
     }
 
     /// A legacy request: in its session, or `initialize` opening one.
-    async fn legacy(&self, request: &RpcRequest) -> Response<Body> {
+    async fn legacy(&self, request: &RpcRequest<'_>) -> Response<Body> {
         let identity = self.caller.identity.as_ref();
         let (session, opened) = match headers::text(self.head, MCP_SESSION_ID) {
             Some(id) => match self.state.sessions.find(id, identity) {
@@ -597,7 +598,7 @@ impl Exchange<'_> {
     }
 
     /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot.
-    fn call_slots(&self, request: &RpcRequest) -> Result<Option<CallSlots>, McpError> {
+    fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
         if request.method != RequestMethod::ToolsCall {
             return Ok(None);
         }
