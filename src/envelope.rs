@@ -42,7 +42,7 @@ pub struct Request<'a> {
     /// A method this server knows.
     pub method: RequestMethod,
     /// Its params, an object when present, borrowing from the frame.
-    pub params: Option<Params<'a>>,
+    pub params: Option<Box<Params<'a>>>,
 }
 
 /// A checked notification.
@@ -51,7 +51,7 @@ pub struct Notification<'a> {
     /// Which notification.
     pub method: NotificationMethod,
     /// Its params, an object when present, borrowing from the frame.
-    pub params: Option<Params<'a>>,
+    pub params: Option<Box<Params<'a>>>,
 }
 
 /// The request methods this server knows; anything else is `-32601` at the boundary.

@@ -15,8 +15,40 @@ use crate::limits::MAX_ID_BYTES;
 /// A request id as the peer wrote it.
 #[derive(Clone, Debug)]
 pub struct RequestId {
-    raw: Box<RawValue>,
     key: IdKey,
+    /// The id's JSON text, exactly as sent.
+    text: IdText,
+}
+
+/// An id's JSON text: held in place when short (every integer, most strings), so that a
+/// request costs no allocation for it.
+#[derive(Clone, Debug)]
+enum IdText {
+    Short { len: u8, bytes: [u8; SHORT_ID_BYTES] },
+    Long(Box<str>),
+}
+
+/// The longest id text held in place.
+const SHORT_ID_BYTES: usize = 22;
+
+impl IdText {
+    fn new(text: &str) -> Self {
+        let mut bytes = [0u8; SHORT_ID_BYTES];
+        match (bytes.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(slot), Ok(len)) => {
+                slot.copy_from_slice(text.as_bytes());
+                Self::Short { len, bytes }
+            }
+            _ => Self::Long(Box::from(text)),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Short { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Self::Long(text) => text.as_bytes(),
+        }
+    }
 }
 
 /// What an id means: how in-flight calls and cancellations are matched.
@@ -50,10 +82,7 @@ impl RequestId {
             // parser: the frame was already checked to be JSON, so these are its digits.
             // Anything else (a sign, a fraction, an exponent, a leading zero) takes the path
             // below, which keeps `-0`, `1.0` and `1e3` refused.
-            Some(b'1'..=b'9')
-                if text.len() <= 18 && text.bytes().all(|byte| byte.is_ascii_digit()) =>
-            {
-                let small: i64 = text.parse().map_err(|_| IdFault::NotAnInteger)?;
+            Some(b'1'..=b'9') if let Some(small) = small_integer(text) => {
                 IdKey::Integer(i128::from(small))
             }
             Some(b'-' | b'0'..=b'9') => {
@@ -65,20 +94,38 @@ impl RequestId {
             _ => return Err(IdFault::WrongType),
         };
         Ok(Self {
-            raw: raw.to_owned(),
             key,
+            text: IdText::new(text),
         })
     }
 
     /// The exact JSON text of the id.
     pub fn raw(&self) -> &str {
-        self.raw.get()
+        // Copied from a `str` whole, so it is UTF-8.
+        std::str::from_utf8(self.text.as_bytes()).unwrap_or("null")
+    }
+
+    /// Appends the exact JSON text of the id.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.text.as_bytes());
     }
 
     /// What the id means.
     pub fn key(&self) -> &IdKey {
         &self.key
     }
+}
+
+/// The value of at most 18 decimal digits (below 10^18, so it cannot overflow); `None` for
+/// anything else.
+fn small_integer(text: &str) -> Option<u64> {
+    if text.len() > 18 {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |value, byte| {
+        let digit = byte.checked_sub(b'0').filter(|digit| *digit <= 9)?;
+        value.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 impl IdKey {
@@ -103,7 +150,9 @@ fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
 
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.raw.serialize(serializer)
+        let value: &RawValue = serde_json::from_str(self.raw())
+            .map_err(|_| serde::ser::Error::custom("id text"))?;
+        value.serialize(serializer)
     }
 }
 
@@ -126,6 +175,9 @@ mod tests {
         ] {
             let parsed = id(text).unwrap();
             assert_eq!(parsed.raw(), text);
+            let mut out = Vec::new();
+            parsed.write_to(&mut out);
+            assert_eq!(out, text.as_bytes());
             assert_eq!(serde_json::to_string(&parsed).unwrap(), text);
         }
         assert_eq!(
@@ -146,6 +198,11 @@ mod tests {
             assert_eq!(id(&text).unwrap().key(), &IdKey::Integer(expected), "{text}");
             let negative = format!("-{text}");
             assert_eq!(id(&negative).unwrap().key(), &IdKey::Integer(-expected));
+            for written in [&text, &negative] {
+                let mut out = Vec::new();
+                id(written).unwrap().write_to(&mut out);
+                assert_eq!(out, written.as_bytes(), "written back byte for byte");
+            }
         }
         for text in ["1.0", "10e1", "7.5"] {
             assert_eq!(id(text).unwrap_err(), IdFault::NotAnInteger, "{text}");

@@ -28,10 +28,6 @@ pub(crate) enum JsonFault {
 
 /// The shape of the top-level value.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "moved once per frame; a box would cost an allocation per frame"
-)]
 pub(crate) enum TopLevel<'a> {
     /// An object, with the members JSON-RPC defines pulled out.
     Object(Members<'a>),
@@ -66,8 +62,9 @@ pub(crate) struct Members<'a> {
 /// depth and repeated keys like the rest, then dropped).
 #[derive(Debug)]
 pub(crate) enum ParamsMember<'a> {
-    /// An object.
-    Object(Params<'a>),
+    /// An object. Boxed: every frame's members are moved a few times on their way to dispatch,
+    /// and most frames (pings, notifications) have no params to carry.
+    Object(Box<Params<'a>>),
     /// Any other value.
     NotAnObject,
 }
@@ -324,7 +321,7 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
                 TopKey::Known(Known::Params) => {
                     let slot = members
                         .params
-                        .insert(ParamsMember::Object(Params::default()));
+                        .insert(ParamsMember::Object(Box::default()));
                     if let ParamsMember::Object(params) = slot {
                         let object = map.next_value_seed(ParamsSeed {
                             checks: self.checks,
@@ -869,7 +866,7 @@ mod tests {
     fn params(text: &str) -> (Params<'_>, bool) {
         let members = object(text);
         match members.params {
-            Some(ParamsMember::Object(params)) => (params, members.repeated_key),
+            Some(ParamsMember::Object(params)) => (*params, members.repeated_key),
             other => panic!("params not an object: {other:?}"),
         }
     }

@@ -32,7 +32,10 @@ pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &Mcp
 fn write_reply<T: Serialize>(out: &mut Vec<u8>, id: Option<&RequestId>, member: &[u8], body: &T) {
     let start = out.len();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.map_or("null", RequestId::raw).as_bytes());
+    match id {
+        Some(id) => id.write_to(out),
+        None => out.extend_from_slice(b"null"),
+    }
     out.extend_from_slice(b",\"");
     out.extend_from_slice(member);
     out.extend_from_slice(b"\":");
@@ -195,7 +198,7 @@ pub(crate) fn write_call_result(
 ) {
     let start = out.len();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.raw().as_bytes());
+    id.write_to(out);
     out.extend_from_slice(br#","result":{"content":["#);
     let audio = version.has_tool_annotations();
     let blocks = output

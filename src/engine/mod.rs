@@ -269,7 +269,7 @@ impl Engine {
             in_flight: self.in_flight.len(),
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
-            dispatch::request(cx, &id, method, params.as_mut(), out)
+            dispatch::request(cx, &id, method, params.as_deref_mut(), out)
         }));
         let result = dispatched.unwrap_or_else(|payload| {
             drop(payload);
