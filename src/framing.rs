@@ -224,6 +224,38 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         })
     }
 
+    /// Whether every byte read so far has been framed and input has not ended: the next `next`
+    /// would read.
+    pub fn wants_input(&self) -> bool {
+        self.start >= self.end && !self.eof
+    }
+
+    /// Reads the next input with `read` instead of the stream: for a caller that can block
+    /// its thread while there is nothing else to do (see `transport::stdio`). `read` fills
+    /// the buffer and returns the count, `0` at end of input. Does nothing unless
+    /// [`FrameReader::wants_input`].
+    ///
+    /// # Errors
+    ///
+    /// `read`'s error; nothing is buffered then.
+    pub fn read_with(
+        &mut self,
+        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+    ) -> io::Result<()> {
+        if !self.wants_input() {
+            return Ok(());
+        }
+        self.start = 0;
+        self.end = 0;
+        let read = read(&mut self.buf)?;
+        if read == 0 {
+            self.eof = true;
+        } else {
+            self.end = read.min(self.buf.len());
+        }
+        Ok(())
+    }
+
     /// Whether a whole non-blank line (or the end of an overlong one) is already buffered, so
     /// the next `next` will return without waiting for input. Blank lines do not count: a
     /// reply held back for a frame that turns out to be blank would wait for input that may
@@ -386,6 +418,33 @@ mod tests {
         assert_eq!(seen[0], b"a");
         assert_eq!(seen[1], b"bb");
         assert!(matches!(reader.next().await.unwrap(), Frame::Eof));
+    }
+
+    /// Input read by the caller (the idle path of stdio) and input read from the stream are
+    /// one sequence: a line may start in one and end in the other.
+    #[tokio::test]
+    async fn input_read_by_the_caller_joins_the_stream() {
+        let stream = b"rt\n{\"b\":2}\n".to_vec();
+        let mut reader = FrameReader::new(&stream[..], 100);
+        assert!(reader.wants_input());
+        reader
+            .read_with(|buf| {
+                let part = b"{\"a\":1}\npa";
+                buf.get_mut(..part.len()).unwrap().copy_from_slice(part);
+                Ok(part.len())
+            })
+            .unwrap();
+        assert!(!reader.wants_input());
+        // Buffered input is never overwritten.
+        reader.read_with(|_| panic!("read while input is buffered")).unwrap();
+        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"a\":1}"));
+        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"part"));
+        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"b\":2}"));
+        assert!(matches!(reader.next().await.unwrap(), Frame::Eof));
+        assert!(!reader.wants_input());
+        let mut ended = FrameReader::new(&b""[..], 100);
+        ended.read_with(|_| Ok(0)).unwrap();
+        assert!(matches!(ended.next().await.unwrap(), Frame::Eof));
     }
 
     /// Review finding R1: a blank line after a request made the writer wait for more input

@@ -36,6 +36,8 @@ use crate::response::ServerInfo;
 use crate::telemetry;
 use crate::tools::{BuildError, Registry, Tool};
 use crate::transport::http::HttpConfig;
+use crate::transport::stdio::IdleGate;
+use crate::transport::stream::IdleRead;
 use crate::transport::{self, Ending};
 
 /// Exit status when stdin or stdout fails for a reason other than the peer closing it.
@@ -108,27 +110,44 @@ impl Server {
     pub async fn serve_stdio(&self) -> io::Result<Ending> {
         telemetry::init();
         telemetry::install_panic_hook();
-        tracing::info!(
-            server = self.shared.info.name.as_str(),
-            tools = self.shared.registry.len(),
-            "serving MCP on stdio"
-        );
         // The handlers are in place before the first request is read: a signal during a call
         // must cancel it (and kill its command), never take the default action.
         let signals = Termination::install();
-        let (input, output) = transport::stdio::open();
-        let serving = self.serve(input, output);
         // The signals are awaited in a task of their own, which hands over one value: the
         // session, woken for every message, then checks a channel instead of three signal
         // streams.
-        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel();
         let watcher = tokio::spawn(async move {
             let signal = Termination::wait(signals).await;
             if stop.send(signal).is_err() {
                 tracing::debug!("a signal arrived after the session ended");
             }
         });
-        let ending = tokio::select! {
+        let ending = self.serve_stdio_until(stopped, None).await;
+        watcher.abort();
+        ending
+    }
+
+    /// Serves stdin/stdout until the session ends or `stopped` says a signal arrived. With a
+    /// `gate`, the session reads stdin by blocking while idle (see `transport::stdio`).
+    async fn serve_stdio_until(
+        &self,
+        mut stopped: tokio::sync::oneshot::Receiver<&'static str>,
+        gate: Option<Arc<IdleGate>>,
+    ) -> io::Result<Ending> {
+        tracing::info!(
+            server = self.shared.info.name.as_str(),
+            tools = self.shared.registry.len(),
+            "serving MCP on stdio"
+        );
+        let (input, output) = transport::stdio::open();
+        let mut idle_stdin = gate.and_then(|gate| input.idle_reader(gate));
+        let idle: Option<&mut (dyn IdleRead + Send)> = match idle_stdin.as_mut() {
+            Some(reader) => Some(reader),
+            None => None,
+        };
+        let serving = transport::stream::serve_with_idle(self.engine(), input, output, idle);
+        tokio::select! {
             biased;
             stop = &mut stopped => {
                 // Dropping the session aborts every call task; dropping a call kills its
@@ -143,26 +162,34 @@ impl Server {
                 Ok(Ending::Terminated)
             }
             ending = serving => ending,
-        };
-        watcher.abort();
-        ending
+        }
     }
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
     /// the one call a CLI's `mcp` subcommand needs.
     pub fn run_stdio(&self) -> u8 {
+        telemetry::init();
+        telemetry::install_panic_hook();
         let runtime = match runtime(Flavor::OneThread) {
             Ok(runtime) => runtime,
             Err(status) => return status,
         };
-        // One session is served by one thread: the thread that waits on the reactor is the one
-        // that reads the request, answers it and writes the reply, with no hand-off between
-        // threads per message. Calls that wait (commands, timers) interleave on it; blocking
-        // work belongs in `spawn_blocking`, whose pool this runtime still has.
+        // One session is served by one thread: the thread that waits for input is the one that
+        // reads the request, answers it and writes the reply, with no hand-off between threads
+        // per message. Calls that wait (commands, timers) interleave on it; blocking work
+        // belongs in `spawn_blocking`, whose pool this runtime still has. Signals are awaited
+        // on a thread of their own, so that the session may block in `read` while idle.
         // The session is a task, not the `block_on` future, so that a bug's panic ends here
         // as a join error and a status instead of unwinding out of this function.
         let server = self.clone();
-        let session = runtime.spawn(async move { server.serve_stdio().await });
+        let session = match signal_thread() {
+            Some((stopped, gate)) => runtime.spawn(async move {
+                server.serve_stdio_until(stopped, Some(gate)).await
+            }),
+            // No thread for signals: they are awaited on the runtime, and the session never
+            // blocks.
+            None => runtime.spawn(async move { server.serve_stdio().await }),
+        };
         let status = match runtime.block_on(session) {
             Ok(Ok(ending)) => ending.exit_code(),
             Ok(Err(error)) => {
@@ -181,6 +208,64 @@ impl Server {
         status
     }
 }
+
+/// Starts the thread that waits for SIGTERM, SIGINT and SIGHUP, with their handlers installed
+/// before it returns. A signal that finds the session blocked idle ends the process there
+/// (status 0: nothing was in flight); otherwise it is sent down the channel. `None` when the
+/// thread or its runtime could not be started.
+fn signal_thread() -> Option<(tokio::sync::oneshot::Receiver<&'static str>, Arc<IdleGate>)> {
+    let gate = Arc::new(IdleGate::default());
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let (installed_tx, installed_rx) = std::sync::mpsc::sync_channel::<bool>(1);
+    let thread_gate = Arc::clone(&gate);
+    let spawned = std::thread::Builder::new()
+        .name("airlock-signals".into())
+        .stack_size(SIGNAL_THREAD_STACK_BYTES)
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                let _unheard = installed_tx.send(false);
+                return;
+            };
+            let signals = runtime.block_on(async { Termination::install() });
+            if installed_tx.send(true).is_err() {
+                return;
+            }
+            // Without handlers the default actions apply; the channel stays open for good.
+            let signal = runtime.block_on(Termination::wait(signals));
+            if thread_gate.claim_for_stop() {
+                tracing::info!(signal, "stopping on signal; no call was in flight");
+                end_idle_process();
+            }
+            if stop.send(signal).is_err() {
+                tracing::debug!("a signal arrived after the session ended");
+            }
+        });
+    if spawned.is_err() {
+        tracing::warn!("no thread for signals; they are awaited on the session's runtime");
+        return None;
+    }
+    match installed_rx.recv() {
+        Ok(true) => Some((stopped, gate)),
+        _ => None,
+    }
+}
+
+/// Ends the process from the signal thread, with status 0 like a session stopped by a
+/// signal. Only called with the session claimed idle through its [`IdleGate`]: no call in
+/// flight, no task, no command, nothing unwritten, so there is nothing to cancel or flush.
+#[expect(
+    clippy::exit,
+    reason = "the signal thread ends an idle session blocked in read(2)"
+)]
+fn end_idle_process() -> ! {
+    std::process::exit(0)
+}
+
+/// The signal thread's stack: it only waits, and logs one line.
+const SIGNAL_THREAD_STACK_BYTES: usize = 256 * 1024;
 
 impl Server {
     /// Serves MCP over HTTP (both eras) at `addr`'s `/mcp` until SIGTERM, SIGINT or SIGHUP.

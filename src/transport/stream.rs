@@ -18,6 +18,10 @@
 //!
 //! At end of input, calls still running get `eof_drain_timeout` to finish and be answered;
 //! then they are cancelled and the session ends.
+//!
+//! A session given an [`IdleRead`] (stdio on a thread of its own) reads through it whenever
+//! it is idle — no call in flight or running, nothing to write — by blocking, and through the
+//! reactor otherwise.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -64,7 +68,31 @@ impl Ending {
 /// # Errors
 ///
 /// Read errors other than end of input, and write errors other than a closed peer.
-pub async fn serve<R, W>(mut engine: Engine, reader: R, mut writer: W) -> io::Result<Ending>
+pub async fn serve<R, W>(engine: Engine, reader: R, writer: W) -> io::Result<Ending>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    serve_with_idle(engine, reader, writer, None).await
+}
+
+/// A way for a session that owns its thread to wait for input by blocking in one `read`
+/// while it has nothing else to do, instead of in the reactor: one system call per message
+/// less (see `transport::stdio`).
+pub(crate) trait IdleRead {
+    /// Reads input into `buf`, blocking until some arrives (`0`: end of input). Called only
+    /// with no call in flight, no task running and nothing to write; `None` when blocking is
+    /// not possible now, and the session waits in the reactor instead.
+    fn read_idle(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>>;
+}
+
+/// [`serve`], reading with `idle` whenever the session is idle.
+pub(crate) async fn serve_with_idle<R, W>(
+    mut engine: Engine,
+    reader: R,
+    mut writer: W,
+    mut idle: Option<&mut (dyn IdleRead + Send)>,
+) -> io::Result<Ending>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -85,9 +113,29 @@ where
     };
     let ending = loop {
         let reading = session.drain_deadline.is_none();
+        if let Some(idle) = idle.as_deref_mut()
+            && reading
+            && session.is_idle()
+            && frames.wants_input()
+        {
+            let mut declined = false;
+            let read = frames.read_with(|buf| {
+                idle.read_idle(buf).unwrap_or_else(|| {
+                    declined = true;
+                    Err(io::ErrorKind::WouldBlock.into())
+                })
+            });
+            if let Err(error) = read
+                && !declined
+            {
+                // As a failed read of the stream: the calls (none) drain and the session ends.
+                let _step = session.frame(Err(error));
+            }
+        }
         let step = tokio::select! {
             biased;
-            Some(event) = done_rx.recv() => {
+            // Only running calls send events (those of a cancelled call are ignored anyway).
+            Some(event) = done_rx.recv(), if session.tasks.is_running() => {
                 session.event(event);
                 Step::Go
             }
@@ -103,7 +151,7 @@ where
             return session.cut_off(&mut writer).await;
         }
         match session
-            .gather_and_write(&mut frames, &mut done_rx, &mut writer)
+            .gather_and_write(&mut frames, &mut done_rx, &mut writer, idle.is_some())
             .await
         {
             Ok(Step::Go) => {}
@@ -146,6 +194,16 @@ struct Session<'e> {
 }
 
 impl Session<'_> {
+    /// Whether nothing is under way: no call in flight or running, nothing to write.
+    fn is_idle(&self) -> bool {
+        self.is_idle_but_for_output() && self.out.is_empty()
+    }
+
+    /// Whether no call is in flight or running.
+    fn is_idle_but_for_output(&self) -> bool {
+        self.engine.in_flight() == 0 && !self.tasks.is_running()
+    }
+
     /// Takes an event of a running call.
     fn event(&mut self, event: Event) {
         match event {
@@ -199,17 +257,25 @@ impl Session<'_> {
         frames: &mut FrameReader<R>,
         done_rx: &mut mpsc::Receiver<Event>,
         writer: &mut W,
+        blocking_reads: bool,
     ) -> io::Result<Step>
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
         while !self.out.is_empty() && self.out.len() < WRITE_BUFFER_BYTES {
-            if let Ok(event) = done_rx.try_recv() {
+            if self.tasks.is_running()
+                && let Ok(event) = done_rx.try_recv()
+            {
                 self.event(event);
                 continue;
             }
             if self.drain_deadline.is_some() {
+                break;
+            }
+            // A session that reads while idle by blocking looks at what it has read, not at
+            // the stream: the next read is the blocking one, as soon as these replies are out.
+            if blocking_reads && self.is_idle_but_for_output() && frames.wants_input() {
                 break;
             }
             // `next` is cancel-safe: a read that would wait is dropped and nothing is lost.
@@ -315,6 +381,11 @@ impl Tasks {
         });
         self.running.insert(ticket, task.abort_handle());
         None
+    }
+
+    /// Whether any call runs on a task.
+    fn is_running(&self) -> bool {
+        !self.running.is_empty()
     }
 
     fn finished(&mut self, ticket: &Ticket) {

@@ -1,5 +1,7 @@
 //! The protocol as a well-behaved client sees it, over real pipes.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::harness::{Server, call, code, example, modern_meta, request};
@@ -199,6 +201,45 @@ fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
     let reply = server.request(&call(2, "sleep", json!({"ms": 1, "SECRET-KEY": 1})));
     assert!(!reply.to_string().contains("SECRET"));
     assert_eq!(reply["result"]["isError"], true);
+}
+
+/// An idle session waits for input blocked in `read(2)` (`transport::stdio`); the thread that
+/// waits for signals must still end it, with status 0, whichever signal.
+#[test]
+fn a_signal_ends_an_idle_session_with_status_0() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let mut server = fixture();
+        server.initialize("2025-11-25");
+        let ping = server.request(&request(1, "ping", json!({})));
+        assert_eq!(ping["result"], json!({}));
+        // Give the session time to block in its read (not a timing assertion: the signal
+        // must end it whether it has blocked yet or not).
+        std::thread::sleep(Duration::from_millis(200));
+        crate::harness::signal(server.pid(), signal);
+        assert_eq!(
+            server.wait(Duration::from_secs(10)).code(),
+            Some(0),
+            "{signal}"
+        );
+        assert!(server.stderr().contains("stopping on signal"), "{signal}");
+    }
+}
+
+/// A signal that arrives while a call waits (the session is in the reactor, not blocked):
+/// the call is dropped unanswered and the session ends with status 0.
+#[test]
+fn a_signal_during_a_waiting_call_ends_the_session_without_its_reply() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    server.send(&call(1, "sleep", json!({"ms": 1_500})));
+    std::thread::sleep(Duration::from_millis(200));
+    crate::harness::signal(server.pid(), "TERM");
+    assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains("calls in flight are cancelled"),
+        "{stderr}"
+    );
 }
 
 #[test]
