@@ -236,10 +236,13 @@ fn the_case_list_names_every_category() {
 fn no_process_of_the_server_outlives_the_audit() {
     // The server leaves a background child in its group and one that left the group
     // (setsid); both must be gone when the audit ends. The sleeps carry a unique duration so
-    // they can be found among other processes.
+    // they can be found among other processes. The escapee is found while its parent, the
+    // server, is alive (target.rs, known limits): the pause before `exec` keeps the server
+    // (this shell, then airlock) in place for many sampling intervals, so the test does not
+    // depend on how fast a loaded machine schedules the sampler.
     let marker = format!("31{}.5", std::process::id());
     let script = format!(
-        "/bin/sleep {marker} & /usr/bin/setsid /bin/sleep {marker} & exec '{}' serve",
+        "/bin/sleep {marker} & /usr/bin/setsid /bin/sleep {marker} & /bin/sleep 0.3; exec '{}' serve",
         airlock_serve()
     );
     let (status, _report, table) = audit(
