@@ -110,6 +110,11 @@ impl Server {
     pub async fn serve_stdio(&self) -> io::Result<Ending> {
         telemetry::init();
         telemetry::install_panic_hook();
+        self.serve_stdio_watching_signals().await
+    }
+
+    /// [`Server::serve_stdio`] once logging is set up: the signals are awaited on this runtime.
+    async fn serve_stdio_watching_signals(&self) -> io::Result<Ending> {
         // The handlers are in place before the first request is read: a signal during a call
         // must cancel it (and kill its command), never take the default action.
         let signals = Termination::install();
@@ -167,9 +172,20 @@ impl Server {
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
     /// the one call a CLI's `mcp` subcommand needs.
+    ///
+    /// The session waits for input blocked in `read(2)` while it is idle, and SIGTERM, SIGINT
+    /// and SIGHUP are watched on a thread of their own. A signal that arrives while the session
+    /// is idle (no call in flight, nothing to write) **ends the process from that thread with
+    /// status 0: this function does not return then**, and nothing after it runs (destructors
+    /// included). Work outside the session's runtime (threads of your own, `spawn_blocking`
+    /// closures a handler left behind) is not waited for. A signal during a call cancels the
+    /// calls and returns 0 as usual. To keep control at every ending, serve with
+    /// [`Server::serve_stdio`] on a runtime of your own, which never blocks.
     pub fn run_stdio(&self) -> u8 {
         telemetry::init();
         telemetry::install_panic_hook();
+        // Started first, so that its set-up overlaps the runtime's.
+        let signals = SignalThread::start();
         let runtime = match runtime(Flavor::OneThread) {
             Ok(runtime) => runtime,
             Err(status) => return status,
@@ -182,13 +198,13 @@ impl Server {
         // The session is a task, not the `block_on` future, so that a bug's panic ends here
         // as a join error and a status instead of unwinding out of this function.
         let server = self.clone();
-        let session = match signal_thread() {
+        let session = match signals.and_then(SignalThread::ready) {
             Some((stopped, gate)) => runtime.spawn(async move {
                 server.serve_stdio_until(stopped, Some(gate)).await
             }),
             // No thread for signals: they are awaited on the runtime, and the session never
             // blocks.
-            None => runtime.spawn(async move { server.serve_stdio().await }),
+            None => runtime.spawn(async move { server.serve_stdio_watching_signals().await }),
         };
         let status = match runtime.block_on(session) {
             Ok(Ok(ending)) => ending.exit_code(),
@@ -209,47 +225,67 @@ impl Server {
     }
 }
 
-/// Starts the thread that waits for SIGTERM, SIGINT and SIGHUP, with their handlers installed
-/// before it returns. A signal that finds the session blocked idle ends the process there
-/// (status 0: nothing was in flight); otherwise it is sent down the channel. `None` when the
-/// thread or its runtime could not be started.
-fn signal_thread() -> Option<(tokio::sync::oneshot::Receiver<&'static str>, Arc<IdleGate>)> {
-    let gate = Arc::new(IdleGate::default());
-    let (stop, stopped) = tokio::sync::oneshot::channel();
-    let (installed_tx, installed_rx) = std::sync::mpsc::sync_channel::<bool>(1);
-    let thread_gate = Arc::clone(&gate);
-    let spawned = std::thread::Builder::new()
-        .name("airlock-signals".into())
-        .stack_size(SIGNAL_THREAD_STACK_BYTES)
-        .spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                let _unheard = installed_tx.send(false);
-                return;
-            };
-            let signals = runtime.block_on(async { Termination::install() });
-            if installed_tx.send(true).is_err() {
-                return;
-            }
-            // Without handlers the default actions apply; the channel stays open for good.
-            let signal = runtime.block_on(Termination::wait(signals));
-            if thread_gate.claim_for_stop() {
-                tracing::info!(signal, "stopping on signal; no call was in flight");
-                end_idle_process();
-            }
-            if stop.send(signal).is_err() {
-                tracing::debug!("a signal arrived after the session ended");
-            }
-        });
-    if spawned.is_err() {
-        tracing::warn!("no thread for signals; they are awaited on the session's runtime");
-        return None;
+/// The thread that waits for SIGTERM, SIGINT and SIGHUP, started: its handlers are known to be
+/// installed once [`SignalThread::ready`] returns. A signal that finds the session blocked idle
+/// ends the process there (status 0: nothing was in flight); otherwise it is sent down the
+/// channel.
+struct SignalThread {
+    installed: std::sync::mpsc::Receiver<bool>,
+    stopped: tokio::sync::oneshot::Receiver<&'static str>,
+    gate: Arc<IdleGate>,
+}
+
+impl SignalThread {
+    /// Starts the thread (its runtime and handlers are set up while the caller goes on);
+    /// `None` when no thread could be started.
+    fn start() -> Option<Self> {
+        let gate = Arc::new(IdleGate::default());
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let (installed_tx, installed) = std::sync::mpsc::sync_channel::<bool>(1);
+        let thread_gate = Arc::clone(&gate);
+        let spawned = std::thread::Builder::new()
+            .name("airlock-signals".into())
+            .stack_size(SIGNAL_THREAD_STACK_BYTES)
+            .spawn(move || {
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_io()
+                    .build()
+                else {
+                    let _unheard = installed_tx.send(false);
+                    return;
+                };
+                let signals = runtime.block_on(async { Termination::install() });
+                if installed_tx.send(true).is_err() {
+                    return;
+                }
+                // Without handlers the default actions apply; the channel stays open for good.
+                let signal = runtime.block_on(Termination::wait(signals));
+                if thread_gate.claim_for_stop() {
+                    tracing::info!(signal, "stopping on signal; no call was in flight");
+                    end_idle_process();
+                }
+                if stop.send(signal).is_err() {
+                    tracing::debug!("a signal arrived after the session ended");
+                }
+            });
+        if spawned.is_err() {
+            tracing::warn!("no thread for signals; they are awaited on the session's runtime");
+            return None;
+        }
+        Some(Self {
+            installed,
+            stopped,
+            gate,
+        })
     }
-    match installed_rx.recv() {
-        Ok(true) => Some((stopped, gate)),
-        _ => None,
+
+    /// Waits until the handlers are in place; then the session may start. `None` when the
+    /// thread could not build its runtime (the caller then awaits signals itself).
+    fn ready(self) -> Option<(tokio::sync::oneshot::Receiver<&'static str>, Arc<IdleGate>)> {
+        match self.installed.recv() {
+            Ok(true) => Some((self.stopped, self.gate)),
+            _ => None,
+        }
     }
 }
 

@@ -19,7 +19,7 @@
 //! At end of input, calls still running get `eof_drain_timeout` to finish and be answered;
 //! then they are cancelled and the session ends.
 //!
-//! A session given an [`IdleRead`] (stdio on a thread of its own) reads through it whenever
+//! A session given an `IdleRead` (stdio on a thread of its own) reads through it whenever
 //! it is idle — no call in flight or running, nothing to write — by blocking, and through the
 //! reactor otherwise.
 
@@ -128,8 +128,10 @@ where
             if let Err(error) = read
                 && !declined
             {
-                // As a failed read of the stream: the calls (none) drain and the session ends.
+                // As a failed read of the stream: the calls (none) drain and the session ends;
+                // the loop starts again so that nothing more is read.
                 let _step = session.frame(Err(error));
+                continue;
             }
         }
         let step = tokio::select! {
