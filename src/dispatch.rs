@@ -13,14 +13,14 @@ use serde_json::{Map, Value};
 
 use crate::engine::Shared;
 use crate::envelope::{Params, RequestMethod};
-use crate::json::{ParamKey, Text};
 use crate::error::McpError;
 use crate::id::RequestId;
+use crate::json::{ParamKey, Text};
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
 use crate::response::{
-    self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult,
-    Modern, ToolsListResult,
+    self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult, Modern,
+    ToolsListResult,
 };
 use crate::tools::{ToolDef, ToolOutput, arguments};
 use crate::version::ProtocolVersion;
@@ -113,7 +113,11 @@ fn initialize(
         ("clientInfo", "object", params.client_info_is_object),
     ] {
         if is_object == Some(false) {
-            tracing::debug!(member, expected = kind, "initialize member has the wrong type");
+            tracing::debug!(
+                member,
+                expected = kind,
+                "initialize member has the wrong type"
+            );
             return Err(McpError::InvalidParams(
                 "initialize member has the wrong type",
             ));
@@ -195,7 +199,10 @@ fn tools_call(
         // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
         return Err(McpError::MethodNotFound);
     }
-    only_members(params, &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta])?;
+    only_members(
+        params,
+        &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
+    )?;
     let name = match &params.name {
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),

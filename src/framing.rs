@@ -436,7 +436,9 @@ mod tests {
             .unwrap();
         assert!(!reader.wants_input());
         // Buffered input is never overwritten.
-        reader.read_with(|_| panic!("read while input is buffered")).unwrap();
+        reader
+            .read_with(|_| panic!("read while input is buffered"))
+            .unwrap();
         assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"a\":1}"));
         assert_eq!(reader.next().await.unwrap(), Frame::Line(b"part"));
         assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"b\":2}"));

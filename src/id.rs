@@ -24,7 +24,10 @@ pub struct RequestId {
 /// request costs no allocation for it.
 #[derive(Clone, Debug)]
 enum IdText {
-    Short { len: u8, bytes: [u8; SHORT_ID_BYTES] },
+    Short {
+        len: u8,
+        bytes: [u8; SHORT_ID_BYTES],
+    },
     Long(Box<str>),
 }
 
@@ -150,8 +153,8 @@ fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
 
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let value: &RawValue = serde_json::from_str(self.raw())
-            .map_err(|_| serde::ser::Error::custom("id text"))?;
+        let value: &RawValue =
+            serde_json::from_str(self.raw()).map_err(|_| serde::ser::Error::custom("id text"))?;
         value.serialize(serializer)
     }
 }
@@ -195,7 +198,11 @@ mod tests {
         for digit in "1234567890123456789".chars() {
             text.push(digit);
             let expected: i128 = text.parse().unwrap();
-            assert_eq!(id(&text).unwrap().key(), &IdKey::Integer(expected), "{text}");
+            assert_eq!(
+                id(&text).unwrap().key(),
+                &IdKey::Integer(expected),
+                "{text}"
+            );
             let negative = format!("-{text}");
             assert_eq!(id(&negative).unwrap().key(), &IdKey::Integer(-expected));
             for written in [&text, &negative] {

@@ -319,9 +319,7 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
                     })?);
                 }
                 TopKey::Known(Known::Params) => {
-                    let slot = members
-                        .params
-                        .insert(ParamsMember::Object(Box::default()));
+                    let slot = members.params.insert(ParamsMember::Object(Box::default()));
                     if let ParamsMember::Object(params) = slot {
                         let object = map.next_value_seed(ParamsSeed {
                             checks: self.checks,

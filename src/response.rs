@@ -433,14 +433,20 @@ mod tests {
             })
         );
         let modern = call_result(&ToolOutput::text("ok"), ProtocolVersion::V2026_07_28);
-        assert_eq!(modern["content"], serde_json::json!([{"type": "text", "text": "ok"}]));
+        assert_eq!(
+            modern["content"],
+            serde_json::json!([{"type": "text", "text": "ok"}])
+        );
         assert_eq!(modern["resultType"], "complete");
         assert_eq!(
             modern["_meta"]["io.modelcontextprotocol/serverInfo"],
             serde_json::json!({"name": "t", "version": "1"})
         );
         assert!(modern.get("isError").is_none());
-        let empty = call_result(&ToolOutput::content(Vec::new()), ProtocolVersion::V2024_11_05);
+        let empty = call_result(
+            &ToolOutput::content(Vec::new()),
+            ProtocolVersion::V2024_11_05,
+        );
         assert_eq!(empty, serde_json::json!({"content": []}));
     }
 

@@ -199,9 +199,9 @@ impl Server {
         // as a join error and a status instead of unwinding out of this function.
         let server = self.clone();
         let session = match signals.and_then(SignalThread::ready) {
-            Some((stopped, gate)) => runtime.spawn(async move {
-                server.serve_stdio_until(stopped, Some(gate)).await
-            }),
+            Some((stopped, gate)) => {
+                runtime.spawn(async move { server.serve_stdio_until(stopped, Some(gate)).await })
+            }
             // No thread for signals: they are awaited on the runtime, and the session never
             // blocks.
             None => runtime.spawn(async move { server.serve_stdio_watching_signals().await }),

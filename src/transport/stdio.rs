@@ -260,13 +260,19 @@ mod tests {
     fn a_stop_claims_an_idle_session_and_turns_a_busy_one_away() {
         let gate = IdleGate::default();
         assert!(!gate.claim_for_stop(), "busy: the session is told");
-        assert!(!gate.enter(), "a requested stop keeps the session from blocking");
+        assert!(
+            !gate.enter(),
+            "a requested stop keeps the session from blocking"
+        );
         assert_eq!(gate.state.load(Ordering::SeqCst), BUSY);
         let gate = IdleGate::default();
         assert!(gate.enter());
         gate.leave();
         assert!(gate.enter());
-        assert!(gate.claim_for_stop(), "idle: the signal thread ends the process");
+        assert!(
+            gate.claim_for_stop(),
+            "idle: the signal thread ends the process"
+        );
         assert_eq!(gate.state.load(Ordering::SeqCst), ENDING);
         assert!(!gate.enter());
     }

@@ -236,10 +236,7 @@ fn a_signal_during_a_waiting_call_ends_the_session_without_its_reply() {
     crate::harness::signal(server.pid(), "TERM");
     assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
     let stderr = server.stderr();
-    assert!(
-        stderr.contains("calls in flight are cancelled"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("calls in flight are cancelled"), "{stderr}");
 }
 
 #[test]

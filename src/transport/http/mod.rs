@@ -51,9 +51,9 @@ use tokio::task::AbortHandle;
 use crate::call::{Call, CallContext, Event};
 use crate::engine::{Effect, Engine, Shared};
 use crate::envelope::{self, Message, ReplyTo, Request as RpcRequest, RequestMethod};
-use crate::json::Text;
 use crate::error::{HeaderFault, HttpRefusal, McpError};
 use crate::id::RequestId;
+use crate::json::Text;
 use crate::limits::HttpLimits;
 use crate::response;
 use crate::version::ProtocolVersion;
@@ -458,7 +458,11 @@ impl Exchange<'_> {
     }
 
     /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
-    fn check_headers(&self, request: &RpcRequest<'_>, body_version: &Value) -> Result<(), HeaderFault> {
+    fn check_headers(
+        &self,
+        request: &RpcRequest<'_>,
+        body_version: &Value,
+    ) -> Result<(), HeaderFault> {
         let header_version = headers::text(self.head, MCP_PROTOCOL_VERSION);
         let version_matches = match body_version.as_str() {
             Some(body) => header_version == Some(body),
