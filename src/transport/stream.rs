@@ -128,10 +128,11 @@ where
             if let Err(error) = read
                 && !declined
             {
-                // As a failed read of the stream: the calls (none) drain and the session ends;
-                // the loop starts again so that nothing more is read.
+                // As a failed read of the stream (logged there). Idle means nothing is in
+                // flight and nothing is left to write, so there is nothing to drain: the
+                // session ends now, as the reactor's path does.
                 let _step = session.frame(Err(error));
-                continue;
+                break Ending::EndOfInput;
             }
         }
         let step = tokio::select! {
@@ -411,5 +412,99 @@ impl Tasks {
 impl Drop for Tasks {
     fn drop(&mut self) {
         self.cancel_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{Server, Tool, ToolOutput};
+
+    /// Input handed out by an idle reader, one piece per call, then its end or error.
+    struct Scripted {
+        pieces: Vec<&'static [u8]>,
+        end: Option<io::ErrorKind>,
+        calls: usize,
+    }
+
+    impl IdleRead for Scripted {
+        fn read_idle(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
+            self.calls = self.calls.saturating_add(1);
+            if self.pieces.is_empty() {
+                return Some(match self.end {
+                    Some(kind) => Err(kind.into()),
+                    None => Ok(0),
+                });
+            }
+            let piece = self.pieces.remove(0);
+            buf.get_mut(..piece.len())?.copy_from_slice(piece);
+            Some(Ok(piece.len()))
+        }
+    }
+
+    fn engine() -> Engine {
+        Server::builder("t", "0")
+            .tool(
+                Tool::builder("echo", "echo")
+                    .handler(|_: crate::NoArguments| async { Ok(ToolOutput::text("x")) }),
+            )
+            .build()
+            .unwrap()
+            .engine()
+    }
+
+    const PONGS: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n";
+
+    /// The idle reader and the stream read one pipe in stdio: a line begun by one is finished
+    /// by the other, and each reply goes out once.
+    #[tokio::test]
+    async fn an_idle_session_reads_through_its_idle_reader_and_the_stream_alike() {
+        let mut idle = Scripted {
+            pieces: vec![
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"meth",
+            ],
+            end: None,
+            calls: 0,
+        };
+        let (mut client, reader) = tokio::io::duplex(1024);
+        client.write_all(b"od\":\"ping\"}\n").await.unwrap();
+        drop(client);
+        let mut out = Vec::new();
+        let ending = tokio::time::timeout(
+            Duration::from_secs(5),
+            serve_with_idle(engine(), reader, &mut out, Some(&mut idle)),
+        )
+        .await
+        .expect("the session ends by itself");
+        assert_eq!(ending.unwrap(), Ending::EndOfInput);
+        assert_eq!(String::from_utf8(out).unwrap(), PONGS);
+        assert!(idle.calls >= 1);
+    }
+
+    /// Found in review: after a failed idle read the session read on through the reactor and
+    /// waited out the end-of-input drain. It ends at once, having answered what it read.
+    #[tokio::test]
+    async fn a_failed_idle_read_ends_the_session_at_once() {
+        let mut idle = Scripted {
+            pieces: vec![
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n",
+            ],
+            end: Some(io::ErrorKind::Other),
+            calls: 0,
+        };
+        // A stream that stays open and silent: only the idle reader gives input.
+        let (_client, reader) = tokio::io::duplex(64);
+        let mut out = Vec::new();
+        let ending = tokio::time::timeout(
+            Duration::from_secs(5),
+            serve_with_idle(engine(), reader, &mut out, Some(&mut idle)),
+        )
+        .await
+        .expect("the session ends without waiting out the 10 s drain");
+        assert_eq!(ending.unwrap(), Ending::EndOfInput);
+        assert_eq!(String::from_utf8(out).unwrap(), PONGS);
+        assert_eq!(idle.calls, 2);
     }
 }
