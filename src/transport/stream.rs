@@ -419,6 +419,8 @@ impl Drop for Tasks {
 mod tests {
     use std::time::Duration;
 
+    use tokio::io::DuplexStream;
+
     use super::*;
     use crate::{Server, Tool, ToolOutput};
 
@@ -444,8 +446,14 @@ mod tests {
         }
     }
 
+    /// An engine whose end-of-input drain lasts an hour, so that a session waiting it out
+    /// cannot be mistaken for one that ended.
     fn engine() -> Engine {
         Server::builder("t", "0")
+            .limits(crate::Limits {
+                eof_drain_timeout: Duration::from_secs(3600),
+                ..crate::Limits::default()
+            })
             .tool(
                 Tool::builder("echo", "echo")
                     .handler(|_: crate::NoArguments| async { Ok(ToolOutput::text("x")) }),
@@ -453,6 +461,20 @@ mod tests {
             .build()
             .unwrap()
             .engine()
+    }
+
+    /// Serves one session over `idle` and `reader`; the replies as text. The timeout only
+    /// keeps a broken session from hanging the suite (the drain it could wait for is an hour).
+    async fn serve_idle(idle: &mut Scripted, reader: DuplexStream) -> (Ending, String) {
+        let mut out = Vec::new();
+        let ending = tokio::time::timeout(
+            Duration::from_secs(60),
+            serve_with_idle(engine(), reader, &mut out, Some(idle)),
+        )
+        .await
+        .expect("the session ends by itself")
+        .unwrap();
+        (ending, String::from_utf8(out).unwrap())
     }
 
     const PONGS: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n";
@@ -471,15 +493,9 @@ mod tests {
         let (mut client, reader) = tokio::io::duplex(1024);
         client.write_all(b"od\":\"ping\"}\n").await.unwrap();
         drop(client);
-        let mut out = Vec::new();
-        let ending = tokio::time::timeout(
-            Duration::from_secs(5),
-            serve_with_idle(engine(), reader, &mut out, Some(&mut idle)),
-        )
-        .await
-        .expect("the session ends by itself");
-        assert_eq!(ending.unwrap(), Ending::EndOfInput);
-        assert_eq!(String::from_utf8(out).unwrap(), PONGS);
+        let (ending, out) = serve_idle(&mut idle, reader).await;
+        assert_eq!(ending, Ending::EndOfInput);
+        assert_eq!(out, PONGS);
         assert!(idle.calls >= 1);
     }
 
@@ -496,15 +512,9 @@ mod tests {
         };
         // A stream that stays open and silent: only the idle reader gives input.
         let (_client, reader) = tokio::io::duplex(64);
-        let mut out = Vec::new();
-        let ending = tokio::time::timeout(
-            Duration::from_secs(5),
-            serve_with_idle(engine(), reader, &mut out, Some(&mut idle)),
-        )
-        .await
-        .expect("the session ends without waiting out the 10 s drain");
-        assert_eq!(ending.unwrap(), Ending::EndOfInput);
-        assert_eq!(String::from_utf8(out).unwrap(), PONGS);
+        let (ending, out) = serve_idle(&mut idle, reader).await;
+        assert_eq!(ending, Ending::EndOfInput);
+        assert_eq!(out, PONGS);
         assert_eq!(idle.calls, 2);
     }
 }
