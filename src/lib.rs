@@ -26,6 +26,7 @@
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
+//! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`engine`]: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras).
@@ -59,6 +60,7 @@ pub mod limits;
 pub mod manifest;
 pub mod process;
 mod response;
+pub mod sandbox;
 pub mod secrets;
 pub mod server;
 pub mod telemetry;

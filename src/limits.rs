@@ -165,6 +165,36 @@ pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Largest manifest file read, in bytes: a manifest is configuration, not data.
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
+/// Processes (and threads) one sandboxed call may have alive at once, its program included.
+///
+/// A fork loop stops here instead of filling the machine's process table. Enforced by
+/// `RLIMIT_NPROC` counted in the call's own user namespace, or, when airlock runs as root
+/// (where the kernel exempts uid 0 from that limit), by a pids cgroup per call.
+pub const SANDBOX_PROCESSES: u32 = 64;
+
+/// Address space of each sandboxed process, in MiB (`RLIMIT_AS`): a 1 GiB allocation fails.
+pub const SANDBOX_MEMORY_MIB: u64 = 512;
+
+/// CPU seconds of each sandboxed process (`RLIMIT_CPU`); the call's deadline bounds wall time.
+pub const SANDBOX_CPU_SECONDS: u64 = 30;
+
+/// Largest file a sandboxed process may write, in MiB (`RLIMIT_FSIZE`).
+pub const SANDBOX_FILE_SIZE_MIB: u64 = 64;
+
+/// Open descriptors of each sandboxed process (`RLIMIT_NOFILE`).
+pub const SANDBOX_OPEN_FILES: u64 = 256;
+
+/// Highest values a manifest may give the sandbox's resource limits, in the same units.
+pub const SANDBOX_MAX_PROCESSES: u32 = 4096;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_MEMORY_MIB: u64 = 64 * 1024;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_CPU_SECONDS: u64 = 24 * 60 * 60;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_FILE_SIZE_MIB: u64 = 1024 * 1024;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_OPEN_FILES: u64 = 65_536;
+
 // The defaults nest: arguments fit in a frame, a string fits in the arguments, and argument
 // nesting fits inside the message's. Checked when the crate compiles.
 const _: () = assert!(MAX_ARGUMENT_BYTES < MAX_FRAME_BYTES);

@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
 use airlock::transport::http::{AllowList, HttpConfig, TokenError, Tokens};
-use airlock::{Limits, Rate, audit, command, telemetry};
+use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
 /// hostile.
@@ -45,6 +45,10 @@ enum Command {
         overrides: LimitFlags,
         #[command(flatten)]
         http: HttpFlags,
+        /// `required` (default): refuse to start if the kernel cannot confine every sandboxed
+        /// tool. `best-effort`: apply what the kernel offers and log what is missing per tool.
+        #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
+        sandbox: String,
     },
     /// Validate a manifest and print what it lets agents run.
     Check {
@@ -187,13 +191,25 @@ impl LimitFlags {
 const LOCAL_MANIFEST: &str = "airlock.toml";
 
 fn main() -> ExitCode {
+    // First, before any thread starts: a sandbox launcher re-executed by a serving airlock.
+    if let Some(status) = sandbox::launcher::run_if_launched() {
+        return status;
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Serve {
             manifest,
             overrides,
             http,
-        } => serve(manifest.as_deref(), &overrides, &http),
+            sandbox,
+        } => {
+            let mode = if sandbox == "best-effort" {
+                sandbox::Mode::BestEffort
+            } else {
+                sandbox::Mode::Required
+            };
+            serve(manifest.as_deref(), &overrides, &http, mode)
+        }
         Command::Check { manifest } => check(manifest.as_deref()),
         Command::Audit(flags) => run_audit(flags),
     }
@@ -214,7 +230,12 @@ fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
     }
 }
 
-fn serve(path: Option<&Path>, overrides: &LimitFlags, http: &HttpFlags) -> ExitCode {
+fn serve(
+    path: Option<&Path>,
+    overrides: &LimitFlags,
+    http: &HttpFlags,
+    mode: sandbox::Mode,
+) -> ExitCode {
     if let Some(addr) = http.http
         && !addr.ip().is_loopback()
         && !http.allow_remote
@@ -239,6 +260,9 @@ fn serve(path: Option<&Path>, overrides: &LimitFlags, http: &HttpFlags) -> ExitC
         tools = manifest.tools.len(),
         "manifest loaded"
     );
+    if !sandbox_holds(&manifest, mode) {
+        return ExitCode::FAILURE;
+    }
     let Some(addr) = http.http else {
         return match command::server(manifest) {
             Ok(server) => ExitCode::from(server.run_stdio()),
@@ -282,6 +306,63 @@ fn serve(path: Option<&Path>, overrides: &LimitFlags, http: &HttpFlags) -> ExitC
     }
 }
 
+/// Probes the kernel and decides whether the manifest's sandboxed tools may be served: in
+/// `required` mode every one must be fully confined; in `best-effort` mode each tool's
+/// effective policy is logged. Also makes this process non-dumpable, so that no process of the
+/// same user (a command included) can read its memory or `/proc/<pid>/environ`.
+fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
+    let unconfined = manifest.tools.iter().filter(|tool| tool.sandbox.is_none());
+    for tool in unconfined {
+        tracing::warn!(
+            tool = tool.name.as_str(),
+            "this tool runs OUTSIDE the kernel sandbox (accepted risk: unsandboxed)"
+        );
+    }
+    if let Err(error) =
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+    {
+        tracing::warn!(error = ?error, "could not make airlock non-dumpable");
+    }
+    let sandboxed: Vec<&str> = manifest
+        .tools
+        .iter()
+        .filter(|tool| tool.sandbox.is_some())
+        .map(|tool| tool.name.as_str())
+        .collect();
+    if sandboxed.is_empty() {
+        return true;
+    }
+    let host = sandbox::configure(mode);
+    let missing = host.support.missing();
+    tracing::info!(support = %host.support.describe(), "sandbox");
+    if missing.is_empty() {
+        return true;
+    }
+    match mode {
+        sandbox::Mode::Required => {
+            tracing::error!(
+                missing = %missing.join("; "),
+                tools = %sandboxed.join(", "),
+                "this kernel cannot enforce the sandbox of these tools, so airlock will not \
+                 serve them. Run on a kernel that has what is missing, or opt out: per tool with \
+                 sandbox = \"off\" and accept_risk = [\"unsandboxed\"], or for the whole server \
+                 with --sandbox best-effort"
+            );
+            false
+        }
+        sandbox::Mode::BestEffort => {
+            for tool in manifest.tools.iter().filter(|tool| tool.sandbox.is_some()) {
+                tracing::warn!(
+                    tool = tool.name.as_str(),
+                    missing = %missing.join("; "),
+                    "best-effort sandbox: this tool runs with only what the kernel enforces"
+                );
+            }
+            true
+        }
+    }
+}
+
 /// The HTTP configuration the flags describe.
 fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
@@ -303,7 +384,22 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
 fn check(path: Option<&Path>) -> ExitCode {
     let (text, status) = match load(path) {
         Ok(manifest) => {
-            let description = manifest.describe();
+            let mut description = manifest.describe();
+            let support = &sandbox::host().support;
+            let missing = support.missing();
+            description.push_str(&format!(
+                "\nsandbox on this machine: {}\n",
+                support.describe()
+            ));
+            if missing.is_empty() {
+                description.push_str("sandbox enforcement: complete\n");
+            } else {
+                description.push_str(&format!(
+                    "sandbox enforcement: INCOMPLETE, missing {}; `airlock serve` refuses to \
+                     start unless given --sandbox best-effort\n",
+                    missing.join("; ")
+                ));
+            }
             match command::server(manifest) {
                 Ok(_) => (format!("{description}\nOK\n"), ExitCode::SUCCESS),
                 Err(error) => (

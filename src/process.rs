@@ -53,8 +53,9 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::io::Errno;
@@ -62,6 +63,8 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::{Child, ChildStdin};
 use tokio::signal::unix::SignalKind;
+
+use crate::sandbox::{self, Confinement};
 
 /// A command ready to run; the caller (the manifest layer) has checked everything already.
 #[derive(Clone)]
@@ -82,6 +85,9 @@ pub struct CommandSpec {
     pub max_stdout_bytes: usize,
     /// Most stderr bytes kept; one more byte stops the command.
     pub max_stderr_bytes: usize,
+    /// The kernel sandbox the command runs in; `None` runs it unconfined (a tool that opted
+    /// out with `accept_risk = ["unsandboxed"]`, or a test).
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 /// Names only: argument and environment values may be secrets or peer input, which are never
@@ -97,6 +103,7 @@ impl fmt::Debug for CommandSpec {
             .field("stdin_bytes", &self.stdin.as_ref().map(Vec::len))
             .field("max_stdout_bytes", &self.max_stdout_bytes)
             .field("max_stderr_bytes", &self.max_stderr_bytes)
+            .field("sandboxed", &self.sandbox.is_some())
             .finish()
     }
 }
@@ -154,6 +161,9 @@ pub enum SpawnError {
     /// The command could not be started (missing program, missing working directory, ...).
     #[error("command could not be started ({0:?})")]
     Start(io::ErrorKind),
+    /// The kernel sandbox could not be prepared here; nothing was started.
+    #[error("the sandbox could not be prepared ({0})")]
+    Sandbox(&'static str),
 }
 
 /// Runs `spec` to its end and returns its exit and capped output.
@@ -184,7 +194,10 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         stdin = spec.stdin.is_some(),
         "starting command"
     );
-    let child = spawn(spec)?;
+    let child = match &spec.sandbox {
+        None => spawn(spec, &spec.program, &spec.args)?,
+        Some(confinement) => spawn_sandboxed(spec, confinement)?,
+    };
     // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
     let Some(group) = child.id().and_then(Group::led_by) else {
         return Err(SpawnError::Internal("spawned child has no pid"));
@@ -230,16 +243,52 @@ impl Exit {
     }
 }
 
-/// Starts the child with nothing inherited; see the module docs for each setting.
+/// Starts the command through the sandbox's launcher: in a fresh PID namespace (given by this
+/// thread, or made by the launcher in a user namespace), under a real uid of its own when
+/// airlock is root. The launcher applies the policy and becomes the program (see
+/// [`crate::sandbox`]).
+fn spawn_sandboxed(spec: &CommandSpec, confinement: &Confinement) -> Result<Child, SpawnError> {
+    let host = sandbox::host();
+    let support = &host.support;
+    if host.mode == sandbox::Mode::Required && !support.missing().is_empty() {
+        return Err(SpawnError::Sandbox(
+            "this kernel cannot enforce the sandbox",
+        ));
+    }
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call_uid = support.root.then(|| {
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        sandbox::call_uid(std::process::id(), call)
+    });
+    let (launcher, argv) = sandbox::spawn::launcher_command(
+        confinement,
+        host.mode,
+        support.pid_namespace,
+        call_uid,
+        &spec.program,
+        &spec.args,
+    );
+    if support.pid_namespace == sandbox::PidNamespace::Direct {
+        // Held across the spawn only: this thread's next child is pid 1 of a new namespace.
+        let _namespace = sandbox::spawn::CallNamespace::enter()
+            .map_err(|_| SpawnError::Sandbox("no PID namespace for the call"))?;
+        spawn(spec, launcher, &argv)
+    } else {
+        spawn(spec, launcher, &argv)
+    }
+}
+
+/// Starts `program args` with the spec's environment, directory and pipes, nothing
+/// inherited; see the module docs for each setting.
 #[expect(clippy::disallowed_methods, reason = "the one audited spawn site")]
-fn spawn(spec: &CommandSpec) -> Result<Child, SpawnError> {
+fn spawn(spec: &CommandSpec, program: &Path, args: &[OsString]) -> Result<Child, SpawnError> {
     let stdin = if spec.stdin.is_some() {
         Stdio::piped()
     } else {
         Stdio::null()
     };
-    tokio::process::Command::new(&spec.program) // absolute (checked above): no PATH lookup
-        .args(&spec.args) // one argv element each
+    tokio::process::Command::new(program) // absolute (checked above): no PATH lookup
+        .args(args) // one argv element each
         .env_clear()
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(&spec.workdir)
@@ -448,6 +497,18 @@ impl Group {
     /// is the normal case after exit; any other failure is logged and otherwise ignored,
     /// because there is nothing more to try (the drop guard and `kill_on_drop` still act).
     fn kill(self) {
+        // The leader by pid first: it may have moved to another group, and in a sandbox it is
+        // pid 1 of the call's namespace, whose death takes every process in it along.
+        match rustix::process::kill_process(self.leader, Signal::KILL) {
+            Ok(()) => {}
+            Err(errno) if errno == Errno::SRCH => {}
+            Err(errno) => {
+                tracing::debug!(
+                    error = ?io::Error::from(errno).kind(),
+                    "could not kill the command"
+                );
+            }
+        }
         match rustix::process::kill_process_group(self.leader, Signal::KILL) {
             Ok(()) => {}
             Err(errno) if errno == Errno::SRCH => {}
@@ -527,6 +588,7 @@ mod tests {
             stdin: None,
             max_stdout_bytes: 1024 * 1024,
             max_stderr_bytes: 1024 * 1024,
+            sandbox: None,
         }
     }
 

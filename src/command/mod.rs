@@ -110,6 +110,7 @@ impl Handler for CommandHandler {
                 stdin: invocation.stdin,
                 max_stdout_bytes: tool.max_output_bytes,
                 max_stderr_bytes: tool.max_output_bytes,
+                sandbox: tool.sandbox.clone(),
             };
             match process::run(&spec).await {
                 Ok(finished) => report(&tool, &redactor, &finished),

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
@@ -18,14 +19,17 @@ use toml::Spanned;
 
 use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawLimits, RawManifest, RawPathArg,
-    RawPathKind, RawRate, RawStringArg, RawTool,
+    RawPathKind, RawRate, RawResources, RawStringArg, RawTool,
 };
 use super::risk::{self, Risk};
 use super::{Located, ManifestError};
 use crate::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
-    MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate,
+    MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CPU_SECONDS,
+    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
+    SANDBOX_MAX_PROCESSES,
 };
+use crate::sandbox::{Confinement, Declared, Policy, Resources};
 use crate::secrets::{MIN_SECRET_BYTES, Secret};
 use crate::tools::{ToolAnnotations, ToolName};
 
@@ -81,6 +85,9 @@ pub struct CommandTool {
     pub annotations: ToolAnnotations,
     /// Risky shapes the manifest explicitly accepted.
     pub accepted_risks: Vec<Risk>,
+    /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
+    /// accepted risk `unsandboxed`.
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 /// One element of an argv template.
@@ -344,6 +351,49 @@ fn timeout(
     Ok(duration)
 }
 
+/// `resources = { … }` over the defaults, each within its ceiling.
+fn resources(
+    value: &Spanned<RawResources>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+) -> Result<Resources, ManifestError> {
+    let raw = value.get_ref();
+    let mut resources = Resources::default();
+    let check =
+        |given: Option<u64>, name: &str, ceiling: u64| -> Result<Option<u64>, ManifestError> {
+            match given {
+                None => Ok(None),
+                Some(n) if (1..=ceiling).contains(&n) => Ok(Some(n)),
+                Some(_) => Err(at.error(
+                    Some(value.span().start),
+                    tool,
+                    &format!("resources.{name}"),
+                    &format!("must be between 1 and {ceiling}"),
+                )),
+            }
+        };
+    if let Some(n) = check(raw.processes, "processes", u64::from(SANDBOX_MAX_PROCESSES))? {
+        resources.processes = u32::try_from(n).unwrap_or(SANDBOX_MAX_PROCESSES);
+    }
+    if let Some(n) = check(raw.memory_mib, "memory_mib", SANDBOX_MAX_MEMORY_MIB)? {
+        resources.memory_mib = n;
+    }
+    if let Some(n) = check(raw.cpu_seconds, "cpu_seconds", SANDBOX_MAX_CPU_SECONDS)? {
+        resources.cpu_seconds = n;
+    }
+    if let Some(n) = check(
+        raw.file_size_mib,
+        "file_size_mib",
+        SANDBOX_MAX_FILE_SIZE_MIB,
+    )? {
+        resources.file_size_mib = n;
+    }
+    if let Some(n) = check(raw.open_files, "open_files", SANDBOX_MAX_OPEN_FILES)? {
+        resources.open_files = n;
+    }
+    Ok(resources)
+}
+
 fn output_cap(
     value: &Spanned<u64>,
     at: &Located<'_>,
@@ -457,7 +507,8 @@ impl ToolChecker<'_> {
                         Some(risk.span().start),
                         tool,
                         "accept_risk",
-                        "unknown risk; known: interpreter_code, launcher, embedded_placeholder",
+                        "unknown risk; known: interpreter_code, launcher, embedded_placeholder, \
+                         unsandboxed",
                     )
                 })
             })
@@ -468,6 +519,7 @@ impl ToolChecker<'_> {
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
+        let sandbox = self.sandbox(&raw, tool, &program, &workdir, &args, &accepted_risks)?;
         let timeout = match &raw.timeout_ms {
             Some(value) => Some(timeout(value, at, tool, "timeout_ms")?),
             None => None,
@@ -515,7 +567,134 @@ impl ToolChecker<'_> {
             success_codes,
             annotations,
             accepted_risks,
+            sandbox,
         })
+    }
+
+    /// The tool's sandbox: `sandbox`, `read`, `write`, `exec`, `network`, `resources`.
+    fn sandbox(
+        &self,
+        raw: &RawTool,
+        tool: Option<&str>,
+        program: &Path,
+        workdir: &Path,
+        args: &[ArgSpec],
+        accepted: &[Risk],
+    ) -> Result<Option<Arc<Confinement>>, ManifestError> {
+        let at = self.at;
+        let off = match &raw.sandbox {
+            None => false,
+            Some(value) => match value.get_ref().as_str() {
+                "on" => false,
+                "off" => true,
+                _ => {
+                    return Err(at.error(
+                        Some(value.span().start),
+                        tool,
+                        "sandbox",
+                        "must be \"on\" or \"off\"",
+                    ));
+                }
+            },
+        };
+        if off {
+            let span = raw.sandbox.as_ref().map(|value| value.span().start);
+            if !accepted.contains(&Risk::Unsandboxed) {
+                return Err(at.error(
+                    span,
+                    tool,
+                    "sandbox",
+                    "the command would run outside the kernel sandbox; if that is really \
+                     intended, add accept_risk = [\"unsandboxed\"]",
+                ));
+            }
+            let declared = !raw.read.is_empty()
+                || !raw.write.is_empty()
+                || !raw.exec.is_empty()
+                || raw.network
+                || raw.resources.is_some();
+            if declared {
+                return Err(at.error(
+                    span,
+                    tool,
+                    "sandbox",
+                    "read, write, exec, network and resources mean nothing with sandbox = \"off\"",
+                ));
+            }
+            return Ok(None);
+        }
+        let mut read = Vec::with_capacity(raw.read.len());
+        for entry in &raw.read {
+            let path = std::fs::canonicalize(self.base.join(entry.get_ref())).map_err(|_| {
+                at.error(
+                    Some(entry.span().start),
+                    tool,
+                    "read",
+                    "must name an existing file or directory",
+                )
+            })?;
+            read.push(path);
+        }
+        let mut write = Vec::with_capacity(raw.write.len());
+        for entry in &raw.write {
+            let refused = |rule: &str| at.error(Some(entry.span().start), tool, "write", rule);
+            if Path::new(entry.get_ref()).is_absolute() {
+                return Err(refused("must be relative to the tool's workdir"));
+            }
+            let dir = directory(workdir, entry.get_ref())
+                .ok_or_else(|| refused("must name an existing directory"))?;
+            if !dir.starts_with(workdir) {
+                return Err(refused("must stay inside the tool's workdir"));
+            }
+            write.push(dir);
+        }
+        let mut exec = Vec::with_capacity(raw.exec.len());
+        for entry in &raw.exec {
+            let refused = || {
+                at.error(
+                    Some(entry.span().start),
+                    tool,
+                    "exec",
+                    "must name an executable file (looked up in PATH when the manifest loads) \
+                     or a directory",
+                )
+            };
+            let text = entry.get_ref();
+            let path = if !text.contains('/') || Path::new(text).is_file() {
+                resolve_program(text, self.base).ok_or_else(refused)?
+            } else {
+                self.base.join(text)
+            };
+            let path = std::fs::canonicalize(path).map_err(|_| refused())?;
+            exec.push(path);
+        }
+        let resources = match &raw.resources {
+            Some(value) => resources(value, at, tool)?,
+            None => Resources::default(),
+        };
+        let roots = args
+            .iter()
+            .filter_map(|arg| match &arg.kind {
+                ArgKind::Path(rule) => Some(rule.root.clone()),
+                _ => None,
+            })
+            .collect();
+        let program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
+        let policy = Policy::for_command(
+            &program,
+            workdir,
+            Declared {
+                roots,
+                read,
+                exec,
+                write,
+                network: raw.network,
+                resources,
+            },
+        );
+        Confinement::new(policy)
+            .map(|confinement| Some(Arc::new(confinement)))
+            .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))
     }
 
     /// `env_allow` values (read now), fixed `env`, and `secret_env` values (read now).
@@ -605,7 +784,7 @@ fn directory(base: &Path, relative: &str) -> Option<PathBuf> {
 /// Finds the program now, once: a path with `/` is taken relative to `base`; a bare name is
 /// looked up in airlock's `PATH` (absolute entries only: a relative entry would make the
 /// result depend on the working directory). The result must be an executable regular file.
-fn resolve_program(program: &str, base: &Path) -> Option<PathBuf> {
+pub(crate) fn resolve_program(program: &str, base: &Path) -> Option<PathBuf> {
     let executable = |path: &Path| {
         std::fs::metadata(path)
             .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
@@ -1177,6 +1356,13 @@ impl Manifest {
                 env.join(", ")
             };
             line(&mut out, &format!("  env:     {env}"));
+            match &tool.sandbox {
+                Some(confinement) => {
+                    line(&mut out, "  sandbox: on");
+                    out.push_str(&confinement.policy().describe("    "));
+                }
+                None => line(&mut out, "  sandbox: OFF (accepted risk: unsandboxed)"),
+            }
             let risks: Vec<&str> = tool.accepted_risks.iter().map(|r| r.as_str()).collect();
             if !risks.is_empty() {
                 line(&mut out, &format!("  ACCEPTED RISKS: {}", risks.join(", ")));

@@ -84,6 +84,28 @@ pub(crate) struct RawTool {
     pub(crate) annotations: RawAnnotations,
     #[serde(default)]
     pub(crate) accept_risk: Vec<Spanned<String>>,
+    /// `"on"` (the default) or `"off"`.
+    pub(crate) sandbox: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) read: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) write: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) exec: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) network: bool,
+    pub(crate) resources: Option<Spanned<RawResources>>,
+}
+
+/// `resources = { processes = 64, memory_mib = 512, … }`: the sandbox's limits for one call.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResources {
+    pub(crate) processes: Option<u64>,
+    pub(crate) memory_mib: Option<u64>,
+    pub(crate) cpu_seconds: Option<u64>,
+    pub(crate) file_size_mib: Option<u64>,
+    pub(crate) open_files: Option<u64>,
 }
 
 /// `annotations = { … }`.

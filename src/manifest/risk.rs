@@ -21,6 +21,8 @@ pub enum Risk {
     Launcher,
     /// A placeholder sits inside a larger token other than `--opt={x}`.
     EmbeddedPlaceholder,
+    /// The tool runs outside the kernel sandbox (`sandbox = "off"`).
+    Unsandboxed,
 }
 
 impl Risk {
@@ -30,6 +32,7 @@ impl Risk {
             "interpreter_code" => Self::InterpreterCode,
             "launcher" => Self::Launcher,
             "embedded_placeholder" => Self::EmbeddedPlaceholder,
+            "unsandboxed" => Self::Unsandboxed,
             _ => return None,
         })
     }
@@ -40,6 +43,7 @@ impl Risk {
             Self::InterpreterCode => "interpreter_code",
             Self::Launcher => "launcher",
             Self::EmbeddedPlaceholder => "embedded_placeholder",
+            Self::Unsandboxed => "unsandboxed",
         }
     }
 }
@@ -126,6 +130,7 @@ pub(super) fn refuse_unaccepted(
                 }
                 Risk::Launcher => "this program runs its arguments as a command",
                 Risk::EmbeddedPlaceholder => "a placeholder is inside a larger token",
+                Risk::Unsandboxed => "the command runs outside the kernel sandbox",
             };
             return Err(format!(
                 "{why}; if that is really intended, add accept_risk = [\"{}\"]",

@@ -1,0 +1,150 @@
+//! The second wall: every command tool runs inside a sandbox the kernel enforces, so a check
+//! the argument layer forgot cannot become an escape.
+//!
+//! Argument checks stop what we foresaw; programs do what we did not (`find` reads
+//! expressions after `--`, binutils expand `@file`, `sqlite3` has `.shell`). Whatever a
+//! command's arguments make it do, the kernel bounds it to what the tool's [`Policy`] grants:
+//!
+//! | what | how |
+//! |---|---|
+//! | files | Landlock (ABI 6 rights): read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); `/proc`, `/sys`, `/tmp`, the rest of `/etc` never |
+//! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses every socket family but `AF_UNIX` (UDP, raw, netlink), and `io_uring` always |
+//! | other processes | Landlock scopes signals and abstract unix sockets to the call; a PID namespace per call hides every process outside it |
+//! | descendants | the command is pid 1 of its own PID namespace: when it ends, for any reason, the kernel kills everything left in it, `setsid`, double forks and daemons included; it has a parent-death signal, so it also ends when airlock does, `SIGKILL` included |
+//! | resources | `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` (see below for root) |
+//! | privileges | `no_new_privs`; as root, every capability dropped (bounding set included) and locked out with securebits, so uid 0 keeps file ownership and nothing else |
+//!
+//! **Processes when airlock is root.** The kernel exempts real uid 0 from `RLIMIT_NPROC`. The
+//! launcher therefore gives each call a real uid of its own ([`call_uid`], unmapped, never a
+//! user of the system) while the effective and file-system uid stay 0 (files are still read
+//! and written as root's, within the Landlock rules), and seccomp refuses every `set*uid` call
+//! so the command cannot take real uid 0 back. `RLIMIT_NPROC` then counts the call's own
+//! processes only. (A pids cgroup per call was the first design; moving a process into a
+//! cgroup v1 hierarchy took about 12 ms per call here, ten times the whole call.)
+//! | descriptors | every descriptor but the three pipes closed, including any airlock inherited without close-on-exec |
+//!
+//! # Why this shape
+//!
+//! `unsafe` is forbidden, so no code can run between `fork` and `exec`. The [`launcher`] is
+//! airlock re-executed (`/proc/self/exe __airlock-sandbox …`): it applies the policy to itself
+//! and `exec`s the program, which inherits every restriction (Codex CLI's Linux helper works
+//! the same way). For descendants we chose a **PID namespace whose init is the command**:
+//!
+//! - a subreaper with parent-death signals cannot catch a process that double-forks after its
+//!   parent's death signal was set, nor survive airlock's own `SIGKILL` (the subreaper dies
+//!   too, and orphans go to the system's init);
+//! - cgroup v2 `cgroup.kill` would do, but needs a delegated cgroup v2 tree that many hosts
+//!   (this one: cgroup v1 controllers) and containers do not give;
+//! - a PID namespace needs no delegation, holds for root, and its teardown is the kernel's:
+//!   when its init exits, every process in it is killed, atomically with respect to forks.
+//!
+//! With `CAP_SYS_ADMIN` (airlock as root, as in containers and CI), the spawning thread gives
+//! its next child a fresh namespace ([`spawn::CallNamespace`]), so one launcher per call;
+//! without it, the launcher creates a user namespace first and starts a second launcher
+//! inside it ([`PidNamespace::UserNamespace`]). The launcher's parent-death signal is
+//! `SIGKILL`, so airlock's death (even by `SIGKILL`) ends the namespace.
+//!
+//! # Fail closed
+//!
+//! [`Support::probe`] looks at the kernel once at start. In [`Mode::Required`] (the default)
+//! a server whose sandboxed tools the kernel cannot fully confine refuses to start, naming what
+//! is missing; a launcher that cannot apply a rule refuses to run the command. A tool opts out
+//! alone with `sandbox = "off"` and `accept_risk = ["unsandboxed"]`; `--sandbox best-effort`
+//! applies what the kernel has and logs each tool's effective policy at start.
+//!
+//! # Known limits
+//!
+//! - Landlock governs `execve`, not `mmap`: a program allowed to run the dynamic loader can
+//!   load any ELF file it may read (`ld.so /usr/bin/id`), so "execute only the program" bounds
+//!   casual misuse, not code execution. Files, network, processes and resources still hold.
+//! - Landlock does not restrict `stat`, `chdir` or reading a symlink's target: a command can
+//!   learn that a path outside its roots exists, not read it.
+//! - Memory is bounded per process (`RLIMIT_AS` × the process limit), not per call.
+//! - System V IPC and the host's mount table are not namespaced.
+
+pub mod launcher;
+mod policy;
+pub(crate) mod spawn;
+mod support;
+
+use std::sync::OnceLock;
+
+pub use policy::{
+    Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters,
+};
+pub use support::{PidNamespace, Support};
+
+/// The real uid a root launcher gives call number `call` of airlock process `pid`: in a range
+/// no distribution allocates (`0x4000_0000` and up), distinct for 4,096 calls in flight per
+/// airlock and for airlocks whose pids differ in their low 16 bits.
+pub fn call_uid(pid: u32, call: u64) -> u32 {
+    let call = u32::try_from(call % 4096).unwrap_or(0);
+    0x4000_0000 | ((pid & 0xffff) << 12) | call
+}
+
+/// The Landlock ABI whose rights the launcher asks for: file rights of ABI 5 (truncate and
+/// device ioctls included), TCP (ABI 4), scoping (ABI 6).
+pub const LANDLOCK_ABI: landlock::ABI = landlock::ABI::V6;
+
+/// How strictly the server holds the sandbox.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Mode {
+    /// A tool the kernel cannot fully confine keeps the server from starting (the default).
+    #[default]
+    Required,
+    /// Apply what the kernel offers, log what is missing per tool.
+    BestEffort,
+}
+
+/// A tool's policy, encoded once for the launcher's command line.
+#[derive(Clone, Debug)]
+pub struct Confinement {
+    policy: Policy,
+    encoded: String,
+}
+
+impl Confinement {
+    /// Encodes `policy`.
+    ///
+    /// # Errors
+    ///
+    /// A path that is not UTF-8 cannot be passed to the launcher.
+    pub fn new(policy: Policy) -> Result<Self, String> {
+        let encoded = serde_json::to_string(&policy)
+            .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
+        Ok(Self { policy, encoded })
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub(crate) fn encoded(&self) -> &str {
+        &self.encoded
+    }
+}
+
+/// The sandbox as this process runs it: the mode and what the kernel offers.
+#[derive(Debug)]
+pub struct Host {
+    /// Required or best effort.
+    pub mode: Mode,
+    /// What the kernel offers.
+    pub support: Support,
+}
+
+/// Sets the mode and probes the kernel, once; later calls return the first answer.
+pub fn configure(mode: Mode) -> &'static Host {
+    HOST.get_or_init(|| Host {
+        mode,
+        support: Support::probe(),
+    })
+}
+
+/// The host as configured, or probed now in [`Mode::Required`].
+pub fn host() -> &'static Host {
+    configure(Mode::Required)
+}
+
+static HOST: OnceLock<Host> = OnceLock::new();

@@ -1,0 +1,392 @@
+//! What one command may touch: the policy a manifest entry declares, plus the fixed minimum a
+//! program needs to load and run.
+//!
+//! A policy only ever grants. Everything it does not name is denied by the kernel: files
+//! (Landlock), TCP and other socket families (Landlock and seccomp), signals and abstract unix
+//! sockets outside the call (Landlock scoping and the PID namespace). Paths are absolute and
+//! canonical; the launcher opens each one when it builds the ruleset, so a path renamed or
+//! swapped later grants nothing new.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::limits::{
+    SANDBOX_CPU_SECONDS, SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_OPEN_FILES,
+    SANDBOX_PROCESSES,
+};
+
+/// What a sandboxed command may read, execute and write, whether it may use the network, and
+/// the resources it may take.
+#[derive(Clone, Debug, Default, Deserialize, Eq, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Files and directories it may read (directories: everything beneath them).
+    pub read: Vec<PathBuf>,
+    /// Programs it may execute (and read); a directory grants every program beneath it.
+    pub exec: Vec<PathBuf>,
+    /// Directories beneath which it may create, write, rename and remove files.
+    pub write: Vec<PathBuf>,
+    /// Whether it may open network sockets (TCP, UDP, netlink). Unix sockets by path are
+    /// files; abstract unix sockets outside the call are always out of reach.
+    pub network: bool,
+    /// Resource limits.
+    pub resources: Resources,
+}
+
+/// Resource limits of one call. Every process of the call has them; `processes` bounds how
+/// many run at once.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    /// Processes (and threads) alive at once, the program included.
+    pub processes: u32,
+    /// Address space of each process, in MiB.
+    pub memory_mib: u64,
+    /// CPU time of each process, in seconds; past it the process gets `SIGXCPU`, a second
+    /// later `SIGKILL`.
+    pub cpu_seconds: u64,
+    /// Largest file a process may write, in MiB; past it the write fails with `SIGXFSZ`.
+    pub file_size_mib: u64,
+    /// Open file descriptors of each process.
+    pub open_files: u64,
+}
+
+impl Default for Resources {
+    fn default() -> Self {
+        Self {
+            processes: SANDBOX_PROCESSES,
+            memory_mib: SANDBOX_MEMORY_MIB,
+            cpu_seconds: SANDBOX_CPU_SECONDS,
+            file_size_mib: SANDBOX_FILE_SIZE_MIB,
+            open_files: SANDBOX_OPEN_FILES,
+        }
+    }
+}
+
+impl Resources {
+    /// One line for `airlock check` and for a failed call's report.
+    pub fn describe(&self) -> String {
+        format!(
+            "processes {}, memory {} MiB per process, CPU {} s per process, files up to {} MiB, \
+             {} open files",
+            self.processes, self.memory_mib, self.cpu_seconds, self.file_size_mib, self.open_files
+        )
+    }
+}
+
+/// What every dynamically linked program needs to load and run: the system's programs and
+/// libraries, the loader's cache, locale and time zone data, the user and group names that
+/// `ls -l` and friends print, and the harmless character devices. Missing entries are skipped.
+///
+/// Not here on purpose: the rest of `/etc` (`shadow`, keys, credentials), `/proc` and `/sys`
+/// (other processes, airlock's own environment), `/tmp`, `/home`, `/root`, `/run`, `/var`.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/locale.alias",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Devices every command may also write: output thrown away.
+pub const SYSTEM_WRITE_FILES: &[&str] = &["/dev/null"];
+
+/// What a program that uses the network also reads: name resolution and CA certificates.
+pub const NETWORK_READ: &[&str] = &[
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+];
+
+impl Policy {
+    /// The policy of a command running `program` in `workdir`, with the path arguments' roots,
+    /// and what the manifest declared beyond them. `program` and every path must be absolute
+    /// and canonical.
+    pub fn for_command(program: &Path, workdir: &Path, declared: Declared) -> Self {
+        let mut exec = vec![program.to_path_buf()];
+        exec.extend(interpreters(program));
+        for extra in &declared.exec {
+            if !exec.contains(extra) {
+                exec.push(extra.clone());
+            }
+            if extra.is_file() {
+                for interpreter in interpreters(extra) {
+                    if !exec.contains(&interpreter) {
+                        exec.push(interpreter);
+                    }
+                }
+            }
+        }
+        let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        if declared.network {
+            read.extend(NETWORK_READ.iter().map(PathBuf::from));
+        }
+        read.push(workdir.to_path_buf());
+        for path in declared.roots.iter().chain(&declared.read) {
+            if !read.contains(path) {
+                read.push(path.clone());
+            }
+        }
+        Self {
+            read,
+            exec,
+            write: declared.write,
+            network: declared.network,
+            resources: declared.resources,
+        }
+    }
+
+    /// `airlock check`'s lines for this policy, indented by `indent`.
+    pub fn describe(&self, indent: &str) -> String {
+        let list = |paths: &[PathBuf]| {
+            if paths.is_empty() {
+                "nothing".to_owned()
+            } else {
+                paths
+                    .iter()
+                    .map(|path| path.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        };
+        let mut out = String::new();
+        out.push_str(&format!("{indent}exec:      {}\n", list(&self.exec)));
+        out.push_str(&format!(
+            "{indent}read:      {} (system: {})\n",
+            list(self.read.get(self.system_entries()..).unwrap_or_default()),
+            self.read
+                .get(..self.system_entries())
+                .unwrap_or_default()
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        let mut write = self.write.clone();
+        write.extend(SYSTEM_WRITE_FILES.iter().map(PathBuf::from));
+        out.push_str(&format!("{indent}write:     {}\n", list(&write)));
+        out.push_str(&format!(
+            "{indent}network:   {}\n",
+            if self.network {
+                "allowed (TCP, UDP, netlink)"
+            } else {
+                "none (sockets other than unix refused, TCP bind/connect refused)"
+            }
+        ));
+        out.push_str(&format!(
+            "{indent}resources: {}\n",
+            self.resources.describe()
+        ));
+        out
+    }
+
+    /// How many leading entries of `read` are the fixed system list.
+    fn system_entries(&self) -> usize {
+        let fixed = if self.network {
+            SYSTEM_READ.len().saturating_add(NETWORK_READ.len())
+        } else {
+            SYSTEM_READ.len()
+        };
+        fixed.min(self.read.len())
+    }
+}
+
+/// What a manifest entry declares for its sandbox, checked and canonical.
+#[derive(Clone, Debug, Default)]
+pub struct Declared {
+    /// The `within` roots of the tool's path arguments.
+    pub roots: Vec<PathBuf>,
+    /// `read = [...]`.
+    pub read: Vec<PathBuf>,
+    /// `exec = [...]`.
+    pub exec: Vec<PathBuf>,
+    /// `write = [...]`.
+    pub write: Vec<PathBuf>,
+    /// `network = true`.
+    pub network: bool,
+    /// `resources = { ... }`, over the defaults.
+    pub resources: Resources,
+}
+
+/// The programs the kernel runs to start `program`: its ELF interpreter (the dynamic loader),
+/// or for a script its `#!` interpreter (and that one's loader; `#!/usr/bin/env NAME` adds
+/// NAME as found in `PATH` now). Each must be executable inside the sandbox.
+pub fn interpreters(program: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut next = Some(program.to_path_buf());
+    // A script's interpreter may be a script too; the kernel follows a few levels, so do we.
+    for _ in 0..MAX_INTERPRETER_DEPTH {
+        let Some(current) = next.take() else { break };
+        let Some(head) = read_head(&current) else {
+            break;
+        };
+        if let Some(loader) = elf_interpreter(&head) {
+            push_canonical(&mut found, &loader);
+            break;
+        }
+        let Some((interpreter, argument)) = shebang(&head) else {
+            break;
+        };
+        push_canonical(&mut found, &interpreter);
+        let is_env = interpreter.file_name().is_some_and(|name| name == "env");
+        next = match argument {
+            Some(name) if is_env && !name.contains('/') && !name.starts_with('-') => {
+                let resolved = crate::manifest::checked::resolve_program(&name, Path::new("/"));
+                if let Some(resolved) = &resolved {
+                    push_canonical(&mut found, resolved);
+                }
+                resolved
+            }
+            _ => Some(interpreter),
+        };
+    }
+    found
+}
+
+fn push_canonical(found: &mut Vec<PathBuf>, path: &Path) {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if !found.contains(&canonical) {
+        found.push(canonical);
+    }
+}
+
+/// The first bytes of a file, enough for an ELF header and its program headers.
+fn read_head(path: &Path) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::new();
+    file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+    Some(head)
+}
+
+/// The `PT_INTERP` path of a 64-bit little-endian ELF file, if it has one.
+fn elf_interpreter(file: &[u8]) -> Option<PathBuf> {
+    const PT_INTERP: u32 = 3;
+    if file.get(..4)? != b"\x7fELF" || *file.get(4)? != 2 || *file.get(5)? != 1 {
+        return None;
+    }
+    let phoff = usize::try_from(u64::from_le_bytes(file.get(32..40)?.try_into().ok()?)).ok()?;
+    let entry_size = usize::from(u16::from_le_bytes(file.get(54..56)?.try_into().ok()?));
+    let count = usize::from(u16::from_le_bytes(file.get(56..58)?.try_into().ok()?));
+    if entry_size < 56 {
+        return None;
+    }
+    for index in 0..count {
+        let start = phoff.checked_add(index.checked_mul(entry_size)?)?;
+        let header = file.get(start..start.checked_add(56)?)?;
+        if u32::from_le_bytes(header.get(0..4)?.try_into().ok()?) != PT_INTERP {
+            continue;
+        }
+        let offset =
+            usize::try_from(u64::from_le_bytes(header.get(8..16)?.try_into().ok()?)).ok()?;
+        let size =
+            usize::try_from(u64::from_le_bytes(header.get(32..40)?.try_into().ok()?)).ok()?;
+        let raw = file.get(offset..offset.checked_add(size)?)?;
+        let text = std::str::from_utf8(raw.split(|byte| *byte == 0).next()?).ok()?;
+        return text.starts_with('/').then(|| PathBuf::from(text));
+    }
+    None
+}
+
+/// `#!interpreter [argument]` of a script.
+fn shebang(file: &[u8]) -> Option<(PathBuf, Option<String>)> {
+    let rest = file.strip_prefix(b"#!")?;
+    let line = rest.split(|byte| *byte == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?.trim();
+    let mut words = line.split_whitespace();
+    let interpreter = words.next()?;
+    if !interpreter.starts_with('/') {
+        return None;
+    }
+    Some((PathBuf::from(interpreter), words.next().map(str::to_owned)))
+}
+
+/// Levels of `#!` followed.
+const MAX_INTERPRETER_DEPTH: usize = 4;
+
+/// Bytes of a program read to find its interpreter.
+const HEAD_BYTES: u64 = 64 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_program_needs_its_loader() {
+        let found = interpreters(Path::new("/usr/bin/ls"));
+        assert_eq!(found.len(), 1, "{found:?}");
+        let loader = found[0].to_string_lossy().into_owned();
+        assert!(loader.contains("ld-linux"), "{loader}");
+    }
+
+    #[test]
+    fn a_script_needs_its_interpreter_and_its_loader() {
+        let dir = std::env::temp_dir().join(format!("airlock-policy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("script");
+        std::fs::write(&script, "#!/bin/sh -e\necho hi\n").unwrap();
+        let found = interpreters(&script);
+        assert_eq!(found[0], std::fs::canonicalize("/bin/sh").unwrap());
+        assert!(found.len() == 2, "{found:?}");
+        std::fs::write(&script, "#!/usr/bin/env sh\necho hi\n").unwrap();
+        let found = interpreters(&script);
+        assert!(found.iter().any(|path| path.ends_with("env")), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|path| path.ends_with("dash") || path.ends_with("sh")),
+            "{found:?}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn malformed_elf_headers_find_nothing_and_never_panic() {
+        let mut header = b"\x7fELF\x02\x01".to_vec();
+        header.resize(64, 0xff);
+        assert_eq!(elf_interpreter(&header), None);
+        assert_eq!(elf_interpreter(b"\x7fEL"), None);
+        assert_eq!(elf_interpreter(b""), None);
+        assert_eq!(shebang(b"#!relative\n"), None);
+        assert_eq!(shebang(b"#!"), None);
+    }
+
+    #[test]
+    fn the_policy_grants_the_workdir_roots_and_declared_paths_only() {
+        let declared = Declared {
+            roots: vec![PathBuf::from("/srv/data")],
+            write: vec![PathBuf::from("/srv/work/out")],
+            ..Declared::default()
+        };
+        let policy =
+            Policy::for_command(Path::new("/usr/bin/ls"), Path::new("/srv/work"), declared);
+        assert!(policy.read.contains(&PathBuf::from("/srv/work")));
+        assert!(policy.read.contains(&PathBuf::from("/srv/data")));
+        assert!(!policy.read.iter().any(|path| path == Path::new("/etc")));
+        assert!(!policy.read.iter().any(|path| path.starts_with("/proc")));
+        assert_eq!(policy.write, vec![PathBuf::from("/srv/work/out")]);
+        assert!(!policy.network);
+        assert!(policy.describe("  ").contains("network:   none"));
+    }
+}
