@@ -15,6 +15,7 @@ use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
+use crate::sandbox::launcher::LAUNCH_FAILED;
 use crate::secrets::Redactor;
 use crate::server::{Server, ServerBuilder};
 use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
@@ -114,6 +115,12 @@ impl Handler for CommandHandler {
             };
             match process::run(&spec).await {
                 Ok(finished) => report(&tool, &redactor, &finished),
+                Err(process::SpawnError::Sandbox(why)) => {
+                    tracing::error!(tool = tool.name.as_str(), why, "sandbox not available");
+                    ToolOutput::error(
+                        "The sandbox could not be set up, so the command did not run.",
+                    )
+                }
                 Err(error) => {
                     tracing::warn!(tool = tool.name.as_str(), %error, "command could not be run");
                     ToolOutput::error("The command could not be started.")
@@ -135,7 +142,41 @@ fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolO
         // Passing the output cap stops the command (`Exit::Stopped`), so a success is whole.
         Exit::Code(code) if tool.success_codes.contains(&code) => ToolOutput::text(stdout),
         exit => {
+            let resources = tool
+                .sandbox
+                .as_ref()
+                .map(|sandbox| sandbox.policy().resources);
             let mut text = match exit {
+                Exit::Code(code) if code == i32::from(LAUNCH_FAILED) && resources.is_some() => {
+                    "The sandbox could not be set up, so the command did not run.".to_owned()
+                }
+                // In the sandbox, a command killed by signal S exits with 128 + S (its
+                // launcher is a namespace's init, which cannot die of a signal of its own).
+                Exit::Code(code)
+                    if code == 128 + SIGXCPU
+                        && let Some(limits) = resources =>
+                {
+                    format!(
+                        "The command passed the sandbox's CPU limit of {} s per process and was \
+                         stopped (signal {SIGXCPU}, exit status {code}).",
+                        limits.cpu_seconds
+                    )
+                }
+                Exit::Code(code)
+                    if code == 128 + SIGXFSZ
+                        && let Some(limits) = resources =>
+                {
+                    format!(
+                        "The command passed the sandbox's file size limit of {} MiB and was \
+                         stopped (signal {SIGXFSZ}, exit status {code}).",
+                        limits.file_size_mib
+                    )
+                }
+                Exit::Code(code) if (129..=192).contains(&code) && resources.is_some() => format!(
+                    "The command failed with exit status {code} (a command killed by signal {} \
+                     ends this way in the sandbox).",
+                    code.saturating_sub(128)
+                ),
                 Exit::Code(code) => format!("The command failed with exit status {code}."),
                 Exit::Signal(signal) => format!("The command was killed by signal {signal}."),
                 Exit::Stopped(_) => format!(
@@ -153,10 +194,24 @@ fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolO
                     "\n\nstderr (last {STDERR_TAIL_BYTES} bytes at most):\n{tail}"
                 ));
             }
+            if let Some(limits) = resources {
+                // A limit the kernel enforces shows up as an error of the program's own
+                // (EAGAIN from fork, ENOMEM, EACCES): name them all so the model can tell.
+                text.push_str(&format!(
+                    "\n\n(The command runs in a sandbox: {}; files, programs and network \
+                     outside the tool's policy are refused.)",
+                    limits.describe()
+                ));
+            }
             ToolOutput::error(text)
         }
     }
 }
+
+/// `SIGXCPU`: a process passed its CPU time limit.
+const SIGXCPU: i32 = libc::SIGXCPU;
+/// `SIGXFSZ`: a process wrote past its file size limit.
+const SIGXFSZ: i32 = libc::SIGXFSZ;
 
 /// The last `max` bytes of `bytes`, as text.
 fn tail(bytes: &[u8], max: usize) -> String {

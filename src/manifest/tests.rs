@@ -276,3 +276,142 @@ fn a_missing_file_is_reported_with_its_name() {
         "{error}"
     );
 }
+
+/// A scratch directory with a manifest base layout: `work/out`, `work/in`, and a sibling.
+fn sandbox_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("airlock-manifest-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(dir.join("work/out")).unwrap();
+    std::fs::create_dir_all(dir.join("sibling")).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+fn tool_with(keys: &str) -> String {
+    format!(
+        "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"wc\", \"--\", \"{{path}}\"]\n\
+         workdir = \"work\"\nargs.path = {{ type = \"path\" }}\n{keys}\n"
+    )
+}
+
+#[test]
+fn every_tool_is_sandboxed_by_default_with_its_workdir_roots_and_program() {
+    let dir = sandbox_dir("default");
+    let manifest = parse(&tool_with(""), "test.toml", &dir).unwrap();
+    let tool = &manifest.tools[0];
+    let policy = tool
+        .sandbox
+        .as_ref()
+        .expect("sandboxed by default")
+        .policy();
+    let work = dir.join("work");
+    assert!(policy.read.contains(&work));
+    assert!(policy.exec.iter().any(|path| path.ends_with("wc")));
+    assert!(policy.write.is_empty());
+    assert!(!policy.network);
+    assert_eq!(policy.resources, crate::sandbox::Resources::default());
+    let shown = manifest.describe();
+    assert!(shown.contains("sandbox: on"), "{shown}");
+    assert!(shown.contains("network:   none"), "{shown}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn declared_sandbox_keys_are_resolved_and_shown() {
+    let dir = sandbox_dir("declared");
+    let text = tool_with(
+        "write = [\"out\"]\nread = [\"sibling\"]\nexec = [\"sleep\"]\nnetwork = true\n\
+         resources = { processes = 8, memory_mib = 64, cpu_seconds = 2, file_size_mib = 1, open_files = 32 }",
+    );
+    let manifest = parse(&text, "test.toml", &dir).unwrap();
+    let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+    assert_eq!(policy.write, vec![dir.join("work/out")]);
+    assert!(policy.read.contains(&dir.join("sibling")));
+    assert!(policy.exec.iter().any(|path| path.ends_with("sleep")));
+    assert!(policy.network);
+    assert!(
+        policy
+            .read
+            .iter()
+            .any(|path| path == Path::new("/etc/resolv.conf"))
+    );
+    let resources = policy.resources;
+    assert_eq!(
+        (
+            resources.processes,
+            resources.memory_mib,
+            resources.cpu_seconds
+        ),
+        (8, 64, 2)
+    );
+    assert_eq!((resources.file_size_mib, resources.open_files), (1, 32));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn sandbox_keys_that_would_widen_the_policy_wrongly_are_refused() {
+    let dir = sandbox_dir("refused");
+    let cases = [
+        (
+            "sandbox = \"off\"",
+            "sandbox",
+            "accept_risk = [\"unsandboxed\"]",
+        ),
+        ("sandbox = \"maybe\"", "sandbox", "\"on\" or \"off\""),
+        (
+            "write = [\"../sibling\"]",
+            "write",
+            "inside the tool's workdir",
+        ),
+        (
+            "write = [\"/tmp\"]",
+            "write",
+            "relative to the tool's workdir",
+        ),
+        ("write = [\"missing\"]", "write", "existing directory"),
+        (
+            "read = [\"no/such/path\"]",
+            "read",
+            "existing file or directory",
+        ),
+        (
+            "exec = [\"no-such-program-airlock\"]",
+            "exec",
+            "executable file",
+        ),
+        (
+            "resources = { processes = 0 }",
+            "resources.processes",
+            "between 1 and",
+        ),
+        (
+            "resources = { memory_mib = 99999999 }",
+            "resources.memory_mib",
+            "between 1 and",
+        ),
+        ("resources = { threads = 4 }", "", "unknown field"),
+        (
+            "sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]\nnetwork = true",
+            "sandbox",
+            "mean nothing",
+        ),
+    ];
+    for (keys, field, rule) in cases {
+        let error = parse(&tool_with(keys), "test.toml", &dir).unwrap_err();
+        assert!(error.to_string().contains(rule), "{keys}: {error}");
+        if !field.is_empty() {
+            assert_eq!(error.field(), Some(field), "{keys}: {error}");
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_unsandboxed_tool_needs_its_risk_accepted_and_says_so() {
+    let dir = sandbox_dir("off");
+    let text = tool_with("sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]");
+    let manifest = parse(&text, "test.toml", &dir).unwrap();
+    assert!(manifest.tools[0].sandbox.is_none());
+    let shown = manifest.describe();
+    assert!(shown.contains("sandbox: OFF"), "{shown}");
+    assert!(shown.contains("ACCEPTED RISKS: unsandboxed"), "{shown}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -3,15 +3,22 @@
 //!
 //! Safe Rust cannot run code between `fork` and `exec`, so the code that must run there runs
 //! in a fresh airlock process instead: `airlock __airlock-sandbox …` applies the policy to
-//! itself and `exec`s the program, which inherits every restriction. Its argv:
+//! itself and starts the program, which inherits every restriction. Its argv:
 //!
 //! ```text
 //! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON> <program> [args…]
 //! ```
 //!
 //! - stage `init` runs as the first process (pid 1) of the call's PID namespace: it applies the
-//!   policy and `exec`s the program, which is then the namespace's init. When it ends, for any
-//!   reason, the kernel kills every process left in the namespace.
+//!   policy to itself, starts the program (which inherits all of it) and reaps children until
+//!   the program ends, then exits as it did. When the init stage ends, for any reason (the
+//!   program's end, airlock killing it, airlock's own death through the parent-death signal),
+//!   the kernel kills every process left in the namespace.
+//!
+//!   It stays rather than `exec`ing the program, because a root launcher's command runs with a
+//!   real uid other than its effective uid (see [`super::call_uid`]): the kernel treats that
+//!   `exec` as privileged and clears the parent-death signal, which would let the namespace
+//!   outlive airlock. Staying also spares the program the special signal rules of a pid 1.
 //! - stage `user` (airlock without `CAP_SYS_ADMIN`) first creates a user namespace, where it
 //!   may create the PID namespace, and starts the `init` stage inside it; it waits and passes
 //!   the exit on. Killing it kills the namespace too (the init stage's parent-death signal).
@@ -21,7 +28,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write as _;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -192,6 +199,14 @@ impl<'a> Launch<'a> {
         if let Err(error) = drop_capabilities(self.call_uid) {
             return fail("dropping capabilities", error);
         }
+        // The credential changes above may have cleared the parent-death signal: set it again,
+        // and check again that airlock is still there.
+        if let Err(error) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
+            return fail("setting the parent-death signal", error);
+        }
+        if parent_pid() != Some(self.parent) {
+            return fail("checking the parent", "airlock is gone");
+        }
         if let Err(error) = rustix::thread::set_no_new_privs(true) {
             return fail("setting no_new_privs", error);
         }
@@ -203,15 +218,45 @@ impl<'a> Launch<'a> {
         if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
             return fail("applying the Landlock rules", step);
         }
-        // Past this line only the program's own rights remain. `exec` returns only on failure.
+        // Past this line only the program's own rights remain.
         #[expect(
             clippy::disallowed_methods,
-            reason = "the launcher becoming the command: argv only, program resolved at load"
+            reason = "the launcher starting the command: argv only, program resolved at load"
         )]
-        let error = std::process::Command::new(self.program)
+        let spawned = std::process::Command::new(self.program)
             .args(self.program_args)
-            .exec();
-        fail("executing the program", error.kind())
+            .spawn();
+        let command = match spawned {
+            Ok(child) => child.id(),
+            Err(error) => return fail("executing the program", error.kind()),
+        };
+        wait_as_init(command)
+    }
+}
+
+/// Reaps every child, as the namespace's init must (orphans come to it), until `command`
+/// ends; then exits as it did. Exiting ends the namespace: the kernel kills what is left.
+///
+/// A namespace's init cannot die of a signal it sends itself, so a command killed by signal
+/// `S` makes the launcher exit with `128 + S`, as shells report it.
+fn wait_as_init(command: u32) -> ExitCode {
+    loop {
+        match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+            Ok(Some((pid, status))) if pid.as_raw_nonzero().get().unsigned_abs() == command => {
+                let code = status
+                    .exit_status()
+                    .or_else(|| {
+                        status
+                            .terminating_signal()
+                            .map(|signal| signal.saturating_add(128))
+                    })
+                    .unwrap_or(i32::from(LAUNCH_FAILED));
+                return ExitCode::from(u8::try_from(code).unwrap_or(LAUNCH_FAILED));
+            }
+            Ok(_) => {}
+            Err(errno) if errno == rustix::io::Errno::INTR => {}
+            Err(errno) => return fail("waiting for the command", errno),
+        }
     }
 }
 

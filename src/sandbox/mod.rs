@@ -10,7 +10,7 @@
 //! | files | Landlock (ABI 6 rights): read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); `/proc`, `/sys`, `/tmp`, the rest of `/etc` never |
 //! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses every socket family but `AF_UNIX` (UDP, raw, netlink), and `io_uring` always |
 //! | other processes | Landlock scopes signals and abstract unix sockets to the call; a PID namespace per call hides every process outside it |
-//! | descendants | the command is pid 1 of its own PID namespace: when it ends, for any reason, the kernel kills everything left in it, `setsid`, double forks and daemons included; it has a parent-death signal, so it also ends when airlock does, `SIGKILL` included |
+//! | descendants | the launcher is pid 1 of the call's own PID namespace and the command its child: when the command ends, the launcher exits and the kernel kills everything left in the namespace, `setsid`, double forks and daemons included; the launcher has a parent-death signal, so the namespace also ends when airlock does, `SIGKILL` included |
 //! | resources | `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` (see below for root) |
 //! | privileges | `no_new_privs`; as root, every capability dropped (bounding set included) and locked out with securebits, so uid 0 keeps file ownership and nothing else |
 //!
@@ -27,8 +27,9 @@
 //!
 //! `unsafe` is forbidden, so no code can run between `fork` and `exec`. The [`launcher`] is
 //! airlock re-executed (`/proc/self/exe __airlock-sandbox …`): it applies the policy to itself
-//! and `exec`s the program, which inherits every restriction (Codex CLI's Linux helper works
-//! the same way). For descendants we chose a **PID namespace whose init is the command**:
+//! and starts the program, which inherits every restriction (Codex CLI's Linux helper works
+//! the same way). For descendants we chose a **PID namespace per call, whose init is the
+//! launcher**:
 //!
 //! - a subreaper with parent-death signals cannot catch a process that double-forks after its
 //!   parent's death signal was set, nor survive airlock's own `SIGKILL` (the subreaper dies

@@ -38,4 +38,5 @@ mod hostile;
 mod http;
 mod product;
 mod protocol;
+mod sandbox;
 mod serve;

@@ -110,11 +110,17 @@ name = "spawn_and_hang"
 description = "Starts a grandchild, records the group, hangs"
 command = ["sh", "-c", "sleep 60 & echo $$ $! > group.pid; sleep 60"]
 timeout_ms = 700
+# The process-group kill of a tool outside the sandbox (tests/it/sandbox.rs covers the
+# namespace that contains sandboxed tools).
+sandbox = "off"
+accept_risk = ["unsandboxed"]
 
 [[tool]]
 name = "spawn_and_hang_long"
 description = "The same, with no short deadline"
 command = ["sh", "-c", "sleep 60 & echo $$ $! > group.pid; sleep 60"]
+sandbox = "off"
+accept_risk = ["unsandboxed"]
 
 [[tool]]
 name = "flood"

@@ -1,0 +1,1341 @@
+//! The kernel sandbox of command tools, attacked from inside: each test gives the agent a way
+//! to run code or reach a file that a check of ours might have missed (often a bash shell, the
+//! "check we forgot"), and shows the kernel still refuses what the manifest did not grant:
+//! reading or writing outside the declared roots, the network, processes that outlive their
+//! call, resources past their limits, the server's environment and descriptors, and a
+//! symlink swapped between the path check and the open.
+//!
+//! Every attack has a control (`…_without_sandbox_…`): the same manifest with
+//! `sandbox = "off"` (and `accept_risk = ["unsandboxed"]`), where the attack must work. A
+//! control that fails means the attack is broken, not that the sandbox works.
+
+use std::io::Read as _;
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, request, spawn_command};
+
+/// Whether a manifest's tools run in the sandbox.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+enum Mode {
+    On,
+    Off,
+}
+
+impl Mode {
+    /// A tool's `extra` keys as this mode allows them: with the sandbox off, airlock refuses
+    /// the sandbox's grants (`read`, `write`, `exec`, `network`, `resources`), so they go.
+    fn grants(self, extra: &str) -> String {
+        const GRANTS: [&str; 5] = ["read =", "write =", "exec =", "network =", "resources ="];
+        extra
+            .lines()
+            .filter(|line| self == Self::On || !GRANTS.iter().any(|key| line.starts_with(key)))
+            .map(|line| format!("{line}\n"))
+            .collect()
+    }
+
+    /// The `sandbox` and `accept_risk` keys of a tool that accepts `risks` besides.
+    fn keys(self, risks: &[&str]) -> String {
+        let mut risks = risks.to_vec();
+        let mut keys = String::new();
+        if self == Self::Off {
+            risks.insert(0, "unsandboxed");
+            keys.push_str("sandbox = \"off\"\n");
+        }
+        if !risks.is_empty() {
+            keys.push_str(&format!("accept_risk = {risks:?}\n"));
+        }
+        keys
+    }
+}
+
+/// A scratch tree: `tools.toml`, the tools' workdir `work/` (with `work/out/` writable when a
+/// manifest says so) and a sibling `outside/` holding secrets no tool may read.
+struct Scratch {
+    dir: PathBuf,
+    /// Text of `outside/secret.txt`.
+    secret: String,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-it-sandbox-{name}-{}", std::process::id()));
+        let _stale = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("work/out")).unwrap();
+        std::fs::create_dir_all(dir.join("work/data")).unwrap();
+        std::fs::create_dir_all(dir.join("outside")).unwrap();
+        let secret = format!("TOPSECRET-outside-{}", unique());
+        std::fs::write(dir.join("outside/secret.txt"), format!("{secret}\n")).unwrap();
+        std::fs::write(dir.join("work/inside.txt"), "inside-file\n").unwrap();
+        Self { dir, secret }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.dir.join("outside")
+    }
+
+    /// Writes the manifest, checks it with `airlock check` (so a refused manifest fails with
+    /// its reason, not a closed pipe) and returns its path.
+    fn manifest(&self, text: &str) -> String {
+        let path = self.dir.join("tools.toml");
+        std::fs::write(&path, text).unwrap();
+        let path = path.to_str().unwrap().to_owned();
+        let output = crate::harness::run(&airlock(), &["check", "--manifest", &path], &[]);
+        assert!(
+            output.status.success(),
+            "airlock check refused the manifest:\n{}\n{text}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        path
+    }
+
+    /// Serves `manifest` (a text) with `env`, handshake done.
+    fn serve(&self, manifest: &str, env: &[(&str, &str)]) -> Server {
+        let path = self.manifest(manifest);
+        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], env);
+        server.initialize("2025-11-25");
+        server
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _removed = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Digits no other run or call of this suite uses (a marker for processes and secrets).
+fn unique() -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "{}{:03}{:09}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        nanos
+    )
+}
+
+/// Fails the test, naming the package to install, if a program this test needs is missing.
+fn require(program: &str, package: &str) {
+    assert!(
+        Path::new(program).is_file(),
+        "{program} is missing: install the `{package}` package to run the sandbox tests"
+    );
+}
+
+/// A `[[tool]]` running agent text in bash: the shape of a check we forgot. `extra` holds
+/// more keys (`write`, `exec`, `network`, `resources`, `timeout_ms`).
+fn shell_tool(name: &str, mode: Mode, extra: &str) -> String {
+    require("/usr/bin/bash", "bash");
+    format!(
+        r#"
+[[tool]]
+name = "{name}"
+description = "Runs agent text in bash"
+command = ["/usr/bin/bash", "-c", "{{script}}"]
+workdir = "work"
+args.script = {{ type = "string", max_length = 4000 }}
+{extra}{keys}"#,
+        extra = mode.grants(extra),
+        keys = mode.keys(&["interpreter_code"])
+    )
+}
+
+/// The text of a tool result, and whether it is an error; fails on a protocol error.
+fn outcome(reply: &Value) -> (bool, String) {
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a tool result: {reply}"))
+        .to_owned();
+    (reply["result"]["isError"] == json!(true), text)
+}
+
+/// Runs `script` through the bash tool `tool`.
+fn bash(server: &mut Server, tool: &str, script: &str) -> (bool, String) {
+    outcome(&server.request(&call(1, tool, json!({ "script": script }))))
+}
+
+/// What shows that an attack worked.
+enum Sign {
+    /// The result holds this text.
+    Shows(String),
+    /// This file exists afterwards.
+    Creates(PathBuf),
+    /// This file no longer holds this text.
+    Alters(PathBuf, String),
+    /// This file is gone.
+    Removes(PathBuf),
+}
+
+/// One attack: a call, and the signs that it worked.
+struct Attack {
+    what: String,
+    tool: &'static str,
+    args: Value,
+    signs: Vec<Sign>,
+}
+
+impl Attack {
+    fn new(what: impl Into<String>, tool: &'static str, args: Value, signs: Vec<Sign>) -> Self {
+        Self {
+            what: what.into(),
+            tool,
+            args,
+            signs,
+        }
+    }
+
+    /// A bash attack through the `shell` tool.
+    fn bash(what: &str, script: &str, signs: Vec<Sign>) -> Self {
+        Self::new(what, "shell", json!({ "script": script }), signs)
+    }
+}
+
+/// Runs each attack; returns a line for each one that worked, with its result.
+fn successes(server: &mut Server, attacks: &[Attack]) -> Vec<String> {
+    let mut worked = Vec::new();
+    for (id, attack) in (1..).zip(attacks) {
+        let reply = server.request(&call(id, attack.tool, attack.args.clone()));
+        let (_, text) = outcome(&reply);
+        let seen: Vec<String> = attack
+            .signs
+            .iter()
+            .filter_map(|sign| match sign {
+                Sign::Shows(needle) if text.contains(needle.as_str()) => {
+                    Some(format!("showed {needle:?}"))
+                }
+                Sign::Creates(path) if path.exists() => Some(format!("created {}", path.display())),
+                Sign::Alters(path, was)
+                    if std::fs::read_to_string(path).ok().as_deref() != Some(was.as_str()) =>
+                {
+                    Some(format!("altered {}", path.display()))
+                }
+                Sign::Removes(path) if !path.exists() => {
+                    Some(format!("removed {}", path.display()))
+                }
+                _ => None,
+            })
+            .collect();
+        if !seen.is_empty() {
+            worked.push(format!(
+                "{}: {} — result: {text:?}",
+                attack.what,
+                seen.join(", ")
+            ));
+        }
+    }
+    worked
+}
+
+/// Asserts that no attack worked (sandbox on) or that every one did (the control).
+fn assert_attacks(mode: Mode, server: &mut Server, attacks: &[Attack]) {
+    let worked = successes(server, attacks);
+    match mode {
+        Mode::On => assert!(
+            worked.is_empty(),
+            "the sandbox let these through:\n{}",
+            worked.join("\n")
+        ),
+        Mode::Off => assert_eq!(
+            worked.len(),
+            attacks.len(),
+            "without the sandbox every attack must work, or the test proves nothing; these worked:\n{}",
+            worked.join("\n")
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Writes
+
+fn write_manifest(mode: Mode) -> String {
+    shell_tool(
+        "shell",
+        mode,
+        r#"write = ["out"]
+exec = ["/usr/bin/rm"]"#,
+    )
+}
+
+fn write_attacks(scratch: &Scratch) -> Vec<Attack> {
+    let victim = scratch.outside().join("victim.txt");
+    std::fs::write(&victim, "victim\n").unwrap();
+    let doomed = scratch.outside().join("doomed.txt");
+    std::fs::write(&doomed, "doomed\n").unwrap();
+    let inside = scratch.work().join("inside.txt");
+    let absolute = scratch.outside().join("absolute.txt");
+    vec![
+        Attack::bash(
+            "create a file beside the workdir",
+            "echo pwned > ../outside/new.txt",
+            vec![Sign::Creates(scratch.outside().join("new.txt"))],
+        ),
+        Attack::bash(
+            "create a file by absolute path",
+            &format!("echo pwned > {}", absolute.display()),
+            vec![Sign::Creates(absolute)],
+        ),
+        Attack::bash(
+            "truncate a file outside",
+            ": > ../outside/victim.txt",
+            vec![Sign::Alters(victim, "victim\n".to_owned())],
+        ),
+        Attack::bash(
+            "remove a file outside",
+            "rm -f -- ../outside/doomed.txt",
+            vec![Sign::Removes(doomed)],
+        ),
+        Attack::bash(
+            "create a file in the workdir, not a writable directory",
+            "echo pwned > made-here.txt",
+            vec![Sign::Creates(scratch.work().join("made-here.txt"))],
+        ),
+        Attack::bash(
+            "overwrite a file in the workdir",
+            "echo pwned > inside.txt",
+            vec![Sign::Alters(inside, "inside-file\n".to_owned())],
+        ),
+    ]
+}
+
+/// A command can create, modify and delete files in its declared `write` directories, and
+/// nowhere else: not beside its workdir, not by absolute path, not in the workdir itself.
+#[test]
+fn writes_outside_the_declared_directories_are_refused() {
+    let scratch = Scratch::new("write");
+    let mut server = scratch.serve(&write_manifest(Mode::On), &[]);
+    assert_attacks(Mode::On, &mut server, &write_attacks(&scratch));
+    let (failed, text) = bash(
+        &mut server,
+        "shell",
+        "echo first > out/made.txt && echo second >> out/made.txt && echo gone > out/old.txt && rm -- out/old.txt && echo done",
+    );
+    assert!(!failed, "{text}");
+    assert_eq!(
+        std::fs::read_to_string(scratch.work().join("out/made.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+    assert!(!scratch.work().join("out/old.txt").exists());
+}
+
+/// The control: without the sandbox every write above lands.
+#[test]
+fn writes_outside_the_declared_directories_work_without_sandbox() {
+    let scratch = Scratch::new("write-off");
+    let mut server = scratch.serve(&write_manifest(Mode::Off), &[]);
+    assert_attacks(Mode::Off, &mut server, &write_attacks(&scratch));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Reads
+
+fn read_attacks(scratch: &Scratch) -> Vec<Attack> {
+    let mut attacks = vec![
+        Attack::bash(
+            "read a secret beside the workdir",
+            "read -r line < ../outside/secret.txt; echo \"$line\"",
+            vec![Sign::Shows(scratch.secret.clone())],
+        ),
+        Attack::bash(
+            "read it by absolute path",
+            &format!(
+                "read -r line < {}; echo \"$line\"",
+                scratch.outside().join("secret.txt").display()
+            ),
+            vec![Sign::Shows(scratch.secret.clone())],
+        ),
+        Attack::bash(
+            "list the directory beside the workdir",
+            "echo ../outside/*",
+            vec![Sign::Shows("../outside/secret.txt".to_owned())],
+        ),
+    ];
+    // /etc/shadow is a secret only where this test can read it (as root); elsewhere it
+    // proves nothing either way.
+    match std::fs::read_to_string("/etc/shadow") {
+        Ok(shadow) => {
+            let first = shadow.lines().next().unwrap_or_default().to_owned();
+            assert!(!first.is_empty(), "/etc/shadow is empty");
+            attacks.push(Attack::bash(
+                "read /etc/shadow",
+                "read -r line < /etc/shadow; echo \"$line\"",
+                vec![Sign::Shows(first)],
+            ));
+        }
+        Err(error) => eprintln!("/etc/shadow is not readable by the tests ({error}): skipped"),
+    }
+    attacks
+}
+
+/// Reads outside the workdir, the system list and the declared roots are refused: a secret
+/// in a sibling directory (by relative and absolute path, and its listing) and /etc/shadow.
+#[test]
+fn reads_outside_the_declared_roots_are_refused() {
+    let scratch = Scratch::new("read");
+    let mut server = scratch.serve(&shell_tool("shell", Mode::On, ""), &[]);
+    assert_attacks(Mode::On, &mut server, &read_attacks(&scratch));
+    // The workdir itself is readable.
+    let (failed, text) = bash(
+        &mut server,
+        "shell",
+        "read -r line < inside.txt; echo \"$line\"",
+    );
+    assert_eq!((failed, text.as_str()), (false, "inside-file\n"));
+}
+
+/// The control: without the sandbox every read above works.
+#[test]
+fn reads_outside_the_declared_roots_work_without_sandbox() {
+    let scratch = Scratch::new("read-off");
+    let mut server = scratch.serve(&shell_tool("shell", Mode::Off, ""), &[]);
+    assert_attacks(Mode::Off, &mut server, &read_attacks(&scratch));
+}
+
+/// A `read` root makes its files readable, and only those.
+#[test]
+fn a_declared_read_root_is_readable() {
+    let scratch = Scratch::new("readroot");
+    let extra = scratch.dir.join("extra");
+    std::fs::create_dir_all(&extra).unwrap();
+    std::fs::write(extra.join("notes.txt"), "declared-notes\n").unwrap();
+    let manifest = shell_tool(
+        "shell",
+        Mode::On,
+        &format!("read = [{:?}]", extra.to_str().unwrap()),
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    let (failed, text) = bash(
+        &mut server,
+        "shell",
+        &format!(
+            "read -r line < {}; echo \"$line\"",
+            extra.join("notes.txt").display()
+        ),
+    );
+    assert_eq!((failed, text.as_str()), (false, "declared-notes\n"));
+    assert_attacks(Mode::On, &mut server, &read_attacks(&scratch));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Network
+
+/// A TCP listener on loopback that a tool may try to reach.
+struct Listener {
+    socket: TcpListener,
+}
+
+impl Listener {
+    fn new() -> Self {
+        let socket = TcpListener::bind("127.0.0.1:0").unwrap();
+        socket.set_nonblocking(true).unwrap();
+        Self { socket }
+    }
+
+    fn port(&self) -> u16 {
+        self.socket.local_addr().unwrap().port()
+    }
+
+    /// What the first connection sent, if one arrives within `wait`.
+    fn accepted(&self, wait: Duration) -> Option<String> {
+        let start = Instant::now();
+        loop {
+            match self.socket.accept() {
+                Ok((mut stream, _)) => {
+                    stream.set_nonblocking(false).unwrap();
+                    stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+                    let mut text = String::new();
+                    let _read = stream.read_to_string(&mut text);
+                    return Some(text);
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(error) => panic!("accept: {error}"),
+            }
+            if start.elapsed() > wait {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// How long a refused connection or datagram is waited for after the call has returned: it
+/// would have arrived before the reply, this only covers scheduling.
+const ABSENCE_WAIT: Duration = Duration::from_millis(500);
+
+/// Without `network = true`, a TCP connection to a listener on 127.0.0.1 and a UDP datagram
+/// to a socket on 127.0.0.1 never arrive; with it, both do (which proves the attack works).
+#[test]
+fn the_network_is_closed_unless_declared() {
+    let scratch = Scratch::new("net");
+    let manifest = format!(
+        "{}{}",
+        shell_tool("shell", Mode::On, ""),
+        shell_tool("shell_net", Mode::On, "network = true")
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    for (tool, open) in [("shell", false), ("shell_net", true)] {
+        let listener = Listener::new();
+        let (failed, text) = bash(
+            &mut server,
+            tool,
+            &format!("echo hi > /dev/tcp/127.0.0.1/{}", listener.port()),
+        );
+        let received = listener.accepted(if open { REPLY_TIMEOUT } else { ABSENCE_WAIT });
+        if open {
+            assert!(!failed, "{tool}: {text}");
+            assert_eq!(received.as_deref(), Some("hi\n"), "{tool}");
+        } else {
+            assert!(failed, "{tool}: the connection did not fail: {text}");
+            assert_eq!(received, None, "{tool}: the listener got a connection");
+        }
+
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_read_timeout(Some(if open { REPLY_TIMEOUT } else { ABSENCE_WAIT }))
+            .unwrap();
+        let port = udp.local_addr().unwrap().port();
+        let (failed, text) = bash(
+            &mut server,
+            tool,
+            &format!("echo hi > /dev/udp/127.0.0.1/{port}"),
+        );
+        let mut buffer = [0_u8; 64];
+        let received = udp
+            .recv(&mut buffer)
+            .ok()
+            .map(|n| String::from_utf8_lossy(&buffer[..n]).into_owned());
+        if open {
+            assert!(!failed, "{tool}: {text}");
+            assert_eq!(received.as_deref(), Some("hi\n"), "{tool}");
+        } else {
+            assert_eq!(received, None, "{tool}: the UDP socket got a datagram");
+        }
+    }
+}
+
+/// The control for the network: without the sandbox, the same tool (no `network` key)
+/// connects.
+#[test]
+fn the_network_is_open_without_sandbox() {
+    let scratch = Scratch::new("net-off");
+    let mut server = scratch.serve(&shell_tool("shell", Mode::Off, ""), &[]);
+    let listener = Listener::new();
+    let (failed, text) = bash(
+        &mut server,
+        "shell",
+        &format!("echo hi > /dev/tcp/127.0.0.1/{}", listener.port()),
+    );
+    assert!(!failed, "{text}");
+    assert_eq!(listener.accepted(REPLY_TIMEOUT).as_deref(), Some("hi\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Processes that try to outlive their call
+
+/// A live process: its pid and argv.
+type Process = (u32, Vec<String>);
+
+/// Live processes with an argv element containing `tag`: the `sleep`s named after it, and the
+/// script that carries it. (A zombie's cmdline is empty, so only live processes match.)
+fn tagged(tag: &str) -> Vec<Process> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<String> = cmdline
+            .strip_suffix(&[0])
+            .unwrap_or(&cmdline)
+            .split(|byte| *byte == 0)
+            .map(|element| String::from_utf8_lossy(element).into_owned())
+            .collect();
+        if argv.iter().any(|element| element.contains(tag)) {
+            found.push((pid, argv));
+        }
+    }
+    found
+}
+
+/// How many of `processes` have `marker` as an argument of their own (`sleep <marker>`).
+fn count(processes: &[Process], marker: &str) -> usize {
+    processes
+        .iter()
+        .filter(|(_, argv)| argv.iter().any(|element| element == marker))
+        .count()
+}
+
+/// SIGKILLs processes this test started (found by their tag), ignoring any already gone.
+fn kill_all(processes: &[Process]) {
+    for (pid, _) in processes {
+        let _status = spawn_command(Path::new("kill"))
+            .args(["-KILL", &pid.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// Polls `check` until it holds or `limit` passes; returns whether it held.
+fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if check() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The processes tagged `tag` still alive after up to 5 s (none, as soon as all are gone);
+/// they are killed before returning, so a failed test leaves nothing behind.
+fn survivors(tag: &str) -> Vec<Process> {
+    let mut left = Vec::new();
+    eventually(Duration::from_secs(5), || {
+        left = tagged(tag);
+        left.is_empty()
+    });
+    kill_all(&left);
+    left
+}
+
+/// Four ways to escape a call's process group (a new session, nohup, timeout, which makes its
+/// own group, and a double fork), each `sleep`ing under its own marker, then a wait for the
+/// file `go` in the workdir that only the normal-end case creates.
+fn escape_script(markers: &[String]) -> String {
+    format!(
+        "setsid -f sleep {} </dev/null >/dev/null 2>&1
+nohup sleep {} </dev/null >/dev/null 2>&1 &
+timeout 600 sleep {} </dev/null >/dev/null 2>&1 &
+(sleep {} </dev/null >/dev/null 2>&1 &) &
+while [[ ! -e go ]]; do sleep 0.05; done
+echo finished",
+        markers[0], markers[1], markers[2], markers[3]
+    )
+}
+
+fn escape_manifest(mode: Mode) -> String {
+    for (program, package) in [
+        ("/usr/bin/setsid", "util-linux"),
+        ("/usr/bin/sleep", "coreutils"),
+        ("/usr/bin/nohup", "coreutils"),
+        ("/usr/bin/timeout", "coreutils"),
+    ] {
+        require(program, package);
+    }
+    let exec =
+        r#"exec = ["/usr/bin/setsid", "/usr/bin/sleep", "/usr/bin/nohup", "/usr/bin/timeout"]"#;
+    format!(
+        "{}{}",
+        shell_tool("escape", mode, &format!("{exec}\ntimeout_ms = 60000")),
+        shell_tool(
+            "escape_timeout",
+            mode,
+            &format!("{exec}\ntimeout_ms = 3000")
+        )
+    )
+}
+
+/// How a call whose command left processes behind ends.
+#[derive(Clone, Copy, Debug)]
+enum End {
+    /// The command returns normally.
+    Normally,
+    /// The call passes its `timeout_ms`.
+    Timeout,
+    /// The client cancels it.
+    Cancelled,
+    /// airlock is SIGKILLed mid-call.
+    ServerKilled,
+}
+
+/// Runs the escape script, ends the call as `end` says, and returns the processes of the
+/// call (the script and its escapes) still alive afterwards, after up to 5 s of waiting for
+/// them to go.
+fn escapees(mode: Mode, end: End) -> Vec<Process> {
+    let scratch = Scratch::new(&format!("escape-{end:?}-{mode:?}"));
+    let tag = unique();
+    let markers: Vec<String> = (3001..=3004).map(|n| format!("{n}.{tag}")).collect();
+    let mut server = scratch.serve(&escape_manifest(mode), &[]);
+    let tool = match end {
+        End::Timeout => "escape_timeout",
+        _ => "escape",
+    };
+    let id = 7;
+    server.send(&call(
+        id,
+        tool,
+        json!({ "script": escape_script(&markers) }),
+    ));
+    // Every escape is running before the call ends: none can pass by failing to start.
+    let mut running = Vec::new();
+    let started = eventually(REPLY_TIMEOUT, || {
+        running = tagged(&tag);
+        markers.iter().all(|marker| count(&running, marker) > 0)
+    });
+    if !started {
+        kill_all(&running);
+        panic!("{end:?}: the escapes did not all start: {running:?}");
+    }
+    match end {
+        End::Normally => {
+            std::fs::write(scratch.work().join("go"), "").unwrap();
+            let (failed, text) = outcome(&server.recv());
+            assert!(!failed, "{text}");
+            assert_eq!(text, "finished\n");
+        }
+        End::Timeout => {
+            let (failed, text) = outcome(&server.recv());
+            assert!(failed && text.contains("time limit of 3000 ms"), "{text}");
+        }
+        End::Cancelled => {
+            server.send(&format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"test"}}}}"#
+            ));
+            let ping = server.request(&request(8, "ping", json!({})));
+            assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+        }
+        End::ServerKilled => {
+            crate::harness::signal(server.pid(), "KILL");
+            server.wait(REPLY_TIMEOUT);
+        }
+    }
+    survivors(&tag)
+}
+
+/// `setsid -f`, `nohup … &`, `timeout … &` and a double fork leave no process behind when the
+/// call returns normally.
+#[test]
+fn no_process_outlives_a_call_that_returns() {
+    assert_eq!(escapees(Mode::On, End::Normally), []);
+}
+
+/// … nor when the call passes its time limit.
+#[test]
+fn no_process_outlives_a_call_that_times_out() {
+    assert_eq!(escapees(Mode::On, End::Timeout), []);
+}
+
+/// … nor when the client cancels the call.
+#[test]
+fn no_process_outlives_a_cancelled_call() {
+    assert_eq!(escapees(Mode::On, End::Cancelled), []);
+}
+
+/// … nor when airlock itself is SIGKILLed mid-call.
+#[test]
+fn no_process_outlives_airlock_killed_mid_call() {
+    assert_eq!(escapees(Mode::On, End::ServerKilled), []);
+}
+
+/// The control: without the sandbox, the `setsid` escape survives every way a call ends
+/// (the process group kill cannot reach a new session).
+#[test]
+fn processes_outlive_their_call_without_sandbox() {
+    for end in [
+        End::Normally,
+        End::Timeout,
+        End::Cancelled,
+        End::ServerKilled,
+    ] {
+        let left = escapees(Mode::Off, end);
+        assert!(
+            left.iter().any(|(_, argv)| argv.len() == 2
+                && argv[0] == "sleep"
+                && argv[1].starts_with("3001.")),
+            "{end:?}: the setsid escape did not survive without the sandbox: {left:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. A fork bomb
+
+fn bomb_manifest(mode: Mode) -> String {
+    require("/usr/bin/sleep", "coreutils");
+    format!(
+        "{}{}",
+        shell_tool(
+            "bomb",
+            mode,
+            "exec = [\"/usr/bin/sleep\"]\nresources = { processes = 16 }\ntimeout_ms = 5000",
+        ),
+        shell_tool("shell", mode, "")
+    )
+}
+
+/// The most `sleep <marker>` processes seen at once while `until` has not passed and fewer
+/// than `enough` are seen.
+fn peak(marker: &str, enough: usize, until: Duration) -> usize {
+    let mut most = 0;
+    eventually(until, || {
+        most = most.max(count(&tagged(marker), marker));
+        most >= enough
+    });
+    most
+}
+
+/// A fork loop stops at `resources.processes` (16): at most 16 of its processes exist at
+/// once, the call ends, airlock still answers a ping and another call, and nothing is left.
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit() {
+    let scratch = Scratch::new("bomb");
+    let mut server = scratch.serve(&bomb_manifest(Mode::On), &[]);
+    let marker = format!("100.{}", unique());
+    server.send(&call(
+        1,
+        "bomb",
+        json!({ "script": format!("while :; do sleep {marker} & done") }),
+    ));
+    // Sampled until the call's 5 s limit is near: the count must never pass the limit.
+    let most = peak(&marker, usize::MAX, Duration::from_secs(4));
+    let (failed, text) = outcome(&server.recv());
+    let left = survivors(&marker);
+    eprintln!("at most {most} processes of the fork loop at once");
+    assert!(failed, "the fork loop ended without an error: {text}");
+    assert!(
+        (1..=16).contains(&most),
+        "{most} processes of the fork loop at once (limit 16)"
+    );
+    let ping = server.request(&request(2, "ping", json!({})));
+    assert_eq!(ping["result"], json!({}));
+    assert_eq!(
+        bash(&mut server, "shell", "echo alive"),
+        (false, "alive\n".to_owned())
+    );
+    assert_eq!(left, [], "the fork loop left processes behind");
+}
+
+/// The control: without the sandbox the same tool starts 40 processes at once (a bounded
+/// loop: an unbounded one would load the machine).
+#[test]
+fn a_fork_loop_passes_16_processes_without_sandbox() {
+    let scratch = Scratch::new("bomb-off");
+    let mut server = scratch.serve(&bomb_manifest(Mode::Off), &[]);
+    let marker = format!("100.{}", unique());
+    server.send(&call(
+        1,
+        "bomb",
+        json!({ "script": format!("for ((i = 0; i < 40; i++)); do sleep {marker} & done; wait") }),
+    ));
+    let most = peak(&marker, 40, REPLY_TIMEOUT);
+    let _reply = server.recv();
+    kill_all(&tagged(&marker));
+    assert!(
+        most >= 40,
+        "only {most} processes at once without the sandbox"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Memory
+
+/// Allocates a 1 GiB string (not constant-folded, so one copy) and prints its length.
+const ALLOCATE_1_GIB: &str = "my $n = 1 << 30; my $x = \"a\" x $n; print length $x";
+
+fn memory_manifest(mode: Mode) -> String {
+    require("/usr/bin/perl", "perl");
+    let tool = |name: &str, extra: &str| {
+        format!(
+            r#"
+[[tool]]
+name = "{name}"
+description = "Allocates 1 GiB"
+command = ["/usr/bin/perl", "-e", {ALLOCATE_1_GIB:?}]
+workdir = "work"
+{extra}{keys}"#,
+            extra = mode.grants(extra),
+            keys = mode.keys(&[])
+        )
+    };
+    format!(
+        "{}{}",
+        tool("allocate", ""),
+        tool("allocate_2g", "resources = { memory_mib = 2048 }")
+    )
+}
+
+/// 1 GiB is refused under the default memory limit (512 MiB) and allowed under 2048 MiB: the
+/// limit, not the machine, is what stopped it.
+#[test]
+fn memory_past_the_limit_is_refused() {
+    let scratch = Scratch::new("memory");
+    let mut server = scratch.serve(&memory_manifest(Mode::On), &[]);
+    let (failed, text) = outcome(&server.request(&call(1, "allocate", json!({}))));
+    assert!(
+        failed,
+        "1 GiB was allocated under the default limit: {text}"
+    );
+    assert!(!text.contains("1073741824"), "{text}");
+    let (failed, text) = outcome(&server.request(&call(2, "allocate_2g", json!({}))));
+    assert_eq!((failed, text.as_str()), (false, "1073741824"));
+}
+
+/// The control: without the sandbox the default tool allocates 1 GiB.
+#[test]
+fn memory_is_unbounded_without_sandbox() {
+    let scratch = Scratch::new("memory-off");
+    let mut server = scratch.serve(&memory_manifest(Mode::Off), &[]);
+    let (failed, text) = outcome(&server.request(&call(1, "allocate", json!({}))));
+    assert_eq!((failed, text.as_str()), (false, "1073741824"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. airlock's own environment and descriptors
+
+/// Starts airlock through `sh`, which opens `secret_file` on descriptor 7 without
+/// close-on-exec, with `AIRLOCK_TEST_SECRET` set; the pid is airlock's (sh execs it).
+fn serve_with_secrets(scratch: &Scratch, manifest: &str, env_secret: &str) -> Server {
+    let path = scratch.manifest(manifest);
+    let secret_file = scratch.outside().join("fd-secret.txt");
+    let airlock = airlock();
+    let mut server = Server::start_with(
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "exec 7<\"$1\"; shift; exec \"$@\"",
+            "sh",
+            secret_file.to_str().unwrap(),
+            airlock.to_str().unwrap(),
+            "serve",
+            "--manifest",
+            &path,
+        ],
+        &[("AIRLOCK_TEST_SECRET", env_secret)],
+    );
+    server.initialize("2025-11-25");
+    server
+}
+
+fn inheritance_attacks(pid: u32, env_secret: &str, fd_secret: &str) -> Vec<Attack> {
+    vec![
+        Attack::bash(
+            "read airlock's environment",
+            &format!("mapfile -d '' vars < /proc/{pid}/environ; printf '%s\\n' \"${{vars[@]}}\""),
+            vec![Sign::Shows(env_secret.to_owned())],
+        ),
+        Attack::bash(
+            "read a descriptor airlock inherited",
+            "read -r line <&7; echo \"$line\"",
+            vec![Sign::Shows(fd_secret.to_owned())],
+        ),
+    ]
+}
+
+fn inheritance(mode: Mode) {
+    let scratch = Scratch::new(&format!("inherit-{mode:?}"));
+    let env_secret = format!("env-secret-{}", unique());
+    let fd_secret = format!("fd-secret-{}", unique());
+    std::fs::write(
+        scratch.outside().join("fd-secret.txt"),
+        format!("{fd_secret}\n"),
+    )
+    .unwrap();
+    let mut server = serve_with_secrets(&scratch, &shell_tool("shell", mode, ""), &env_secret);
+    let attacks = inheritance_attacks(server.pid(), &env_secret, &fd_secret);
+    assert_attacks(mode, &mut server, &attacks);
+}
+
+/// A command cannot read airlock's environment through /proc, nor a descriptor airlock
+/// inherited without close-on-exec.
+#[test]
+fn airlocks_environment_and_descriptors_stay_out_of_reach() {
+    inheritance(Mode::On);
+}
+
+/// The control: without the sandbox both leak.
+#[test]
+fn airlocks_environment_and_descriptors_leak_without_sandbox() {
+    inheritance(Mode::Off);
+}
+
+/// Has a command SIGKILL airlock by pid; returns whether airlock survived (it still answers a
+/// ping).
+fn airlock_survives_its_command(mode: Mode) -> bool {
+    let scratch = Scratch::new(&format!("signal-{mode:?}"));
+    let mut server = scratch.serve(&shell_tool("shell", mode, ""), &[]);
+    let script = format!("kill -KILL {}", server.pid());
+    server.send(&call(1, "shell", json!({ "script": script })));
+    if eventually(Duration::from_secs(2), || {
+        std::fs::read_to_string(format!("/proc/{}/stat", server.pid()))
+            .map_or(true, |stat| stat.contains(") Z "))
+    }) {
+        return false;
+    }
+    let _reply = server.recv();
+    server.request(&request(2, "ping", json!({})))["result"] == json!({})
+}
+
+/// A command cannot signal airlock (another PID namespace, and Landlock's signal scope).
+#[test]
+fn a_command_cannot_kill_airlock() {
+    assert!(airlock_survives_its_command(Mode::On));
+}
+
+/// The control: without the sandbox a command kills airlock with bash's `kill`.
+#[test]
+fn a_command_kills_airlock_without_sandbox() {
+    assert!(!airlock_survives_its_command(Mode::Off));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. A symlink swapped between the path check and the open
+
+/// Counts of the race's outcomes.
+#[derive(Debug, Default)]
+struct Race {
+    calls: usize,
+    inside: usize,
+    outside: usize,
+}
+
+/// Reads `dir/secret.txt` through a path argument while a thread swaps `dir` between a real
+/// directory of the workdir and a symlink to the outside directory. airlock resolves and
+/// checks the path, then the command opens it again: a swap in between reads outside.
+/// Stops after `max_calls`, 120 s, or once `stop_at_outside` outside reads were seen.
+fn race(mode: Mode, max_calls: usize, stop_at_outside: usize) -> Race {
+    require("/usr/bin/head", "coreutils");
+    let scratch = Scratch::new(&format!("race-{mode:?}"));
+    let work = scratch.work();
+    std::fs::create_dir_all(work.join("real_dir")).unwrap();
+    std::fs::write(work.join("real_dir/secret.txt"), "inside-file\n").unwrap();
+    std::os::unix::fs::symlink(scratch.outside(), work.join("link_dir")).unwrap();
+    let manifest = format!(
+        r#"
+[limits]
+tool_call_rate = {{ per_minute = 6000000, burst = 100000 }}
+max_in_flight = 8
+
+[[tool]]
+name = "read_file"
+description = "Reads the start of a file in the workdir"
+command = ["head", "--bytes=100", "--", "{{path}}"]
+workdir = "work"
+args.path = {{ type = "path", kind = "file" }}
+{keys}"#,
+        keys = mode.keys(&[])
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let stop = Arc::clone(&stop);
+        let work = work.clone();
+        thread::spawn(move || {
+            let dir = work.join("dir");
+            while !stop.load(Ordering::Relaxed) {
+                for name in ["real_dir", "link_dir"] {
+                    std::fs::rename(work.join(name), &dir).unwrap();
+                    std::fs::rename(&dir, work.join(name)).unwrap();
+                }
+            }
+        })
+    };
+    let mut race = Race::default();
+    let start = Instant::now();
+    while race.calls < max_calls
+        && race.outside < stop_at_outside
+        && start.elapsed() < Duration::from_secs(120)
+    {
+        // Eight calls in flight at once, to widen the window.
+        for id in 0..8 {
+            server.send(&call(id, "read_file", json!({ "path": "dir/secret.txt" })));
+        }
+        for _ in 0..8 {
+            let reply = server.recv();
+            let text = reply["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("not a tool result: {reply}"));
+            race.calls += 1;
+            if text.contains(&scratch.secret) {
+                race.outside += 1;
+            } else if text == "inside-file\n" {
+                race.inside += 1;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().expect("the flipper thread failed");
+    race
+}
+
+/// A directory swapped for a symlink to outside between airlock's path check and the
+/// command's open never yields the outside file: the kernel, not the check, has the last
+/// word. (The leaf is always resolved before it is passed, so the swap is of a parent.)
+#[test]
+fn a_symlink_swapped_after_the_path_check_never_reads_outside() {
+    let race = race(Mode::On, 4000, usize::MAX);
+    eprintln!("{race:?}");
+    assert_eq!(race.outside, 0, "{race:?}");
+    assert!(race.calls >= 400, "too few calls ran: {race:?}");
+    assert!(race.inside > 0, "no call read the inside file: {race:?}");
+}
+
+/// The control: without the sandbox the same race reads the outside file.
+#[test]
+fn a_symlink_swapped_after_the_path_check_reads_outside_without_sandbox() {
+    let race = race(Mode::Off, 4000, 1);
+    assert!(race.outside > 0, "the race was never won: {race:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9. Shapes a reviewer found, now contained by the kernel
+
+fn shapes_manifest(scratch: &Scratch, mode: Mode) -> String {
+    for (program, package) in [
+        ("/usr/bin/find", "findutils"),
+        ("/usr/bin/make", "make"),
+        ("/usr/bin/c++filt", "binutils"),
+        ("/usr/bin/sqlite3", "sqlite3"),
+        ("/usr/bin/bash", "bash"),
+    ] {
+        require(program, package);
+    }
+    let work = scratch.work();
+    std::fs::write(work.join("data/lib.rs"), "// rust\n").unwrap();
+    std::fs::write(work.join("Makefile"), "all:\n\t@echo $(CFLAGS)\n").unwrap();
+    std::fs::write(work.join("db"), "").unwrap();
+    std::fs::write(
+        scratch.outside().join("secret.sql"),
+        format!("SELECT '{}-sql';\n", scratch.secret),
+    )
+    .unwrap();
+    let keys = mode.keys(&[]);
+    format!(
+        r#"
+[[tool]]
+name = "find_rs"
+description = "Finds Rust files"
+command = ["find", "--", "{{dirs}}", "-name", "*.rs"]
+workdir = "work"
+args.dirs = {{ type = "array", max_items = 10 }}
+{keys}
+[[tool]]
+name = "make_target"
+description = "Builds a target"
+command = ["make", "--", "{{target}}"]
+workdir = "work"
+args.target = {{ type = "string" }}
+{keys}
+[[tool]]
+name = "demangle"
+description = "Demangles a C++ symbol"
+command = ["c++filt", "--", "{{symbol}}"]
+workdir = "work"
+args.symbol = {{ type = "string" }}
+{keys}
+[[tool]]
+name = "query"
+description = "Queries the database read-only"
+command = ["sqlite3", "-readonly", "db", "{{sql}}"]
+workdir = "work"
+args.sql = {{ type = "string" }}
+{keys}
+[[tool]]
+name = "bash_stdin"
+description = "bash reading its script on stdin"
+command = ["/usr/bin/bash"]
+workdir = "work"
+args.script = {{ type = "string", stdin = true, max_length = 4000 }}
+{keys}"#
+    )
+}
+
+fn shape_attacks(scratch: &Scratch) -> Vec<Attack> {
+    let secret = &scratch.secret;
+    let at = |name: &str| scratch.dir.join(name);
+    vec![
+        Attack::new(
+            "find runs a program and writes a file",
+            "find_rs",
+            json!({"dirs": ["data", "-exec", "/usr/bin/id", ";", "-fprint", "../find_x"]}),
+            vec![Sign::Shows("uid=".to_owned()), Sign::Creates(at("find_x"))],
+        ),
+        Attack::new(
+            "find runs a program",
+            "find_rs",
+            json!({"dirs": ["data", "-exec", "/usr/bin/id", ";"]}),
+            vec![Sign::Shows("uid=".to_owned())],
+        ),
+        Attack::new(
+            "find writes a file outside",
+            "find_rs",
+            json!({"dirs": ["data", "-fprint", "../find_y"]}),
+            vec![Sign::Creates(at("find_y"))],
+        ),
+        Attack::new(
+            "find lists the directory beside the workdir",
+            "find_rs",
+            json!({"dirs": ["../outside", "-print", "-o"]}),
+            vec![Sign::Shows("secret.txt".to_owned())],
+        ),
+        Attack::new(
+            "make runs a shell command",
+            "make_target",
+            json!({"target": "CFLAGS=;id;"}),
+            vec![Sign::Shows("uid=".to_owned())],
+        ),
+        Attack::new(
+            "make reads a file outside",
+            "make_target",
+            json!({"target": "CFLAGS=$(info $(file <../outside/secret.txt))"}),
+            vec![Sign::Shows(secret.clone())],
+        ),
+        Attack::new(
+            "make writes a file outside",
+            "make_target",
+            json!({"target": "CFLAGS=$(file >../make_x,pwned)"}),
+            vec![Sign::Creates(at("make_x"))],
+        ),
+        Attack::new(
+            "c++filt reads a response file outside",
+            "demangle",
+            json!({"symbol": "@../outside/secret.txt"}),
+            vec![Sign::Shows(secret.clone())],
+        ),
+        Attack::new(
+            "sqlite3 runs a shell command",
+            "query",
+            json!({"sql": ".shell id"}),
+            vec![Sign::Shows("uid=".to_owned())],
+        ),
+        Attack::new(
+            "sqlite3 reads SQL from a file outside",
+            "query",
+            json!({"sql": ".read ../outside/secret.sql"}),
+            vec![Sign::Shows(format!("{secret}-sql"))],
+        ),
+        Attack::new(
+            "sqlite3 reads a file outside with readfile()",
+            "query",
+            json!({"sql": "SELECT readfile('../outside/secret.txt');"}),
+            vec![Sign::Shows(secret.clone())],
+        ),
+        Attack::new(
+            "sqlite3 writes a file outside with writefile()",
+            "query",
+            json!({"sql": "SELECT writefile('../sqlite_x', 'pwned');"}),
+            vec![Sign::Creates(at("sqlite_x"))],
+        ),
+        Attack::new(
+            "sqlite3 writes a backup outside",
+            "query",
+            json!({"sql": ".backup ../sqlite_y"}),
+            vec![Sign::Creates(at("sqlite_y"))],
+        ),
+        Attack::new(
+            "bash on stdin reads outside",
+            "bash_stdin",
+            json!({"script": "read -r line < ../outside/secret.txt; echo \"$line\""}),
+            vec![Sign::Shows(secret.clone())],
+        ),
+        Attack::new(
+            "bash on stdin writes outside",
+            "bash_stdin",
+            json!({"script": "echo pwned > ../bash_x"}),
+            vec![Sign::Creates(at("bash_x"))],
+        ),
+        Attack::new(
+            "bash on stdin writes in the workdir",
+            "bash_stdin",
+            json!({"script": "echo pwned > bash_y"}),
+            vec![Sign::Creates(scratch.work().join("bash_y"))],
+        ),
+    ]
+}
+
+/// Reaches the network through `bash_stdin`; returns whether the listener got the bytes.
+fn bash_stdin_connects(server: &mut Server, wait: Duration) -> bool {
+    let listener = Listener::new();
+    let script = format!("echo hi > /dev/tcp/127.0.0.1/{}", listener.port());
+    let _reply = server.request(&call(99, "bash_stdin", json!({ "script": script })));
+    listener.accepted(wait).as_deref() == Some("hi\n")
+}
+
+/// The review's shapes (find's expression after `--`, make's variables, c++filt's response
+/// files, sqlite3's dot commands and file functions, bash reading agent text on stdin) pass
+/// `airlock check` without any accepted risk, and under the sandbox still cannot run other
+/// programs, read outside their roots, write, or reach the network.
+#[test]
+fn reviewer_shapes_are_contained() {
+    let scratch = Scratch::new("shapes");
+    let mut server = scratch.serve(&shapes_manifest(&scratch, Mode::On), &[]);
+    assert_attacks(Mode::On, &mut server, &shape_attacks(&scratch));
+    assert!(
+        !bash_stdin_connects(&mut server, ABSENCE_WAIT),
+        "bash on stdin reached the network"
+    );
+}
+
+/// The control: without the sandbox every one of those shapes works.
+#[test]
+fn reviewer_shapes_work_without_sandbox() {
+    let scratch = Scratch::new("shapes-off");
+    let mut server = scratch.serve(&shapes_manifest(&scratch, Mode::Off), &[]);
+    assert_attacks(Mode::Off, &mut server, &shape_attacks(&scratch));
+    assert!(
+        bash_stdin_connects(&mut server, REPLY_TIMEOUT),
+        "bash on stdin did not reach the network without the sandbox"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The manifest keys
+
+/// By default a command can run only its own program; `exec` adds others.
+#[test]
+fn only_declared_programs_can_be_executed() {
+    require("/usr/bin/id", "coreutils");
+    let scratch = Scratch::new("exec");
+    let manifest = format!(
+        "{}{}",
+        shell_tool("shell", Mode::On, ""),
+        shell_tool("shell_id", Mode::On, "exec = [\"/usr/bin/id\"]")
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    let (failed, text) = bash(&mut server, "shell", "/usr/bin/id -u");
+    assert!(failed && !text.starts_with("0\n"), "{text}");
+    let (failed, text) = bash(&mut server, "shell_id", "/usr/bin/id -u");
+    assert!(!failed, "{text}");
+    assert!(text.trim().parse::<u32>().is_ok(), "{text}");
+}
+
+/// `sandbox = "off"` is refused unless the tool accepts the risk by name.
+#[test]
+fn an_unsandboxed_tool_needs_its_risk_accepted() {
+    let scratch = Scratch::new("check");
+    let path = scratch.dir.join("tools.toml");
+    std::fs::write(
+        &path,
+        r#"
+[[tool]]
+name = "t"
+description = "d"
+command = ["true"]
+sandbox = "off"
+"#,
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let output = crate::harness::run(&airlock(), &["check", "--manifest", path], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("unsandboxed"), "{stderr}");
+}
