@@ -194,9 +194,19 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         stdin = spec.stdin.is_some(),
         "starting command"
     );
-    let child = match &spec.sandbox {
-        None => spawn(spec, &spec.program, &spec.args)?,
-        Some(confinement) => spawn_sandboxed(spec, confinement)?,
+    let (child, header) = match &spec.sandbox {
+        None => {
+            let stdin = if spec.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            };
+            (spawn(spec, &spec.program, &spec.args, stdin)?, None)
+        }
+        Some(confinement) => (
+            spawn_sandboxed(spec, confinement)?,
+            Some(sandbox::spawn::header(&spec.program, &spec.args)),
+        ),
     };
     // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
     let Some(group) = child.id().and_then(Group::led_by) else {
@@ -209,7 +219,15 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
     };
     let mut stdout = Capture::default();
     let mut stderr = Capture::default();
-    let status = supervise(&mut guard, spec, &mut sigchld, &mut stdout, &mut stderr).await?;
+    let status = supervise(
+        &mut guard,
+        spec,
+        header.as_deref(),
+        &mut sigchld,
+        &mut stdout,
+        &mut stderr,
+    )
+    .await?;
     let exit = if stdout.truncated || stderr.truncated {
         Exit::Stopped(StopReason::OutputLimit)
     } else {
@@ -243,50 +261,67 @@ impl Exit {
     }
 }
 
-/// Starts the command through the sandbox's launcher: in a fresh PID namespace (given by this
-/// thread, or made by the launcher in a user namespace), under a real uid of its own when
-/// airlock is root. The launcher applies the policy and becomes the program (see
-/// [`crate::sandbox`]).
-fn spawn_sandboxed(spec: &CommandSpec, confinement: &Confinement) -> Result<Child, SpawnError> {
+/// Starts the command through the sandbox's launcher (see [`crate::sandbox`]): a warm one,
+/// started ahead of time with the tool's policy already applied, when the tool has one ready;
+/// else a new one on this thread. Either way it reads the command line from its stdin (the
+/// header [`run`] writes first), then starts the program. A new warm launcher is asked for.
+fn spawn_sandboxed(
+    spec: &CommandSpec,
+    confinement: &Arc<Confinement>,
+) -> Result<Child, SpawnError> {
     let host = sandbox::host();
-    let support = &host.support;
-    if host.mode == sandbox::Mode::Required && !support.missing().is_empty() {
+    if host.mode == sandbox::Mode::Required && !host.support.missing().is_empty() {
         return Err(SpawnError::Sandbox(
             "this kernel cannot enforce the sandbox",
         ));
     }
+    let warm = confinement.take_warm();
+    let refill_spec = spec.clone();
+    sandbox::warm::refill(confinement, move || spawn_launcher(&refill_spec));
+    match warm {
+        Some(child) => Ok(child),
+        None => spawn_launcher(spec),
+    }
+}
+
+/// Starts a launcher for `spec`'s tool: in a fresh PID namespace (given by this thread, or
+/// made by the launcher in a user namespace), under a real uid of its own when airlock is
+/// root. It applies the policy, then waits for its command line on stdin.
+///
+/// Call it from a thread that outlives the launcher: the launcher's parent-death signal
+/// follows the thread that started it.
+fn spawn_launcher(spec: &CommandSpec) -> Result<Child, SpawnError> {
+    let confinement = spec.sandbox.as_ref().ok_or(SpawnError::Internal(
+        "a launcher for an unsandboxed command",
+    ))?;
+    let host = sandbox::host();
+    let support = &host.support;
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call_uid = support.root.then(|| {
         let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         sandbox::call_uid(std::process::id(), call)
     });
-    let (launcher, argv) = sandbox::spawn::launcher_command(
-        confinement,
-        host.mode,
-        support.pid_namespace,
-        call_uid,
-        &spec.program,
-        &spec.args,
-    );
+    let (launcher, argv) =
+        sandbox::spawn::launcher_command(confinement, host.mode, support.pid_namespace, call_uid);
     if support.pid_namespace == sandbox::PidNamespace::Direct {
         // Held across the spawn only: this thread's next child is pid 1 of a new namespace.
         let _namespace = sandbox::spawn::CallNamespace::enter()
             .map_err(|_| SpawnError::Sandbox("no PID namespace for the call"))?;
-        spawn(spec, launcher, &argv)
+        spawn(spec, launcher, &argv, Stdio::piped())
     } else {
-        spawn(spec, launcher, &argv)
+        spawn(spec, launcher, &argv, Stdio::piped())
     }
 }
 
 /// Starts `program args` with the spec's environment, directory and pipes, nothing
 /// inherited; see the module docs for each setting.
 #[expect(clippy::disallowed_methods, reason = "the one audited spawn site")]
-fn spawn(spec: &CommandSpec, program: &Path, args: &[OsString]) -> Result<Child, SpawnError> {
-    let stdin = if spec.stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    };
+fn spawn(
+    spec: &CommandSpec,
+    program: &Path,
+    args: &[OsString],
+    stdin: Stdio,
+) -> Result<Child, SpawnError> {
     tokio::process::Command::new(program) // absolute (checked above): no PATH lookup
         .args(args) // one argv element each
         .env_clear()
@@ -306,6 +341,7 @@ fn spawn(spec: &CommandSpec, program: &Path, args: &[OsString]) -> Result<Child,
 async fn supervise(
     guard: &mut Guard,
     spec: &CommandSpec,
+    header: Option<&[u8]>,
     sigchld: &mut tokio::signal::unix::Signal,
     stdout: &mut Capture,
     stderr: &mut Capture,
@@ -323,7 +359,7 @@ async fn supervise(
         .take()
         .ok_or(SpawnError::Internal("stderr is not piped"))?;
     {
-        let feeding = feed(stdin, spec.stdin.as_deref());
+        let feeding = feed(stdin, header, spec.stdin.as_deref());
         let reading = async {
             tokio::try_join!(
                 capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
@@ -369,20 +405,28 @@ async fn supervise(
     guard.reap().await
 }
 
-/// Writes all of `bytes` to the child's stdin, then closes it.
+/// Writes the launcher's `header` (sandboxed commands) and all of `bytes` to the child's
+/// stdin, then closes it.
 ///
 /// A child may exit or close its stdin without reading it all; that is its business, not a
 /// failure of the run.
-async fn feed(stdin: Option<ChildStdin>, bytes: Option<&[u8]>) -> Result<(), SpawnError> {
-    let (Some(mut pipe), Some(bytes)) = (stdin, bytes) else {
+async fn feed(
+    stdin: Option<ChildStdin>,
+    header: Option<&[u8]>,
+    bytes: Option<&[u8]>,
+) -> Result<(), SpawnError> {
+    let Some(mut pipe) = stdin else {
         return Ok(());
     };
-    match pipe.write_all(bytes).await {
-        Ok(()) => {}
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
-            tracing::debug!("command closed its stdin before reading all of it");
+    for part in [header, bytes].into_iter().flatten() {
+        match pipe.write_all(part).await {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                tracing::debug!("command closed its stdin before reading all of it");
+                break;
+            }
+            Err(error) => return Err(io_error(error)),
         }
-        Err(error) => return Err(io_error(error)),
     }
     drop(pipe); // EOF for the child
     Ok(())

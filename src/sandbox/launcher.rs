@@ -6,8 +6,12 @@
 //! itself and starts the program, which inherits every restriction. Its argv:
 //!
 //! ```text
-//! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON> <program> [args…]
+//! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON>
 //! ```
+//!
+//! and, once confined, it reads the command line from its stdin (see [`read_command_line`]);
+//! what follows there is the command's own input. A launcher can so be started before its
+//! call, with the tool's policy applied, and wait ([`super::warm`]).
 //!
 //! - stage `init` runs as the first process (pid 1) of the call's PID namespace: it applies the
 //!   policy to itself, starts the program (which inherits all of it) and reaps children until
@@ -28,6 +32,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write as _;
+use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -74,8 +79,6 @@ struct Launch<'a> {
     policy: Policy,
     /// The launcher arguments from the mode on, for the `init` stage the `user` stage starts.
     forwarded: &'a [OsString],
-    program: &'a OsStr,
-    program_args: &'a [OsString],
 }
 
 #[derive(Clone, Copy, Eq, PartialEq)]
@@ -86,16 +89,7 @@ enum Stage {
 
 impl<'a> Launch<'a> {
     fn parse(args: &'a [OsString]) -> Option<Self> {
-        let [
-            stage,
-            parent,
-            call_uid,
-            mode,
-            policy,
-            program,
-            program_args @ ..,
-        ] = args
-        else {
+        let [stage, parent, call_uid, mode, policy] = args else {
             return None;
         };
         let stage = match stage.to_str()? {
@@ -121,8 +115,6 @@ impl<'a> Launch<'a> {
             best_effort,
             policy,
             forwarded,
-            program: program.as_os_str(),
-            program_args,
         })
     }
 
@@ -218,14 +210,15 @@ impl<'a> Launch<'a> {
         if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
             return fail("applying the Landlock rules", step);
         }
-        // Past this line only the program's own rights remain.
+        // Past this line only the program's own rights remain. A warm launcher waits here.
+        let Some((program, args)) = read_command_line() else {
+            return fail("reading the command line", "malformed or cut short");
+        };
         #[expect(
             clippy::disallowed_methods,
             reason = "the launcher starting the command: argv only, program resolved at load"
         )]
-        let spawned = std::process::Command::new(self.program)
-            .args(self.program_args)
-            .spawn();
+        let spawned = std::process::Command::new(program).args(args).spawn();
         let command = match spawned {
             Ok(child) => child.id(),
             Err(error) => return fail("executing the program", error.kind()),
@@ -233,6 +226,54 @@ impl<'a> Launch<'a> {
         wait_as_init(command)
     }
 }
+
+/// Reads the command line airlock writes first on our stdin (`spawn::header`): a count,
+/// then each element as a length and its bytes, the program first. Reads exactly that much,
+/// unbuffered, so the command gets the rest of stdin whole.
+fn read_command_line() -> Option<(OsString, Vec<OsString>)> {
+    let stdin = std::io::stdin();
+    let mut read_exact = |len: usize| -> Option<Vec<u8>> {
+        let mut buffer = vec![0_u8; len];
+        let mut filled = 0;
+        while filled < len {
+            let rest = buffer.get_mut(filled..)?;
+            match rustix::io::read(&stdin, rest) {
+                Ok(0) => return None,
+                Ok(count) => filled = filled.checked_add(count)?,
+                Err(errno) if errno == rustix::io::Errno::INTR => {}
+                Err(_) => return None,
+            }
+        }
+        Some(buffer)
+    };
+    let number = |read: &mut dyn FnMut(usize) -> Option<Vec<u8>>| -> Option<usize> {
+        let bytes: [u8; 4] = read(4)?.try_into().ok()?;
+        usize::try_from(u32::from_le_bytes(bytes)).ok()
+    };
+    let count = number(&mut read_exact)?;
+    if count == 0 || count > MAX_COMMAND_LINE_ELEMENTS {
+        return None;
+    }
+    let mut total = 0_usize;
+    let mut elements = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = number(&mut read_exact)?;
+        total = total.checked_add(len)?;
+        if total > MAX_COMMAND_LINE_BYTES {
+            return None;
+        }
+        elements.push(OsString::from_vec(read_exact(len)?));
+    }
+    let mut elements = elements.into_iter();
+    let program = elements.next()?;
+    Some((program, elements.collect()))
+}
+
+/// Most elements of a command line read from stdin (the program included).
+const MAX_COMMAND_LINE_ELEMENTS: usize = 64 * 1024;
+
+/// Most bytes of a command line read from stdin.
+const MAX_COMMAND_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Reaps every child, as the namespace's init must (orphans come to it), until `command`
 /// ends; then exits as it did. Exiting ends the namespace: the kernel kills what is left.

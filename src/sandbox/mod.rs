@@ -67,6 +67,7 @@ pub mod launcher;
 mod policy;
 pub(crate) mod spawn;
 mod support;
+pub mod warm;
 
 use std::sync::OnceLock;
 
@@ -97,11 +98,12 @@ pub enum Mode {
     BestEffort,
 }
 
-/// A tool's policy, encoded once for the launcher's command line.
-#[derive(Clone, Debug)]
+/// A tool's policy, encoded once for the launcher's command line, and its warm launchers.
+#[derive(Debug)]
 pub struct Confinement {
     policy: Policy,
     encoded: String,
+    warm: warm::Pool,
 }
 
 impl Confinement {
@@ -113,7 +115,11 @@ impl Confinement {
     pub fn new(policy: Policy) -> Result<Self, String> {
         let encoded = serde_json::to_string(&policy)
             .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
-        Ok(Self { policy, encoded })
+        Ok(Self {
+            policy,
+            encoded,
+            warm: warm::Pool::default(),
+        })
     }
 
     /// The policy.
@@ -123,6 +129,11 @@ impl Confinement {
 
     pub(crate) fn encoded(&self) -> &str {
         &self.encoded
+    }
+
+    /// A warm launcher of this tool, if one is ready.
+    pub(crate) fn take_warm(&self) -> Option<tokio::process::Child> {
+        self.warm.take()
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -11,35 +12,49 @@ use rustix::thread::LinkNameSpaceType;
 use super::launcher::{LAUNCH_ARG, SELF_EXE};
 use super::{Confinement, Mode, PidNamespace};
 
-/// The launcher's program and argv for one call.
+/// The launcher's program and argv for one call; the command line itself goes to its stdin
+/// ([`header`]).
 pub(crate) fn launcher_command(
     confinement: &Confinement,
     mode: Mode,
     pid_namespace: PidNamespace,
     call_uid: Option<u32>,
-    program: &Path,
-    args: &[OsString],
 ) -> (&'static Path, Vec<OsString>) {
     let stage = match pid_namespace {
         PidNamespace::UserNamespace => "user",
         PidNamespace::Direct | PidNamespace::Unavailable => "init",
     };
-    let mut argv = Vec::with_capacity(args.len().saturating_add(7));
-    argv.push(OsString::from(LAUNCH_ARG));
-    argv.push(OsString::from(stage));
-    argv.push(OsString::from(std::process::id().to_string()));
-    argv.push(call_uid.map_or_else(
-        || OsString::from("-"),
-        |uid| OsString::from(uid.to_string()),
-    ));
-    argv.push(OsString::from(match mode {
-        Mode::Required => "required",
-        Mode::BestEffort => "best-effort",
-    }));
-    argv.push(OsString::from(confinement.encoded()));
-    argv.push(program.as_os_str().to_owned());
-    argv.extend(args.iter().cloned());
+    let argv = vec![
+        OsString::from(LAUNCH_ARG),
+        OsString::from(stage),
+        OsString::from(std::process::id().to_string()),
+        call_uid.map_or_else(
+            || OsString::from("-"),
+            |uid| OsString::from(uid.to_string()),
+        ),
+        OsString::from(match mode {
+            Mode::Required => "required",
+            Mode::BestEffort => "best-effort",
+        }),
+        OsString::from(confinement.encoded()),
+    ];
     (Path::new(SELF_EXE), argv)
+}
+
+/// The command line as the launcher reads it from its stdin: the number of elements, then
+/// each element's length and bytes (lengths as 4-byte little-endian), the program first.
+/// Whatever follows on stdin is the command's own input.
+pub(crate) fn header(program: &Path, args: &[OsString]) -> Vec<u8> {
+    let elements = std::iter::once(program.as_os_str()).chain(args.iter().map(OsString::as_os_str));
+    let mut out = Vec::new();
+    let count = u32::try_from(args.len().saturating_add(1)).unwrap_or(u32::MAX);
+    out.extend_from_slice(&count.to_le_bytes());
+    for element in elements {
+        let bytes = element.as_bytes();
+        out.extend_from_slice(&u32::try_from(bytes.len()).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(bytes);
+    }
+    out
 }
 
 /// While alive, children this thread starts are born into one new PID namespace (the first of
