@@ -191,3 +191,60 @@ fn user_namespaces_allowed() -> bool {
         read("/proc/sys/kernel/unprivileged_userns_clone").is_some_and(|text| text.trim() == "0");
     max > 0 && !apparmor_restricts && !debian_restricts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete() -> Support {
+        Support {
+            landlock_abi: 7,
+            landlock_complete: true,
+            pid_namespace: PidNamespace::Direct,
+            seccomp: true,
+            root: true,
+        }
+    }
+
+    #[test]
+    fn a_complete_kernel_misses_nothing() {
+        assert!(complete().missing().is_empty());
+        assert!(complete().describe().contains("all enforced"));
+    }
+
+    #[test]
+    fn each_missing_piece_is_named_so_serve_refuses_to_start() {
+        let old_landlock = Support {
+            landlock_abi: 3,
+            landlock_complete: false,
+            ..complete()
+        };
+        assert!(old_landlock.missing()[0].contains("Landlock ABI 6"));
+        let no_namespace = Support {
+            pid_namespace: PidNamespace::Unavailable,
+            ..complete()
+        };
+        assert!(no_namespace.missing()[0].contains("PID namespace"));
+        let no_seccomp = Support {
+            seccomp: false,
+            ..complete()
+        };
+        assert!(no_seccomp.missing()[0].contains("seccomp"));
+        let nothing = Support {
+            landlock_abi: 0,
+            landlock_complete: false,
+            pid_namespace: PidNamespace::Unavailable,
+            seccomp: false,
+            root: false,
+        };
+        assert_eq!(nothing.missing().len(), 3);
+    }
+
+    #[test]
+    fn this_machine_enforces_the_whole_sandbox() {
+        // CI runs on a kernel with Landlock ABI 6+, seccomp and namespaces; a machine without
+        // them must say so here rather than pass the sandbox tests by accident.
+        let support = Support::probe();
+        assert!(support.missing().is_empty(), "{}", support.describe());
+    }
+}

@@ -456,6 +456,8 @@ fn check_accepts_every_example_manifest() {
             "examples/signing.toml",
             vec![("SIGNING_KEY", "an-example-signing-key")],
         ),
+        ("examples/sandbox-write.toml", vec![]),
+        ("examples/sandbox-network.toml", vec![]),
     ] {
         let output = crate::harness::run(&airlock(), &["check", "--manifest", manifest], &env);
         assert!(
@@ -465,6 +467,9 @@ fn check_accepts_every_example_manifest() {
         );
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(stdout.ends_with("OK\n"), "{stdout}");
+        // Every example tool runs in the kernel sandbox, which this machine enforces whole.
+        assert!(!stdout.contains("sandbox: OFF"), "{manifest}: {stdout}");
+        assert!(stdout.contains("sandbox enforcement: complete"), "{stdout}");
         assert!(!stdout.contains("an-example-signing-key"));
     }
 }
