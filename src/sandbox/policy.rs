@@ -24,6 +24,9 @@ use crate::limits::{
 pub struct Policy {
     /// Files and directories it may read (directories: everything beneath them).
     pub read: Vec<PathBuf>,
+    /// How many leading entries of `read` are the fixed system list (for `describe`).
+    #[serde(skip)]
+    pub system_entries: usize,
     /// Programs it may execute (and read); a directory grants every program beneath it.
     pub exec: Vec<PathBuf>,
     /// Directories beneath which it may create, write, rename and remove files.
@@ -139,10 +142,21 @@ impl Policy {
                 }
             }
         }
-        let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        // Entries this machine lacks are left out now, not looked up by every launcher.
+        let mut read: Vec<PathBuf> = SYSTEM_READ
+            .iter()
+            .map(PathBuf::from)
+            .filter(|path| path.exists())
+            .collect();
         if declared.network {
-            read.extend(NETWORK_READ.iter().map(PathBuf::from));
+            read.extend(
+                NETWORK_READ
+                    .iter()
+                    .map(PathBuf::from)
+                    .filter(|path| path.exists()),
+            );
         }
+        let system_entries = read.len();
         read.push(workdir.to_path_buf());
         for path in declared.roots.iter().chain(&declared.read) {
             if !read.contains(path) {
@@ -151,6 +165,7 @@ impl Policy {
         }
         Self {
             read,
+            system_entries,
             exec,
             write: declared.write,
             network: declared.network,
@@ -175,9 +190,13 @@ impl Policy {
         out.push_str(&format!("{indent}exec:      {}\n", list(&self.exec)));
         out.push_str(&format!(
             "{indent}read:      {} (system: {})\n",
-            list(self.read.get(self.system_entries()..).unwrap_or_default()),
+            list(
+                self.read
+                    .get(self.system_entries.min(self.read.len())..)
+                    .unwrap_or_default()
+            ),
             self.read
-                .get(..self.system_entries())
+                .get(..self.system_entries.min(self.read.len()))
                 .unwrap_or_default()
                 .iter()
                 .map(|path| path.display().to_string())
@@ -200,16 +219,6 @@ impl Policy {
             self.resources.describe()
         ));
         out
-    }
-
-    /// How many leading entries of `read` are the fixed system list.
-    fn system_entries(&self) -> usize {
-        let fixed = if self.network {
-            SYSTEM_READ.len().saturating_add(NETWORK_READ.len())
-        } else {
-            SYSTEM_READ.len()
-        };
-        fixed.min(self.read.len())
     }
 }
 
