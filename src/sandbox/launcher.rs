@@ -199,6 +199,13 @@ impl<'a> Launch<'a> {
         if parent_pid() != Some(self.parent) {
             return fail("checking the parent", "airlock is gone");
         }
+        // No process of the call may trace or read the launcher (its pid 1), whatever its
+        // credentials: that needs CAP_SYS_PTRACE once we are not dumpable.
+        if let Err(error) =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+        {
+            return fail("making the launcher non-dumpable", error);
+        }
         if let Err(error) = rustix::thread::set_no_new_privs(true) {
             return fail("setting no_new_privs", error);
         }
