@@ -15,7 +15,7 @@ use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
-use crate::sandbox::launcher::LAUNCH_FAILED;
+use crate::sandbox::launcher::{FAILURE_PREFIX, LAUNCH_FAILED};
 use crate::secrets::Redactor;
 use crate::server::{Server, ServerBuilder};
 use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
@@ -147,7 +147,12 @@ fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolO
                 .as_ref()
                 .map(|sandbox| sandbox.policy().resources);
             let mut text = match exit {
-                Exit::Code(code) if code == i32::from(LAUNCH_FAILED) && resources.is_some() => {
+                Exit::Code(code)
+                    if code == i32::from(LAUNCH_FAILED)
+                        && resources.is_some()
+                        && finished.stdout.is_empty()
+                        && finished.stderr.starts_with(FAILURE_PREFIX.as_bytes()) =>
+                {
                     "The sandbox could not be set up, so the command did not run.".to_owned()
                 }
                 // In the sandbox, a command killed by signal S exits with 128 + S (its

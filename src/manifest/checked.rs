@@ -233,6 +233,7 @@ pub(super) fn check(
     if tools.len() > crate::limits::MAX_TOOLS_COUNT {
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
     }
+    refuse_grants_inside_writable_directories(&tools, &at)?;
     let server = raw.server;
     Ok(Manifest {
         source: source.to_owned(),
@@ -245,6 +246,52 @@ pub(super) fn check(
         limits,
         tools,
     })
+}
+
+/// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`) that
+/// lies inside a writable directory of any sandboxed tool of the manifest. A call could
+/// replace such a path with a symbolic link to anywhere; the launcher would then refuse to run
+/// (it checks each path's identity), so the tool would stop working: refused here, at load.
+fn refuse_grants_inside_writable_directories(
+    tools: &[CommandTool],
+    at: &Located<'_>,
+) -> Result<(), ManifestError> {
+    let writable: Vec<(&str, &Path)> = tools
+        .iter()
+        .filter_map(|tool| tool.sandbox.as_ref().map(|sandbox| (tool, sandbox)))
+        .flat_map(|(tool, sandbox)| {
+            sandbox
+                .policy()
+                .write
+                .iter()
+                .map(move |dir| (tool.name.as_str(), dir.as_path()))
+        })
+        .collect();
+    for tool in tools {
+        let Some(sandbox) = &tool.sandbox else {
+            continue;
+        };
+        for granted in sandbox.policy().granted() {
+            let inside = writable
+                .iter()
+                .find(|(_, dir)| granted != *dir && granted.starts_with(dir));
+            if let Some((owner, dir)) = inside {
+                return Err(at.error(
+                    None,
+                    Some(tool.name.as_str()),
+                    "sandbox",
+                    &format!(
+                        "{} lies inside {}, which tool `{owner}` may write: a call could replace \
+                         it with a symbolic link and widen the sandbox; grant a path outside \
+                         every writable directory",
+                        granted.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, ManifestError> {

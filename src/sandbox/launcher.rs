@@ -39,7 +39,7 @@ use std::process::ExitCode;
 
 use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
-    RulesetCreatedAttr as _, RulesetStatus, Scope, path_beneath_rules,
+    RulesetCreatedAttr as _, RulesetStatus, Scope,
 };
 use rustix::process::{Resource, Rlimit, Signal};
 
@@ -50,6 +50,10 @@ pub const LAUNCH_ARG: &str = "__airlock-sandbox";
 
 /// Exit status of a launcher that could not confine the command; the program never ran.
 pub const LAUNCH_FAILED: u8 = 125;
+
+/// How the launcher's one line on stderr starts when it fails. A command may exit with
+/// [`LAUNCH_FAILED`] too: only that status with stderr starting so is the launcher's.
+pub const FAILURE_PREFIX: &str = "airlock sandbox: ";
 
 /// Runs the launcher if this process is one (argv\[1\] is [`LAUNCH_ARG`]); `None` otherwise.
 ///
@@ -138,7 +142,9 @@ impl<'a> Launch<'a> {
     fn run_user_stage(self) -> ExitCode {
         let uid = rustix::process::getuid().as_raw();
         let gid = rustix::process::getgid().as_raw();
-        let flags = nix::sched::CloneFlags::CLONE_NEWUSER | nix::sched::CloneFlags::CLONE_NEWPID;
+        let flags = nix::sched::CloneFlags::CLONE_NEWUSER
+            | nix::sched::CloneFlags::CLONE_NEWPID
+            | nix::sched::CloneFlags::CLONE_NEWIPC;
         if let Err(error) = nix::sched::unshare(flags) {
             return fail("creating the user and PID namespaces", error);
         }
@@ -183,6 +189,15 @@ impl<'a> Launch<'a> {
     fn run_init_stage(self) -> ExitCode {
         let strict = !self.best_effort;
         close_inherited_descriptors();
+        // A System V IPC namespace of the call's own, so the host's segments, queues and
+        // semaphores (root's included) are out of reach, and whatever the call makes goes
+        // with it. The `user` stage made it already; a root launcher makes it here, while it
+        // still has CAP_SYS_ADMIN.
+        if self.call_uid.is_some()
+            && let Err(error) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWIPC)
+        {
+            return fail("creating the IPC namespace", error);
+        }
         if let Err(error) = set_resource_limits(&self.policy)
             && strict
         {
@@ -419,37 +434,71 @@ fn drop_capabilities(call_uid: Option<u32>) -> Result<(), rustix::io::Errno> {
     )
 }
 
-/// seccomp: without network, `socket` is refused for every family but `AF_UNIX` (so no UDP,
-/// raw, packet or netlink socket: Landlock governs TCP only); always, `io_uring_setup`, whose
-/// requests would not pass through this filter, and every call that changes user ids (a root
-/// launcher's call uid must stay the real uid, or `RLIMIT_NPROC` would not bind).
+/// seccomp, the second half of the network rule and what Landlock cannot see:
+///
+/// - `socket`: every family without the network; with it, every family but `AF_UNIX`. A unix
+///   socket by path is not a file to Landlock's rights of ABI 6: refusing the socket itself
+///   keeps `docker.sock`, the system bus and agents out of reach, even as effective uid 0.
+///   `socketpair` stays, for programs that talk to their own children.
+/// - `io_uring_*`: its requests do not pass through this filter.
+/// - `set*uid`: a root launcher's call uid must stay the real uid, or `RLIMIT_NPROC` would not
+///   bind.
+/// - `keyctl`, `add_key`, `request_key`: the session keyring is airlock's, shared by every
+///   call; no command reads it or leaves keys in it.
+/// - `memfd_create`, `memfd_secret`: memory outside the address-space limit, and code run from
+///   bytes no `exec` rule names.
+/// - `shmget`, `msgget`, `semget`, `mq_open`: kernel memory outside the address-space limit
+///   (the call's IPC namespace hides the host's objects, this stops new ones).
+///
+/// Each rule is also written for the x32 numbering (the same numbers with bit 30 set), which
+/// the architecture check does not tell apart.
 fn filter_syscalls(policy: &Policy) -> Result<(), String> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
     let text = |error: seccompiler::BackendError| error.to_string();
-    let mut rules = std::collections::BTreeMap::new();
-    for syscall in [
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+        std::collections::BTreeMap::new();
+    let always = [
         libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
         libc::SYS_setuid,
         libc::SYS_setreuid,
         libc::SYS_setresuid,
         libc::SYS_setfsuid,
-    ] {
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_memfd_create,
+        libc::SYS_memfd_secret,
+        libc::SYS_shmget,
+        libc::SYS_msgget,
+        libc::SYS_semget,
+        libc::SYS_mq_open,
+    ];
+    for syscall in always {
         rules.insert(syscall, Vec::new());
     }
-    if !policy.network {
-        let not_unix = SeccompCondition::new(
+    let socket_rule = if policy.network {
+        let unix = SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
+            SeccompCmpOp::Eq,
             u64::try_from(libc::AF_UNIX).unwrap_or(1),
         )
         .map_err(text)?;
-        rules.insert(
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix]).map_err(text)?],
-        );
+        vec![SeccompRule::new(vec![unix]).map_err(text)?]
+    } else {
+        Vec::new()
+    };
+    rules.insert(libc::SYS_socket, socket_rule);
+    if cfg!(target_arch = "x86_64") {
+        let x32: Vec<(i64, Vec<SeccompRule>)> = rules
+            .iter()
+            .map(|(number, rule)| (number | X32_SYSCALL_BIT, rule.clone()))
+            .collect();
+        rules.extend(x32);
     }
     let arch = std::env::consts::ARCH
         .try_into()
@@ -465,6 +514,9 @@ fn filter_syscalls(policy: &Policy) -> Result<(), String> {
     seccompiler::apply_filter(&program).map_err(|error| error.to_string())
 }
 
+/// The bit that marks an x32 system call on x86_64.
+const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+
 /// Landlock: files by the policy's lists, TCP bind and connect unless the policy has the
 /// network, abstract unix sockets and signals scoped to the call.
 fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), String> {
@@ -479,8 +531,16 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
     let all = AccessFs::from_all(abi);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let exec = read | AccessFs::Execute;
-    let write = (all & !AccessFs::Execute) | read;
-    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
+    // Regular files, directories and symbolic links; no FIFOs, sockets or devices, which could
+    // make a later reader of the directory hang or reach something else.
+    let write = (all
+        & !(AccessFs::Execute
+            | AccessFs::MakeFifo
+            | AccessFs::MakeSock
+            | AccessFs::MakeChar
+            | AccessFs::MakeBlock))
+        | read;
+    let device_access = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate;
     let mut ruleset = Ruleset::default()
         .set_compatibility(level)
         .handle_access(all)
@@ -490,22 +550,30 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
             .handle_access(AccessNet::from_all(abi))
             .map_err(text)?;
     }
-    let created = ruleset
+    let mut created = ruleset
         .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(text)?
         .create()
-        .map_err(text)?
-        .add_rules(path_beneath_rules(&policy.read, read))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(&policy.exec, exec))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(&policy.write, write))
-        .map_err(text)?
-        .add_rules(path_beneath_rules(
-            SYSTEM_WRITE_FILES.iter().map(Path::new),
-            device,
-        ))
         .map_err(text)?;
+    let grants = [
+        (policy.read.as_slice(), read),
+        (policy.exec.as_slice(), exec),
+        (policy.write.as_slice(), write),
+    ];
+    for (paths, access) in grants {
+        for path in paths {
+            let rule = granted(path, policy.identities.get(path).copied(), access, abi)?;
+            created = created.add_rule(rule).map_err(text)?;
+        }
+    }
+    for device in SYSTEM_WRITE_FILES {
+        // Character devices, not replaceable by a call: opened like the rest, no identity.
+        if let Ok(fd) = open_without_links(Path::new(device)) {
+            created = created
+                .add_rule(landlock::PathBeneath::new(fd, device_access))
+                .map_err(text)?;
+        }
+    }
     let status = created.restrict_self().map_err(text)?;
     if !best_effort && status.ruleset != RulesetStatus::FullyEnforced {
         return Err("not fully enforced by this kernel".to_owned());
@@ -513,9 +581,45 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
     Ok(())
 }
 
+/// The rule for one granted path: opened without following any symbolic link, and refused
+/// unless it is the very file (device and inode) the manifest's check saw.
+fn granted(
+    path: &Path,
+    identity: Option<(u64, u64)>,
+    access: landlock::BitFlags<AccessFs>,
+    abi: landlock::ABI,
+) -> Result<landlock::PathBeneath<std::os::fd::OwnedFd>, String> {
+    let changed = || "a granted path changed since the manifest loaded".to_owned();
+    let fd = open_without_links(path).map_err(|_| changed())?;
+    let stat = rustix::fs::fstat(&fd).map_err(|_| changed())?;
+    let found: (u64, u64) = (stat.st_dev, stat.st_ino);
+    if identity != Some(found) {
+        return Err(changed());
+    }
+    let is_dir =
+        rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory;
+    let access = if is_dir {
+        access
+    } else {
+        access & AccessFs::from_file(abi)
+    };
+    Ok(landlock::PathBeneath::new(fd, access))
+}
+
+/// `O_PATH` descriptor of `path`, refusing a symbolic link at any component.
+fn open_without_links(path: &Path) -> rustix::io::Result<std::os::fd::OwnedFd> {
+    rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+        rustix::fs::ResolveFlags::NO_SYMLINKS,
+    )
+}
+
 /// Reports a failed step on stderr and returns [`LAUNCH_FAILED`].
 fn fail(step: &str, error: impl std::fmt::Debug) -> ExitCode {
-    let line = format!("airlock sandbox: {step} failed ({error:?}); the command did not run\n");
+    let line = format!("{FAILURE_PREFIX}{step} failed ({error:?}); the command did not run\n");
     let _written = std::io::stderr().lock().write_all(line.as_bytes());
     ExitCode::from(LAUNCH_FAILED)
 }

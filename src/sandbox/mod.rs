@@ -76,12 +76,13 @@ pub use policy::{
 };
 pub use support::{PidNamespace, Support};
 
-/// The real uid a root launcher gives call number `call` of airlock process `pid`: in a range
-/// no distribution allocates (`0x4000_0000` and up), distinct for 4,096 calls in flight per
-/// airlock and for airlocks whose pids differ in their low 16 bits.
+/// The real uid a root launcher gives launcher number `call` of airlock process `pid`: from
+/// `0x4000_0000` up, a range no distribution allocates; the pid's low 22 bits (all of them
+/// under Linux's largest `pid_max`) and the call number modulo 256, so two airlocks never share
+/// one and one airlock reuses one only after 256 launchers.
 pub fn call_uid(pid: u32, call: u64) -> u32 {
-    let call = u32::try_from(call % 4096).unwrap_or(0);
-    0x4000_0000 | ((pid & 0xffff) << 12) | call
+    let call = u32::try_from(call % 256).unwrap_or(0);
+    0x4000_0000 | ((pid & 0x3f_ffff) << 8) | call
 }
 
 /// The Landlock ABI whose rights the launcher asks for: file rights of ABI 5 (truncate and

@@ -31,11 +31,16 @@ pub struct Policy {
     pub exec: Vec<PathBuf>,
     /// Directories beneath which it may create, write, rename and remove files.
     pub write: Vec<PathBuf>,
-    /// Whether it may open network sockets (TCP, UDP, netlink). Unix sockets by path are
-    /// files; abstract unix sockets outside the call are always out of reach.
+    /// Whether it may open network sockets (TCP, UDP, netlink). Unix sockets are refused
+    /// either way (only `socketpair` works).
     pub network: bool,
     /// Resource limits.
     pub resources: Resources,
+    /// Device and inode of every path above, as they were when the manifest loaded. The
+    /// launcher opens each path without following symbolic links and refuses to run if what
+    /// it finds is not the same file: a path swapped since (by a call that could write next
+    /// to it, say) grants nothing.
+    pub identities: std::collections::BTreeMap<PathBuf, (u64, u64)>,
 }
 
 /// Resource limits of one call. Every process of the call has them; `processes` bounds how
@@ -142,35 +147,76 @@ impl Policy {
                 }
             }
         }
-        // Entries this machine lacks are left out now, not looked up by every launcher.
-        let mut read: Vec<PathBuf> = SYSTEM_READ
-            .iter()
-            .map(PathBuf::from)
-            .filter(|path| path.exists())
-            .collect();
-        if declared.network {
-            read.extend(
-                NETWORK_READ
-                    .iter()
-                    .map(PathBuf::from)
-                    .filter(|path| path.exists()),
-            );
-        }
-        let system_entries = read.len();
-        read.push(workdir.to_path_buf());
-        for path in declared.roots.iter().chain(&declared.read) {
-            if !read.contains(path) {
-                read.push(path.clone());
+        // Entries this machine lacks are left out now, not looked up by every launcher; the
+        // others are taken canonical (`/bin` is `/usr/bin` on merged systems), so the launcher
+        // can open each without following a link.
+        let system = SYSTEM_READ.iter().chain(if declared.network {
+            NETWORK_READ.iter()
+        } else {
+            [].iter()
+        });
+        let mut read: Vec<PathBuf> = Vec::new();
+        for path in system.filter_map(|path| std::fs::canonicalize(path).ok()) {
+            if !read.contains(&path) {
+                read.push(path);
             }
         }
-        Self {
+        let system_entries = read.len();
+        for path in std::iter::once(workdir.to_path_buf())
+            .chain(declared.roots)
+            .chain(declared.read)
+        {
+            if !read.contains(&path) {
+                read.push(path);
+            }
+        }
+        let mut policy = Self {
             read,
             system_entries,
             exec,
             write: declared.write,
             network: declared.network,
             resources: declared.resources,
-        }
+            identities: std::collections::BTreeMap::new(),
+        };
+        policy.record_identities();
+        policy
+    }
+
+    /// Records each path's device and inode; a path that cannot be looked at now is dropped
+    /// (it would grant nothing).
+    fn record_identities(&mut self) {
+        use std::os::unix::fs::MetadataExt as _;
+        let mut identities = std::collections::BTreeMap::new();
+        let mut keep = |paths: &mut Vec<PathBuf>| {
+            paths.retain(|path| match std::fs::metadata(path) {
+                Ok(meta) => {
+                    identities.insert(path.clone(), (meta.dev(), meta.ino()));
+                    true
+                }
+                Err(_) => false,
+            });
+        };
+        let system = self.read.len().min(self.system_entries);
+        let mut read = std::mem::take(&mut self.read);
+        let mut rest = read.split_off(system);
+        keep(&mut read);
+        self.system_entries = read.len();
+        keep(&mut rest);
+        read.extend(rest);
+        self.read = read;
+        keep(&mut self.exec);
+        keep(&mut self.write);
+        self.identities = identities;
+    }
+
+    /// Every path the policy grants anything on.
+    pub fn granted(&self) -> impl Iterator<Item = &Path> {
+        self.read
+            .iter()
+            .chain(&self.exec)
+            .chain(&self.write)
+            .map(PathBuf::as_path)
     }
 
     /// `airlock check`'s lines for this policy, indented by `indent`.
@@ -383,19 +429,43 @@ mod tests {
 
     #[test]
     fn the_policy_grants_the_workdir_roots_and_declared_paths_only() {
+        let dir = std::env::temp_dir().join(format!("airlock-grants-{}", std::process::id()));
+        for sub in ["work/out", "data"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let dir = std::fs::canonicalize(dir).unwrap();
         let declared = Declared {
-            roots: vec![PathBuf::from("/srv/data")],
-            write: vec![PathBuf::from("/srv/work/out")],
+            roots: vec![dir.join("data")],
+            write: vec![dir.join("work/out")],
             ..Declared::default()
         };
-        let policy =
-            Policy::for_command(Path::new("/usr/bin/ls"), Path::new("/srv/work"), declared);
-        assert!(policy.read.contains(&PathBuf::from("/srv/work")));
-        assert!(policy.read.contains(&PathBuf::from("/srv/data")));
+        let policy = Policy::for_command(Path::new("/usr/bin/ls"), &dir.join("work"), declared);
+        assert!(policy.read.contains(&dir.join("work")));
+        assert!(policy.read.contains(&dir.join("data")));
         assert!(!policy.read.iter().any(|path| path == Path::new("/etc")));
         assert!(!policy.read.iter().any(|path| path.starts_with("/proc")));
-        assert_eq!(policy.write, vec![PathBuf::from("/srv/work/out")]);
+        assert_eq!(policy.write, vec![dir.join("work/out")]);
         assert!(!policy.network);
         assert!(policy.describe("  ").contains("network:   none"));
+        // Every granted path is canonical and has its identity recorded.
+        for path in policy.granted() {
+            assert_eq!(std::fs::canonicalize(path).unwrap(), path);
+            assert!(policy.identities.contains_key(path), "{}", path.display());
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn paths_that_do_not_exist_grant_nothing() {
+        let policy = Policy::for_command(
+            Path::new("/usr/bin/ls"),
+            Path::new("/nonexistent/airlock-work"),
+            Declared::default(),
+        );
+        assert!(
+            !policy
+                .granted()
+                .any(|path| path.starts_with("/nonexistent"))
+        );
     }
 }
