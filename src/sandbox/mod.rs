@@ -8,8 +8,9 @@
 //! | what | how |
 //! |---|---|
 //! | files | Landlock (ABI 6 rights): read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); `/proc`, `/sys`, `/tmp`, the rest of `/etc` never |
-//! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses every socket family but `AF_UNIX` (UDP, raw, netlink), and `io_uring` always |
-//! | other processes | Landlock scopes signals and abstract unix sockets to the call; a PID namespace per call hides every process outside it |
+//! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses `socket()` (with `network = true`, unix sockets only), and `io_uring` always |
+//! | other processes | Landlock scopes signals and abstract unix sockets to the call; a PID namespace and an IPC namespace per call hide every process and System V object outside it; seccomp refuses unix sockets by path, keyrings, `memfd` and new IPC objects |
+//! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links and refuses a changed one; no granted path may lie inside a writable directory |
 //! | descendants | the launcher is pid 1 of the call's own PID namespace and the command its child: when the command ends, the launcher exits and the kernel kills everything left in the namespace, `setsid`, double forks and daemons included; the launcher has a parent-death signal, so the namespace also ends when airlock does, `SIGKILL` included |
 //! | resources | `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` (see below for root) |
 //! | privileges | `no_new_privs`; as root, every capability dropped (bounding set included) and locked out with securebits, so uid 0 keeps file ownership and nothing else |
@@ -60,8 +61,9 @@
 //!   casual misuse, not code execution. Files, network, processes and resources still hold.
 //! - Landlock does not restrict `stat`, `chdir` or reading a symlink's target: a command can
 //!   learn that a path outside its roots exists, not read it.
-//! - Memory is bounded per process (`RLIMIT_AS` × the process limit), not per call.
-//! - System V IPC and the host's mount table are not namespaced.
+//! - Memory is bounded per process (`RLIMIT_AS` × the process limit), not per call; `memfd`
+//!   and new System V objects, which would hold memory outside it, are refused.
+//! - The host's mount table is not namespaced.
 
 pub mod launcher;
 mod policy;

@@ -255,9 +255,9 @@ impl Policy {
         out.push_str(&format!(
             "{indent}network:   {}\n",
             if self.network {
-                "allowed (TCP, UDP, netlink)"
+                "allowed (TCP, UDP, netlink; no unix sockets)"
             } else {
-                "none (sockets other than unix refused, TCP bind/connect refused)"
+                "none (no socket but socketpair; TCP bind/connect refused)"
             }
         ));
         out.push_str(&format!(
