@@ -2,8 +2,10 @@
 //! to run code or reach a file that a check of ours might have missed (often a bash shell, the
 //! "check we forgot"), and shows the kernel still refuses what the manifest did not grant:
 //! reading or writing outside the declared roots, the network, processes that outlive their
-//! call, resources past their limits, the server's environment and descriptors, and a
-//! symlink swapped between the path check and the open.
+//! call, resources past their limits, the server's environment and descriptors, a symlink
+//! swapped between the path check and the open, and the red-team findings of section 10 (a
+//! granted path swapped for a symlink after load, unix sockets by path, kernel keyrings, System
+//! V IPC, memfd, FIFOs and sockets in a writable directory, a command's own exit status 125).
 //!
 //! Every attack has a control (`…_without_sandbox_…`): the same manifest with
 //! `sandbox = "off"` (and `accept_risk = ["unsandboxed"]`), where the attack must work. A
@@ -1338,4 +1340,699 @@ sandbox = "off"
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("unsandboxed"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. The red-team findings
+//
+// Each holds the attack a red-team review found and its control. Most are Python through
+// ctypes: the system calls bash cannot make (a unix socket by path, keyrings, System V IPC,
+// memfd, FIFOs).
+
+/// A `[[tool]]` running agent code in Python, the same shape as [`shell_tool`].
+fn python_tool(name: &str, mode: Mode, extra: &str) -> String {
+    require("/usr/bin/python3", "python3");
+    format!(
+        r#"
+[[tool]]
+name = "{name}"
+description = "Runs agent code in Python"
+command = ["/usr/bin/python3", "-c", "{{code}}"]
+workdir = "work"
+args.code = {{ type = "string", max_length = 4000 }}
+{extra}{keys}"#,
+        extra = mode.grants(extra),
+        keys = mode.keys(&["interpreter_code"])
+    )
+}
+
+/// Runs `code` through the Python tool `tool`.
+fn python(server: &mut Server, tool: &str, code: &str) -> (bool, String) {
+    outcome(&server.request(&call(1, tool, json!({ "code": code }))))
+}
+
+/// The fixed text of a call whose launcher refused to run the command.
+const SANDBOX_FAILED: &str = "The sandbox could not be set up, so the command did not run.";
+
+/// Lines `name result errno` printed by a probe, as (result, errno) by name.
+fn probe_results(text: &str) -> std::collections::BTreeMap<String, (i64, i64)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?.to_owned();
+            let result = words.next()?.parse().ok()?;
+            let errno = words.next()?.parse().ok()?;
+            Some((name, (result, errno)))
+        })
+        .collect()
+}
+
+/// Whether a failed system call was refused by the sandbox's filter (EACCES) or for want of
+/// permission (EPERM).
+fn refused(result: (i64, i64)) -> bool {
+    result.0 == -1 && (result.1 == 13 || result.1 == 1)
+}
+
+// 10.1 A granted path inside a writable directory, swapped for a symbolic link
+
+/// Runs `airlock check` on `text` written as `tools.toml`; returns its exit code and stderr.
+fn check(scratch: &Scratch, text: &str) -> (Option<i32>, String) {
+    let path = scratch.dir.join("tools.toml");
+    std::fs::write(&path, text).unwrap();
+    let output = crate::harness::run(
+        &airlock(),
+        &["check", "--manifest", path.to_str().unwrap()],
+        &[],
+    );
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A bash tool `name` with `workdir` and more keys (sandboxed).
+fn tool_in(name: &str, workdir: &str, extra: &str) -> String {
+    format!(
+        r#"
+[[tool]]
+name = "{name}"
+description = "Runs agent text in bash"
+command = ["/usr/bin/bash", "-c", "{{script}}"]
+workdir = "{workdir}"
+args.script = {{ type = "string", max_length = 4000 }}
+{extra}
+accept_risk = ["interpreter_code"]
+"#
+    )
+}
+
+/// A manifest that grants a path (a workdir, a `read` or `exec` entry, a path argument's
+/// `within` root, another `write` directory) inside a directory some sandboxed tool may write
+/// is refused at load: a call could replace that path with a symbolic link to anywhere, and
+/// the next call's sandbox would grant where it points. The same grants beside the writable
+/// directory pass.
+#[test]
+fn grants_inside_a_writable_directory_are_refused_at_load() {
+    let scratch = Scratch::new("nested");
+    let work = scratch.work();
+    for dir in [
+        "out/logs", "out/ro", "out/sub", "out/data", "logs", "ro", "sub",
+    ] {
+        std::fs::create_dir_all(work.join(dir)).unwrap();
+    }
+    for program in ["out/prog", "prog"] {
+        std::fs::write(work.join(program), "#!/usr/bin/bash\n").unwrap();
+        let mut permissions = std::fs::metadata(work.join(program)).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(work.join(program), permissions).unwrap();
+    }
+    let at = |relative: &str| work.join(relative).to_str().unwrap().to_owned();
+    let writer = tool_in("writer", "work", "write = [\"out\"]");
+    let path_tool = |within: &str| {
+        format!(
+            r#"
+[[tool]]
+name = "reader"
+description = "Reads a file"
+command = ["head", "--", "{{path}}"]
+workdir = "work"
+args.path = {{ type = "path", kind = "file", within = "{within}" }}
+"#
+        )
+    };
+    let cases = [
+        (
+            "a write directory inside another",
+            tool_in("nested", "work", "write = [\"out\", \"out/logs\"]"),
+            at("out/logs"),
+        ),
+        (
+            "a read root inside the tool's own write directory",
+            tool_in(
+                "own",
+                "work",
+                &format!("write = [\"out\"]\nread = [{:?}]", at("out/ro")),
+            ),
+            at("out/ro"),
+        ),
+        (
+            "a read root inside another tool's write directory",
+            format!(
+                "{writer}{}",
+                tool_in("reader", "work", &format!("read = [{:?}]", at("out/ro")))
+            ),
+            at("out/ro"),
+        ),
+        (
+            "a workdir inside another tool's write directory",
+            format!("{writer}{}", tool_in("sub", "work/out/sub", "")),
+            at("out/sub"),
+        ),
+        (
+            "an exec program inside another tool's write directory",
+            format!(
+                "{writer}{}",
+                tool_in("runner", "work", &format!("exec = [{:?}]", at("out/prog")))
+            ),
+            at("out/prog"),
+        ),
+        (
+            "a path argument's root inside another tool's write directory",
+            format!("{writer}{}", path_tool("out/data")),
+            at("out/data"),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, manifest, granted) in &cases {
+        let (code, stderr) = check(&scratch, manifest);
+        if code != Some(1)
+            || !stderr.contains("lies inside")
+            || !stderr.contains("writable directory")
+            || !stderr.contains(granted.as_str())
+        {
+            wrong.push(format!("{what}: exit {code:?}, stderr {stderr:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "not refused as expected:\n{}",
+        wrong.join("\n")
+    );
+    // The control: the same grants beside the writable directory pass.
+    scratch.manifest(&format!(
+        "{}{}{}{}",
+        tool_in(
+            "writer",
+            "work",
+            &format!(
+                "write = [\"out\", \"logs\"]\nread = [{:?}]\nexec = [{:?}]",
+                at("ro"),
+                at("prog")
+            )
+        ),
+        tool_in("sub", "work/sub", ""),
+        tool_in("reader_ro", "work", &format!("read = [{:?}]", at("ro"))),
+        path_tool("data"),
+    ));
+}
+
+/// A `read` root replaced by a symbolic link to a directory outside after airlock loaded its
+/// manifest never grants where the link points: the launcher checks each granted path's
+/// device and inode against the load-time record and refuses to run. (Warm launchers set up
+/// before the swap may serve a call or two with the old rules, which name the old directory,
+/// not the link's target.)
+#[test]
+fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
+    let scratch = Scratch::new("swap");
+    let granted = scratch.dir.join("granted");
+    let root = granted.join("ro");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("secret.txt"), "ro-file\n").unwrap();
+    let manifest = shell_tool(
+        "shell",
+        Mode::On,
+        &format!("read = [{:?}]", root.to_str().unwrap()),
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    let script = format!(
+        "read -r line < {} || exit 1; echo \"$line\"",
+        root.join("secret.txt").display()
+    );
+    assert_eq!(
+        bash(&mut server, "shell", &script),
+        (false, "ro-file\n".to_owned())
+    );
+    std::fs::rename(&root, granted.join("ro.old")).unwrap();
+    std::os::unix::fs::symlink(scratch.outside(), &root).unwrap();
+    // Unsandboxed, the test itself now reads the secret through the link.
+    assert!(
+        std::fs::read_to_string(root.join("secret.txt"))
+            .unwrap()
+            .contains(&scratch.secret)
+    );
+    let results: Vec<(bool, String)> = (0..5)
+        .map(|_| bash(&mut server, "shell", &script))
+        .collect();
+    for (n, (failed, text)) in results.iter().enumerate() {
+        assert!(
+            !text.contains(&scratch.secret),
+            "call {n} after the swap read the secret: {results:?}"
+        );
+        assert!(failed, "call {n} after the swap succeeded: {results:?}");
+    }
+    // At most two warm launchers were set up before the swap; every later call is refused.
+    for (n, (_, text)) in results.iter().enumerate().skip(2) {
+        assert!(
+            text.starts_with(SANDBOX_FAILED),
+            "call {n} after the swap was not refused by the launcher: {results:?}"
+        );
+    }
+}
+
+// 10.2 Unix sockets by path
+
+/// A unix stream listener and a datagram socket in the outside directory, nonblocking.
+struct UnixTargets {
+    stream_path: PathBuf,
+    stream: std::os::unix::net::UnixListener,
+    datagram_path: PathBuf,
+    datagram: std::os::unix::net::UnixDatagram,
+}
+
+impl UnixTargets {
+    fn new(scratch: &Scratch, tag: &str) -> Self {
+        let stream_path = scratch.outside().join(format!("{tag}.sock"));
+        let datagram_path = scratch.outside().join(format!("{tag}.dgram"));
+        let _stale = std::fs::remove_file(&stream_path);
+        let _stale = std::fs::remove_file(&datagram_path);
+        let stream = std::os::unix::net::UnixListener::bind(&stream_path).unwrap();
+        stream.set_nonblocking(true).unwrap();
+        let datagram = std::os::unix::net::UnixDatagram::bind(&datagram_path).unwrap();
+        datagram.set_nonblocking(true).unwrap();
+        Self {
+            stream_path,
+            stream,
+            datagram_path,
+            datagram,
+        }
+    }
+
+    /// Python that connects to the listener and sends to the datagram socket, printing
+    /// `stream-ok` / `datagram-ok` for each that worked.
+    fn attack(&self) -> String {
+        format!(
+            r#"import socket
+for kind, path, name in ((socket.SOCK_STREAM, {stream:?}, "stream"), (socket.SOCK_DGRAM, {datagram:?}, "datagram")):
+    try:
+        s = socket.socket(socket.AF_UNIX, kind)
+        if kind == socket.SOCK_STREAM:
+            s.connect(path)
+            s.sendall(b"hi")
+        else:
+            s.sendto(b"hi", path)
+        print(name + "-ok")
+    except OSError as e:
+        print(name + "-refused", e.errno)
+"#,
+            stream = self.stream_path.to_str().unwrap(),
+            datagram = self.datagram_path.to_str().unwrap(),
+        )
+    }
+
+    /// Whether a connection or a datagram arrived within `wait`.
+    fn reached(&self, wait: Duration) -> (bool, bool) {
+        let mut connected = false;
+        let mut received = false;
+        eventually(wait, || {
+            connected |= self.stream.accept().is_ok();
+            let mut buffer = [0_u8; 16];
+            received |= self.datagram.recv(&mut buffer).is_ok();
+            connected && received
+        });
+        (connected, received)
+    }
+}
+
+/// `socketpair` must keep working: programs talk to their children through it.
+const SOCKETPAIR: &str = r#"import socket
+a, b = socket.socketpair()
+a.sendall(b"pair-ok")
+print(b.recv(16).decode())
+"#;
+
+fn unix_manifest(mode: Mode) -> String {
+    format!(
+        "{}{}",
+        python_tool("py", mode, ""),
+        python_tool("py_net", mode, "network = true")
+    )
+}
+
+/// A unix socket by path outside the roots (the shape of `docker.sock` or the system bus) is
+/// out of reach, stream and datagram, with and without `network = true`; `socketpair` works.
+#[test]
+fn unix_sockets_by_path_are_refused_even_with_the_network() {
+    let scratch = Scratch::new("unix");
+    let mut server = scratch.serve(&unix_manifest(Mode::On), &[]);
+    for tool in ["py", "py_net"] {
+        let targets = UnixTargets::new(&scratch, tool);
+        let (_, text) = python(&mut server, tool, &targets.attack());
+        let reached = targets.reached(ABSENCE_WAIT);
+        assert!(
+            !text.contains("-ok")
+                && text.contains("stream-refused")
+                && text.contains("datagram-refused"),
+            "{tool}: {text}"
+        );
+        assert_eq!(reached, (false, false), "{tool}: (connected, received)");
+        assert_eq!(
+            python(&mut server, tool, SOCKETPAIR),
+            (false, "pair-ok\n".to_owned()),
+            "{tool}"
+        );
+    }
+}
+
+/// The control: without the sandbox both reach their socket.
+#[test]
+fn unix_sockets_by_path_are_reached_without_sandbox() {
+    let scratch = Scratch::new("unix-off");
+    let mut server = scratch.serve(&unix_manifest(Mode::Off), &[]);
+    let targets = UnixTargets::new(&scratch, "py");
+    let (failed, text) = python(&mut server, "py", &targets.attack());
+    assert_eq!((failed, text.as_str()), (false, "stream-ok\ndatagram-ok\n"));
+    assert_eq!(targets.reached(REPLY_TIMEOUT), (true, true));
+    assert_eq!(
+        python(&mut server, "py", SOCKETPAIR),
+        (false, "pair-ok\n".to_owned())
+    );
+}
+
+// 10.3 Kernel keyrings
+
+/// Adds a key to the session keyring, reads the session keyring's id, requests a key (each
+/// printed as `name result errno`), and unlinks the key it added. Also `add_key` by its x32
+/// number (bit 30 set), which the filter's rules must cover too.
+const KEYRING_PROBE: &str = r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def show(name, result):
+    print(name, result, ctypes.get_errno() if result == -1 else 0)
+    return result
+SESSION = ctypes.c_int(-3)
+key = show("add_key", libc.syscall(248, b"user", b"airlock-test", b"v", ctypes.c_size_t(1), SESSION))
+if key > 0:
+    libc.syscall(250, ctypes.c_int(9), ctypes.c_int(key), SESSION)
+show("keyctl", libc.syscall(250, ctypes.c_int(0), SESSION, ctypes.c_int(0)))
+show("request_key", libc.syscall(249, b"user", b"airlock-missing-key", None, ctypes.c_int(0)))
+key = show("add_key_x32", libc.syscall(248 | 0x40000000, b"user", b"airlock-test", b"v", ctypes.c_size_t(1), SESSION))
+if key > 0:
+    libc.syscall(250, ctypes.c_int(9), ctypes.c_int(key), SESSION)
+"#;
+
+fn keyring_probe(mode: Mode) -> std::collections::BTreeMap<String, (i64, i64)> {
+    let scratch = Scratch::new(&format!("keys-{mode:?}"));
+    let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+    let (_, text) = python(&mut server, "py", KEYRING_PROBE);
+    let results = probe_results(&text);
+    assert_eq!(results.len(), 4, "{text}");
+    results
+}
+
+/// `add_key`, `keyctl` and `request_key` are refused: the session keyring is airlock's,
+/// shared by every call.
+#[test]
+fn kernel_keyrings_are_refused() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("the probe uses x86_64 system call numbers: skipped");
+        return;
+    }
+    let results = keyring_probe(Mode::On);
+    for name in ["add_key", "keyctl", "request_key"] {
+        assert!(refused(results[name]), "{name}: {results:?}");
+    }
+    assert_eq!(results["add_key_x32"].0, -1, "{results:?}");
+}
+
+/// The control: without the sandbox a key is added, the session keyring is found, and a
+/// missing key is looked for (ENOKEY, not a refusal).
+#[test]
+fn kernel_keyrings_are_reached_without_sandbox() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("the probe uses x86_64 system call numbers: skipped");
+        return;
+    }
+    let results = keyring_probe(Mode::Off);
+    assert!(results["add_key"].0 > 0, "{results:?}");
+    assert!(results["keyctl"].0 > 0, "{results:?}");
+    assert_eq!(results["request_key"], (-1, 126), "{results:?}");
+}
+
+// 10.4 System V IPC
+
+/// A shared memory segment this test made on the host, holding a secret; removed on drop.
+struct HostSegment {
+    id: i64,
+    secret: String,
+}
+
+impl HostSegment {
+    fn new() -> Self {
+        require("/usr/bin/python3", "python3");
+        let secret = format!("shm-secret-{}", unique());
+        let code = r#"import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+data = sys.argv[1].encode()
+id = libc.shmget(0, 4096, 0o1600)
+assert id >= 0, ctypes.get_errno()
+address = libc.shmat(id, None, 0)
+assert address not in (None, 2**64 - 1), ctypes.get_errno()
+ctypes.memmove(address, data, len(data))
+print(id)
+"#;
+        let output =
+            crate::harness::run(Path::new("/usr/bin/python3"), &["-c", code, &secret], &[]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let id = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        Self { id, secret }
+    }
+
+    /// Python that attaches the segment by id and prints its secret, or `shmat -1 errno`;
+    /// then tries to make a new segment, queue and semaphore set (`name result errno`), and
+    /// removes whatever it made.
+    fn attack(&self) -> String {
+        format!(
+            r#"import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+address = libc.shmat({id}, None, 0)
+if address in (None, 2**64 - 1):
+    print("shmat", -1, ctypes.get_errno())
+else:
+    print("read", ctypes.string_at(address, {len}).decode())
+for name, make, remove in (
+    ("shmget", lambda: libc.shmget(0, 4096, 0o1600), lambda id: libc.shmctl(id, 0, None)),
+    ("msgget", lambda: libc.msgget(0, 0o1600), lambda id: libc.msgctl(id, 0, None)),
+    ("semget", lambda: libc.semget(0, 1, 0o1600), lambda id: libc.semctl(id, 0, 0)),
+):
+    id = make()
+    print(name, id, ctypes.get_errno() if id == -1 else 0)
+    if id >= 0:
+        remove(id)
+"#,
+            id = self.id,
+            len = self.secret.len()
+        )
+    }
+}
+
+impl Drop for HostSegment {
+    fn drop(&mut self) {
+        let _removed = crate::harness::run(
+            Path::new("/usr/bin/python3"),
+            &[
+                "-c",
+                &format!(
+                    "import ctypes; ctypes.CDLL(None).shmctl({}, 0, None)",
+                    self.id
+                ),
+            ],
+            &[],
+        );
+    }
+}
+
+fn ipc_probe(mode: Mode) -> (HostSegment, String) {
+    let scratch = Scratch::new(&format!("ipc-{mode:?}"));
+    let segment = HostSegment::new();
+    let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+    let (_, text) = python(&mut server, "py", &segment.attack());
+    (segment, text)
+}
+
+/// A host segment (root's, here) cannot be attached by id from a call (its own IPC
+/// namespace), and a call cannot make new segments, queues or semaphore sets.
+#[test]
+fn system_v_ipc_is_out_of_reach() {
+    let (segment, text) = ipc_probe(Mode::On);
+    assert!(!text.contains(&segment.secret), "{text}");
+    let results = probe_results(&text);
+    assert_eq!(
+        results.get("shmat").map(|result| result.0),
+        Some(-1),
+        "{text}"
+    );
+    for name in ["shmget", "msgget", "semget"] {
+        assert!(
+            results.get(name).copied().is_some_and(refused),
+            "{name}: {text}"
+        );
+    }
+}
+
+/// The control: without the sandbox the call reads the host segment and makes its own.
+#[test]
+fn system_v_ipc_is_reached_without_sandbox() {
+    let (segment, text) = ipc_probe(Mode::Off);
+    assert!(
+        text.contains(&format!("read {}\n", segment.secret)),
+        "{text}"
+    );
+    let results = probe_results(&text);
+    for name in ["shmget", "msgget", "semget"] {
+        assert!(
+            results.get(name).is_some_and(|result| result.0 >= 0),
+            "{name}: {text}"
+        );
+    }
+}
+
+// 10.5 memfd
+
+/// `memfd_create` (memory outside the address-space limit, code no `exec` rule names) and
+/// `memfd_secret` (x86_64 number 447; absent from some kernels), as `name result errno`.
+const MEMFD_PROBE: &str = r#"import ctypes, os
+try:
+    fd = os.memfd_create("x")
+    print("memfd_create", fd, 0)
+except OSError as e:
+    print("memfd_create", -1, e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+if os.uname().machine == "x86_64":
+    result = libc.syscall(447, ctypes.c_uint(0))
+    print("memfd_secret", result, ctypes.get_errno() if result == -1 else 0)
+"#;
+
+/// `memfd_create` and `memfd_secret` are refused.
+#[test]
+fn memfd_is_refused() {
+    let scratch = Scratch::new("memfd");
+    let mut server = scratch.serve(&python_tool("py", Mode::On, ""), &[]);
+    let (_, text) = python(&mut server, "py", MEMFD_PROBE);
+    let results = probe_results(&text);
+    assert!(
+        results.get("memfd_create").copied().is_some_and(refused),
+        "{text}"
+    );
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            results.get("memfd_secret").copied().is_some_and(refused),
+            "{text}"
+        );
+    }
+}
+
+/// The control: without the sandbox `memfd_create` works.
+#[test]
+fn memfd_works_without_sandbox() {
+    let scratch = Scratch::new("memfd-off");
+    let mut server = scratch.serve(&python_tool("py", Mode::Off, ""), &[]);
+    let (_, text) = python(&mut server, "py", MEMFD_PROBE);
+    let results = probe_results(&text);
+    assert!(
+        results
+            .get("memfd_create")
+            .is_some_and(|result| result.0 >= 0),
+        "{text}"
+    );
+}
+
+// 10.6 Exit status 125
+
+/// A command's own exit status 125 (the launcher's failure status) is reported as the
+/// command's, whatever it printed, sandbox or not.
+fn exit_125_is_the_commands(mode: Mode) {
+    let scratch = Scratch::new(&format!("exit125-{mode:?}"));
+    let mut server = scratch.serve(&shell_tool("shell", mode, ""), &[]);
+    for script in ["exit 125", "echo out; exit 125", "echo err >&2; exit 125"] {
+        let (failed, text) = bash(&mut server, "shell", script);
+        assert!(failed, "{script}: {text}");
+        assert!(
+            text.starts_with("The command failed with exit status 125."),
+            "{script}: {text}"
+        );
+        assert!(
+            !text.contains("sandbox could not be set up"),
+            "{script}: {text}"
+        );
+    }
+}
+
+#[test]
+fn exit_status_125_of_a_sandboxed_command_is_the_commands() {
+    exit_125_is_the_commands(Mode::On);
+}
+
+/// The control: unsandboxed, the same report.
+#[test]
+fn exit_status_125_is_the_commands_without_sandbox() {
+    exit_125_is_the_commands(Mode::Off);
+}
+
+// 10.7 FIFOs and sockets in a writable directory
+
+/// Makes a regular file, a directory, a symbolic link, a FIFO and a socket node in `out/`,
+/// printing `name 0 0` or `name -1 errno` for each.
+const NODES_PROBE: &str = r#"import os, stat
+def attempt(name, make):
+    try:
+        make()
+        print(name, 0, 0)
+    except OSError as e:
+        print(name, -1, e.errno)
+attempt("file", lambda: open("out/file", "w").write("x"))
+attempt("dir", lambda: os.mkdir("out/dir"))
+attempt("symlink", lambda: os.symlink("file", "out/link"))
+attempt("fifo", lambda: os.mkfifo("out/fifo"))
+attempt("socket", lambda: os.mknod("out/socket", stat.S_IFSOCK | 0o600))
+"#;
+
+fn nodes_probe(
+    mode: Mode,
+) -> (
+    Scratch,
+    std::collections::BTreeMap<String, (i64, i64)>,
+    String,
+) {
+    let scratch = Scratch::new(&format!("nodes-{mode:?}"));
+    let mut server = scratch.serve(&python_tool("py", mode, "write = [\"out\"]"), &[]);
+    let (_, text) = python(&mut server, "py", NODES_PROBE);
+    let results = probe_results(&text);
+    assert_eq!(results.len(), 5, "{text}");
+    (scratch, results, text)
+}
+
+/// A writable directory takes regular files, directories and symbolic links, but no FIFO
+/// or socket (which could make a later reader of the directory hang or reach something else).
+#[test]
+fn fifos_and_sockets_cannot_be_made_in_a_writable_directory() {
+    let (scratch, results, text) = nodes_probe(Mode::On);
+    for name in ["file", "dir", "symlink"] {
+        assert_eq!(results[name], (0, 0), "{name}: {text}");
+    }
+    for name in ["fifo", "socket"] {
+        assert!(refused(results[name]), "{name}: {text}");
+        assert!(
+            std::fs::symlink_metadata(scratch.work().join("out").join(name)).is_err(),
+            "{name} exists: {text}"
+        );
+    }
+}
+
+/// The control: without the sandbox all five are made.
+#[test]
+fn fifos_and_sockets_are_made_without_sandbox() {
+    let (scratch, results, text) = nodes_probe(Mode::Off);
+    for name in ["file", "dir", "symlink", "fifo", "socket"] {
+        assert_eq!(results[name], (0, 0), "{name}: {text}");
+    }
+    let fifo = std::fs::symlink_metadata(scratch.work().join("out/fifo")).unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&fifo.file_type()));
 }
