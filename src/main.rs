@@ -385,7 +385,7 @@ fn check(path: Option<&Path>) -> ExitCode {
     let (text, status) = match load(path) {
         Ok(manifest) => {
             let mut description = manifest.describe();
-            let support = &sandbox::host().support;
+            let support = sandbox::Support::probe().with_exact_landlock_abi();
             let missing = support.missing();
             description.push_str(&format!(
                 "\nsandbox on this machine: {}\n",

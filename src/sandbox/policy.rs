@@ -149,18 +149,9 @@ impl Policy {
         }
         // Entries this machine lacks are left out now, not looked up by every launcher; the
         // others are taken canonical (`/bin` is `/usr/bin` on merged systems), so the launcher
-        // can open each without following a link.
-        let system = SYSTEM_READ.iter().chain(if declared.network {
-            NETWORK_READ.iter()
-        } else {
-            [].iter()
-        });
-        let mut read: Vec<PathBuf> = Vec::new();
-        for path in system.filter_map(|path| std::fs::canonicalize(path).ok()) {
-            if !read.contains(&path) {
-                read.push(path);
-            }
-        }
+        // can open each without following a link. Worked out once per process.
+        let system = system_read(declared.network);
+        let mut read: Vec<PathBuf> = system.iter().map(|(path, _)| path.clone()).collect();
         let system_entries = read.len();
         for path in std::iter::once(workdir.to_path_buf())
             .chain(declared.roots)
@@ -177,37 +168,32 @@ impl Policy {
             write: declared.write,
             network: declared.network,
             resources: declared.resources,
-            identities: std::collections::BTreeMap::new(),
+            identities: system.iter().cloned().collect(),
         };
         policy.record_identities();
         policy
     }
 
-    /// Records each path's device and inode; a path that cannot be looked at now is dropped
-    /// (it would grant nothing).
+    /// Records the device and inode of each path past the system list (recorded once per
+    /// process); a path that cannot be looked at now is dropped (it would grant nothing).
     fn record_identities(&mut self) {
         use std::os::unix::fs::MetadataExt as _;
-        let mut identities = std::collections::BTreeMap::new();
-        let mut keep = |paths: &mut Vec<PathBuf>| {
-            paths.retain(|path| match std::fs::metadata(path) {
+        let identities = &mut self.identities;
+        let mut keep = |path: &PathBuf| {
+            if identities.contains_key(path) {
+                return true;
+            }
+            match std::fs::metadata(path) {
                 Ok(meta) => {
                     identities.insert(path.clone(), (meta.dev(), meta.ino()));
                     true
                 }
                 Err(_) => false,
-            });
+            }
         };
-        let system = self.read.len().min(self.system_entries);
-        let mut read = std::mem::take(&mut self.read);
-        let mut rest = read.split_off(system);
-        keep(&mut read);
-        self.system_entries = read.len();
-        keep(&mut rest);
-        read.extend(rest);
-        self.read = read;
-        keep(&mut self.exec);
-        keep(&mut self.write);
-        self.identities = identities;
+        self.read.retain(&mut keep);
+        self.exec.retain(&mut keep);
+        self.write.retain(&mut keep);
     }
 
     /// Every path the policy grants anything on.
@@ -268,6 +254,36 @@ impl Policy {
     }
 }
 
+/// The fixed system list (and the network's, with `network`), canonical, without what this
+/// machine lacks and without repeats, each with its device and inode.
+fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
+    use std::os::unix::fs::MetadataExt as _;
+    type Entries = Vec<(PathBuf, (u64, u64))>;
+    static PLAIN: std::sync::OnceLock<Entries> = std::sync::OnceLock::new();
+    static NETWORK: std::sync::OnceLock<Entries> = std::sync::OnceLock::new();
+    let (cell, extra): (_, &[&str]) = if network {
+        (&NETWORK, NETWORK_READ)
+    } else {
+        (&PLAIN, &[])
+    };
+    cell.get_or_init(|| {
+        let mut read: Entries = Vec::new();
+        for path in SYSTEM_READ
+            .iter()
+            .chain(extra)
+            .filter_map(|path| std::fs::canonicalize(path).ok())
+        {
+            if read.iter().any(|(seen, _)| *seen == path) {
+                continue;
+            }
+            if let Ok(meta) = std::fs::metadata(&path) {
+                read.push((path, (meta.dev(), meta.ino())));
+            }
+        }
+        read
+    })
+}
+
 /// What a manifest entry declares for its sandbox, checked and canonical.
 #[derive(Clone, Debug, Default)]
 pub struct Declared {
@@ -321,7 +337,17 @@ pub fn interpreters(program: &Path) -> Vec<PathBuf> {
 }
 
 fn push_canonical(found: &mut Vec<PathBuf>, path: &Path) {
-    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    // Every tool's program has the same loader: resolve each interpreter once per process.
+    static SEEN: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let cached = SEEN.lock().ok().and_then(|seen| seen.get(path).cloned());
+    let canonical = cached.unwrap_or_else(|| {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Ok(mut seen) = SEEN.lock() {
+            seen.insert(path.to_path_buf(), canonical.clone());
+        }
+        canonical
+    });
     if !found.contains(&canonical) {
         found.push(canonical);
     }
@@ -380,8 +406,9 @@ fn shebang(file: &[u8]) -> Option<(PathBuf, Option<String>)> {
 /// Levels of `#!` followed.
 const MAX_INTERPRETER_DEPTH: usize = 4;
 
-/// Bytes of a program read to find its interpreter.
-const HEAD_BYTES: u64 = 64 * 1024;
+/// Bytes of a program read to find its interpreter: the ELF header, the program headers and
+/// the interpreter's path sit in the first page of every linker's output.
+const HEAD_BYTES: u64 = 8 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -26,8 +26,11 @@ pub enum PidNamespace {
 /// What the kernel offers the sandbox.
 #[derive(Clone, Debug)]
 pub struct Support {
-    /// The Landlock ABI in effect (0: none), as the kernel reports it.
+    /// The Landlock ABI in effect (0: none): exact after [`Support::with_exact_landlock_abi`],
+    /// else the least the creation probe proves (6 when complete).
     pub landlock_abi: u8,
+    /// Whether `landlock_abi` is the kernel's own figure rather than a lower bound.
+    pub landlock_abi_exact: bool,
     /// Whether Landlock enforces everything the policies use: file rights of ABI 5, TCP
     /// rules (ABI 4) and scoping of abstract unix sockets and signals (ABI 6).
     pub landlock_complete: bool,
@@ -44,17 +47,9 @@ impl Support {
     /// Looks at this kernel and process. Runs the Landlock and namespace probes on a short-lived
     /// thread, whose restrictions die with it.
     pub fn probe() -> Self {
-        let (landlock_abi, landlock_complete, direct) = std::thread::Builder::new()
-            .name("airlock-sandbox-probe".to_owned())
-            .spawn(|| {
-                let (abi, complete) = probe_landlock();
-                (abi, complete, probe_direct_pid_namespace())
-            })
-            .ok()
-            .and_then(|thread| thread.join().ok())
-            .unwrap_or((0, false, false));
+        let landlock_complete = landlock_enforces_everything();
         let root = rustix::process::getuid().is_root();
-        let pid_namespace = if direct {
+        let pid_namespace = if probe_direct_pid_namespace() {
             PidNamespace::Direct
         } else if user_namespaces_allowed() {
             PidNamespace::UserNamespace
@@ -62,12 +57,31 @@ impl Support {
             PidNamespace::Unavailable
         };
         Self {
-            landlock_abi,
+            // The exact number needs a ruleset really applied (on a thread of its own, see
+            // `with_exact_landlock_abi`); this much the creation probe proves.
+            landlock_abi: if landlock_complete { 6 } else { 0 },
+            landlock_abi_exact: false,
             landlock_complete,
             pid_namespace,
             seccomp: rustix::thread::secure_computing_mode().is_ok(),
             root,
         }
+    }
+
+    /// The same, with the Landlock ABI the kernel reports (for `airlock check`): a no-op
+    /// ruleset is applied to a short-lived thread, whose restrictions die with it. Costs a
+    /// thread, so the server's start does without it.
+    pub fn with_exact_landlock_abi(mut self) -> Self {
+        let abi = std::thread::Builder::new()
+            .name("airlock-landlock-probe".to_owned())
+            .spawn(landlock_abi_in_effect)
+            .ok()
+            .and_then(|thread| thread.join().ok());
+        if let Some(abi) = abi {
+            self.landlock_abi = abi;
+            self.landlock_abi_exact = true;
+        }
+        self
     }
 
     /// What a sandboxed command would lack here; empty when the kernel enforces it all.
@@ -94,8 +108,13 @@ impl Support {
     pub fn describe(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!(
-            "Landlock ABI {}{}; ",
+            "Landlock ABI {}{}{}; ",
             self.landlock_abi,
+            if self.landlock_abi_exact || self.landlock_abi == 0 {
+                ""
+            } else {
+                " or later"
+            },
             if self.landlock_complete {
                 " (files, TCP, scoping: all enforced)"
             } else {
@@ -126,18 +145,21 @@ impl Support {
     }
 }
 
-/// The effective Landlock ABI, and whether everything the sandbox uses is enforced. A no-op
-/// ruleset is really applied, to this probe thread only, so the kernel's answer is the one a
-/// launcher would get.
-fn probe_landlock() -> (u8, bool) {
-    let complete = Ruleset::default()
+/// Whether Landlock enforces everything the sandbox uses: a ruleset with all of it is created
+/// (and dropped) under the hard-requirement rule, which fails on a kernel that lacks a part.
+fn landlock_enforces_everything() -> bool {
+    Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))
         .and_then(|ruleset| ruleset.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
         .and_then(|ruleset| ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal))
         .and_then(Ruleset::create)
-        .is_ok();
-    // Grant everything under `/`: this thread keeps every right it had.
+        .is_ok()
+}
+
+/// The Landlock ABI in effect, as reported after applying a ruleset that grants everything
+/// under `/` to the calling thread (call it on a thread that is about to end).
+fn landlock_abi_in_effect() -> u8 {
     let everything = AccessFs::from_all(LANDLOCK_ABI);
     let status = PathFd::new("/")
         .ok()
@@ -150,11 +172,10 @@ fn probe_landlock() -> (u8, bool) {
                 .ok()
         })
         .map(|status| status.landlock);
-    let abi = match status {
+    match status {
         Some(LandlockStatus::Available { effective_abi, .. }) => abi_number(effective_abi),
         _ => 0,
-    };
-    (abi, complete)
+    }
 }
 
 fn abi_number(abi: ABI) -> u8 {
@@ -199,6 +220,7 @@ mod tests {
     fn complete() -> Support {
         Support {
             landlock_abi: 7,
+            landlock_abi_exact: true,
             landlock_complete: true,
             pid_namespace: PidNamespace::Direct,
             seccomp: true,
@@ -232,6 +254,7 @@ mod tests {
         assert!(no_seccomp.missing()[0].contains("seccomp"));
         let nothing = Support {
             landlock_abi: 0,
+            landlock_abi_exact: true,
             landlock_complete: false,
             pid_namespace: PidNamespace::Unavailable,
             seccomp: false,
