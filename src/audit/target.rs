@@ -24,8 +24,9 @@
 //!   reader keeps at most [`MAX_LINE_BYTES`] of a line and [`MAX_STDOUT_BYTES`] per case, and
 //!   hands classified lines over a bounded channel. stderr is read continuously (a full pipe
 //!   would stall the server) and only its last [`STDERR_TAIL_BYTES`] are kept.
-//! - **Memory is watched from outside.** The sampler sums `VmRSS` over the process tree every
-//!   [`SAMPLE_INTERVAL`] and keeps the peak; past [`HARD_CAP_FACTOR`] times the limit it kills
+//! - **Memory is watched from outside.** The sampler sums the leader's `VmRSS` and its
+//!   descendants' proportional sets (`Pss`, so pages they share, such as a binary the server
+//!   re-executes, count once) every [`SAMPLE_INTERVAL`] and keeps the peak; past [`HARD_CAP_FACTOR`] times the limit it kills
 //!   the group at once, so a server that buffers a 512 MiB line cannot take the auditing host
 //!   down with it.
 //!
@@ -763,11 +764,31 @@ fn tree_rss_kib(tree: &Tree) -> (u64, usize) {
     members.extend(below.iter().map(|entry| entry.pid));
     members.sort_unstable();
     members.dedup();
+    // The leader by its resident set, as always; every other process by its proportional set
+    // (PSS): a server that re-executes itself or runs many copies of one program shares those
+    // pages, and summing resident sets would count them once per process.
     let kib = members
         .iter()
-        .filter_map(|pid| read_status_kib(*pid, "VmRSS:"))
+        .filter_map(|pid| {
+            if *pid == leader {
+                read_status_kib(*pid, "VmRSS:")
+            } else {
+                read_proportional_kib(*pid).or_else(|| read_status_kib(*pid, "VmRSS:"))
+            }
+        })
         .fold(0_u64, u64::saturating_add);
     (kib, members.len())
+}
+
+/// `Pss:` of `/proc/<pid>/smaps_rollup`, in KiB: the process's private pages plus its share of
+/// pages it maps with others.
+fn read_proportional_kib(pid: i32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Pss:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
 }
 
 /// One process, as `/proc/<pid>/stat` shows it.

@@ -248,6 +248,12 @@ pub(super) fn check(
     })
 }
 
+/// Trees no sandboxed command is given, nor any directory that holds them (`/`): a command
+/// needs none of them about itself, and they hold every process's `/proc` entry (airlock's
+/// own, with its environment), kernel knobs and raw devices. The harmless devices a program
+/// uses are in the sandbox's fixed system list.
+const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
+
 /// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`) that
 /// lies inside a writable directory of any sandboxed tool of the manifest. A call could
 /// replace such a path with a symbolic link to anywhere; the launcher would then refuse to run
@@ -739,6 +745,27 @@ impl ToolChecker<'_> {
                 resources,
             },
         );
+        // Landlock only grants: a rule on `/` (or on `/proc`, `/sys`, `/dev` themselves) would
+        // hand the command every process's entry, airlock's own environment among them, and
+        // the raw devices. Refused whatever the tool declares.
+        for granted in policy.granted_beyond_system() {
+            let never = NEVER_GRANTED
+                .iter()
+                .find(|tree| Path::new(tree).starts_with(granted) || granted.starts_with(tree));
+            if let Some(tree) = never {
+                return Err(at.error(
+                    Some(self.span.start),
+                    tool,
+                    "sandbox",
+                    &format!(
+                        "{} would give the command {tree}, which the sandbox never grants (other \
+                         processes, airlock's own environment, devices); give it a narrower \
+                         directory",
+                        granted.display()
+                    ),
+                ));
+            }
+        }
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement)))
             .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))

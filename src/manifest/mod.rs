@@ -150,14 +150,51 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
 ///
 /// A [`ManifestError`] if a program it needs is missing from this machine.
 pub fn load_default() -> Result<Manifest, ManifestError> {
-    let base = std::env::current_dir().map_err(|error| ManifestError {
+    let refused = |rule: String| ManifestError {
         source_name: "<embedded default>".to_owned(),
         position: None,
         tool: None,
         field: None,
-        rule: format!("the current directory cannot be read ({:?})", error.kind()),
+        rule,
+    };
+    let base = std::env::current_dir().map_err(|error| {
+        refused(format!(
+            "the current directory cannot be read ({:?})",
+            error.kind()
+        ))
     })?;
+    let base = std::fs::canonicalize(&base).unwrap_or(base);
+    if let Some(why) = unsafe_default_root(&base, std::env::var_os("HOME").as_deref()) {
+        return Err(refused(format!(
+            "will not serve {} with the default manifest: {why}. Start airlock in the directory \
+             to serve (`cd my-project && airlock serve`), or pass a manifest (`airlock serve \
+             --manifest tools.toml`; `airlock check` shows what it grants)",
+            base.display()
+        )));
+    }
     parse(DEFAULT_MANIFEST, "<embedded default>", &base)
+}
+
+/// Why `dir` is no directory to serve whole to an agent by default: `/`, the home directory
+/// or one of its ancestors, or a system tree (its configuration, its programs, its state).
+fn unsafe_default_root(dir: &Path, home: Option<&std::ffi::OsStr>) -> Option<&'static str> {
+    if dir == Path::new("/") {
+        return Some("it is the root of the file system");
+    }
+    if let Some(home) = home.map(Path::new).filter(|home| home.is_absolute()) {
+        let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+        if home.starts_with(dir) {
+            return Some("it is the home directory, or holds it (keys, tokens, shell history)");
+        }
+    }
+    const SYSTEM_TREES: &[&str] = &[
+        "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/root",
+        "/run", "/sbin", "/sys", "/usr", "/var",
+    ];
+    SYSTEM_TREES
+        .iter()
+        .any(|tree| dir.starts_with(tree))
+        .then_some("it is a system directory")
 }
 
 /// Checks manifest `text` named `source`, resolving relative paths against `base`.

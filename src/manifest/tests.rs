@@ -415,3 +415,56 @@ fn an_unsandboxed_tool_needs_its_risk_accepted_and_says_so() {
     assert!(shown.contains("ACCEPTED RISKS: unsandboxed"), "{shown}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_sandbox_never_grants_the_root_proc_sys_or_dev() {
+    let dir = sandbox_dir("never");
+    for keys in [
+        "read = [\"/proc\"]",
+        "read = [\"/proc/self\"]",
+        "read = [\"/sys/kernel\"]",
+        "read = [\"/dev\"]",
+        "read = [\"/\"]",
+    ] {
+        let error = parse(&tool_with(keys), "test.toml", &dir).unwrap_err();
+        assert!(
+            error.to_string().contains("never grants"),
+            "{keys}: {error}"
+        );
+    }
+    let at_root =
+        "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"wc\"]\nworkdir = \"/\"\n";
+    let error = parse(at_root, "test.toml", &dir).unwrap_err();
+    assert!(error.to_string().contains("never grants"), "{error}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_default_manifest_refuses_the_root_home_and_system_trees() {
+    let home = std::ffi::OsStr::new("/home/someone");
+    for dir in [
+        "/",
+        "/home",
+        "/home/someone",
+        "/etc",
+        "/usr/share",
+        "/proc/1",
+        "/var/lib",
+    ] {
+        assert!(
+            unsafe_default_root(Path::new(dir), Some(home)).is_some(),
+            "{dir} was accepted"
+        );
+    }
+    for dir in [
+        "/home/someone/project",
+        "/srv/data",
+        "/tmp/work",
+        "/opt/app",
+    ] {
+        assert!(
+            unsafe_default_root(Path::new(dir), Some(home)).is_none(),
+            "{dir} was refused"
+        );
+    }
+}

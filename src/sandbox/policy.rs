@@ -196,6 +196,19 @@ impl Policy {
         self.write.retain(&mut keep);
     }
 
+    /// Every path the policy grants anything on past the fixed system list: the workdir, the
+    /// roots, what the manifest declared, the program and its interpreters.
+    pub fn granted_beyond_system(&self) -> impl Iterator<Item = &Path> {
+        let system = self.system_entries.min(self.read.len());
+        self.read
+            .get(system..)
+            .unwrap_or_default()
+            .iter()
+            .chain(&self.exec)
+            .chain(&self.write)
+            .map(PathBuf::as_path)
+    }
+
     /// Every path the policy grants anything on.
     pub fn granted(&self) -> impl Iterator<Item = &Path> {
         self.read

@@ -702,7 +702,7 @@ fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
     );
     held.write_all(&nap).unwrap();
     let started = Instant::now();
-    while !has_child_process(server.pid()) {
+    while !runs_a_descendant(server.pid(), "sleep") {
         assert!(
             started.elapsed() < REPLY_TIMEOUT,
             "the slow call never started"
@@ -722,7 +722,7 @@ fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
     // the slot.
     drop(held);
     let started = Instant::now();
-    while has_child_process(server.pid()) {
+    while runs_a_descendant(server.pid(), "sleep") {
         assert!(
             started.elapsed() < REPLY_TIMEOUT,
             "the command outlived its client's connection"
@@ -758,20 +758,41 @@ fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::path::P
 }
 
 /// Whether any process has `pid` as its parent (from /proc).
-fn has_child_process(pid: u32) -> bool {
+/// Whether a process named `name` runs below `pid` (a command runs under its sandbox
+/// launcher, next to the tools' warm launchers, so "has a child" says nothing).
+fn runs_a_descendant(pid: u32, name: &str) -> bool {
+    let parent_and_name = |of: u32| -> Option<(u32, String)> {
+        let stat = std::fs::read_to_string(format!("/proc/{of}/stat")).ok()?;
+        let (head, after) = stat.rsplit_once(") ")?;
+        let comm = head.split_once(" (")?.1.to_owned();
+        // After the command name in parentheses: the state, then the parent's pid.
+        let parent = after.split_whitespace().nth(1)?.parse::<u32>().ok()?;
+        Some((parent, comm))
+    };
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
     };
-    entries.flatten().any(|entry| {
-        std::fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .and_then(|stat| {
-                // After the command name in parentheses: the state, then the parent's pid.
-                let after = stat.rsplit_once(") ")?.1.to_owned();
-                after.split_whitespace().nth(1)?.parse::<u32>().ok()
-            })
-            == Some(pid)
-    })
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .any(|candidate| {
+            let Some((mut parent, comm)) = parent_and_name(candidate) else {
+                return false;
+            };
+            if comm != name {
+                return false;
+            }
+            for _ in 0..8 {
+                if parent == pid {
+                    return true;
+                }
+                match parent_and_name(parent) {
+                    Some((next, _)) => parent = next,
+                    None => return false,
+                }
+            }
+            false
+        })
 }
 
 #[test]

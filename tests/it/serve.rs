@@ -530,3 +530,34 @@ fn sigterm_cancels_running_commands_and_kills_their_groups() {
     assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
     assert_group_gone(&group);
 }
+
+#[test]
+fn the_default_manifest_refuses_to_serve_the_root_or_the_home_directory() {
+    // `cd / && airlock serve` would have handed an agent /etc and every /proc entry.
+    let home = Sandbox::new("home");
+    for (dir, why) in [
+        (std::path::PathBuf::from("/"), "root of the file system"),
+        (home.dir.clone(), "home directory"),
+    ] {
+        let output = crate::harness::spawn_command(&airlock())
+            .arg("serve")
+            .current_dir(&dir)
+            .env("HOME", &home.dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", dir.display());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(
+            stderr.contains("--manifest"),
+            "the refusal says what to do: {stderr}"
+        );
+        assert!(output.stdout.is_empty());
+    }
+    // A directory below home is served.
+    let below = home.dir.join("project");
+    std::fs::create_dir_all(&below).unwrap();
+    let mut server = Server::start_in(&airlock(), &["serve"], &below);
+    server.initialize("2025-11-25");
+}
