@@ -286,7 +286,8 @@ fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
             .chain(extra)
             .filter_map(|path| std::fs::canonicalize(path).ok())
         {
-            if read.iter().any(|(seen, _)| *seen == path) {
+            // `/usr/bin` adds nothing once `/usr` is there (`/bin` is `/usr/bin` when merged).
+            if read.iter().any(|(seen, _)| path.starts_with(seen)) {
                 continue;
             }
             if let Ok(meta) = std::fs::metadata(&path) {

@@ -436,8 +436,12 @@ impl Clients {
         all.extend(options.iter().chain(args).map(OsString::from));
         all.push("--".into());
         all.extend(server.iter().map(OsString::from));
-        // Its own home: the Inspector keeps a catalog and secrets under ~/.mcp-inspector.
-        let home = dir.0.join("home");
+        // Its own home: the Inspector keeps a catalog and secrets under ~/.mcp-inspector. Beside
+        // the served directory, not in it: the default manifest refuses to serve a directory
+        // that holds the home directory.
+        let mut home = dir.0.clone().into_os_string();
+        home.push("-home");
+        let home = std::path::PathBuf::from(home);
         std::fs::create_dir_all(&home).unwrap();
         let ran = run(&self.node, &all, &dir.0, &[("HOME", &home)]);
         let printed = serde_json::from_str(&ran.stdout).unwrap_or_else(|error| {
@@ -618,6 +622,10 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _removed = std::fs::remove_dir_all(&self.0);
+        // The Inspector's home, kept beside the directory (see `inspect`).
+        let mut home = self.0.clone().into_os_string();
+        home.push("-home");
+        let _removed = std::fs::remove_dir_all(home);
     }
 }
 
