@@ -9,7 +9,7 @@
 //! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON>
 //! ```
 //!
-//! and, once confined, it reads the command line from its stdin (see [`read_command_line`]);
+//! and, once confined, it reads the command line from its stdin (see `read_command_line`);
 //! what follows there is the command's own input. A launcher can so be started before its
 //! call, with the tool's policy applied, and wait ([`super::warm`]).
 //!

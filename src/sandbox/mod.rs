@@ -41,7 +41,7 @@
 //!   when its init exits, every process in it is killed, atomically with respect to forks.
 //!
 //! With `CAP_SYS_ADMIN` (airlock as root, as in containers and CI), the spawning thread gives
-//! its next child a fresh namespace ([`spawn::CallNamespace`]), so one launcher per call;
+//! its next child a fresh namespace (`spawn::CallNamespace`), so one launcher per call;
 //! without it, the launcher creates a user namespace first and starts a second launcher
 //! inside it ([`PidNamespace::UserNamespace`]). The launcher's parent-death signal is
 //! `SIGKILL`, so airlock's death (even by `SIGKILL`) ends the namespace.

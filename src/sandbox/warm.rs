@@ -8,7 +8,7 @@
 //!
 //! A warm launcher is an ordinary launcher that has not been given its command line yet: it is
 //! confined, alone in its PID namespace, and dies with airlock (its parent-death signal follows
-//! the thread that started it, so that thread is one that lives as long as airlock: [`refill`]'s).
+//! the thread that started it, so that thread is one that lives as long as airlock: `refill`'s).
 
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
