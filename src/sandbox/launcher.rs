@@ -184,8 +184,9 @@ impl<'a> Launch<'a> {
         ExitCode::from(u8::try_from(signal.saturating_add(128)).unwrap_or(LAUNCH_FAILED))
     }
 
-    /// Applies the policy to this process, which is pid 1 of the call's PID namespace, and
-    /// becomes the program.
+    /// Applies the policy to this process, which is pid 1 of the call's PID namespace, reads
+    /// the command line, starts the program (which inherits every restriction) and reaps until
+    /// it ends.
     fn run_init_stage(self) -> ExitCode {
         let strict = !self.best_effort;
         close_inherited_descriptors();
