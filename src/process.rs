@@ -37,12 +37,13 @@
 //!
 //! # Known limits
 //!
-//! - A child that calls `setsid()` or `setpgid()` leaves the group and survives the kill;
-//!   stronger containment needs cgroups or namespaces, which are out of scope here. If such a
-//!   process keeps an output pipe open, [`run`] stops reading [`EXIT_DRAIN_TIMEOUT`] after the
-//!   leader exits instead of waiting for it.
-//! - A descriptor opened without close-on-exec by non-Rust code in this process would still
-//!   be inherited.
+//! - Outside the sandbox (`CommandSpec::sandbox` is `None`), a child that calls `setsid()` or
+//!   `setpgid()` leaves the group and survives the kill; if it keeps an output pipe open,
+//!   [`run`] stops reading [`EXIT_DRAIN_TIMEOUT`] after the leader exits instead of waiting
+//!   for it. In the sandbox the leader is the call's launcher, pid 1 of its own PID namespace,
+//!   and killing it ends every process of the call (see [`crate::sandbox`]).
+//! - Outside the sandbox, a descriptor opened without close-on-exec by non-Rust code in this
+//!   process would still be inherited; the launcher closes all but the three pipes.
 //! - Time is the caller's: wrap [`run`] in `tokio::time::timeout` (or abort its task); dropping
 //!   the future is the cancellation and is always safe.
 //! - Writing stdin relies on `SIGPIPE` being ignored in this process, as Rust's runtime does at
@@ -269,15 +270,27 @@ fn spawn_sandboxed(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
 ) -> Result<Child, SpawnError> {
-    let host = sandbox::host();
-    if host.mode == sandbox::Mode::Required && !host.support.missing().is_empty() {
+    if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
             "this kernel cannot enforce the sandbox",
         ));
     }
     let warm = confinement.take_warm();
-    let refill_spec = spec.clone();
-    sandbox::warm::refill(confinement, move || spawn_launcher(&refill_spec));
+    if confinement.wants_warm() {
+        // A launcher needs the tool's environment and directory, not this call's arguments
+        // or input (a megabyte of stdin is not copied for it).
+        let template = CommandSpec {
+            program: spec.program.clone(),
+            args: Vec::new(),
+            env: spec.env.clone(),
+            workdir: spec.workdir.clone(),
+            stdin: None,
+            max_stdout_bytes: spec.max_stdout_bytes,
+            max_stderr_bytes: spec.max_stderr_bytes,
+            sandbox: spec.sandbox.clone(),
+        };
+        sandbox::warm::refill(confinement, move || spawn_launcher(&template));
+    }
     match warm {
         Some(child) => Ok(child),
         None => spawn_launcher(spec),

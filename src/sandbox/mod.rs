@@ -134,6 +134,11 @@ impl Confinement {
         &self.encoded
     }
 
+    /// Whether this tool's pool has room for another warm launcher.
+    pub(crate) fn wants_warm(&self) -> bool {
+        self.warm.wants_more()
+    }
+
     /// A warm launcher of this tool, if one is ready.
     pub(crate) fn take_warm(&self) -> Option<tokio::process::Child> {
         self.warm.take()
@@ -147,13 +152,21 @@ pub struct Host {
     pub mode: Mode,
     /// What the kernel offers.
     pub support: Support,
+    /// Whether a call may start: the kernel enforces everything, or the mode accepts less.
+    /// Decided once, so a call does not work it out again.
+    pub may_launch: bool,
 }
 
 /// Sets the mode and probes the kernel, once; later calls return the first answer.
 pub fn configure(mode: Mode) -> &'static Host {
-    HOST.get_or_init(|| Host {
-        mode,
-        support: Support::probe(),
+    HOST.get_or_init(|| {
+        let support = Support::probe();
+        let may_launch = mode == Mode::BestEffort || support.missing().is_empty();
+        Host {
+            mode,
+            support,
+            may_launch,
+        }
     })
 }
 

@@ -44,6 +44,11 @@ impl Pool {
         self.ready.lock().map_or(usize::MAX, |ready| ready.len())
     }
 
+    /// Whether the pool has room for another launcher.
+    pub(crate) fn wants_more(&self) -> bool {
+        self.len() < WARM_LAUNCHERS_PER_TOOL
+    }
+
     fn push(&self, child: Child) {
         if let Ok(mut ready) = self.ready.lock()
             && ready.len() < WARM_LAUNCHERS_PER_TOOL
@@ -60,7 +65,7 @@ pub(crate) fn refill<E>(
     confinement: &Arc<Confinement>,
     start: impl FnOnce() -> Result<Child, E> + Send + 'static,
 ) {
-    if confinement.warm.len() >= WARM_LAUNCHERS_PER_TOOL {
+    if !confinement.warm.wants_more() {
         return;
     }
     let Some(jobs) = refill_thread() else {
@@ -68,7 +73,7 @@ pub(crate) fn refill<E>(
     };
     let confinement = Arc::clone(confinement);
     let job: Job = Box::new(move || {
-        if confinement.warm.len() >= WARM_LAUNCHERS_PER_TOOL {
+        if !confinement.warm.wants_more() {
             return;
         }
         match start() {
