@@ -168,8 +168,9 @@ pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// Processes (and threads) one sandboxed call may have alive at once, its program included.
 ///
 /// A fork loop stops here instead of filling the machine's process table. Enforced by
-/// `RLIMIT_NPROC` counted in the call's own user namespace, or, when airlock runs as root
-/// (where the kernel exempts uid 0 from that limit), by a pids cgroup per call.
+/// `RLIMIT_NPROC`, counted in the launcher's own user namespace, or, when airlock runs as root
+/// (where the kernel exempts real uid 0 from that limit), under a real uid of the launcher's
+/// own (`sandbox::call_uid`). The launcher itself is one of them.
 pub const SANDBOX_PROCESSES: u32 = 64;
 
 /// Address space of each sandboxed process, in MiB (`RLIMIT_AS`): a 1 GiB allocation fails.
@@ -183,6 +184,25 @@ pub const SANDBOX_FILE_SIZE_MIB: u64 = 64;
 
 /// Open descriptors of each sandboxed process (`RLIMIT_NOFILE`).
 pub const SANDBOX_OPEN_FILES: u64 = 256;
+
+/// Idle launchers kept per tool, ready for its next calls (`sandbox::resident`).
+///
+/// A launcher is an airlock process, confined and waiting: measured here, 0.4 MiB of memory
+/// of its own beside 3.4 MiB of file pages it shares with airlock. Enough for the default [`MAX_IN_FLIGHT`] calls of one tool
+/// at once; more concurrent calls start launchers of their own, which leave when they end.
+pub const SANDBOX_IDLE_LAUNCHERS_PER_TOOL: usize = 8;
+
+/// Idle launchers kept across all tools, so a manifest of many tools does not keep
+/// `SANDBOX_IDLE_LAUNCHERS_PER_TOOL` processes for each.
+pub const SANDBOX_IDLE_LAUNCHERS: usize = 64;
+
+/// Calls one launcher serves before it is replaced.
+///
+/// Between calls a launcher is left alone in its namespace, so a call inherits nothing of the
+/// one before; the bound keeps the launcher's own CPU time (which its `RLIMIT_CPU` counts,
+/// about 0.1 ms per call) far below the smallest CPU limit a manifest may set, and spreads
+/// calls over fresh processes.
+pub const SANDBOX_CALLS_PER_LAUNCHER: u32 = 256;
 
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.
 pub const SANDBOX_MAX_PROCESSES: u32 = 4096;

@@ -53,18 +53,20 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::os::unix::process::ExitStatusExt as _;
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::process::{Child, ChildStdin};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::process::Child;
 use tokio::signal::unix::SignalKind;
 
+use crate::sandbox::resident::Resident;
 use crate::sandbox::{self, Confinement};
 
 /// A command ready to run; the caller (the manifest layer) has checked everything already.
@@ -133,6 +135,9 @@ pub enum Exit {
     Signal(i32),
     /// We stopped the command. Its output is incomplete even if it had already exited.
     Stopped(StopReason),
+    /// The sandbox's launcher could not confine or start the command, which never ran; its
+    /// stderr holds the launcher's one fixed line saying which step failed.
+    SandboxFailed,
 }
 
 /// Why we stopped a command.
@@ -186,53 +191,24 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
     if !spec.workdir.is_absolute() {
         return Err(SpawnError::RelativePath("working directory"));
     }
-    // Subscribe before the child exists, so its exit cannot slip between a check and a wait.
-    let mut sigchld = tokio::signal::unix::signal(SignalKind::child()).map_err(io_error)?;
     tracing::debug!(
         program = ?spec.program.file_name(),
         args = spec.args.len(),
         env = spec.env.len(),
         stdin = spec.stdin.is_some(),
+        sandboxed = spec.sandbox.is_some(),
         "starting command"
     );
-    let (child, header) = match &spec.sandbox {
-        None => {
-            let stdin = if spec.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            };
-            (spawn(spec, &spec.program, &spec.args, stdin)?, None)
-        }
-        Some(confinement) => (
-            spawn_sandboxed(spec, confinement)?,
-            Some(sandbox::spawn::header(&spec.program, &spec.args)),
-        ),
-    };
-    // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
-    let Some(group) = child.id().and_then(Group::led_by) else {
-        return Err(SpawnError::Internal("spawned child has no pid"));
-    };
-    let mut guard = Guard {
-        child,
-        group,
-        armed: true,
-    };
     let mut stdout = Capture::default();
     let mut stderr = Capture::default();
-    let status = supervise(
-        &mut guard,
-        spec,
-        header.as_deref(),
-        &mut sigchld,
-        &mut stdout,
-        &mut stderr,
-    )
-    .await?;
+    let ended = match &spec.sandbox {
+        None => run_unconfined(spec, &mut stdout, &mut stderr).await?,
+        Some(confinement) => run_confined(spec, confinement, &mut stdout, &mut stderr).await?,
+    };
     let exit = if stdout.truncated || stderr.truncated {
         Exit::Stopped(StopReason::OutputLimit)
     } else {
-        Exit::of(status)?
+        ended
     };
     tracing::debug!(
         ?exit,
@@ -249,6 +225,33 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
     })
 }
 
+/// Runs `spec` as a direct child of airlock, in its own process group.
+async fn run_unconfined(
+    spec: &CommandSpec,
+    stdout: &mut Capture,
+    stderr: &mut Capture,
+) -> Result<Exit, SpawnError> {
+    // Subscribe before the child exists, so its exit cannot slip between a check and a wait.
+    let mut sigchld = tokio::signal::unix::signal(SignalKind::child()).map_err(io_error)?;
+    let stdin = if spec.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    let child = spawn(spec, stdin)?;
+    // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
+    let Some(group) = child.id().and_then(Group::led_by) else {
+        return Err(SpawnError::Internal("spawned child has no pid"));
+    };
+    let mut guard = Guard {
+        child,
+        group,
+        armed: true,
+    };
+    let status = supervise(&mut guard, spec, &mut sigchld, stdout, stderr).await?;
+    Exit::of(status)
+}
+
 impl Exit {
     /// The exit of a reaped child; a reaped child has a code or a signal.
     fn of(status: ExitStatus) -> Result<Self, SpawnError> {
@@ -262,81 +265,257 @@ impl Exit {
     }
 }
 
-/// Starts the command through the sandbox's launcher (see [`crate::sandbox`]): a warm one,
-/// started ahead of time with the tool's policy already applied, when the tool has one ready;
-/// else a new one on this thread. Either way it reads the command line from its stdin (the
-/// header [`run`] writes first), then starts the program. A new warm launcher is asked for.
-fn spawn_sandboxed(
+/// Runs `spec` through one of its tool's launchers (see [`crate::sandbox`]): sends the call's
+/// pipes on the launcher's channel, feeds the command line and stdin, reads the output, and
+/// waits for the launcher's report, which comes once no process of the call is left.
+///
+/// The launcher goes back to its pool only when the call ends normally; every other way out
+/// (output limit, error, the future dropped by a timeout or a cancellation) drops it, which
+/// kills it and with it every process of the call.
+async fn run_confined(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
-) -> Result<Child, SpawnError> {
+    stdout: &mut Capture,
+    stderr: &mut Capture,
+) -> Result<Exit, SpawnError> {
     if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
             "this kernel cannot enforce the sandbox",
         ));
     }
-    let warm = confinement.take_warm();
-    if confinement.wants_warm() {
-        // A launcher needs the tool's environment and directory, not this call's arguments
-        // or input (a megabyte of stdin is not copied for it).
-        let template = CommandSpec {
-            program: spec.program.clone(),
-            args: Vec::new(),
-            env: spec.env.clone(),
-            workdir: spec.workdir.clone(),
-            stdin: None,
-            max_stdout_bytes: spec.max_stdout_bytes,
-            max_stderr_bytes: spec.max_stderr_bytes,
-            sandbox: spec.sandbox.clone(),
+    let header = sandbox::spawn::header(&spec.program, &spec.args);
+    let header_bytes =
+        u32::try_from(header.len()).map_err(|_| SpawnError::Start(io::ErrorKind::InvalidInput))?;
+    let (mut launcher, pipes) = hand_over(spec, confinement, header_bytes).await?;
+    let group = launcher
+        .pid()
+        .and_then(Group::led_by)
+        .ok_or(SpawnError::Internal("a launcher without a pid"))?;
+    // A copy of airlock's end, registered with this runtime for the call only.
+    let control = launcher.control().try_clone_to_owned().map_err(io_error)?;
+    let mut control =
+        tokio::net::UnixStream::from_std(std::os::unix::net::UnixStream::from(control))
+            .map_err(io_error)?;
+    let Pipes {
+        stdin,
+        stdout: out_pipe,
+        stderr: err_pipe,
+    } = pipes;
+    let status = {
+        let feeding = feed(Some(stdin), Some(&header), spec.stdin.as_deref());
+        let reading = async {
+            tokio::try_join!(
+                capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
+                capture(err_pipe, stderr, spec.max_stderr_bytes, group, "stderr"),
+            )
         };
-        sandbox::warm::refill(confinement, move || spawn_launcher(&template));
+        let reported = async {
+            let mut message = [0_u8; sandbox::channel::STATUS_BYTES];
+            match control.read_exact(&mut message).await {
+                Ok(_) => sandbox::channel::decode_status(message)
+                    .map(Some)
+                    .map_err(io_error),
+                // The launcher is gone (descriptors it sent are closed by the kernel unread).
+                Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+                Err(error) => Err(io_error(error)),
+            }
+        };
+        tokio::pin!(feeding, reading, reported);
+        let mut fed = false;
+        let mut read = false;
+        let status = loop {
+            tokio::select! {
+                result = &mut reported => break result?,
+                result = &mut feeding, if !fed => {
+                    fed = true;
+                    result?;
+                }
+                result = &mut reading, if !read => {
+                    read = true;
+                    result?;
+                }
+            }
+        };
+        // No process of the call is left (or the launcher is gone): the pipes are at their
+        // end, or will be within the bound below.
+        if !read {
+            match tokio::time::timeout(EXIT_DRAIN_TIMEOUT, &mut reading).await {
+                Ok(result) => {
+                    result?;
+                }
+                Err(_elapsed) => {
+                    tracing::debug!("output still open after the call ended; not waiting");
+                }
+            }
+        }
+        status
+    };
+    drop(control);
+    let exit = match status {
+        Some(sandbox::channel::Status::Exited(code)) => Exit::Code(code),
+        Some(sandbox::channel::Status::Signaled(signal)) => Exit::Signal(signal),
+        Some(sandbox::channel::Status::Failed) => return Ok(Exit::SandboxFailed),
+        // Killed at the output limit, or ended by something else: then there is nothing to
+        // report.
+        None if stdout.truncated || stderr.truncated => {
+            return Ok(Exit::Stopped(StopReason::OutputLimit));
+        }
+        None => return Err(SpawnError::Internal("the launcher ended during the call")),
+    };
+    launcher.served_one();
+    if stdout.truncated || stderr.truncated {
+        // Killed at the cap after it had reported: it is gone, not given back.
+        return Ok(exit);
     }
-    match warm {
-        Some(child) => Ok(child),
-        None => spawn_launcher(spec),
+    confinement.launchers().give_back(launcher);
+    Ok(exit)
+}
+
+/// airlock's ends of a call's pipes.
+struct Pipes {
+    stdin: tokio::net::unix::pipe::Sender,
+    stdout: tokio::net::unix::pipe::Receiver,
+    stderr: tokio::net::unix::pipe::Receiver,
+}
+
+/// Gives a launcher of the tool the call's pipes; returns the launcher and airlock's ends.
+///
+/// An idle launcher may have died since it was put back (killed from outside): its channel is
+/// closed, and the call goes to another one.
+async fn hand_over(
+    spec: &CommandSpec,
+    confinement: &Arc<Confinement>,
+    header_bytes: u32,
+) -> Result<(Resident, Pipes), SpawnError> {
+    for _attempt in 0..HAND_OVER_ATTEMPTS {
+        let launcher = acquire(spec, confinement).await?;
+        let (stdin_read, stdin_write) = io::pipe().map_err(io_error)?;
+        let (stdout_read, stdout_write) = io::pipe().map_err(io_error)?;
+        let (stderr_read, stderr_write) = io::pipe().map_err(io_error)?;
+        let sent = sandbox::channel::send_call(
+            launcher.control(),
+            header_bytes,
+            [
+                stdin_read.as_fd(),
+                stdout_write.as_fd(),
+                stderr_write.as_fd(),
+            ],
+        );
+        match sent {
+            Ok(()) => {}
+            // The launcher is gone, or (never seen: it reads one call at a time) not reading.
+            Err(error) => {
+                tracing::debug!(error = ?error.kind(), "a launcher did not take its call");
+                continue;
+            }
+        }
+        // Only the launcher and the program hold these from here: the output pipes end when
+        // the call's last process does.
+        drop((stdin_read, stdout_write, stderr_write));
+        let pipes = Pipes {
+            stdin: tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(stdin_write))
+                .map_err(io_error)?,
+            stdout: tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stdout_read))
+                .map_err(io_error)?,
+            stderr: tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stderr_read))
+                .map_err(io_error)?,
+        };
+        return Ok((launcher, pipes));
+    }
+    Err(SpawnError::Sandbox("no launcher took the call"))
+}
+
+/// A launcher of the tool: an idle one, or one started now. When the pool runs empty, one more
+/// is started ahead of the next call (after this call's own, which it would otherwise delay).
+async fn acquire(
+    spec: &CommandSpec,
+    confinement: &Arc<Confinement>,
+) -> Result<Resident, SpawnError> {
+    let pool = confinement.launchers();
+    let launcher = match pool.take() {
+        Some(idle) => idle,
+        None => {
+            let template = template(spec);
+            sandbox::resident::start(move || spawn_launcher(&template))
+                .await
+                .ok_or(SpawnError::Sandbox("the launchers' thread is gone"))??
+        }
+    };
+    if pool.is_empty() {
+        let template = template(spec);
+        sandbox::resident::prefill(confinement, move || spawn_launcher(&template));
+    }
+    Ok(launcher)
+}
+
+/// What a launcher needs of a call: the tool's program, environment and directory, not this
+/// call's arguments or input. Every call of a tool has the same (the manifest's), which is
+/// what lets a launcher serve many.
+fn template(spec: &CommandSpec) -> CommandSpec {
+    CommandSpec {
+        program: spec.program.clone(),
+        args: Vec::new(),
+        env: spec.env.clone(),
+        workdir: spec.workdir.clone(),
+        stdin: None,
+        max_stdout_bytes: spec.max_stdout_bytes,
+        max_stderr_bytes: spec.max_stderr_bytes,
+        sandbox: spec.sandbox.clone(),
     }
 }
 
 /// Starts a launcher for `spec`'s tool: in a fresh PID namespace (given by this thread, or
 /// made by the launcher in a user namespace), under a real uid of its own when airlock is
-/// root. It applies the policy, then waits for its command line on stdin.
+/// root. It applies the policy, then waits for calls on its channel (its stdin).
 ///
-/// Call it from a thread that outlives the launcher: the launcher's parent-death signal
-/// follows the thread that started it.
-fn spawn_launcher(spec: &CommandSpec) -> Result<Child, SpawnError> {
+/// Runs on the launchers' thread (`sandbox::resident`), which outlives every launcher: a
+/// launcher's parent-death signal follows the thread that started it.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the one audited spawn site: a launcher"
+)]
+fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
     let confinement = spec.sandbox.as_ref().ok_or(SpawnError::Internal(
         "a launcher for an unsandboxed command",
     ))?;
     let host = sandbox::host();
     let support = &host.support;
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static LAUNCHERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call_uid = support.root.then(|| {
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        sandbox::call_uid(std::process::id(), call)
+        let launcher = LAUNCHERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        sandbox::call_uid(std::process::id(), launcher)
     });
-    let (launcher, argv) =
+    let (program, argv) =
         sandbox::spawn::launcher_command(confinement, host.mode, support.pid_namespace, call_uid);
-    if support.pid_namespace == sandbox::PidNamespace::Direct {
+    let (ours, theirs) = sandbox::channel::pair().map_err(io_error)?;
+    let mut command = std::process::Command::new(program);
+    command
+        .args(argv)
+        .env_clear()
+        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        .current_dir(&spec.workdir)
+        .stdin(Stdio::from(theirs))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0); // its own group, so one kill reaches it whatever it became
+    let process = if support.pid_namespace == sandbox::PidNamespace::Direct {
         // Held across the spawn only: this thread's next child is pid 1 of a new namespace.
         let _namespace = sandbox::spawn::CallNamespace::enter()
             .map_err(|_| SpawnError::Sandbox("no PID namespace for the call"))?;
-        spawn(spec, launcher, &argv, Stdio::piped())
+        command.spawn()
     } else {
-        spawn(spec, launcher, &argv, Stdio::piped())
+        command.spawn()
     }
+    .map_err(|error| SpawnError::Start(error.kind()))?;
+    Ok(Resident::new(process, ours))
 }
 
-/// Starts `program args` with the spec's environment, directory and pipes, nothing
+/// Starts `spec`'s program with the spec's environment, directory and pipes, nothing
 /// inherited; see the module docs for each setting.
 #[expect(clippy::disallowed_methods, reason = "the one audited spawn site")]
-fn spawn(
-    spec: &CommandSpec,
-    program: &Path,
-    args: &[OsString],
-    stdin: Stdio,
-) -> Result<Child, SpawnError> {
-    tokio::process::Command::new(program) // absolute (checked above): no PATH lookup
-        .args(args) // one argv element each
+fn spawn(spec: &CommandSpec, stdin: Stdio) -> Result<Child, SpawnError> {
+    tokio::process::Command::new(&spec.program) // absolute (checked above): no PATH lookup
+        .args(&spec.args) // one argv element each
         .env_clear()
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(&spec.workdir)
@@ -354,7 +533,6 @@ fn spawn(
 async fn supervise(
     guard: &mut Guard,
     spec: &CommandSpec,
-    header: Option<&[u8]>,
     sigchld: &mut tokio::signal::unix::Signal,
     stdout: &mut Capture,
     stderr: &mut Capture,
@@ -372,7 +550,7 @@ async fn supervise(
         .take()
         .ok_or(SpawnError::Internal("stderr is not piped"))?;
     {
-        let feeding = feed(stdin, header, spec.stdin.as_deref());
+        let feeding = feed(stdin, None, spec.stdin.as_deref());
         let reading = async {
             tokio::try_join!(
                 capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
@@ -418,16 +596,19 @@ async fn supervise(
     guard.reap().await
 }
 
-/// Writes the launcher's `header` (sandboxed commands) and all of `bytes` to the child's
-/// stdin, then closes it.
+/// Writes the launcher's `header` (sandboxed commands: the command line) and all of `bytes`
+/// to the command's stdin, then closes it.
 ///
 /// A child may exit or close its stdin without reading it all; that is its business, not a
 /// failure of the run.
-async fn feed(
-    stdin: Option<ChildStdin>,
+async fn feed<W>(
+    stdin: Option<W>,
     header: Option<&[u8]>,
     bytes: Option<&[u8]>,
-) -> Result<(), SpawnError> {
+) -> Result<(), SpawnError>
+where
+    W: AsyncWrite + Unpin,
+{
     let Some(mut pipe) = stdin else {
         return Ok(());
     };
@@ -623,6 +804,10 @@ pub const EXIT_DRAIN_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Longest wait between two checks for the leader's exit when no `SIGCHLD` comes.
 const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Launchers a call tries before it gives up: an idle one may have been killed from outside
+/// since it was put back, and then the next is tried.
+const HAND_OVER_ATTEMPTS: usize = 3;
 
 /// Bytes read from a pipe at a time; also the first allocation of a capture.
 const READ_CHUNK_BYTES: usize = 8 * 1024;

@@ -15,7 +15,6 @@ use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
-use crate::sandbox::launcher::{FAILURE_PREFIX, LAUNCH_FAILED};
 use crate::secrets::Redactor;
 use crate::server::{Server, ServerBuilder};
 use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
@@ -147,40 +146,18 @@ fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolO
                 .as_ref()
                 .map(|sandbox| sandbox.policy().resources);
             let mut text = match exit {
-                Exit::Code(code)
-                    if code == i32::from(LAUNCH_FAILED)
-                        && resources.is_some()
-                        && finished.stdout.is_empty()
-                        && finished.stderr.starts_with(FAILURE_PREFIX.as_bytes()) =>
-                {
+                Exit::SandboxFailed => {
                     "The sandbox could not be set up, so the command did not run.".to_owned()
                 }
-                // In the sandbox, a command killed by signal S exits with 128 + S (its
-                // launcher is a namespace's init, which cannot die of a signal of its own).
-                Exit::Code(code)
-                    if code == 128 + SIGXCPU
-                        && let Some(limits) = resources =>
-                {
-                    format!(
-                        "The command passed the sandbox's CPU limit of {} s per process and was \
-                         stopped (signal {SIGXCPU}, exit status {code}).",
-                        limits.cpu_seconds
-                    )
-                }
-                Exit::Code(code)
-                    if code == 128 + SIGXFSZ
-                        && let Some(limits) = resources =>
-                {
-                    format!(
-                        "The command passed the sandbox's file size limit of {} MiB and was \
-                         stopped (signal {SIGXFSZ}, exit status {code}).",
-                        limits.file_size_mib
-                    )
-                }
-                Exit::Code(code) if (129..=192).contains(&code) && resources.is_some() => format!(
-                    "The command failed with exit status {code} (a command killed by signal {} \
-                     ends this way in the sandbox).",
-                    code.saturating_sub(128)
+                Exit::Signal(SIGXCPU) if let Some(limits) = resources => format!(
+                    "The command passed the sandbox's CPU limit of {} s per process and was \
+                     stopped (signal {SIGXCPU}).",
+                    limits.cpu_seconds
+                ),
+                Exit::Signal(SIGXFSZ) if let Some(limits) = resources => format!(
+                    "The command passed the sandbox's file size limit of {} MiB and was \
+                     stopped (signal {SIGXFSZ}).",
+                    limits.file_size_mib
                 ),
                 Exit::Code(code) => format!("The command failed with exit status {code}."),
                 Exit::Signal(signal) => format!("The command was killed by signal {signal}."),

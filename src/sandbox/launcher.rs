@@ -1,41 +1,47 @@
-//! The launcher: airlock re-executed between itself and a command, to confine the process
-//! that becomes the command and then become it.
+//! The launcher: airlock re-executed between itself and a tool's commands, to confine the
+//! processes that run them.
 //!
 //! Safe Rust cannot run code between `fork` and `exec`, so the code that must run there runs
 //! in a fresh airlock process instead: `airlock __airlock-sandbox …` applies the policy to
-//! itself and starts the program, which inherits every restriction. Its argv:
+//! itself, and every program it starts inherits every restriction. Its argv:
 //!
 //! ```text
 //! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON>
 //! ```
 //!
-//! and, once confined, it reads the command line from its stdin (see `read_command_line`);
-//! what follows there is the command's own input. A launcher can so be started before its
-//! call, with the tool's policy applied, and wait ([`super::warm`]).
+//! Its stdin is its control channel ([`super::channel`]); stdout and stderr are `/dev/null`.
+//! Once confined, it serves calls of its tool one at a time, for as long as airlock keeps it
+//! ([`super::resident`]): each call brings the call's three pipes, the command line comes
+//! first on the call's stdin (see `read_command_line`), and the launcher answers with how the
+//! program ended.
 //!
-//! - stage `init` runs as the first process (pid 1) of the call's PID namespace: it applies the
-//!   policy to itself, starts the program (which inherits all of it) and reaps children until
-//!   the program ends, then exits as it did. When the init stage ends, for any reason (the
-//!   program's end, airlock killing it, airlock's own death through the parent-death signal),
-//!   the kernel kills every process left in the namespace.
+//! - stage `init` runs as the first process (pid 1) of its own PID namespace: it applies the
+//!   policy to itself, then for each call starts the program (which inherits all of it), reaps
+//!   children until the program ends, kills every other process left in the namespace
+//!   (`kill(-1)`, which a fork cannot outrun) and reaps them too, and only then reports. So no
+//!   process of one call is alive when the next call starts, and none outlives its call. When
+//!   the init stage ends, for any reason (airlock closing the channel or killing it, airlock's
+//!   own death through the parent-death signal), the kernel kills every process left in the
+//!   namespace.
 //!
-//!   It stays rather than `exec`ing the program, because a root launcher's command runs with a
-//!   real uid other than its effective uid (see [`super::call_uid`]): the kernel treats that
+//!   It stays rather than `exec`ing the program, because a root launcher's commands run with a
+//!   real uid other than their effective uid (see [`super::call_uid`]): the kernel treats that
 //!   `exec` as privileged and clears the parent-death signal, which would let the namespace
 //!   outlive airlock. Staying also spares the program the special signal rules of a pid 1.
 //! - stage `user` (airlock without `CAP_SYS_ADMIN`) first creates a user namespace, where it
-//!   may create the PID namespace, and starts the `init` stage inside it; it waits and passes
-//!   the exit on. Killing it kills the namespace too (the init stage's parent-death signal).
+//!   may create the PID namespace, and starts the `init` stage inside it, handing it the
+//!   channel; it waits and passes the exit on. Killing it kills the namespace too (the init
+//!   stage's parent-death signal).
 //!
-//! Every failure prints one fixed line on stderr (the call's stderr, which the model sees in
-//! the tail of a failed call) and exits with [`LAUNCH_FAILED`]; nothing of the program runs.
+//! Every failure writes one fixed line on the stderr of the call it happens in (or the next
+//! call, for a failure while confining; the model sees it in the tail of the failed call),
+//! reports [`Status::Failed`] and ends the launcher; nothing of the program runs.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write as _;
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::os::unix::ffi::OsStringExt as _;
-use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
-use std::process::ExitCode;
+use std::process::{ExitCode, Stdio};
 
 use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
@@ -43,16 +49,16 @@ use landlock::{
 };
 use rustix::process::{Resource, Rlimit, Signal};
 
+use super::channel::{self, Call, Status};
 use super::{Policy, SYSTEM_WRITE_FILES};
 
 /// argv\[1\] of a launcher process.
 pub const LAUNCH_ARG: &str = "__airlock-sandbox";
 
-/// Exit status of a launcher that could not confine the command; the program never ran.
-pub const LAUNCH_FAILED: u8 = 125;
+/// Exit status of a launcher that failed; the program never ran.
+const LAUNCH_FAILED: u8 = 125;
 
-/// How the launcher's one line on stderr starts when it fails. A command may exit with
-/// [`LAUNCH_FAILED`] too: only that status with stderr starting so is the launcher's.
+/// How the launcher's one line on a call's stderr starts when it fails.
 pub const FAILURE_PREFIX: &str = "airlock sandbox: ";
 
 /// Runs the launcher if this process is one (argv\[1\] is [`LAUNCH_ARG`]); `None` otherwise.
@@ -71,6 +77,11 @@ pub fn run_if_launched() -> Option<ExitCode> {
         Some(launch) => launch.run(),
         None => fail("reading the launch arguments", "malformed"),
     })
+}
+
+/// The control channel: the launcher's stdin.
+fn control() -> BorrowedFd<'static> {
+    rustix::stdio::stdin()
 }
 
 /// One parsed launcher command line.
@@ -168,20 +179,21 @@ impl<'a> Launch<'a> {
             .arg(std::process::id().to_string())
             .arg("-")
             .args(self.forwarded);
-        let status = match init.status() {
-            Ok(status) => status,
+        let mut init = match init.spawn() {
+            Ok(init) => init,
             Err(error) => return fail("starting the init stage", error.kind()),
         };
-        if let Some(code) = status.code() {
-            return ExitCode::from(u8::try_from(code).unwrap_or(LAUNCH_FAILED));
+        // The channel is the init stage's alone now: if it dies, airlock must see the channel
+        // close, not wait on a copy held here.
+        if let Err(error) = nix::unistd::close(0) {
+            return fail("handing over the control channel", error);
         }
-        // Die of the same signal, so airlock reports it (a CPU limit is SIGXCPU, a file size
-        // limit SIGXFSZ). A signal that would not kill us falls through to 128 + signal.
-        let signal = status.signal().unwrap_or(0);
-        if let Some(signal) = Signal::from_named_raw(signal) {
-            let _sent = rustix::process::kill_process(rustix::process::getpid(), signal);
+        match init.wait() {
+            Ok(status) => {
+                ExitCode::from(u8::try_from(status.code().unwrap_or(1)).unwrap_or(LAUNCH_FAILED))
+            }
+            Err(error) => fail("waiting for the init stage", error.kind()),
         }
-        ExitCode::from(u8::try_from(signal.saturating_add(128)).unwrap_or(LAUNCH_FAILED))
     }
 
     /// Applies the policy to this process, which is pid 1 of the call's PID namespace, reads
@@ -233,63 +245,117 @@ impl<'a> Launch<'a> {
         if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
             return fail("applying the Landlock rules", step);
         }
-        // Past this line only the program's own rights remain. A warm launcher waits here.
-        let Some((program, args)) = read_command_line() else {
-            return fail("reading the command line", "malformed or cut short");
-        };
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the launcher starting the command: argv only, program resolved at load"
-        )]
-        let spawned = std::process::Command::new(program).args(args).spawn();
-        let command = match spawned {
-            Ok(child) => child.id(),
-            Err(error) => return fail("executing the program", error.kind()),
-        };
-        wait_as_init(command)
+        // Past this line only the programs' own rights remain. A resident launcher waits here
+        // for its calls.
+        serve_calls()
     }
 }
 
-/// Reads the command line airlock writes first on our stdin (`spawn::header`): a count,
-/// then each element as a length and its bytes, the program first. Reads exactly that much,
-/// unbuffered, so the command gets the rest of stdin whole.
-fn read_command_line() -> Option<(OsString, Vec<OsString>)> {
-    let stdin = std::io::stdin();
-    let mut read_exact = |len: usize| -> Option<Vec<u8>> {
-        let mut buffer = vec![0_u8; len];
-        let mut filled = 0;
-        while filled < len {
-            let rest = buffer.get_mut(filled..)?;
-            match rustix::io::read(&stdin, rest) {
-                Ok(0) => return None,
-                Ok(count) => filled = filled.checked_add(count)?,
-                Err(errno) if errno == rustix::io::Errno::INTR => {}
-                Err(_) => return None,
-            }
+/// Serves calls until airlock closes the channel.
+fn serve_calls() -> ExitCode {
+    loop {
+        let call = match channel::receive_call(control()) {
+            Ok(Some(call)) => call,
+            Ok(None) => return ExitCode::SUCCESS,
+            // airlock's own messages have one shape; anything else ends the launcher.
+            Err(_) => return ExitCode::from(LAUNCH_FAILED),
+        };
+        let status = run_call(call);
+        if channel::send_status(control(), status).is_err() || status == Status::Failed {
+            return ExitCode::from(LAUNCH_FAILED);
         }
-        Some(buffer)
+    }
+}
+
+/// Runs one call: starts its program on the call's pipes and waits for it, then leaves the
+/// namespace empty but for this process.
+fn run_call(call: Call) -> Status {
+    let Call {
+        command_line_bytes,
+        stdin,
+        stdout,
+        stderr,
+    } = call;
+    let Some((program, args)) = read_command_line(stdin.as_fd(), command_line_bytes) else {
+        return report(
+            stderr.as_fd(),
+            "reading the command line",
+            "malformed or cut short",
+        );
     };
-    let number = |read: &mut dyn FnMut(usize) -> Option<Vec<u8>>| -> Option<usize> {
-        let bytes: [u8; 4] = read(4)?.try_into().ok()?;
-        usize::try_from(u32::from_le_bytes(bytes)).ok()
+    // A copy to report a failed start on; closed at once after a good one, so the pipe ends
+    // when the program's processes are gone.
+    let failure = match rustix::io::fcntl_dupfd_cloexec(&stderr, 3) {
+        Ok(failure) => failure,
+        Err(error) => return report(stderr.as_fd(), "preparing the call", error),
     };
-    let count = number(&mut read_exact)?;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the launcher starting the command: argv only, program resolved at load"
+    )]
+    let spawned = std::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(stderr))
+        .spawn();
+    let command = match spawned {
+        Ok(child) => child.id(),
+        Err(error) => return report(failure.as_fd(), "executing the program", error.kind()),
+    };
+    drop(failure);
+    let status = wait_as_init(command);
+    empty_the_namespace();
+    status
+}
+
+/// Reads the command line airlock writes first on the call's stdin (`spawn::header`), whose
+/// length the call message gave: a count, then each element as a length and its bytes, the
+/// program first. Reads exactly that much, so the command gets the rest of stdin whole.
+fn read_command_line(stdin: BorrowedFd<'_>, len: usize) -> Option<(OsString, Vec<OsString>)> {
+    if len > MAX_COMMAND_LINE_BYTES {
+        return None;
+    }
+    let mut buffer = vec![0_u8; len];
+    let mut filled = 0;
+    while filled < len {
+        let rest = buffer.get_mut(filled..)?;
+        match rustix::io::read(stdin, rest) {
+            Ok(0) => return None,
+            Ok(count) => filled = filled.checked_add(count)?,
+            Err(errno) if errno == rustix::io::Errno::INTR => {}
+            Err(_) => return None,
+        }
+    }
+    let mut input = buffer.as_slice();
+    let count = take_number(&mut input)?;
     if count == 0 || count > MAX_COMMAND_LINE_ELEMENTS {
         return None;
     }
-    let mut total = 0_usize;
     let mut elements = Vec::with_capacity(count);
     for _ in 0..count {
-        let len = number(&mut read_exact)?;
-        total = total.checked_add(len)?;
-        if total > MAX_COMMAND_LINE_BYTES {
-            return None;
-        }
-        elements.push(OsString::from_vec(read_exact(len)?));
+        let len = take_number(&mut input)?;
+        elements.push(OsString::from_vec(take(&mut input, len)?.to_vec()));
+    }
+    if !input.is_empty() {
+        return None;
     }
     let mut elements = elements.into_iter();
     let program = elements.next()?;
     Some((program, elements.collect()))
+}
+
+/// The first `count` bytes of `input`, which moves past them.
+fn take<'a>(input: &mut &'a [u8], count: usize) -> Option<&'a [u8]> {
+    let (taken, rest) = input.split_at_checked(count)?;
+    *input = rest;
+    Some(taken)
+}
+
+/// A 4-byte little-endian length from the front of `input`.
+fn take_number(input: &mut &[u8]) -> Option<usize> {
+    let bytes: [u8; 4] = take(input, 4)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(bytes)).ok()
 }
 
 /// Most elements of a command line read from stdin (the program included).
@@ -299,27 +365,53 @@ const MAX_COMMAND_LINE_ELEMENTS: usize = 64 * 1024;
 const MAX_COMMAND_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Reaps every child, as the namespace's init must (orphans come to it), until `command`
-/// ends; then exits as it did. Exiting ends the namespace: the kernel kills what is left.
-///
-/// A namespace's init cannot die of a signal it sends itself, so a command killed by signal
-/// `S` makes the launcher exit with `128 + S`, as shells report it.
-fn wait_as_init(command: u32) -> ExitCode {
+/// ends; returns how it ended.
+fn wait_as_init(command: u32) -> Status {
     loop {
         match rustix::process::wait(rustix::process::WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid.as_raw_nonzero().get().unsigned_abs() == command => {
-                let code = status
-                    .exit_status()
-                    .or_else(|| {
-                        status
-                            .terminating_signal()
-                            .map(|signal| signal.saturating_add(128))
-                    })
-                    .unwrap_or(i32::from(LAUNCH_FAILED));
-                return ExitCode::from(u8::try_from(code).unwrap_or(LAUNCH_FAILED));
+                if let Some(code) = status.exit_status() {
+                    return Status::Exited(code);
+                }
+                if let Some(signal) = status.terminating_signal() {
+                    return Status::Signaled(signal);
+                }
             }
             Ok(_) => {}
             Err(errno) if errno == rustix::io::Errno::INTR => {}
-            Err(errno) => return fail("waiting for the command", errno),
+            // The command is our child, so this cannot happen; if it does, the launcher has
+            // lost track of its call and ends (taking the namespace with it).
+            Err(_) => return Status::Failed,
+        }
+    }
+}
+
+/// Kills every process of the namespace but this one and reaps them all.
+///
+/// `kill(-1)` from a namespace's init reaches every other process in it and is atomic with
+/// respect to `fork`: the kernel signals under the task-list lock that `fork` must take to
+/// add a child, and a parent with a fatal signal pending fails its `fork`. So after this loop
+/// no process of the call is left, however it forked, `setsid`ed or daemonised.
+fn empty_the_namespace() {
+    loop {
+        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), nix::sys::signal::SIGKILL) {
+            // Killed some, or none were left: reap below, then look again.
+            Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+            // Nothing else can fail here; the launcher's own end still ends the namespace.
+            Err(_) => return,
+        }
+        let mut reaped_any = false;
+        loop {
+            match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+                Ok(Some(_)) => reaped_any = true,
+                Ok(None) => {}
+                Err(errno) if errno == rustix::io::Errno::INTR => {}
+                // ECHILD: no child left.
+                Err(_) => break,
+            }
+        }
+        if !reaped_any {
+            return;
         }
     }
 }
@@ -618,9 +710,20 @@ fn open_without_links(path: &Path) -> rustix::io::Result<std::os::fd::OwnedFd> {
     )
 }
 
-/// Reports a failed step on stderr and returns [`LAUNCH_FAILED`].
+/// A failure before the launcher could serve calls: reported on the next call, as every
+/// failure is, then the launcher ends.
 fn fail(step: &str, error: impl std::fmt::Debug) -> ExitCode {
-    let line = format!("{FAILURE_PREFIX}{step} failed ({error:?}); the command did not run\n");
-    let _written = std::io::stderr().lock().write_all(line.as_bytes());
+    if let Ok(Some(call)) = channel::receive_call(control()) {
+        let status = report(call.stderr.as_fd(), step, error);
+        let _sent = channel::send_status(control(), status);
+    }
     ExitCode::from(LAUNCH_FAILED)
+}
+
+/// Writes the fixed line for a failed `step` on a call's `stderr`; returns
+/// [`Status::Failed`].
+fn report(stderr: BorrowedFd<'_>, step: &str, error: impl std::fmt::Debug) -> Status {
+    let line = format!("{FAILURE_PREFIX}{step} failed ({error:?}); the command did not run\n");
+    let _written = rustix::io::write(stderr, line.as_bytes());
+    Status::Failed
 }

@@ -65,11 +65,12 @@
 //!   and new System V objects, which would hold memory outside it, are refused.
 //! - The host's mount table is not namespaced.
 
+pub(crate) mod channel;
 pub mod launcher;
 mod policy;
+pub(crate) mod resident;
 pub(crate) mod spawn;
 mod support;
-pub mod warm;
 
 use std::sync::OnceLock;
 
@@ -101,12 +102,12 @@ pub enum Mode {
     BestEffort,
 }
 
-/// A tool's policy, encoded once for the launcher's command line, and its warm launchers.
+/// A tool's policy, encoded once for the launcher's command line, and its idle launchers.
 #[derive(Debug)]
 pub struct Confinement {
     policy: Policy,
     encoded: String,
-    warm: warm::Pool,
+    launchers: resident::Pool,
 }
 
 impl Confinement {
@@ -121,7 +122,7 @@ impl Confinement {
         Ok(Self {
             policy,
             encoded,
-            warm: warm::Pool::default(),
+            launchers: resident::Pool::default(),
         })
     }
 
@@ -134,14 +135,9 @@ impl Confinement {
         &self.encoded
     }
 
-    /// Whether this tool's pool has room for another warm launcher.
-    pub(crate) fn wants_warm(&self) -> bool {
-        self.warm.wants_more()
-    }
-
-    /// A warm launcher of this tool, if one is ready.
-    pub(crate) fn take_warm(&self) -> Option<tokio::process::Child> {
-        self.warm.take()
+    /// This tool's idle launchers.
+    pub(crate) fn launchers(&self) -> &resident::Pool {
+        &self.launchers
     }
 }
 

@@ -1537,10 +1537,10 @@ args.path = {{ type = "path", kind = "file", within = "{within}" }}
 }
 
 /// A `read` root replaced by a symbolic link to a directory outside after airlock loaded its
-/// manifest never grants where the link points: the launcher checks each granted path's
-/// device and inode against the load-time record and refuses to run. (Warm launchers set up
-/// before the swap may serve a call or two with the old rules, which name the old directory,
-/// not the link's target.)
+/// manifest never grants where the link points. A launcher confined before the swap holds
+/// rules for the directory it opened then (now renamed), not for the link's target; a launcher
+/// started after it checks each granted path's device and inode against the load-time record
+/// and refuses to run.
 #[test]
 fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
     let scratch = Scratch::new("swap");
@@ -1570,23 +1570,75 @@ fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
             .unwrap()
             .contains(&scratch.secret)
     );
-    let results: Vec<(bool, String)> = (0..5)
+    let check = |results: &[(bool, String)], when: &str| {
+        for (n, (failed, text)) in results.iter().enumerate() {
+            assert!(
+                !text.contains(&scratch.secret),
+                "call {n} {when} read the secret: {results:?}"
+            );
+            assert!(failed, "call {n} {when} succeeded: {results:?}");
+        }
+    };
+    // Launchers confined before the swap: the old rules, which the link is not under.
+    let before: Vec<(bool, String)> = (0..3)
         .map(|_| bash(&mut server, "shell", &script))
         .collect();
-    for (n, (failed, text)) in results.iter().enumerate() {
-        assert!(
-            !text.contains(&scratch.secret),
-            "call {n} after the swap read the secret: {results:?}"
-        );
-        assert!(failed, "call {n} after the swap succeeded: {results:?}");
-    }
-    // At most two warm launchers were set up before the swap; every later call is refused.
-    for (n, (_, text)) in results.iter().enumerate().skip(2) {
+    check(&before, "by a launcher from before the swap");
+    // Launchers started after it: refused before the command runs.
+    let killed = kill_launchers(server.pid());
+    assert!(killed > 0, "the server had no idle launcher to kill");
+    let after: Vec<(bool, String)> = (0..3)
+        .map(|_| bash(&mut server, "shell", &script))
+        .collect();
+    check(&after, "by a launcher started after the swap");
+    for (n, (_, text)) in after.iter().enumerate() {
         assert!(
             text.starts_with(SANDBOX_FAILED),
-            "call {n} after the swap was not refused by the launcher: {results:?}"
+            "call {n} after the swap was not refused by the launcher: {after:?}"
         );
     }
+}
+
+/// SIGKILLs the sandbox launchers `server` started (its children running `__airlock-sandbox`)
+/// and waits until each is dead (a zombie for the server to reap); returns how many. The
+/// server notices at its next call and starts new ones.
+fn kill_launchers(server: u32) -> usize {
+    let mut killed = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, after)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let parent: Option<u32> = after.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let launcher = cmdline
+            .split(|byte| *byte == 0)
+            .any(|arg| arg == b"__airlock-sandbox");
+        if parent == Some(server) && launcher {
+            crate::harness::signal(pid, "KILL");
+            killed.push(pid);
+        }
+    }
+    let dead = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, after)| after.starts_with('Z'))
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || killed.iter().all(dead)),
+        "killed launchers did not die"
+    );
+    killed.len()
 }
 
 // 10.2 Unix sockets by path

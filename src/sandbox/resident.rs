@@ -1,0 +1,248 @@
+//! Resident launchers: confined once, then kept to serve one tool's calls, one at a time.
+//!
+//! Starting a launcher costs an `exec` of airlock, a PID namespace and the policy's set-up
+//! (seccomp, Landlock, limits), more than the command itself on a small machine. A resident
+//! launcher pays that once: it waits, confined and alone in its namespace, for a call on its
+//! control channel ([`super::channel`]), runs the program on the call's own pipes, kills and
+//! reaps whatever the call left in the namespace, reports, and waits again. A call therefore
+//! starts with no process of an earlier call alive, in a namespace as empty as a fresh one:
+//! the rules, the limits and the uid are the tool's, and those are the same for every call.
+//!
+//! Each tool has a [`Pool`] of idle launchers. A call takes one (or, when none is idle, has
+//! one started for it); a call that ends normally gives its launcher back, one that ends
+//! otherwise (timeout, cancellation, output limit, a launcher that failed) kills it. A
+//! launcher serves at most [`SANDBOX_CALLS_PER_LAUNCHER`] calls; the pool keeps at most
+//! [`SANDBOX_IDLE_LAUNCHERS_PER_TOOL`] idle, and all pools together
+//! [`SANDBOX_IDLE_LAUNCHERS`].
+//!
+//! Every launcher is started, and reaped, on one thread of its own that lives as long as
+//! airlock: a launcher's parent-death signal follows the thread that started it, so a launcher
+//! started on a thread that later ends would die with it. That thread never blocks on a
+//! child: launchers to reap are polled.
+
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use super::Confinement;
+use crate::limits::{
+    SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
+};
+
+/// A launcher process and airlock's end of its control channel. Dropping it kills the
+/// launcher, which ends its namespace and every process in it.
+#[derive(Debug)]
+pub(crate) struct Resident {
+    process: Option<std::process::Child>,
+    control: OwnedFd,
+    calls: u32,
+}
+
+impl Resident {
+    /// A launcher just started, with airlock's end of its channel.
+    pub(crate) fn new(process: std::process::Child, control: OwnedFd) -> Self {
+        Self {
+            process: Some(process),
+            control,
+            calls: 0,
+        }
+    }
+
+    /// The launcher's pid (the leader of its own process group).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(std::process::Child::id)
+    }
+
+    /// airlock's end of the control channel (non-blocking).
+    pub(crate) fn control(&self) -> BorrowedFd<'_> {
+        self.control.as_fd()
+    }
+
+    /// Counts a call served.
+    pub(crate) fn served_one(&mut self) {
+        self.calls = self.calls.saturating_add(1);
+    }
+
+    /// Whether the process is still running (a launcher killed from outside, or one that
+    /// failed and ended, is not).
+    fn alive(&mut self) -> bool {
+        self.process
+            .as_mut()
+            .is_some_and(|process| matches!(process.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        let Some(mut process) = self.process.take() else {
+            return;
+        };
+        // Our unreaped child (or its zombie), so the pid is still its own: this reaches no
+        // stranger. Already gone is fine.
+        if process.kill().is_err() {
+            tracing::debug!("a launcher was already gone");
+        }
+        reap_later(process);
+    }
+}
+
+/// The idle launchers of one tool.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    idle: Mutex<Vec<Resident>>,
+}
+
+impl Pool {
+    /// An idle launcher that is still alive, if any; dead ones found on the way are dropped.
+    pub(crate) fn take(&self) -> Option<Resident> {
+        let mut idle = self.idle.lock().ok()?;
+        while let Some(mut launcher) = idle.pop() {
+            IDLE.fetch_sub(1, Ordering::Relaxed);
+            if launcher.alive() {
+                return Some(launcher);
+            }
+        }
+        None
+    }
+
+    /// Whether no launcher is idle.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.idle.lock().map_or(true, |idle| idle.is_empty())
+    }
+
+    /// Keeps `launcher` for a later call, unless it has served its share or the pools are
+    /// full; else drops it (which kills it).
+    pub(crate) fn give_back(&self, launcher: Resident) {
+        if launcher.calls >= SANDBOX_CALLS_PER_LAUNCHER {
+            return;
+        }
+        let Ok(mut idle) = self.idle.lock() else {
+            return;
+        };
+        if idle.len() >= SANDBOX_IDLE_LAUNCHERS_PER_TOOL {
+            return;
+        }
+        let admitted = IDLE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |count| {
+            (count < SANDBOX_IDLE_LAUNCHERS).then_some(count.saturating_add(1))
+        });
+        if admitted.is_ok() {
+            idle.push(launcher);
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if let Ok(idle) = self.idle.get_mut() {
+            IDLE.fetch_sub(idle.len(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Idle launchers across all pools.
+static IDLE: AtomicUsize = AtomicUsize::new(0);
+
+/// Starts a launcher with `start` on the launchers' thread and returns it.
+///
+/// # Errors
+///
+/// `start`'s own error; `None` if the thread is gone (then nothing was started).
+pub(crate) async fn start<E: Send + 'static>(
+    start: impl FnOnce() -> Result<Resident, E> + Send + 'static,
+) -> Option<Result<Resident, E>> {
+    let (reply, started) = tokio::sync::oneshot::channel();
+    let job: Job = Job::Start(Box::new(move || {
+        // The call may have been dropped meanwhile: the launcher is then dropped (killed).
+        if let Err(unwanted) = reply.send(start()) {
+            drop(unwanted);
+        }
+    }));
+    thread()?.send(job).ok()?;
+    started.await.ok()
+}
+
+/// Starts a launcher with `start` on the launchers' thread and gives it to `confinement`'s
+/// pool, without waiting, unless the pool has one idle by then. Does nothing if the thread is
+/// gone.
+pub(crate) fn prefill<E>(
+    confinement: &Arc<Confinement>,
+    start: impl FnOnce() -> Result<Resident, E> + Send + 'static,
+) {
+    let confinement = Arc::clone(confinement);
+    let job = Job::Start(Box::new(move || {
+        let pool = confinement.launchers();
+        if !pool.is_empty() {
+            return;
+        }
+        match start() {
+            Ok(launcher) => pool.give_back(launcher),
+            Err(_) => tracing::debug!("a launcher could not be started ahead of its call"),
+        }
+    }));
+    let sent = thread().map(|jobs| jobs.send(job));
+    if !matches!(sent, Some(Ok(()))) {
+        tracing::debug!("the launchers' thread is gone");
+    }
+}
+
+/// Has the launchers' thread reap `process`, which was killed.
+fn reap_later(mut process: std::process::Child) {
+    if let Ok(Some(_)) = process.try_wait() {
+        return;
+    }
+    let sent = thread().map(|jobs| jobs.send(Job::Reap(process)));
+    if !matches!(sent, Some(Ok(()))) {
+        tracing::debug!("no thread to reap a launcher; it stays a zombie until airlock exits");
+    }
+}
+
+enum Job {
+    Start(Box<dyn FnOnce() + Send>),
+    Reap(std::process::Child),
+}
+
+/// The launchers' thread, started on first use.
+fn thread() -> Option<&'static Sender<Job>> {
+    static SENDER: OnceLock<Option<Sender<Job>>> = OnceLock::new();
+    SENDER
+        .get_or_init(|| {
+            let (sender, jobs) = mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("airlock-launchers".to_owned())
+                .spawn(move || serve(&jobs))
+                .ok()?;
+            Some(sender)
+        })
+        .as_ref()
+}
+
+/// The thread's loop: start launchers as asked, and reap killed ones as they end.
+fn serve(jobs: &Receiver<Job>) {
+    let mut dying: Vec<std::process::Child> = Vec::new();
+    loop {
+        let job = if dying.is_empty() {
+            match jobs.recv() {
+                Ok(job) => Some(job),
+                Err(_) => return,
+            }
+        } else {
+            match jobs.recv_timeout(REAP_POLL_INTERVAL) {
+                Ok(job) => Some(job),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        };
+        match job {
+            Some(Job::Start(start)) => start(),
+            Some(Job::Reap(process)) => dying.push(process),
+            None => {}
+        }
+        dying.retain_mut(|process| matches!(process.try_wait(), Ok(None)));
+    }
+}
+
+/// How often killed launchers not yet gone are looked at again. A killed launcher ends as soon
+/// as the kernel has torn its namespace down, usually before the first look.
+const REAP_POLL_INTERVAL: Duration = Duration::from_millis(50);
