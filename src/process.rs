@@ -34,14 +34,19 @@
 //!   so a late `killpg` could hit a stranger. We therefore learn of the leader's exit without
 //!   reaping it (`waitid` with `WNOWAIT`), kill the group while the zombie still pins the
 //!   number, and only then reap; nothing signals the group after that.
+//! - **Sandboxed commands run in a launcher** of their tool (`sandbox::resident`): airlock
+//!   starts the launcher (here too, `spawn_launcher`), then hands each call its pipes over
+//!   the launcher's channel and waits for the launcher's report, which comes only once no
+//!   process of the call is left. Every way a call ends early drops the launcher, which kills
+//!   it: its PID namespace, and every process of the call, go with it. The launcher is ours to
+//!   reap and is killed while unreaped, so its pid names no stranger.
 //!
 //! # Known limits
 //!
 //! - Outside the sandbox (`CommandSpec::sandbox` is `None`), a child that calls `setsid()` or
 //!   `setpgid()` leaves the group and survives the kill; if it keeps an output pipe open,
 //!   [`run`] stops reading [`EXIT_DRAIN_TIMEOUT`] after the leader exits instead of waiting
-//!   for it. In the sandbox the leader is the call's launcher, pid 1 of its own PID namespace,
-//!   and killing it ends every process of the call (see [`crate::sandbox`]).
+//!   for it. In the sandbox no process of the call outlives it (see [`crate::sandbox`]).
 //! - Outside the sandbox, a descriptor opened without close-on-exec by non-Rust code in this
 //!   process would still be inherited; the launcher closes all but the three pipes.
 //! - Time is the caller's: wrap [`run`] in `tokio::time::timeout` (or abort its task); dropping

@@ -9,9 +9,9 @@
 //! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON>
 //! ```
 //!
-//! Its stdin is its control channel ([`super::channel`]); stdout and stderr are `/dev/null`.
+//! Its stdin is its control channel (`super::channel`); stdout and stderr are `/dev/null`.
 //! Once confined, it serves calls of its tool one at a time, for as long as airlock keeps it
-//! ([`super::resident`]): each call brings the call's three pipes, the command line comes
+//! (`super::resident`): each call brings the call's three pipes, the command line comes
 //! first on the call's stdin (see `read_command_line`), and the launcher answers with how the
 //! program ended.
 //!
@@ -35,7 +35,7 @@
 //!
 //! Every failure writes one fixed line on the stderr of the call it happens in (or the next
 //! call, for a failure while confining; the model sees it in the tail of the failed call),
-//! reports [`Status::Failed`] and ends the launcher; nothing of the program runs.
+//! reports `Status::Failed` and ends the launcher; nothing of the program runs.
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd as _, BorrowedFd};

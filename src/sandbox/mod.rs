@@ -9,28 +9,28 @@
 //! |---|---|
 //! | files | Landlock (ABI 6 rights): read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); `/proc`, `/sys`, `/tmp`, the rest of `/etc` never |
 //! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses `socket()` (with `network = true`, unix sockets only), and `io_uring` always |
-//! | other processes | Landlock scopes signals and abstract unix sockets to the call; a PID namespace and an IPC namespace per call hide every process and System V object outside it; seccomp refuses unix sockets by path, keyrings, `memfd` and new IPC objects |
+//! | other processes | Landlock scopes signals and abstract unix sockets to the launcher's domain; its PID namespace and IPC namespace hide every process and System V object outside it; seccomp refuses unix sockets by path, keyrings, `memfd` and new IPC objects |
 //! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links and refuses a changed one; no granted path may lie inside a writable directory |
-//! | descendants | the launcher is pid 1 of the call's own PID namespace and the command its child: when the command ends, the launcher exits and the kernel kills everything left in the namespace, `setsid`, double forks and daemons included; the launcher has a parent-death signal, so the namespace also ends when airlock does, `SIGKILL` included |
+//! | descendants | the launcher is pid 1 of its own PID namespace and the command its child: when the command ends, the launcher kills every other process in the namespace (`kill(-1)`, atomic with respect to `fork`) and reaps it before it reports the call's end, `setsid`, double forks and daemons included; any other end of a call kills the launcher, and the kernel the namespace; the launcher has a parent-death signal, so the namespace also ends when airlock does, `SIGKILL` included |
 //! | resources | `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` (see below for root) |
 //! | privileges | `no_new_privs`; as root, every capability dropped (bounding set included) and locked out with securebits, so uid 0 keeps file ownership and nothing else |
+//! | descriptors | every descriptor but the call's three pipes closed, including any airlock inherited without close-on-exec; the launcher's control channel is its stdin, which the program's own stdin replaces |
 //!
 //! **Processes when airlock is root.** The kernel exempts real uid 0 from `RLIMIT_NPROC`. The
-//! launcher therefore gives each call a real uid of its own ([`call_uid`], unmapped, never a
-//! user of the system) while the effective and file-system uid stay 0 (files are still read
-//! and written as root's, within the Landlock rules), and seccomp refuses every `set*uid` call
-//! so the command cannot take real uid 0 back. `RLIMIT_NPROC` then counts the call's own
-//! processes only. (A pids cgroup per call was the first design; moving a process into a
-//! cgroup v1 hierarchy took about 12 ms per call here, ten times the whole call.)
-//! | descriptors | every descriptor but the three pipes closed, including any airlock inherited without close-on-exec |
+//! launcher therefore takes a real uid of its own ([`call_uid`], unmapped, never a user of the
+//! system) while the effective and file-system uid stay 0 (files are still read and written
+//! as root's, within the Landlock rules), and seccomp refuses every `set*uid` call so the
+//! command cannot take real uid 0 back. `RLIMIT_NPROC` then counts the processes of that
+//! launcher's calls only (one call at a time, the launcher included). (A pids cgroup per call
+//! was the first design; moving a process into a cgroup v1 hierarchy took about 12 ms per
+//! call here, ten times the whole call.)
 //!
 //! # Why this shape
 //!
 //! `unsafe` is forbidden, so no code can run between `fork` and `exec`. The [`launcher`] is
 //! airlock re-executed (`/proc/self/exe __airlock-sandbox …`): it applies the policy to itself
 //! and starts the program, which inherits every restriction (Codex CLI's Linux helper works
-//! the same way). For descendants we chose a **PID namespace per call, whose init is the
-//! launcher**:
+//! the same way). For descendants we chose a **PID namespace whose init is the launcher**:
 //!
 //! - a subreaper with parent-death signals cannot catch a process that double-forks after its
 //!   parent's death signal was set, nor survive airlock's own `SIGKILL` (the subreaper dies
@@ -40,11 +40,21 @@
 //! - a PID namespace needs no delegation, holds for root, and its teardown is the kernel's:
 //!   when its init exits, every process in it is killed, atomically with respect to forks.
 //!
-//! With `CAP_SYS_ADMIN` (airlock as root, as in containers and CI), the spawning thread gives
-//! its next child a fresh namespace (`spawn::CallNamespace`), so one launcher per call;
-//! without it, the launcher creates a user namespace first and starts a second launcher
-//! inside it ([`PidNamespace::UserNamespace`]). The launcher's parent-death signal is
-//! `SIGKILL`, so airlock's death (even by `SIGKILL`) ends the namespace.
+//! With `CAP_SYS_ADMIN` (airlock as root, as in containers and CI), the thread that starts
+//! launchers gives each a fresh namespace (`spawn::CallNamespace`); without it, the launcher
+//! creates a user namespace first and starts a second launcher inside it
+//! ([`PidNamespace::UserNamespace`]). The launcher's parent-death signal is `SIGKILL`, so
+//! airlock's death (even by `SIGKILL`) ends the namespace.
+//!
+//! **One launcher, many calls** (`resident`). Starting a launcher (an `exec` of airlock, the
+//! namespace, seccomp, Landlock) cost as much again as a small command, on every call. A
+//! launcher is therefore confined once and serves its tool's calls one at a time over a
+//! control channel (`channel`) that brings each call's pipes. What could one call leave for
+//! the next? No process: the launcher empties the namespace before it reports. Not the rules,
+//! limits or uid, which are the tool's and the same for every call. Not System V or POSIX IPC
+//! objects, keys, or `memfd`s, which seccomp refuses to create; not abstract sockets or
+//! descriptors, which die with their processes. What remains is what any later run of the
+//! tool would see anyway: files in its writable directories.
 //!
 //! # Fail closed
 //!

@@ -13,11 +13,11 @@ use super::LANDLOCK_ABI;
 /// How a call gets its own PID namespace.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum PidNamespace {
-    /// airlock holds `CAP_SYS_ADMIN` (root): the thread that spawns a call gives its children a
-    /// fresh PID namespace, and the launcher is its first process. One launcher per call.
+    /// airlock holds `CAP_SYS_ADMIN` (root): the thread that starts launchers gives each a
+    /// fresh PID namespace, whose first process it is.
     Direct,
     /// Without privileges: the launcher creates a user namespace, where it may create the PID
-    /// namespace, and starts a second launcher inside. Two launchers per call.
+    /// namespace, and starts a second launcher inside (two processes per launcher).
     UserNamespace,
     /// Neither works here.
     Unavailable,
@@ -95,7 +95,7 @@ impl Support {
         }
         if self.pid_namespace == PidNamespace::Unavailable {
             missing.push(
-                "a PID namespace per call (needs CAP_SYS_ADMIN or unprivileged user namespaces)",
+                "a PID namespace per launcher (needs CAP_SYS_ADMIN or unprivileged user namespaces)",
             );
         }
         if !self.seccomp {
@@ -122,7 +122,7 @@ impl Support {
             }
         ));
         out.push_str(&format!(
-            "PID namespace per call: {}; ",
+            "PID namespace per launcher, emptied between calls: {}; ",
             match self.pid_namespace {
                 PidNamespace::Direct => "yes (direct, CAP_SYS_ADMIN)",
                 PidNamespace::UserNamespace => "yes (inside a user namespace)",
@@ -136,8 +136,10 @@ impl Support {
         out.push_str(&format!(
             "process limit: {}",
             match (self.root, self.pid_namespace) {
-                (true, _) => "RLIMIT_NPROC under a real uid per call (set*uid refused)",
-                (false, PidNamespace::UserNamespace) => "RLIMIT_NPROC in the call's user namespace",
+                (true, _) => "RLIMIT_NPROC under a real uid per launcher (set*uid refused)",
+                (false, PidNamespace::UserNamespace) => {
+                    "RLIMIT_NPROC in the launcher's user namespace"
+                }
                 (false, _) => "RLIMIT_NPROC (counted per user)",
             }
         ));

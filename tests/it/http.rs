@@ -759,7 +759,7 @@ fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::path::P
 
 /// Whether any process has `pid` as its parent (from /proc).
 /// Whether a process named `name` runs below `pid` (a command runs under its sandbox
-/// launcher, next to the tools' warm launchers, so "has a child" says nothing).
+/// launcher, next to the tools' idle launchers, so "has a child" says nothing).
 fn runs_a_descendant(pid: u32, name: &str) -> bool {
     let parent_and_name = |of: u32| -> Option<(u32, String)> {
         let stat = std::fs::read_to_string(format!("/proc/{of}/stat")).ok()?;
