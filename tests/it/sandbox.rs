@@ -768,6 +768,67 @@ fn processes_outlive_their_call_without_sandbox() {
     }
 }
 
+/// A launcher serves a tool's calls one after another, in one PID namespace: the second
+/// call's shell has a higher pid there than the first call's background process (a fresh
+/// namespace would start again at 2), yet that process is gone, killed before the first call
+/// was reported, and so is everything it could have left.
+#[test]
+fn a_call_finds_nothing_of_the_call_before_it_in_its_launcher() {
+    let scratch = Scratch::new("reuse");
+    let exec = r#"exec = ["/usr/bin/setsid", "/usr/bin/sleep"]"#;
+    let mut server = scratch.serve(&shell_tool("shell", Mode::On, exec), &[]);
+    let (failed, first) = bash(
+        &mut server,
+        "shell",
+        "/usr/bin/sleep 300 & echo $!; /usr/bin/setsid -f /usr/bin/sleep 300; echo $$",
+    );
+    assert!(!failed, "{first}");
+    let left: Vec<u32> = first.lines().map(|pid| pid.parse().unwrap()).collect();
+    let [background, shell] = left[..] else {
+        panic!("expected two pids: {first}");
+    };
+    let (failed, second) = bash(
+        &mut server,
+        "shell",
+        &format!(
+            "for pid in {background} $(({background} + 1)) $(({background} + 2)); do \
+             kill -0 $pid 2>/dev/null && echo alive $pid; done; echo $$"
+        ),
+    );
+    assert!(!failed, "{second}");
+    let lines: Vec<&str> = second.lines().collect();
+    let [own] = lines[..] else {
+        panic!("a process of the first call is alive in the second: {second}");
+    };
+    let own: u32 = own.parse().unwrap();
+    assert!(
+        own > background && own > shell,
+        "the second call ran in a fresh namespace (pid {own} after {background} and {shell}), \
+         so this test shows nothing about reuse"
+    );
+}
+
+/// Idle launchers, kept for a tool's next calls, die with airlock when it is SIGKILLed, and
+/// with them their namespaces.
+#[test]
+fn idle_launchers_die_with_airlock() {
+    let scratch = Scratch::new("idle");
+    let mut server = scratch.serve(&shell_tool("shell", Mode::On, ""), &[]);
+    for _ in 0..2 {
+        let (failed, text) = bash(&mut server, "shell", "echo ok");
+        assert!(!failed, "{text}");
+    }
+    let launchers = launchers_of(server.pid());
+    assert!(!launchers.is_empty(), "no idle launcher after two calls");
+    crate::harness::signal(server.pid(), "KILL");
+    server.wait(REPLY_TIMEOUT);
+    let gone = |pid: &u32| !Path::new(&format!("/proc/{pid}")).exists();
+    assert!(
+        eventually(Duration::from_secs(5), || launchers.iter().all(gone)),
+        "idle launchers outlived airlock: {launchers:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. A fork bomb
 
@@ -1599,11 +1660,9 @@ fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
     }
 }
 
-/// SIGKILLs the sandbox launchers `server` started (its children running `__airlock-sandbox`)
-/// and waits until each is dead (a zombie for the server to reap); returns how many. The
-/// server notices at its next call and starts new ones.
-fn kill_launchers(server: u32) -> usize {
-    let mut killed = Vec::new();
+/// The sandbox launchers `server` started: its children running `__airlock-sandbox`.
+fn launchers_of(server: u32) -> Vec<u32> {
+    let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry
             .file_name()
@@ -1624,9 +1683,19 @@ fn kill_launchers(server: u32) -> usize {
             .split(|byte| *byte == 0)
             .any(|arg| arg == b"__airlock-sandbox");
         if parent == Some(server) && launcher {
-            crate::harness::signal(pid, "KILL");
-            killed.push(pid);
+            found.push(pid);
         }
+    }
+    found
+}
+
+/// SIGKILLs the sandbox launchers `server` started and waits until each is dead (a zombie for
+/// the server to reap); returns how many. The server notices at its next call and starts new
+/// ones.
+fn kill_launchers(server: u32) -> usize {
+    let killed = launchers_of(server);
+    for pid in &killed {
+        crate::harness::signal(*pid, "KILL");
     }
     let dead = |pid: &u32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
