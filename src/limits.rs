@@ -262,6 +262,13 @@ pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// and `-31503`. Each session holds an engine (a few hundred bytes idle).
 pub const MAX_SESSIONS: usize = 1024;
 
+/// Most legacy HTTP sessions one client (its token identity, else its address) may hold; the
+/// next `initialize` of that client ends its least recently used session. So one client
+/// cannot fill [`MAX_SESSIONS`] and lock the others out: it would take 64 identities (or
+/// addresses) using every session of theirs within [`SESSION_IDLE_TIMEOUT`]. An MCP client
+/// opens one session per server connection; 16 leaves room for many agents behind one token.
+pub const MAX_SESSIONS_PER_CLIENT: usize = 16;
+
 /// How long a legacy HTTP session may go unused before it is forgotten (then `404`).
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -306,6 +313,8 @@ pub struct HttpLimits {
     pub body_read_timeout: Duration,
     /// See [`MAX_SESSIONS`].
     pub max_sessions: NonZeroUsize,
+    /// See [`MAX_SESSIONS_PER_CLIENT`].
+    pub max_sessions_per_client: NonZeroUsize,
     /// See [`SESSION_IDLE_TIMEOUT`].
     pub session_idle_timeout: Duration,
     /// Quota on `tools/call` per client; `None` turns it off. See [`CLIENT_CALL_RATE`].
@@ -327,6 +336,7 @@ impl Default for HttpLimits {
             header_read_timeout: HTTP_HEADER_READ_TIMEOUT,
             body_read_timeout: HTTP_BODY_READ_TIMEOUT,
             max_sessions: non_zero(MAX_SESSIONS),
+            max_sessions_per_client: non_zero(MAX_SESSIONS_PER_CLIENT),
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
             client_call_rate: Some(CLIENT_CALL_RATE),
             client_request_rate: Some(CLIENT_REQUEST_RATE),

@@ -141,6 +141,15 @@ struct HttpFlags {
     /// Most tool calls in flight per client.
     #[arg(long, value_name = "N", requires = "http")]
     client_in_flight: Option<NonZeroUsize>,
+    /// Quota on every HTTP request per client: requests per minute.
+    #[arg(long, value_name = "N", requires = "http")]
+    client_requests_per_minute: Option<NonZeroU32>,
+    /// Most legacy sessions at once.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_sessions: Option<NonZeroUsize>,
+    /// Most legacy sessions per client; its next initialize ends its least recently used one.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_sessions_per_client: Option<NonZeroUsize>,
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -376,6 +385,16 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
     }
     if let Some(max) = flags.client_in_flight {
         limits.client_in_flight = max;
+    }
+    if let Some(per_minute) = flags.client_requests_per_minute {
+        let burst = airlock::limits::CLIENT_REQUEST_RATE.burst;
+        limits.client_request_rate = Some(Rate { per_minute, burst });
+    }
+    if let Some(max) = flags.max_sessions {
+        limits.max_sessions = max;
+    }
+    if let Some(max) = flags.max_sessions_per_client {
+        limits.max_sessions_per_client = max;
     }
     let allow = AllowList::new(&flags.allow_host, &flags.allow_origin);
     Ok(HttpConfig::new(allow, tokens, limits))

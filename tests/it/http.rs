@@ -17,19 +17,19 @@ use crate::harness::{self, REPLY_TIMEOUT};
 const THOUSAND_CONNECTIONS_RSS_KIB: u64 = 64 * 1024;
 
 /// A server listening on a loopback port the kernel chose.
-struct HttpServer {
+pub struct HttpServer {
     child: Child,
-    addr: SocketAddr,
+    pub addr: SocketAddr,
 }
 
 impl HttpServer {
-    fn airlock(args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub fn airlock(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut all = vec!["serve", "--http", "127.0.0.1:0"];
         all.extend_from_slice(args);
         Self::start(&harness::airlock(), &all, env)
     }
 
-    fn fixtures() -> Self {
+    pub fn fixtures() -> Self {
         Self::start(
             &harness::example("conformance_server"),
             &["--http", "127.0.0.1:0"],
@@ -37,7 +37,7 @@ impl HttpServer {
         )
     }
 
-    fn start(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+    pub fn start(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = crate::harness::spawn_command(program);
         command
             .args(args)
@@ -72,7 +72,7 @@ impl HttpServer {
         Self { child, addr }
     }
 
-    fn pid(&self) -> u32 {
+    pub fn pid(&self) -> u32 {
         self.child.id()
     }
 }
@@ -86,33 +86,33 @@ impl Drop for HttpServer {
 
 /// A parsed HTTP response.
 #[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.as_str())
     }
 
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 
-    fn code(&self) -> i64 {
+    pub fn code(&self) -> i64 {
         self.json()["error"]["code"]
             .as_i64()
             .unwrap_or_else(|| panic!("not an error: {}", String::from_utf8_lossy(&self.body)))
     }
 
     /// The JSON-RPC messages of an SSE body.
-    fn events(&self) -> Vec<Value> {
+    pub fn events(&self) -> Vec<Value> {
         String::from_utf8_lossy(&self.body)
             .lines()
             .filter_map(|line| line.strip_prefix("data: "))
@@ -123,14 +123,14 @@ impl Reply {
 
 /// Sends raw request bytes on a new connection and reads the whole response (the request
 /// says `Connection: close`, or the server closes).
-fn exchange(addr: SocketAddr, request: &[u8]) -> Reply {
+pub fn exchange(addr: SocketAddr, request: &[u8]) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
     stream.write_all(request).expect("write request");
     read_reply(&mut stream)
 }
 
-fn read_reply(stream: &mut TcpStream) -> Reply {
+pub fn read_reply(stream: &mut TcpStream) -> Reply {
     let mut raw = Vec::new();
     match stream.read_to_end(&mut raw) {
         Ok(_) => {}
@@ -141,7 +141,7 @@ fn read_reply(stream: &mut TcpStream) -> Reply {
     parse_reply(&raw)
 }
 
-fn parse_reply(raw: &[u8]) -> Reply {
+pub fn parse_reply(raw: &[u8]) -> Reply {
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -192,11 +192,11 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
 }
 
 /// A POST of `body` to `/mcp` with the usual headers plus `extra`.
-fn post(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Reply {
+pub fn post(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Reply {
     exchange(addr, &post_bytes(addr, extra, body))
 }
 
-fn post_bytes(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
+pub fn post_bytes(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
     let mut request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nConnection: close\r\n\
@@ -212,12 +212,18 @@ fn post_bytes(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
 }
 
 /// A modern request: the body with `_meta`, and the headers that must match it.
-fn modern(addr: SocketAddr, id: i64, method: &str, params: Value, extra: &[(&str, &str)]) -> Reply {
+pub fn modern(
+    addr: SocketAddr,
+    id: i64,
+    method: &str,
+    params: Value,
+    extra: &[(&str, &str)],
+) -> Reply {
     exchange(addr, &modern_bytes(addr, id, method, params, extra))
 }
 
 /// The bytes of a modern request (see [`modern`]).
-fn modern_bytes(
+pub fn modern_bytes(
     addr: SocketAddr,
     id: i64,
     method: &str,
@@ -245,10 +251,15 @@ fn modern_bytes(
     post_bytes(addr, &headers, &body.to_string())
 }
 
-fn initialize(addr: SocketAddr) -> String {
+pub fn initialize(addr: SocketAddr) -> String {
+    initialize_with(addr, &[])
+}
+
+/// A legacy session opened with `extra` headers on both requests (a token, say); its id.
+pub fn initialize_with(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
     let reply = post(
         addr,
-        &[],
+        extra,
         &harness::request(
             0,
             "initialize",
@@ -262,12 +273,14 @@ fn initialize(addr: SocketAddr) -> String {
         .expect("a session id")
         .to_owned();
     assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let mut headers = vec![
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    headers.extend_from_slice(extra);
     let initialized = post(
         addr,
-        &[
-            ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
+        &headers,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert_eq!(initialized.status, 202);
@@ -749,7 +762,7 @@ fn a_client_at_its_in_flight_cap_is_refused_while_another_is_served() {
 
 /// A scratch directory of this test process holding `<name>.toml` with `text`; the caller
 /// removes the directory.
-fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+pub fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("airlock-it-http-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = dir.join(format!("{name}.toml"));
@@ -882,7 +895,7 @@ fn fixture_tools_return_media_and_progress_over_sse() {
 
 /// Raises this process's soft limit on open files (inherited by the server) to `want`, within
 /// the hard limit.
-fn raise_open_files(want: u64) {
+pub fn raise_open_files(want: u64) {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     let soft = limit.current.unwrap_or(u64::MAX);

@@ -14,6 +14,8 @@
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
 //! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
 //!   eras, per-client quotas, a thousand connections;
+//! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
+//!   read, garbage) while another client must still be served;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -36,6 +38,7 @@ mod clients;
 mod harness;
 mod hostile;
 mod http;
+mod http_abuse;
 mod product;
 mod protocol;
 mod sandbox;

@@ -126,7 +126,11 @@ pub async fn serve(
     let state = Arc::new(State {
         calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
         clients: Arc::new(Clients::new(&limits)),
-        sessions: Sessions::new(limits.max_sessions.get(), limits.session_idle_timeout),
+        sessions: Sessions::new(
+            limits.max_sessions.get(),
+            limits.max_sessions_per_client.get(),
+            limits.session_idle_timeout,
+        ),
         connections: Arc::new(Semaphore::new(limits.max_connections.get())),
         allow,
         tokens,
@@ -502,7 +506,8 @@ impl Exchange<'_> {
             },
             None if request.method == RequestMethod::Initialize => {
                 let engine = Engine::new(Arc::clone(&self.state.shared));
-                match self.state.sessions.open(engine, identity.cloned()) {
+                let owner = self.caller.client.clone();
+                match self.state.sessions.open(engine, identity.cloned(), owner) {
                     Ok((id, session)) => (session, Some(id)),
                     Err(error) => return self.error(&request.id, &error, false),
                 }

@@ -7,6 +7,12 @@
 //! for an unknown one (holding an id is not authentication). Sessions are bounded in number
 //! and forgotten after `session_idle_timeout` unused, or on DELETE; either way the calls they
 //! have in flight are stopped.
+//!
+//! Sessions are also bounded per client (its identity, else its address: [`ClientKey`]), so
+//! one client cannot fill the table and lock every other client out: a client at its cap that
+//! opens another session loses its own least recently used one. A client can only ever evict
+//! its own sessions; the server-wide cap then holds the rest (`503` when every slot belongs to
+//! sessions used within the idle timeout).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -14,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
 
+use super::clients::ClientKey;
 use crate::call::Ticket;
 use crate::engine::Engine;
 use crate::error::McpError;
@@ -25,6 +32,7 @@ const SESSION_ID_BYTES: usize = 32;
 pub(crate) struct Session {
     engine: Mutex<Engine>,
     identity: Option<Arc<str>>,
+    owner: ClientKey,
     last_used: Mutex<Instant>,
     tasks: Mutex<HashMap<Ticket, AbortHandle>>,
 }
@@ -58,19 +66,22 @@ impl Session {
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
     max: usize,
+    per_client: usize,
     idle: Duration,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+    pub(crate) fn new(max: usize, per_client: usize, idle: Duration) -> Self {
         Self {
             map: Mutex::new(HashMap::new()),
             max,
+            per_client: per_client.max(1),
             idle,
         }
     }
 
-    /// Opens a session around `engine` for `identity`.
+    /// Opens a session around `engine` for `identity`, owned by `owner`; if `owner` already
+    /// has `per_client` sessions, its least recently used one ends first.
     ///
     /// # Errors
     ///
@@ -80,9 +91,26 @@ impl Sessions {
         &self,
         engine: Engine,
         identity: Option<Arc<str>>,
+        owner: ClientKey,
     ) -> Result<(String, Arc<Session>), McpError> {
         let id = new_id().ok_or(McpError::Internal("no randomness for a session id"))?;
         let mut map = lock(&self.map);
+        let mut count = 0_usize;
+        let mut oldest: Option<(&String, Instant)> = None;
+        for (id, session) in map.iter().filter(|(_, session)| session.owner == owner) {
+            count = count.saturating_add(1);
+            let used = *lock(&session.last_used);
+            if oldest.is_none_or(|(_, first)| used < first) {
+                oldest = Some((id, used));
+            }
+        }
+        let evicted = oldest
+            .filter(|_| count >= self.per_client)
+            .map(|(id, _)| id.clone());
+        if let Some(session) = evicted.and_then(|id| map.remove(&id)) {
+            session.stop_all();
+            tracing::debug!("a client at its session cap lost its least recently used one");
+        }
         if map.len() >= self.max {
             self.expire(&mut map);
         }
@@ -92,6 +120,7 @@ impl Sessions {
         let session = Arc::new(Session {
             engine: Mutex::new(engine),
             identity,
+            owner,
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
         });
@@ -198,14 +227,20 @@ mod tests {
         assert_ne!(a, b);
     }
 
+    fn owner(name: &str) -> ClientKey {
+        ClientKey::of(Some(&Arc::from(name)), std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
     #[test]
     fn sessions_are_bounded_and_bound_to_their_identity() {
-        let sessions = Sessions::new(2, Duration::from_secs(60));
+        let sessions = Sessions::new(2, 8, Duration::from_secs(60));
         let alice: Arc<str> = Arc::from("ALICE");
-        let (id, _) = sessions.open(engine(), Some(Arc::clone(&alice))).unwrap();
-        sessions.open(engine(), None).unwrap();
+        let (id, _) = sessions
+            .open(engine(), Some(Arc::clone(&alice)), owner("ALICE"))
+            .unwrap();
+        sessions.open(engine(), None, owner("B")).unwrap();
         assert!(matches!(
-            sessions.open(engine(), None),
+            sessions.open(engine(), None, owner("C")),
             Err(McpError::TooManySessions { limit: 2 })
         ));
         assert!(sessions.find(&id, Some(&alice)).is_some());
@@ -217,12 +252,29 @@ mod tests {
     }
 
     #[test]
+    fn a_client_at_its_cap_loses_its_least_recently_used_session_and_no_other() {
+        let sessions = Sessions::new(8, 2, Duration::from_secs(60));
+        let (other, _) = sessions.open(engine(), None, owner("B")).unwrap();
+        let (first, _) = sessions.open(engine(), None, owner("A")).unwrap();
+        let (second, _) = sessions.open(engine(), None, owner("A")).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        // Using the first makes the second the least recently used.
+        assert!(sessions.find(&first, None).is_some());
+        let (third, _) = sessions.open(engine(), None, owner("A")).unwrap();
+        assert!(sessions.find(&second, None).is_none());
+        assert!(sessions.find(&first, None).is_some());
+        assert!(sessions.find(&third, None).is_some());
+        assert!(sessions.find(&other, None).is_some());
+        assert_eq!(sessions.len(), 3);
+    }
+
+    #[test]
     fn idle_sessions_expire() {
-        let sessions = Sessions::new(4, Duration::ZERO);
-        let (id, _) = sessions.open(engine(), None).unwrap();
+        let sessions = Sessions::new(4, 4, Duration::ZERO);
+        let (id, _) = sessions.open(engine(), None, owner("A")).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert!(sessions.find(&id, None).is_none());
-        sessions.open(engine(), None).unwrap();
+        sessions.open(engine(), None, owner("A")).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         sessions.sweep();
         assert_eq!(sessions.len(), 0);
