@@ -251,6 +251,12 @@ pub enum McpError {
         /// The configured connection cap.
         limit: usize,
     },
+    /// `max_connections_per_address` HTTP connections are open from the peer's address.
+    #[error("too many connections from one address")]
+    TooManyConnectionsFromAddress {
+        /// The configured per-address cap.
+        limit: usize,
+    },
     /// `max_sessions` legacy HTTP sessions exist.
     #[error("too many sessions")]
     TooManySessions {
@@ -434,6 +440,11 @@ impl McpError {
                 "Too many connections; retry later.",
                 Some(ErrorData::limit("max_connections", *limit)),
             ),
+            Self::TooManyConnectionsFromAddress { limit } => (
+                C::OVERLOADED,
+                "Too many connections from this address; retry later.",
+                Some(ErrorData::limit("max_connections_per_address", *limit)),
+            ),
             Self::TooManySessions { limit } => (
                 C::OVERLOADED,
                 "Too many sessions; retry later.",
@@ -477,7 +488,9 @@ impl McpError {
         match self {
             Self::Http(refusal) => refusal.status(),
             Self::FrameTooLong { .. } => 413,
-            Self::TooManyConnections { .. } | Self::TooManySessions { .. } => 503,
+            Self::TooManyConnections { .. }
+            | Self::TooManyConnectionsFromAddress { .. }
+            | Self::TooManySessions { .. } => 503,
             Self::HeaderMismatch(_) => 400,
             Self::Batch
             | Self::DuplicateKey
@@ -655,6 +668,7 @@ mod tests {
             McpError::ToolPanicked,
             McpError::ClientBusy { limit: 4 },
             McpError::TooManyConnections { limit: 4 },
+            McpError::TooManyConnectionsFromAddress { limit: 4 },
             McpError::TooManySessions { limit: 4 },
             McpError::UnknownMember,
             McpError::UnknownTool,

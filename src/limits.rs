@@ -244,6 +244,19 @@ pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
 /// memory bound `SECURITY.md` states; idle ones are closed after [`HTTP_HEADER_READ_TIMEOUT`].
 pub const MAX_CONNECTIONS: usize = 1024;
 
+/// Most HTTP connections open at once from one address (an IPv6 /64), taken at accept like
+/// [`MAX_CONNECTIONS`]: one address holding sockets it never speaks on cannot take every slot
+/// and lock out clients at other addresses (1,100 idle sockets from one address left a
+/// legitimate client 12 successes in 99 before this cap). 64 leaves room for many clients
+/// behind one NAT; a trusted proxy is counted server-wide only.
+pub const MAX_CONNECTIONS_PER_ADDRESS: usize = 64;
+
+/// How long a new HTTP connection may take to deliver its first request head; past it, the
+/// connection is closed. Shorter than [`HTTP_HEADER_READ_TIMEOUT`] (which also bounds the idle
+/// time between requests): a client that connects has its request ready, and a socket that
+/// says nothing should not hold a slot for long.
+pub const HTTP_FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Largest request head (request line and headers) in bytes; past it, `431` and the connection
 /// is closed. Stops header floods; real MCP requests send well under 2 KiB of headers.
 pub const MAX_HTTP_HEADER_BYTES: usize = 16 * 1024;
@@ -303,6 +316,10 @@ pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
 pub struct HttpLimits {
     /// See [`MAX_CONNECTIONS`].
     pub max_connections: NonZeroUsize,
+    /// See [`MAX_CONNECTIONS_PER_ADDRESS`].
+    pub max_connections_per_address: NonZeroUsize,
+    /// See [`HTTP_FIRST_REQUEST_TIMEOUT`].
+    pub first_request_timeout: Duration,
     /// See [`MAX_HTTP_HEADER_BYTES`].
     pub max_header_bytes: NonZeroUsize,
     /// See [`MAX_HTTP_HEADERS`].
@@ -331,6 +348,8 @@ impl Default for HttpLimits {
     fn default() -> Self {
         Self {
             max_connections: non_zero(MAX_CONNECTIONS),
+            max_connections_per_address: non_zero(MAX_CONNECTIONS_PER_ADDRESS),
+            first_request_timeout: HTTP_FIRST_REQUEST_TIMEOUT,
             max_header_bytes: non_zero(MAX_HTTP_HEADER_BYTES),
             max_headers: non_zero(MAX_HTTP_HEADERS),
             header_read_timeout: HTTP_HEADER_READ_TIMEOUT,

@@ -135,6 +135,9 @@ struct HttpFlags {
     /// Most HTTP connections open at once.
     #[arg(long, value_name = "N", requires = "http")]
     max_connections: Option<NonZeroUsize>,
+    /// Most HTTP connections open at once from one address (an IPv6 /64).
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections_per_address: Option<NonZeroUsize>,
     /// Quota on tools/call per client (token identity, else address): calls per minute.
     #[arg(long, value_name = "N", requires = "http")]
     client_calls_per_minute: Option<NonZeroU32>,
@@ -378,6 +381,9 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
         limits.max_connections = max;
+    }
+    if let Some(max) = flags.max_connections_per_address {
+        limits.max_connections_per_address = max;
     }
     if let Some(per_minute) = flags.client_calls_per_minute {
         let burst = airlock::limits::CLIENT_CALL_RATE.burst;

@@ -26,6 +26,7 @@
 
 mod auth;
 mod clients;
+mod connections;
 mod headers;
 mod session;
 
@@ -34,6 +35,7 @@ use std::future::Future;
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -62,6 +64,7 @@ pub use auth::{TokenError, Tokens};
 pub use headers::AllowList;
 
 use clients::{ClientKey, Clients, Slot};
+use connections::Connections;
 use headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use session::{Session, Sessions};
 
@@ -131,7 +134,10 @@ pub async fn serve(
             limits.max_sessions_per_client.get(),
             limits.session_idle_timeout,
         ),
-        connections: Arc::new(Semaphore::new(limits.max_connections.get())),
+        connections: Connections::new(
+            limits.max_connections.get(),
+            limits.max_connections_per_address.get(),
+        ),
         allow,
         tokens,
         limits,
@@ -170,25 +176,46 @@ pub async fn serve(
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&state.connections).try_acquire_owned() else {
-            refuse_connection(&stream, state.limits.max_connections.get());
-            continue;
+        let slot = match state.connections.enter(peer.ip(), false) {
+            Ok(slot) => slot,
+            Err(error) => {
+                refuse_connection(&stream, &error);
+                continue;
+            }
         };
         let state = Arc::clone(&state);
         let builder = builder.clone();
         tokio::spawn(async move {
+            // Held for the connection's life: dropped after it, when this task ends.
+            let _slot = slot;
             let peer_ip = peer.ip();
+            let first_request = state.limits.first_request_timeout;
+            let spoke = Arc::new(AtomicBool::new(false));
+            let heard = Arc::clone(&spoke);
             let service = hyper::service::service_fn(move |request| {
+                heard.store(true, Ordering::Relaxed);
                 let state = Arc::clone(&state);
                 async move { Ok::<_, Infallible>(handle(state, peer_ip, request).await) }
             });
-            if let Err(error) = builder
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            let ended = tokio::select! {
+                ended = &mut connection => Some(ended),
+                () = tokio::time::sleep(first_request) => None,
+            };
+            let ended = match ended {
+                Some(ended) => ended,
+                None if !spoke.load(Ordering::Relaxed) => {
+                    // Dropping the connection closes it: a socket that has not delivered a
+                    // request head in time holds no slot longer.
+                    tracing::debug!("connection closed: no request within the first deadline");
+                    return;
+                }
+                None => connection.await,
+            };
+            if let Err(error) = ended {
                 tracing::debug!(%error, "HTTP connection ended with an error");
             }
-            drop(permit);
         });
     }
     sweeper.abort();
@@ -206,7 +233,7 @@ struct State {
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
-    connections: Arc<Semaphore>,
+    connections: Arc<Connections>,
 }
 
 async fn sweep(state: Arc<State>) {
@@ -218,12 +245,11 @@ async fn sweep(state: Arc<State>) {
     }
 }
 
-/// A connection past the cap: `503` written if the socket takes it at once, then closed. No
+/// A connection past a cap: `503` written if the socket takes it at once, then closed. No
 /// task and no buffer are spent on it.
-fn refuse_connection(stream: &TcpStream, limit: usize) {
-    let error = McpError::TooManyConnections { limit };
+fn refuse_connection(stream: &TcpStream, error: &McpError) {
     let mut body = Vec::new();
-    response::write_error(&mut body, None, &error);
+    response::write_error(&mut body, None, error);
     let head = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n",
@@ -234,7 +260,7 @@ fn refuse_connection(stream: &TcpStream, limit: usize) {
     if stream.try_write(&bytes).is_err() {
         tracing::debug!("a connection past the cap closed before its 503");
     }
-    tracing::debug!(limit, "connection refused: too many connections");
+    tracing::debug!(%error, "connection refused");
 }
 
 /// One HTTP request, start to finish.
