@@ -268,6 +268,11 @@ pub const MAX_HTTP_HEADERS: usize = 64;
 /// connection is kept: a slowloris client holds a connection slot at most this long.
 pub const HTTP_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a connection's writes may stay stuck, the client taking no bytes, before the
+/// connection is closed. A client that sends requests and never reads would otherwise keep
+/// its reply, and a call's slots, for ever; 10 s covers a congested link that still moves.
+pub const HTTP_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -328,6 +333,8 @@ pub struct HttpLimits {
     pub header_read_timeout: Duration,
     /// See [`HTTP_BODY_READ_TIMEOUT`].
     pub body_read_timeout: Duration,
+    /// See [`HTTP_WRITE_TIMEOUT`].
+    pub write_timeout: Duration,
     /// See [`MAX_SESSIONS`].
     pub max_sessions: NonZeroUsize,
     /// See [`MAX_SESSIONS_PER_CLIENT`].
@@ -354,6 +361,7 @@ impl Default for HttpLimits {
             max_headers: non_zero(MAX_HTTP_HEADERS),
             header_read_timeout: HTTP_HEADER_READ_TIMEOUT,
             body_read_timeout: HTTP_BODY_READ_TIMEOUT,
+            write_timeout: HTTP_WRITE_TIMEOUT,
             max_sessions: non_zero(MAX_SESSIONS),
             max_sessions_per_client: non_zero(MAX_SESSIONS_PER_CLIENT),
             session_idle_timeout: SESSION_IDLE_TIMEOUT,

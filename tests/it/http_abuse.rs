@@ -163,3 +163,119 @@ fn idle_sockets_from_one_address_leave_another_address_served() {
     );
     assert!(served >= 95, "only {served} of 100 requests were served");
 }
+
+/// Peak resident memory allowed to the server while clients that never read hold their
+/// replies (SECURITY.md): call replies are held under their call slots until written, and a
+/// connection that takes no bytes for the write timeout is closed.
+const NON_READING_CLIENTS_RSS_KIB: u64 = 128 * 1024;
+
+/// Resident memory of `pid` now (`VmRSS`), in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap()
+}
+
+/// Item 1: 300 clients that send a `read_file` of a 1 MiB file of control bytes (each escaped
+/// to six bytes in the reply) and never read the reply. Before, each reply was held whole after
+/// its call slot was released, and the server grew past a gigabyte; now the memory is bounded.
+#[test]
+fn clients_that_never_read_their_replies_hold_bounded_memory() {
+    crate::http::raise_open_files(8192);
+    let manifest = r#"
+[server]
+name = "slow-readers"
+
+[[tool]]
+name = "read_file"
+description = "Reads a file"
+command = ["head", "--bytes=1048576", "--", "{path}"]
+args.path = { type = "path", kind = "file" }
+"#;
+    let (dir, path) = crate::http::scratch_manifest("slow-readers", manifest);
+    std::fs::write(dir.join("control.bin"), vec![1_u8; 1024 * 1024]).unwrap();
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            path.to_str().unwrap(),
+            "--calls-per-minute",
+            "1000000",
+            "--call-burst",
+            "1000000",
+            "--client-calls-per-minute",
+            "1000000",
+            "--client-requests-per-minute",
+            "1000000",
+            "--client-in-flight",
+            "8",
+            "--max-connections-per-address",
+            "1024",
+        ],
+        &[],
+    );
+    let call = crate::http::modern_bytes(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": "control.bin"}}),
+        &[("Connection", "keep-alive")],
+    );
+    let mut sockets = Vec::new();
+    for _ in 0..300 {
+        let mut socket = TcpStream::connect(server.addr).unwrap();
+        socket.write_all(&call).unwrap();
+        sockets.push(socket);
+        // Paced, so that each call finds a slot free if replies do not hold theirs.
+        thread::sleep(Duration::from_millis(40));
+    }
+    // Until the server has done what it will with them: its memory stops moving.
+    let mut last = 0;
+    let mut still = 0;
+    for _ in 0..150 {
+        thread::sleep(Duration::from_millis(200));
+        let now = rss_kib(server.pid());
+        still = if now.abs_diff(last) < 1024 {
+            still + 1
+        } else {
+            0
+        };
+        last = now;
+        if still >= 10 {
+            break;
+        }
+    }
+    let peak = crate::harness::peak_rss_kib(server.pid());
+    let (mut big, mut refused, mut none) = (0, 0, 0);
+    for socket in &sockets {
+        socket.set_nonblocking(true).unwrap();
+        let mut head = [0_u8; 512];
+        match socket.peek(&mut head) {
+            Ok(n) if head[..n].starts_with(b"HTTP/1.1 200") => big += 1,
+            Ok(n) if n > 0 => {
+                if refused == 0 {
+                    eprintln!("a refusal: {:?}", String::from_utf8_lossy(&head[..n]));
+                }
+                refused += 1
+            }
+            _ => none += 1,
+        }
+    }
+    eprintln!("replies: {big} results, {refused} refusals, {none} nothing yet");
+    drop(sockets);
+    thread::sleep(Duration::from_secs(1));
+    let after = rss_kib(server.pid());
+    eprintln!(
+        "300 non-reading clients: peak RSS {} MiB, {} MiB once they closed",
+        peak / 1024,
+        after / 1024
+    );
+    assert!(
+        peak <= NON_READING_CLIENTS_RSS_KIB,
+        "peak RSS {peak} KiB past the bound of {NON_READING_CLIENTS_RSS_KIB} KiB"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -25,23 +25,24 @@
 //! the response module, and its HTTP status comes from [`McpError::http_status`].
 
 mod auth;
+mod body;
 mod clients;
 mod connections;
 mod headers;
 mod session;
+mod write_timeout;
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+
 use std::time::Instant;
 
 use http_body_util::{BodyExt, Limited};
-use hyper::body::{Bytes, Frame, Incoming, SizeHint};
+use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -63,10 +64,12 @@ use crate::version::ProtocolVersion;
 pub use auth::{TokenError, Tokens};
 pub use headers::AllowList;
 
+use body::Body;
 use clients::{ClientKey, Clients, Slot};
 use connections::Connections;
 use headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use session::{Session, Sessions};
+use write_timeout::{Progress, Watched};
 
 /// The one MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -190,6 +193,7 @@ pub async fn serve(
             let _slot = slot;
             let peer_ip = peer.ip();
             let first_request = state.limits.first_request_timeout;
+            let write_timeout = state.limits.write_timeout;
             let spoke = Arc::new(AtomicBool::new(false));
             let heard = Arc::clone(&spoke);
             let service = hyper::service::service_fn(move |request| {
@@ -197,21 +201,35 @@ pub async fn serve(
                 let state = Arc::clone(&state);
                 async move { Ok::<_, Infallible>(handle(state, peer_ip, request).await) }
             });
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let progress = Arc::new(Progress::default());
+            let io = TokioIo::new(Watched::new(stream, Arc::clone(&progress)));
+            let connection = builder.serve_connection(io, service);
             tokio::pin!(connection);
-            let ended = tokio::select! {
-                ended = &mut connection => Some(ended),
-                () = tokio::time::sleep(first_request) => None,
-            };
-            let ended = match ended {
-                Some(ended) => ended,
-                None if !spoke.load(Ordering::Relaxed) => {
-                    // Dropping the connection closes it: a socket that has not delivered a
-                    // request head in time holds no slot longer.
-                    tracing::debug!("connection closed: no request within the first deadline");
-                    return;
+            let first_deadline = tokio::time::sleep(first_request);
+            tokio::pin!(first_deadline);
+            let mut first_passed = false;
+            let stalled = progress.stalled(write_timeout);
+            tokio::pin!(stalled);
+            let ended = loop {
+                tokio::select! {
+                    ended = &mut connection => break ended,
+                    () = &mut first_deadline, if !first_passed => {
+                        if !spoke.load(Ordering::Relaxed) {
+                            // Dropping the connection closes it: a socket that has not
+                            // delivered a request head in time holds no slot longer.
+                            tracing::debug!(
+                                "connection closed: no request within the first deadline"
+                            );
+                            return;
+                        }
+                        first_passed = true;
+                    }
+                    () = &mut stalled => {
+                        // Its reply (and the call slots it holds) go with it.
+                        tracing::debug!("connection closed: the client took no bytes in time");
+                        return;
+                    }
                 }
-                None => connection.await,
             };
             if let Err(error) = ended {
                 tracing::debug!(%error, "HTTP connection ended with an error");
@@ -653,7 +671,8 @@ impl Exchange<'_> {
     }
 }
 
-/// The slots a running call holds; dropped when it ends, however it ends.
+/// The slots a call holds, shared by its task and its reply's body: given back once the call
+/// has ended and its reply has been written (or dropped), however each ends.
 struct CallSlots {
     _server: OwnedSemaphorePermit,
     _client: Slot,
@@ -707,10 +726,11 @@ async fn start(
     let owner = Arc::new(owner);
     let task_owner = Arc::clone(&owner);
     let task_ticket = ticket.clone();
+    let slots = Arc::new(slots);
+    let task_slots = Arc::clone(&slots);
     let spawn = move || {
         tokio::spawn(async move {
             let completion = call.run(context).await;
-            drop(slots);
             if streaming {
                 if events_tx.send(Event::Done(completion)).await.is_err() {
                     tracing::debug!("a call finished after its stream ended");
@@ -724,6 +744,8 @@ async fn start(
             if let CallOwner::Session(session) = &*task_owner {
                 session.tasks().remove(&task_ticket);
             }
+            // A legacy call whose client went away still ran to its end under its slots.
+            drop(task_slots);
         })
     };
     let abort = match &*owner {
@@ -740,13 +762,13 @@ async fn start(
         CallOwner::Request(_) => Some(AbortOnDrop(spawn().abort_handle())),
     };
     if streaming {
-        return stream(owner, events_rx, abort);
+        return stream(owner, events_rx, abort).map(|body| body.holding(slots));
     }
     drop(events_rx);
     let reply = reply_rx.await;
     drop(abort);
     match reply {
-        Ok(reply) => json(reply.out, reply.error.as_ref(), modern),
+        Ok(reply) => json(reply.out, reply.error.as_ref(), modern).map(|body| body.holding(slots)),
         // Cancelled (legacy `notifications/cancelled`): no reply is owed.
         Err(_) => status_only(StatusCode::NO_CONTENT),
     }
@@ -811,7 +833,7 @@ fn stream(
             }
         }
     });
-    let mut reply = Response::new(Body::Stream(sse_rx));
+    let mut reply = Response::new(Body::stream(sse_rx));
     let head = reply.headers_mut();
     head.insert(
         header::CONTENT_TYPE,
@@ -858,7 +880,7 @@ fn json(mut out: Vec<u8>, error: Option<&McpError>, modern: bool) -> Response<Bo
         // A refused notification: the status alone.
         return status_only(status_code(status));
     }
-    let mut reply = Response::new(Body::Full(Some(Bytes::from(out))));
+    let mut reply = Response::new(Body::full(Bytes::from(out)));
     *reply.status_mut() = status_code(status);
     reply.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -889,7 +911,7 @@ fn closing(mut reply: Response<Body>) -> Response<Body> {
 }
 
 fn status_only(status: StatusCode) -> Response<Body> {
-    let mut reply = Response::new(Body::Full(None));
+    let mut reply = Response::new(Body::empty());
     *reply.status_mut() = status;
     reply
 }
@@ -900,41 +922,4 @@ fn status_code(status: u16) -> StatusCode {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Response bodies: all at once, or an SSE stream.
-enum Body {
-    Full(Option<Bytes>),
-    Stream(mpsc::Receiver<Bytes>),
-}
-
-impl hyper::body::Body for Body {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Self::Full(data) => Poll::Ready(data.take().map(|data| Ok(Frame::data(data)))),
-            Self::Stream(events) => events
-                .poll_recv(cx)
-                .map(|event| event.map(|data| Ok(Frame::data(data)))),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, Self::Full(None))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            Self::Full(Some(data)) => {
-                SizeHint::with_exact(u64::try_from(data.len()).unwrap_or(u64::MAX))
-            }
-            Self::Full(None) => SizeHint::with_exact(0),
-            Self::Stream(_) => SizeHint::default(),
-        }
-    }
 }
