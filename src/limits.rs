@@ -198,10 +198,9 @@ pub const SANDBOX_IDLE_LAUNCHERS: usize = 64;
 
 /// Calls one launcher serves before it is replaced.
 ///
-/// Between calls a launcher is left alone in its namespace, so a call inherits nothing of the
-/// one before; the bound keeps the launcher's own CPU time (which its `RLIMIT_CPU` counts,
-/// about 0.1 ms per call) far below the smallest CPU limit a manifest may set, and spreads
-/// calls over fresh processes.
+/// Between calls a launcher is left alone in its namespace, so a call inherits no process of
+/// the one before; the bound spreads calls over fresh processes (a fresh pid counter among
+/// them). A launcher also retires once it has used half its own CPU limit.
 pub const SANDBOX_CALLS_PER_LAUNCHER: u32 = 256;
 
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.

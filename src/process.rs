@@ -356,20 +356,23 @@ async fn run_confined(
         status
     };
     drop(control);
-    let exit = match status {
-        Some(sandbox::channel::Status::Exited(code)) => Exit::Code(code),
-        Some(sandbox::channel::Status::Signaled(signal)) => Exit::Signal(signal),
-        Some(sandbox::channel::Status::Failed) => return Ok(Exit::SandboxFailed),
+    let Some(report) = status else {
         // Killed at the output limit, or ended by something else: then there is nothing to
         // report.
-        None if stdout.truncated || stderr.truncated => {
+        if stdout.truncated || stderr.truncated {
             return Ok(Exit::Stopped(StopReason::OutputLimit));
         }
-        None => return Err(SpawnError::Internal("the launcher ended during the call")),
+        return Err(SpawnError::Internal("the launcher ended during the call"));
+    };
+    let exit = match report.status {
+        sandbox::channel::Status::Exited(code) => Exit::Code(code),
+        sandbox::channel::Status::Signaled(signal) => Exit::Signal(signal),
+        sandbox::channel::Status::Failed => return Ok(Exit::SandboxFailed),
     };
     launcher.served_one();
-    if stdout.truncated || stderr.truncated {
-        // Killed at the cap after it had reported: it is gone, not given back.
+    if report.last || stdout.truncated || stderr.truncated {
+        // It ends after this call, or was killed at the cap after it had reported: it is
+        // gone, not given back.
         return Ok(exit);
     }
     confinement.launchers().give_back(launcher);
@@ -485,13 +488,19 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
     ))?;
     let host = sandbox::host();
     let support = &host.support;
-    static LAUNCHERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call_uid = support.root.then(|| {
-        let launcher = LAUNCHERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        sandbox::call_uid(std::process::id(), launcher)
-    });
-    let (program, argv) =
-        sandbox::spawn::launcher_command(confinement, host.mode, support.pid_namespace, call_uid);
+    let uid = if support.root {
+        Some(sandbox::UidLease::take().ok_or(SpawnError::Sandbox(
+            "256 launchers are alive, each with its uid",
+        ))?)
+    } else {
+        None
+    };
+    let (program, argv) = sandbox::spawn::launcher_command(
+        confinement,
+        host.mode,
+        support.pid_namespace,
+        uid.as_ref().map(sandbox::UidLease::uid),
+    );
     let (ours, theirs) = sandbox::channel::pair().map_err(io_error)?;
     let mut command = std::process::Command::new(program);
     command
@@ -512,7 +521,7 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
         command.spawn()
     }
     .map_err(|error| SpawnError::Start(error.kind()))?;
-    Ok(Resident::new(process, ours))
+    Ok(Resident::new(process, ours, uid))
 }
 
 /// Starts `spec`'s program with the spec's environment, directory and pipes, nothing

@@ -149,17 +149,19 @@ pub(crate) fn receive_call(control: BorrowedFd<'_>) -> Result<Option<Call>, &'st
     }
 }
 
-/// Sends a call's status (the launcher's side; blocking).
+/// Sends a call's status (the launcher's side; blocking); `last` says the launcher serves no
+/// more calls after this one.
 ///
 /// # Errors
 ///
 /// The socket is gone (airlock stopped waiting).
-pub(crate) fn send_status(control: BorrowedFd<'_>, status: Status) -> io::Result<()> {
+pub(crate) fn send_status(control: BorrowedFd<'_>, status: Status, last: bool) -> io::Result<()> {
     let (kind, value) = match status {
         Status::Exited(code) => (EXITED, code),
         Status::Signaled(signal) => (SIGNALED, signal),
         Status::Failed => (FAILED, 0),
     };
+    let kind = if last { kind | LAST } else { kind };
     let mut message = [0_u8; STATUS_BYTES];
     let (head, tail) = message.split_at_mut(4);
     head.copy_from_slice(&kind.to_le_bytes());
@@ -176,22 +178,36 @@ pub(crate) fn send_status(control: BorrowedFd<'_>, status: Status) -> io::Result
     Ok(())
 }
 
+/// A status as it arrived, and whether it is the launcher's last.
+#[derive(Debug)]
+pub(crate) struct Report {
+    /// How the call ended.
+    pub(crate) status: Status,
+    /// Whether the launcher ends after this call (it is not to be given another).
+    pub(crate) last: bool,
+}
+
 /// A status as it arrived (airlock's side, which reads exactly [`STATUS_BYTES`]).
 ///
 /// # Errors
 ///
 /// `InvalidData` for bytes that are not a status.
-pub(crate) fn decode_status(message: [u8; STATUS_BYTES]) -> io::Result<Status> {
+pub(crate) fn decode_status(message: [u8; STATUS_BYTES]) -> io::Result<Report> {
     let invalid = || io::Error::from(io::ErrorKind::InvalidData);
     let (kind, value) = message.split_first_chunk::<4>().ok_or_else(invalid)?;
     let value = <[u8; 4]>::try_from(value).map_err(|_| invalid())?;
     let value = i32::from_le_bytes(value);
-    match u32::from_le_bytes(*kind) {
-        EXITED => Ok(Status::Exited(value)),
-        SIGNALED => Ok(Status::Signaled(value)),
-        FAILED => Ok(Status::Failed),
-        _ => Err(invalid()),
-    }
+    let kind = u32::from_le_bytes(*kind);
+    let status = match kind & !LAST {
+        EXITED => Status::Exited(value),
+        SIGNALED => Status::Signaled(value),
+        FAILED => Status::Failed,
+        _ => return Err(invalid()),
+    };
+    Ok(Report {
+        status,
+        last: kind & LAST != 0,
+    })
 }
 
 /// Bytes of a call message: the command line's length.
@@ -202,6 +218,8 @@ pub(crate) const STATUS_BYTES: usize = 8;
 const EXITED: u32 = 1;
 const SIGNALED: u32 = 2;
 const FAILED: u32 = 3;
+/// Flag on a status's kind: the launcher's last call.
+const LAST: u32 = 1 << 16;
 
 #[cfg(test)]
 mod tests {
@@ -248,7 +266,7 @@ mod tests {
     }
 
     /// Reads one status as airlock does: exactly its bytes, `None` at the end.
-    fn read_status(ours: &OwnedFd) -> Option<io::Result<Status>> {
+    fn read_status(ours: &OwnedFd) -> Option<io::Result<Report>> {
         let mut stream = std::os::unix::net::UnixStream::from(ours.try_clone().unwrap());
         stream.set_nonblocking(false).unwrap();
         let mut message = [0_u8; STATUS_BYTES];
@@ -269,8 +287,11 @@ mod tests {
             Status::Signaled(24),
             Status::Failed,
         ] {
-            send_status(theirs.as_fd(), status).unwrap();
-            assert_eq!(read_status(&ours).unwrap().unwrap(), status);
+            for last in [false, true] {
+                send_status(theirs.as_fd(), status, last).unwrap();
+                let report = read_status(&ours).unwrap().unwrap();
+                assert_eq!((report.status, report.last), (status, last));
+            }
         }
         drop(theirs);
         assert!(read_status(&ours).is_none());

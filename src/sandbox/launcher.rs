@@ -247,12 +247,16 @@ impl<'a> Launch<'a> {
         }
         // Past this line only the programs' own rights remain. A resident launcher waits here
         // for its calls.
-        serve_calls()
+        serve_calls(self.policy.resources.cpu_seconds)
     }
 }
 
-/// Serves calls until airlock closes the channel.
-fn serve_calls() -> ExitCode {
+/// Serves calls until airlock closes the channel, or until this launcher has used half its own
+/// CPU limit: `RLIMIT_CPU` counts the launcher's time over all its calls (reaping what a call
+/// leaves behind costs some), and a launcher killed by it mid-call would fail a call that did
+/// nothing wrong.
+fn serve_calls(cpu_seconds: u64) -> ExitCode {
+    let budget = std::time::Duration::from_millis(cpu_seconds.saturating_mul(500));
     loop {
         let call = match channel::receive_call(control()) {
             Ok(Some(call)) => call,
@@ -261,7 +265,13 @@ fn serve_calls() -> ExitCode {
             Err(_) => return ExitCode::from(LAUNCH_FAILED),
         };
         let status = run_call(call);
-        if channel::send_status(control(), status).is_err() || status == Status::Failed {
+        let used = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        let spent = std::time::Duration::new(
+            u64::try_from(used.tv_sec).unwrap_or(u64::MAX),
+            u32::try_from(used.tv_nsec).unwrap_or(0),
+        );
+        let last = status == Status::Failed || spent >= budget;
+        if channel::send_status(control(), status, last).is_err() || last {
             return ExitCode::from(LAUNCH_FAILED);
         }
     }
@@ -542,6 +552,13 @@ fn drop_capabilities(call_uid: Option<u32>) -> Result<(), rustix::io::Errno> {
 ///   bytes no `exec` rule names.
 /// - `shmget`, `msgget`, `semget`, `mq_open`: kernel memory outside the address-space limit
 ///   (the call's IPC namespace hides the host's objects, this stops new ones).
+/// - changing another process's scheduling, I/O priority, memory placement or limits when it
+///   may be the launcher, pid 1 of the namespace, whose settings every later call inherits:
+///   `setpriority`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`,
+///   `sched_setattr`, `ioprio_set`, `prlimit64` (with a new limit), `migrate_pages` and
+///   `move_pages` aimed at pid 1, and `setpriority` and `ioprio_set` for a whole process group
+///   or user (the launcher's group and real uid are the call's too). A process may still
+///   change itself and its own children.
 ///
 /// Each rule is also written for the x32 numbering (the same numbers with bit 30 set), which
 /// the architecture check does not tell apart.
@@ -572,6 +589,9 @@ fn filter_syscalls(policy: &Policy) -> Result<(), String> {
     ];
     for syscall in always {
         rules.insert(syscall, Vec::new());
+    }
+    for (syscall, rule) in launcher_rules().map_err(text)? {
+        rules.insert(syscall, rule);
     }
     let socket_rule = if policy.network {
         let unix = SeccompCondition::new(
@@ -606,6 +626,58 @@ fn filter_syscalls(policy: &Policy) -> Result<(), String> {
     let program: seccompiler::BpfProgram = filter.try_into().map_err(text)?;
     seccompiler::apply_filter(&program).map_err(|error| error.to_string())
 }
+
+/// The seccomp rules that keep a call's processes from changing the launcher (pid 1): each
+/// system call with the argument conditions under which it is refused.
+fn launcher_rules() -> Result<Vec<(i64, Vec<seccompiler::SeccompRule>)>, seccompiler::BackendError>
+{
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
+    let equals = |arg: u8, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+    };
+    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions);
+    // `which` of setpriority: PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2; of ioprio_set:
+    // IOPRIO_WHO_PROCESS 1, IOPRIO_WHO_PGRP 2, IOPRIO_WHO_USER 3.
+    let mut rules = vec![
+        (
+            libc::SYS_setpriority,
+            vec![
+                rule(vec![equals(0, 0)?, equals(1, LAUNCHER_PID)?])?,
+                rule(vec![equals(0, 1)?])?,
+                rule(vec![equals(0, 2)?])?,
+            ],
+        ),
+        (
+            libc::SYS_ioprio_set,
+            vec![
+                rule(vec![equals(0, 1)?, equals(1, LAUNCHER_PID)?])?,
+                rule(vec![equals(0, 2)?])?,
+                rule(vec![equals(0, 3)?])?,
+            ],
+        ),
+        (
+            libc::SYS_prlimit64,
+            vec![rule(vec![
+                equals(0, LAUNCHER_PID)?,
+                SeccompCondition::new(2, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0)?,
+            ])?],
+        ),
+    ];
+    for syscall in [
+        libc::SYS_sched_setaffinity,
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setattr,
+        libc::SYS_migrate_pages,
+        libc::SYS_move_pages,
+    ] {
+        rules.push((syscall, vec![rule(vec![equals(0, LAUNCHER_PID)?])?]));
+    }
+    Ok(rules)
+}
+
+/// The launcher's pid inside its namespace, as every process of a call sees it.
+const LAUNCHER_PID: u64 = 1;
 
 /// The bit that marks an x32 system call on x86_64.
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
@@ -715,7 +787,7 @@ fn open_without_links(path: &Path) -> rustix::io::Result<std::os::fd::OwnedFd> {
 fn fail(step: &str, error: impl std::fmt::Debug) -> ExitCode {
     if let Ok(Some(call)) = channel::receive_call(control()) {
         let status = report(call.stderr.as_fd(), step, error);
-        let _sent = channel::send_status(control(), status);
+        let _sent = channel::send_status(control(), status, true);
     }
     ExitCode::from(LAUNCH_FAILED)
 }

@@ -51,10 +51,14 @@
 //! launcher is therefore confined once and serves its tool's calls one at a time over a
 //! control channel (`channel`) that brings each call's pipes. What could one call leave for
 //! the next? No process: the launcher empties the namespace before it reports. Not the rules,
-//! limits or uid, which are the tool's and the same for every call. Not System V or POSIX IPC
-//! objects, keys, or `memfd`s, which seccomp refuses to create; not abstract sockets or
-//! descriptors, which die with their processes. What remains is what any later run of the
-//! tool would see anyway: files in its writable directories.
+//! limits or uid, which are the tool's and the same for every call, and which a call cannot
+//! change on the launcher (seccomp refuses `setpriority`, `sched_set*`, `ioprio_set`,
+//! `prlimit64` and page migration aimed at pid 1 or at a whole group or user). Not System V
+//! or POSIX IPC objects, keys, or `memfd`s, which seccomp refuses to create; not abstract
+//! sockets or descriptors, which die with their processes. What remains is what any later
+//! run of the tool would see anyway, files in its writable directories, and the namespace's
+//! pid counter, which keeps counting between calls. Each root launcher leases a uid of its
+//! own (`UidLease`) until it is reaped, and a launcher past half its own CPU limit retires.
 //!
 //! # Fail closed
 //!
@@ -89,13 +93,52 @@ pub use policy::{
 };
 pub use support::{PidNamespace, Support};
 
-/// The real uid a root launcher gives launcher number `call` of airlock process `pid`: from
+/// The real uid a root launcher takes, the `slot`th of airlock process `pid`: from
 /// `0x4000_0000` up, a range no distribution allocates; the pid's low 22 bits (all of them
-/// under Linux's largest `pid_max`) and the call number modulo 256, so two airlocks never share
-/// one and one airlock reuses one only after 256 launchers.
-pub fn call_uid(pid: u32, call: u64) -> u32 {
-    let call = u32::try_from(call % 256).unwrap_or(0);
-    0x4000_0000 | ((pid & 0x3f_ffff) << 8) | call
+/// under Linux's largest `pid_max`) and the slot, so two airlocks never share one. Slots are
+/// leased ([`UidLease`]), so no two launchers alive at once share one either.
+pub fn call_uid(pid: u32, slot: u8) -> u32 {
+    0x4000_0000 | ((pid & 0x3f_ffff) << 8) | u32::from(slot)
+}
+
+/// A root launcher's real uid, lent for as long as its process lives: `RLIMIT_NPROC` counts by
+/// real uid, so two live launchers with one would share one process count. Dropped once the
+/// launcher has been reaped, when every process of its namespace is gone.
+#[derive(Debug)]
+pub(crate) struct UidLease {
+    slot: u8,
+}
+
+impl UidLease {
+    /// The lowest free slot; `None` when 256 launchers of this airlock are alive.
+    pub(crate) fn take() -> Option<Self> {
+        let mut taken = uid_slots();
+        let slot = taken.iter().position(|used| !used)?;
+        *taken.get_mut(slot)? = true;
+        Some(Self {
+            slot: u8::try_from(slot).ok()?,
+        })
+    }
+
+    /// The uid.
+    pub(crate) fn uid(&self) -> u32 {
+        call_uid(std::process::id(), self.slot)
+    }
+}
+
+impl Drop for UidLease {
+    fn drop(&mut self) {
+        if let Some(used) = uid_slots().get_mut(usize::from(self.slot)) {
+            *used = false;
+        }
+    }
+}
+
+fn uid_slots() -> std::sync::MutexGuard<'static, [bool; 256]> {
+    static SLOTS: std::sync::Mutex<[bool; 256]> = std::sync::Mutex::new([false; 256]);
+    SLOTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The Landlock ABI whose rights the launcher asks for: file rights of ABI 5 (truncate and

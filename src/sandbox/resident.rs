@@ -26,7 +26,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::Confinement;
+use super::{Confinement, UidLease};
 use crate::limits::{
     SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
 };
@@ -38,15 +38,22 @@ pub(crate) struct Resident {
     process: Option<std::process::Child>,
     control: OwnedFd,
     calls: u32,
+    /// The launcher's real uid, when airlock is root; given back once it is reaped.
+    uid: Option<UidLease>,
 }
 
 impl Resident {
-    /// A launcher just started, with airlock's end of its channel.
-    pub(crate) fn new(process: std::process::Child, control: OwnedFd) -> Self {
+    /// A launcher just started, with airlock's end of its channel and its uid's lease.
+    pub(crate) fn new(
+        process: std::process::Child,
+        control: OwnedFd,
+        uid: Option<UidLease>,
+    ) -> Self {
         Self {
             process: Some(process),
             control,
             calls: 0,
+            uid,
         }
     }
 
@@ -84,7 +91,7 @@ impl Drop for Resident {
         if process.kill().is_err() {
             tracing::debug!("a launcher was already gone");
         }
-        reap_later(process);
+        reap_later(process, self.uid.take());
     }
 }
 
@@ -187,12 +194,12 @@ pub(crate) fn prefill<E>(
     }
 }
 
-/// Has the launchers' thread reap `process`, which was killed.
-fn reap_later(mut process: std::process::Child) {
+/// Has the launchers' thread reap `process`, which was killed, and then give back its uid.
+fn reap_later(mut process: std::process::Child, uid: Option<UidLease>) {
     if let Ok(Some(_)) = process.try_wait() {
         return;
     }
-    let sent = thread().map(|jobs| jobs.send(Job::Reap(process)));
+    let sent = thread().map(|jobs| jobs.send(Job::Reap(process, uid)));
     if !matches!(sent, Some(Ok(()))) {
         tracing::debug!("no thread to reap a launcher; it stays a zombie until airlock exits");
     }
@@ -200,7 +207,7 @@ fn reap_later(mut process: std::process::Child) {
 
 enum Job {
     Start(Box<dyn FnOnce() + Send>),
-    Reap(std::process::Child),
+    Reap(std::process::Child, Option<UidLease>),
 }
 
 /// The launchers' thread, started on first use.
@@ -220,7 +227,7 @@ fn thread() -> Option<&'static Sender<Job>> {
 
 /// The thread's loop: start launchers as asked, and reap killed ones as they end.
 fn serve(jobs: &Receiver<Job>) {
-    let mut dying: Vec<std::process::Child> = Vec::new();
+    let mut dying: Vec<(std::process::Child, Option<UidLease>)> = Vec::new();
     loop {
         let job = if dying.is_empty() {
             match jobs.recv() {
@@ -236,10 +243,11 @@ fn serve(jobs: &Receiver<Job>) {
         };
         match job {
             Some(Job::Start(start)) => start(),
-            Some(Job::Reap(process)) => dying.push(process),
+            Some(Job::Reap(process, uid)) => dying.push((process, uid)),
             None => {}
         }
-        dying.retain_mut(|process| matches!(process.try_wait(), Ok(None)));
+        // A reaped launcher's namespace is empty: its uid counts no process any more.
+        dying.retain_mut(|(process, _)| matches!(process.try_wait(), Ok(None)));
     }
 }
 

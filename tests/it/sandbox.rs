@@ -2157,3 +2157,196 @@ fn fifos_and_sockets_are_made_without_sandbox() {
     let fifo = std::fs::symlink_metadata(scratch.work().join("out/fifo")).unwrap();
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(&fifo.file_type()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// 11. One launcher, many calls: what a call can leave for the next (red team of the resident
+// launchers)
+
+/// Serves `manifest` as the unprivileged user `nobody` when this test runs as root (so the
+/// launcher takes the user-namespace path), else as the user running the tests.
+fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Server {
+    let path = scratch.manifest(manifest);
+    let airlock = airlock();
+    let airlock = airlock.to_str().unwrap();
+    let mut server = if rustix::process::getuid().is_root() {
+        require("/usr/bin/setpriv", "util-linux");
+        Server::start_with(
+            Path::new("/usr/bin/setpriv"),
+            &[
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                airlock,
+                "serve",
+                "--manifest",
+                &path,
+            ],
+            &[],
+        )
+    } else {
+        Server::start_with(Path::new(airlock), &["serve", "--manifest", &path], &[])
+    };
+    server.initialize("2025-11-25");
+    server
+}
+
+/// What a call sees of its own scheduling, I/O priority and limits.
+const SCHEDULING_PROBE: &str = "import os, ctypes, resource
+libc = ctypes.CDLL(None, use_errno=True)
+print(os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)),
+      os.sched_getscheduler(0), libc.syscall(252, 1, 0),
+      [resource.getrlimit(r) for r in (resource.RLIMIT_FSIZE, resource.RLIMIT_NOFILE,
+       resource.RLIMIT_NPROC, resource.RLIMIT_AS, resource.RLIMIT_CPU)])";
+
+/// Tries to change pid 1 (the launcher, which the next call inherits from) in every way the
+/// red team found: niceness (of the process, its group, its user), CPU affinity, scheduling
+/// policy, I/O priority, resource limits. Prints `<what> changed|refused` for each.
+const LAUNCHER_TAMPERING: &str = "import os, ctypes, resource
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(what, change):
+    try:
+        change()
+        print(what, 'changed')
+    except OSError:
+        print(what, 'refused')
+def syscall(*args):
+    if libc.syscall(*args) != 0:
+        raise OSError(ctypes.get_errno(), 'refused')
+attempt('nice', lambda: os.setpriority(os.PRIO_PROCESS, 1, 19))
+attempt('nice_group', lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
+attempt('nice_user', lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19))
+attempt('affinity', lambda: os.sched_setaffinity(1, {0}))
+attempt('policy', lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))
+attempt('ioprio', lambda: syscall(251, 1, 1, 3 << 13))
+attempt('ioprio_group', lambda: syscall(251, 2, 0, 3 << 13))
+attempt('ioprio_user', lambda: syscall(251, 3, os.getuid(), 3 << 13))
+attempt('limits', lambda: resource.prlimit(1, resource.RLIMIT_FSIZE, (1, 1)))";
+
+/// A call cannot change its launcher: the next call of the tool runs with the scheduling,
+/// I/O priority and limits it would have had anyway.
+fn launcher_tampering(mut server: Server) {
+    let (failed, before) = python(&mut server, "py", SCHEDULING_PROBE);
+    assert!(!failed, "{before}");
+    let (failed, attempts) = python(&mut server, "py", LAUNCHER_TAMPERING);
+    assert!(!failed, "{attempts}");
+    let changed: Vec<&str> = attempts
+        .lines()
+        .filter(|line| !line.ends_with(" refused"))
+        .collect();
+    let (failed, after) = python(&mut server, "py", SCHEDULING_PROBE);
+    assert!(!failed, "{after}");
+    assert!(
+        changed.is_empty(),
+        "the call changed its launcher: {changed:?} (the next call saw {after} after {before})"
+    );
+    assert_eq!(before, after, "the next call inherited the changes");
+}
+
+#[test]
+fn a_call_cannot_change_its_launcher_as_root() {
+    let scratch = Scratch::new("tamper-root");
+    launcher_tampering(scratch.serve(&python_tool("py", Mode::On, ""), &[]));
+}
+
+#[test]
+fn a_call_cannot_change_its_launcher_unprivileged() {
+    let scratch = Scratch::new("tamper-user");
+    let manifest = python_tool("py", Mode::On, "");
+    launcher_tampering(serve_unprivileged(&scratch, &manifest));
+}
+
+/// The unprivileged launcher (a user namespace, then the PID namespace) holds the same
+/// promises as root's: a call's escapes are gone before the next call, which runs in the same
+/// namespace.
+#[test]
+fn an_unprivileged_launcher_leaves_nothing_of_a_call_for_the_next() {
+    let scratch = Scratch::new("reuse-user");
+    let exec = r#"exec = ["/usr/bin/setsid", "/usr/bin/sleep"]"#;
+    let mut server = serve_unprivileged(&scratch, &shell_tool("shell", Mode::On, exec));
+    let (failed, first) = bash(
+        &mut server,
+        "shell",
+        "/usr/bin/sleep 300 & echo $!; /usr/bin/setsid -f /usr/bin/sleep 300; echo $$",
+    );
+    assert!(!failed, "{first}");
+    let background: u32 = first.lines().next().unwrap().parse().unwrap();
+    let (failed, second) = bash(
+        &mut server,
+        "shell",
+        &format!(
+            "for pid in {background} $(({background} + 1)) $(({background} + 2)); do \
+             kill -0 $pid 2>/dev/null && echo alive $pid; done; echo $$"
+        ),
+    );
+    assert!(!failed, "{second}");
+    let own: u32 = second
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("a process of the first call is alive in the second: {second}"));
+    assert!(own > background, "the second call ran in a fresh namespace");
+}
+
+/// Launchers alive at once never share a real uid (which `RLIMIT_NPROC` counts, as root):
+/// while one call runs, 300 others whose launchers are discarded (each passes its output cap)
+/// must not hand a later launcher the running one's uid.
+#[test]
+fn live_launchers_never_share_a_uid() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("live_launchers_never_share_a_uid: not root; the per-launcher uid is root's");
+        return;
+    }
+    require("/usr/bin/cat", "coreutils");
+    let scratch = Scratch::new("uids");
+    let manifest = format!(
+        "[limits]\ntool_call_rate = {{ per_minute = 100000, burst = 1000 }}\n{}{}",
+        shell_tool(
+            "long",
+            Mode::On,
+            "exec = [\"/usr/bin/sleep\"]\ntimeout_ms = 60000"
+        ),
+        shell_tool(
+            "flood",
+            Mode::On,
+            "exec = [\"/usr/bin/cat\"]\nmax_output_bytes = 1024"
+        )
+    );
+    let mut server = scratch.serve(&manifest, &[]);
+    server.send(&call(
+        900,
+        "long",
+        json!({ "script": "/usr/bin/sleep 300" }),
+    ));
+    let live_uids = |server: &Server| -> Vec<(u32, u32)> {
+        launchers_of(server.pid())
+            .into_iter()
+            .filter_map(|pid| {
+                let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+                let real = status
+                    .lines()
+                    .find_map(|line| line.strip_prefix("Uid:"))?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((pid, real))
+            })
+            .collect()
+    };
+    for id in 0..300 {
+        let (failed, text) = outcome(&server.request(&call(
+            id,
+            "flood",
+            json!({ "script": "/usr/bin/cat /dev/zero" }),
+        )));
+        assert!(failed && text.contains("passed the limit"), "{text}");
+        let uids = live_uids(&server);
+        let mut distinct: Vec<u32> = uids.iter().map(|(_, uid)| *uid).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            uids.len(),
+            "after {id} discarded launchers, live launchers share a uid: {uids:?}"
+        );
+    }
+}
