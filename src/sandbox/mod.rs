@@ -96,7 +96,7 @@ pub use support::{PidNamespace, Support};
 /// The real uid a root launcher takes, the `slot`th of airlock process `pid`: from
 /// `0x4000_0000` up, a range no distribution allocates; the pid's low 22 bits (all of them
 /// under Linux's largest `pid_max`) and the slot, so two airlocks never share one. Slots are
-/// leased ([`UidLease`]), so no two launchers alive at once share one either.
+/// leased (`UidLease`), so no two launchers alive at once share one either.
 pub fn call_uid(pid: u32, slot: u8) -> u32 {
     0x4000_0000 | ((pid & 0x3f_ffff) << 8) | u32::from(slot)
 }
