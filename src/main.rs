@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
 
 use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
-use airlock::transport::http::{AllowList, HttpConfig, TokenError, Tokens};
+use airlock::transport::http::{AllowList, Cidr, HttpConfig, TokenError, Tokens, TrustedProxies};
 use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
@@ -153,6 +153,14 @@ struct HttpFlags {
     /// Most legacy sessions per client; its next initialize ends its least recently used one.
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions_per_client: Option<NonZeroUsize>,
+    /// Trust the reverse proxy at ADDR[/PREFIX] to say who its clients are (Forwarded or
+    /// X-Forwarded-For); repeatable.
+    #[arg(long, value_name = "CIDR", requires = "http", value_parser = parse_cidr)]
+    trusted_proxy: Vec<Cidr>,
+}
+
+fn parse_cidr(text: &str) -> Result<Cidr, String> {
+    Cidr::parse(text).map_err(str::to_owned)
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -403,7 +411,8 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
         limits.max_sessions_per_client = max;
     }
     let allow = AllowList::new(&flags.allow_host, &flags.allow_origin);
-    Ok(HttpConfig::new(allow, tokens, limits))
+    let proxies = TrustedProxies::new(flags.trusted_proxy.clone());
+    Ok(HttpConfig::new(allow, tokens, limits).trusting(proxies))
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

@@ -279,3 +279,70 @@ args.path = { type = "path", kind = "file" }
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Item 5: behind a trusted proxy, clients are told apart by the address the proxy forwards
+/// (here seen through the per-client session cap of 1: a client's second `initialize` ends its
+/// first session); a peer that is not a listed proxy is keyed by its own address, whatever it
+/// forwards.
+#[test]
+fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
+    let server = HttpServer::airlock(
+        &[
+            "--trusted-proxy",
+            "127.0.0.1/32",
+            "--max-sessions-per-client",
+            "1",
+        ],
+        &[],
+    );
+    let addr = server.addr;
+    // Through the proxy (127.0.0.1): two clients, one session each, both kept.
+    let a = [("X-Forwarded-For", "203.0.113.7")];
+    let b = [("X-Forwarded-For", "198.51.100.1, 203.0.113.8")];
+    let session_a = initialize_with(addr, &a);
+    let session_b = initialize_with(addr, &b);
+    assert_eq!(list_in(addr, &session_a, &a), 200);
+    assert_eq!(list_in(addr, &session_b, &b), 200);
+    // A second session of the first client ends its first, not the other's.
+    let again_a = initialize_with(addr, &a);
+    assert_eq!(list_in(addr, &session_a, &a), 404);
+    assert_eq!(list_in(addr, &again_a, &a), 200);
+    assert_eq!(list_in(addr, &session_b, &b), 200);
+    // Not from the proxy (127.0.0.2): the forwarded addresses are ignored, and both
+    // "clients" are one, whose second session ends its first.
+    let spoofed = |forwarded: &str| -> (u16, Option<String>) {
+        let body = harness::request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "it", "version": "1"}}),
+        );
+        let request = crate::http::post_bytes(addr, &[("X-Forwarded-For", forwarded)], &body);
+        let mut stream =
+            connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
+        stream.write_all(&request).unwrap();
+        let reply = crate::http::read_reply(&mut stream);
+        (
+            reply.status,
+            reply.header("mcp-session-id").map(str::to_owned),
+        )
+    };
+    let (status, first) = spoofed("192.0.2.1");
+    assert_eq!(status, 200);
+    let (status, _second) = spoofed("192.0.2.2");
+    assert_eq!(status, 200);
+    let first = first.unwrap();
+    let list = harness::request(1, "tools/list", json!({}));
+    let request = crate::http::post_bytes(
+        addr,
+        &[
+            ("Mcp-Session-Id", &first),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &list,
+    );
+    let mut stream =
+        connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
+    stream.write_all(&request).unwrap();
+    assert_eq!(crate::http::read_reply(&mut stream).status, 404);
+}

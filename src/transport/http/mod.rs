@@ -29,6 +29,7 @@ mod body;
 mod clients;
 mod connections;
 mod headers;
+mod proxies;
 mod session;
 mod write_timeout;
 
@@ -63,6 +64,7 @@ use crate::version::ProtocolVersion;
 
 pub use auth::{TokenError, Tokens};
 pub use headers::AllowList;
+pub use proxies::{Cidr, TrustedProxies};
 
 use body::Body;
 use clients::{ClientKey, Clients, Slot};
@@ -99,16 +101,26 @@ pub struct HttpConfig {
     pub tokens: Tokens,
     /// Connection, session, timeout and per-client limits.
     pub limits: HttpLimits,
+    /// Reverse proxies whose forwarding headers say who a client is; none by default.
+    pub proxies: TrustedProxies,
 }
 
 impl HttpConfig {
-    /// A configuration with the given allow-list, tokens and limits.
+    /// A configuration with the given allow-list, tokens and limits, trusting no proxy.
     pub fn new(allow: AllowList, tokens: Tokens, limits: HttpLimits) -> Self {
         Self {
             allow,
             tokens,
             limits,
+            proxies: TrustedProxies::default(),
         }
+    }
+
+    /// The same, keying requests from `proxies` by the client address they forward.
+    #[must_use]
+    pub fn trusting(mut self, proxies: TrustedProxies) -> Self {
+        self.proxies = proxies;
+        self
     }
 }
 
@@ -128,6 +140,7 @@ pub async fn serve(
         allow,
         tokens,
         limits,
+        proxies,
     } = config;
     let state = Arc::new(State {
         calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
@@ -144,6 +157,7 @@ pub async fn serve(
         allow,
         tokens,
         limits,
+        proxies,
         shared,
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -179,7 +193,8 @@ pub async fn serve(
                 continue;
             }
         };
-        let slot = match state.connections.enter(peer.ip(), false) {
+        let trusted_proxy = state.proxies.trusts(peer.ip());
+        let slot = match state.connections.enter(peer.ip(), trusted_proxy) {
             Ok(slot) => slot,
             Err(error) => {
                 refuse_connection(&stream, &error);
@@ -247,6 +262,7 @@ struct State {
     allow: AllowList,
     tokens: Tokens,
     limits: HttpLimits,
+    proxies: TrustedProxies,
     clients: Arc<Clients>,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
@@ -315,7 +331,7 @@ async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> 
             return reply;
         }
     };
-    let client = ClientKey::of(identity.as_ref(), peer);
+    let client = ClientKey::of(identity.as_ref(), state.proxies.client(peer, head));
     if let Err(error) = state.clients.admit_request(&client) {
         tracing::debug!(%error, "request refused: client over its request quota");
         return refusal(&error);
