@@ -272,6 +272,12 @@ pub const HTTP_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// its reply, and a call's slots, for ever; 10 s covers a congested link that still moves.
 pub const HTTP_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long an HTTP client that sent `max_consecutive_errors` garbage requests in a row is
+/// refused (`429`, connection closed): the HTTP counterpart of the stdio cut-off, where the
+/// session ends. Long enough that a fuzzer or a broken client costs little, short enough that
+/// a client that was fixed, or shares the address, is served again soon.
+pub const HTTP_CUT_OFF: Duration = Duration::from_secs(60);
+
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -78,6 +78,9 @@ pub struct Engine {
     in_flight: BTreeMap<IdKey, Pending>,
     next_serial: u64,
     consecutive_errors: u32,
+    /// Whether the last frame handled counted as invalid (towards the cut-off), for
+    /// transports that count per client across engines (HTTP).
+    last_invalid: bool,
     /// The last error written, for transports whose reply status depends on it (HTTP).
     refused: Option<McpError>,
 }
@@ -110,6 +113,7 @@ impl Engine {
             in_flight: BTreeMap::new(),
             next_serial: 0,
             consecutive_errors: 0,
+            last_invalid: false,
             refused: None,
         }
     }
@@ -130,6 +134,12 @@ impl Engine {
         self.refused.take()
     }
 
+    /// Whether the last frame handled was one the cut-off counts: invalid, or refused for a
+    /// reason that was the peer's fault (not a busy server). HTTP counts these per client.
+    pub fn last_was_invalid(&self) -> bool {
+        self.last_invalid
+    }
+
     /// The legacy revision this session negotiated with `initialize`, if it did.
     pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
         self.lifecycle.version()
@@ -137,6 +147,7 @@ impl Engine {
 
     /// Handles one frame (a line without its ending), appending any reply to `out`.
     pub fn handle(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Effect {
+        self.last_invalid = false;
         let message = match envelope::parse(frame, self.shared.limits.max_json_depth.get()) {
             Ok(message) => message,
             Err(rejection) => {
@@ -378,6 +389,7 @@ impl Engine {
 
     /// Counts an invalid message; past the limit, the peer is cut off.
     fn invalid(&mut self) -> Effect {
+        self.last_invalid = true;
         self.consecutive_errors = self.consecutive_errors.saturating_add(1);
         if self.consecutive_errors >= self.shared.limits.max_consecutive_errors.get() {
             tracing::warn!(

@@ -346,3 +346,56 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     stream.write_all(&request).unwrap();
     assert_eq!(crate::http::read_reply(&mut stream).status, 404);
 }
+
+/// A POST of `body` from `from` on a new connection; the reply.
+fn post_from(from: IpAddr, server: SocketAddr, body: &str) -> crate::http::Reply {
+    let request = crate::http::post_bytes(server, &[], body);
+    let mut stream = connect_from(from, server, Duration::from_secs(2)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(&request).unwrap();
+    crate::http::read_reply(&mut stream)
+}
+
+/// Item 4: the garbage cut-off holds over HTTP as on stdio. A client whose last 256 requests
+/// were all garbage is refused (`429`, connection closed) for a while, whatever it sends;
+/// another address is served; a client that sends a valid request now and then never is.
+#[test]
+fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
+    let server = HttpServer::airlock(&["--client-requests-per-minute", "1000000"], &[]);
+    let addr = server.addr;
+    let attacker: IpAddr = "127.0.0.2".parse().unwrap();
+    let honest: IpAddr = "127.0.0.3".parse().unwrap();
+    let valid = crate::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    let valid_from = |from: IpAddr| -> u16 {
+        let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
+        stream.write_all(&valid).unwrap();
+        crate::http::read_reply(&mut stream).status
+    };
+    // The honest client: 255 bad requests, one good, 255 bad, and it is still served.
+    for round in 0..2 {
+        for _ in 0..255 {
+            assert_eq!(post_from(honest, addr, "{not json").status, 400);
+        }
+        assert_eq!(
+            valid_from(honest),
+            200,
+            "honest client refused in round {round}"
+        );
+    }
+    // The attacker: 256 in a row, then even a valid request is refused at once.
+    for _ in 0..256 {
+        assert_eq!(post_from(attacker, addr, "{not json").status, 400);
+    }
+    let mut stream = connect_from(attacker, addr, Duration::from_secs(2)).unwrap();
+    stream.write_all(&valid).unwrap();
+    let reply = crate::http::read_reply(&mut stream);
+    assert_eq!(reply.status, 429, "{reply:?}");
+    assert_eq!(reply.code(), -31_429);
+    assert!(reply.header("retry-after").is_some());
+    assert_eq!(reply.header("connection"), Some("close"));
+    // Everyone else is served meanwhile.
+    assert_eq!(valid_from("127.0.0.1".parse().unwrap()), 200);
+    assert_eq!(valid_from(honest), 200);
+}

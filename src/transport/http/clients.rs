@@ -1,4 +1,5 @@
-//! Limits per HTTP client: keyed quotas (governor GCRA) and a count of calls in flight.
+//! Limits per HTTP client: keyed quotas (governor GCRA), a count of calls in flight, and the
+//! garbage cut-off.
 //!
 //! A client is its authenticated identity when tokens are configured, else its peer address
 //! (an IPv6 address counts as its /64, which one host usually holds whole). These limits come
@@ -6,6 +7,13 @@
 //! whole server's quota or every call slot while another is served. The state is bounded:
 //! entries indistinguishable from a fresh client are dropped by [`Clients::sweep`], and past
 //! `max_tracked_clients` new clients are refused (fail closed) rather than tracked.
+//!
+//! **The garbage cut-off**, as on stdio: a client whose last `max_consecutive_errors`
+//! requests were all garbage (refused at the HTTP boundary or the envelope, or counted invalid
+//! by the engine; a busy server's refusals do not count) is cut off for
+//! [`HTTP_CUT_OFF`]: its requests get `429` at once, before a body is read, and their
+//! connections are closed. One valid request resets the count. Garbage counts against the
+//! client that sent it: its identity when its token was valid, else its address.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -19,7 +27,7 @@ use governor::state::keyed::HashMapStateStore;
 
 use crate::error::McpError;
 use crate::guard::{GuardClock, millis_rounded_up, quota};
-use crate::limits::HttpLimits;
+use crate::limits::{HTTP_CUT_OFF, HttpLimits};
 
 type Keyed =
     RateLimiter<ClientKey, HashMapStateStore<ClientKey>, GuardClock, NoOpMiddleware<Nanos>>;
@@ -63,14 +71,39 @@ pub(crate) struct Clients {
     in_flight: Mutex<HashMap<ClientKey, usize>>,
     in_flight_limit: usize,
     max_tracked: usize,
+    garbage: Mutex<HashMap<ClientKey, Garbage>>,
+    max_garbage: u32,
+}
+
+/// What a request's reply says of it, for the cut-off.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Verdict {
+    /// Refused as the client's fault: counted.
+    Garbage,
+    /// Served: resets the run.
+    Valid,
+    /// Neither (a notification, a busy server's refusal, a refusal of a cut-off client).
+    Neutral,
+}
+
+/// One client's run of garbage.
+#[derive(Clone, Copy, Debug, Default)]
+struct Garbage {
+    /// Garbage requests in a row.
+    consecutive: u32,
+    /// When the cut-off ends (the guard clock's nanoseconds); 0 when not cut off.
+    cut_off_until: u64,
+    /// When the client last sent garbage.
+    last: u64,
 }
 
 impl Clients {
-    pub(crate) fn new(limits: &HttpLimits) -> Self {
-        Self::with_clock(limits, GuardClock::real())
+    /// Per-client limits; `max_garbage` is the server's `max_consecutive_errors`.
+    pub(crate) fn new(limits: &HttpLimits, max_garbage: u32) -> Self {
+        Self::with_clock(limits, max_garbage, GuardClock::real())
     }
 
-    pub(crate) fn with_clock(limits: &HttpLimits, clock: GuardClock) -> Self {
+    pub(crate) fn with_clock(limits: &HttpLimits, max_garbage: u32, clock: GuardClock) -> Self {
         let keyed = |rate| RateLimiter::hashmap_with_clock(quota(rate), clock.clone());
         Self {
             calls: limits.client_call_rate.map(keyed),
@@ -79,7 +112,62 @@ impl Clients {
             in_flight: Mutex::new(HashMap::new()),
             in_flight_limit: limits.client_in_flight.get(),
             max_tracked: limits.max_tracked_clients.get(),
+            garbage: Mutex::new(HashMap::new()),
+            max_garbage: max_garbage.max(1),
         }
+    }
+
+    /// Refuses `client` while it is cut off for sending only garbage.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`] with the time left.
+    pub(crate) fn admit_unless_cut_off(&self, client: &ClientKey) -> Result<(), McpError> {
+        let now = self.clock.now().as_u64();
+        let garbage = self.garbage();
+        match garbage.get(client) {
+            Some(run) if run.cut_off_until > now => Err(McpError::RateLimited {
+                retry_after_ms: run.cut_off_until.saturating_sub(now).div_ceil(1_000_000),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records the verdict on one request of `client`; returns whether that cut it off.
+    pub(crate) fn record(&self, client: &ClientKey, verdict: Verdict) -> bool {
+        let mut runs = self.garbage();
+        match verdict {
+            Verdict::Neutral => return false,
+            Verdict::Valid => {
+                if runs.get(client).is_some_and(|run| run.cut_off_until == 0) {
+                    runs.remove(client);
+                }
+                return false;
+            }
+            Verdict::Garbage => {}
+        }
+        if !runs.contains_key(client) && runs.len() >= self.max_tracked {
+            // Bounded like the quotas: an untracked client is still held by its quota.
+            return false;
+        }
+        let now = self.clock.now().as_u64();
+        let run = runs.entry(client.clone()).or_default();
+        if run.cut_off_until != 0 && run.cut_off_until <= now {
+            *run = Garbage::default();
+        }
+        run.consecutive = run.consecutive.saturating_add(1);
+        run.last = now;
+        if run.consecutive < self.max_garbage {
+            return false;
+        }
+        let cut_off = u64::try_from(HTTP_CUT_OFF.as_nanos()).unwrap_or(u64::MAX);
+        run.cut_off_until = now.saturating_add(cut_off).max(1);
+        run.consecutive = 0;
+        true
+    }
+
+    fn garbage(&self) -> std::sync::MutexGuard<'_, HashMap<ClientKey, Garbage>> {
+        self.garbage.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Admits one HTTP request of `client`, whatever it carries.
@@ -146,12 +234,18 @@ impl Clients {
         })
     }
 
-    /// Drops quota state that a fresh client would have anyway; frees the maps' memory.
+    /// Drops quota state that a fresh client would have anyway (and garbage runs past their
+    /// cut-off, or quiet for as long as one); frees the maps' memory.
     pub(crate) fn sweep(&self) {
         for limiter in [&self.calls, &self.requests].into_iter().flatten() {
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
+        let now = self.clock.now().as_u64();
+        let quiet = u64::try_from(HTTP_CUT_OFF.as_nanos()).unwrap_or(u64::MAX);
+        let mut runs = self.garbage();
+        runs.retain(|_, run| run.cut_off_until > now || now.saturating_sub(run.last) < quiet);
+        runs.shrink_to_fit();
     }
 
     /// Clients with quota state kept (for tests).
@@ -209,7 +303,7 @@ mod tests {
     #[test]
     fn each_client_has_its_own_quota() {
         let clock = GuardClock::manual();
-        let clients = Clients::with_clock(&limits(), clock.clone());
+        let clients = Clients::with_clock(&limits(), 256, clock.clone());
         let (a, b) = (address(1), address(2));
         clients.admit_call(&a).unwrap();
         clients.admit_call(&a).unwrap();
@@ -226,7 +320,7 @@ mod tests {
 
     #[test]
     fn in_flight_slots_are_per_client_and_given_back() {
-        let clients = Arc::new(Clients::new(&limits()));
+        let clients = Arc::new(Clients::new(&limits(), 256));
         let (a, b) = (address(1), address(2));
         let first = clients.enter(&a).unwrap();
         let _second = clients.enter(&a).unwrap();
@@ -242,7 +336,7 @@ mod tests {
     #[test]
     fn tracked_clients_are_bounded_and_swept() {
         let clock = GuardClock::manual();
-        let clients = Clients::with_clock(&limits(), clock.clone());
+        let clients = Clients::with_clock(&limits(), 256, clock.clone());
         for last in 1..=4 {
             clients.admit_request(&address(last)).unwrap();
         }
@@ -257,6 +351,40 @@ mod tests {
         clients.admit_request(&address(5)).unwrap();
         clients.sweep();
         assert_eq!(clients.tracked(), 1);
+    }
+
+    #[test]
+    fn a_client_sending_only_garbage_is_cut_off_for_a_while_and_others_are_not() {
+        let clock = GuardClock::manual();
+        let clients = Clients::with_clock(&limits(), 3, clock.clone());
+        let (a, b) = (address(1), address(2));
+        let garbage = Verdict::Garbage;
+        assert!(!clients.record(&a, garbage));
+        assert!(!clients.record(&a, garbage));
+        // A valid request resets the run; a neutral one does not.
+        assert!(!clients.record(&a, Verdict::Valid));
+        assert!(!clients.record(&a, garbage));
+        assert!(!clients.record(&a, Verdict::Neutral));
+        assert!(!clients.record(&a, garbage));
+        assert!(clients.record(&a, garbage), "three in a row cut it off");
+        let wait = HTTP_CUT_OFF.as_millis();
+        assert_eq!(
+            clients.admit_unless_cut_off(&a),
+            Err(McpError::RateLimited {
+                retry_after_ms: u64::try_from(wait).unwrap()
+            })
+        );
+        clients.admit_unless_cut_off(&b).unwrap();
+        // Valid requests during the cut-off do not lift it.
+        clients.record(&a, Verdict::Valid);
+        assert!(clients.admit_unless_cut_off(&a).is_err());
+        clock.advance(HTTP_CUT_OFF);
+        clients.admit_unless_cut_off(&a).unwrap();
+        // After it, the run starts again from nothing.
+        assert!(!clients.record(&a, garbage));
+        clock.advance(HTTP_CUT_OFF);
+        clients.sweep();
+        assert!(clients.garbage().is_empty());
     }
 
     #[test]

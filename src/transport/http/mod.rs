@@ -144,7 +144,10 @@ pub async fn serve(
     } = config;
     let state = Arc::new(State {
         calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
-        clients: Arc::new(Clients::new(&limits)),
+        clients: Arc::new(Clients::new(
+            &limits,
+            shared.limits().max_consecutive_errors.get(),
+        )),
         sessions: Sessions::new(
             limits.max_sessions.get(),
             limits.max_sessions_per_client.get(),
@@ -297,19 +300,50 @@ fn refuse_connection(stream: &TcpStream, error: &McpError) {
     tracing::debug!(%error, "connection refused");
 }
 
-/// One HTTP request, start to finish.
+/// One HTTP request, start to finish: served by [`serve_request`], then counted for the
+/// garbage cut-off against whoever sent it (see `clients`).
 async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> Response<Body> {
+    let address = ClientKey::of(None, state.proxies.client(peer, request.headers()));
+    let mut sender = None;
+    let reply = serve_request(&state, &address, request, &mut sender).await;
+    let sender = sender.unwrap_or(address);
+    let verdict = reply
+        .extensions()
+        .get::<Verdict>()
+        .copied()
+        .unwrap_or(Verdict::Valid);
+    if state.clients.record(&sender, verdict) {
+        tracing::info!(
+            client = ?sender,
+            "HTTP client cut off for a while after too many invalid requests in a row"
+        );
+    }
+    reply
+}
+
+/// What a reply says of its request, for the cut-off; a reply without one is
+/// [`Verdict::Valid`].
+pub(crate) use clients::Verdict;
+
+/// Serves one request; sets `sender` to the client's identity once its token is valid (the
+/// address is the sender until then).
+async fn serve_request(
+    state: &Arc<State>,
+    address: &ClientKey,
+    request: Request<Incoming>,
+    sender: &mut Option<ClientKey>,
+) -> Response<Body> {
     if request.uri().path() != MCP_PATH {
-        return status_only(StatusCode::NOT_FOUND);
+        return garbage(status_only(StatusCode::NOT_FOUND));
     }
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
         tracing::debug!(host = ?head.get(header::HOST), "request refused: Host not allowed");
-        return refusal(&McpError::Http(HttpRefusal::Host));
+        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
         tracing::debug!(origin = ?head.get(header::ORIGIN), "request refused: Origin not allowed");
-        return refusal(&McpError::Http(HttpRefusal::Origin));
+        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
     }
     let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
         Ok(identity) => identity,
@@ -318,6 +352,9 @@ async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> 
                 presented = denied.presented,
                 "request refused: no valid token"
             );
+            if let Err(error) = state.clients.admit_unless_cut_off(address) {
+                return judged(closing(refusal(&error)), Verdict::Neutral);
+            }
             let mut reply = refusal(&McpError::Http(HttpRefusal::Unauthorized));
             let challenge = if denied.presented {
                 r#"Bearer realm="airlock", error="invalid_token""#
@@ -328,26 +365,75 @@ async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> 
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(challenge),
             );
-            return reply;
+            return garbage(reply);
         }
     };
-    let client = ClientKey::of(identity.as_ref(), state.proxies.client(peer, head));
+    let client = match &identity {
+        Some(identity) => ClientKey::Identity(Arc::clone(identity)),
+        None => address.clone(),
+    };
+    // A cut-off client is refused before anything else is spent on it, and its connection
+    // closed; this refusal is not counted again.
+    if let Err(error) = state.clients.admit_unless_cut_off(&client) {
+        tracing::debug!("request refused: the client is cut off");
+        return judged(closing(refusal(&error)), Verdict::Neutral);
+    }
+    *sender = Some(client.clone());
     if let Err(error) = state.clients.admit_request(&client) {
         tracing::debug!(%error, "request refused: client over its request quota");
-        return refusal(&error);
+        return judged(refusal(&error), Verdict::Neutral);
     }
     let caller = Caller { identity, client };
     match *request.method() {
-        Method::POST => post(&state, caller, request).await,
-        Method::DELETE => delete(&state, &caller, request.headers()),
+        Method::POST => post(state, caller, request).await,
+        Method::DELETE => delete(state, &caller, request.headers()),
         _ => {
             let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
             reply
                 .headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
-            reply
+            garbage(reply)
         }
     }
+}
+
+/// `reply`, marked as the answer to garbage.
+fn garbage(reply: Response<Body>) -> Response<Body> {
+    judged(reply, Verdict::Garbage)
+}
+
+/// `reply`, marked with what it says of its request.
+fn judged(mut reply: Response<Body>, verdict: Verdict) -> Response<Body> {
+    reply.extensions_mut().insert(verdict);
+    reply
+}
+
+/// The verdict on a request an engine handled: garbage when the engine counted it invalid;
+/// a valid notification neither counts nor resets (as on stdio, where only an answered
+/// request resets the run).
+fn engine_verdict(engine: &Engine, notification: bool) -> Verdict {
+    if engine.last_was_invalid() {
+        Verdict::Garbage
+    } else if notification {
+        Verdict::Neutral
+    } else {
+        Verdict::Valid
+    }
+}
+
+/// Whether a refusal is a busy server's, not the client's fault: the cut-off does not count
+/// it.
+fn busy(error: &McpError) -> bool {
+    matches!(
+        error,
+        McpError::RateLimited { .. }
+            | McpError::Overloaded { .. }
+            | McpError::ClientBusy { .. }
+            | McpError::TooManyConnections { .. }
+            | McpError::TooManyConnectionsFromAddress { .. }
+            | McpError::TooManySessions { .. }
+            | McpError::Internal(_)
+    )
 }
 
 /// Who sent a request.
@@ -367,7 +453,7 @@ fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
                 tracing::debug!("session ended by the client");
                 status_only(StatusCode::NO_CONTENT)
             } else {
-                refusal(&McpError::Http(HttpRefusal::SessionNotFound))
+                garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)))
             }
         }
         _ => {
@@ -375,7 +461,7 @@ fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
             reply
                 .headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
-            reply
+            garbage(reply)
         }
     }
 }
@@ -385,11 +471,11 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let (parts, body) = request.into_parts();
     let head = &parts.headers;
     if !headers::is_json(head) {
-        return refusal(&McpError::Http(HttpRefusal::UnsupportedMediaType));
+        return garbage(refusal(&McpError::Http(HttpRefusal::UnsupportedMediaType)));
     }
     let accepts = headers::accepts(head);
     if !accepts.json && !accepts.sse {
-        return refusal(&McpError::Http(HttpRefusal::NotAcceptable));
+        return garbage(refusal(&McpError::Http(HttpRefusal::NotAcceptable)));
     }
     let max = state.shared.limits().max_frame_bytes.get();
     let too_long = McpError::FrameTooLong { limit: max };
@@ -401,7 +487,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         // Refused on the declared length alone; the body is never read, and the connection
         // is closed rather than drained.
         tracing::debug!("request refused: body over the cap (declared)");
-        return closing(refusal(&too_long));
+        return garbage(closing(refusal(&too_long)));
     }
     let read = tokio::time::timeout(
         state.limits.body_read_timeout,
@@ -413,14 +499,14 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         Ok(Err(error)) => {
             if error.is::<http_body_util::LengthLimitError>() {
                 tracing::debug!("request refused: body over the cap");
-                return closing(refusal(&too_long));
+                return garbage(closing(refusal(&too_long)));
             }
             tracing::debug!("the request body could not be read");
-            return closing(status_only(StatusCode::BAD_REQUEST));
+            return garbage(closing(status_only(StatusCode::BAD_REQUEST)));
         }
         Err(_elapsed) => {
             tracing::debug!("request refused: the body did not arrive in time");
-            return closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout)));
+            return garbage(closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout))));
         }
     };
     let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
@@ -435,11 +521,12 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
                 ReplyTo::Id(id) => response::write_error(&mut out, Some(id), &rejection.error),
                 ReplyTo::Silent => {}
             }
-            return json(out, Some(&rejection.error), modern_header);
+            return garbage(json(out, Some(&rejection.error), modern_header));
         }
     };
     let request = match message {
-        Message::Response => return status_only(StatusCode::ACCEPTED),
+        // An unsolicited response: dropped, and counted as the engine counts it.
+        Message::Response => return garbage(status_only(StatusCode::ACCEPTED)),
         Message::Notification(_) => {
             return notification(state, &caller, head, &frame);
         }
@@ -475,10 +562,13 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
 fn notification(state: &State, caller: &Caller, head: &HeaderMap, frame: &[u8]) -> Response<Body> {
     if let Some(id) = headers::text(head, MCP_SESSION_ID) {
         let Some(session) = state.sessions.find(id, caller.identity.as_ref()) else {
-            return refusal(&McpError::Http(HttpRefusal::SessionNotFound));
+            return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)));
         };
         let mut out = Vec::new();
-        let effect = session.engine().handle(frame, &mut out);
+        let mut engine = session.engine();
+        let effect = engine.handle(frame, &mut out);
+        let verdict = engine_verdict(&engine, true);
+        drop(engine);
         match effect {
             Effect::Cancel(ticket) => session.cancel(&ticket),
             Effect::None | Effect::Start(_) => {}
@@ -486,8 +576,9 @@ fn notification(state: &State, caller: &Caller, head: &HeaderMap, frame: &[u8]) 
                 state.sessions.close(id, caller.identity.as_ref());
             }
         }
+        return judged(status_only(StatusCode::ACCEPTED), verdict);
     }
-    status_only(StatusCode::ACCEPTED)
+    judged(status_only(StatusCode::ACCEPTED), Verdict::Neutral)
 }
 
 /// One request's context.
@@ -505,7 +596,12 @@ impl Exchange<'_> {
         tracing::debug!(%error, "request refused");
         let mut out = Vec::new();
         response::write_error(&mut out, Some(id), error);
-        json(out, Some(error), modern)
+        let verdict = if busy(error) {
+            Verdict::Neutral
+        } else {
+            Verdict::Garbage
+        };
+        judged(json(out, Some(error), modern), verdict)
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.
@@ -880,10 +976,17 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The reply to a request answered without a call.
+/// The reply to a request answered without a call, judged as the engine counted it: garbage
+/// when counted invalid, neutral when a busy server refused it (retryable, as on stdio, where
+/// it neither counts nor resets), valid otherwise.
 fn finished(engine: &mut Engine, out: Vec<u8>, modern: bool) -> Response<Body> {
     let error = engine.take_refusal();
-    json(out, error.as_ref(), modern)
+    let verdict = match &error {
+        _ if engine.last_was_invalid() => Verdict::Garbage,
+        Some(error) if busy(error) => Verdict::Neutral,
+        _ => Verdict::Valid,
+    };
+    judged(json(out, error.as_ref(), modern), verdict)
 }
 
 /// A JSON reply: `out` (one line) with the status of `error`, or `200`.
