@@ -1110,25 +1110,25 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
         if element.contains('\0') {
             return Err("a template element contains NUL".into());
         }
-        let Some(open) = element.find('{') else {
-            if element.contains('}') {
-                return Err(format!("`{element}` has an unmatched `}}`"));
+        let (prefix, name, suffix) = match split_element(element)? {
+            Split::Literal(text) => {
+                if text == "--" {
+                    after_double_dash = true;
+                }
+                out.push(Element::Literal(text));
+                continue;
             }
-            if element == "--" {
-                after_double_dash = true;
-            }
-            out.push(Element::Literal(element.clone()));
-            continue;
+            Split::Placeholder {
+                prefix,
+                name,
+                suffix,
+            } => (prefix, name, suffix),
         };
-        let (prefix, rest) = element.split_at(open);
-        let rest = rest.strip_prefix('{').unwrap_or(rest);
-        let close = rest
-            .find('}')
-            .ok_or_else(|| format!("`{element}` has an unmatched `{{`"))?;
-        let (name, suffix) = rest.split_at(close);
-        let suffix = suffix.strip_prefix('}').unwrap_or(suffix);
-        if prefix.contains(['{', '}']) || suffix.contains(['{', '}']) {
-            return Err(format!("`{element}` holds more than one placeholder"));
+        let (prefix, name, suffix) = (prefix.as_str(), name.as_str(), suffix.as_str());
+        if name.is_empty() {
+            return Err(format!(
+                "`{element}` holds an empty placeholder `{{}}`; write `{{{{}}}}` for literal braces"
+            ));
         }
         let Some(&arg) = index.get(name) else {
             return Err(format!("`{{{name}}}` is not a declared argument"));
@@ -1188,6 +1188,62 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
         return Err("at most one argument can go to stdin".into());
     }
     Ok(out)
+}
+
+/// A template element read: `{{` and `}}` are literal braces, `{name}` a placeholder.
+enum Split {
+    /// No placeholder.
+    Literal(String),
+    /// One placeholder, with the text around it.
+    Placeholder {
+        prefix: String,
+        name: String,
+        suffix: String,
+    },
+}
+
+/// Reads a template element; at most one placeholder.
+fn split_element(element: &str) -> Result<Split, String> {
+    const HINT: &str = "(write `{{` or `}}` for a literal brace)";
+    let mut before = String::new();
+    let mut name: Option<String> = None;
+    let mut after = String::new();
+    let mut chars = element.chars().peekable();
+    while let Some(c) = chars.next() {
+        let placed = name.is_some();
+        let out = if placed { &mut after } else { &mut before };
+        match c {
+            '{' | '}' if chars.next_if_eq(&c).is_some() => out.push(c),
+            '{' if placed => {
+                return Err(format!(
+                    "`{element}` holds more than one placeholder {HINT}"
+                ));
+            }
+            '{' => {
+                let mut inner = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some('{') | None => {
+                            return Err(format!("`{element}` has an unmatched `{{` {HINT}"));
+                        }
+                        Some(c) => inner.push(c),
+                    }
+                }
+                name = Some(inner);
+            }
+            '}' => return Err(format!("`{element}` has an unmatched `}}` {HINT}")),
+            c => out.push(c),
+        }
+    }
+    Ok(match name {
+        None => Split::Literal(before),
+        Some(name) => Split::Placeholder {
+            prefix: before,
+            name,
+            suffix: after,
+        },
+    })
 }
 
 /// `-x=` or `--long-name=`.

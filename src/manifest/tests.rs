@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::json;
+
 use super::*;
 
 fn base() -> PathBuf {
@@ -466,5 +468,56 @@ fn the_default_manifest_refuses_the_root_home_and_system_trees() {
             unsafe_default_root(Path::new(dir), Some(home)).is_none(),
             "{dir} was refused"
         );
+    }
+}
+
+/// The argv (or the refusal) of the first tool of `manifest` for `arguments`.
+fn argv_of(manifest: &Manifest, arguments: serde_json::Value) -> Result<Vec<String>, String> {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    crate::command::argv::build(&manifest.tools[0], &arguments).map(|invocation| {
+        invocation
+            .args
+            .into_iter()
+            .map(|arg| arg.into_string().unwrap())
+            .collect()
+    })
+}
+
+fn one_tool(command: &str, keys: &str) -> String {
+    format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n{keys}\n")
+}
+
+/// Issue 15, item 8: `{{` and `}}` are literal braces; `{}` alone is refused with the hint.
+#[test]
+fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() {
+    let manifest = load_text(&one_tool(
+        r#"["find", ".", "-exec", "cat", "{{}}", "+", "{{x}}", "}}{{"]"#,
+        "",
+    ))
+    .unwrap();
+    assert_eq!(
+        manifest.tools[0].template,
+        [".", "-exec", "cat", "{}", "+", "{x}", "}{"].map(|text| Element::Literal(text.to_owned()))
+    );
+    let embedded = load_text(&one_tool(
+        r#"["echo", "{{{word}}}"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.word = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&embedded, json!({"word": "w"})),
+        Ok(vec!["{w}".to_owned()])
+    );
+    for (command, rule) in [
+        (
+            r#"["find", ".", "-exec", "cat", "{}", "+"]"#,
+            "write `{{}}` for literal braces",
+        ),
+        (r#"["echo", "a}b"]"#, "has an unmatched `}`"),
+        (r#"["echo", "a{b"]"#, "has an unmatched `{`"),
+        (r#"["echo", "{{x}"]"#, "has an unmatched `}`"),
+    ] {
+        let error = refusal(&one_tool(command, ""));
+        assert!(error.rule().contains(rule), "{command}: {error}");
     }
 }
