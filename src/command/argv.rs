@@ -177,9 +177,10 @@ fn relative_to(workdir: &Path, resolved: PathBuf) -> OsString {
     }
 }
 
-/// Resolves a relative path under the rule's root. Symlinks are followed and the result must
-/// still be under the root. One message covers "missing" and "outside": telling them apart
-/// would let an agent probe which files exist outside the root.
+/// Resolves a path under the rule's root: a relative one against the root, an absolute one as
+/// it is. Symlinks are followed and the result must still be under the root. One message
+/// covers "missing" and "outside", absolute or not: telling them apart would let an agent
+/// probe which files exist outside the root.
 fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
     let what = match rule.kind {
         PathKind::File => "file",
@@ -193,12 +194,11 @@ fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
             format!("`{name}` must name a {what} inside the tool's directory.")
         }
     };
-    let relative = Path::new(text);
-    if text.is_empty() || relative.is_absolute() {
-        return Err(format!(
-            "`{name}` must be a relative path inside the tool's directory."
-        ));
+    if text.is_empty() {
+        return Err(refused());
     }
+    let relative = Path::new(text);
+    // `join` keeps an absolute path as it is.
     let joined = rule.root.join(relative);
     let resolved = if rule.must_exist {
         std::fs::canonicalize(&joined).map_err(|_| refused())?

@@ -1335,7 +1335,9 @@ pub(crate) fn input_schema(tool: &CommandTool) -> Value {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 4096,
-                    "description": format!("Relative path of {what} inside the tool's directory."),
+                    "description": format!(
+                        "Path of {what} inside the tool's directory: relative to it, or absolute."
+                    ),
                 })
             }
             ArgKind::Array {

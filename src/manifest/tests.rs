@@ -521,3 +521,38 @@ fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() 
         assert!(error.rule().contains(rule), "{command}: {error}");
     }
 }
+
+/// Issue 15, item 7: an absolute path resolving inside the root is accepted (and given to the
+/// child relative to its workdir); outside or missing, the one message.
+#[test]
+fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() {
+    let dir = sandbox_dir("absolute");
+    std::fs::write(dir.join("work/in.txt"), "in").unwrap();
+    std::fs::write(dir.join("sibling/out.txt"), "out").unwrap();
+    let manifest = parse(&tool_with(""), "test.toml", &dir).unwrap();
+    let inside = dir.join("work/in.txt");
+    assert_eq!(
+        argv_of(&manifest, json!({"path": inside.to_str().unwrap()})),
+        Ok(vec!["--".to_owned(), "./in.txt".to_owned()])
+    );
+    let refused = Err(
+        "`path` must name an existing file or directory inside the tool's \
+                       directory."
+            .to_owned(),
+    );
+    for path in [
+        dir.join("sibling/out.txt"),
+        dir.join("work/../sibling/out.txt"),
+        dir.join("work/missing"),
+        PathBuf::from("/etc/passwd"),
+        PathBuf::from("/"),
+    ] {
+        assert_eq!(
+            argv_of(&manifest, json!({"path": path.to_str().unwrap()})),
+            refused,
+            "{}",
+            path.display()
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

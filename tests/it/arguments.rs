@@ -1,5 +1,5 @@
-//! Arguments through the real binary (issue 15): what `airlock check` and `airlock serve`
-//! make of a template's literal braces.
+//! Arguments through the real binary (issue 15): absolute paths inside a path argument's root,
+//! and a template's literal braces.
 
 use std::path::PathBuf;
 
@@ -79,6 +79,48 @@ fn text(reply: &Value) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("no text: {reply}"))
         .to_owned()
+}
+
+fn is_error(reply: &Value) -> bool {
+    reply["result"]["isError"] == json!(true)
+}
+
+/// Item 7: an absolute path is accepted when it resolves inside the root, and refused with the
+/// one message for "missing" and "outside" otherwise.
+#[test]
+fn absolute_paths_inside_the_root_are_accepted() {
+    let scratch = Scratch::new("absolute");
+    let mut server = scratch.serve(
+        r#"
+[[tool]]
+name = "read"
+description = "Reads a file inside work"
+command = ["cat", "--", "{file}"]
+workdir = "work"
+args.file = { type = "path", kind = "file" }
+"#,
+    );
+    let inside = scratch.dir.join("work/data/lib.rs");
+    let reply = server.request(&call(1, "read", json!({"file": inside.to_str().unwrap()})));
+    assert!(!is_error(&reply), "{reply}");
+    assert_eq!(text(&reply), "// rust\n");
+    let dotted = format!("{}/work/data/../data/lib.rs", scratch.dir.display());
+    let reply = server.request(&call(2, "read", json!({"file": dotted})));
+    assert_eq!(text(&reply), "// rust\n");
+    let refused =
+        "Invalid arguments: `file` must name an existing file inside the tool's directory.";
+    for (id, path) in [
+        (3, scratch.dir.join("outside/secret.txt")),
+        (4, scratch.dir.join("work/../outside/secret.txt")),
+        (5, PathBuf::from("/etc/passwd")),
+        (6, scratch.dir.join("work/no-such-file")),
+        (7, PathBuf::from("/no/such/file")),
+        (8, scratch.dir.join("work/data")),
+    ] {
+        let reply = server.request(&call(id, "read", json!({"file": path.to_str().unwrap()})));
+        assert!(is_error(&reply), "{}: {reply}", path.display());
+        assert_eq!(text(&reply), refused, "{}", path.display());
+    }
 }
 
 /// Item 8: `{{` and `}}` stand for literal braces, so `find … -exec cat {} +` can be written.

@@ -9,7 +9,8 @@
 //!   panics, end of input with work in flight;
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
 //!   `airlock check` on good and bad manifests;
-//! - `arguments`: how argument values and templates reach a program: literal braces;
+//! - `arguments`: how argument values and templates reach a program: absolute paths, literal
+//!   braces;
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
