@@ -21,7 +21,7 @@ use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawLimits, RawManifest, RawPathArg,
     RawPathKind, RawRate, RawResources, RawStringArg, RawTool,
 };
-use super::risk::{self, Risk};
+use super::risk::{self, Reading, Risk};
 use super::{Located, ManifestError};
 use crate::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
@@ -85,6 +85,9 @@ pub struct CommandTool {
     pub annotations: ToolAnnotations,
     /// Risky shapes the manifest explicitly accepted.
     pub accepted_risks: Vec<Risk>,
+    /// What airlock knows about how the program reads its arguments, and what the call-time
+    /// checks refuse beyond a leading dash.
+    pub reading: Reading,
     /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
     /// accepted risk `unsandboxed`.
     pub sandbox: Option<Arc<Confinement>>,
@@ -254,10 +257,11 @@ pub(super) fn check(
 /// uses are in the sandbox's fixed system list.
 const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
 
-/// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`) that
-/// lies inside a writable directory of any sandboxed tool of the manifest. A call could
-/// replace such a path with a symbolic link to anywhere; the launcher would then refuse to run
-/// (it checks each path's identity), so the tool would stop working: refused here, at load.
+/// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`), and
+/// any tool's fixed interpreter script, that lies inside a writable directory of any sandboxed
+/// tool of the manifest. A call could replace such a path with a symbolic link to anywhere; the
+/// launcher would then refuse to run (it checks each path's identity), so the tool would stop
+/// working: refused here, at load. A script there could be rewritten into any code.
 fn refuse_grants_inside_writable_directories(
     tools: &[CommandTool],
     at: &Located<'_>,
@@ -274,6 +278,26 @@ fn refuse_grants_inside_writable_directories(
         })
         .collect();
     for tool in tools {
+        // An interpreter's fixed script is what makes agent text its arguments, not its code:
+        // a tool that may write where the script lies could rewrite it.
+        if let Some(script) = &tool.reading.script
+            && !tool.accepted_risks.contains(&Risk::InterpreterCode)
+            && let Some((owner, dir)) = writable.iter().find(|(_, dir)| script.starts_with(dir))
+        {
+            return Err(at.error(
+                None,
+                Some(tool.name.as_str()),
+                "command",
+                &format!(
+                    "the fixed script {} lies inside {}, which tool `{owner}` may write: a call \
+                     could rewrite it, and agent input would reach code; move the script out of \
+                     every writable directory, or, if that is really intended, add \
+                     accept_risk = [\"interpreter_code\"]",
+                    script.display(),
+                    dir.display()
+                ),
+            ));
+        }
         let Some(sandbox) = &tool.sandbox else {
             continue;
         };
@@ -556,19 +580,20 @@ impl ToolChecker<'_> {
             .iter()
             .map(|risk| {
                 Risk::parse(risk.get_ref()).ok_or_else(|| {
+                    let known: Vec<&str> = Risk::ALL.iter().map(|risk| risk.as_str()).collect();
                     at.error(
                         Some(risk.span().start),
                         tool,
                         "accept_risk",
-                        "unknown risk; known: interpreter_code, launcher, embedded_placeholder, \
-                         unsandboxed",
+                        &format!("unknown risk; known: {}", known.join(", ")),
                     )
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let template = template(template_text, &args, &accepted_risks)
             .map_err(|rule| fail("command", &rule))?;
-        risk::refuse_unaccepted(&program, &template, &accepted_risks)
+        let assessment = risk::assess(&program, &template, &args, &workdir);
+        risk::refuse_unaccepted(&assessment, &accepted_risks)
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
@@ -620,6 +645,7 @@ impl ToolChecker<'_> {
             success_codes,
             annotations,
             accepted_risks,
+            reading: assessment.reading,
             sandbox,
         })
     }
@@ -1452,6 +1478,7 @@ impl Manifest {
                 }
             }));
             line(&mut out, &format!("  argv:    {}", argv.join(" ")));
+            line(&mut out, &format!("  operands: {}", tool.reading.summary));
             for (i, arg) in tool.args.iter().enumerate() {
                 let label = if i == 0 { "  args:   " } else { "          " };
                 line(&mut out, &format!("{label} {}", describe_arg(arg)));

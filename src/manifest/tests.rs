@@ -487,6 +487,113 @@ fn one_tool(command: &str, keys: &str) -> String {
     format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n{keys}\n")
 }
 
+/// Issue 15, item 1: values find, make, awk or a `@file` reader would read as syntax are
+/// refused wherever they stand, before `--` or after it, as strings or list items; others pass.
+#[test]
+fn values_read_as_syntax_are_refused_before_and_after_double_dash() {
+    let find = load_text(&one_tool(
+        r#"["find", "{start}", "--", "{dirs}", "-name", "{pattern}"]"#,
+        "accept_risk = [\"expression_operands\"]\nargs.start = { type = \"string\" }\n\
+         args.dirs = { type = \"array\" }\nargs.pattern = { type = \"string\" }",
+    ))
+    .unwrap();
+    let expression = "`dirs` must not start with '-' or be `(`, `)`, `!` or `,`: the program \
+                      reads such a value as part of its expression, even after `--`.";
+    for dirs in [
+        json!(["-exec"]),
+        json!(["a", "-fprint"]),
+        json!(["("]),
+        json!(["!"]),
+        json!([","]),
+    ] {
+        let refusal = argv_of(&find, json!({"start": "a", "dirs": dirs, "pattern": "*"}));
+        assert_eq!(refusal, Err(expression.to_owned()), "{dirs}");
+    }
+    assert_eq!(
+        argv_of(
+            &find,
+            json!({"start": "a", "dirs": ["b"], "pattern": "-newer"})
+        ),
+        Err(expression.replace("`dirs`", "`pattern`"))
+    );
+    assert_eq!(
+        argv_of(
+            &find,
+            json!({"start": "a", "dirs": ["b", "c"], "pattern": "*.rs"})
+        ),
+        Ok(["a", "--", "b", "c", "-name", "*.rs"]
+            .map(str::to_owned)
+            .to_vec())
+    );
+
+    let make = load_text(&one_tool(
+        r#"["make", "--", "{target}"]"#,
+        "accept_risk = [\"assignment_operands\"]\nargs.target = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&make, json!({"target": "CFLAGS=$(shell id)"})),
+        Err(
+            "`target` must not contain '=': the program would read it as a variable assignment."
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        argv_of(&make, json!({"target": "all"})),
+        Ok(vec!["--".to_owned(), "all".to_owned()])
+    );
+
+    let binutils = load_text(&one_tool(
+        r#"["objdump", "-d", "--", "{file}"]"#,
+        "accept_risk = [\"response_files\"]\nargs.file = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&binutils, json!({"file": "@/etc/shadow"})),
+        Err(
+            "`file` must not start with '@': the program would read it as a response file \
+             (more arguments, read from a file)."
+                .to_owned()
+        )
+    );
+    assert!(argv_of(&binutils, json!({"file": "a.out"})).is_ok());
+}
+
+/// Issue 15, item 7: an absolute path resolving inside the root is accepted (and given to the
+/// child relative to its workdir); outside or missing, the one message.
+#[test]
+fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() {
+    let dir = sandbox_dir("absolute");
+    std::fs::write(dir.join("work/in.txt"), "in").unwrap();
+    std::fs::write(dir.join("sibling/out.txt"), "out").unwrap();
+    let manifest = parse(&tool_with(""), "test.toml", &dir).unwrap();
+    let inside = dir.join("work/in.txt");
+    assert_eq!(
+        argv_of(&manifest, json!({"path": inside.to_str().unwrap()})),
+        Ok(vec!["--".to_owned(), "./in.txt".to_owned()])
+    );
+    let refused = Err(
+        "`path` must name an existing file or directory inside the tool's \
+                       directory."
+            .to_owned(),
+    );
+    for path in [
+        dir.join("sibling/out.txt"),
+        dir.join("work/../sibling/out.txt"),
+        dir.join("work/missing"),
+        PathBuf::from("/etc/passwd"),
+        PathBuf::from("/"),
+    ] {
+        assert_eq!(
+            argv_of(&manifest, json!({"path": path.to_str().unwrap()})),
+            refused,
+            "{}",
+            path.display()
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Issue 15, item 8: `{{` and `}}` are literal braces; `{}` alone is refused with the hint.
 #[test]
 fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() {
@@ -522,37 +629,32 @@ fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() 
     }
 }
 
-/// Issue 15, item 7: an absolute path resolving inside the root is accepted (and given to the
-/// child relative to its workdir); outside or missing, the one message.
+/// An interpreter's fixed script in a directory a tool may write is not fixed.
 #[test]
-fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() {
-    let dir = sandbox_dir("absolute");
-    std::fs::write(dir.join("work/in.txt"), "in").unwrap();
-    std::fs::write(dir.join("sibling/out.txt"), "out").unwrap();
-    let manifest = parse(&tool_with(""), "test.toml", &dir).unwrap();
-    let inside = dir.join("work/in.txt");
+fn a_fixed_script_inside_a_writable_directory_is_refused() {
+    let dir = sandbox_dir("script");
+    std::fs::write(dir.join("work/out/run.py"), "print('hi')\n").unwrap();
+    std::fs::write(dir.join("work/run.py"), "print('hi')\n").unwrap();
+    let python = "[\"python3\", \"out/run.py\", \"--\", \"{x}\"]";
+    let text = format!(
+        "{}{}",
+        one_tool(python, "workdir = \"work\"\nargs.x = { type = \"string\" }"),
+        "[[tool]]\nname = \"w\"\ndescription = \"d\"\ncommand = [\"true\"]\nworkdir = \"work\"\n\
+         write = [\"out\"]\n"
+    );
+    let error = parse(&text, "test.toml", &dir).unwrap_err();
+    assert!(
+        error
+            .rule()
+            .contains("which tool `w` may write: a call could rewrite it"),
+        "{error}"
+    );
+    // The same script outside every writable directory is fixed.
+    let text = text.replace("out/run.py", "run.py");
+    let manifest = parse(&text, "test.toml", &dir).unwrap();
     assert_eq!(
-        argv_of(&manifest, json!({"path": inside.to_str().unwrap()})),
-        Ok(vec!["--".to_owned(), "./in.txt".to_owned()])
+        manifest.tools[0].reading.script,
+        Some(dir.join("work/run.py"))
     );
-    let refused = Err(
-        "`path` must name an existing file or directory inside the tool's \
-                       directory."
-            .to_owned(),
-    );
-    for path in [
-        dir.join("sibling/out.txt"),
-        dir.join("work/../sibling/out.txt"),
-        dir.join("work/missing"),
-        PathBuf::from("/etc/passwd"),
-        PathBuf::from("/"),
-    ] {
-        assert_eq!(
-            argv_of(&manifest, json!({"path": path.to_str().unwrap()})),
-            refused,
-            "{}",
-            path.display()
-        );
-    }
     std::fs::remove_dir_all(dir).unwrap();
 }
