@@ -61,9 +61,9 @@ pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invoc
                     }
                     continue;
                 };
-                let whole = prefix.is_empty() && suffix.is_empty();
-                // Only a whole element can be read as an option; `--opt=-x` is a value.
-                let parsed_as_option = whole && !after_double_dash;
+                // A value that starts its element can be read as an option (`{x}`, and `{x}.txt`
+                // too: `--output=/etc/passwd` + `.txt`); after a prefix (`--opt=-x`) it is a value.
+                let parsed_as_option = prefix.is_empty() && !after_double_dash;
                 for piece in pieces(tool, spec, value, parsed_as_option)? {
                     if let Some(rule) = operand_refusal(tool, spec, prefix, &piece) {
                         return Err(format!("`{}` {rule}", spec.name));

@@ -1176,7 +1176,8 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
         }
         check_placement(
             spec,
-            prefix.is_empty() && suffix.is_empty(),
+            prefix.is_empty(),
+            suffix.is_empty(),
             after_double_dash,
             out.last(),
         )?;
@@ -1291,10 +1292,12 @@ fn is_option_prefix(prefix: &str) -> bool {
 /// Shapes that would let a value be read as something else.
 fn check_placement(
     spec: &ArgSpec,
-    whole: bool,
+    starts: bool,
+    ends: bool,
     after_double_dash: bool,
     previous: Option<&Element>,
 ) -> Result<(), String> {
+    let whole = starts && ends;
     match &spec.kind {
         ArgKind::Boolean { flag: None } if whole => {
             return Err(format!(
@@ -1318,10 +1321,11 @@ fn check_placement(
                 spec.name, spec.name
             ));
         }
-        ArgKind::Integer { minimum, .. } if whole && !after_double_dash && *minimum < 0 => {
+        // `{n}` and `{n}.5` alike: a value that starts an element is read as an option.
+        ArgKind::Integer { minimum, .. } if starts && !after_double_dash && *minimum < 0 => {
             return Err(format!(
-                "integer `{}` can be negative, and `-5` as a whole element reads as an option: \
-                 set minimum = 0, put it after `--`, or write `--opt={{{}}}`",
+                "integer `{}` can be negative, and `-5` at the start of an element reads as an \
+                 option: set minimum = 0, put it after `--`, or write `--opt={{{}}}`",
                 spec.name, spec.name
             ));
         }

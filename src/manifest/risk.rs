@@ -537,14 +537,14 @@ impl Findings {
     }
 }
 
-/// The argument of a whole-element value placed where options are read, if it lets a leading
-/// dash through.
+/// The argument of a value that starts an argv element (`{x}`, or `{x}.txt` with
+/// `embedded_placeholder`) where options are read, if it lets a leading dash through.
 fn leading_dash_arg<'a>(element: &Element, args: &'a [ArgSpec]) -> Option<&'a ArgSpec> {
     let Element::Value {
         arg,
         prefix,
-        suffix,
         after_double_dash: false,
+        ..
     } = element
     else {
         return None;
@@ -555,7 +555,7 @@ fn leading_dash_arg<'a>(element: &Element, args: &'a [ArgSpec]) -> Option<&'a Ar
         ArgKind::Array { items, .. } => items.allow_leading_dash,
         ArgKind::Integer { .. } | ArgKind::Boolean { .. } | ArgKind::Path(_) => false,
     };
-    (allows && prefix.is_empty() && suffix.is_empty()).then_some(spec)
+    (allows && prefix.is_empty()).then_some(spec)
 }
 
 fn leading_dash_rule(arg: &ArgSpec, reader: &str) -> String {

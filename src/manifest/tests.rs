@@ -629,6 +629,41 @@ fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() 
     }
 }
 
+/// A value that starts its element is read as an option even with text after it:
+/// `{x}.txt` with `--output=/etc/passwd` is `--output=/etc/passwd.txt`.
+#[test]
+fn a_value_with_a_suffix_is_checked_for_a_leading_dash_too() {
+    let manifest = load_text(&one_tool(
+        r#"["cat", "{name}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.name = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&manifest, json!({"name": "--output=/etc/passwd"})),
+        Err("`name` must not start with '-': the command would read it as an option.".to_owned())
+    );
+    assert_eq!(
+        argv_of(&manifest, json!({"name": "notes"})),
+        Ok(vec!["notes.txt".to_owned()])
+    );
+    let error = refusal(&one_tool(
+        r#"["cat", "{name}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\n\
+         args.name = { type = \"string\", allow_leading_dash = true }",
+    ));
+    assert!(
+        error
+            .rule()
+            .ends_with("add accept_risk = [\"leading_dash\"]"),
+        "{error}"
+    );
+    let error = refusal(&one_tool(
+        r#"["cat", "{n}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.n = { type = \"integer\" }",
+    ));
+    assert!(error.rule().contains("can be negative"), "{error}");
+}
+
 /// An interpreter's fixed script in a directory a tool may write is not fixed.
 #[test]
 fn a_fixed_script_inside_a_writable_directory_is_refused() {
