@@ -234,252 +234,47 @@ pub(super) fn assess(
     args: &[ArgSpec],
     workdir: &Path,
 ) -> Assessment {
-    let names = Names::of(program);
-    let shown = program.file_name().map_or_else(
-        || program.display().to_string(),
-        |name| name.to_string_lossy().into_owned(),
-    );
-    let input = Input::of(template, args);
+    let tool = Tool {
+        shown: program.file_name().map_or_else(
+            || program.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        ),
+        template,
+        args,
+        workdir,
+        input: Input::of(template, args),
+    };
     let mut found = Findings::default();
-    let mut operands = OperandRules::DATA;
-    let mut summaries: Vec<String> = Vec::new();
-    // Options known to take the next element as their value, so a leading dash there is that
-    // value; and who reads the options, for messages (`git log`).
-    let mut takes_value: Vec<&str> = Vec::new();
-    let mut reader = format!("`{shown}`");
-    let mut fixed_script = None;
-
+    let mut seen = Seen {
+        operands: OperandRules::DATA,
+        takes_value: Vec::new(),
+        reader: format!("`{}`", tool.shown),
+        script: None,
+        summaries: Vec::new(),
+    };
     for (option, _) in option_values(template, |option| VALUE_RUNNING_OPTIONS.contains(&option)) {
         found.add(
             Risk::Launcher,
             format!("`{option}` runs its value as a command"),
         );
     }
+    let names = Names::of(program);
     let matches: Vec<(&Kind, Match)> = PROGRAMS
         .iter()
         .filter_map(|known| names.matching(known).map(|how| (&known.kind, how)))
         .collect();
-    let recognised = matches.iter().any(|(_, how)| *how == Match::Exact);
     for (kind, _) in &matches {
         match kind {
-            Kind::Launcher => {
-                if input.any {
-                    found.add(
-                        Risk::Launcher,
-                        "this program runs its arguments as a command".to_owned(),
-                    );
-                }
-                summaries.push(format!("`{shown}` runs its arguments as a command"));
-            }
-            Kind::Interpreter(grammar) => {
-                operands.add(grammar.operands);
-                match interpreter(grammar, &shown, template, input.stdin, workdir) {
-                    Code::NoInput => summaries.push(format!(
-                        "`{shown}` is a shell or interpreter; it gets no agent input"
-                    )),
-                    Code::Fixed(script) => {
-                        fixed_script = fixed_script.or_else(|| script_file(&script, workdir));
-                        summaries.push(format!(
-                            "`{shown}` runs the fixed script {script}; values are its {}",
-                            match grammar.source {
-                                Source::ProgramText => "input",
-                                Source::ScriptFile | Source::Everything =>
-                                    "arguments, stdin its input",
-                            }
-                        ));
-                    }
-                    Code::Reads(why) => {
-                        found.add(
-                            Risk::InterpreterCode,
-                            format!(
-                                "agent input can reach where this shell or interpreter reads \
-                                 code: {why}"
-                            ),
-                        );
-                        summaries.push(format!("`{shown}` reads agent input as code: {why}"));
-                    }
-                }
-            }
-            Kind::Plain(plain) => {
-                operands.add(plain.operands);
-                takes_value.extend(plain.takes_value);
-                let runs_value = |option: &str| {
-                    plain.runs.contains(&option)
-                        || short_letters(option).is_some_and(|letter| {
-                            letter.len() == 1 && plain.runs_short.contains(letter)
-                        })
-                };
-                if let Some((option, _)) = option_values(template, runs_value).first() {
-                    found.add(
-                        Risk::Launcher,
-                        format!(
-                            "`{option}` of `{shown}` runs its value as a command, or code or \
-                             options it names"
-                        ),
-                    );
-                }
-                let remote = option_values(template, |option| plain.remote.contains(&option))
-                    .into_iter()
-                    .find(|(_, arg)| {
-                        args.get(*arg)
-                            .is_some_and(|spec| !matches!(spec.kind, ArgKind::Path(_)))
-                    });
-                let local = template
-                    .iter()
-                    .any(|e| matches!(e, Element::Literal(text) if text == "--force-local"));
-                if let Some((option, _)) = remote
-                    && !local
-                {
-                    found.add(
-                        Risk::Launcher,
-                        format!(
-                            "`{option}` of `{shown}` reads a value `host:file` as a remote \
-                             archive and runs a remote shell to reach it (add `--force-local`, \
-                             or make the argument a path)"
-                        ),
-                    );
-                }
-                if let Some(subcommands) = plain.subcommands {
-                    match subcommand(template, subcommands.global_values) {
-                        Subcommand::Chosen if input.any => found.add(
-                            Risk::Launcher,
-                            format!("a value chooses the subcommand `{shown}` runs"),
-                        ),
-                        Subcommand::Named(name) => {
-                            reader = format!("`{shown} {name}`");
-                            let of = |table: &[(&str, &'static [&'static str])]| {
-                                table
-                                    .iter()
-                                    .filter(|(sub, _)| *sub == name)
-                                    .flat_map(|(_, options)| options.iter().copied())
-                                    .collect::<Vec<&'static str>>()
-                            };
-                            let runs = of(subcommands.runs);
-                            if let Some((option, _)) =
-                                option_values(template, |option| runs.contains(&option)).first()
-                            {
-                                found.add(
-                                    Risk::Launcher,
-                                    format!("`{option}` of {reader} runs its value as a command"),
-                                );
-                            }
-                            takes_value.extend(of(subcommands.takes_value));
-                            if !subcommands.known.contains(&name) && input.agent_text {
-                                found.add(
-                                    Risk::UnknownProgram,
-                                    format!(
-                                        "airlock does not know how {reader} reads its arguments, \
-                                         and agent text reaches it: it would be checked only \
-                                         for a leading '-'"
-                                    ),
-                                );
-                            }
-                        }
-                        Subcommand::Chosen | Subcommand::Missing => {}
-                    }
-                }
-                let runs_following = template.iter().find_map(|e| match e {
-                    Element::Literal(text) if plain.runs_following.contains(&text.as_str()) => {
-                        Some(text)
-                    }
-                    Element::Literal(_) | Element::Value { .. } => None,
-                });
-                if let Some(option) = runs_following
-                    && input.any
-                {
-                    found.add(
-                        Risk::Launcher,
-                        format!(
-                            "`{option}` of `{shown}` runs a command, and agent text reaches \
-                             `{shown}`"
-                        ),
-                    );
-                }
-                if plain.first_is_options && matches!(template.first(), Some(Element::Value { .. }))
-                {
-                    found.add(
-                        Risk::LeadingDash,
-                        format!(
-                            "`{shown}` reads its first argument as options even without a \
-                             leading '-', and a value stands there"
-                        ),
-                    );
-                }
-                summaries.push(format!("{reader} reads options until `--`, then data"));
-            }
+            Kind::Launcher => tool.launcher(&mut found, &mut seen),
+            Kind::Interpreter(grammar) => tool.interpreter(grammar, &mut found, &mut seen),
+            Kind::Plain(plain) => tool.plain(plain, &mut found, &mut seen),
         }
     }
-    if !recognised {
-        if input.agent_text {
-            found.add(
-                Risk::UnknownProgram,
-                format!(
-                    "airlock does not know how `{shown}` reads its arguments (whether it runs \
-                     them, evaluates them as code or expressions, or reads `@file` or \
-                     `name=value` in them), and agent text reaches it: it would be checked \
-                     only for a leading '-'"
-                ),
-            );
-            summaries.push(format!(
-                "`{shown}` is not a program airlock knows: values are checked only for a \
-                 leading '-' where it would read options"
-            ));
-        } else {
-            summaries.push(format!(
-                "`{shown}` is not a program airlock knows; it gets no agent text"
-            ));
-        }
+    if !matches.iter().any(|(_, how)| *how == Match::Exact) {
+        tool.unknown(&mut found, &mut seen);
     }
-    let mut previous: Option<&Element> = None;
-    for element in template {
-        if let Some(arg) = leading_dash_arg(element, args) {
-            let is_a_value = matches!(previous, Some(Element::Literal(option))
-                if takes_value.contains(&option.as_str()));
-            if !is_a_value {
-                found.add(Risk::LeadingDash, leading_dash_rule(arg, &reader));
-            }
-        }
-        previous = Some(element);
-    }
-    if operands.expressions && input.free_text {
-        found.add(
-            Risk::ExpressionOperands,
-            format!(
-                "`{shown}` reads its arguments as an expression (`-exec`, `-delete`, `-fprint`, \
-                 `(`, `!`), even after `--`, and agent text reaches them; at call time airlock \
-                 refuses values that start with '-' or are `(`, `)`, `!` or `,`"
-            ),
-        );
-    }
-    match operands.assignments {
-        Assignments::Any if input.free_text || input.paths => found.add(
-            Risk::AssignmentOperands,
-            format!(
-                "`{shown}` reads an operand holding '=' as a variable assignment \
-                 (`CFLAGS=$(shell id)` runs a command), even after `--`, and agent text reaches \
-                 its operands; at call time airlock refuses values holding '='"
-            ),
-        ),
-        Assignments::Named if input.free_text => found.add(
-            Risk::AssignmentOperands,
-            format!(
-                "`{shown}` reads an operand `name=value` as an assignment, even after `--`, and \
-                 agent text reaches its operands; at call time airlock refuses values of that \
-                 shape"
-            ),
-        ),
-        Assignments::Any | Assignments::Named | Assignments::None => {}
-    }
-    if operands.response_files && input.free_text {
-        found.add(
-            Risk::ResponseFiles,
-            format!(
-                "`{shown}` replaces an argument `@file` with the contents of the file (more \
-                 arguments, read from any file it can read), even after `--`, and agent text \
-                 reaches it; at call time airlock refuses values starting with '@'"
-            ),
-        );
-    }
+    tool.leading_dashes(&mut found, &seen);
+    tool.operands(seen.operands, &mut found);
     if template.iter().any(|e| {
         matches!(e, Element::Value { prefix, suffix, .. }
             if !suffix.is_empty() || (!prefix.is_empty() && !prefix.ends_with('=')))
@@ -489,32 +284,333 @@ pub(super) fn assess(
             "a placeholder is inside a larger token".to_owned(),
         );
     }
-    let mut summary = summaries.join("; ");
-    if operands.expressions {
-        summary.push_str(
-            "; a value that starts with '-' or is `(`, `)`, `!` or `,` is part of its \
-             expression, even after `--`, and is refused",
-        );
-    }
-    match operands.assignments {
-        Assignments::Any => {
-            summary.push_str("; a value holding '=' is an assignment, and is refused");
-        }
-        Assignments::Named => {
-            summary.push_str("; a value `name=…` is an assignment, and is refused");
-        }
-        Assignments::None => {}
-    }
-    if operands.response_files {
-        summary.push_str("; a value starting with '@' names a response file, and is refused");
-    }
     Assessment {
         reading: Reading {
-            operands,
-            summary,
-            script: fixed_script,
+            operands: seen.operands,
+            summary: seen.summary(),
+            script: seen.script,
         },
         findings: found.sorted(),
+    }
+}
+
+/// The tool being looked at.
+struct Tool<'a> {
+    /// The program's file name as written, for messages.
+    shown: String,
+    template: &'a [Element],
+    args: &'a [ArgSpec],
+    workdir: &'a Path,
+    input: Input,
+}
+
+/// What the program's entries in [`PROGRAMS`] tell, gathered as they are looked at.
+struct Seen {
+    operands: OperandRules,
+    /// Options known to take the next element as their value, so a leading dash there is that
+    /// value.
+    takes_value: Vec<&'static str>,
+    /// Who reads the options, for messages (`git log`).
+    reader: String,
+    /// An interpreter's fixed script file.
+    script: Option<PathBuf>,
+    summaries: Vec<String>,
+}
+
+impl Seen {
+    /// The sentence `airlock check` prints.
+    fn summary(&self) -> String {
+        let mut summary = self.summaries.join("; ");
+        if self.operands.expressions {
+            summary.push_str(
+                "; a value that starts with '-' or is `(`, `)`, `!` or `,` is part of its \
+                 expression, even after `--`, and is refused",
+            );
+        }
+        match self.operands.assignments {
+            Assignments::Any => {
+                summary.push_str("; a value holding '=' is an assignment, and is refused");
+            }
+            Assignments::Named => {
+                summary.push_str("; a value `name=…` is an assignment, and is refused");
+            }
+            Assignments::None => {}
+        }
+        if self.operands.response_files {
+            summary.push_str("; a value starting with '@' names a response file, and is refused");
+        }
+        summary
+    }
+}
+
+impl Tool<'_> {
+    fn launcher(&self, found: &mut Findings, seen: &mut Seen) {
+        if self.input.any {
+            found.add(
+                Risk::Launcher,
+                "this program runs its arguments as a command".to_owned(),
+            );
+        }
+        seen.summaries
+            .push(format!("`{}` runs its arguments as a command", self.shown));
+    }
+
+    fn interpreter(&self, grammar: &Grammar, found: &mut Findings, seen: &mut Seen) {
+        let shown = &self.shown;
+        seen.operands.add(grammar.operands);
+        match interpreter(
+            grammar,
+            shown,
+            self.template,
+            self.input.stdin,
+            self.workdir,
+        ) {
+            Code::NoInput => seen.summaries.push(format!(
+                "`{shown}` is a shell or interpreter; it gets no agent input"
+            )),
+            Code::Fixed(script) => {
+                if seen.script.is_none() {
+                    seen.script = script_file(&script, self.workdir);
+                }
+                let values = match grammar.source {
+                    Source::ProgramText => "input",
+                    Source::ScriptFile | Source::Everything => "arguments, stdin its input",
+                };
+                seen.summaries.push(format!(
+                    "`{shown}` runs the fixed script {script}; values are its {values}"
+                ));
+            }
+            Code::Reads(why) => {
+                found.add(
+                    Risk::InterpreterCode,
+                    format!(
+                        "agent input can reach where this shell or interpreter reads code: {why}"
+                    ),
+                );
+                seen.summaries
+                    .push(format!("`{shown}` reads agent input as code: {why}"));
+            }
+        }
+    }
+
+    fn plain(&self, plain: &Plain, found: &mut Findings, seen: &mut Seen) {
+        let (shown, template) = (&self.shown, self.template);
+        seen.operands.add(plain.operands);
+        seen.takes_value.extend(plain.takes_value);
+        let runs_value = |option: &str| {
+            plain.runs.contains(&option)
+                || short_letters(option)
+                    .is_some_and(|letter| letter.len() == 1 && plain.runs_short.contains(letter))
+        };
+        if let Some((option, _)) = option_values(template, runs_value).first() {
+            found.add(
+                Risk::Launcher,
+                format!(
+                    "`{option}` of `{shown}` runs its value as a command, or code or options it \
+                     names"
+                ),
+            );
+        }
+        // `make -f -`, `curl -K -`: the file is stdin, which an argument fills.
+        let from_stdin = template.windows(2).find_map(|pair| match pair {
+            [Element::Literal(option), Element::Literal(dash)]
+                if dash == "-" && option.starts_with('-') && option != "--" =>
+            {
+                let last = short_letters(option)
+                    .and_then(|letters| letters.chars().last())
+                    .map(|c| format!("-{c}"));
+                let named = runs_value(option) || last.as_deref().is_some_and(runs_value);
+                named.then_some(option)
+            }
+            _ => None,
+        });
+        if let Some(option) = from_stdin
+            && self.input.stdin
+        {
+            found.add(
+                Risk::Launcher,
+                format!(
+                    "`{option} -` makes `{shown}` read code or options from its stdin, which an \
+                     argument fills"
+                ),
+            );
+        }
+        let local = template
+            .iter()
+            .any(|e| matches!(e, Element::Literal(text) if text == "--force-local"));
+        let remote = option_values(template, |option| plain.remote.contains(&option))
+            .into_iter()
+            .find(|(_, arg)| {
+                self.args
+                    .get(*arg)
+                    .is_some_and(|spec| !matches!(spec.kind, ArgKind::Path(_)))
+            });
+        if let Some((option, _)) = remote
+            && !local
+        {
+            found.add(
+                Risk::Launcher,
+                format!(
+                    "`{option}` of `{shown}` reads a value `host:file` as a remote archive and \
+                     runs a remote shell to reach it (add `--force-local`, or make the argument \
+                     a path)"
+                ),
+            );
+        }
+        if let Some(subcommands) = plain.subcommands {
+            self.subcommand(subcommands, found, seen);
+        }
+        let runs_following = template.iter().find_map(|e| match e {
+            Element::Literal(text) if plain.runs_following.contains(&text.as_str()) => Some(text),
+            Element::Literal(_) | Element::Value { .. } => None,
+        });
+        if let Some(option) = runs_following
+            && self.input.any
+        {
+            found.add(
+                Risk::Launcher,
+                format!("`{option}` of `{shown}` runs a command, and agent text reaches `{shown}`"),
+            );
+        }
+        if plain.first_is_options && matches!(template.first(), Some(Element::Value { .. })) {
+            found.add(
+                Risk::LeadingDash,
+                format!(
+                    "`{shown}` reads its first argument as options even without a leading '-', \
+                     and a value stands there"
+                ),
+            );
+        }
+        let reads = if plain.operands.expressions {
+            "reads starting points, then an expression"
+        } else {
+            "reads options until `--`, then data"
+        };
+        seen.summaries.push(format!("{} {reads}", seen.reader));
+    }
+
+    /// A git-like program's subcommand: one airlock knows, and its options.
+    fn subcommand(&self, subcommands: &Subcommands, found: &mut Findings, seen: &mut Seen) {
+        let shown = &self.shown;
+        let name = match subcommand(self.template, subcommands.global_values) {
+            Subcommand::Named(name) => name,
+            Subcommand::Chosen if self.input.any => {
+                found.add(
+                    Risk::Launcher,
+                    format!("a value chooses the subcommand `{shown}` runs"),
+                );
+                return;
+            }
+            Subcommand::Chosen | Subcommand::Missing => return,
+        };
+        seen.reader = format!("`{shown} {name}`");
+        let of = |table: &[(&str, &'static [&'static str])]| -> Vec<&'static str> {
+            table
+                .iter()
+                .filter(|(sub, _)| *sub == name)
+                .flat_map(|(_, options)| options.iter().copied())
+                .collect()
+        };
+        let runs = of(subcommands.runs);
+        if let Some((option, _)) = option_values(self.template, |o| runs.contains(&o)).first() {
+            found.add(
+                Risk::Launcher,
+                format!("`{option}` of {} runs its value as a command", seen.reader),
+            );
+        }
+        seen.takes_value.extend(of(subcommands.takes_value));
+        if !subcommands.known.contains(&name) && self.input.agent_text {
+            found.add(
+                Risk::UnknownProgram,
+                format!(
+                    "airlock does not know how {} reads its arguments, and agent text reaches \
+                     it: it would be checked only for a leading '-'",
+                    seen.reader
+                ),
+            );
+        }
+    }
+
+    fn unknown(&self, found: &mut Findings, seen: &mut Seen) {
+        let shown = &self.shown;
+        if !self.input.agent_text {
+            seen.summaries.push(format!(
+                "`{shown}` is not a program airlock knows; it gets no agent text"
+            ));
+            return;
+        }
+        found.add(
+            Risk::UnknownProgram,
+            format!(
+                "airlock does not know how `{shown}` reads its arguments (whether it runs them, \
+                 evaluates them as code or expressions, or reads `@file` or `name=value` in \
+                 them), and agent text reaches it: it would be checked only for a leading '-'"
+            ),
+        );
+        seen.summaries.push(format!(
+            "`{shown}` is not a program airlock knows: values are checked only for a leading \
+             '-' where it would read options"
+        ));
+    }
+
+    /// `allow_leading_dash` where the program reads options, but for the value of an option
+    /// known to take one.
+    fn leading_dashes(&self, found: &mut Findings, seen: &Seen) {
+        let mut previous: Option<&Element> = None;
+        for element in self.template {
+            if let Some(arg) = leading_dash_arg(element, self.args) {
+                let is_a_value = matches!(previous, Some(Element::Literal(option))
+                    if seen.takes_value.contains(&option.as_str()));
+                if !is_a_value {
+                    found.add(Risk::LeadingDash, leading_dash_rule(arg, &seen.reader));
+                }
+            }
+            previous = Some(element);
+        }
+    }
+
+    /// Agent text reaching operands the program reads as more than data.
+    fn operands(&self, operands: OperandRules, found: &mut Findings) {
+        let (shown, input) = (&self.shown, &self.input);
+        if operands.expressions && input.free_text {
+            found.add(
+                Risk::ExpressionOperands,
+                format!(
+                    "`{shown}` reads its arguments as an expression (`-exec`, `-delete`, \
+                     `-fprint`, `(`, `!`), even after `--`, and agent text reaches them; at call \
+                     time airlock refuses values that start with '-' or are `(`, `)`, `!` or `,`"
+                ),
+            );
+        }
+        match operands.assignments {
+            Assignments::Any if input.free_text || input.paths => found.add(
+                Risk::AssignmentOperands,
+                format!(
+                    "`{shown}` reads an operand holding '=' as a variable assignment \
+                     (`CFLAGS=$(shell id)` runs a command), even after `--`, and agent text \
+                     reaches its operands; at call time airlock refuses values holding '='"
+                ),
+            ),
+            Assignments::Named if input.free_text => found.add(
+                Risk::AssignmentOperands,
+                format!(
+                    "`{shown}` reads an operand `name=value` as an assignment, even after `--`, \
+                     and agent text reaches its operands; at call time airlock refuses values \
+                     of that shape"
+                ),
+            ),
+            Assignments::Any | Assignments::Named | Assignments::None => {}
+        }
+        if operands.response_files && input.free_text {
+            found.add(
+                Risk::ResponseFiles,
+                format!(
+                    "`{shown}` replaces an argument `@file` with the contents of the file (more \
+                     arguments, read from any file it can read), even after `--`, and agent \
+                     text reaches it; at call time airlock refuses values starting with '@'"
+                ),
+            );
+        }
     }
 }
 
@@ -2100,6 +2196,10 @@ mod tests {
             );
         }
         assert!(found("/usr/bin/rake", &[lit("-e"), value()]).contains(&Risk::Launcher));
+        let stdin = [stdin_arg()];
+        assert!(with("/usr/bin/make", &[lit("-f"), lit("-")], &stdin).contains(&Risk::Launcher));
+        assert!(with("/usr/bin/curl", &[lit("-sK"), lit("-")], &stdin).contains(&Risk::Launcher));
+        assert_eq!(with("/usr/bin/make", &[lit("-f"), lit("-")], &[]), []);
         assert_eq!(
             with(
                 "/usr/bin/make",
