@@ -11,7 +11,7 @@
 //!
 //! The design fails safe for what it does not know:
 //!
-//! - [`PROGRAMS`] lists the programs airlock knows, with how each reads its arguments. A
+//! - `PROGRAMS` lists the programs airlock knows, with how each reads its arguments. A
 //!   program that is not in it (by its name or the name its path resolves to) and gets agent
 //!   text is refused unless the tool accepts `unknown_program`: airlock cannot tell whether it
 //!   runs, evaluates or expands its values. Programs are recognised by name, so a program
