@@ -2,9 +2,12 @@
 //! `--opt={x}`), never split, never joined, never read by a shell.
 //!
 //! The values have passed the tool's schema already (types, lengths, ranges, patterns,
-//! enums). What remains needs the file system or the template: defaults, path confinement,
-//! and refusing values an option parser would take for an option. Every refusal names the
-//! argument and the rule, never the value.
+//! enums). What remains needs the file system, the template or the program: defaults, path
+//! confinement, refusing values an option parser would take for an option, and refusing values
+//! the program reads as more than data wherever they stand, `--` or not (find's expressions,
+//! make's and awk's assignments, `@file` response files: the tool's
+//! [`crate::manifest::risk::OperandRules`]). Every refusal names the argument and the rule,
+//! never the value.
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -58,10 +61,13 @@ pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invoc
                     }
                     continue;
                 };
-                let whole = prefix.is_empty() && suffix.is_empty();
-                // Only a whole element can be read as an option; `--opt=-x` is a value.
-                let parsed_as_option = whole && !after_double_dash;
+                // A value that starts its element can be read as an option (`{x}`, and `{x}.txt`
+                // too: `--output=/etc/passwd` + `.txt`); after a prefix (`--opt=-x`) it is a value.
+                let parsed_as_option = prefix.is_empty() && !after_double_dash;
                 for piece in pieces(tool, spec, value, parsed_as_option)? {
+                    if let Some(rule) = operand_refusal(tool, spec, prefix, &piece) {
+                        return Err(format!("`{}` {rule}", spec.name));
+                    }
                     let mut element = OsString::from(prefix);
                     element.push(piece);
                     element.push(suffix);
@@ -71,6 +77,24 @@ pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invoc
         }
     }
     Ok(invocation)
+}
+
+/// The rule a piece breaks that the program would read as more than data, if any. Booleans
+/// and integers are the manifest's flags and digits; a path starts with `./` or `/`, so only
+/// an assignment (`./a=b` for make) can be made of it.
+fn operand_refusal(
+    tool: &CommandTool,
+    spec: &ArgSpec,
+    prefix: &str,
+    piece: &OsString,
+) -> Option<&'static str> {
+    match &spec.kind {
+        ArgKind::String(_) | ArgKind::Array { .. } | ArgKind::Path(_) => {}
+        ArgKind::Integer { .. } | ArgKind::Boolean { .. } => return None,
+    }
+    // Every piece comes from a `str` value or from a path that resolved from one.
+    let text = piece.to_string_lossy();
+    tool.reading.operands.refusal(prefix, &text)
 }
 
 /// The caller's value, else the default.
@@ -177,9 +201,10 @@ fn relative_to(workdir: &Path, resolved: PathBuf) -> OsString {
     }
 }
 
-/// Resolves a relative path under the rule's root. Symlinks are followed and the result must
-/// still be under the root. One message covers "missing" and "outside": telling them apart
-/// would let an agent probe which files exist outside the root.
+/// Resolves a path under the rule's root: a relative one against the root, an absolute one as
+/// it is. Symlinks are followed and the result must still be under the root. One message
+/// covers "missing" and "outside", absolute or not: telling them apart would let an agent
+/// probe which files exist outside the root.
 fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
     let what = match rule.kind {
         PathKind::File => "file",
@@ -193,12 +218,11 @@ fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
             format!("`{name}` must name a {what} inside the tool's directory.")
         }
     };
-    let relative = Path::new(text);
-    if text.is_empty() || relative.is_absolute() {
-        return Err(format!(
-            "`{name}` must be a relative path inside the tool's directory."
-        ));
+    if text.is_empty() {
+        return Err(refused());
     }
+    let relative = Path::new(text);
+    // `join` keeps an absolute path as it is.
     let joined = rule.root.join(relative);
     let resolved = if rule.must_exist {
         std::fs::canonicalize(&joined).map_err(|_| refused())?

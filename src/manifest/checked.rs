@@ -21,7 +21,7 @@ use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawLimits, RawManifest, RawPathArg,
     RawPathKind, RawRate, RawResources, RawStringArg, RawTool,
 };
-use super::risk::{self, Risk};
+use super::risk::{self, Reading, Risk};
 use super::{Located, ManifestError};
 use crate::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
@@ -85,6 +85,9 @@ pub struct CommandTool {
     pub annotations: ToolAnnotations,
     /// Risky shapes the manifest explicitly accepted.
     pub accepted_risks: Vec<Risk>,
+    /// What airlock knows about how the program reads its arguments, and what the call-time
+    /// checks refuse beyond a leading dash.
+    pub reading: Reading,
     /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
     /// accepted risk `unsandboxed`.
     pub sandbox: Option<Arc<Confinement>>,
@@ -254,10 +257,11 @@ pub(super) fn check(
 /// uses are in the sandbox's fixed system list.
 const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
 
-/// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`) that
-/// lies inside a writable directory of any sandboxed tool of the manifest. A call could
-/// replace such a path with a symbolic link to anywhere; the launcher would then refuse to run
-/// (it checks each path's identity), so the tool would stop working: refused here, at load.
+/// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`), and
+/// any tool's fixed interpreter script, that lies inside a writable directory of any sandboxed
+/// tool of the manifest. A call could replace such a path with a symbolic link to anywhere; the
+/// launcher would then refuse to run (it checks each path's identity), so the tool would stop
+/// working: refused here, at load. A script there could be rewritten into any code.
 fn refuse_grants_inside_writable_directories(
     tools: &[CommandTool],
     at: &Located<'_>,
@@ -274,6 +278,26 @@ fn refuse_grants_inside_writable_directories(
         })
         .collect();
     for tool in tools {
+        // An interpreter's fixed script is what makes agent text its arguments, not its code:
+        // a tool that may write where the script lies could rewrite it.
+        if let Some(script) = &tool.reading.script
+            && !tool.accepted_risks.contains(&Risk::InterpreterCode)
+            && let Some((owner, dir)) = writable.iter().find(|(_, dir)| script.starts_with(dir))
+        {
+            return Err(at.error(
+                None,
+                Some(tool.name.as_str()),
+                "command",
+                &format!(
+                    "the fixed script {} lies inside {}, which tool `{owner}` may write: a call \
+                     could rewrite it, and agent input would reach code; move the script out of \
+                     every writable directory, or, if that is really intended, add \
+                     accept_risk = [\"interpreter_code\"]",
+                    script.display(),
+                    dir.display()
+                ),
+            ));
+        }
         let Some(sandbox) = &tool.sandbox else {
             continue;
         };
@@ -556,19 +580,20 @@ impl ToolChecker<'_> {
             .iter()
             .map(|risk| {
                 Risk::parse(risk.get_ref()).ok_or_else(|| {
+                    let known: Vec<&str> = Risk::ALL.iter().map(|risk| risk.as_str()).collect();
                     at.error(
                         Some(risk.span().start),
                         tool,
                         "accept_risk",
-                        "unknown risk; known: interpreter_code, launcher, embedded_placeholder, \
-                         unsandboxed",
+                        &format!("unknown risk; known: {}", known.join(", ")),
                     )
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let template = template(template_text, &args, &accepted_risks)
             .map_err(|rule| fail("command", &rule))?;
-        risk::refuse_unaccepted(&program, &template, &accepted_risks)
+        let assessment = risk::assess(&program, &template, &args, &workdir);
+        risk::refuse_unaccepted(&assessment, &accepted_risks)
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
@@ -620,6 +645,7 @@ impl ToolChecker<'_> {
             success_codes,
             annotations,
             accepted_risks,
+            reading: assessment.reading,
             sandbox,
         })
     }
@@ -1110,25 +1136,25 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
         if element.contains('\0') {
             return Err("a template element contains NUL".into());
         }
-        let Some(open) = element.find('{') else {
-            if element.contains('}') {
-                return Err(format!("`{element}` has an unmatched `}}`"));
+        let (prefix, name, suffix) = match split_element(element)? {
+            Split::Literal(text) => {
+                if text == "--" {
+                    after_double_dash = true;
+                }
+                out.push(Element::Literal(text));
+                continue;
             }
-            if element == "--" {
-                after_double_dash = true;
-            }
-            out.push(Element::Literal(element.clone()));
-            continue;
+            Split::Placeholder {
+                prefix,
+                name,
+                suffix,
+            } => (prefix, name, suffix),
         };
-        let (prefix, rest) = element.split_at(open);
-        let rest = rest.strip_prefix('{').unwrap_or(rest);
-        let close = rest
-            .find('}')
-            .ok_or_else(|| format!("`{element}` has an unmatched `{{`"))?;
-        let (name, suffix) = rest.split_at(close);
-        let suffix = suffix.strip_prefix('}').unwrap_or(suffix);
-        if prefix.contains(['{', '}']) || suffix.contains(['{', '}']) {
-            return Err(format!("`{element}` holds more than one placeholder"));
+        let (prefix, name, suffix) = (prefix.as_str(), name.as_str(), suffix.as_str());
+        if name.is_empty() {
+            return Err(format!(
+                "`{element}` holds an empty placeholder `{{}}`; write `{{{{}}}}` for literal braces"
+            ));
         }
         let Some(&arg) = index.get(name) else {
             return Err(format!("`{{{name}}}` is not a declared argument"));
@@ -1150,7 +1176,8 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
         }
         check_placement(
             spec,
-            prefix.is_empty() && suffix.is_empty(),
+            prefix.is_empty(),
+            suffix.is_empty(),
             after_double_dash,
             out.last(),
         )?;
@@ -1190,6 +1217,62 @@ fn template(elements: &[String], args: &[ArgSpec], risks: &[Risk]) -> Result<Vec
     Ok(out)
 }
 
+/// A template element read: `{{` and `}}` are literal braces, `{name}` a placeholder.
+enum Split {
+    /// No placeholder.
+    Literal(String),
+    /// One placeholder, with the text around it.
+    Placeholder {
+        prefix: String,
+        name: String,
+        suffix: String,
+    },
+}
+
+/// Reads a template element; at most one placeholder.
+fn split_element(element: &str) -> Result<Split, String> {
+    const HINT: &str = "(write `{{` or `}}` for a literal brace)";
+    let mut before = String::new();
+    let mut name: Option<String> = None;
+    let mut after = String::new();
+    let mut chars = element.chars().peekable();
+    while let Some(c) = chars.next() {
+        let placed = name.is_some();
+        let out = if placed { &mut after } else { &mut before };
+        match c {
+            '{' | '}' if chars.next_if_eq(&c).is_some() => out.push(c),
+            '{' if placed => {
+                return Err(format!(
+                    "`{element}` holds more than one placeholder {HINT}"
+                ));
+            }
+            '{' => {
+                let mut inner = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some('{') | None => {
+                            return Err(format!("`{element}` has an unmatched `{{` {HINT}"));
+                        }
+                        Some(c) => inner.push(c),
+                    }
+                }
+                name = Some(inner);
+            }
+            '}' => return Err(format!("`{element}` has an unmatched `}}` {HINT}")),
+            c => out.push(c),
+        }
+    }
+    Ok(match name {
+        None => Split::Literal(before),
+        Some(name) => Split::Placeholder {
+            prefix: before,
+            name,
+            suffix: after,
+        },
+    })
+}
+
 /// `-x=` or `--long-name=`.
 fn is_option_prefix(prefix: &str) -> bool {
     let Some(body) = prefix.strip_suffix('=') else {
@@ -1209,10 +1292,12 @@ fn is_option_prefix(prefix: &str) -> bool {
 /// Shapes that would let a value be read as something else.
 fn check_placement(
     spec: &ArgSpec,
-    whole: bool,
+    starts: bool,
+    ends: bool,
     after_double_dash: bool,
     previous: Option<&Element>,
 ) -> Result<(), String> {
+    let whole = starts && ends;
     match &spec.kind {
         ArgKind::Boolean { flag: None } if whole => {
             return Err(format!(
@@ -1236,10 +1321,11 @@ fn check_placement(
                 spec.name, spec.name
             ));
         }
-        ArgKind::Integer { minimum, .. } if whole && !after_double_dash && *minimum < 0 => {
+        // `{n}` and `{n}.5` alike: a value that starts an element is read as an option.
+        ArgKind::Integer { minimum, .. } if starts && !after_double_dash && *minimum < 0 => {
             return Err(format!(
-                "integer `{}` can be negative, and `-5` as a whole element reads as an option: \
-                 set minimum = 0, put it after `--`, or write `--opt={{{}}}`",
+                "integer `{}` can be negative, and `-5` at the start of an element reads as an \
+                 option: set minimum = 0, put it after `--`, or write `--opt={{{}}}`",
                 spec.name, spec.name
             ));
         }
@@ -1279,7 +1365,9 @@ pub(crate) fn input_schema(tool: &CommandTool) -> Value {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 4096,
-                    "description": format!("Relative path of {what} inside the tool's directory."),
+                    "description": format!(
+                        "Path of {what} inside the tool's directory: relative to it, or absolute."
+                    ),
                 })
             }
             ArgKind::Array {
@@ -1394,6 +1482,7 @@ impl Manifest {
                 }
             }));
             line(&mut out, &format!("  argv:    {}", argv.join(" ")));
+            line(&mut out, &format!("  operands: {}", tool.reading.summary));
             for (i, arg) in tool.args.iter().enumerate() {
                 let label = if i == 0 { "  args:   " } else { "          " };
                 line(&mut out, &format!("{label} {}", describe_arg(arg)));

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::json;
+
 use super::*;
 
 fn base() -> PathBuf {
@@ -467,4 +469,227 @@ fn the_default_manifest_refuses_the_root_home_and_system_trees() {
             "{dir} was refused"
         );
     }
+}
+
+/// The argv (or the refusal) of the first tool of `manifest` for `arguments`.
+fn argv_of(manifest: &Manifest, arguments: serde_json::Value) -> Result<Vec<String>, String> {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    crate::command::argv::build(&manifest.tools[0], &arguments).map(|invocation| {
+        invocation
+            .args
+            .into_iter()
+            .map(|arg| arg.into_string().unwrap())
+            .collect()
+    })
+}
+
+fn one_tool(command: &str, keys: &str) -> String {
+    format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n{keys}\n")
+}
+
+/// Issue 15, item 1: values find, make, awk or a `@file` reader would read as syntax are
+/// refused wherever they stand, before `--` or after it, as strings or list items; others pass.
+#[test]
+fn values_read_as_syntax_are_refused_before_and_after_double_dash() {
+    let find = load_text(&one_tool(
+        r#"["find", "{start}", "--", "{dirs}", "-name", "{pattern}"]"#,
+        "accept_risk = [\"expression_operands\"]\nargs.start = { type = \"string\" }\n\
+         args.dirs = { type = \"array\" }\nargs.pattern = { type = \"string\" }",
+    ))
+    .unwrap();
+    let expression = "`dirs` must not start with '-' or be `(`, `)`, `!` or `,`: the program \
+                      reads such a value as part of its expression, even after `--`.";
+    for dirs in [
+        json!(["-exec"]),
+        json!(["a", "-fprint"]),
+        json!(["("]),
+        json!(["!"]),
+        json!([","]),
+    ] {
+        let refusal = argv_of(&find, json!({"start": "a", "dirs": dirs, "pattern": "*"}));
+        assert_eq!(refusal, Err(expression.to_owned()), "{dirs}");
+    }
+    assert_eq!(
+        argv_of(
+            &find,
+            json!({"start": "a", "dirs": ["b"], "pattern": "-newer"})
+        ),
+        Err(expression.replace("`dirs`", "`pattern`"))
+    );
+    assert_eq!(
+        argv_of(
+            &find,
+            json!({"start": "a", "dirs": ["b", "c"], "pattern": "*.rs"})
+        ),
+        Ok(["a", "--", "b", "c", "-name", "*.rs"]
+            .map(str::to_owned)
+            .to_vec())
+    );
+
+    let make = load_text(&one_tool(
+        r#"["make", "--", "{target}"]"#,
+        "accept_risk = [\"assignment_operands\"]\nargs.target = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&make, json!({"target": "CFLAGS=$(shell id)"})),
+        Err(
+            "`target` must not contain '=': the program would read it as a variable assignment."
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        argv_of(&make, json!({"target": "all"})),
+        Ok(vec!["--".to_owned(), "all".to_owned()])
+    );
+
+    let binutils = load_text(&one_tool(
+        r#"["objdump", "-d", "--", "{file}"]"#,
+        "accept_risk = [\"response_files\"]\nargs.file = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&binutils, json!({"file": "@/etc/shadow"})),
+        Err(
+            "`file` must not start with '@': the program would read it as a response file \
+             (more arguments, read from a file)."
+                .to_owned()
+        )
+    );
+    assert!(argv_of(&binutils, json!({"file": "a.out"})).is_ok());
+}
+
+/// Issue 15, item 7: an absolute path resolving inside the root is accepted (and given to the
+/// child relative to its workdir); outside or missing, the one message.
+#[test]
+fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() {
+    let dir = sandbox_dir("absolute");
+    std::fs::write(dir.join("work/in.txt"), "in").unwrap();
+    std::fs::write(dir.join("sibling/out.txt"), "out").unwrap();
+    let manifest = parse(&tool_with(""), "test.toml", &dir).unwrap();
+    let inside = dir.join("work/in.txt");
+    assert_eq!(
+        argv_of(&manifest, json!({"path": inside.to_str().unwrap()})),
+        Ok(vec!["--".to_owned(), "./in.txt".to_owned()])
+    );
+    let refused = Err(
+        "`path` must name an existing file or directory inside the tool's \
+                       directory."
+            .to_owned(),
+    );
+    for path in [
+        dir.join("sibling/out.txt"),
+        dir.join("work/../sibling/out.txt"),
+        dir.join("work/missing"),
+        PathBuf::from("/etc/passwd"),
+        PathBuf::from("/"),
+    ] {
+        assert_eq!(
+            argv_of(&manifest, json!({"path": path.to_str().unwrap()})),
+            refused,
+            "{}",
+            path.display()
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 15, item 8: `{{` and `}}` are literal braces; `{}` alone is refused with the hint.
+#[test]
+fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() {
+    let manifest = load_text(&one_tool(
+        r#"["find", ".", "-exec", "cat", "{{}}", "+", "{{x}}", "}}{{"]"#,
+        "",
+    ))
+    .unwrap();
+    assert_eq!(
+        manifest.tools[0].template,
+        [".", "-exec", "cat", "{}", "+", "{x}", "}{"].map(|text| Element::Literal(text.to_owned()))
+    );
+    let embedded = load_text(&one_tool(
+        r#"["echo", "{{{word}}}"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.word = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&embedded, json!({"word": "w"})),
+        Ok(vec!["{w}".to_owned()])
+    );
+    for (command, rule) in [
+        (
+            r#"["find", ".", "-exec", "cat", "{}", "+"]"#,
+            "write `{{}}` for literal braces",
+        ),
+        (r#"["echo", "a}b"]"#, "has an unmatched `}`"),
+        (r#"["echo", "a{b"]"#, "has an unmatched `{`"),
+        (r#"["echo", "{{x}"]"#, "has an unmatched `}`"),
+    ] {
+        let error = refusal(&one_tool(command, ""));
+        assert!(error.rule().contains(rule), "{command}: {error}");
+    }
+}
+
+/// A value that starts its element is read as an option even with text after it:
+/// `{x}.txt` with `--output=/etc/passwd` is `--output=/etc/passwd.txt`.
+#[test]
+fn a_value_with_a_suffix_is_checked_for_a_leading_dash_too() {
+    let manifest = load_text(&one_tool(
+        r#"["cat", "{name}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.name = { type = \"string\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        argv_of(&manifest, json!({"name": "--output=/etc/passwd"})),
+        Err("`name` must not start with '-': the command would read it as an option.".to_owned())
+    );
+    assert_eq!(
+        argv_of(&manifest, json!({"name": "notes"})),
+        Ok(vec!["notes.txt".to_owned()])
+    );
+    let error = refusal(&one_tool(
+        r#"["cat", "{name}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\n\
+         args.name = { type = \"string\", allow_leading_dash = true }",
+    ));
+    assert!(
+        error
+            .rule()
+            .ends_with("add accept_risk = [\"leading_dash\"]"),
+        "{error}"
+    );
+    let error = refusal(&one_tool(
+        r#"["cat", "{n}.txt"]"#,
+        "accept_risk = [\"embedded_placeholder\"]\nargs.n = { type = \"integer\" }",
+    ));
+    assert!(error.rule().contains("can be negative"), "{error}");
+}
+
+/// An interpreter's fixed script in a directory a tool may write is not fixed.
+#[test]
+fn a_fixed_script_inside_a_writable_directory_is_refused() {
+    let dir = sandbox_dir("script");
+    std::fs::write(dir.join("work/out/run.py"), "print('hi')\n").unwrap();
+    std::fs::write(dir.join("work/run.py"), "print('hi')\n").unwrap();
+    let python = "[\"python3\", \"out/run.py\", \"--\", \"{x}\"]";
+    let text = format!(
+        "{}{}",
+        one_tool(python, "workdir = \"work\"\nargs.x = { type = \"string\" }"),
+        "[[tool]]\nname = \"w\"\ndescription = \"d\"\ncommand = [\"true\"]\nworkdir = \"work\"\n\
+         write = [\"out\"]\n"
+    );
+    let error = parse(&text, "test.toml", &dir).unwrap_err();
+    assert!(
+        error
+            .rule()
+            .contains("which tool `w` may write: a call could rewrite it"),
+        "{error}"
+    );
+    // The same script outside every writable directory is fixed.
+    let text = text.replace("out/run.py", "run.py");
+    let manifest = parse(&text, "test.toml", &dir).unwrap();
+    assert_eq!(
+        manifest.tools[0].reading.script,
+        Some(dir.join("work/run.py"))
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -9,6 +9,9 @@
 //!   panics, end of input with work in flight;
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
 //!   `airlock check` on good and bad manifests;
+//! - `arguments`: values a program reads as more than data (find's expressions, make's and
+//!   awk's assignments, `@file`, interpreters' code, options let through), refused by
+//!   `airlock check` unless accepted by name and at call time; absolute paths; literal braces;
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
@@ -33,6 +36,7 @@
 )]
 
 mod abuse;
+mod arguments;
 mod audit;
 mod clients;
 mod harness;

@@ -1,0 +1,1 @@
+{ n++ } END { print n + 0 }
