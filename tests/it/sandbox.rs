@@ -1180,7 +1180,13 @@ fn shapes_manifest(scratch: &Scratch, mode: Mode) -> String {
         format!("SELECT '{}-sql';\n", scratch.secret),
     )
     .unwrap();
-    let keys = mode.keys(&[]);
+    let keys = |risk: &str| mode.keys(&[risk]);
+    let (find, make, demangle, code) = (
+        keys("expression_operands"),
+        keys("assignment_operands"),
+        keys("response_files"),
+        keys("interpreter_code"),
+    );
     format!(
         r#"
 [[tool]]
@@ -1189,36 +1195,86 @@ description = "Finds Rust files"
 command = ["find", "--", "{{dirs}}", "-name", "*.rs"]
 workdir = "work"
 args.dirs = {{ type = "array", max_items = 10 }}
-{keys}
+{find}
 [[tool]]
 name = "make_target"
 description = "Builds a target"
 command = ["make", "--", "{{target}}"]
 workdir = "work"
 args.target = {{ type = "string" }}
-{keys}
+{make}
 [[tool]]
 name = "demangle"
 description = "Demangles a C++ symbol"
 command = ["c++filt", "--", "{{symbol}}"]
 workdir = "work"
 args.symbol = {{ type = "string" }}
-{keys}
+{demangle}
 [[tool]]
 name = "query"
 description = "Queries the database read-only"
 command = ["sqlite3", "-readonly", "db", "{{sql}}"]
 workdir = "work"
 args.sql = {{ type = "string" }}
-{keys}
+{code}
 [[tool]]
 name = "bash_stdin"
 description = "bash reading its script on stdin"
 command = ["/usr/bin/bash"]
 workdir = "work"
 args.script = {{ type = "string", stdin = true, max_length = 4000 }}
-{keys}"#
+{code}
+{fixed}"#,
+        fixed = mistakes_manifest(mode),
     )
+}
+
+/// The review's find, make and c++filt shapes with the hostile words fixed in the manifest
+/// (an operator's mistake, or a value the first wall missed): nothing of the agent's reaches
+/// them, so `airlock check` and the call-time refusals let them through, and only the kernel
+/// stands between them and the host. One tool per attack, each without arguments.
+fn mistakes_manifest(mode: Mode) -> String {
+    let tools: [(&str, &str); 8] = [
+        (
+            "find_exec_fprint",
+            r#""find", "--", "data", "-exec", "/usr/bin/id", ";", "-fprint", "../find_x""#,
+        ),
+        (
+            "find_exec",
+            r#""find", "--", "data", "-exec", "/usr/bin/id", ";""#,
+        ),
+        (
+            "find_fprint",
+            r#""find", "--", "data", "-fprint", "../find_y""#,
+        ),
+        (
+            "find_outside",
+            r#""find", "--", "../outside", "-print", "-o", "-name", "*.rs""#,
+        ),
+        ("make_shell", r#""make", "--", "CFLAGS=;id;""#),
+        (
+            "make_read",
+            r#""make", "--", "CFLAGS=$(info $(file <../outside/secret.txt))""#,
+        ),
+        (
+            "make_write",
+            r#""make", "--", "CFLAGS=$(file >../make_x,pwned)""#,
+        ),
+        (
+            "demangle_file",
+            r#""c++filt", "--", "@../outside/secret.txt""#,
+        ),
+    ];
+    let keys = mode.keys(&[]);
+    tools
+        .iter()
+        .map(|(name, argv)| {
+            format!(
+                "\n[[tool]]\nname = \"{name}\"\ndescription = \"A fixed shape\"\n\
+                 command = [{argv}]\nworkdir = \"work\"\n{keys}\n"
+            )
+        })
+        .collect()
 }
 
 fn shape_attacks(scratch: &Scratch) -> Vec<Attack> {
@@ -1227,50 +1283,50 @@ fn shape_attacks(scratch: &Scratch) -> Vec<Attack> {
     vec![
         Attack::new(
             "find runs a program and writes a file",
-            "find_rs",
-            json!({"dirs": ["data", "-exec", "/usr/bin/id", ";", "-fprint", "../find_x"]}),
+            "find_exec_fprint",
+            json!({}),
             vec![Sign::Shows("uid=".to_owned()), Sign::Creates(at("find_x"))],
         ),
         Attack::new(
             "find runs a program",
-            "find_rs",
-            json!({"dirs": ["data", "-exec", "/usr/bin/id", ";"]}),
+            "find_exec",
+            json!({}),
             vec![Sign::Shows("uid=".to_owned())],
         ),
         Attack::new(
             "find writes a file outside",
-            "find_rs",
-            json!({"dirs": ["data", "-fprint", "../find_y"]}),
+            "find_fprint",
+            json!({}),
             vec![Sign::Creates(at("find_y"))],
         ),
         Attack::new(
             "find lists the directory beside the workdir",
-            "find_rs",
-            json!({"dirs": ["../outside", "-print", "-o"]}),
+            "find_outside",
+            json!({}),
             vec![Sign::Shows("secret.txt".to_owned())],
         ),
         Attack::new(
             "make runs a shell command",
-            "make_target",
-            json!({"target": "CFLAGS=;id;"}),
+            "make_shell",
+            json!({}),
             vec![Sign::Shows("uid=".to_owned())],
         ),
         Attack::new(
             "make reads a file outside",
-            "make_target",
-            json!({"target": "CFLAGS=$(info $(file <../outside/secret.txt))"}),
+            "make_read",
+            json!({}),
             vec![Sign::Shows(secret.clone())],
         ),
         Attack::new(
             "make writes a file outside",
-            "make_target",
-            json!({"target": "CFLAGS=$(file >../make_x,pwned)"}),
+            "make_write",
+            json!({}),
             vec![Sign::Creates(at("make_x"))],
         ),
         Attack::new(
             "c++filt reads a response file outside",
-            "demangle",
-            json!({"symbol": "@../outside/secret.txt"}),
+            "demangle_file",
+            json!({}),
             vec![Sign::Shows(secret.clone())],
         ),
         Attack::new(
@@ -1332,10 +1388,12 @@ fn bash_stdin_connects(server: &mut Server, wait: Duration) -> bool {
     listener.accepted(wait).as_deref() == Some("hi\n")
 }
 
-/// The review's shapes (find's expression after `--`, make's variables, c++filt's response
-/// files, sqlite3's dot commands and file functions, bash reading agent text on stdin) pass
-/// `airlock check` without any accepted risk, and under the sandbox still cannot run other
-/// programs, read outside their roots, write, or reach the network.
+/// The review's shapes under the sandbox: sqlite3's dot commands and file functions and bash
+/// reading agent text on stdin (each with the risk `airlock check` now asks for), and find's
+/// expression after `--`, make's variables and c++filt's response files with the hostile words
+/// fixed in the manifest (given by the agent, the first wall now refuses them at call time:
+/// `tests/it/arguments.rs`). None can run other programs, read outside its roots, write, or
+/// reach the network.
 #[test]
 fn reviewer_shapes_are_contained() {
     let scratch = Scratch::new("shapes");
