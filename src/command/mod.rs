@@ -15,7 +15,7 @@ use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
-use crate::secrets::Redactor;
+use crate::secrets::{Cut, Redactor};
 use crate::server::{Server, ServerBuilder};
 use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
 
@@ -133,8 +133,12 @@ impl Handler for CommandHandler {
 fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
     // A stopped command was cut mid-write on both streams, whichever passed the cap.
     let stopped = matches!(finished.exit, Exit::Stopped(_));
-    let stdout = redactor.redact(&finished.stdout, finished.stdout_truncated || stopped);
-    let stderr = redactor.redact(&finished.stderr, finished.stderr_truncated || stopped);
+    let cut = |truncated: bool| Cut {
+        start: false,
+        end: truncated || stopped,
+    };
+    let stdout = redactor.redact(&finished.stdout, cut(finished.stdout_truncated));
+    let stderr = redactor.redact(&finished.stderr, cut(finished.stderr_truncated));
     let stdout = String::from_utf8_lossy(&stdout);
     let cap = tool.max_output_bytes;
     match finished.exit {
@@ -161,6 +165,12 @@ fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolO
                 ),
                 Exit::Code(code) => format!("The command failed with exit status {code}."),
                 Exit::Signal(signal) => format!("The command was killed by signal {signal}."),
+                Exit::Stopped(_) if redactor.window() > 0 => format!(
+                    "The command's output passed the limit of {cap} bytes, so it was stopped; \
+                     the output below is truncated, and the last {} bytes before the cut are \
+                     withheld, as they could begin a secret.",
+                    redactor.window()
+                ),
                 Exit::Stopped(_) => format!(
                     "The command's output passed the limit of {cap} bytes, so it was stopped; \
                      the output below is truncated."

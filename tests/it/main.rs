@@ -12,6 +12,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor
+//!   for every secret, both streams as the manifest asks, replies inside the memory bound;
 //! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
 //!   eras, per-client quotas, a thousand connections;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
@@ -36,6 +38,7 @@ mod clients;
 mod harness;
 mod hostile;
 mod http;
+mod output;
 mod product;
 mod protocol;
 mod sandbox;

@@ -1,0 +1,262 @@
+//! What a command tool's reply holds, through the real binary (issue 15, items 4, 5, 9, 13):
+//! redaction that is no oracle, one redactor for every secret of the server, both streams in
+//! the reply as the manifest asks, and replies whose memory stays inside the documented bound.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, airlock, call};
+
+/// A scratch directory of this test process; removed on drop.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-it-output-{name}-{}", std::process::id()));
+        let _stale = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dir = dir.canonicalize().unwrap();
+        Self { dir }
+    }
+
+    /// Writes `tools.toml` (with a call quota no test comes near) and returns its path.
+    fn manifest(&self, tools: &str) -> String {
+        let path = self.dir.join("tools.toml");
+        let text = format!(
+            "[limits]\ntool_call_rate = {{ per_minute = 600000, burst = 100000 }}\n\n{tools}"
+        );
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    /// Serves `tools` on stdio with `env`, handshake done.
+    fn serve(&self, tools: &str, env: &[(&str, &str)]) -> Server {
+        let manifest = self.manifest(tools);
+        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], env);
+        server.initialize("2025-11-25");
+        server
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _removed = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn text(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {reply}"))
+        .to_owned()
+}
+
+fn is_error(reply: &Value) -> bool {
+    reply["result"]["isError"] == json!(true)
+}
+
+/// The reply's text, tagged with whether it is an error: two replies are the same only if
+/// both agree.
+fn seen(reply: &Value) -> (bool, String) {
+    (is_error(reply), text(reply))
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 4: the redactor is no oracle.
+
+/// Echo tools that never print their secret: what they show is the agent's own text. One
+/// prints it after a word, one before, one with an output cap that cuts it.
+const ECHO_TOOLS: &str = r#"
+[[tool]]
+name = "echo_after"
+description = "hello, then the name"
+command = ["printf", "hello %s", "{name}"]
+secret_env = ["IT_SECRET"]
+args.name = { type = "string", max_length = 1000 }
+
+[[tool]]
+name = "echo_before"
+description = "the name, then world"
+command = ["printf", "%s world", "{name}"]
+secret_env = ["IT_SECRET"]
+args.name = { type = "string", max_length = 1000 }
+
+[[tool]]
+name = "echo_capped"
+description = "hello, then the name, cut at 64 bytes"
+command = ["printf", "hello %s", "{name}"]
+secret_env = ["IT_SECRET"]
+max_output_bytes = 64
+args.name = { type = "string", max_length = 1000 }
+"#;
+
+/// Two secrets of one length, and a third kind of text the same length.
+const SECRET_1: &str = "ghp_Zx81kQ7vB2mN9pL4sT6w";
+const SECRET_2: &str = "ghp_Qa03rY5uC8eK1jH7dF2x";
+
+/// Inputs that hold parts of either secret at either end, whole secrets, and neither.
+fn probes() -> Vec<(&'static str, String)> {
+    let mut probes = Vec::new();
+    for secret in [SECRET_1, SECRET_2] {
+        for len in 1..secret.len() {
+            for tool in ["echo_after", "echo_before"] {
+                probes.push((tool, secret[..len].to_owned()));
+                probes.push((tool, secret[len..].to_owned()));
+            }
+            // The cap (64 bytes) cuts right after the part: "hello " is 6 bytes.
+            let pad = "x".repeat(64 - 6 - len);
+            probes.push(("echo_capped", format!("{pad}{}!!!!", &secret[..len])));
+        }
+        for tool in ["echo_after", "echo_before"] {
+            probes.push((tool, secret.to_owned()));
+            probes.push((tool, format!("a {secret} b {secret}")));
+        }
+        probes.push((
+            "echo_capped",
+            format!("{secret} and more text past the cap, and more"),
+        ));
+    }
+    for plain in ["", "plain", "ghp_", "ghp_Zx81kR", "ghp_Qa03rZ"] {
+        for tool in ["echo_after", "echo_before", "echo_capped"] {
+            probes.push((tool, plain.to_owned()));
+        }
+    }
+    probes
+}
+
+/// Issue 15, item 4: for two secrets of one length, the same echo tool's replies are equal
+/// wherever neither secret occurs whole, and where one does, they differ only there: A's reply
+/// to a text holding its secret is B's reply to that text with the secret already replaced.
+#[test]
+fn for_two_secrets_of_one_length_an_echo_tool_differs_only_where_a_whole_secret_occurs() {
+    let scratch = Scratch::new("differential");
+    let mut one = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let mut two = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_2)]);
+    let ask = |server: &mut Server, tool: &str, name: &str| {
+        seen(&server.request(&call(1, tool, json!({ "name": name }))))
+    };
+    for (tool, name) in probes() {
+        let in_one = name.contains(SECRET_1);
+        let in_two = name.contains(SECRET_2);
+        let first = ask(&mut one, tool, &name);
+        let second = ask(&mut two, tool, &name);
+        if !in_one && !in_two {
+            assert_eq!(first, second, "{tool} {name:?}");
+            continue;
+        }
+        // A whole secret: each server's reply is the other's reply to the redacted text.
+        // (The capped tool's cut moves with the text's length, so it is compared whole only.)
+        if tool == "echo_capped" {
+            assert!(!first.1.contains(SECRET_1) && !second.1.contains(SECRET_2));
+            continue;
+        }
+        if in_one {
+            let redacted = name.replace(SECRET_1, "[REDACTED]");
+            assert_eq!(first, ask(&mut two, tool, &redacted), "{tool} {name:?}");
+        }
+        if in_two {
+            let redacted = name.replace(SECRET_2, "[REDACTED]");
+            assert_eq!(second, ask(&mut one, tool, &redacted), "{tool} {name:?}");
+        }
+    }
+}
+
+/// Issue 15, item 4: the issue's own example. Without a cap, `printf 'hello %s' {name}` removed
+/// `ghp_Zx81kQ` (the start of the secret) but showed `ghp_Zx81kR`.
+#[test]
+fn an_echo_tool_shows_the_start_of_its_secret_like_any_other_text() {
+    let scratch = Scratch::new("example");
+    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    for name in ["ghp_Zx81kQ", "ghp_Zx81kR", "ghp_Zx81kQ7vB2mN9pL4sT6"] {
+        let reply = server.request(&call(1, "echo_after", json!({ "name": name })));
+        assert_eq!(seen(&reply), (false, format!("hello {name}")));
+    }
+    for name in [
+        "x81kQ7vB2mN9pL4sT6w",
+        "Zx81kQ7vB2mN9pL4sT6w",
+        "hp_Zx81kQ7vB2mN9pL4sT6w",
+    ] {
+        let reply = server.request(&call(1, "echo_before", json!({ "name": name })));
+        assert_eq!(seen(&reply), (false, format!("{name} world")));
+    }
+}
+
+/// The attack of issue 15, item 4, against a tool that never prints its secret: knowing the
+/// token's format (`ghp_`), try each next character and keep the one whose reply stands out
+/// (once the guess itself is masked in every reply). Returns what it learned.
+fn attack(server: &mut Server, tool: &str, known_format: &str, steps: usize) -> (String, usize) {
+    const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut known = known_format.to_owned();
+    let mut calls = 0;
+    for _ in 0..steps {
+        let mut replies = Vec::new();
+        for candidate in ALPHABET.chars() {
+            let guess = format!("{known}{candidate}");
+            let name = if tool == "echo_capped" {
+                // The cap (64 bytes) falls right after the guess: "hello " is 6 bytes.
+                format!("{}{guess}!!!!", "x".repeat(64 - 6 - guess.len()))
+            } else {
+                guess.clone()
+            };
+            let reply = server.request(&call(calls, tool, json!({ "name": name })));
+            calls += 1;
+            let (error, shown) = seen(&reply);
+            replies.push((candidate, (error, shown.replace(&guess, "<guess>"))));
+        }
+        let stands_out: Vec<char> = replies
+            .iter()
+            .filter(|(_, reply)| replies.iter().filter(|(_, other)| other == reply).count() == 1)
+            .map(|(candidate, _)| *candidate)
+            .collect();
+        match stands_out.as_slice() {
+            [one] => known.push(*one),
+            _ => break,
+        }
+    }
+    (known[known_format.len()..].to_owned(), calls)
+}
+
+/// Issue 15, item 4: the oracle attack, with and without the output cap, learns nothing.
+#[test]
+fn the_redaction_oracle_attack_learns_nothing() {
+    let scratch = Scratch::new("oracle");
+    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    for tool in ["echo_after", "echo_capped"] {
+        let (learned, calls) = attack(&mut server, tool, "ghp_", 3);
+        eprintln!("{tool}: the attack learned {learned:?} in {calls} calls");
+        assert_eq!(
+            learned, "",
+            "{tool}: the redactor told the secret's next characters"
+        );
+    }
+}
+
+/// Issue 15, item 4: when airlock cuts output at its cap, the bytes just before the cut are
+/// withheld whatever they hold, and the reply says so.
+#[test]
+fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
+    let scratch = Scratch::new("withheld");
+    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let reply = server.request(&call(
+        1,
+        "echo_capped",
+        json!({ "name": "0123456789".repeat(20) }),
+    ));
+    assert!(is_error(&reply));
+    let shown = text(&reply);
+    assert!(
+        shown.starts_with("The command's output passed the limit of 64 bytes, so it was stopped"),
+        "{shown}"
+    );
+    // The secret is 24 bytes: the 64 bytes before any cut are withheld (a multiple of 64 at
+    // least as long as the longest secret), here all 64 kept bytes.
+    assert!(!shown.contains("hello"), "{shown}");
+    assert!(
+        shown.contains("the last 64 bytes before the cut are withheld"),
+        "{shown}"
+    );
+}
