@@ -1,9 +1,10 @@
 //! Command tools: a checked manifest entry as a [`Handler`] that runs a program.
 //!
 //! A call builds argv from the arguments ([`argv`]), runs the program through the one spawn
-//! site ([`crate::process`]), redacts secrets from what it printed, and reports: stdout on
-//! success; on failure (`isError: true`), the exit status and the tail of stderr. Dropping
-//! the call's future (timeout, cancellation, shutdown) kills the command's process group.
+//! site ([`crate::process`]), redacts from what it printed every secret the server knows (one
+//! redactor for all tools and both streams), and reports: stdout on success; on failure
+//! (`isError: true`), the exit status and the tail of stderr. Dropping the call's future
+//! (timeout, cancellation, shutdown) kills the command's process group.
 
 pub mod argv;
 
@@ -15,7 +16,7 @@ use crate::call::CallContext;
 use crate::limits::STDERR_TAIL_BYTES;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Exit, Finished};
-use crate::secrets::{Cut, Redactor};
+use crate::secrets::{Cut, Redactor, Secret};
 use crate::server::{Server, ServerBuilder};
 use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
 
@@ -26,6 +27,21 @@ use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
 /// A [`BuildError`] if the generated schemas are refused (a bug: the manifest layer only
 /// generates supported keywords).
 pub fn server(manifest: Manifest) -> Result<Server, BuildError> {
+    server_redacting(manifest, Vec::new())
+}
+
+/// The server a checked manifest describes, whose redactor also knows `more` secrets: over
+/// HTTP, the bearer tokens (`Tokens::secrets`), so that a token reaching a command's output
+/// (a proxy log it reads) is replaced like a manifest secret.
+///
+/// One redactor serves every tool, on both streams: it holds every tool's `secret_env` values
+/// and `more`, so a tool that prints another tool's secret (from a log file it reads, say) is
+/// redacted too.
+///
+/// # Errors
+///
+/// As [`server`].
+pub fn server_redacting(manifest: Manifest, more: Vec<Secret>) -> Result<Server, BuildError> {
     let Manifest {
         name,
         version,
@@ -35,6 +51,9 @@ pub fn server(manifest: Manifest) -> Result<Server, BuildError> {
         tools,
         ..
     } = manifest;
+    let redactor = Arc::new(Redactor::new(
+        tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
+    ));
     let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
     if let Some(title) = title {
         builder = builder.title(title);
@@ -43,12 +62,12 @@ pub fn server(manifest: Manifest) -> Result<Server, BuildError> {
         builder = builder.instructions(instructions);
     }
     for tool in tools {
-        builder = builder.tool(tool_of(tool));
+        builder = builder.tool(tool_of(tool, Arc::clone(&redactor)));
     }
     builder.build()
 }
 
-fn tool_of(tool: CommandTool) -> Tool {
+fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
     let schema = checked::input_schema(&tool);
     let mut builder = Tool::builder(tool.name.as_str(), tool.description.as_str())
         .annotations(tool.annotations.clone());
@@ -61,13 +80,12 @@ fn tool_of(tool: CommandTool) -> Tool {
     if let Some(rate) = tool.rate {
         builder = builder.rate(rate);
     }
-    let redactor = Redactor::new(&tool.secrets);
     builder.dynamic(
         schema,
         None,
         Arc::new(CommandHandler {
             tool: Arc::new(tool),
-            redactor: Arc::new(redactor),
+            redactor,
         }),
     )
 }
@@ -75,6 +93,7 @@ fn tool_of(tool: CommandTool) -> Tool {
 /// Runs one command tool.
 struct CommandHandler {
     tool: Arc<CommandTool>,
+    /// The server's one redactor: every secret of every tool, and the HTTP tokens.
     redactor: Arc<Redactor>,
 }
 
@@ -97,11 +116,7 @@ impl Handler for CommandHandler {
                 Err(_) => return ToolOutput::error("The tool could not check its arguments."),
             };
             let mut env = tool.env.clone();
-            env.extend(
-                tool.secrets
-                    .iter()
-                    .map(crate::secrets::Secret::expose_to_child),
-            );
+            env.extend(tool.secrets.iter().map(Secret::expose_to_child));
             let spec = CommandSpec {
                 program: tool.program.clone(),
                 args: invocation.args,

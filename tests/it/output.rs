@@ -2,11 +2,14 @@
 //! redaction that is no oracle, one redactor for every secret of the server, both streams in
 //! the reply as the manifest asks, and replies whose memory stays inside the documented bound.
 
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, airlock, call};
+use crate::harness::{self, REPLY_TIMEOUT, Server, airlock, call};
 
 /// A scratch directory of this test process; removed on drop.
 struct Scratch {
@@ -259,4 +262,142 @@ fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
         shown.contains("the last 64 bytes before the cut are withheld"),
         "{shown}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 5: one redactor for every secret of the server.
+
+/// Issue 15, item 5: a tool that reads another tool's secret from a log file (and prints it
+/// on both streams, then fails, so that both are shown) shows it redacted; before, only a
+/// tool's own secrets were.
+#[test]
+fn another_tools_secret_is_redacted_on_both_streams() {
+    let scratch = Scratch::new("shared");
+    std::fs::write(
+        scratch.dir.join("deploy.log"),
+        format!("deploying with token {SECRET_2}\n"),
+    )
+    .unwrap();
+    let tools = format!(
+        r#"
+[[tool]]
+name = "deploy"
+description = "Holds the deploy token"
+command = ["true"]
+secret_env = ["IT_DEPLOY_TOKEN"]
+
+[[tool]]
+name = "read_log"
+description = "Prints the deploy log on stdout and stderr"
+command = ["sh", "-c", "cat deploy.log; cat deploy.log >&2; exit 1"]
+workdir = "{dir}"
+exec = ["/usr/bin/cat"]
+"#,
+        dir = scratch.dir.display()
+    );
+    let mut server = scratch.serve(&tools, &[("IT_DEPLOY_TOKEN", SECRET_2)]);
+    let reply = server.request(&call(1, "read_log", json!({})));
+    let (error, shown) = seen(&reply);
+    assert!(error, "{shown}");
+    assert!(!reply.to_string().contains(SECRET_2), "{shown}");
+    assert!(
+        shown.starts_with(
+            "The command failed with exit status 1.\n\nstdout:\ndeploying with token [REDACTED]\n"
+        ),
+        "{shown}"
+    );
+    assert_eq!(
+        shown.matches("deploying with token [REDACTED]\n").count(),
+        2,
+        "{shown}"
+    );
+}
+
+/// A modern `tools/call` over HTTP with a bearer token; the reply's JSON.
+fn http_call(addr: SocketAddr, token: &str, tool: &str) -> Value {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": {}, "_meta": harness::modern_meta()}
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n\
+         Authorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(!head.to_ascii_lowercase().contains("chunked"), "{head}");
+    serde_json::from_str(body).unwrap()
+}
+
+/// Issue 15, item 5: an HTTP bearer token that reaches a tool's output (a file it reads) is
+/// redacted like a secret.
+#[test]
+fn an_http_bearer_token_in_tool_output_is_redacted() {
+    let token = "it-bearer-token-0123456789abcdef";
+    let scratch = Scratch::new("bearer");
+    std::fs::write(
+        scratch.dir.join("proxy.log"),
+        format!("Authorization: Bearer {token}\n"),
+    )
+    .unwrap();
+    let manifest = scratch.manifest(&format!(
+        r#"
+[[tool]]
+name = "read_log"
+description = "Prints the proxy log"
+command = ["cat", "proxy.log"]
+workdir = "{dir}"
+"#,
+        dir = scratch.dir.display()
+    ));
+    let mut child = harness::spawn_command(&airlock())
+        .args(["serve", "--manifest", &manifest, "--http", "127.0.0.1:0"])
+        .args(["--auth-token-env", "IT_BEARER"])
+        .env("IT_BEARER", token)
+        .env("AIRLOCK_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = listening_address(&mut child);
+    let reply = http_call(addr, token, "read_log");
+    let _killed = child.kill();
+    let _reaped = child.wait();
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        json!("Authorization: Bearer [REDACTED]\n"),
+        "{reply}"
+    );
+}
+
+/// The address an `airlock serve --http` child logs that it listens on.
+fn listening_address(child: &mut std::process::Child) -> SocketAddr {
+    use std::io::BufRead as _;
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("addr=").nth(1) {
+                let _sent = tx.send(
+                    rest.split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+            }
+        }
+    });
+    rx.recv_timeout(REPLY_TIMEOUT).unwrap().parse().unwrap()
 }
