@@ -12,7 +12,10 @@ use std::ffi::OsString;
 use secrecy::{ExposeSecret, SecretString};
 
 /// What a secret's occurrences in tool output become.
-pub const MARKER: &[u8] = b"[REDACTED]";
+pub const MARKER: &[u8] = MARKER_TEXT.as_bytes();
+
+/// [`MARKER`] as text.
+pub const MARKER_TEXT: &str = "[REDACTED]";
 
 /// Shortest secret accepted: redacting a two-letter value would shred ordinary output, and a
 /// value that short is not a secret worth the name.

@@ -401,3 +401,255 @@ fn listening_address(child: &mut std::process::Child) -> SocketAddr {
     });
     rx.recv_timeout(REPLY_TIMEOUT).unwrap().parse().unwrap()
 }
+
+// ---------------------------------------------------------------------------------------
+// Item 9: both streams, as the manifest asks.
+
+/// A test run that reports on stderr, as unittest does, passing or failing.
+fn runner(name: &str, extra: &str) -> String {
+    format!(
+        r#"
+[[tool]]
+name = "{name}"
+description = "Runs the tests"
+command = ["sh", "-c", "echo collected 2 items; printf '..\nRan 2 tests in 0.001s\n\nOK\n' >&2; echo done; exit $0", "{{status}}"]
+accept_risk = ["interpreter_code"]
+args.status = {{ type = "integer", minimum = 0, maximum = 1, default = 0 }}
+{extra}
+"#
+    )
+}
+
+/// Issue 15, item 9: a passing run of a real unittest suite (which reports on stderr) returns
+/// its report; before, a success returned stdout alone, here empty.
+#[test]
+fn a_passing_unittest_run_returns_its_report() {
+    let scratch = Scratch::new("unittest");
+    std::fs::write(
+        scratch.dir.join("test_sample.py"),
+        "import unittest\n\nclass Sample(unittest.TestCase):\n    def test_one(self):\n        \
+         self.assertEqual(1 + 1, 2)\n\n    def test_two(self):\n        self.assertTrue(True)\n",
+    )
+    .unwrap();
+    let tools = format!(
+        r#"
+[[tool]]
+name = "unittest"
+description = "Runs the unit tests"
+command = ["/usr/bin/python3", "-B", "-m", "unittest", "test_sample"]
+workdir = "{dir}"
+"#,
+        dir = scratch.dir.display()
+    );
+    let mut server = scratch.serve(&tools, &[]);
+    let reply = server.request(&call(1, "unittest", json!({})));
+    let (error, shown) = seen(&reply);
+    assert!(!error, "{shown}");
+    assert!(shown.starts_with("stderr:\n..\n---"), "{shown}");
+    assert!(shown.contains("\nRan 2 tests in "), "{shown}");
+    assert!(shown.ends_with("\n\nOK\n"), "{shown}");
+}
+
+/// Issue 15, item 9: the default (`separate`) returns both streams, each marked, on success
+/// and on failure.
+#[test]
+fn by_default_both_streams_are_returned_and_marked() {
+    let scratch = Scratch::new("separate");
+    let mut server = scratch.serve(&runner("tests", ""), &[]);
+    let passing = server.request(&call(1, "tests", json!({})));
+    assert_eq!(
+        seen(&passing),
+        (
+            false,
+            "stdout:\ncollected 2 items\ndone\n\nstderr:\n..\nRan 2 tests in 0.001s\n\nOK\n"
+                .to_owned()
+        )
+    );
+    let failing = server.request(&call(2, "tests", json!({"status": 1})));
+    let (error, shown) = seen(&failing);
+    assert!(error);
+    assert!(
+        shown.starts_with(
+            "The command failed with exit status 1.\n\nstdout:\ncollected 2 items\ndone\n\n\
+             stderr:\n..\nRan 2 tests in 0.001s\n\nOK\n"
+        ),
+        "{shown}"
+    );
+}
+
+/// Issue 15, item 9: `merge` returns one stream as a terminal shows it, in the order written.
+#[test]
+fn merge_returns_both_streams_in_the_order_they_were_written() {
+    let scratch = Scratch::new("merge");
+    let mut server = scratch.serve(&runner("tests", "stderr = \"merge\""), &[]);
+    let passing = server.request(&call(1, "tests", json!({})));
+    assert_eq!(
+        seen(&passing),
+        (
+            false,
+            "collected 2 items\n..\nRan 2 tests in 0.001s\n\nOK\ndone\n".to_owned()
+        )
+    );
+    let failing = server.request(&call(2, "tests", json!({"status": 1})));
+    assert!(
+        text(&failing).starts_with(
+            "The command failed with exit status 1.\n\noutput (stdout and stderr):\n\
+             collected 2 items\n..\n"
+        ),
+        "{failing}"
+    );
+}
+
+/// Issue 15, item 9: `tail` returns the last `stderr_tail_bytes` of stderr, marked so.
+#[test]
+fn tail_returns_the_end_of_stderr_and_says_how_much() {
+    let scratch = Scratch::new("tail");
+    let tools = runner("tests", "stderr = \"tail\"\nstderr_tail_bytes = 3");
+    let mut server = scratch.serve(&tools, &[]);
+    let passing = server.request(&call(1, "tests", json!({})));
+    assert_eq!(
+        seen(&passing),
+        (
+            false,
+            "stdout:\ncollected 2 items\ndone\n\nstderr (last 3 bytes at most):\nOK\n".to_owned()
+        )
+    );
+}
+
+/// Issue 15, item 9: `drop` never returns stderr, on success or failure.
+#[test]
+fn drop_never_returns_stderr() {
+    let scratch = Scratch::new("drop");
+    let mut server = scratch.serve(&runner("tests", "stderr = \"drop\""), &[]);
+    let passing = server.request(&call(1, "tests", json!({})));
+    assert_eq!(
+        seen(&passing),
+        (false, "collected 2 items\ndone\n".to_owned())
+    );
+    let failing = server.request(&call(2, "tests", json!({"status": 1})));
+    let (error, shown) = seen(&failing);
+    assert!(error);
+    assert!(!shown.contains("Ran 2 tests"), "{shown}");
+    assert!(
+        shown.starts_with("The command failed with exit status 1.\n\nstdout:\ncollected 2 items\n"),
+        "{shown}"
+    );
+}
+
+/// Issue 15, item 9: the streams share the reply's cap (`max_output_bytes`, counted as sent):
+/// when they do not fit, each keeps at least half, and the cut is marked.
+#[test]
+fn streams_that_pass_the_replys_cap_are_cut_and_marked() {
+    let scratch = Scratch::new("shared-cap");
+    let tools = r#"
+[[tool]]
+name = "verbose"
+description = "Prints 3000 bytes on each stream"
+command = ["sh", "-c", "head -c 3000 /dev/zero | tr '\\0' o; head -c 3000 /dev/zero | tr '\\0' e >&2"]
+exec = ["/usr/bin/head", "/usr/bin/tr"]
+max_output_bytes = 4000
+"#;
+    let mut server = scratch.serve(tools, &[]);
+    let reply = server.request(&call(1, "verbose", json!({})));
+    let (error, shown) = seen(&reply);
+    assert!(!error, "{shown}");
+    let note = "\n[airlock: cut here: a reply holds at most 4000 bytes of output]\n";
+    assert_eq!(
+        shown,
+        format!(
+            "stdout:\n{}{note}\nstderr:\n{}{note}",
+            "o".repeat(2000),
+            "e".repeat(2000)
+        )
+    );
+}
+
+/// Issue 15, item 9: the new keys are checked when the manifest loads.
+#[test]
+fn check_refuses_bad_stderr_settings() {
+    for (file, expected) in [
+        ("bad-stderr-mode.toml", "unknown variant `both`"),
+        (
+            "bad-stderr-tail.toml",
+            "`stderr_tail_bytes`: only with stderr = \"tail\"",
+        ),
+        (
+            "bad-stderr-tail-size.toml",
+            "`stderr_tail_bytes`: must be between 1 and the tool's max_output_bytes (1024)",
+        ),
+    ] {
+        let path = format!("tests/data/{file}");
+        let output = harness::run(&airlock(), &["check", "--manifest", &path], &[]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");
+        assert!(stderr.starts_with(&path), "{file}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{file}: expected `{expected}` in:\n{stderr}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Item 13: replies inside the memory bound.
+
+/// SECURITY.md: 32 MiB peak RSS of the airlock process.
+const DOCUMENTED_BOUND_KIB: u64 = 32 * 1024;
+
+/// Issue 15, item 13: eight calls at once, each printing 1 MiB of control bytes (6 bytes each
+/// once JSON-escaped) on both streams, keep the server inside the documented bound, and every
+/// reply inside its cap; before, 33.7 to 36.6 MiB and 6 MiB replies. The same with letters,
+/// the most a reply can show.
+#[test]
+fn eight_parallel_floods_on_both_streams_stay_within_the_memory_bound() {
+    for (case, out, err) in [("control", r"\\001", r"\\002"), ("letters", "a", "b")] {
+        let scratch = Scratch::new(&format!("flood-{case}"));
+        let tools = format!(
+            r#"
+[[tool]]
+name = "flood"
+description = "1 MiB on each stream"
+command = ["sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' '{out}'; head -c 1048576 /dev/zero | tr '\\0' '{err}' >&2"]
+exec = ["/usr/bin/head", "/usr/bin/tr"]
+"#
+        );
+        let mut server = scratch.serve(&tools, &[]);
+        for id in 1..=8 {
+            server.send(&call(id, "flood", json!({})));
+        }
+        let lines: Vec<String> = (1..=8).map(|_| server.recv_line()).collect();
+        let peak = server.peak_rss_kib();
+        let lengths: Vec<usize> = lines.iter().map(String::len).collect();
+        eprintln!("8 parallel floods of {case}: peak RSS {peak} KiB, reply lines {lengths:?}");
+        assert!(peak < DOCUMENTED_BOUND_KIB, "{case}: peak RSS {peak} KiB");
+        // A reply holds at most the cap (1 MiB) of output, counted as sent, plus its framing.
+        assert!(
+            lengths.iter().all(|len| *len <= 1024 * 1024 + 4096),
+            "{case}: {lengths:?}"
+        );
+        let (first, second) = if case == "control" {
+            ('\u{1}', '\u{2}')
+        } else {
+            ('a', 'b')
+        };
+        for line in &lines {
+            let reply: Value = serde_json::from_str(line).unwrap();
+            let shown = text(&reply);
+            let start: String = shown.chars().take(80).collect();
+            assert!(
+                shown.starts_with(&format!("stdout:\n{first}{first}")),
+                "{start:?}"
+            );
+            assert!(
+                shown.contains(&format!("\nstderr:\n{second}{second}")),
+                "{start:?}"
+            );
+            assert!(
+                shown.contains("[airlock: cut here: a reply holds at most 1048576 bytes"),
+                "{start:?}"
+            );
+        }
+        let ping = server.request(&harness::request(9, "ping", json!({})));
+        assert_eq!(ping["result"], json!({}));
+    }
+}
