@@ -286,10 +286,11 @@ async fn run_unconfined(spec: &CommandSpec, captures: &mut Captures) -> Result<E
     };
     let (out_read, out_write) = io::pipe().map_err(io_error)?;
     let (err_read, err_write) = output_pipe(spec, &out_write)?;
-    // The command holds the write ends; ours close when `spawn` returns.
-    let child = spawn(spec, stdin, Stdio::from(out_write), Stdio::from(err_write))?;
+    // Registered before the child exists: nothing after the spawn can fail but supervision.
     let out_pipe = receiver(out_read)?;
     let err_pipe = err_read.map(receiver).transpose()?;
+    // The command holds the write ends; ours close when `spawn` returns.
+    let child = spawn(spec, stdin, Stdio::from(out_write), Stdio::from(err_write))?;
     // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
     let Some(group) = child.id().and_then(Group::led_by) else {
         return Err(SpawnError::Internal("spawned child has no pid"));

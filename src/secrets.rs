@@ -459,6 +459,18 @@ mod tests {
         );
     }
 
+    /// Every seed of the `redactor` fuzz target, replayed through its entry point.
+    #[test]
+    fn the_redactor_fuzz_corpus_holds() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/redactor");
+        let mut seeds = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            crate::fuzzing::redactor(&std::fs::read(entry.unwrap().path()).unwrap());
+            seeds += 1;
+        }
+        assert!(seeds >= 5, "{seeds} seeds");
+    }
+
     /// Text over a small alphabet, so that secrets occur, overlap and half-occur often.
     fn small(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'c')], len)
@@ -487,6 +499,14 @@ mod tests {
             }
             let cut = Cut { start, end };
             prop_assert_eq!(crate::fuzzing::redaction_holds(&output, &first, &second, cut), Ok(()));
+        }
+
+        /// The fuzz target's entry point, on any input.
+        #[test]
+        fn the_redactor_fuzz_entry_point_holds_for_any_input(
+            data in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            crate::fuzzing::redactor(&data);
         }
 
         /// The same with any bytes around printable secrets.

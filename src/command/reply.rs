@@ -52,6 +52,10 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
         ],
         StderrMode::Drop => vec![Section::new("stdout".into(), stdout, budget)],
     };
+    // The first section is the reply's main stream: stdout, or both merged.
+    if let Some(first) = sections.first_mut() {
+        first.main = true;
+    }
     for section in &mut sections {
         section.measure(redactor, stopped);
     }
@@ -133,10 +137,9 @@ struct Section<'a> {
 
 impl<'a> Section<'a> {
     fn new(title: Cow<'static, str>, output: &'a Output, entitled: usize) -> Self {
-        let main = matches!(title.as_ref(), "stdout" | "output (stdout and stderr)");
         Self {
             title,
-            main,
+            main: false,
             output,
             entitled,
             cut: Cut::default(),
