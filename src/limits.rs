@@ -139,17 +139,23 @@ pub const MAX_SCHEMA_NODES: usize = 4096;
 /// Largest compiled regular expression in a schema `pattern`, in bytes of automaton.
 pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
 
-/// Default cap on each of a command's stdout and stderr, in bytes.
+/// Default cap on each of a command's stdout and stderr, in bytes, and on the output one reply
+/// holds, counted as sent (JSON-escaped).
 ///
-/// A command that prints more is stopped (its whole process group is killed) and the result
-/// says its output was truncated: past a megabyte, output is not something a model can use,
-/// and letting `yes` run until its deadline only burns CPU.
+/// A command that prints more on a stream is stopped (its whole process group is killed) and
+/// the result says its output was truncated: past a megabyte, output is not something a model
+/// can use, and letting `yes` run until its deadline only burns CPU. A reply holds at most this
+/// much of both streams together, counted as the JSON it is sent in: a control byte is six
+/// bytes there (`\u0001`), and eight calls of a megabyte of them once made 6 MiB replies and
+/// took the server past its memory bound (issue 15). airlock keeps no more of a command's
+/// output than a reply can show, so memory does not grow with the per-stream cap.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 
 /// Highest output cap a manifest may set per stream.
 pub const MAX_OUTPUT_CEILING_BYTES: usize = 64 * 1024 * 1024;
 
-/// Bytes of stderr quoted in the result of a command that failed.
+/// Bytes of stderr a reply holds with `stderr = "tail"` when the manifest does not say
+/// (`stderr_tail_bytes`): a test runner's summary, a compiler's last errors.
 pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
 
 /// Longest value of a manifest `string` argument, in characters, when the manifest does not

@@ -317,7 +317,8 @@ fn serve(
             return ExitCode::FAILURE;
         }
     };
-    match command::server(manifest) {
+    // The tokens join the redactor: one that reaches a command's output is replaced there.
+    match command::server_redacting(manifest, config.tokens.secrets()) {
         Ok(server) => ExitCode::from(server.run_http(addr, config)),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");

@@ -20,9 +20,12 @@
 //! - **No pipe deadlock.** stdin is written while stdout and stderr are read, all at once: a
 //!   child blocked on a full output pipe while we block on its full stdin pipe would hang
 //!   until the timeout (PEERS.md (c) 26).
-//! - **Bounded output.** Each stream keeps at most its cap, and the buffer never grows past it.
-//!   When a stream passes its cap the whole process group is killed at once, so `yes` cannot
-//!   burn CPU until the deadline (PEERS.md (c) 19, 23, 25).
+//! - **Bounded output.** Each stream is read up to its cap; when one passes it the whole
+//!   process group is killed at once, so `yes` cannot burn CPU until the deadline (PEERS.md
+//!   (c) 19, 23, 25). What is kept of both streams together is bounded apart from the caps
+//!   ([`CommandSpec::max_kept_bytes`], what a reply can show), and no buffer grows past what
+//!   its stream may keep. stderr can share stdout's pipe ([`Stderr::Merged`]: the same pipe
+//!   is handed to the launcher twice, its protocol unchanged) or keep only its tail.
 //! - **The whole group dies, in every path.** The child leads its own process group, which its
 //!   descendants join by default; normal exit, output limit, errors and cancellation all end
 //!   with `SIGKILL` to the group, so no grandchild survives to hold pipes or burn CPU
@@ -67,7 +70,7 @@ use std::time::Duration;
 
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
-use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::process::Child;
 use tokio::signal::unix::SignalKind;
 
@@ -89,10 +92,15 @@ pub struct CommandSpec {
     /// Bytes for the child's stdin, written while its output is read and then closed; `None`
     /// gives the child `/dev/null`.
     pub stdin: Option<Vec<u8>>,
-    /// Most stdout bytes kept; one more byte stops the command.
+    /// Most stdout bytes read; one more byte stops the command.
     pub max_stdout_bytes: usize,
-    /// Most stderr bytes kept; one more byte stops the command.
+    /// Most stderr bytes read; one more byte stops the command.
     pub max_stderr_bytes: usize,
+    /// Most bytes kept of both streams together: what a reply can show, so memory does not
+    /// grow with the caps. How the streams share it is [`Stderr`]'s.
+    pub max_kept_bytes: usize,
+    /// How stderr is read and what of it is kept.
+    pub stderr: Stderr,
     /// The kernel sandbox the command runs in; `None` runs it unconfined (a tool that opted
     /// out with `accept_risk = ["unsandboxed"]`, or a test).
     pub sandbox: Option<Arc<Confinement>>,
@@ -111,9 +119,25 @@ impl fmt::Debug for CommandSpec {
             .field("stdin_bytes", &self.stdin.as_ref().map(Vec::len))
             .field("max_stdout_bytes", &self.max_stdout_bytes)
             .field("max_stderr_bytes", &self.max_stderr_bytes)
+            .field("max_kept_bytes", &self.max_kept_bytes)
+            .field("stderr", &self.stderr)
             .field("sandboxed", &self.sandbox.is_some())
             .finish()
     }
+}
+
+/// How a command's stderr is read, and how the streams share [`CommandSpec::max_kept_bytes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stderr {
+    /// A pipe of its own; each stream may always keep half of the bytes kept, and more while
+    /// the other does not need its half.
+    Separate,
+    /// The same pipe as stdout (`2>&1`): one stream, in the order the command wrote it, read
+    /// against stdout's cap; [`Finished::stderr`] stays empty.
+    Merged,
+    /// A pipe of its own, of which the last `n` bytes are kept (at most the bytes kept); stdout
+    /// may always keep the rest.
+    Tail(usize),
 }
 
 /// What a command left behind: how it ended and what it wrote, each stream capped.
@@ -121,14 +145,35 @@ impl fmt::Debug for CommandSpec {
 pub struct Finished {
     /// How the command ended.
     pub exit: Exit,
-    /// What the command wrote to stdout, at most [`CommandSpec::max_stdout_bytes`] bytes.
-    pub stdout: Vec<u8>,
-    /// Whether stdout passed its cap (the rest was discarded and the command stopped).
-    pub stdout_truncated: bool,
-    /// What the command wrote to stderr, at most [`CommandSpec::max_stderr_bytes`] bytes.
-    pub stderr: Vec<u8>,
-    /// Whether stderr passed its cap (the rest was discarded and the command stopped).
-    pub stderr_truncated: bool,
+    /// What airlock kept of stdout.
+    pub stdout: Output,
+    /// What airlock kept of stderr.
+    pub stderr: Output,
+}
+
+/// What airlock kept of one stream: its start, or with [`Stderr::Tail`] its end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// The bytes kept.
+    pub kept: Vec<u8>,
+    /// Bytes read from the stream, at most its cap (the bytes kept are some of them).
+    pub read: usize,
+    /// Whether the stream passed its cap (the rest was never read and the command stopped).
+    pub truncated: bool,
+    /// Whether [`Self::kept`] is the stream's end rather than its start.
+    pub tail: bool,
+}
+
+impl Output {
+    /// Whether bytes before the kept ones were read and dropped.
+    pub fn starts_late(&self) -> bool {
+        self.tail && self.kept.len() < self.read
+    }
+
+    /// Whether bytes after the kept ones were dropped or never read.
+    pub fn ends_early(&self) -> bool {
+        self.truncated || (!self.tail && self.kept.len() < self.read)
+    }
 }
 
 /// How a command ended.
@@ -204,38 +249,34 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         sandboxed = spec.sandbox.is_some(),
         "starting command"
     );
-    let mut stdout = Capture::default();
-    let mut stderr = Capture::default();
+    let mut captures = Captures::new(spec);
     let ended = match &spec.sandbox {
-        None => run_unconfined(spec, &mut stdout, &mut stderr).await?,
-        Some(confinement) => run_confined(spec, confinement, &mut stdout, &mut stderr).await?,
+        None => run_unconfined(spec, &mut captures).await?,
+        Some(confinement) => run_confined(spec, confinement, &mut captures).await?,
     };
-    let exit = if stdout.truncated || stderr.truncated {
+    let exit = if captures.passed_a_cap() {
         Exit::Stopped(StopReason::OutputLimit)
     } else {
         ended
     };
+    let Captures { out, err, .. } = captures;
+    let (stdout, stderr) = (out.finish(), err.finish());
     tracing::debug!(
         ?exit,
-        stdout_bytes = stdout.bytes.len(),
-        stderr_bytes = stderr.bytes.len(),
+        stdout_bytes = stdout.read,
+        stderr_bytes = stderr.read,
+        kept_bytes = stdout.kept.len().saturating_add(stderr.kept.len()),
         "command finished"
     );
     Ok(Finished {
         exit,
-        stdout: stdout.bytes,
-        stdout_truncated: stdout.truncated,
-        stderr: stderr.bytes,
-        stderr_truncated: stderr.truncated,
+        stdout,
+        stderr,
     })
 }
 
 /// Runs `spec` as a direct child of airlock, in its own process group.
-async fn run_unconfined(
-    spec: &CommandSpec,
-    stdout: &mut Capture,
-    stderr: &mut Capture,
-) -> Result<Exit, SpawnError> {
+async fn run_unconfined(spec: &CommandSpec, captures: &mut Captures) -> Result<Exit, SpawnError> {
     // Subscribe before the child exists, so its exit cannot slip between a check and a wait.
     let mut sigchld = tokio::signal::unix::signal(SignalKind::child()).map_err(io_error)?;
     let stdin = if spec.stdin.is_some() {
@@ -243,7 +284,13 @@ async fn run_unconfined(
     } else {
         Stdio::null()
     };
-    let child = spawn(spec, stdin)?;
+    let (out_read, out_write) = io::pipe().map_err(io_error)?;
+    let (err_read, err_write) = output_pipe(spec, &out_write)?;
+    // Registered before the child exists: nothing after the spawn can fail but supervision.
+    let out_pipe = receiver(out_read)?;
+    let err_pipe = err_read.map(receiver).transpose()?;
+    // The command holds the write ends; ours close when `spawn` returns.
+    let child = spawn(spec, stdin, Stdio::from(out_write), Stdio::from(err_write))?;
     // Without a pid the group cannot be named; dropping `child` still kills and reaps it.
     let Some(group) = child.id().and_then(Group::led_by) else {
         return Err(SpawnError::Internal("spawned child has no pid"));
@@ -253,8 +300,29 @@ async fn run_unconfined(
         group,
         armed: true,
     };
-    let status = supervise(&mut guard, spec, &mut sigchld, stdout, stderr).await?;
+    let pipes = (out_pipe, err_pipe);
+    let status = supervise(&mut guard, spec, &mut sigchld, pipes, captures).await?;
     Exit::of(status)
+}
+
+/// The pipe stderr writes to: a pipe of its own (airlock's read end, the write end), or with
+/// [`Stderr::Merged`] another write end of stdout's (no read end).
+fn output_pipe(
+    spec: &CommandSpec,
+    stdout: &io::PipeWriter,
+) -> Result<(Option<io::PipeReader>, io::PipeWriter), SpawnError> {
+    match spec.stderr {
+        Stderr::Merged => Ok((None, stdout.try_clone().map_err(io_error)?)),
+        Stderr::Separate | Stderr::Tail(_) => {
+            let (read, write) = io::pipe().map_err(io_error)?;
+            Ok((Some(read), write))
+        }
+    }
+}
+
+/// airlock's read end of an output pipe, registered with the runtime.
+fn receiver(read: io::PipeReader) -> Result<tokio::net::unix::pipe::Receiver, SpawnError> {
+    tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(read)).map_err(io_error)
 }
 
 impl Exit {
@@ -280,8 +348,7 @@ impl Exit {
 async fn run_confined(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
-    stdout: &mut Capture,
-    stderr: &mut Capture,
+    captures: &mut Captures,
 ) -> Result<Exit, SpawnError> {
     if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
@@ -308,12 +375,7 @@ async fn run_confined(
     } = pipes;
     let status = {
         let feeding = feed(Some(stdin), Some(&header), spec.stdin.as_deref());
-        let reading = async {
-            tokio::try_join!(
-                capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
-                capture(err_pipe, stderr, spec.max_stderr_bytes, group, "stderr"),
-            )
-        };
+        let reading = capture(out_pipe, err_pipe, &mut *captures, group);
         let reported = async {
             let mut message = [0_u8; sandbox::channel::STATUS_BYTES];
             match control.read_exact(&mut message).await {
@@ -359,7 +421,7 @@ async fn run_confined(
     let Some(report) = status else {
         // Killed at the output limit, or ended by something else: then there is nothing to
         // report.
-        if stdout.truncated || stderr.truncated {
+        if captures.passed_a_cap() {
             return Ok(Exit::Stopped(StopReason::OutputLimit));
         }
         return Err(SpawnError::Internal("the launcher ended during the call"));
@@ -370,7 +432,7 @@ async fn run_confined(
         sandbox::channel::Status::Failed => return Ok(Exit::SandboxFailed),
     };
     launcher.served_one();
-    if report.last || stdout.truncated || stderr.truncated {
+    if report.last || captures.passed_a_cap() {
         // It ends after this call, or was killed at the cap after it had reported: it is
         // gone, not given back.
         return Ok(exit);
@@ -379,11 +441,11 @@ async fn run_confined(
     Ok(exit)
 }
 
-/// airlock's ends of a call's pipes.
+/// airlock's ends of a call's pipes (no stderr of its own with [`Stderr::Merged`]).
 struct Pipes {
     stdin: tokio::net::unix::pipe::Sender,
     stdout: tokio::net::unix::pipe::Receiver,
-    stderr: tokio::net::unix::pipe::Receiver,
+    stderr: Option<tokio::net::unix::pipe::Receiver>,
 }
 
 /// Gives a launcher of the tool the call's pipes; returns the launcher and airlock's ends.
@@ -399,7 +461,8 @@ async fn hand_over(
         let launcher = acquire(spec, confinement).await?;
         let (stdin_read, stdin_write) = io::pipe().map_err(io_error)?;
         let (stdout_read, stdout_write) = io::pipe().map_err(io_error)?;
-        let (stderr_read, stderr_write) = io::pipe().map_err(io_error)?;
+        // Merged, the same pipe goes as both: the launcher's protocol is unchanged.
+        let (stderr_read, stderr_write) = output_pipe(spec, &stdout_write)?;
         let sent = sandbox::channel::send_call(
             launcher.control(),
             header_bytes,
@@ -423,10 +486,8 @@ async fn hand_over(
         let pipes = Pipes {
             stdin: tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(stdin_write))
                 .map_err(io_error)?,
-            stdout: tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stdout_read))
-                .map_err(io_error)?,
-            stderr: tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(stderr_read))
-                .map_err(io_error)?,
+            stdout: receiver(stdout_read)?,
+            stderr: stderr_read.map(receiver).transpose()?,
         };
         return Ok((launcher, pipes));
     }
@@ -468,6 +529,8 @@ fn template(spec: &CommandSpec) -> CommandSpec {
         stdin: None,
         max_stdout_bytes: spec.max_stdout_bytes,
         max_stderr_bytes: spec.max_stderr_bytes,
+        max_kept_bytes: spec.max_kept_bytes,
+        stderr: spec.stderr,
         sandbox: spec.sandbox.clone(),
     }
 }
@@ -527,15 +590,20 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
 /// Starts `spec`'s program with the spec's environment, directory and pipes, nothing
 /// inherited; see the module docs for each setting.
 #[expect(clippy::disallowed_methods, reason = "the one audited spawn site")]
-fn spawn(spec: &CommandSpec, stdin: Stdio) -> Result<Child, SpawnError> {
+fn spawn(
+    spec: &CommandSpec,
+    stdin: Stdio,
+    stdout: Stdio,
+    stderr: Stdio,
+) -> Result<Child, SpawnError> {
     tokio::process::Command::new(&spec.program) // absolute (checked above): no PATH lookup
         .args(&spec.args) // one argv element each
         .env_clear()
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(&spec.workdir)
         .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(stdout)
+        .stderr(stderr)
         .process_group(0) // its own group, so one kill reaches every descendant
         .kill_on_drop(true) // a dropped future still kills and reaps the direct child
         .spawn()
@@ -548,29 +616,14 @@ async fn supervise(
     guard: &mut Guard,
     spec: &CommandSpec,
     sigchld: &mut tokio::signal::unix::Signal,
-    stdout: &mut Capture,
-    stderr: &mut Capture,
+    (out_pipe, err_pipe): OutputPipes,
+    captures: &mut Captures,
 ) -> Result<ExitStatus, SpawnError> {
     let group = guard.group;
     let stdin = guard.child.stdin.take();
-    let out_pipe = guard
-        .child
-        .stdout
-        .take()
-        .ok_or(SpawnError::Internal("stdout is not piped"))?;
-    let err_pipe = guard
-        .child
-        .stderr
-        .take()
-        .ok_or(SpawnError::Internal("stderr is not piped"))?;
     {
         let feeding = feed(stdin, None, spec.stdin.as_deref());
-        let reading = async {
-            tokio::try_join!(
-                capture(out_pipe, stdout, spec.max_stdout_bytes, group, "stdout"),
-                capture(err_pipe, stderr, spec.max_stderr_bytes, group, "stderr"),
-            )
-        };
+        let reading = capture(out_pipe, err_pipe, &mut *captures, group);
         let exiting = exited(group.leader, sigchld);
         tokio::pin!(feeding, reading, exiting);
         let mut fed = false;
@@ -640,47 +693,286 @@ where
     Ok(())
 }
 
-/// Reads `pipe` into `into` until EOF, keeping at most `max` bytes.
+/// Reads both output pipes into `into` until both end, each against its cap.
 ///
-/// One byte past `max` marks the capture truncated, kills the group and stops reading: the
-/// rest is never stored, so memory stays bounded whatever the child writes.
-async fn capture<R>(
-    mut pipe: R,
-    into: &mut Capture,
-    max: usize,
+/// One byte past a cap marks that stream truncated, kills the group and stops reading it: the
+/// rest is never read, and what is kept never passes [`CommandSpec::max_kept_bytes`], so
+/// memory stays bounded whatever the child writes. One loop reads both, so that the streams
+/// can share what is kept.
+async fn capture(
+    stdout: tokio::net::unix::pipe::Receiver,
+    stderr: Option<tokio::net::unix::pipe::Receiver>,
+    into: &mut Captures,
     group: Group,
-    stream: &'static str,
-) -> Result<(), SpawnError>
-where
-    R: AsyncRead + Unpin,
-{
-    let mut chunk = [0_u8; READ_CHUNK_BYTES];
+) -> Result<(), SpawnError> {
+    let mut out = Some(stdout);
+    let mut err = stderr;
+    let mut out_chunk = [0_u8; READ_CHUNK_BYTES];
+    let mut err_chunk = [0_u8; READ_CHUNK_BYTES];
     loop {
-        let count = match pipe.read(&mut chunk).await {
-            Ok(count) => count,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(io_error(error)),
+        // Reading a pipe is cancel-safe: the read not chosen loses nothing.
+        let (stream, count) = tokio::select! {
+            read = read_chunk(out.as_mut(), &mut out_chunk), if out.is_some() => {
+                (Stream::Out, read?)
+            }
+            read = read_chunk(err.as_mut(), &mut err_chunk), if err.is_some() => {
+                (Stream::Err, read?)
+            }
+            else => return Ok(()),
+        };
+        let chunk = match stream {
+            Stream::Out => &out_chunk,
+            Stream::Err => &err_chunk,
         };
         let read = chunk
             .get(..count)
             .ok_or(SpawnError::Internal("read past its buffer"))?;
         if read.is_empty() {
-            return Ok(());
-        }
-        let room = max.saturating_sub(into.bytes.len());
-        if read.len() <= room {
-            into.append(read, max)?;
+            match stream {
+                Stream::Out => out = None,
+                Stream::Err => err = None,
+            }
             continue;
         }
-        let (kept, _discarded) = read
-            .split_at_checked(room)
-            .ok_or(SpawnError::Internal("cap split past the read"))?;
-        into.append(kept, max)?;
-        into.truncated = true;
-        tracing::debug!(stream, "output limit reached; stopping the command");
-        group.kill();
-        return Ok(());
+        if into.take(stream, read)? {
+            tracing::debug!(
+                stream = stream.name(),
+                "output limit reached; stopping the command"
+            );
+            group.kill();
+            // The other stream is read to its end: what was written before the kill.
+            match stream {
+                Stream::Out => out = None,
+                Stream::Err => err = None,
+            }
+        }
     }
+}
+
+/// The next bytes of `pipe` (`None` is never polled: `capture` guards its branches).
+async fn read_chunk(
+    pipe: Option<&mut tokio::net::unix::pipe::Receiver>,
+    chunk: &mut [u8],
+) -> Result<usize, SpawnError> {
+    let Some(pipe) = pipe else {
+        return std::future::pending().await;
+    };
+    loop {
+        match pipe.read(chunk).await {
+            Ok(count) => return Ok(count),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(io_error(error)),
+        }
+    }
+}
+
+/// airlock's read ends of a command's stdout and (unless merged) stderr.
+type OutputPipes = (
+    tokio::net::unix::pipe::Receiver,
+    Option<tokio::net::unix::pipe::Receiver>,
+);
+
+/// One of the two output streams.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+enum Stream {
+    Out,
+    Err,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Out => "stdout",
+            Self::Err => "stderr",
+        }
+    }
+}
+
+/// What is kept of both streams of one command: together at most `budget` bytes.
+struct Captures {
+    out: Capture,
+    err: Capture,
+    budget: usize,
+}
+
+impl Captures {
+    /// Empty captures shaped by `spec`'s caps, budget and [`Stderr`].
+    fn new(spec: &CommandSpec) -> Self {
+        let budget = spec.max_kept_bytes;
+        let (out_share, err_keep) = match spec.stderr {
+            Stderr::Separate => {
+                let half = budget.div_ceil(2);
+                (half, Keep::Head(budget.saturating_sub(half)))
+            }
+            Stderr::Merged => (budget, Keep::Head(0)),
+            Stderr::Tail(bytes) => {
+                let bytes = bytes.min(budget);
+                (budget.saturating_sub(bytes), Keep::Tail(bytes))
+            }
+        };
+        Self {
+            out: Capture::new(Keep::Head(out_share), spec.max_stdout_bytes),
+            err: Capture::new(err_keep, spec.max_stderr_bytes),
+            budget,
+        }
+    }
+
+    /// Whether a stream passed its cap.
+    fn passed_a_cap(&self) -> bool {
+        self.out.truncated || self.err.truncated
+    }
+
+    /// Counts `data`, read from `stream`, against the stream's cap and keeps what the budget
+    /// allows; returns whether the stream passed its cap (the bytes past it are not kept).
+    fn take(&mut self, stream: Stream, data: &[u8]) -> Result<bool, SpawnError> {
+        let budget = self.budget;
+        let (this, other) = match stream {
+            Stream::Out => (&mut self.out, &mut self.err),
+            Stream::Err => (&mut self.err, &mut self.out),
+        };
+        let room = this.max.saturating_sub(this.read);
+        let passed = data.len() > room;
+        let (counted, _never_read) = data
+            .split_at_checked(data.len().min(room))
+            .ok_or(SpawnError::Internal("cap split past the read"))?;
+        this.read = this.read.saturating_add(counted.len());
+        this.keep(counted, budget, other)?;
+        this.truncated |= passed;
+        Ok(passed)
+    }
+}
+
+/// What is kept of one stream, and its count against its cap.
+struct Capture {
+    kept: Kept,
+    /// Bytes of the budget this stream may always keep; with `Kept::Tail`, its size.
+    share: usize,
+    /// The stream's cap.
+    max: usize,
+    read: usize,
+    truncated: bool,
+}
+
+/// What one stream keeps.
+enum Kept {
+    /// Its first bytes, in a buffer that never grows past what the stream may keep.
+    Head(Vec<u8>),
+    /// Its last bytes.
+    Tail(std::collections::VecDeque<u8>),
+}
+
+/// How a stream keeps its bytes, and how many it may always keep.
+#[derive(Clone, Copy)]
+enum Keep {
+    Head(usize),
+    Tail(usize),
+}
+
+impl Capture {
+    fn new(keep: Keep, max: usize) -> Self {
+        let (kept, share) = match keep {
+            Keep::Head(share) => (Kept::Head(Vec::new()), share),
+            Keep::Tail(size) => (Kept::Tail(std::collections::VecDeque::new()), size),
+        };
+        Self {
+            kept,
+            share,
+            max,
+            read: 0,
+            truncated: false,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match &self.kept {
+            Kept::Head(bytes) => bytes.len(),
+            Kept::Tail(bytes) => bytes.len(),
+        }
+    }
+
+    /// Keeps what it may of `data` within `budget`, which it shares with `other`: a stream
+    /// keeps its share whatever the other does, and more while the other does not need it;
+    /// when it does, the other's head gives back what it borrowed (its end is dropped, as if
+    /// never kept), never below its own share.
+    fn keep(&mut self, data: &[u8], budget: usize, other: &mut Self) -> Result<(), SpawnError> {
+        let len = self.len();
+        match &mut self.kept {
+            Kept::Head(bytes) => {
+                let limit = self.share.max(budget.saturating_sub(other.len()));
+                let count = data.len().min(limit.saturating_sub(len));
+                let (kept, _dropped) = data
+                    .split_at_checked(count)
+                    .ok_or(SpawnError::Internal("keep split past the read"))?;
+                let new_len = len.saturating_add(count);
+                other.give_back(budget.saturating_sub(new_len));
+                append(bytes, kept, limit)
+            }
+            Kept::Tail(bytes) => {
+                let size = self.share;
+                let new_len = len.saturating_add(data.len()).min(size);
+                other.give_back(budget.saturating_sub(new_len));
+                let newest = data
+                    .get(data.len().saturating_sub(size)..)
+                    .ok_or(SpawnError::Internal("tail split past the read"))?;
+                if bytes.capacity() < new_len {
+                    bytes
+                        .try_reserve_exact(new_len.saturating_sub(bytes.len()))
+                        .map_err(|_reserve| SpawnError::Internal("no memory for command output"))?;
+                }
+                let excess = bytes
+                    .len()
+                    .saturating_add(newest.len())
+                    .saturating_sub(size);
+                bytes.drain(..excess.min(bytes.len()));
+                bytes.extend(newest);
+                Ok(())
+            }
+        }
+    }
+
+    /// Drops the end of a kept head so it holds at most `room` bytes (never below its share),
+    /// and frees the memory.
+    fn give_back(&mut self, room: usize) {
+        let room = room.max(self.share);
+        if let Kept::Head(bytes) = &mut self.kept
+            && bytes.len() > room
+        {
+            bytes.truncate(room);
+            bytes.shrink_to(room);
+        }
+    }
+
+    fn finish(self) -> Output {
+        let (kept, tail) = match self.kept {
+            Kept::Head(bytes) => (bytes, false),
+            Kept::Tail(bytes) => (Vec::from(bytes), true),
+        };
+        Output {
+            kept,
+            read: self.read,
+            truncated: self.truncated,
+            tail,
+        }
+    }
+}
+
+/// Appends `data` to `bytes`, whose capacity grows by doubling but never past `limit` (or
+/// what `data` needs).
+fn append(bytes: &mut Vec<u8>, data: &[u8], limit: usize) -> Result<(), SpawnError> {
+    let needed = bytes.len().saturating_add(data.len());
+    if needed > bytes.capacity() {
+        let grown = bytes
+            .capacity()
+            .saturating_mul(2)
+            .max(READ_CHUNK_BYTES)
+            .min(limit)
+            .max(needed);
+        bytes
+            .try_reserve_exact(grown.saturating_sub(bytes.len()))
+            .map_err(|_reserve| SpawnError::Internal("no memory for command output"))?;
+    }
+    bytes.extend_from_slice(data);
+    Ok(())
 }
 
 /// Returns once `leader` has exited, without reaping it (see "Kill before reap").
@@ -699,34 +991,6 @@ async fn exited(leader: Pid, sigchld: &mut tokio::signal::unix::Signal) -> Resul
         if let Ok(None) = tokio::time::timeout(EXIT_POLL_INTERVAL, sigchld.recv()).await {
             return Err(SpawnError::Internal("SIGCHLD stream ended"));
         }
-    }
-}
-
-/// Output of one stream, kept within its cap.
-#[derive(Default)]
-struct Capture {
-    bytes: Vec<u8>,
-    truncated: bool,
-}
-
-impl Capture {
-    /// Appends `data`, which the caller has fitted within `max`; capacity never exceeds `max`.
-    fn append(&mut self, data: &[u8], max: usize) -> Result<(), SpawnError> {
-        let needed = self.bytes.len().saturating_add(data.len());
-        if needed > self.bytes.capacity() {
-            let grown = self
-                .bytes
-                .capacity()
-                .saturating_mul(2)
-                .max(READ_CHUNK_BYTES)
-                .min(max)
-                .max(needed);
-            self.bytes
-                .try_reserve_exact(grown.saturating_sub(self.bytes.len()))
-                .map_err(|_reserve| SpawnError::Internal("no memory for command output"))?;
-        }
-        self.bytes.extend_from_slice(data);
-        Ok(())
     }
 }
 
@@ -844,6 +1108,8 @@ mod tests {
             stdin: None,
             max_stdout_bytes: 1024 * 1024,
             max_stderr_bytes: 1024 * 1024,
+            max_kept_bytes: 2 * 1024 * 1024,
+            stderr: Stderr::Separate,
             sandbox: None,
         }
     }
@@ -920,7 +1186,7 @@ mod tests {
         spec.args
             .extend(["sh", "a b", "", "*", ";x", "$(id)"].map(OsString::from));
         let done = run_bounded(&spec).await.unwrap();
-        assert_eq!(done.stdout, b"[a b][][*][;x][$(id)]");
+        assert_eq!(done.stdout.kept, b"[a b][][*][;x][$(id)]");
         assert_eq!(done.exit, Exit::Code(0));
     }
 
@@ -936,7 +1202,7 @@ mod tests {
             (OsString::from("AIRLOCK_B"), OsString::from("")),
         ];
         let done = run_bounded(&spec).await.unwrap();
-        assert_eq!(done.stdout, b"AIRLOCK_A=one two\nAIRLOCK_B=\n");
+        assert_eq!(done.stdout.kept, b"AIRLOCK_A=one two\nAIRLOCK_B=\n");
         assert_eq!(done.exit, Exit::Code(0));
     }
 
@@ -948,7 +1214,7 @@ mod tests {
         let done = run_bounded(&spec).await.unwrap();
         let mut expected = dir.as_os_str().as_bytes().to_vec();
         expected.push(b'\n');
-        assert_eq!(done.stdout, expected);
+        assert_eq!(done.stdout.kept, expected);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -956,7 +1222,7 @@ mod tests {
     async fn exit_code_and_signal_are_reported() {
         let done = run_bounded(&sh("echo oops >&2; exit 3")).await.unwrap();
         assert_eq!(done.exit, Exit::Code(3));
-        assert_eq!(done.stderr, b"oops\n");
+        assert_eq!(done.stderr.kept, b"oops\n");
         let done = run_bounded(&sh("kill -TERM $$")).await.unwrap();
         assert_eq!(done.exit, Exit::Signal(15));
     }
@@ -965,7 +1231,7 @@ mod tests {
     async fn without_stdin_bytes_the_child_reads_eof_not_our_stdin() {
         let done = run_bounded(&spec("/bin/cat", &[])).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        assert!(done.stdout.is_empty());
+        assert!(done.stdout.kept.is_empty());
     }
 
     #[tokio::test]
@@ -978,8 +1244,8 @@ mod tests {
         spec.max_stdout_bytes = 2 * 1024 * 1024;
         let done = run_bounded(&spec).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        assert!(!done.stdout_truncated);
-        assert!(done.stdout == input, "cat did not echo its stdin back");
+        assert!(!done.stdout.truncated);
+        assert!(done.stdout.kept == input, "cat did not echo its stdin back");
     }
 
     #[tokio::test]
@@ -993,7 +1259,7 @@ mod tests {
         cuts.stdin = Some(input);
         let done = run_bounded(&cuts).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        assert_eq!(done.stdout, b"xxxxxxxxxx");
+        assert_eq!(done.stdout.kept, b"xxxxxxxxxx");
     }
 
     #[tokio::test]
@@ -1003,8 +1269,8 @@ mod tests {
         let spec = sh("/usr/bin/head -c 1000000 /dev/zero >&2; echo done");
         let done = run_bounded(&spec).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        assert_eq!(done.stderr.len(), 1_000_000);
-        assert_eq!(done.stdout, b"done\n");
+        assert_eq!(done.stderr.kept.len(), 1_000_000);
+        assert_eq!(done.stdout.kept, b"done\n");
     }
 
     #[tokio::test]
@@ -1014,12 +1280,12 @@ mod tests {
         spec.max_stdout_bytes = cap;
         let done = run_bounded(&spec).await.unwrap();
         assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
-        assert!(done.stdout_truncated);
-        assert_eq!(done.stdout.len(), cap);
+        assert!(done.stdout.truncated);
+        assert_eq!(done.stdout.kept.len(), cap);
         // The buffer never grew past the cap (Vec::try_reserve_exact reserves what is asked).
-        assert!(done.stdout.capacity() <= cap);
-        assert!(done.stdout.chunks(2).all(|pair| pair == b"y\n"));
-        assert!(!done.stderr_truncated);
+        assert!(done.stdout.kept.capacity() <= cap);
+        assert!(done.stdout.kept.chunks(2).all(|pair| pair == b"y\n"));
+        assert!(!done.stderr.truncated);
     }
 
     #[tokio::test]
@@ -1028,10 +1294,10 @@ mod tests {
         spec.max_stderr_bytes = 1000;
         let done = run_bounded(&spec).await.unwrap();
         assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
-        assert!(done.stderr_truncated);
-        assert_eq!(done.stderr.len(), 1000);
-        assert!(!done.stdout_truncated);
-        assert!(done.stdout.is_empty());
+        assert!(done.stderr.truncated);
+        assert_eq!(done.stderr.kept.len(), 1000);
+        assert!(!done.stdout.truncated);
+        assert!(done.stdout.kept.is_empty());
     }
 
     #[tokio::test]
@@ -1040,21 +1306,79 @@ mod tests {
         at_cap.max_stdout_bytes = 10;
         let done = run_bounded(&at_cap).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        assert!(!done.stdout_truncated);
-        assert_eq!(done.stdout, b"0123456789");
+        assert!(!done.stdout.truncated);
+        assert_eq!(done.stdout.kept, b"0123456789");
 
         let mut over = at_cap.clone();
         over.max_stdout_bytes = 9;
         let done = run_bounded(&over).await.unwrap();
         assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
-        assert!(done.stdout_truncated);
-        assert_eq!(done.stdout, b"012345678");
+        assert!(done.stdout.truncated);
+        assert_eq!(done.stdout.kept, b"012345678");
 
         let mut zero = at_cap;
         zero.max_stdout_bytes = 0;
         let done = run_bounded(&zero).await.unwrap();
-        assert!(done.stdout_truncated);
-        assert!(done.stdout.is_empty());
+        assert!(done.stdout.truncated);
+        assert!(done.stdout.kept.is_empty());
+    }
+
+    #[tokio::test]
+    async fn what_is_kept_never_passes_its_budget_whatever_the_command_prints() {
+        let mut spec = spec("/usr/bin/yes", &[]);
+        spec.max_kept_bytes = 4096;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
+        assert_eq!(done.stdout.read, 1024 * 1024);
+        assert!(done.stdout.truncated && done.stdout.ends_early());
+        assert_eq!(done.stdout.kept.len(), 4096);
+        assert!(done.stdout.kept.capacity() <= 4096);
+    }
+
+    #[tokio::test]
+    async fn the_streams_share_the_budget_and_each_keeps_its_half() {
+        let mut spec = sh("/usr/bin/head -c 3000 /dev/zero; /usr/bin/head -c 3000 /dev/zero >&2");
+        spec.max_kept_bytes = 4000;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        // stdout kept 3000 while stderr had nothing, then gave back what stderr's half needed.
+        assert_eq!((done.stdout.kept.len(), done.stdout.read), (2000, 3000));
+        assert_eq!((done.stderr.kept.len(), done.stderr.read), (2000, 3000));
+        assert!(done.stdout.ends_early() && !done.stdout.truncated);
+        assert!(done.stdout.kept.capacity() <= 2000);
+
+        let mut alone = sh("/usr/bin/head -c 3000 /dev/zero");
+        alone.max_kept_bytes = 4000;
+        let done = run_bounded(&alone).await.unwrap();
+        assert_eq!(done.stdout.kept.len(), 3000);
+        assert!(!done.stdout.ends_early());
+    }
+
+    #[tokio::test]
+    async fn merged_streams_arrive_in_the_order_written() {
+        let mut spec = sh("echo one; echo two >&2; echo three; echo four >&2");
+        spec.stderr = Stderr::Merged;
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.exit, Exit::Code(0));
+        assert_eq!(done.stdout.kept, b"one\ntwo\nthree\nfour\n");
+        assert_eq!(done.stderr, Output::default());
+    }
+
+    #[tokio::test]
+    async fn a_tail_keeps_the_last_bytes_of_stderr() {
+        let mut spec = sh("printf 0123456789 >&2; printf out");
+        spec.stderr = Stderr::Tail(4);
+        let done = run_bounded(&spec).await.unwrap();
+        assert_eq!(done.stderr.kept, b"6789");
+        assert_eq!(done.stderr.read, 10);
+        assert!(done.stderr.starts_late() && !done.stderr.ends_early());
+        assert_eq!(done.stdout.kept, b"out");
+
+        let mut short = sh("printf 01 >&2");
+        short.stderr = Stderr::Tail(4);
+        let done = run_bounded(&short).await.unwrap();
+        assert_eq!(done.stderr.kept, b"01");
+        assert!(!done.stderr.starts_late());
     }
 
     #[tokio::test]
@@ -1065,7 +1389,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        let ids = pids(&done.stdout);
+        let ids = pids(&done.stdout.kept);
         let (pgid, grandchild) = (ids[0], ids[1]);
         assert!(
             eventually(|| !alive(grandchild)).await,
@@ -1082,7 +1406,7 @@ mod tests {
         spec.max_stdout_bytes = 4096;
         let done = run_bounded(&spec).await.unwrap();
         assert_eq!(done.exit, Exit::Stopped(StopReason::OutputLimit));
-        let ids = pids(&done.stderr);
+        let ids = pids(&done.stderr.kept);
         let (pgid, grandchild) = (ids[0], ids[1]);
         assert!(
             eventually(|| !alive(grandchild)).await,
@@ -1148,7 +1472,7 @@ mod tests {
                       do :; done; echo $pid";
         let done = run_bounded(&sh(script)).await.unwrap();
         assert_eq!(done.exit, Exit::Code(0));
-        let escaped = pids(&done.stdout)[0];
+        let escaped = pids(&done.stdout.kept)[0];
         assert!(
             alive(escaped),
             "the escapee was expected to survive the group kill"

@@ -19,7 +19,7 @@ use toml::Spanned;
 
 use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawLimits, RawManifest, RawPathArg,
-    RawPathKind, RawRate, RawResources, RawStringArg, RawTool,
+    RawPathKind, RawRate, RawResources, RawStderr, RawStringArg, RawTool,
 };
 use super::risk::{self, Reading, Risk};
 use super::{Located, ManifestError};
@@ -27,7 +27,7 @@ use crate::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
     MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CPU_SECONDS,
     SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
-    SANDBOX_MAX_PROCESSES,
+    SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
 use crate::sandbox::{Confinement, Declared, Policy, Resources};
 use crate::secrets::{MIN_SECRET_BYTES, Secret};
@@ -81,6 +81,8 @@ pub struct CommandTool {
     pub secrets: Vec<Secret>,
     /// Exit codes that mean success.
     pub success_codes: Vec<i32>,
+    /// What a reply holds of stderr.
+    pub stderr: StderrMode,
     /// Behaviour hints.
     pub annotations: ToolAnnotations,
     /// Risky shapes the manifest explicitly accepted.
@@ -91,6 +93,33 @@ pub struct CommandTool {
     /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
     /// accepted risk `unsandboxed`.
     pub sandbox: Option<Arc<Confinement>>,
+}
+
+/// What a command tool's reply holds of its stderr (`stderr` in the manifest). Whatever the
+/// mode, the reply holds at most `max_output_bytes` of output, counted as sent.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum StderrMode {
+    /// Both streams, each in a section of its own, each keeping at least half of the reply
+    /// when they do not both fit (the default).
+    Separate,
+    /// One stream, in the order the command wrote it, as a terminal shows it (`2>&1`).
+    Merge,
+    /// stdout, and the last this many bytes of stderr.
+    Tail(NonZeroUsize),
+    /// stdout only.
+    Drop,
+}
+
+impl StderrMode {
+    /// How `airlock check` names it.
+    pub fn describe(self) -> String {
+        match self {
+            Self::Separate => "separate".to_owned(),
+            Self::Merge => "merged into stdout".to_owned(),
+            Self::Tail(bytes) => format!("last {bytes} bytes"),
+            Self::Drop => "dropped".to_owned(),
+        }
+    }
 }
 
 /// One element of an argv template.
@@ -489,6 +518,46 @@ fn output_cap(
         })
 }
 
+/// `stderr` and `stderr_tail_bytes`; a tail is at most the tool's output cap, which the reply
+/// holds at most.
+fn stderr_mode(
+    raw: &RawTool,
+    at: &Located<'_>,
+    tool: Option<&str>,
+    cap: usize,
+) -> Result<StderrMode, ManifestError> {
+    let mode = raw.stderr.as_ref().map(|mode| *mode.get_ref());
+    let tail = match (&raw.stderr_tail_bytes, mode) {
+        (Some(bytes), Some(RawStderr::Tail)) => usize::try_from(*bytes.get_ref())
+            .ok()
+            .filter(|n| *n <= cap)
+            .and_then(NonZeroUsize::new)
+            .ok_or_else(|| {
+                at.error(
+                    Some(bytes.span().start),
+                    tool,
+                    "stderr_tail_bytes",
+                    &format!("must be between 1 and the tool's max_output_bytes ({cap})"),
+                )
+            })?,
+        (Some(bytes), _) => {
+            return Err(at.error(
+                Some(bytes.span().start),
+                tool,
+                "stderr_tail_bytes",
+                "only with stderr = \"tail\"",
+            ));
+        }
+        (None, _) => NonZeroUsize::new(STDERR_TAIL_BYTES.min(cap)).unwrap_or(NonZeroUsize::MIN),
+    };
+    Ok(match mode {
+        None | Some(RawStderr::Separate) => StderrMode::Separate,
+        Some(RawStderr::Merge) => StderrMode::Merge,
+        Some(RawStderr::Tail) => StderrMode::Tail(tail),
+        Some(RawStderr::Drop) => StderrMode::Drop,
+    })
+}
+
 /// A tool's non-secret variables and its secrets.
 type Environment = (Vec<(OsString, OsString)>, Vec<Secret>);
 
@@ -610,6 +679,7 @@ impl ToolChecker<'_> {
             Some(value) => Some(rate(value, at, tool, "rate")?),
             None => None,
         };
+        let stderr = stderr_mode(&raw, at, tool, max_output_bytes)?;
         let success_codes = match &raw.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
                 return Err(at.error(
@@ -643,6 +713,7 @@ impl ToolChecker<'_> {
             env,
             secrets,
             success_codes,
+            stderr,
             annotations,
             accepted_risks,
             reading: assessment.reading,
@@ -1498,8 +1569,10 @@ impl Manifest {
             line(
                 &mut out,
                 &format!(
-                    "  limits:  timeout {timeout}; output {} bytes per stream; rate {quota}; success exit codes {:?}",
-                    tool.max_output_bytes, tool.success_codes
+                    "  limits:  timeout {timeout}; output {} bytes per stream and per reply; rate {quota}; success exit codes {:?}; stderr {}",
+                    tool.max_output_bytes,
+                    tool.success_codes,
+                    tool.stderr.describe()
                 ),
             );
             line(&mut out, &format!("  workdir: {}", tool.workdir.display()));

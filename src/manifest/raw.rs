@@ -80,6 +80,10 @@ pub(crate) struct RawTool {
     pub(crate) secret_env: Vec<Spanned<String>>,
     #[serde(default)]
     pub(crate) success_codes: Option<Spanned<Vec<i32>>>,
+    /// What a reply holds of stderr; `"separate"` when absent.
+    pub(crate) stderr: Option<Spanned<RawStderr>>,
+    /// With `stderr = "tail"`: how many bytes of it.
+    pub(crate) stderr_tail_bytes: Option<Spanned<u64>>,
     #[serde(default)]
     pub(crate) annotations: RawAnnotations,
     #[serde(default)]
@@ -95,6 +99,16 @@ pub(crate) struct RawTool {
     #[serde(default)]
     pub(crate) network: bool,
     pub(crate) resources: Option<Spanned<RawResources>>,
+}
+
+/// `stderr = "…"`: what a command tool's reply holds of its stderr.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawStderr {
+    Merge,
+    Separate,
+    Tail,
+    Drop,
 }
 
 /// `resources = { processes = 64, memory_mib = 512, … }`: the sandbox's limits for one call.

@@ -15,6 +15,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor
+//!   for every secret, both streams as the manifest asks, replies inside the memory bound;
 //! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
 //!   eras, per-client quotas, a thousand connections;
 //! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
@@ -43,6 +45,7 @@ mod harness;
 mod hostile;
 mod http;
 mod http_abuse;
+mod output;
 mod product;
 mod protocol;
 mod sandbox;

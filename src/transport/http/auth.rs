@@ -4,7 +4,9 @@
 //! Each token is named by the environment variable it came from, and that name is the
 //! client's identity: per-client quotas and legacy sessions are keyed by it. A token is only
 //! ever compared; handlers and child commands never see it (command tools get a cleared
-//! environment, and `airlock serve` refuses a manifest that passes the token's variable on).
+//! environment, and `airlock serve` refuses a manifest that passes the token's variable on),
+//! and the command tools' redactor knows it ([`Tokens::secrets`]), so a token that reaches a
+//! command's output by another way (a log file) is replaced there.
 
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use hyper::header::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::limits::{MAX_AUTH_TOKEN_BYTES, MIN_AUTH_TOKEN_BYTES};
+use crate::secrets::Secret;
 
 /// The bearer tokens a server accepts; empty means no authentication.
 #[derive(Default)]
@@ -79,6 +82,15 @@ impl Tokens {
     /// Whether authentication is on.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The tokens as secrets named by their identity, for the command tools' redactor
+    /// (`command::server_redacting`): the one use of a token besides comparing it.
+    pub fn secrets(&self) -> Vec<Secret> {
+        self.entries
+            .iter()
+            .map(|(name, token)| Secret::new(name.to_string(), token.clone()))
+            .collect()
     }
 
     /// The identities (variable names) of the tokens, for logs and checks.
@@ -226,6 +238,21 @@ mod tests {
             Tokens::none().with("T", SecretString::from("has a space in it!!")),
             Err(TokenError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn tokens_are_known_to_the_redactor_by_their_identity() {
+        let secrets = tokens().secrets();
+        let names: Vec<&str> = secrets.iter().map(Secret::name).collect();
+        assert_eq!(names, ["ALICE", "BOB"]);
+        let redactor = crate::secrets::Redactor::new(&secrets);
+        assert_eq!(
+            redactor.redact(
+                b"Bearer alice-token-0123456789 and bob-token-0123456789abc",
+                crate::secrets::Cut::default()
+            ),
+            b"Bearer [REDACTED] and [REDACTED]"
+        );
     }
 
     #[test]
