@@ -313,6 +313,11 @@ pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
 
+/// How long a browser may reuse a CORS preflight's answer (`Access-Control-Max-Age`). Not a
+/// defence (every request is checked again), only how long a browser keeps asking less:
+/// 10 minutes, Chromium's own default cap for a preflight cache entry being 2 hours.
+pub const CORS_MAX_AGE: Duration = Duration::from_secs(600);
+
 /// Limits of the HTTP transport, with safe defaults; each field defaults to the constant of
 /// the same name. The largest body is the server's `max_frame_bytes` (one POST, one message).
 #[derive(Clone, Debug)]

@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
 
 use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
-use airlock::transport::http::{AllowList, HttpConfig, TokenError, Tokens};
+use airlock::transport::http::{AllowList, HttpConfig, OriginError, TokenError, Tokens};
 use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
@@ -122,7 +122,9 @@ struct HttpFlags {
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Also accept requests whose Origin is ORIGIN (scheme://host[:port]); repeatable.
+    /// Let web pages on ORIGIN (http(s)://host[:port]) use the server: its requests are
+    /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
+    /// accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// Also accept requests whose Host names HOST (any port); repeatable.
@@ -153,6 +155,15 @@ struct HttpFlags {
     /// Most legacy sessions per client; its next initialize ends its least recently used one.
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions_per_client: Option<NonZeroUsize>,
+}
+
+/// Why the HTTP flags cannot be served.
+#[derive(Debug, thiserror::Error)]
+enum HttpFlagsError {
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error("--allow-origin must be http://HOST[:PORT] or https://HOST[:PORT], not {:?}", .0.0)]
+    Origin(#[from] OriginError),
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -376,7 +387,7 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
 }
 
 /// The HTTP configuration the flags describe.
-fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
+fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
@@ -402,7 +413,7 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
     if let Some(max) = flags.max_sessions_per_client {
         limits.max_sessions_per_client = max;
     }
-    let allow = AllowList::new(&flags.allow_host, &flags.allow_origin);
+    let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
     Ok(HttpConfig::new(allow, tokens, limits))
 }
 

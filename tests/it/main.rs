@@ -16,6 +16,8 @@
 //!   eras, per-client quotas, a thousand connections;
 //! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
 //!   read, garbage) while another client must still be served;
+//! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
+//!   using airlock with `fetch` from a listed origin and refused from another;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -39,6 +41,7 @@ mod harness;
 mod hostile;
 mod http;
 mod http_abuse;
+mod http_browser;
 mod product;
 mod protocol;
 mod sandbox;

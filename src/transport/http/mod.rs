@@ -4,9 +4,11 @@
 //! DELETE. Before a body is read, a request passes, in order: the `Host` allow-list (DNS
 //! rebinding: `421`), the `Origin` allow-list (`403`), the bearer token when one is configured
 //! (`401`), the client's request quota (`429`), the media types (`415`, `406`) and the body cap
-//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). The head is
-//! capped by hyper (`431`), the body must arrive within a timeout (`408`), and connections past
-//! `max_connections` get `503` without a task.
+//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). A CORS
+//! preflight leaves that order after `Origin`: it needs no token, takes its address's request
+//! quota and is answered by `cors`, which also adds the CORS headers of replies to a listed
+//! origin. The head is capped by hyper (`431`), the body must arrive within a timeout (`408`),
+//! and connections past `max_connections` get `503` without a task.
 //!
 //! The body then crosses [`envelope::parse`], the one boundary, and the era is decided:
 //!
@@ -28,6 +30,7 @@ mod auth;
 mod body;
 mod clients;
 mod connections;
+mod cors;
 mod headers;
 mod session;
 mod write_timeout;
@@ -62,7 +65,7 @@ use crate::response;
 use crate::version::ProtocolVersion;
 
 pub use auth::{TokenError, Tokens};
-pub use headers::AllowList;
+pub use headers::{AllowList, OriginError};
 
 use body::Body;
 use clients::{ClientKey, Clients, Slot};
@@ -199,7 +202,8 @@ pub async fn serve(
             let service = hyper::service::service_fn(move |request| {
                 heard.store(true, Ordering::Relaxed);
                 let state = Arc::clone(&state);
-                async move { Ok::<_, Infallible>(handle(state, peer_ip, request).await) }
+                let cors = cors::Grant::of(&state.allow, &request);
+                async move { Ok::<_, Infallible>(cors.apply(handle(state, peer_ip, request).await)) }
             });
             let progress = Arc::new(Progress::default());
             let io = TokioIo::new(Watched::new(stream, Arc::clone(&progress)));
@@ -294,6 +298,14 @@ async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> 
     if !state.allow.origin(head.get(header::ORIGIN)) {
         tracing::debug!(origin = ?head.get(header::ORIGIN), "request refused: Origin not allowed");
         return refusal(&McpError::Http(HttpRefusal::Origin));
+    }
+    if cors::is_preflight(&request) {
+        // No token (browsers send none on a preflight); the address's request quota still.
+        if let Err(error) = state.clients.admit_request(&ClientKey::of(None, peer)) {
+            tracing::debug!(%error, "preflight refused: client over its request quota");
+            return refusal(&error);
+        }
+        return cors::preflight(&state.allow, head);
     }
     let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
         Ok(identity) => identity,
