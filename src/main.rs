@@ -19,7 +19,9 @@ use clap::{Parser, Subcommand};
 
 use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
-use airlock::transport::http::{AllowList, HttpConfig, OriginError, TokenError, Tokens};
+use airlock::transport::http::{
+    AllowList, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens,
+};
 use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
@@ -155,6 +157,12 @@ struct HttpFlags {
     /// Most legacy sessions per client; its next initialize ends its least recently used one.
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions_per_client: Option<NonZeroUsize>,
+    /// Serve HTTPS (TLS 1.2 and 1.3): the certificate chain, PEM, the server's first.
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
+    tls_key: Option<PathBuf>,
 }
 
 /// Why the HTTP flags cannot be served.
@@ -164,6 +172,8 @@ enum HttpFlagsError {
     Token(#[from] TokenError),
     #[error("--allow-origin must be http://HOST[:PORT] or https://HOST[:PORT], not {:?}", .0.0)]
     Origin(#[from] OriginError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -414,7 +424,11 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
         limits.max_sessions_per_client = max;
     }
     let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
-    Ok(HttpConfig::new(allow, tokens, limits))
+    let config = HttpConfig::new(allow, tokens, limits);
+    match (&flags.tls_cert, &flags.tls_key) {
+        (Some(cert), Some(key)) => Ok(config.with_tls(Tls::from_pem_files(cert, key)?)),
+        _ => Ok(config),
+    }
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

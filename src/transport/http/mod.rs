@@ -10,6 +10,9 @@
 //! origin. The head is capped by hyper (`431`), the body must arrive within a timeout (`408`),
 //! and connections past `max_connections` get `503` without a task.
 //!
+//! With a [`Tls`] configuration a connection is HTTPS: its handshake (`tls`) runs between the
+//! write watchdog and hyper, under the connection's slot and its first-request deadline.
+//!
 //! The body then crosses [`envelope::parse`], the one boundary, and the era is decided:
 //!
 //! - **modern** (2026-07-28): the body's `_meta` names a protocol version, or the
@@ -33,6 +36,7 @@ mod connections;
 mod cors;
 mod headers;
 mod session;
+mod tls;
 mod write_timeout;
 
 use std::convert::Infallible;
@@ -66,6 +70,7 @@ use crate::version::ProtocolVersion;
 
 pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
+pub use tls::{Tls, TlsError};
 
 use body::Body;
 use clients::{ClientKey, Clients, Slot};
@@ -102,6 +107,8 @@ pub struct HttpConfig {
     pub tokens: Tokens,
     /// Connection, session, timeout and per-client limits.
     pub limits: HttpLimits,
+    /// TLS: HTTPS on the listener when set, plain HTTP otherwise.
+    pub tls: Option<Tls>,
 }
 
 impl HttpConfig {
@@ -111,7 +118,15 @@ impl HttpConfig {
             allow,
             tokens,
             limits,
+            tls: None,
         }
+    }
+
+    /// This configuration serving HTTPS with `tls`.
+    #[must_use]
+    pub fn with_tls(mut self, tls: Tls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 }
 
@@ -131,6 +146,7 @@ pub async fn serve(
         allow,
         tokens,
         limits,
+        tls,
     } = config;
     let state = Arc::new(State {
         calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
@@ -147,6 +163,7 @@ pub async fn serve(
         allow,
         tokens,
         limits,
+        tls,
         shared,
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -165,6 +182,7 @@ pub async fn serve(
     tracing::info!(
         addr = %local,
         auth = !state.tokens.is_empty(),
+        tls = state.tls.is_some(),
         "serving MCP over HTTP at /mcp"
     );
     let mut shutdown = std::pin::pin!(shutdown);
@@ -185,7 +203,10 @@ pub async fn serve(
         let slot = match state.connections.enter(peer.ip(), false) {
             Ok(slot) => slot,
             Err(error) => {
-                refuse_connection(&stream, &error);
+                // On a TLS port a plain-text 503 would only garble the handshake: just closed.
+                if state.tls.is_none() {
+                    refuse_connection(&stream, &error);
+                }
                 continue;
             }
         };
@@ -195,10 +216,14 @@ pub async fn serve(
             // Held for the connection's life: dropped after it, when this task ends.
             let _slot = slot;
             let peer_ip = peer.ip();
-            let first_request = state.limits.first_request_timeout;
+            // The TLS handshake and the first request head share one deadline.
+            let first_deadline = tokio::time::Instant::now()
+                .checked_add(state.limits.first_request_timeout)
+                .unwrap_or_else(tokio::time::Instant::now);
             let write_timeout = state.limits.write_timeout;
             let spoke = Arc::new(AtomicBool::new(false));
             let heard = Arc::clone(&spoke);
+            let tls = state.tls.clone();
             let service = hyper::service::service_fn(move |request| {
                 heard.store(true, Ordering::Relaxed);
                 let state = Arc::clone(&state);
@@ -206,10 +231,14 @@ pub async fn serve(
                 async move { Ok::<_, Infallible>(cors.apply(handle(state, peer_ip, request).await)) }
             });
             let progress = Arc::new(Progress::default());
-            let io = TokioIo::new(Watched::new(stream, Arc::clone(&progress)));
-            let connection = builder.serve_connection(io, service);
+            let watched = Watched::new(stream, Arc::clone(&progress));
+            let Some(stream) = tls::Stream::open(tls.as_ref(), watched, first_deadline).await
+            else {
+                return;
+            };
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
-            let first_deadline = tokio::time::sleep(first_request);
+            let first_deadline = tokio::time::sleep_until(first_deadline);
             tokio::pin!(first_deadline);
             let mut first_passed = false;
             let stalled = progress.stalled(write_timeout);
@@ -251,6 +280,7 @@ struct State {
     allow: AllowList,
     tokens: Tokens,
     limits: HttpLimits,
+    tls: Option<Tls>,
     clients: Arc<Clients>,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
