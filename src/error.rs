@@ -141,6 +141,9 @@ pub enum HttpRefusal {
     Origin,
     /// No bearer token, or not a token this server knows (401).
     Unauthorized,
+    /// A CORS preflight from a listed origin asking for a method or request header MCP does
+    /// not use (403).
+    Preflight,
     /// A legacy request other than `initialize` without an `Mcp-Session-Id` (400).
     SessionRequired,
     /// An `Mcp-Session-Id` that is unknown, expired, ended, or another client's (404).
@@ -526,7 +529,7 @@ impl HttpRefusal {
             Self::BodyTimeout => 408,
             Self::UnsupportedMediaType => 415,
             Self::Host => 421,
-            Self::Origin => 403,
+            Self::Origin | Self::Preflight => 403,
             Self::Unauthorized => 401,
             Self::SessionRequired | Self::VersionHeader => 400,
             Self::SessionNotFound => 404,
@@ -544,6 +547,10 @@ impl HttpRefusal {
             Self::Host => "Invalid request: the Host header is not allowed.",
             Self::Origin => "Invalid request: the Origin header is not allowed.",
             Self::Unauthorized => "Invalid request: a valid bearer token is required.",
+            Self::Preflight => {
+                "Invalid request: the preflight asks for a method or header this endpoint does \
+                 not take."
+            }
             Self::SessionRequired => {
                 "Invalid request: send initialize first, then the Mcp-Session-Id it returns."
             }
@@ -706,6 +713,7 @@ mod tests {
             HttpRefusal::UnsupportedMediaType,
             HttpRefusal::Host,
             HttpRefusal::Origin,
+            HttpRefusal::Preflight,
             HttpRefusal::Unauthorized,
             HttpRefusal::SessionRequired,
             HttpRefusal::SessionNotFound,
@@ -782,6 +790,7 @@ mod tests {
         assert_eq!(status(McpError::Batch, false), 400);
         assert_eq!(status(McpError::FrameTooLong { limit: 1 }, false), 413);
         assert_eq!(status(McpError::Http(HttpRefusal::Origin), false), 403);
+        assert_eq!(status(McpError::Http(HttpRefusal::Preflight), true), 403);
         assert_eq!(status(McpError::Http(HttpRefusal::Host), true), 421);
         assert_eq!(status(McpError::Http(HttpRefusal::Unauthorized), true), 401);
         assert_eq!(

@@ -29,7 +29,8 @@
 //! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`engine`]: the sans-I/O session tying the above together.
-//! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras).
+//! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
+//!   CORS for listed origins, TLS with rustls).
 //! - [`server`]: the builder and the one-call entry points.
 //! - [`telemetry`]: stderr logging and what may be logged.
 //! - [`audit`]: `airlock audit`, the hostile-input battery that reviews any stdio MCP server.

@@ -325,6 +325,21 @@ pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
 
+/// How long a browser may reuse a CORS preflight's answer (`Access-Control-Max-Age`). Not a
+/// defence (every request is checked again), only how long a browser keeps asking less:
+/// 10 minutes, Chromium's own default cap for a preflight cache entry being 2 hours.
+pub const CORS_MAX_AGE: Duration = Duration::from_secs(600);
+
+/// Largest TLS certificate or key file read at start (`--tls-cert`, `--tls-key`). A chain of a
+/// few certificates is a few KiB; the cap keeps a mistaken path (a device, a log) from being
+/// read without end.
+pub const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Most encrypted bytes rustls holds for one HTTPS connection whose client does not read
+/// (rustls' default is 64 KiB). One TLS record's worth: with hyper's piece (64 KiB) and its
+/// buffer, what a non-reading client pins stays near the plain-HTTP figure.
+pub const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
+
 /// Limits of the HTTP transport, with safe defaults; each field defaults to the constant of
 /// the same name. The largest body is the server's `max_frame_bytes` (one POST, one message).
 #[derive(Clone, Debug)]

@@ -19,7 +19,9 @@ use clap::{Parser, Subcommand};
 
 use airlock::limits::HttpLimits;
 use airlock::manifest::{self, Manifest, ManifestError};
-use airlock::transport::http::{AllowList, Cidr, HttpConfig, TokenError, Tokens, TrustedProxies};
+use airlock::transport::http::{
+    AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
+};
 use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
@@ -122,7 +124,9 @@ struct HttpFlags {
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Also accept requests whose Origin is ORIGIN (scheme://host[:port]); repeatable.
+    /// Let web pages on ORIGIN (http(s)://host[:port]) use the server: its requests are
+    /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
+    /// accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// Also accept requests whose Host names HOST (any port); repeatable.
@@ -157,10 +161,27 @@ struct HttpFlags {
     /// X-Forwarded-For); repeatable.
     #[arg(long, value_name = "CIDR", requires = "http", value_parser = parse_cidr)]
     trusted_proxy: Vec<Cidr>,
+    /// Serve HTTPS (TLS 1.2 and 1.3): the certificate chain, PEM, the server's first.
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
+    tls_key: Option<PathBuf>,
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
     Cidr::parse(text).map_err(str::to_owned)
+}
+
+/// Why the HTTP flags cannot be served.
+#[derive(Debug, thiserror::Error)]
+enum HttpFlagsError {
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error("--allow-origin must be http://HOST[:PORT] or https://HOST[:PORT], not {:?}", .0.0)]
+    Origin(#[from] OriginError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -385,7 +406,7 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
 }
 
 /// The HTTP configuration the flags describe.
-fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
+fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
@@ -411,9 +432,13 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, TokenError> {
     if let Some(max) = flags.max_sessions_per_client {
         limits.max_sessions_per_client = max;
     }
-    let allow = AllowList::new(&flags.allow_host, &flags.allow_origin);
+    let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
     let proxies = TrustedProxies::new(flags.trusted_proxy.clone());
-    Ok(HttpConfig::new(allow, tokens, limits).trusting(proxies))
+    let config = HttpConfig::new(allow, tokens, limits).trusting(proxies);
+    match (&flags.tls_cert, &flags.tls_key) {
+        (Some(cert), Some(key)) => Ok(config.with_tls(Tls::from_pem_files(cert, key)?)),
+        _ => Ok(config),
+    }
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

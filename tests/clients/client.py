@@ -1,9 +1,12 @@
-"""Drives an MCP server over stdio with the official Python SDK (`mcp`) and prints one report.
+"""Drives an MCP server with the official Python SDK (`mcp`) and prints one report.
 
     python client.py [--era legacy|modern|auto] [--calls JSON|FILE] [--timeout SECONDS] \
         -- COMMAND [ARG...]
+    python client.py [--era ...] [--calls ...] --url URL [--cafile PEM]
 
-Spawns COMMAND with `stdio_client`, connects a `ClientSession` (legacy: the `initialize`
+Spawns COMMAND with `stdio_client`, or with --url speaks Streamable HTTP to URL through
+`streamable_http_client` (an https URL verified against the certificates in --cafile, else the
+system's), connects a `ClientSession` (legacy: the `initialize`
 handshake; modern: `server/discover`, then the 2026-07-28 per-request `_meta`; auto: the
 probe-then-fall-back policy `mcp.Client` uses by default), lists every tool following
 `nextCursor`, makes each call in --calls (a JSON list of {"name": ..., "arguments": {...}},
@@ -15,16 +18,20 @@ under "failures" and makes the exit status 1; a connection that never comes up e
 """
 
 import argparse
+import contextlib
 import json
+import ssl
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import anyio
+import httpx2
 import jsonschema
 import mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client._probe import negotiate_auto  # what mcp.Client(mode="auto") runs
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 MAX_PAGES = 100
@@ -91,10 +98,26 @@ async def call(session, spec, timeout):
     return report
 
 
+@contextlib.asynccontextmanager
+async def transport(args):
+    """The SDK's streams to the server: a child over stdio, or Streamable HTTP(S) at --url."""
+    if not args.url:
+        server = StdioServerParameters(command=args.command[0], args=args.command[1:])
+        async with stdio_client(server) as streams:
+            yield streams
+        return
+    verify = ssl.create_default_context(cafile=args.cafile) if args.cafile else True
+    timeout = httpx2.Timeout(args.timeout)
+    async with (
+        httpx2.AsyncClient(verify=verify, timeout=timeout) as http,
+        streamable_http_client(args.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
 async def run(args, calls):
     report = {"sdk": f"mcp {version('mcp')} (Python)", "era": args.era, "failures": []}
-    server = StdioServerParameters(command=args.command[0], args=args.command[1:])
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+    async with transport(args) as (read, write), ClientSession(read, write) as session:
         with anyio.fail_after(args.timeout):
             report["offered"] = await connect(session, args.era)
         report["protocolVersion"] = session.protocol_version
@@ -119,8 +142,12 @@ def main():
     parser.add_argument("--era", choices=["legacy", "modern", "auto"], default="legacy")
     parser.add_argument("--calls", default="[]", help="JSON list of calls, or a file holding one")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
-    parser.add_argument("command", nargs="+", help="the server command, after --")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
+    parser.add_argument("--cafile", help="PEM certificates that an https --url must chain to")
+    parser.add_argument("command", nargs="*", help="the server command, after --")
     args = parser.parse_args()
+    if bool(args.url) == bool(args.command):
+        parser.error("give either --url or a server command after --")
     calls = json.loads(args.calls if args.calls.lstrip().startswith("[") else Path(args.calls).read_text())
     try:
         report = anyio.run(run, args, calls)

@@ -7,6 +7,8 @@
 #                 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`), the
 #                 Inspector (its CLI mode), and a Node 22 binary from the registry (the
 #                 Inspector needs Node >= 22.19; the tests run every Node client on it)
+#   /usr/bin/chromium  Debian's `chromium` package, for the browser (CORS) test in
+#                 tests/it/http_browser.rs: installed with apt-get when missing (as root)
 #
 #   bash tests/clients/setup.sh
 #
@@ -90,6 +92,22 @@ console.log(`clients: node: Node ${process.versions.node}, ${versions.join(', ')
 EOF
 }
 
+browser_half() {
+    if [ ! -x /usr/bin/chromium ]; then
+        command -v apt-get >/dev/null \
+            || die "browser: no /usr/bin/chromium and no apt-get: install Chromium by hand"
+        [ "$(id -u)" = 0 ] \
+            || die "browser: no /usr/bin/chromium: run 'apt-get install chromium' as root"
+        say "browser: apt-get install chromium"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            chromium >/dev/null
+        [ -x /usr/bin/chromium ] || die "browser: the chromium package installed no /usr/bin/chromium"
+    fi
+    say "browser: $(/usr/bin/chromium --version 2>/dev/null || echo 'chromium (version unknown)')"
+}
+
 mkdir -p "$env_dir"
 python_half
 node_half
+browser_half

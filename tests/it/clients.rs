@@ -454,6 +454,37 @@ impl Clients {
     }
 }
 
+/// The Python SDK's `client.py` for tests in other modules (HTTPS in `http_tls`): runs it with
+/// `args` (its options; `--url` instead of a server command) and returns its report after
+/// checking that nothing but a call's JSON-RPC error went wrong. `None` when the client is not
+/// installed, after saying so on stderr; fails instead when [`REQUIRE_CLIENTS`] is `1`.
+pub fn python_report(args: &[OsString]) -> Option<Value> {
+    let clients = Clients::find()?;
+    let mut all: Vec<OsString> = vec![clients.dir.join("client.py").into()];
+    all.extend_from_slice(args);
+    let ran = run(&clients.python, &all, &clients.dir, &[]);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap_or_else(|error| {
+        panic!(
+            "Python SDK: no JSON report ({error}); stdout:\n{}\nstderr:\n{}",
+            ran.stdout, ran.stderr
+        )
+    });
+    assert!(
+        ran.status.success() && report["failures"] == json!([]),
+        "Python SDK: {} ({}); stderr:\n{}",
+        report["failures"],
+        ran.status,
+        ran.stderr
+    );
+    let pinned = format!("mcp {} ", pinned_version(&clients, "mcp"));
+    let reported = format!("{} ", report["sdk"].as_str().unwrap_or_default());
+    assert!(
+        reported.starts_with(&pinned),
+        "{reported} is not the pinned {pinned}"
+    );
+    Some(report)
+}
+
 /// Checks the session: the era's version on both sides, who the server is, and (from the
 /// pins) that the report comes from the SDK version setup.sh installs.
 fn assert_connected(clients: &Clients, sdk: &Sdk, report: &Value, server: &str) {

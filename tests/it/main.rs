@@ -21,6 +21,10 @@
 //!   eras, per-client quotas, a thousand connections;
 //! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
 //!   read, garbage) while another client must still be served;
+//! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
+//!   using airlock with `fetch` from a listed origin and refused from another;
+//! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
+//!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -45,6 +49,8 @@ mod harness;
 mod hostile;
 mod http;
 mod http_abuse;
+mod http_browser;
+mod http_tls;
 mod output;
 mod product;
 mod protocol;

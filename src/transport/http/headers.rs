@@ -77,6 +77,37 @@ impl AllowList {
             .is_some_and(|host| LOOPBACK_HOSTS.iter().any(|l| l.eq_ignore_ascii_case(host)))
     }
 
+    /// The loopback names plus `hosts`, and `origins` checked: each must be an `http` or
+    /// `https` origin (`scheme://host[:port]`, no path, no user, a port in range), as a
+    /// browser sends it. `null` (sandboxed frames, `file:` pages) and `*` are refused.
+    ///
+    /// # Errors
+    ///
+    /// [`OriginError`] naming the first origin that is not one.
+    pub fn parse(hosts: &[String], origins: &[String]) -> Result<Self, OriginError> {
+        if let Some(bad) = origins.iter().find(|origin| !is_http_origin(origin)) {
+            return Err(OriginError(bad.clone()));
+        }
+        Ok(Self::new(hosts, origins))
+    }
+
+    /// Whether a browser on `origin` may read replies (CORS): it is one the operator listed
+    /// (loopback origins are not, unless listed) and an `http(s)` origin.
+    pub(crate) fn cors(&self, origin: &HeaderValue) -> bool {
+        origin.to_str().is_ok_and(|origin| {
+            is_http_origin(origin)
+                && self
+                    .origins
+                    .iter()
+                    .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+        })
+    }
+
+    /// Whether the operator listed any origin (and so some replies carry CORS headers).
+    pub(crate) fn lists_origins(&self) -> bool {
+        !self.origins.is_empty()
+    }
+
     fn knows_host(&self, host: &str) -> bool {
         LOOPBACK_HOSTS
             .iter()
@@ -84,6 +115,35 @@ impl AllowList {
             .chain(self.hosts.iter().map(String::as_str))
             .any(|allowed| allowed.eq_ignore_ascii_case(host))
     }
+}
+
+/// An allowed origin that is not `http(s)://host[:port]`: the operator's value, as given.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("an allowed origin must be http://HOST[:PORT] or https://HOST[:PORT], not {0:?}")]
+pub struct OriginError(pub String);
+
+/// Whether `origin` is `http://` or `https://` and an authority with a port in range (a
+/// trailing `/` tolerated, as [`AllowList::new`] strips it).
+fn is_http_origin(origin: &str) -> bool {
+    let origin = origin.strip_suffix('/').unwrap_or(origin);
+    let authority = origin
+        .get(..7)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("http://"))
+        .and_then(|_| origin.get(7..))
+        .or_else(|| {
+            origin
+                .get(..8)
+                .filter(|scheme| scheme.eq_ignore_ascii_case("https://"))
+                .and_then(|_| origin.get(8..))
+        });
+    let Some(authority) = authority else {
+        return false;
+    };
+    let port = match authority.rsplit_once(':') {
+        Some((_, port)) if !authority.ends_with(']') => Some(port),
+        _ => None,
+    };
+    host_of(authority).is_some() && port.is_none_or(|port| port.parse::<u16>().is_ok())
 }
 
 /// The host of an authority `host[:port]` (`[v6][:port]` for IPv6), or `None` when it is
@@ -254,6 +314,63 @@ mod tests {
             "localhost",
         ] {
             assert!(!list.origin(Some(&value(bad))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cors_origins_are_listed_http_origins_only() {
+        let list = AllowList::new(
+            &[],
+            &[
+                "http://localhost:5173".into(),
+                "null".into(),
+                "https://[::1]:8443/".into(),
+            ],
+        );
+        assert!(list.lists_origins());
+        assert!(list.cors(&value("http://localhost:5173")));
+        assert!(list.cors(&value("HTTP://LOCALHOST:5173")));
+        assert!(list.cors(&value("https://[::1]:8443")));
+        // Loopback is let through by `origin` but is not a CORS origin unless listed; `null`
+        // never is, even listed through `new`.
+        assert!(list.origin(Some(&value("http://localhost:3000"))));
+        assert!(!list.cors(&value("http://localhost:3000")));
+        assert!(!list.cors(&value("null")));
+        assert!(!AllowList::new(&[], &[]).lists_origins());
+    }
+
+    #[test]
+    fn parsed_origins_must_be_http_origins() {
+        for good in [
+            "http://localhost:5173",
+            "https://app.example.com",
+            "https://app.example.com/",
+            "http://[::1]:8080",
+            "http://[::1]",
+            "HTTPS://APP.EXAMPLE.COM:65535",
+        ] {
+            assert!(AllowList::parse(&[], &[good.into()]).is_ok(), "{good}");
+        }
+        for bad in [
+            "null",
+            "*",
+            "",
+            "localhost:5173",
+            "file://localhost",
+            "ftp://example.com",
+            "http://",
+            "http://localhost:5173/app",
+            "http://user@localhost",
+            "http://localhost:99999",
+            "http://localhost:",
+            "http://[::1]x",
+            "http://a b",
+        ] {
+            assert_eq!(
+                AllowList::parse(&[], &["https://ok.example".into(), bad.into()]).unwrap_err(),
+                OriginError(bad.into()),
+                "{bad}"
+            );
         }
     }
 

@@ -4,9 +4,14 @@
 //! DELETE. Before a body is read, a request passes, in order: the `Host` allow-list (DNS
 //! rebinding: `421`), the `Origin` allow-list (`403`), the bearer token when one is configured
 //! (`401`), the client's request quota (`429`), the media types (`415`, `406`) and the body cap
-//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). The head is
-//! capped by hyper (`431`), the body must arrive within a timeout (`408`), and connections past
-//! `max_connections` get `503` without a task.
+//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). A CORS
+//! preflight leaves that order after `Origin`: it needs no token, takes its address's request
+//! quota and is answered by `cors`, which also adds the CORS headers of replies to a listed
+//! origin. The head is capped by hyper (`431`), the body must arrive within a timeout (`408`),
+//! and connections past `max_connections` get `503` without a task.
+//!
+//! With a [`Tls`] configuration a connection is HTTPS: its handshake (`tls`) runs between the
+//! write watchdog and hyper, under the connection's slot and its first-request deadline.
 //!
 //! The body then crosses [`envelope::parse`], the one boundary, and the era is decided:
 //!
@@ -28,9 +33,11 @@ mod auth;
 mod body;
 mod clients;
 mod connections;
+mod cors;
 mod headers;
 mod proxies;
 mod session;
+mod tls;
 mod write_timeout;
 
 use std::convert::Infallible;
@@ -63,8 +70,9 @@ use crate::response;
 use crate::version::ProtocolVersion;
 
 pub use auth::{TokenError, Tokens};
-pub use headers::AllowList;
+pub use headers::{AllowList, OriginError};
 pub use proxies::{Cidr, TrustedProxies};
+pub use tls::{Tls, TlsError};
 
 use body::Body;
 use clients::{ClientKey, Clients, Slot};
@@ -103,6 +111,8 @@ pub struct HttpConfig {
     pub limits: HttpLimits,
     /// Reverse proxies whose forwarding headers say who a client is; none by default.
     pub proxies: TrustedProxies,
+    /// TLS: HTTPS on the listener when set, plain HTTP otherwise.
+    pub tls: Option<Tls>,
 }
 
 impl HttpConfig {
@@ -113,6 +123,7 @@ impl HttpConfig {
             tokens,
             limits,
             proxies: TrustedProxies::default(),
+            tls: None,
         }
     }
 
@@ -120,6 +131,13 @@ impl HttpConfig {
     #[must_use]
     pub fn trusting(mut self, proxies: TrustedProxies) -> Self {
         self.proxies = proxies;
+        self
+    }
+
+    /// This configuration serving HTTPS with `tls`.
+    #[must_use]
+    pub fn with_tls(mut self, tls: Tls) -> Self {
+        self.tls = Some(tls);
         self
     }
 }
@@ -141,6 +159,7 @@ pub async fn serve(
         tokens,
         limits,
         proxies,
+        tls,
     } = config;
     let state = Arc::new(State {
         calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
@@ -161,6 +180,7 @@ pub async fn serve(
         tokens,
         limits,
         proxies,
+        tls,
         shared,
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -179,6 +199,7 @@ pub async fn serve(
     tracing::info!(
         addr = %local,
         auth = !state.tokens.is_empty(),
+        tls = state.tls.is_some(),
         "serving MCP over HTTP at /mcp"
     );
     let mut shutdown = std::pin::pin!(shutdown);
@@ -200,7 +221,10 @@ pub async fn serve(
         let slot = match state.connections.enter(peer.ip(), trusted_proxy) {
             Ok(slot) => slot,
             Err(error) => {
-                refuse_connection(&stream, &error);
+                // On a TLS port a plain-text 503 would only garble the handshake: just closed.
+                if state.tls.is_none() {
+                    refuse_connection(&stream, &error);
+                }
                 continue;
             }
         };
@@ -210,20 +234,29 @@ pub async fn serve(
             // Held for the connection's life: dropped after it, when this task ends.
             let _slot = slot;
             let peer_ip = peer.ip();
-            let first_request = state.limits.first_request_timeout;
+            // The TLS handshake and the first request head share one deadline.
+            let first_deadline = tokio::time::Instant::now()
+                .checked_add(state.limits.first_request_timeout)
+                .unwrap_or_else(tokio::time::Instant::now);
             let write_timeout = state.limits.write_timeout;
             let spoke = Arc::new(AtomicBool::new(false));
             let heard = Arc::clone(&spoke);
+            let tls = state.tls.clone();
             let service = hyper::service::service_fn(move |request| {
                 heard.store(true, Ordering::Relaxed);
                 let state = Arc::clone(&state);
-                async move { Ok::<_, Infallible>(handle(state, peer_ip, request).await) }
+                let cors = cors::Grant::of(&state.allow, &request);
+                async move { Ok::<_, Infallible>(cors.apply(handle(state, peer_ip, request).await)) }
             });
             let progress = Arc::new(Progress::default());
-            let io = TokioIo::new(Watched::new(stream, Arc::clone(&progress)));
-            let connection = builder.serve_connection(io, service);
+            let watched = Watched::new(stream, Arc::clone(&progress));
+            let Some(stream) = tls::Stream::open(tls.as_ref(), watched, first_deadline).await
+            else {
+                return;
+            };
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
-            let first_deadline = tokio::time::sleep(first_request);
+            let first_deadline = tokio::time::sleep_until(first_deadline);
             tokio::pin!(first_deadline);
             let mut first_passed = false;
             let stalled = progress.stalled(write_timeout);
@@ -266,6 +299,7 @@ struct State {
     tokens: Tokens,
     limits: HttpLimits,
     proxies: TrustedProxies,
+    tls: Option<Tls>,
     clients: Arc<Clients>,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
@@ -344,6 +378,24 @@ async fn serve_request(
     if !state.allow.origin(head.get(header::ORIGIN)) {
         tracing::debug!(origin = ?head.get(header::ORIGIN), "request refused: Origin not allowed");
         return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+    }
+    if cors::is_preflight(&request) {
+        // No token (browsers send none on a preflight): the address's cut-off and request
+        // quota still. An accepted preflight neither counts nor resets the garbage run.
+        let refused = state
+            .clients
+            .admit_unless_cut_off(address)
+            .and_then(|()| state.clients.admit_request(address));
+        if let Err(error) = refused {
+            tracing::debug!(%error, "preflight refused: client cut off or over its quota");
+            return judged(refusal(&error), Verdict::Neutral);
+        }
+        let reply = cors::preflight(&state.allow, head);
+        return if reply.status() == StatusCode::NO_CONTENT {
+            judged(reply, Verdict::Neutral)
+        } else {
+            garbage(reply)
+        };
     }
     let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
         Ok(identity) => identity,
