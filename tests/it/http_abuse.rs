@@ -167,7 +167,7 @@ fn idle_sockets_from_one_address_leave_another_address_served() {
 /// Peak resident memory allowed to the server while clients that never read hold their
 /// replies (SECURITY.md): call replies are held under their call slots until written, and a
 /// connection that takes no bytes for the write timeout is closed.
-const NON_READING_CLIENTS_RSS_KIB: u64 = 128 * 1024;
+const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
 
 /// Resident memory of `pid` now (`VmRSS`), in KiB.
 fn rss_kib(pid: u32) -> u64 {
