@@ -207,8 +207,13 @@ fn tools_call(
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
     };
-    let tool = cx.shared.registry.get(name).ok_or(McpError::UnknownTool)?;
+    let tool = cx.shared.registry.get(name);
+    // Charged before an unknown name is refused: an agent calling a tool it made up is making
+    // a client mistake, which the engine does not count toward the garbage cut-off, so the
+    // call quota is what slows one that loops on it (`-31429`). Only registered tools have
+    // quotas of their own, so an unknown name is charged to the server's alone.
     cx.shared.guard.admit_call(name)?;
+    let tool = tool.ok_or(McpError::UnknownTool)?;
     if let Some(meta) = &params.meta {
         let token_ok = match meta.get("progressToken") {
             None | Some(Value::String(_)) => true,

@@ -85,7 +85,10 @@ pub const MAX_IN_FLIGHT: usize = 8;
 /// Invalid messages in a row after which the peer is cut off.
 ///
 /// A real client makes a mistake now and then; hundreds in a row with nothing valid between
-/// them is a fuzzer or a desynchronised stream, and answering each one costs output.
+/// them is a fuzzer or a desynchronised stream, and answering each one costs output. Calls of
+/// a tool the server does not have are a client mistake a model can repeat without end (a
+/// name it made up): they are charged to the call quota instead, and neither count nor reset
+/// the count, nor do refusals of a busy server (`-31429`, `-31503`).
 pub const MAX_CONSECUTIVE_ERRORS: u32 = 256;
 
 /// Default deadline of one tool call.

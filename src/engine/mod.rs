@@ -291,16 +291,12 @@ impl Engine {
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
-                let retryable = matches!(
-                    error,
-                    McpError::Overloaded { .. } | McpError::RateLimited { .. }
-                );
+                let garbage = counts_as_garbage(&error);
                 self.refuse(out, Some(&id), error);
-                // A busy server is not the peer's fault: retryable, not counted.
-                if retryable {
-                    Effect::None
-                } else {
+                if garbage {
                     self.invalid()
+                } else {
+                    Effect::None
                 }
             }
         }
@@ -388,6 +384,21 @@ impl Engine {
         }
         Effect::None
     }
+}
+
+/// Whether a refused request counts toward the cut-off ([`Limits::max_consecutive_errors`]).
+///
+/// Neither kind below resets the count (only a request answered with a result does), so
+/// slipping them between garbage lines does not keep a garbage stream alive:
+/// - a busy server (over a quota, too many calls in flight) is not the peer's fault;
+/// - a call of a tool the server does not have is a client mistake (a model calling a name
+///   it made up, again and again), not garbage: it is charged to the call quota instead
+///   (`dispatch`), which slows a client that loops on it with `-31429`.
+fn counts_as_garbage(error: &McpError) -> bool {
+    !matches!(
+        error,
+        McpError::Overloaded { .. } | McpError::RateLimited { .. } | McpError::UnknownTool
+    )
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

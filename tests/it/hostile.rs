@@ -286,3 +286,75 @@ fn a_blank_line_after_a_request_does_not_hold_back_its_reply() {
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
 }
+
+/// Issue 15, item 10: an agent that keeps calling a tool name it hallucinated is making a
+/// client mistake, not sending garbage. It is slowed by the call quota (`-31429`), never
+/// disconnected.
+#[test]
+fn an_agent_calling_a_hallucinated_tool_300_times_in_a_row_is_not_cut_off() {
+    let mut server = ready();
+    for id in 1..=300 {
+        let reply = server.request(&call(id, "read_the_file_please", json!({"path": "x"})));
+        assert_eq!(reply["id"], id);
+        let error = &reply["error"];
+        match error["code"].as_i64() {
+            Some(-32602) => assert_eq!(error["message"], "Invalid params: unknown tool."),
+            Some(-31429) => assert!(error["data"]["retryAfterMs"].is_u64(), "{reply}"),
+            _ => panic!("call {id}: {reply}"),
+        }
+    }
+    ping_works(&mut server, 301);
+    let next = server.request(&call(302, "no_such_tool", json!({})));
+    assert_eq!(next["id"], 302, "still served: {next}");
+}
+
+/// Issue 15, item 10: unknown-tool calls do not count as garbage, and they do not reset the
+/// count either: a peer cannot keep a garbage stream alive by slipping them in between.
+#[test]
+fn unknown_tool_calls_between_garbage_lines_do_not_hold_off_the_cut_off() {
+    let mut server = ready();
+    let mut lines = String::new();
+    for id in 0..300 {
+        lines.push_str("garbage\n");
+        lines.push_str(&call(id, "no_such_tool", json!({})));
+        lines.push('\n');
+    }
+    server.write(lines.as_bytes());
+    // 256 garbage lines are answered, with the 255 calls between them; then the cut-off.
+    for n in 0..511 {
+        let reply = server.recv();
+        let code = code(&reply);
+        if n % 2 == 0 {
+            assert_eq!(code, -32700, "reply {n}: {reply}");
+        } else {
+            assert!(code == -32602 || code == -31429, "reply {n}: {reply}");
+        }
+    }
+    let status = server.wait(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(3));
+}
+
+/// Issue 15, item 10: an unknown tool's call is charged to the server's call quota, so an
+/// agent looping on one is slowed like any other caller.
+#[test]
+fn unknown_tool_calls_are_charged_to_the_call_quota() {
+    let dir = std::env::temp_dir().join(format!("airlock-it-quota-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut server = Server::start_in(
+        &crate::harness::airlock(),
+        &["serve", "--calls-per-minute", "1", "--call-burst", "2"],
+        &dir,
+    );
+    server.initialize("2025-11-25");
+    for id in 1..=2 {
+        let reply = server.request(&call(id, "no_such_tool", json!({})));
+        assert_eq!(code(&reply), -32602, "{reply}");
+    }
+    let slowed = server.request(&call(3, "no_such_tool", json!({})));
+    assert_eq!(code(&slowed), -31429, "{slowed}");
+    let real = server.request(&call(4, "list_directory", json!({})));
+    assert_eq!(code(&real), -31429, "the quota is the server's: {real}");
+    ping_works(&mut server, 5);
+    drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
