@@ -188,6 +188,9 @@ pub enum McpError {
         /// The configured frame limit.
         limit: usize,
     },
+    /// A legacy operation after the `initialize` reply but before `notifications/initialized`.
+    #[error("request before notifications/initialized")]
+    HandshakeUnconfirmed,
     /// A modern HTTP request whose headers are missing, malformed, or disagree with its body.
     #[error("header mismatch: {0:?}")]
     HeaderMismatch(HeaderFault),
@@ -389,6 +392,11 @@ impl McpError {
                 "Invalid params: send \"initialize\" first, or protocol fields in \"_meta\".",
                 None,
             ),
+            Self::HandshakeUnconfirmed => (
+                C::INVALID_PARAMS,
+                "Invalid params: send the \"notifications/initialized\" notification first.",
+                None,
+            ),
             Self::InvalidCursor => (C::INVALID_PARAMS, "Invalid params: unknown cursor.", None),
             Self::InvalidToolName => (
                 C::INVALID_PARAMS,
@@ -491,6 +499,7 @@ impl McpError {
             Self::AlreadyInitialized
             | Self::ArgumentBound { .. }
             | Self::DuplicateId
+            | Self::HandshakeUnconfirmed
             | Self::InvalidCursor
             | Self::InvalidMeta(_)
             | Self::InvalidParams(_)
@@ -641,6 +650,7 @@ mod tests {
             McpError::DuplicateId,
             McpError::DuplicateKey,
             McpError::FrameTooLong { limit: 10 },
+            McpError::HandshakeUnconfirmed,
             McpError::Internal("x"),
             McpError::InvalidCursor,
             McpError::InvalidJsonRpcVersion,
@@ -743,6 +753,7 @@ mod tests {
         assert_eq!(code(McpError::AlreadyInitialized), -32_600);
         assert_eq!(code(McpError::MethodNotFound), -32_601);
         assert_eq!(code(McpError::NotInitialized), -32_602);
+        assert_eq!(code(McpError::HandshakeUnconfirmed), -32_602);
         assert_eq!(code(McpError::UnknownTool), -32_602);
         assert_eq!(code(McpError::ToolPanicked), -32_603);
         assert_eq!(

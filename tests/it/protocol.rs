@@ -311,3 +311,31 @@ fn progress_notifications_come_before_the_reply_and_only_when_asked() {
     assert_eq!(reply["id"], 2);
     assert_eq!(reply["result"]["content"][0]["text"], "done");
 }
+
+/// Issue 15, item 11: a request sent after the `initialize` reply but before
+/// `notifications/initialized` is refused with a message that says what to send.
+#[test]
+fn an_operation_before_notifications_initialized_is_told_to_send_it() {
+    let mut server = fixture();
+    let before = server.request(&request(1, "tools/list", json!({})));
+    assert_eq!(
+        before["error"]["message"],
+        "Invalid params: send \"initialize\" first, or protocol fields in \"_meta\"."
+    );
+    let init = server.request(&request(
+        2,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "it", "version": "1"}}),
+    ));
+    assert!(init.get("result").is_some(), "{init}");
+    let early = server.request(&request(3, "tools/list", json!({})));
+    assert_eq!(
+        early,
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+               "message": "Invalid params: send the \"notifications/initialized\" notification first."}})
+    );
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let list = server.request(&request(4, "tools/list", json!({})));
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
