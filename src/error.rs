@@ -218,6 +218,10 @@ pub enum McpError {
     /// Params of the wrong shape for the method.
     #[error("invalid params: {0}")]
     InvalidParams(&'static str),
+    /// A `tools/call` `_meta.progressToken` that is not a string of at most
+    /// `MAX_PROGRESS_TOKEN_BYTES` nor an integer that fits in 64 bits.
+    #[error("invalid progress token")]
+    InvalidProgressToken,
     /// A tool name in `tools/call` that is not a string or is too long.
     #[error("invalid tool name")]
     InvalidToolName,
@@ -398,6 +402,14 @@ impl McpError {
                 None,
             ),
             Self::InvalidCursor => (C::INVALID_PARAMS, "Invalid params: unknown cursor.", None),
+            Self::InvalidProgressToken => (
+                C::INVALID_PARAMS,
+                "Invalid params: \"progressToken\" must be a string of at most 128 bytes or an integer that fits in 64 bits.",
+                Some(ErrorData::limit(
+                    "max_progress_token_bytes",
+                    crate::limits::MAX_PROGRESS_TOKEN_BYTES,
+                )),
+            ),
             Self::InvalidToolName => (
                 C::INVALID_PARAMS,
                 "Invalid params: the tool name must be a string of at most 128 bytes.",
@@ -503,6 +515,7 @@ impl McpError {
             | Self::InvalidCursor
             | Self::InvalidMeta(_)
             | Self::InvalidParams(_)
+            | Self::InvalidProgressToken
             | Self::InvalidToolName
             | Self::NotInitialized
             | Self::UnknownTool
@@ -656,6 +669,7 @@ mod tests {
             McpError::InvalidJsonRpcVersion,
             McpError::InvalidMeta("x"),
             McpError::InvalidParams("x"),
+            McpError::InvalidProgressToken,
             McpError::InvalidToolName,
             McpError::MethodNotFound,
             McpError::NotAnObject,
@@ -797,6 +811,26 @@ mod tests {
                 .get(),
             -32_020
         );
+    }
+
+    #[test]
+    fn messages_state_the_bounds_they_name() {
+        for (error, bound) in [
+            (
+                McpError::InvalidProgressToken,
+                crate::limits::MAX_PROGRESS_TOKEN_BYTES,
+            ),
+            (
+                McpError::InvalidToolName,
+                crate::limits::MAX_CALLED_TOOL_NAME_BYTES,
+            ),
+        ] {
+            let message = error.to_wire().message;
+            assert!(
+                message.contains(&format!("at most {bound} bytes")),
+                "{message}"
+            );
+        }
     }
 
     #[test]

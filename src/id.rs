@@ -1,16 +1,19 @@
-//! Request ids: checked once, echoed byte-for-byte, compared by meaning.
+//! Request ids: checked once, echoed byte-for-byte, compared by meaning; and progress tokens,
+//! bounded the same way.
 //!
 //! MCP ids are strings or integers, never null. A [`RequestId`] keeps the exact JSON text the
 //! peer sent (so a reply echoes it verbatim: `7` stays `7`, `"7"` stays `"7"`, nothing is
 //! rounded through a float) and an [`IdKey`] by which in-flight calls are found, so that `"a"`
-//! and `"\u0061"` are the same request.
+//! and `"\u0061"` are the same request. A [`ProgressToken`] is the other value the peer picks
+//! and we echo (on each progress notification of its call): a string or an integer, as short as
+//! an id must be.
 
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::error::IdFault;
-use crate::limits::MAX_ID_BYTES;
+use crate::error::{IdFault, McpError};
+use crate::limits::{MAX_ID_BYTES, MAX_PROGRESS_TOKEN_BYTES};
 
 /// A request id as the peer wrote it.
 #[derive(Clone, Debug)]
@@ -151,6 +154,37 @@ fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
     number.as_u64().map(|n| IdKey::Integer(i128::from(n)))
 }
 
+/// A checked `_meta.progressToken`: a string of at most [`MAX_PROGRESS_TOKEN_BYTES`] or an
+/// integer that fits in 64 bits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressToken(Value);
+
+impl ProgressToken {
+    /// Checks a token as the peer sent it.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::InvalidProgressToken`] for a longer string, a float, an integer beyond 64
+    /// bits, or any other type.
+    pub fn parse(value: Value) -> Result<Self, McpError> {
+        let fits = match &value {
+            Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
+            Value::Number(number) => number.is_i64() || number.is_u64(),
+            Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => false,
+        };
+        if fits {
+            Ok(Self(value))
+        } else {
+            Err(McpError::InvalidProgressToken)
+        }
+    }
+
+    /// The token, to echo.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+}
+
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let value: &RawValue =
@@ -237,6 +271,39 @@ mod tests {
         assert_eq!(id(&long).unwrap_err(), IdFault::TooLong);
         let edge = format!("\"{}\"", "x".repeat(MAX_ID_BYTES));
         assert!(id(&edge).is_ok());
+    }
+
+    #[test]
+    fn progress_tokens_are_bounded_like_ids() {
+        use serde_json::json;
+        let edge = "t".repeat(MAX_PROGRESS_TOKEN_BYTES);
+        for good in [
+            json!(edge),
+            json!(""),
+            json!(0),
+            json!(-9_223_372_036_854_775_808_i64),
+            json!(18_446_744_073_709_551_615_u64),
+        ] {
+            assert_eq!(
+                ProgressToken::parse(good.clone()).unwrap().as_value(),
+                &good
+            );
+        }
+        for bad in [
+            json!("t".repeat(MAX_PROGRESS_TOKEN_BYTES + 1)),
+            json!(1.5),
+            json!(18_446_744_073_709_551_616_f64),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"a": 1}),
+        ] {
+            assert_eq!(
+                ProgressToken::parse(bad.clone()),
+                Err(McpError::InvalidProgressToken),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -15,14 +15,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::call::{Call, Completion, Outcome, Progress, Ticket};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
 use crate::error::McpError;
 use crate::guard::Guard;
-use crate::id::{IdKey, RequestId};
+use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::lifecycle::Lifecycle;
 use crate::limits::{Limits, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
 use crate::response::{self, ProgressParams, ServerInfo};
@@ -96,7 +94,7 @@ struct Pending {
 /// Progress reporting of one call that asked for it.
 #[derive(Debug)]
 struct ProgressState {
-    token: Value,
+    token: ProgressToken,
     last_value: Option<f64>,
     last_sent: Option<Instant>,
 }
@@ -230,7 +228,7 @@ impl Engine {
             out,
             "notifications/progress",
             &ProgressParams {
-                progress_token: &state.token,
+                progress_token: state.token.as_value(),
                 progress: report.progress,
                 total: report.total,
                 message,

@@ -358,3 +358,41 @@ fn unknown_tool_calls_are_charged_to_the_call_quota() {
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 15, item 12: `--auth-token-env` takes a variable's name. Given the token itself by
+/// mistake, airlock refuses to start with a hint, and the token appears nowhere in what it
+/// writes, at any log level.
+#[test]
+fn a_literal_token_given_to_auth_token_env_is_refused_without_being_echoed() {
+    for (literal, status) in [
+        // Not a variable name: a usage error.
+        ("s3cr3t-Token/with.symbols+MORE==", 2),
+        ("9f86d081884c7d659a2feaa0c55ad015", 2),
+        ("", 2),
+        ("--looks-like-a-flag-0123456789", 2),
+        // A valid name (many tokens are) that is not set: not echoed either.
+        ("ghp_Zx81kQ7TnPq2LmW9vB4cR6yH0sJ3dF5gA1eK", 1),
+    ] {
+        let joined = format!("--auth-token-env={literal}");
+        let forms: [&[&str]; 2] = [&[&joined], &["--auth-token-env", literal]];
+        for form in forms {
+            let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+            args.extend_from_slice(form);
+            let output = crate::harness::run(
+                &crate::harness::airlock(),
+                &args,
+                &[("AIRLOCK_LOG", "trace")],
+            );
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(status), "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{stdout}");
+            assert!(stderr.contains("--auth-token-env"), "{stderr}");
+            if !literal.is_empty() {
+                assert!(!stderr.contains(literal), "the token was echoed: {stderr}");
+                // Not even a piece of it.
+                assert!(!stderr.contains(&literal[4..20]), "{stderr}");
+            }
+        }
+    }
+}
