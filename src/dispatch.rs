@@ -234,6 +234,10 @@ fn tools_call(
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => return Err(McpError::InvalidParams("arguments must be an object")),
     };
+    if params.arguments_out_of_range {
+        // Where the number was, the value reads `null`: refused before anything looks at it.
+        return Err(McpError::NumberOutOfRange);
+    }
     if let Value::Object(map) = &arguments {
         arguments::check(map, limits)?;
     }

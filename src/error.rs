@@ -231,6 +231,10 @@ pub enum McpError {
     /// A top-level value that is neither an object nor an array.
     #[error("not a request object")]
     NotAnObject,
+    /// `tools/call` arguments holding a number no 64-bit float holds (`1e400`, 400 digits):
+    /// valid JSON that no tool can be given.
+    #[error("number out of range in the arguments")]
+    NumberOutOfRange,
     /// A legacy request other than `ping` before the `initialize` handshake completed.
     #[error("request before initialize")]
     NotInitialized,
@@ -419,6 +423,11 @@ impl McpError {
                 )),
             ),
             Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
+            Self::NumberOutOfRange => (
+                C::INVALID_PARAMS,
+                "Invalid params: a number in the arguments is too large to represent.",
+                None,
+            ),
             Self::ArgumentBound { bound, limit } => (
                 C::INVALID_PARAMS,
                 "Invalid params: the arguments exceed a size limit.",
@@ -518,6 +527,7 @@ impl McpError {
             | Self::InvalidProgressToken
             | Self::InvalidToolName
             | Self::NotInitialized
+            | Self::NumberOutOfRange
             | Self::UnknownTool
             | Self::UnsupportedVersion { .. } => request_level(400),
             Self::RateLimited { .. } => request_level(429),
@@ -674,6 +684,7 @@ mod tests {
             McpError::MethodNotFound,
             McpError::NotAnObject,
             McpError::NotInitialized,
+            McpError::NumberOutOfRange,
             McpError::Overloaded { limit: 8 },
             McpError::RateLimited { retry_after_ms: 5 },
             McpError::ToolPanicked,

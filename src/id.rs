@@ -37,6 +37,13 @@ enum IdText {
 /// The longest id text held in place.
 const SHORT_ID_BYTES: usize = 22;
 
+/// The longest text of an integer of 64 bits: `-9223372036854775808`.
+const MAX_INTEGER_ID_BYTES: usize = 20;
+
+/// The longest text of a string id that can unescape to [`MAX_ID_BYTES`]: six bytes an escape,
+/// and the quotes.
+const MAX_STRING_ID_TEXT_BYTES: usize = MAX_ID_BYTES.saturating_mul(6).saturating_add(2);
+
 impl IdText {
     fn new(text: &str) -> Self {
         let mut bytes = [0u8; SHORT_ID_BYTES];
@@ -76,6 +83,9 @@ impl RequestId {
     pub fn parse(raw: &RawValue) -> Result<Self, IdFault> {
         let text = raw.get();
         let key = match text.as_bytes().first() {
+            // Capped before it is unescaped too: an escape (`\u0061`) is at most 6 bytes for
+            // one byte of text.
+            Some(b'"') if text.len() > MAX_STRING_ID_TEXT_BYTES => return Err(IdFault::TooLong),
             Some(b'"') => {
                 let unescaped: String =
                     serde_json::from_str(text).map_err(|_| IdFault::WrongType)?;
@@ -90,6 +100,13 @@ impl RequestId {
             // below, which keeps `-0`, `1.0` and `1e3` refused.
             Some(b'1'..=b'9') if let Some(small) = small_integer(text) => {
                 IdKey::Integer(i128::from(small))
+            }
+            // Capped before it is parsed: no integer of 64 bits takes more than 20 bytes
+            // (`-9223372036854775808`, `18446744073709551615`), and JSON allows no leading
+            // zeros, so a longer one is out of range whatever it says; a 100,000-digit id
+            // costs a length check.
+            Some(b'-' | b'0'..=b'9') if text.len() > MAX_INTEGER_ID_BYTES => {
+                return Err(IdFault::NotAnInteger);
             }
             Some(b'-' | b'0'..=b'9') => {
                 let number: serde_json::Number =
@@ -267,10 +284,21 @@ mod tests {
             id("-9223372036854775809").unwrap_err(),
             IdFault::NotAnInteger
         );
+        // Out of range for a float too, or longer than any 64-bit integer: refused unparsed.
+        for text in ["1e400", "-1e400", &"9".repeat(21), &"9".repeat(100_000)] {
+            assert_eq!(id(text).unwrap_err(), IdFault::NotAnInteger, "{text:.30}");
+        }
         let long = format!("\"{}\"", "x".repeat(MAX_ID_BYTES + 1));
         assert_eq!(id(&long).unwrap_err(), IdFault::TooLong);
         let edge = format!("\"{}\"", "x".repeat(MAX_ID_BYTES));
         assert!(id(&edge).is_ok());
+        let escaped = format!("\"{}\"", "\\u0078".repeat(MAX_ID_BYTES));
+        assert_eq!(
+            id(&escaped).unwrap().key(),
+            &IdKey::String("x".repeat(MAX_ID_BYTES).into())
+        );
+        let huge = format!("\"{}\"", "x".repeat(100_000));
+        assert_eq!(id(&huge).unwrap_err(), IdFault::TooLong);
     }
 
     #[test]

@@ -715,6 +715,7 @@ fn near_miss_message() -> impl Strategy<Value = String> {
         Just(r#""id":null,"#.to_owned()),
         Just(r#""id":1.5,"#.to_owned()),
         Just(r#""id":[1],"#.to_owned()),
+        Just(r#""id":1e400,"#.to_owned()),
         Just(String::new()),
     ];
     let methods = prop_oneof![
@@ -733,6 +734,8 @@ fn near_miss_message() -> impl Strategy<Value = String> {
         Just(r#","params":{"protocolVersion":"2025-11-25"}"#.to_owned()),
         Just(r#","params":{"name":"echo","arguments":{"text":"hi"}}"#.to_owned()),
         Just(r#","params":{"name":"boom"}"#.to_owned()),
+        Just(r#","params":{"name":"echo","arguments":{"text":"a","times":1e400}}"#.to_owned()),
+        Just(r#","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":-1e400}}"#.to_owned()),
         Just(r#","params":{"requestId":1}"#.to_owned()),
         Just(format!(r#","params":{{{MODERN_META}}}"#)),
         Just(r#","params":[1]"#.to_owned()),
@@ -846,4 +849,38 @@ fn unknown_tools_are_charged_to_the_call_quota() {
     assert_eq!(ask(&mut engine, echo)["error"]["code"], -31429);
     clock.advance(Duration::from_secs(1));
     assert!(matches!(send(&mut engine, echo).1, Effect::Start(_)));
+}
+
+/// Issue 15, item 11: numbers no 64-bit float holds are valid JSON, answered by the rule of the
+/// member they are in, never `-32700`; they count as garbage only where the message is refused.
+#[test]
+fn numbers_out_of_range_are_answered_by_their_member() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+    );
+    assert_eq!(
+        (reply["id"].clone(), reply["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","times":1e400}}}"#,
+    );
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32602, "message": "Invalid params: a number in the arguments is too large to represent."})
+    );
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"n":1e400}}"#,
+    );
+    assert_eq!(reply["result"], json!({}));
+    let (reply, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}"#,
+    );
+    assert!(reply.is_none() && matches!(effect, Effect::None));
 }

@@ -359,6 +359,79 @@ fn unknown_tool_calls_are_charged_to_the_call_quota() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 15, item 11: numbers beyond what a 64-bit float holds are valid JSON (RFC 8259 §9
+/// lets an implementation limit their range), so they are never `-32700`: each is answered
+/// by the rule of the member it is in.
+#[test]
+fn numbers_out_of_range_are_answered_by_the_rule_of_their_member() {
+    let mut server = ready();
+    let digits_400 = "7".repeat(400);
+    let digits_100k = "9".repeat(100_000);
+    // In the id: -32600 with id null (DESIGN §4: an integer id must fit in 64 bits).
+    for id in ["1e400", "-1e400", &digits_400, &digits_100k, "[1e400]"] {
+        let reply = server.request(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        assert_eq!(
+            (code(&reply), reply["id"].clone()),
+            (-32600, Value::Null),
+            "id of {} bytes: {reply}",
+            id.len()
+        );
+    }
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#);
+    assert_eq!(
+        reply["error"]["message"],
+        "Invalid request: a numeric \"id\" must be an integer that fits in 64 bits."
+    );
+    // In the arguments of a call: -32602, an argument bound, before the tool's schema.
+    for number in ["1e400", "-1e400", &digits_400, "[1, {\"a\": 2e308}]"] {
+        let reply = server.request(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"sleep","arguments":{{"ms":{number}}}}}}}"#
+        ));
+        assert_eq!(reply["id"], 2, "{reply}");
+        assert_eq!(
+            reply["error"],
+            json!({"code": -32602,
+                   "message": "Invalid params: a number in the arguments is too large to represent."}),
+            "{number}"
+        );
+    }
+    // In a member the method ignores: served.
+    let reply = server.request(
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":1e400,"y":[-1e999999]}}"#,
+    );
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    // Elsewhere in the envelope: the envelope's rule, -32600.
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":4,"method":"ping","extra":1e400}"#);
+    assert_eq!((code(&reply), reply["id"].clone()), (-32600, json!(4)));
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":5,"method":1e400}"#);
+    assert_eq!((code(&reply), reply["id"].clone()), (-32600, json!(5)));
+    // The progress token: refused like an over-long one (-32602).
+    let reply = server.request(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":1e400}}}"#,
+    );
+    assert_eq!((code(&reply), reply["id"].clone()), (-32602, json!(6)));
+    // A notification and a response are never answered, out-of-range numbers or not.
+    server.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}"#,
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":7,"result":{"n":1e400}}"#);
+    ping_works(&mut server, 8);
+    // Not JSON at all stays -32700.
+    for token in ["NaN", "Infinity", "-Infinity", "1e", "01"] {
+        let reply = server.request(&format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":{token}}}}}"#
+        ));
+        assert_eq!(
+            (code(&reply), reply["id"].clone()),
+            (-32700, Value::Null),
+            "{token}"
+        );
+    }
+    // A number in range next to one out of range is still read as itself.
+    let reply = server.request(&call(10, "echo", json!({"text": "still exact"})));
+    assert_eq!(reply["result"]["content"][0]["text"], "still exact");
+}
+
 /// Issue 15, item 12: `--auth-token-env` takes a variable's name. Given the token itself by
 /// mistake, airlock refuses to start with a hint, and the token appears nowhere in what it
 /// writes, at any log level.
