@@ -1002,7 +1002,7 @@ impl<'c> Skip<'c> {
 
 /// A copy of a text whose numbers out of range were replaced by `0`.
 struct OutOfRange {
-    /// The copy: as long as the text at most, since a replaced token is never shorter than `0`.
+    /// The copy, no longer than the text: each token it replaces is at least as long as `0`.
     text: String,
     /// One bit per number token of the text, in document order, set where one was replaced.
     marks: Vec<u64>,
