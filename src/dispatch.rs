@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::engine::Shared;
 use crate::envelope::{Params, RequestMethod};
 use crate::error::McpError;
-use crate::id::RequestId;
+use crate::id::{ProgressToken, RequestId};
 use crate::json::{ParamKey, Text};
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
@@ -39,7 +39,7 @@ pub(crate) struct Plan {
     pub(crate) arguments: Map<String, Value>,
     pub(crate) version: ProtocolVersion,
     /// The caller's `_meta.progressToken`, if it wants progress.
-    pub(crate) progress_token: Option<Value>,
+    pub(crate) progress_token: Option<ProgressToken>,
 }
 
 /// The session state dispatch may read and change.
@@ -207,20 +207,22 @@ fn tools_call(
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
     };
-    let tool = cx.shared.registry.get(name).ok_or(McpError::UnknownTool)?;
+    let tool = cx.shared.registry.get(name);
+    // Charged before an unknown name is refused: an agent calling a tool it made up is making
+    // a client mistake, which the engine does not count toward the garbage cut-off, so the
+    // call quota is what slows one that loops on it (`-31429`). Only registered tools have
+    // quotas of their own, so an unknown name is charged to the server's alone.
     cx.shared.guard.admit_call(name)?;
-    if let Some(meta) = &params.meta {
-        let token_ok = match meta.get("progressToken") {
-            None | Some(Value::String(_)) => true,
-            Some(Value::Number(n)) => n.is_i64() || n.is_u64(),
-            Some(_) => false,
-        };
-        if !meta.is_object() || !token_ok {
-            return Err(McpError::InvalidParams(
-                "_meta must be an object with a valid token",
-            ));
-        }
-    }
+    let tool = tool.ok_or(McpError::UnknownTool)?;
+    let progress_token = match &mut params.meta {
+        None => None,
+        Some(Value::Object(meta)) => meta
+            .get_mut("progressToken")
+            .map(Value::take)
+            .map(ProgressToken::parse)
+            .transpose()?,
+        Some(_) => return Err(McpError::InvalidParams("_meta must be an object")),
+    };
     let limits = &cx.shared.limits;
     if cx.in_flight >= limits.max_in_flight.get() {
         return Err(McpError::Overloaded {
@@ -232,6 +234,10 @@ fn tools_call(
         Some(arguments @ Value::Object(_)) => arguments,
         Some(_) => return Err(McpError::InvalidParams("arguments must be an object")),
     };
+    if params.arguments_out_of_range {
+        // Where the number was, the value reads `null`: refused before anything looks at it.
+        return Err(McpError::NumberOutOfRange);
+    }
     if let Value::Object(map) = &arguments {
         arguments::check(map, limits)?;
     }
@@ -249,11 +255,6 @@ fn tools_call(
     let Value::Object(arguments) = arguments else {
         return Err(McpError::Internal("arguments changed type"));
     };
-    let progress_token = params
-        .meta
-        .as_mut()
-        .and_then(|meta| meta.get_mut("progressToken"))
-        .map(Value::take);
     Ok(Dispatched::Call(Plan {
         tool: Arc::clone(tool),
         arguments,

@@ -4,7 +4,8 @@
 //! order of `DESIGN.md` §4 and the first failure decides the reply:
 //!
 //! 1. (framing) a frame over the size limit;
-//! 2. not UTF-8, not JSON, or nested too deeply: `-32700`, id null;
+//! 2. not UTF-8, not JSON, or nested too deeply: `-32700`, id null (a number no 64-bit float
+//!    holds is JSON: it is judged by the member it is in, an id holding one is refused at 4);
 //! 3. not an object: `-32600`, id null (a batch is an array: refused the same way);
 //! 4. `jsonrpc` not `"2.0"`, `method` missing or not a string, a bad `id`, a repeated key, a
 //!    member JSON-RPC does not define: `-32600`, echoing the id when it is valid;
@@ -147,9 +148,23 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message<'_>, Rejecti
         Err(JsonFault::TooDeep) => return Err(null(McpError::Parse(ParseFault::TooDeep))),
     };
     // An id nested too deeply is a parse error like any other, whatever the message is.
-    let id = match members.id.map(|raw| (raw, RequestId::parse(raw))) {
+    let id = match members
+        .id
+        .as_deref()
+        .map(|raw| (raw, RequestId::parse(raw)))
+    {
         None => None,
+        // A number no 64-bit float holds (its text reads `0` here): an integer id beyond 64
+        // bits, or a number that is not an integer; either way not one we echo.
+        Some((_, Ok(_))) if members.id_out_of_range => Some(Err(Some(IdFault::NotAnInteger))),
         Some((_, Ok(id))) => Some(Ok(id)),
+        // A number cannot be too deep, repeat a key or hold a bad escape (and reading it again
+        // would cost as much as a 100,000-digit id is long): its fault stands.
+        Some((raw, Err(fault)))
+            if matches!(raw.get().as_bytes().first(), Some(b'-' | b'0'..=b'9')) =>
+        {
+            Some(Err(Some(fault)))
+        }
         Some((raw, Err(fault))) => {
             let repeated = json::check_raw(raw, 2, max_json_depth).map_err(|fault| {
                 null(McpError::Parse(match fault {

@@ -191,6 +191,9 @@ pub enum McpError {
         /// The configured frame limit.
         limit: usize,
     },
+    /// A legacy operation after the `initialize` reply but before `notifications/initialized`.
+    #[error("request before notifications/initialized")]
+    HandshakeUnconfirmed,
     /// A modern HTTP request whose headers are missing, malformed, or disagree with its body.
     #[error("header mismatch: {0:?}")]
     HeaderMismatch(HeaderFault),
@@ -218,6 +221,10 @@ pub enum McpError {
     /// Params of the wrong shape for the method.
     #[error("invalid params: {0}")]
     InvalidParams(&'static str),
+    /// A `tools/call` `_meta.progressToken` that is not a string of at most
+    /// `MAX_PROGRESS_TOKEN_BYTES` nor an integer that fits in 64 bits.
+    #[error("invalid progress token")]
+    InvalidProgressToken,
     /// A tool name in `tools/call` that is not a string or is too long.
     #[error("invalid tool name")]
     InvalidToolName,
@@ -227,6 +234,10 @@ pub enum McpError {
     /// A top-level value that is neither an object nor an array.
     #[error("not a request object")]
     NotAnObject,
+    /// `tools/call` arguments holding a number no 64-bit float holds (`1e400`, 400 digits):
+    /// valid JSON that no tool can be given.
+    #[error("number out of range in the arguments")]
+    NumberOutOfRange,
     /// A legacy request other than `ping` before the `initialize` handshake completed.
     #[error("request before initialize")]
     NotInitialized,
@@ -398,7 +409,20 @@ impl McpError {
                 "Invalid params: send \"initialize\" first, or protocol fields in \"_meta\".",
                 None,
             ),
+            Self::HandshakeUnconfirmed => (
+                C::INVALID_PARAMS,
+                "Invalid params: send the \"notifications/initialized\" notification first.",
+                None,
+            ),
             Self::InvalidCursor => (C::INVALID_PARAMS, "Invalid params: unknown cursor.", None),
+            Self::InvalidProgressToken => (
+                C::INVALID_PARAMS,
+                "Invalid params: \"progressToken\" must be a string of at most 128 bytes or an integer that fits in 64 bits.",
+                Some(ErrorData::limit(
+                    "max_progress_token_bytes",
+                    crate::limits::MAX_PROGRESS_TOKEN_BYTES,
+                )),
+            ),
             Self::InvalidToolName => (
                 C::INVALID_PARAMS,
                 "Invalid params: the tool name must be a string of at most 128 bytes.",
@@ -408,6 +432,11 @@ impl McpError {
                 )),
             ),
             Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
+            Self::NumberOutOfRange => (
+                C::INVALID_PARAMS,
+                "Invalid params: a number in the arguments is too large to represent.",
+                None,
+            ),
             Self::ArgumentBound { bound, limit } => (
                 C::INVALID_PARAMS,
                 "Invalid params: the arguments exceed a size limit.",
@@ -507,11 +536,14 @@ impl McpError {
             Self::AlreadyInitialized
             | Self::ArgumentBound { .. }
             | Self::DuplicateId
+            | Self::HandshakeUnconfirmed
             | Self::InvalidCursor
             | Self::InvalidMeta(_)
             | Self::InvalidParams(_)
+            | Self::InvalidProgressToken
             | Self::InvalidToolName
             | Self::NotInitialized
+            | Self::NumberOutOfRange
             | Self::UnknownTool
             | Self::UnsupportedVersion { .. } => request_level(400),
             Self::RateLimited { .. } => request_level(429),
@@ -661,15 +693,18 @@ mod tests {
             McpError::DuplicateId,
             McpError::DuplicateKey,
             McpError::FrameTooLong { limit: 10 },
+            McpError::HandshakeUnconfirmed,
             McpError::Internal("x"),
             McpError::InvalidCursor,
             McpError::InvalidJsonRpcVersion,
             McpError::InvalidMeta("x"),
             McpError::InvalidParams("x"),
+            McpError::InvalidProgressToken,
             McpError::InvalidToolName,
             McpError::MethodNotFound,
             McpError::NotAnObject,
             McpError::NotInitialized,
+            McpError::NumberOutOfRange,
             McpError::Overloaded { limit: 8 },
             McpError::RateLimited { retry_after_ms: 5 },
             McpError::ToolPanicked,
@@ -765,6 +800,7 @@ mod tests {
         assert_eq!(code(McpError::AlreadyInitialized), -32_600);
         assert_eq!(code(McpError::MethodNotFound), -32_601);
         assert_eq!(code(McpError::NotInitialized), -32_602);
+        assert_eq!(code(McpError::HandshakeUnconfirmed), -32_602);
         assert_eq!(code(McpError::UnknownTool), -32_602);
         assert_eq!(code(McpError::ToolPanicked), -32_603);
         assert_eq!(
@@ -809,6 +845,26 @@ mod tests {
                 .get(),
             -32_020
         );
+    }
+
+    #[test]
+    fn messages_state_the_bounds_they_name() {
+        for (error, bound) in [
+            (
+                McpError::InvalidProgressToken,
+                crate::limits::MAX_PROGRESS_TOKEN_BYTES,
+            ),
+            (
+                McpError::InvalidToolName,
+                crate::limits::MAX_CALLED_TOOL_NAME_BYTES,
+            ),
+        ] {
+            let message = error.to_wire().message;
+            assert!(
+                message.contains(&format!("at most {bound} bytes")),
+                "{message}"
+            );
+        }
     }
 
     #[test]

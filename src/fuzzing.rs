@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::engine::{Effect, Engine, Shared};
 use crate::limits::Limits;
@@ -583,22 +586,42 @@ fn fail(broken: &str) -> ! {
 /// Whether a frame is, by an independent reading, an object with `method` and no `id` that
 /// the server can read at all. A frame nested deeper than the limit is not read (the parse
 /// stops there, before the rest of the message is seen), so it is answered `-32700` like any
-/// other unreadable frame, as JSON-RPC answers unparseable input: it does not count here.
+/// other unreadable frame, as JSON-RPC answers unparseable input: it does not count here. A
+/// number no `f64` holds (`1e400`) is valid JSON and does not make a frame unreadable, so the
+/// frame is read level by level as raw values, whose numbers are never computed.
 fn is_notification(frame: &[u8]) -> bool {
-    match serde_json::from_slice::<Value>(frame) {
-        Ok(value @ Value::Object(_)) if depth(&value) <= crate::limits::MAX_JSON_DEPTH => {
-            value.get("method").is_some() && value.get("id").is_none()
-        }
-        _ => false,
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return false;
+    };
+    let Ok(top) = serde_json::from_str::<Box<RawValue>>(text) else {
+        return false;
+    };
+    if !readable(&top, crate::limits::MAX_JSON_DEPTH) {
+        return false;
     }
+    serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(top.get())
+        .is_ok_and(|members| members.contains_key("method") && !members.contains_key("id"))
 }
 
-/// Nesting depth of arrays and objects (a scalar is 0, `[]` is 1).
-fn depth(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1usize.saturating_add(items.iter().map(depth).max().unwrap_or(0)),
-        Value::Object(map) => 1usize.saturating_add(map.values().map(depth).max().unwrap_or(0)),
-        _ => 0,
+/// Whether `raw` is JSON whose strings are all valid and whose arrays and objects nest at most
+/// `levels` deep, whatever the range of its numbers.
+fn readable(raw: &RawValue, levels: usize) -> bool {
+    let text = raw.get();
+    let below = levels.saturating_sub(1);
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            levels > 0
+                && serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(text)
+                    .is_ok_and(|members| members.values().all(|value| readable(value, below)))
+        }
+        Some(b'[') => {
+            levels > 0
+                && serde_json::from_str::<Vec<Box<RawValue>>>(text)
+                    .is_ok_and(|items| items.iter().all(|item| readable(item, below)))
+        }
+        Some(b'"') => serde_json::from_str::<String>(text).is_ok(),
+        Some(b'-' | b'0'..=b'9') => serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+        _ => serde_json::from_str::<Value>(text).is_ok(),
     }
 }
 
@@ -697,6 +720,50 @@ mod tests {
         );
         assert!(!is_notification(frame.as_bytes()));
         engine(frame.as_bytes());
+    }
+
+    /// Issue 15, item 11: a notification holding a number no `f64` holds is readable, so the
+    /// engine target checks that it is not answered.
+    #[test]
+    fn a_notification_with_a_number_out_of_range_is_one() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":{"a":[[-1e999999]]}}"#,
+        ] {
+            assert!(is_notification(frame.as_bytes()), "{frame}");
+            engine(frame.as_bytes());
+        }
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":{"a":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":{"a":1e400,}}"#,
+            "{\"method\":\"x\"} 1",
+        ] {
+            assert!(!is_notification(frame.as_bytes()), "{frame}");
+        }
+    }
+
+    #[test]
+    fn every_committed_seed_passes_its_target() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+        type Target = fn(&[u8]);
+        let targets: [(&str, Target); 6] = [
+            ("envelope", envelope),
+            ("engine", engine),
+            ("framing", framing),
+            ("arguments", arguments),
+            ("manifest", manifest),
+            ("argv", argv),
+        ];
+        for (target, run) in targets {
+            let mut seeds = 0;
+            for entry in std::fs::read_dir(corpus.join(target)).unwrap() {
+                let path = entry.unwrap().path();
+                run(&std::fs::read(&path).unwrap());
+                seeds += 1;
+            }
+            assert!(seeds > 0, "no seeds for {target}");
+        }
     }
 
     #[test]

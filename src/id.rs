@@ -1,16 +1,19 @@
-//! Request ids: checked once, echoed byte-for-byte, compared by meaning.
+//! Request ids: checked once, echoed byte-for-byte, compared by meaning; and progress tokens,
+//! bounded the same way.
 //!
 //! MCP ids are strings or integers, never null. A [`RequestId`] keeps the exact JSON text the
 //! peer sent (so a reply echoes it verbatim: `7` stays `7`, `"7"` stays `"7"`, nothing is
 //! rounded through a float) and an [`IdKey`] by which in-flight calls are found, so that `"a"`
-//! and `"\u0061"` are the same request.
+//! and `"\u0061"` are the same request. A [`ProgressToken`] is the other value the peer picks
+//! and we echo (on each progress notification of its call): a string or an integer, as short as
+//! an id must be.
 
 use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::error::IdFault;
-use crate::limits::MAX_ID_BYTES;
+use crate::error::{IdFault, McpError};
+use crate::limits::{MAX_ID_BYTES, MAX_PROGRESS_TOKEN_BYTES};
 
 /// A request id as the peer wrote it.
 #[derive(Clone, Debug)]
@@ -33,6 +36,13 @@ enum IdText {
 
 /// The longest id text held in place.
 const SHORT_ID_BYTES: usize = 22;
+
+/// The longest text of an integer of 64 bits: `-9223372036854775808`.
+const MAX_INTEGER_ID_BYTES: usize = 20;
+
+/// The longest text of a string id that can unescape to [`MAX_ID_BYTES`]: six bytes an escape,
+/// and the quotes.
+const MAX_STRING_ID_TEXT_BYTES: usize = MAX_ID_BYTES.saturating_mul(6).saturating_add(2);
 
 impl IdText {
     fn new(text: &str) -> Self {
@@ -73,6 +83,9 @@ impl RequestId {
     pub fn parse(raw: &RawValue) -> Result<Self, IdFault> {
         let text = raw.get();
         let key = match text.as_bytes().first() {
+            // Capped before it is unescaped too: an escape (`\u0061`) is at most 6 bytes for
+            // one byte of text.
+            Some(b'"') if text.len() > MAX_STRING_ID_TEXT_BYTES => return Err(IdFault::TooLong),
             Some(b'"') => {
                 let unescaped: String =
                     serde_json::from_str(text).map_err(|_| IdFault::WrongType)?;
@@ -87,6 +100,13 @@ impl RequestId {
             // below, which keeps `-0`, `1.0` and `1e3` refused.
             Some(b'1'..=b'9') if let Some(small) = small_integer(text) => {
                 IdKey::Integer(i128::from(small))
+            }
+            // Capped before it is parsed: no integer of 64 bits takes more than 20 bytes
+            // (`-9223372036854775808`, `18446744073709551615`), and JSON allows no leading
+            // zeros, so a longer one is out of range whatever it says; a 100,000-digit id
+            // costs a length check.
+            Some(b'-' | b'0'..=b'9') if text.len() > MAX_INTEGER_ID_BYTES => {
+                return Err(IdFault::NotAnInteger);
             }
             Some(b'-' | b'0'..=b'9') => {
                 let number: serde_json::Number =
@@ -149,6 +169,37 @@ fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
         return Some(IdKey::Integer(i128::from(n)));
     }
     number.as_u64().map(|n| IdKey::Integer(i128::from(n)))
+}
+
+/// A checked `_meta.progressToken`: a string of at most [`MAX_PROGRESS_TOKEN_BYTES`] or an
+/// integer that fits in 64 bits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressToken(Value);
+
+impl ProgressToken {
+    /// Checks a token as the peer sent it.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::InvalidProgressToken`] for a longer string, a float, an integer beyond 64
+    /// bits, or any other type.
+    pub fn parse(value: Value) -> Result<Self, McpError> {
+        let fits = match &value {
+            Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
+            Value::Number(number) => number.is_i64() || number.is_u64(),
+            Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => false,
+        };
+        if fits {
+            Ok(Self(value))
+        } else {
+            Err(McpError::InvalidProgressToken)
+        }
+    }
+
+    /// The token, to echo.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
 }
 
 impl Serialize for RequestId {
@@ -233,10 +284,54 @@ mod tests {
             id("-9223372036854775809").unwrap_err(),
             IdFault::NotAnInteger
         );
+        // Out of range for a float too, or longer than any 64-bit integer: refused unparsed.
+        for text in ["1e400", "-1e400", &"9".repeat(21), &"9".repeat(100_000)] {
+            assert_eq!(id(text).unwrap_err(), IdFault::NotAnInteger, "{text:.30}");
+        }
         let long = format!("\"{}\"", "x".repeat(MAX_ID_BYTES + 1));
         assert_eq!(id(&long).unwrap_err(), IdFault::TooLong);
         let edge = format!("\"{}\"", "x".repeat(MAX_ID_BYTES));
         assert!(id(&edge).is_ok());
+        let escaped = format!("\"{}\"", "\\u0078".repeat(MAX_ID_BYTES));
+        assert_eq!(
+            id(&escaped).unwrap().key(),
+            &IdKey::String("x".repeat(MAX_ID_BYTES).into())
+        );
+        let huge = format!("\"{}\"", "x".repeat(100_000));
+        assert_eq!(id(&huge).unwrap_err(), IdFault::TooLong);
+    }
+
+    #[test]
+    fn progress_tokens_are_bounded_like_ids() {
+        use serde_json::json;
+        let edge = "t".repeat(MAX_PROGRESS_TOKEN_BYTES);
+        for good in [
+            json!(edge),
+            json!(""),
+            json!(0),
+            json!(-9_223_372_036_854_775_808_i64),
+            json!(18_446_744_073_709_551_615_u64),
+        ] {
+            assert_eq!(
+                ProgressToken::parse(good.clone()).unwrap().as_value(),
+                &good
+            );
+        }
+        for bad in [
+            json!("t".repeat(MAX_PROGRESS_TOKEN_BYTES + 1)),
+            json!(1.5),
+            json!(18_446_744_073_709_551_616_f64),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"a": 1}),
+        ] {
+            assert_eq!(
+                ProgressToken::parse(bad.clone()),
+                Err(McpError::InvalidProgressToken),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Strict JSON reading for the envelope: one pass over the frame, nesting capped, repeated
-//! keys detected, the `id` kept as raw text.
+//! keys detected, the `id` kept as raw text, numbers no 64-bit float holds told apart from
+//! invalid JSON.
 //!
 //! serde_json does the tokenising (and refuses invalid UTF-8 in strings, lone surrogates,
 //! `NaN`, `Infinity` and trailing garbage); the visitors here add what it does not check:
@@ -7,6 +8,18 @@
 //! which copy of a repeated key wins, which is how checks get smuggled past; we refuse the
 //! message instead. A frame is read once: the members the envelope needs come out as values,
 //! the rest (`result`, `error`, unknown members, batch items) is checked and dropped.
+//!
+//! serde_json also refuses, as a syntax error, a number beyond what an `f64` holds (`1e400`,
+//! an integer of 400 digits). That is valid JSON (RFC 8259 §9 lets an implementation limit
+//! the range of numbers), so it must be answered by the rule of the member it is in, never
+//! `-32700`. A frame that fails is therefore looked at once more, rarely: if its number tokens
+//! include such numbers, they are replaced by `0` in a copy (bounded by the frame) and the copy
+//! is read with the same visitors, which count number tokens in document order and so know
+//! which ones were replaced: in `arguments` one is flagged (`Params::arguments_out_of_range`),
+//! in the `id` it makes the id invalid, in any other value that is kept it becomes `null`, and
+//! in a skipped value it is dropped like the rest. A frame whose only fault is such a number
+//! costs two passes more (the search and the copy) and one more parse; one that is not JSON
+//! costs the search alone.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -42,8 +55,11 @@ pub(crate) enum TopLevel<'a> {
 pub(crate) struct Members<'a> {
     /// `jsonrpc`, if present.
     pub(crate) jsonrpc: Option<Text<'a>>,
-    /// `id` as raw text, if present.
-    pub(crate) id: Option<&'a RawValue>,
+    /// `id` as raw text, if present (owned only when the frame held a number out of range).
+    pub(crate) id: Option<Cow<'a, RawValue>>,
+    /// Whether the `id`'s text is not the peer's: a number in it that no `f64` holds was
+    /// replaced by `0` (see the module's documentation). When false, the text is as sent.
+    pub(crate) id_out_of_range: bool,
     /// `method`, if present.
     pub(crate) method: Option<Text<'a>>,
     /// `params`, if present.
@@ -81,16 +97,21 @@ pub struct Params<'a> {
     pub(crate) cursor: Option<Text<'a>>,
     /// `protocolVersion` (`initialize`).
     pub(crate) protocol_version: Option<Text<'a>>,
-    /// `arguments` (`tools/call`).
+    /// `arguments` (`tools/call`); see [`Params::arguments_out_of_range`].
     pub(crate) arguments: Option<Value>,
-    /// `_meta` (any request).
+    /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
+    /// that reads `_meta` refuses a `null` where it expects a value, and ignores the rest).
     pub(crate) meta: Option<Value>,
     /// Whether `capabilities` (`initialize`), when present, is an object.
     pub(crate) capabilities_is_object: Option<bool>,
     /// Whether `clientInfo` (`initialize`), when present, is an object.
     pub(crate) client_info_is_object: Option<bool>,
-    /// `requestId` (`notifications/cancelled`).
+    /// `requestId` (`notifications/cancelled`); `null` if it was a number out of range, which
+    /// matches no call.
     pub(crate) request_id: Option<Value>,
+    /// Whether `arguments` holds a number no `f64` holds (`1e400`): it is `null` in
+    /// [`Params::arguments`], so the arguments must be refused, never used.
+    pub(crate) arguments_out_of_range: bool,
     /// Which members are present, as [`ParamKey`] bits.
     present: u16,
 }
@@ -145,6 +166,22 @@ impl ParamKey {
 }
 
 impl Params<'_> {
+    /// The same members, owning their text.
+    fn into_owned(self) -> Params<'static> {
+        Params {
+            name: self.name.map(Text::into_owned),
+            cursor: self.cursor.map(Text::into_owned),
+            protocol_version: self.protocol_version.map(Text::into_owned),
+            arguments: self.arguments,
+            meta: self.meta,
+            capabilities_is_object: self.capabilities_is_object,
+            client_info_is_object: self.client_info_is_object,
+            request_id: self.request_id,
+            arguments_out_of_range: self.arguments_out_of_range,
+            present: self.present,
+        }
+    }
+
     /// Whether `key` is present.
     pub(crate) fn has(&self, key: ParamKey) -> bool {
         self.present & key.bit() != 0
@@ -175,6 +212,32 @@ impl Text<'_> {
             Self::NotAString => None,
         }
     }
+
+    fn into_owned(self) -> Text<'static> {
+        match self {
+            Self::Str(text) => Text::Str(Cow::Owned(text.into_owned())),
+            Self::NotAString => Text::NotAString,
+        }
+    }
+}
+
+impl Members<'_> {
+    fn into_owned(self) -> Members<'static> {
+        Members {
+            jsonrpc: self.jsonrpc.map(Text::into_owned),
+            id: self.id.map(|id| Cow::Owned(id.into_owned())),
+            id_out_of_range: self.id_out_of_range,
+            method: self.method.map(Text::into_owned),
+            params: self.params.map(|params| match params {
+                ParamsMember::Object(params) => ParamsMember::Object(Box::new(params.into_owned())),
+                ParamsMember::NotAnObject => ParamsMember::NotAnObject,
+            }),
+            has_result_or_error: self.has_result_or_error,
+            has_unknown_member: self.has_unknown_member,
+            id_repeated: self.id_repeated,
+            repeated_key: self.repeated_key,
+        }
+    }
 }
 
 /// Parses one frame, checking depth against `max_depth` (the top level is depth 1).
@@ -183,7 +246,24 @@ impl Text<'_> {
 ///
 /// [`JsonFault`] when the frame is not JSON or is nested too deeply.
 pub(crate) fn parse_frame(frame: &str, max_depth: usize) -> Result<TopLevel<'_>, JsonFault> {
-    let checks = Checks::new(max_depth);
+    match parse_counted(frame, Checks::new(max_depth)) {
+        Err(JsonFault::Syntax) => {}
+        done => return done,
+    }
+    // Not JSON, or JSON with a number serde_json refuses: see the module's documentation.
+    let Some(replaced) = OutOfRange::replace(frame) else {
+        return Err(JsonFault::Syntax);
+    };
+    let checks = Checks::counting(max_depth, replaced.marks);
+    parse_counted(&replaced.text, checks).map(|top| match top {
+        TopLevel::Object(members) => TopLevel::Object(members.into_owned()),
+        TopLevel::Array => TopLevel::Array,
+        TopLevel::Scalar => TopLevel::Scalar,
+    })
+}
+
+/// One parse of `frame` with `checks`.
+fn parse_counted(frame: &str, checks: Checks) -> Result<TopLevel<'_>, JsonFault> {
     // From `str`: the frame's UTF-8 was checked once, as a whole, so serde_json does not check
     // each string again.
     let mut deserializer = serde_json::Deserializer::from_str(frame);
@@ -224,8 +304,20 @@ enum Shape {
 ///
 /// [`JsonFault`] when nested too deeply (the text is already known to be JSON).
 pub(crate) fn check_raw(raw: &RawValue, depth: usize, max_depth: usize) -> Result<bool, JsonFault> {
+    match skip_raw(raw.get(), depth, max_depth) {
+        Err(JsonFault::Syntax) => {}
+        done => return done,
+    }
+    // An id such as `[1e400]`: valid JSON with a number serde_json refuses.
+    let Some(replaced) = OutOfRange::replace(raw.get()) else {
+        return Err(JsonFault::Syntax);
+    };
+    skip_raw(&replaced.text, depth, max_depth)
+}
+
+fn skip_raw(text: &str, depth: usize, max_depth: usize) -> Result<bool, JsonFault> {
     let checks = Checks::new(max_depth);
-    let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     match (Skip {
         checks: &checks,
         depth,
@@ -243,15 +335,64 @@ struct Checks {
     max_depth: usize,
     too_deep: Cell<bool>,
     repeated_key: Cell<bool>,
+    /// Which number tokens, by their index in document order, were out of range and replaced
+    /// by `0`: one bit each. Empty for a frame read as it came (nothing was replaced).
+    marks: Vec<u64>,
+    /// Number tokens passed so far (counted only when `marks` is not empty).
+    numbers: Cell<usize>,
+    /// Whether a replaced number was passed since [`Checks::take_out_of_range`].
+    out_of_range: Cell<bool>,
 }
 
 impl Checks {
     fn new(max_depth: usize) -> Self {
+        Self::counting(max_depth, Vec::new())
+    }
+
+    /// Checks for a copy of the frame whose numbers of index `marks` were replaced.
+    fn counting(max_depth: usize, marks: Vec<u64>) -> Self {
         Self {
             max_depth,
             too_deep: Cell::new(false),
             repeated_key: Cell::new(false),
+            marks,
+            numbers: Cell::new(0),
+            out_of_range: Cell::new(false),
         }
+    }
+
+    /// Passes one number token; says whether it stands for a number out of range. Every
+    /// visitor passes every number it is given through here, kept or dropped, so that the
+    /// count stays in step with the marks.
+    fn number(&self) -> bool {
+        if self.marks.is_empty() {
+            return false;
+        }
+        let index = self.numbers.get();
+        self.numbers.set(index.saturating_add(1));
+        let marked = is_marked(&self.marks, index);
+        if marked {
+            self.out_of_range.set(true);
+        }
+        marked
+    }
+
+    /// Passes the number tokens of a value read as raw text (the `id`); says whether any of
+    /// them stands for a number out of range.
+    fn numbers_in(&self, raw: &str) -> bool {
+        if self.marks.is_empty() {
+            return false;
+        }
+        let mut any = false;
+        for _token in number_tokens(raw) {
+            any |= self.number();
+        }
+        any
+    }
+
+    /// Whether a number out of range was passed since the last call; clears it.
+    fn take_out_of_range(&self) -> bool {
+        self.out_of_range.replace(false)
     }
 
     /// Refuses entering a container at `depth`.
@@ -333,7 +474,8 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
                 TopKey::Known(Known::Id) => {
                     let raw: &'de RawValue = map.next_value()?;
                     members.id_repeated |= repeated;
-                    members.id.get_or_insert(raw);
+                    members.id_out_of_range |= self.checks.numbers_in(raw.get());
+                    members.id.get_or_insert(Cow::Borrowed(raw));
                 }
                 TopKey::Known(Known::Result | Known::Error) => {
                     members.has_result_or_error = true;
@@ -371,14 +513,17 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(Shape::Scalar)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(Shape::Scalar)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(Shape::Scalar)
     }
 
@@ -506,14 +651,17 @@ impl<'de> Visitor<'de> for TextSeed<'_> {
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+        self.checks.number();
         Ok(Text::NotAString)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+        self.checks.number();
         Ok(Text::NotAString)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+        self.checks.number();
         Ok(Text::NotAString)
     }
 
@@ -591,7 +739,11 @@ impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
                 ParamKey::ProtocolVersion => {
                     params.protocol_version = Some(map.next_value_seed(text())?);
                 }
-                ParamKey::Arguments => params.arguments = Some(map.next_value_seed(value())?),
+                ParamKey::Arguments => {
+                    self.checks.take_out_of_range();
+                    params.arguments = Some(map.next_value_seed(value())?);
+                    params.arguments_out_of_range |= self.checks.take_out_of_range();
+                }
                 ParamKey::Meta => params.meta = Some(map.next_value_seed(value())?),
                 ParamKey::Capabilities => {
                     params.capabilities_is_object = Some(map.next_value_seed(skip())?);
@@ -617,14 +769,17 @@ impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(false)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(false)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        self.checks.number();
         Ok(false)
     }
 
@@ -678,7 +833,8 @@ impl<'de> Visitor<'de> for ParamKeySeed {
     }
 }
 
-/// Builds a [`Value`] at a given depth, with the checks.
+/// Builds a [`Value`] at a given depth, with the checks; a number that stands for one out of
+/// range becomes `null`.
 struct Build<'c> {
     checks: &'c Checks,
     depth: usize,
@@ -725,16 +881,16 @@ impl<'de> Visitor<'de> for Build<'_> {
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+        Ok(self.number(Value::from(v)))
     }
 
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+        Ok(self.number(Value::from(v)))
     }
 
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         // serde_json never yields a non-finite float from text; `Null` would be its mapping.
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+        Ok(self.number(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
@@ -751,6 +907,15 @@ impl<'de> Visitor<'de> for Build<'_> {
 }
 
 impl<'c> Build<'c> {
+    /// A number token's value, or `null` where it stands for a number out of range.
+    fn number(&self, value: Value) -> Value {
+        if self.checks.number() {
+            Value::Null
+        } else {
+            value
+        }
+    }
+
     fn child(&self) -> Build<'c> {
         Build {
             checks: self.checks,
@@ -803,14 +968,17 @@ impl<'de> Visitor<'de> for Skip<'_> {
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        self.checks.number();
         Ok(false)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        self.checks.number();
         Ok(false)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        self.checks.number();
         Ok(false)
     }
 
@@ -830,6 +998,203 @@ impl<'c> Skip<'c> {
             depth: self.depth.saturating_add(1),
         }
     }
+}
+
+/// A copy of a text whose numbers out of range were replaced by `0`.
+struct OutOfRange {
+    /// The copy, no longer than the text: each token it replaces is at least as long as `0`.
+    text: String,
+    /// One bit per number token of the text, in document order, set where one was replaced.
+    marks: Vec<u64>,
+}
+
+impl OutOfRange {
+    /// `text` with each number token that no `f64` holds replaced by `0`, or `None` when it
+    /// has none (then nothing is allocated).
+    fn replace(text: &str) -> Option<Self> {
+        let mut replaced = number_tokens(text)
+            .enumerate()
+            .filter(|(_, (start, end))| text.get(*start..*end).is_some_and(is_out_of_range))
+            .peekable();
+        replaced.peek()?;
+        let mut copy = String::with_capacity(text.len());
+        let mut marks = Vec::new();
+        let mut copied = 0;
+        for (index, (start, end)) in replaced {
+            copy.push_str(text.get(copied..start)?);
+            copy.push('0');
+            copied = end;
+            mark(&mut marks, index);
+        }
+        copy.push_str(text.get(copied..)?);
+        Some(Self { text: copy, marks })
+    }
+}
+
+/// Whether a number token is valid JSON that serde_json refuses for its range: grammatical
+/// (RFC 8259 §6) but beyond what an `f64` holds (about 1.8 × 10^308). Most tokens are decided
+/// by their digit counts alone; serde_json itself decides the few near the edge, so that the
+/// answer is exactly its own.
+fn is_out_of_range(token: &str) -> bool {
+    let Some(shape) = NumberShape::of(token) else {
+        return false;
+    };
+    // The value is below 10^upper; when the integer part is not `0`, at least 10^(upper - 1).
+    let upper = shape.integer_digits.saturating_add(shape.exponent);
+    if upper <= 300 {
+        return false;
+    }
+    if !shape.leading_zero && upper.saturating_sub(1) >= 309 {
+        return true;
+    }
+    serde_json::from_str::<serde_json::Number>(token).is_err()
+}
+
+/// What the range of a grammatical number token depends on.
+struct NumberShape {
+    /// Digits before the point (or the exponent).
+    integer_digits: i64,
+    /// Whether the integer part is `0`.
+    leading_zero: bool,
+    /// The exponent, saturated far beyond any `f64`'s.
+    exponent: i64,
+}
+
+impl NumberShape {
+    /// The shape of `token` if it is a JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+    /// ([eE] [+-]? [0-9]+)?`, and nothing else.
+    fn of(token: &str) -> Option<Self> {
+        let bytes = token.as_bytes();
+        let mut at = usize::from(bytes.first() == Some(&b'-'));
+        let digits = |from: usize| {
+            bytes
+                .get(from..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+        };
+        let integer_digits = digits(at);
+        let leading_zero = bytes.get(at) == Some(&b'0');
+        if integer_digits == 0 || (leading_zero && integer_digits > 1) {
+            return None;
+        }
+        at = at.saturating_add(integer_digits);
+        if bytes.get(at) == Some(&b'.') {
+            let fraction = digits(at.saturating_add(1));
+            if fraction == 0 {
+                return None;
+            }
+            at = at.saturating_add(1).saturating_add(fraction);
+        }
+        let mut exponent = 0i64;
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at = at.saturating_add(1);
+            let negative = bytes.get(at) == Some(&b'-');
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at = at.saturating_add(1);
+            }
+            let count = digits(at);
+            if count == 0 {
+                return None;
+            }
+            for digit in bytes.get(at..at.saturating_add(count)).unwrap_or_default() {
+                let value = i64::from(digit.saturating_sub(b'0'));
+                exponent = exponent
+                    .saturating_mul(10)
+                    .saturating_add(value)
+                    .min(1 << 40);
+            }
+            if negative {
+                exponent = exponent.saturating_neg();
+            }
+            at = at.saturating_add(count);
+        }
+        (at == bytes.len()).then_some(Self {
+            integer_digits: i64::try_from(integer_digits).unwrap_or(i64::MAX),
+            leading_zero,
+            exponent,
+        })
+    }
+}
+
+/// The number tokens of a JSON text, as byte ranges in document order: each run of
+/// `0-9 + - . e E` that starts with a digit or `-` outside a string. For valid JSON these are
+/// exactly the numbers serde_json reads, in the order its visitors see them; for anything else
+/// they may be wrong, which does no harm: replacing a grammatical number by `0` cannot make
+/// text that is not JSON parse.
+fn number_tokens(text: &str) -> NumberTokens<'_> {
+    NumberTokens {
+        bytes: text.as_bytes(),
+        at: 0,
+    }
+}
+
+struct NumberTokens<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Iterator for NumberTokens<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        loop {
+            match *self.bytes.get(self.at)? {
+                b'"' => self.at = end_of_string(self.bytes, self.at.saturating_add(1)),
+                b'-' | b'0'..=b'9' => {
+                    let start = self.at;
+                    let len = self
+                        .bytes
+                        .get(start..)
+                        .unwrap_or_default()
+                        .iter()
+                        .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                        .count();
+                    self.at = start.saturating_add(len);
+                    return Some((start, self.at));
+                }
+                _ => self.at = self.at.saturating_add(1),
+            }
+        }
+    }
+}
+
+/// Where a string whose contents start at `from` ends (just past its closing quote).
+fn end_of_string(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while let Some(&byte) = bytes.get(at) {
+        at = match byte {
+            b'"' => return at.saturating_add(1),
+            // An escape: the next byte is never the string's end.
+            b'\\' => at.saturating_add(2),
+            _ => at.saturating_add(1),
+        };
+    }
+    bytes.len()
+}
+
+/// Sets bit `index` of `marks`.
+fn mark(marks: &mut Vec<u64>, index: usize) {
+    let word = index / 64;
+    if marks.len() <= word {
+        marks.resize(word.saturating_add(1), 0);
+    }
+    if let Some(bits) = marks.get_mut(word) {
+        *bits |= bit_of(index);
+    }
+}
+
+/// Whether bit `index` of `marks` is set.
+fn is_marked(marks: &[u64], index: usize) -> bool {
+    marks
+        .get(index / 64)
+        .is_some_and(|bits| bits & bit_of(index) != 0)
+}
+
+/// The bit of `index` in its word.
+fn bit_of(index: usize) -> u64 {
+    u32::try_from(index % 64).map_or(0, |bit| 1u64.checked_shl(bit).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -978,12 +1343,233 @@ mod tests {
     #[test]
     fn raw_ids_are_checked_like_the_frame() {
         let members = object(r#"{"id":[[[{"a":1,"a":2}]]]}"#);
-        assert!(check_raw(members.id.unwrap(), 2, 64).unwrap());
+        assert!(check_raw(members.id.as_deref().unwrap(), 2, 64).unwrap());
         let deep = format!("{{\"id\":{}{}}}", "[".repeat(70), "]".repeat(70));
         let members = object(&deep);
         assert_eq!(
-            check_raw(members.id.unwrap(), 2, 64).unwrap_err(),
+            check_raw(members.id.as_deref().unwrap(), 2, 64).unwrap_err(),
             JsonFault::TooDeep
         );
+    }
+
+    /// Issue 15, item 11: numbers no `f64` holds are valid JSON, read where they are.
+    #[test]
+    fn numbers_no_float_holds_are_read_and_marked_where_they_are() {
+        let (p, repeated) = params(
+            r#"{"id":1,"params":{"name":"x","arguments":{"a":[1,1e400,2.5],"b":-1e999999,"c":"1e400"},"_meta":{"progressToken":1e400,"k":7}}}"#,
+        );
+        assert!(!repeated);
+        assert!(p.arguments_out_of_range);
+        assert_eq!(
+            p.arguments,
+            Some(serde_json::json!({"a": [1, null, 2.5], "b": null, "c": "1e400"}))
+        );
+        assert_eq!(
+            p.meta,
+            Some(serde_json::json!({"progressToken": null, "k": 7}))
+        );
+        assert_eq!(p.name, Some(Text::Str("x".into())));
+        // Only the member that holds one is flagged.
+        let (p, _) = params(r#"{"params":{"arguments":{"a":1},"_meta":{"t":1e400}}}"#);
+        assert!(!p.arguments_out_of_range);
+        assert_eq!(p.arguments, Some(serde_json::json!({"a": 1})));
+        // In the id, a number of 400 digits or an exponent too large: the id is marked.
+        let digits = "9".repeat(400);
+        for id in ["1e400", digits.as_str(), "[1,2e308]"] {
+            let frame = format!(r#"{{"id":{id},"method":"m","params":{{"x":1e400}}}}"#);
+            let members = object(&frame);
+            assert!(members.id_out_of_range, "{id:.20}");
+            assert_eq!(members.method, Some(Text::Str("m".into())));
+        }
+        let members = object(r#"{"id":7,"method":"m","params":{"x":1e400}}"#);
+        assert!(!members.id_out_of_range);
+        assert_eq!(members.id.as_deref().map(RawValue::get), Some("7"));
+        // Anywhere else, the value is checked and dropped like any other.
+        let members = object(r#"{"jsonrpc":1e400,"result":[1e400],"x":{"y":-1e400}}"#);
+        assert_eq!(members.jsonrpc, Some(Text::NotAString));
+        assert!(members.has_result_or_error && members.has_unknown_member);
+        assert!(matches!(parse_frame("1e400", 64), Ok(TopLevel::Scalar)));
+        assert!(matches!(parse_frame("[1e400]", 64), Ok(TopLevel::Array)));
+        // Very small numbers were always read (as 0): nothing changes for them.
+        let (p, _) = params(r#"{"params":{"arguments":{"a":1e-400}}}"#);
+        assert!(!p.arguments_out_of_range);
+    }
+
+    /// A number out of range does not hide what else is wrong with a frame.
+    #[test]
+    fn numbers_out_of_range_hide_no_other_fault() {
+        for text in [
+            r#"{"a":1e400,}"#,
+            r#"{"a":1e400,"b":NaN}"#,
+            r#"{"a":1e400,"b":Infinity}"#,
+            r#"{"a":1e400"#,
+            r#"{"a":1e400.5}"#,
+            r#"{"a":01e400}"#,
+            r#"{"a":1e400} x"#,
+            r#"{"a":"1e400}"#,
+            r#"{1e400:1}"#,
+            r#"{"a":1e400,"b":"\ud800"}"#,
+        ] {
+            assert_eq!(
+                parse_frame(text, 64).unwrap_err(),
+                JsonFault::Syntax,
+                "{text}"
+            );
+        }
+        let deep = format!(r#"{{"a":1e400,"b":{}{}}}"#, "[".repeat(70), "]".repeat(70));
+        assert_eq!(parse_frame(&deep, 64).unwrap_err(), JsonFault::TooDeep);
+        assert!(object(r#"{"params":{"a":1e400,"a":1}}"#).repeated_key);
+        assert!(object(r#"{"a":1e400,"a":1}"#).repeated_key);
+        assert!(
+            check_raw(
+                object(r#"{"id":[1e400,{"k":1,"k":2}]}"#)
+                    .id
+                    .as_deref()
+                    .unwrap(),
+                2,
+                64
+            )
+            .unwrap()
+        );
+        assert!(!check_raw(object(r#"{"id":[1e400]}"#).id.as_deref().unwrap(), 2, 64).unwrap());
+    }
+
+    #[test]
+    fn number_tokens_skip_strings_and_their_escapes() {
+        let text = r#"[1,"2 \" 3e400 \\",-4.5e+6,{"k\"7":8},"\\\\",9]"#;
+        let tokens: Vec<&str> = number_tokens(text)
+            .map(|(start, end)| text.get(start..end).unwrap())
+            .collect();
+        assert_eq!(tokens, ["1", "-4.5e+6", "8", "9"]);
+    }
+
+    #[test]
+    fn only_grammatical_numbers_beyond_a_float_are_out_of_range() {
+        let digits = |n: usize| format!("1{}", "0".repeat(n - 1));
+        for number in [
+            "1e400",
+            "-1e400",
+            "1.8e308",
+            "1E309",
+            "2e+308",
+            &digits(310),
+            &digits(100_000),
+        ] {
+            assert!(is_out_of_range(number), "{number:.20}");
+        }
+        for number in [
+            "1e308",
+            "1.7976931348623157e308",
+            "1e-400",
+            "-0",
+            "0",
+            &digits(309),
+            "1e400x",
+            "01e400",
+            "1e",
+            "-",
+            "1.e400",
+            "+1e400",
+        ] {
+            assert!(!is_out_of_range(number), "{number:.20}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The shortcut by digit counts agrees with serde_json on every token, near the edge
+        /// of the range and far from it, grammatical or not.
+        #[test]
+        fn out_of_range_agrees_with_serde_json(
+            sign in proptest::prop_oneof![proptest::strategy::Just(""), proptest::strategy::Just("-"), proptest::strategy::Just("+")],
+            integer in "(0|[1-9][0-9]{0,3}|1797693134862315[0-9]{0,4}|[1-9][0-9]{295,320}|00)",
+            fraction in "(|\\.|\\.[0-9]{1,4}|\\.0{0,320}[1-9])",
+            exponent in "(|[eE][+-]?(0|30[0-9]|31[0-9]|29[0-9]|[0-9]{1,3}|99999999999)|e)",
+        ) {
+            let token = format!("{sign}{integer}{fraction}{exponent}");
+            let serde = serde_json::from_str::<de::IgnoredAny>(&token).is_ok()
+                && serde_json::from_str::<serde_json::Number>(&token).is_err();
+            proptest::prop_assert_eq!(is_out_of_range(&token), serde, "{}", token);
+        }
+    }
+
+    #[test]
+    fn marks_are_bits_by_index() {
+        let mut marks = Vec::new();
+        for index in [0, 63, 64, 130] {
+            mark(&mut marks, index);
+        }
+        assert_eq!(marks.len(), 3);
+        let set: Vec<usize> = (0..200).filter(|index| is_marked(&marks, *index)).collect();
+        assert_eq!(set, [0, 63, 64, 130]);
+    }
+
+    proptest::proptest! {
+        /// Whatever the mix and nesting of values, a frame with numbers out of range reads
+        /// as the same frame with `null` in their place (the marks never drift out of step
+        /// with the numbers), and only the members holding one are flagged.
+        #[test]
+        fn out_of_range_numbers_read_as_null_in_their_place(
+            arguments in json_text(),
+            meta in json_text(),
+            id in proptest::prop_oneof![
+                proptest::strategy::Just("1".to_owned()),
+                proptest::strategy::Just("\"1e400\"".to_owned()),
+                json_text(),
+            ],
+        ) {
+            let frame = format!(
+                r#"{{"id":{id},"x":{meta},"params":{{"arguments":{arguments},"_meta":{meta},"reason":{arguments}}}}}"#
+            );
+            let nulled = frame.replace(HUGE, "null");
+            let (got, want) = (object(&frame), object(&nulled));
+            // The id's text is the peer's own, unless a number in it was replaced.
+            let text = got.id.as_deref().map(RawValue::get);
+            let id_ok = if got.id_out_of_range {
+                id.contains(HUGE)
+            } else {
+                text == Some(id.as_str())
+            };
+            proptest::prop_assert!(id_ok, "id {} read as {:?}", id, text);
+            let (Some(ParamsMember::Object(got)), Some(ParamsMember::Object(want))) =
+                (got.params, want.params)
+            else {
+                panic!("params")
+            };
+            proptest::prop_assert_eq!(&got.arguments, &want.arguments);
+            proptest::prop_assert_eq!(&got.meta, &want.meta);
+            proptest::prop_assert_eq!(got.arguments_out_of_range, arguments.contains(HUGE));
+        }
+    }
+
+    /// The out-of-range number the property test scatters (never inside a string).
+    const HUGE: &str = "-1e400";
+
+    /// JSON text of nested arrays and objects whose leaves may be numbers in or out of range,
+    /// and strings that look like numbers.
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("1".to_owned()),
+            Just("-3".to_owned()),
+            Just("-2.5e3".to_owned()),
+            Just(HUGE.to_owned()),
+            Just(r#""7 \" 1e400""#.to_owned()),
+            Just("true".to_owned()),
+            Just("null".to_owned()),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                proptest::collection::vec(inner, 0..4).prop_map(|items| {
+                    let members: Vec<String> = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| format!(r#""k{i}":{item}"#))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
     }
 }

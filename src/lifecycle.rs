@@ -47,8 +47,9 @@ impl Lifecycle {
     ///
     /// # Errors
     ///
-    /// `-32602` for an operation before the handshake, `-32600` for a second `initialize`,
-    /// `-32601` for a modern-only method.
+    /// `-32602` for an operation before the handshake (a different message once `initialize`
+    /// was answered: it says to send `notifications/initialized`), `-32600` for a second
+    /// `initialize`, `-32601` for a modern-only method.
     pub(crate) fn admit(self, method: RequestMethod) -> Result<ProtocolVersion, McpError> {
         use Lifecycle::{AwaitingInitialize, AwaitingInitialized, Ready};
         use RequestMethod::{Initialize, Ping, ServerDiscover, ToolsCall, ToolsList};
@@ -59,9 +60,9 @@ impl Lifecycle {
             (AwaitingInitialize, Ping) => Ok(ProtocolVersion::NEWEST_LEGACY),
             (AwaitingInitialized(version) | Ready(version), Ping) => Ok(version),
             (Ready(version), ToolsList | ToolsCall) => Ok(version),
-            (AwaitingInitialize | AwaitingInitialized(_), ToolsList | ToolsCall) => {
-                Err(McpError::NotInitialized)
-            }
+            (AwaitingInitialize, ToolsList | ToolsCall) => Err(McpError::NotInitialized),
+            // The client read our `initialize` reply: tell it the one step it missed.
+            (AwaitingInitialized(_), ToolsList | ToolsCall) => Err(McpError::HandshakeUnconfirmed),
         }
     }
 
@@ -164,7 +165,11 @@ mod tests {
         state.initialized(ProtocolVersion::V2025_03_26);
         assert_eq!(
             state.admit(RequestMethod::ToolsCall),
-            Err(McpError::NotInitialized)
+            Err(McpError::HandshakeUnconfirmed)
+        );
+        assert_eq!(
+            state.admit(RequestMethod::ToolsList),
+            Err(McpError::HandshakeUnconfirmed)
         );
         assert_eq!(
             state.admit(RequestMethod::Initialize),

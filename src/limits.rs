@@ -27,6 +27,17 @@ pub const MAX_JSON_DEPTH: usize = 64;
 /// a peer make every reply as large as its request. Real clients use counters or UUIDs.
 pub const MAX_ID_BYTES: usize = 128;
 
+/// Longest string `progressToken` (`tools/call` `_meta`), in bytes after JSON unescaping; an
+/// integer token must fit in 64 bits, as an id must.
+///
+/// A token is kept while its call runs and echoed on every progress notification of the call:
+/// unbounded, a 1 MiB token would come back ten times a second (`PROGRESS_MIN_INTERVAL`), as
+/// output the peer chose the size of. Real clients use counters or UUIDs, as they do for ids,
+/// hence the id's bound. A call whose token is over it is refused (`-32602`), not served
+/// without progress: a silently dropped token leaves the client waiting for reports that never
+/// come, and a check that quietly ignores input is where smuggling starts.
+pub const MAX_PROGRESS_TOKEN_BYTES: usize = MAX_ID_BYTES;
+
 /// Longest accepted `method` name, in bytes.
 ///
 /// The longest method MCP defines is under 40 bytes; anything past 128 is not a method.
@@ -85,7 +96,10 @@ pub const MAX_IN_FLIGHT: usize = 8;
 /// Invalid messages in a row after which the peer is cut off.
 ///
 /// A real client makes a mistake now and then; hundreds in a row with nothing valid between
-/// them is a fuzzer or a desynchronised stream, and answering each one costs output.
+/// them is a fuzzer or a desynchronised stream, and answering each one costs output. Calls of
+/// a tool the server does not have are a client mistake a model can repeat without end (a
+/// name it made up): they are charged to the call quota instead, and neither count nor reset
+/// the count, nor do refusals of a busy server (`-31429`, `-31503`).
 pub const MAX_CONSECUTIVE_ERRORS: u32 = 256;
 
 /// Default deadline of one tool call.
@@ -321,6 +335,14 @@ pub const MAX_TRACKED_CLIENTS: usize = 65_536;
 
 /// Shortest bearer token accepted (`--auth-token-env`): shorter ones are refused at start.
 pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
+
+/// Longest name of a token's environment variable (`--auth-token-env NAME`).
+///
+/// The name is the client's identity, logged and used as a quota key, so it is kept short;
+/// real names are a few words in capitals. A longer value, or one that is not
+/// `[A-Za-z_][A-Za-z0-9_]*`, is refused at start without being shown: it is most likely the
+/// token itself, given where its variable's name belongs.
+pub const MAX_TOKEN_VARIABLE_BYTES: usize = 128;
 
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;

@@ -134,7 +134,14 @@ struct HttpFlags {
     allow_host: Vec<String>,
     /// Require a bearer token, read from the environment variable NAME; repeatable (each
     /// variable is one client identity).
-    #[arg(long, value_name = "NAME", requires = "http")]
+    // Hyphen values are taken: a token given here by mistake that starts with `-` is refused
+    // by our check, which never shows it, instead of clap's, which would.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "http",
+        allow_hyphen_values = true
+    )]
     auth_token_env: Vec<String>,
     /// Most HTTP connections open at once.
     #[arg(long, value_name = "N", requires = "http")]
@@ -277,6 +284,24 @@ fn serve(
     http: &HttpFlags,
     mode: sandbox::Mode,
 ) -> ExitCode {
+    // Before anything is logged: a value that cannot name a variable is most likely the token
+    // itself, and must not reach the log or the terminal.
+    if let Some(index) = http
+        .auth_token_env
+        .iter()
+        .position(|name| !Tokens::is_variable_name(name))
+    {
+        let text = format!(
+            "airlock serve: --auth-token-env takes the NAME of an environment variable that \
+             holds the token ([A-Za-z_][A-Za-z0-9_]*, at most {} bytes), never the token \
+             itself; the value of --auth-token-env number {} is not one (it is not shown). Put \
+             the token in a variable and pass its name: MY_TOKEN=… airlock serve --http ADDR \
+             --auth-token-env MY_TOKEN\n",
+            airlock::limits::MAX_TOKEN_VARIABLE_BYTES,
+            index.saturating_add(1),
+        );
+        return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
+    }
     if let Some(addr) = http.http
         && !addr.ip().is_loopback()
         && !http.allow_remote
@@ -334,7 +359,7 @@ fn serve(
     let config = match http_config(http) {
         Ok(config) => config,
         Err(error) => {
-            tracing::error!("{error}");
+            tracing::error!("--auth-token-env: {error}");
             return ExitCode::FAILURE;
         }
     };

@@ -15,14 +15,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::call::{Call, Completion, Outcome, Progress, Ticket};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
 use crate::error::McpError;
 use crate::guard::Guard;
-use crate::id::{IdKey, RequestId};
+use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::lifecycle::Lifecycle;
 use crate::limits::{Limits, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
 use crate::response::{self, ProgressParams, ServerInfo};
@@ -99,7 +97,7 @@ struct Pending {
 /// Progress reporting of one call that asked for it.
 #[derive(Debug)]
 struct ProgressState {
-    token: Value,
+    token: ProgressToken,
     last_value: Option<f64>,
     last_sent: Option<Instant>,
 }
@@ -241,7 +239,7 @@ impl Engine {
             out,
             "notifications/progress",
             &ProgressParams {
-                progress_token: &state.token,
+                progress_token: state.token.as_value(),
                 progress: report.progress,
                 total: report.total,
                 message,
@@ -302,16 +300,12 @@ impl Engine {
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
-                let retryable = matches!(
-                    error,
-                    McpError::Overloaded { .. } | McpError::RateLimited { .. }
-                );
+                let garbage = counts_as_garbage(&error);
                 self.refuse(out, Some(&id), error);
-                // A busy server is not the peer's fault: retryable, not counted.
-                if retryable {
-                    Effect::None
-                } else {
+                if garbage {
                     self.invalid()
+                } else {
+                    Effect::None
                 }
             }
         }
@@ -400,6 +394,21 @@ impl Engine {
         }
         Effect::None
     }
+}
+
+/// Whether a refused request counts toward the cut-off ([`Limits::max_consecutive_errors`]).
+///
+/// Neither kind below resets the count (only a request answered with a result does), so
+/// slipping them between garbage lines does not keep a garbage stream alive:
+/// - a busy server (over a quota, too many calls in flight) is not the peer's fault;
+/// - a call of a tool the server does not have is a client mistake (a model calling a name
+///   it made up, again and again), not garbage: it is charged to the call quota instead
+///   (`dispatch`), which slows a client that loops on it with `-31429`.
+fn counts_as_garbage(error: &McpError) -> bool {
+    !matches!(
+        error,
+        McpError::Overloaded { .. } | McpError::RateLimited { .. } | McpError::UnknownTool
+    )
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

@@ -715,6 +715,7 @@ fn near_miss_message() -> impl Strategy<Value = String> {
         Just(r#""id":null,"#.to_owned()),
         Just(r#""id":1.5,"#.to_owned()),
         Just(r#""id":[1],"#.to_owned()),
+        Just(r#""id":1e400,"#.to_owned()),
         Just(String::new()),
     ];
     let methods = prop_oneof![
@@ -733,6 +734,8 @@ fn near_miss_message() -> impl Strategy<Value = String> {
         Just(r#","params":{"protocolVersion":"2025-11-25"}"#.to_owned()),
         Just(r#","params":{"name":"echo","arguments":{"text":"hi"}}"#.to_owned()),
         Just(r#","params":{"name":"boom"}"#.to_owned()),
+        Just(r#","params":{"name":"echo","arguments":{"text":"a","times":1e400}}"#.to_owned()),
+        Just(r#","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":-1e400}}"#.to_owned()),
         Just(r#","params":{"requestId":1}"#.to_owned()),
         Just(format!(r#","params":{{{MODERN_META}}}"#)),
         Just(r#","params":[1]"#.to_owned()),
@@ -781,4 +784,103 @@ proptest! {
             }
         }
     }
+}
+
+/// Issue 15, item 10: a model calling a tool name it made up, again and again, is not cut off;
+/// those calls neither count toward the cut-off nor reset it.
+#[test]
+fn unknown_tools_neither_count_as_garbage_nor_reset_the_count() {
+    let limits = Limits {
+        max_consecutive_errors: std::num::NonZeroU32::new(3).unwrap(),
+        tool_call_rate: None,
+        ..Limits::default()
+    };
+    let mut engine = Engine::new(server_with(limits, 0));
+    initialize(&mut engine, "2025-11-25");
+    let unknown = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}"#;
+    for _ in 0..1000 {
+        let (reply, effect) = send(&mut engine, unknown);
+        assert_eq!(reply.unwrap()["error"]["code"], -32602);
+        assert!(matches!(effect, Effect::None));
+    }
+    // Garbage between them is still counted: the third garbage line cuts the peer off.
+    assert!(matches!(send(&mut engine, "x").1, Effect::None));
+    assert!(matches!(send(&mut engine, unknown).1, Effect::None));
+    assert!(matches!(send(&mut engine, "x").1, Effect::None));
+    assert!(matches!(send(&mut engine, unknown).1, Effect::None));
+    assert!(matches!(send(&mut engine, "x").1, Effect::CutOff));
+}
+
+/// Issue 15, item 10: an unknown tool's call is charged to the server's call quota, so a
+/// looping caller is slowed with `-31429` like any other.
+#[test]
+fn unknown_tools_are_charged_to_the_call_quota() {
+    use crate::guard::{Guard, GuardClock};
+    use crate::limits::Rate;
+    let limits = Limits {
+        tool_call_rate: Some(Rate::new_const(60, 2)),
+        ..Limits::default()
+    };
+    let clock = GuardClock::manual();
+    let guard = Guard::with_clock(&limits, [], clock.clone());
+    let registry =
+        Registry::new(vec![Tool::builder("echo", "Repeats text").handler(
+            |args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) },
+        )])
+        .unwrap();
+    let info = ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+    };
+    let mut engine = Engine::new(crate::engine::shared_with_guard(
+        info, None, registry, limits, guard,
+    ));
+    initialize(&mut engine, "2025-11-25");
+    let unknown = |id: u32| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"nope"}}}}"#)
+    };
+    assert_eq!(ask(&mut engine, &unknown(1))["error"]["code"], -32602);
+    assert_eq!(ask(&mut engine, &unknown(2))["error"]["code"], -32602);
+    let slowed = ask(&mut engine, &unknown(3));
+    assert_eq!(slowed["error"]["code"], -31429);
+    assert_eq!(slowed["error"]["data"], json!({"retryAfterMs": 1000}));
+    let echo = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#;
+    assert_eq!(ask(&mut engine, echo)["error"]["code"], -31429);
+    clock.advance(Duration::from_secs(1));
+    assert!(matches!(send(&mut engine, echo).1, Effect::Start(_)));
+}
+
+/// Issue 15, item 11: numbers no 64-bit float holds are valid JSON, answered by the rule of the
+/// member they are in, never `-32700`; they count as garbage only where the message is refused.
+#[test]
+fn numbers_out_of_range_are_answered_by_their_member() {
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#,
+    );
+    assert_eq!(
+        (reply["id"].clone(), reply["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","times":1e400}}}"#,
+    );
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32602, "message": "Invalid params: a number in the arguments is too large to represent."})
+    );
+    let reply = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"n":1e400}}"#,
+    );
+    assert_eq!(reply["result"], json!({}));
+    let (reply, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}"#,
+    );
+    assert!(reply.is_none() && matches!(effect, Effect::None));
 }

@@ -286,3 +286,186 @@ fn a_blank_line_after_a_request_does_not_hold_back_its_reply() {
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
 }
+
+/// Issue 15, item 10: an agent that keeps calling a tool name it hallucinated is making a
+/// client mistake, not sending garbage. It is slowed by the call quota (`-31429`), never
+/// disconnected.
+#[test]
+fn an_agent_calling_a_hallucinated_tool_300_times_in_a_row_is_not_cut_off() {
+    let mut server = ready();
+    for id in 1..=300 {
+        let reply = server.request(&call(id, "read_the_file_please", json!({"path": "x"})));
+        assert_eq!(reply["id"], id);
+        let error = &reply["error"];
+        match error["code"].as_i64() {
+            Some(-32602) => assert_eq!(error["message"], "Invalid params: unknown tool."),
+            Some(-31429) => assert!(error["data"]["retryAfterMs"].is_u64(), "{reply}"),
+            _ => panic!("call {id}: {reply}"),
+        }
+    }
+    ping_works(&mut server, 301);
+    let next = server.request(&call(302, "no_such_tool", json!({})));
+    assert_eq!(next["id"], 302, "still served: {next}");
+}
+
+/// Issue 15, item 10: unknown-tool calls do not count as garbage, and they do not reset the
+/// count either: a peer cannot keep a garbage stream alive by slipping them in between.
+#[test]
+fn unknown_tool_calls_between_garbage_lines_do_not_hold_off_the_cut_off() {
+    let mut server = ready();
+    let mut lines = String::new();
+    for id in 0..300 {
+        lines.push_str("garbage\n");
+        lines.push_str(&call(id, "no_such_tool", json!({})));
+        lines.push('\n');
+    }
+    server.write(lines.as_bytes());
+    // 256 garbage lines are answered, with the 255 calls between them; then the cut-off.
+    for n in 0..511 {
+        let reply = server.recv();
+        let code = code(&reply);
+        if n % 2 == 0 {
+            assert_eq!(code, -32700, "reply {n}: {reply}");
+        } else {
+            assert!(code == -32602 || code == -31429, "reply {n}: {reply}");
+        }
+    }
+    let status = server.wait(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(3));
+}
+
+/// Issue 15, item 10: an unknown tool's call is charged to the server's call quota, so an
+/// agent looping on one is slowed like any other caller.
+#[test]
+fn unknown_tool_calls_are_charged_to_the_call_quota() {
+    let dir = std::env::temp_dir().join(format!("airlock-it-quota-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut server = Server::start_in(
+        &crate::harness::airlock(),
+        &["serve", "--calls-per-minute", "1", "--call-burst", "2"],
+        &dir,
+    );
+    server.initialize("2025-11-25");
+    for id in 1..=2 {
+        let reply = server.request(&call(id, "no_such_tool", json!({})));
+        assert_eq!(code(&reply), -32602, "{reply}");
+    }
+    let slowed = server.request(&call(3, "no_such_tool", json!({})));
+    assert_eq!(code(&slowed), -31429, "{slowed}");
+    let real = server.request(&call(4, "list_directory", json!({})));
+    assert_eq!(code(&real), -31429, "the quota is the server's: {real}");
+    ping_works(&mut server, 5);
+    drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 15, item 11: numbers beyond what a 64-bit float holds are valid JSON (RFC 8259 §9
+/// lets an implementation limit their range), so they are never `-32700`: each is answered
+/// by the rule of the member it is in.
+#[test]
+fn numbers_out_of_range_are_answered_by_the_rule_of_their_member() {
+    let mut server = ready();
+    let digits_400 = "7".repeat(400);
+    let digits_100k = "9".repeat(100_000);
+    // In the id: -32600 with id null (DESIGN §4: an integer id must fit in 64 bits).
+    for id in ["1e400", "-1e400", &digits_400, &digits_100k, "[1e400]"] {
+        let reply = server.request(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        assert_eq!(
+            (code(&reply), reply["id"].clone()),
+            (-32600, Value::Null),
+            "id of {} bytes: {reply}",
+            id.len()
+        );
+    }
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#);
+    assert_eq!(
+        reply["error"]["message"],
+        "Invalid request: a numeric \"id\" must be an integer that fits in 64 bits."
+    );
+    // In the arguments of a call: -32602, an argument bound, before the tool's schema.
+    for number in ["1e400", "-1e400", &digits_400, "[1, {\"a\": 2e308}]"] {
+        let reply = server.request(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"sleep","arguments":{{"ms":{number}}}}}}}"#
+        ));
+        assert_eq!(reply["id"], 2, "{reply}");
+        assert_eq!(
+            reply["error"],
+            json!({"code": -32602,
+                   "message": "Invalid params: a number in the arguments is too large to represent."}),
+            "{number}"
+        );
+    }
+    // In a member the method ignores: served.
+    let reply = server.request(
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":1e400,"y":[-1e999999]}}"#,
+    );
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    // Elsewhere in the envelope: the envelope's rule, -32600.
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":4,"method":"ping","extra":1e400}"#);
+    assert_eq!((code(&reply), reply["id"].clone()), (-32600, json!(4)));
+    let reply = server.request(r#"{"jsonrpc":"2.0","id":5,"method":1e400}"#);
+    assert_eq!((code(&reply), reply["id"].clone()), (-32600, json!(5)));
+    // The progress token: refused like an over-long one (-32602).
+    let reply = server.request(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"},"_meta":{"progressToken":1e400}}}"#,
+    );
+    assert_eq!((code(&reply), reply["id"].clone()), (-32602, json!(6)));
+    // A notification and a response are never answered, out-of-range numbers or not.
+    server.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}"#,
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":7,"result":{"n":1e400}}"#);
+    ping_works(&mut server, 8);
+    // Not JSON at all stays -32700.
+    for token in ["NaN", "Infinity", "-Infinity", "1e", "01"] {
+        let reply = server.request(&format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"ping","params":{{"x":{token}}}}}"#
+        ));
+        assert_eq!(
+            (code(&reply), reply["id"].clone()),
+            (-32700, Value::Null),
+            "{token}"
+        );
+    }
+    // A number in range next to one out of range is still read as itself.
+    let reply = server.request(&call(10, "echo", json!({"text": "still exact"})));
+    assert_eq!(reply["result"]["content"][0]["text"], "still exact");
+}
+
+/// Issue 15, item 12: `--auth-token-env` takes a variable's name. Given the token itself by
+/// mistake, airlock refuses to start with a hint, and the token appears nowhere in what it
+/// writes, at any log level.
+#[test]
+fn a_literal_token_given_to_auth_token_env_is_refused_without_being_echoed() {
+    for (literal, status) in [
+        // Not a variable name: a usage error.
+        ("s3cr3t-Token/with.symbols+MORE==", 2),
+        ("9f86d081884c7d659a2feaa0c55ad015", 2),
+        ("", 2),
+        ("--looks-like-a-flag-0123456789", 2),
+        // A valid name (many tokens are) that is not set: not echoed either.
+        ("ghp_Zx81kQ7TnPq2LmW9vB4cR6yH0sJ3dF5gA1eK", 1),
+    ] {
+        let joined = format!("--auth-token-env={literal}");
+        let forms: [&[&str]; 2] = [&[&joined], &["--auth-token-env", literal]];
+        for form in forms {
+            let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+            args.extend_from_slice(form);
+            let output = crate::harness::run(
+                &crate::harness::airlock(),
+                &args,
+                &[("AIRLOCK_LOG", "trace")],
+            );
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(status), "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{stdout}");
+            assert!(stderr.contains("--auth-token-env"), "{stderr}");
+            if !literal.is_empty() {
+                assert!(!stderr.contains(literal), "the token was echoed: {stderr}");
+                // Not even a piece of it.
+                assert!(!stderr.contains(&literal[4..20]), "{stderr}");
+            }
+        }
+    }
+}

@@ -399,3 +399,61 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     assert_eq!(valid_from("127.0.0.1".parse().unwrap()), 200);
     assert_eq!(valid_from(honest), 200);
 }
+
+/// Items 4 with issue 15's item 10: over HTTP as on stdio, a call of a tool the server does not
+/// have neither counts toward the cut-off nor resets it. An agent looping on a made-up name is
+/// never cut off, and garbage interleaved with such calls still is, after 256 garbage requests.
+#[test]
+fn unknown_tools_neither_count_nor_reset_the_cut_off_over_http() {
+    let server = HttpServer::airlock(
+        &[
+            "--client-requests-per-minute",
+            "1000000",
+            "--client-calls-per-minute",
+            "1000000",
+            "--calls-per-minute",
+            "1000000",
+            "--call-burst",
+            "1000000",
+        ],
+        &[],
+    );
+    let addr = server.addr;
+    let unknown = crate::http::modern_bytes(
+        addr,
+        1,
+        "tools/call",
+        json!({"name": "made_up_tool", "arguments": {}}),
+        &[],
+    );
+    let send = |from: IpAddr, request: &[u8]| -> crate::http::Reply {
+        let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.write_all(request).unwrap();
+        crate::http::read_reply(&mut stream)
+    };
+    let looping: IpAddr = "127.0.0.4".parse().unwrap();
+    for n in 0..300 {
+        let reply = send(looping, &unknown);
+        assert_eq!(reply.code(), -32_602, "unknown-tool call {n}");
+    }
+    let mixed: IpAddr = "127.0.0.5".parse().unwrap();
+    for n in 0..255 {
+        assert_eq!(
+            post_from(mixed, addr, "{not json").status,
+            400,
+            "garbage {n}"
+        );
+        assert_eq!(
+            send(mixed, &unknown).code(),
+            -32_602,
+            "unknown after garbage {n}"
+        );
+    }
+    // The 256th garbage request in a row (unknown-tool calls between them do not break the
+    // run) cuts the client off.
+    assert_eq!(post_from(mixed, addr, "{not json").status, 400);
+    assert_eq!(send(mixed, &unknown).status, 429);
+}

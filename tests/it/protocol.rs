@@ -311,3 +311,77 @@ fn progress_notifications_come_before_the_reply_and_only_when_asked() {
     assert_eq!(reply["id"], 2);
     assert_eq!(reply["result"]["content"][0]["text"], "done");
 }
+
+/// Issue 15, item 11: a request sent after the `initialize` reply but before
+/// `notifications/initialized` is refused with a message that says what to send.
+#[test]
+fn an_operation_before_notifications_initialized_is_told_to_send_it() {
+    let mut server = fixture();
+    let before = server.request(&request(1, "tools/list", json!({})));
+    assert_eq!(
+        before["error"]["message"],
+        "Invalid params: send \"initialize\" first, or protocol fields in \"_meta\"."
+    );
+    let init = server.request(&request(
+        2,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "it", "version": "1"}}),
+    ));
+    assert!(init.get("result").is_some(), "{init}");
+    let early = server.request(&request(3, "tools/list", json!({})));
+    assert_eq!(
+        early,
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32602,
+               "message": "Invalid params: send the \"notifications/initialized\" notification first."}})
+    );
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let list = server.request(&request(4, "tools/list", json!({})));
+    assert!(list["result"]["tools"].is_array(), "{list}");
+}
+
+/// Issue 15, item 12: a progress token is echoed on every progress notification, so it is
+/// bounded like an id: a string of at most 128 bytes or an integer that fits in 64 bits.
+#[test]
+fn a_progress_token_is_bounded_like_an_id() {
+    let mut server = fixture();
+    server.initialize("2025-11-25");
+    let longest = "t".repeat(128);
+    server.send(&request(
+        1,
+        "tools/call",
+        json!({"name": "progress", "arguments": {"steps": 1}, "_meta": {"progressToken": longest}}),
+    ));
+    let progress = server.recv();
+    assert_eq!(progress["params"]["progressToken"], longest.as_str());
+    assert_eq!(server.recv()["result"]["content"][0]["text"], "done");
+    let refused_message = json!({"code": -32602,
+        "message": "Invalid params: \"progressToken\" must be a string of at most 128 bytes or an integer that fits in 64 bits.",
+        "data": {"limit": "max_progress_token_bytes", "value": 128}});
+    for (id, token) in [
+        (2, json!("t".repeat(129))),
+        (3, json!("t".repeat(900_000))),
+        (4, json!(18_446_744_073_709_551_616_f64)),
+        (5, json!(1.5)),
+        (6, json!(null)),
+        (7, json!({"a": 1})),
+    ] {
+        let reply = server.request(&request(
+            id,
+            "tools/call",
+            json!({"name": "progress", "arguments": {"steps": 1}, "_meta": {"progressToken": token}}),
+        ));
+        assert_eq!(reply["id"], id);
+        assert_eq!(reply["error"], refused_message, "token {id}");
+    }
+    // An integer token at the edge of 64 bits is fine.
+    server.send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"progress","arguments":{"steps":1},"_meta":{"progressToken":-9223372036854775808}}}"#,
+    );
+    let progress = server.recv_line();
+    assert!(
+        progress.contains(r#""progressToken":-9223372036854775808"#),
+        "{progress}"
+    );
+    assert_eq!(server.recv()["id"], 8);
+}

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use hyper::header::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::limits::{MAX_AUTH_TOKEN_BYTES, MIN_AUTH_TOKEN_BYTES};
+use crate::limits::{MAX_AUTH_TOKEN_BYTES, MAX_TOKEN_VARIABLE_BYTES, MIN_AUTH_TOKEN_BYTES};
 use crate::secrets::Secret;
 
 /// The bearer tokens a server accepts; empty means no authentication.
@@ -23,12 +23,30 @@ pub struct Tokens {
 }
 
 /// Why tokens could not be loaded.
+///
+/// A variable that is not set, or a name that is not a variable name, is told by its position
+/// among the names (counting from 1), never by its text: what was given may be the token itself
+/// (many tokens, `ghp_…` ones among them, are valid variable names).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TokenError {
     /// The variable is not set or not UTF-8.
-    #[error("environment variable {0} is not set (or not UTF-8)")]
-    Missing(String),
+    #[error("the environment variable named for token {position} is not set (or not UTF-8)")]
+    Missing {
+        /// Which name, counting from 1.
+        position: usize,
+    },
+    /// Not `[A-Za-z_][A-Za-z0-9_]*` of at most `MAX_TOKEN_VARIABLE_BYTES`: most likely the
+    /// token itself, given where its variable's name was expected.
+    #[error(
+        "token {position} is not given by the name of an environment variable \
+         ([A-Za-z_][A-Za-z0-9_]*, at most {MAX_TOKEN_VARIABLE_BYTES} bytes); put the token in a \
+         variable and give that variable's name, never the token (what was given is not shown)"
+    )]
+    NotAName {
+        /// Which name, counting from 1.
+        position: usize,
+    },
     /// The token is shorter than the minimum.
     #[error("the token in {0} is shorter than {MIN_AUTH_TOKEN_BYTES} bytes")]
     TooShort(String),
@@ -49,12 +67,28 @@ impl Tokens {
     ///
     /// The first [`TokenError`]. The error names the variable, never its value.
     pub fn from_env<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Self, TokenError> {
+        let names: Vec<&str> = names.into_iter().collect();
+        // Every name first: a token given by mistake is refused before anything is read.
+        if let Some(index) = names.iter().position(|name| !is_variable_name(name)) {
+            return Err(TokenError::NotAName {
+                position: index.saturating_add(1),
+            });
+        }
         let mut entries = Vec::new();
-        for name in names {
-            let value = std::env::var(name).map_err(|_| TokenError::Missing(name.to_owned()))?;
+        for (index, name) in names.into_iter().enumerate() {
+            let value = std::env::var(name).map_err(|_| TokenError::Missing {
+                position: index.saturating_add(1),
+            })?;
             entries.push((Arc::from(name), Self::check(name, value)?));
         }
         Ok(Self { entries })
+    }
+
+    /// Whether `name` can name the environment variable that holds a token:
+    /// `[A-Za-z_][A-Za-z0-9_]*`, at most [`MAX_TOKEN_VARIABLE_BYTES`] bytes. Anything else (`-`,
+    /// `/`, `=`, `.`, a leading digit, an empty string) is most likely the token itself.
+    pub fn is_variable_name(name: &str) -> bool {
+        is_variable_name(name)
     }
 
     /// A token given directly (library users; tests), named `identity`.
@@ -138,6 +172,18 @@ impl std::fmt::Debug for Tokens {
             .field("identities", &self.identities().collect::<Vec<_>>())
             .finish()
     }
+}
+
+/// Whether `name` can name the environment variable that holds a token (see
+/// [`Tokens::is_variable_name`]).
+fn is_variable_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    first_ok
+        && name.len() <= MAX_TOKEN_VARIABLE_BYTES
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// A request without a valid token.
@@ -238,6 +284,41 @@ mod tests {
             Tokens::none().with("T", SecretString::from("has a space in it!!")),
             Err(TokenError::Malformed(_))
         ));
+    }
+
+    /// Issue 15, item 12: a token given where its variable's name belongs is refused, and the
+    /// error never holds it.
+    #[test]
+    fn a_token_given_for_a_variable_name_is_refused_without_being_shown() {
+        for name in [
+            "TOKEN",
+            "_t",
+            "a1_B2",
+            &"N".repeat(MAX_TOKEN_VARIABLE_BYTES),
+        ] {
+            assert!(is_variable_name(name), "{name}");
+        }
+        let long = "N".repeat(MAX_TOKEN_VARIABLE_BYTES + 1);
+        for token in [
+            "",
+            "1abc",
+            "s3cr3t-token",
+            "a.b",
+            "a=b",
+            "a/b",
+            "tok en",
+            "é",
+            &long,
+        ] {
+            assert!(!is_variable_name(token), "{token}");
+        }
+        let error = Tokens::from_env(["AIRLOCK_TEST_UNSET_A", "s3cr3t-token/xyz"]).unwrap_err();
+        assert!(matches!(error, TokenError::NotAName { position: 2 }));
+        assert!(!error.to_string().contains("s3cr3t"), "{error}");
+        let unset = "ghp_Zx81kQ7TnPq2LmW9vB4cR6yH0sJ3dF5gA1eK";
+        let error = Tokens::from_env([unset]).unwrap_err();
+        assert!(matches!(error, TokenError::Missing { position: 1 }));
+        assert!(!error.to_string().contains("Zx81"), "{error}");
     }
 
     #[test]

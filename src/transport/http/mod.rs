@@ -1028,15 +1028,15 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// The reply to a request answered without a call, judged as the engine counted it: garbage
-/// when counted invalid, neutral when a busy server refused it (retryable, as on stdio, where
-/// it neither counts nor resets), valid otherwise.
+/// The reply to a request answered without a call, judged as the engine counted it, as on
+/// stdio: garbage when counted invalid; neutral when refused without counting (a busy server,
+/// a tool the server does not have), which neither counts nor resets; valid when answered.
 fn finished(engine: &mut Engine, out: Vec<u8>, modern: bool) -> Response<Body> {
     let error = engine.take_refusal();
     let verdict = match &error {
         _ if engine.last_was_invalid() => Verdict::Garbage,
-        Some(error) if busy(error) => Verdict::Neutral,
-        _ => Verdict::Valid,
+        Some(_) => Verdict::Neutral,
+        None => Verdict::Valid,
     };
     judged(json(out, error.as_ref(), modern), verdict)
 }
