@@ -1,15 +1,22 @@
 //! A BENCHMARK TARGET, not a pattern to copy: one in-process tool (`echo`) with the quotas
-//! turned off and a large in-flight cap, so that `tools/bench.sh` measures served requests
-//! instead of `-31429` refusals. Every other check (framing, envelope, argument bounds, schema,
-//! deadline, panic guard) stays on. `product_cli.rs` is the pattern for real servers, whose
-//! default quotas (`tools/call` 1,200/min, burst 40; cheap methods 6,000/min, burst 200) would
-//! refuse most of a benchmark's flood.
+//! turned off and a large in-flight cap, so that `tools/bench.sh` and `tools/http-bench.sh`
+//! measure served requests instead of `-31429` refusals. Every other check (framing, envelope,
+//! argument bounds, schema, deadline, panic guard; over HTTP the Host and Origin checks, the
+//! media types, the body cap and the timeouts) stays on. `product_cli.rs` is the pattern for
+//! real servers, whose default quotas (`tools/call` 1,200/min, burst 40; cheap methods
+//! 6,000/min, burst 200; per HTTP client 600 calls/min, 4 in flight, 64 connections per
+//! address) would refuse most of a benchmark's flood.
 //!
 //!     cargo build --release --example bench_server
+//!     bench_server                       # stdio
+//!     bench_server --http 127.0.0.1:PORT # Streamable HTTP at /mcp, both eras
 
+use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
+use airlock::limits::HttpLimits;
+use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{Limits, Server, Tool, ToolAnnotations, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -22,7 +29,23 @@ struct EchoArgs {
     message: String,
 }
 
+/// Connections, in flight and per-client caps for the HTTP benchmark: one load generator
+/// on one address opens up to 256 busy and 1,000 idle connections at once.
+const BENCH_CONNECTIONS: usize = 4096;
+
 fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let http: Option<SocketAddr> = match (args.next(), args.next().map(|addr| addr.parse())) {
+        (None, _) => None,
+        (Some(flag), Some(Ok(addr))) if flag == "--http" => Some(addr),
+        _ => {
+            let _written = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"usage: bench_server [--http 127.0.0.1:PORT]\n",
+            );
+            return ExitCode::from(2);
+        }
+    };
     let mut limits = Limits::default();
     limits.tool_call_rate = None;
     limits.cheap_method_rate = None;
@@ -35,8 +58,28 @@ fn main() -> ExitCode {
                 .handler(|args: EchoArgs| async move { Ok(ToolOutput::text(args.message)) }),
         )
         .build();
-    match built {
-        Ok(server) => ExitCode::from(server.run_stdio()),
-        Err(_) => ExitCode::FAILURE,
+    let server = match built {
+        Ok(server) => server,
+        Err(_) => return ExitCode::FAILURE,
+    };
+    match http {
+        Some(addr) => ExitCode::from(server.run_http(
+            addr,
+            HttpConfig::new(AllowList::default(), Tokens::none(), bench_http_limits()),
+        )),
+        None => ExitCode::from(server.run_stdio()),
     }
+}
+
+/// Per-client quotas off and the connection caps raised; timeouts, header and body caps keep
+/// their defaults.
+fn bench_http_limits() -> HttpLimits {
+    let many = NonZeroUsize::new(BENCH_CONNECTIONS).unwrap_or(NonZeroUsize::MIN);
+    let mut limits = HttpLimits::default();
+    limits.client_call_rate = None;
+    limits.client_request_rate = None;
+    limits.client_in_flight = NonZeroUsize::new(1024).unwrap_or(NonZeroUsize::MIN);
+    limits.max_connections = many;
+    limits.max_connections_per_address = many;
+    limits
 }
