@@ -18,11 +18,13 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use airlock::limits::HttpLimits;
-use airlock::manifest::{self, Manifest, ManifestError};
 use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
 };
-use airlock::{Limits, Rate, audit, command, sandbox, telemetry};
+use airlock::{Limits, Rate, telemetry};
+use airlock_audit as audit;
+use airlock_manifest::manifest::{self, Manifest, ManifestError};
+use airlock_manifest::{command, sandbox};
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
 /// hostile.

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::{Confinement, UidLease};
-use crate::limits::{
+use airlock::limits::{
     SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
 };
 

@@ -7,6 +7,7 @@
 //!
 //! [`Engine`]: crate::engine::Engine
 
+#[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod stdio;
 pub mod stream;

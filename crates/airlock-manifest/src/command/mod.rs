@@ -14,13 +14,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::call::CallContext;
 use crate::manifest::checked::StderrMode;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Stderr};
-use crate::secrets::{Redactor, Secret};
-use crate::server::{Server, ServerBuilder};
-use crate::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
+use airlock::call::CallContext;
+use airlock::secrets::{Redactor, Secret};
+use airlock::server::{Server, ServerBuilder};
+use airlock::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
 
 /// The server a checked manifest describes.
 ///

@@ -19,7 +19,7 @@ use std::path::Path;
 
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind};
 
-use crate::limits::MAX_MANIFEST_BYTES;
+use airlock::limits::MAX_MANIFEST_BYTES;
 
 /// The manifest served when none is given: read-only tools over the current directory, built
 /// on programs every Linux machine has.

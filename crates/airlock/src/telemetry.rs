@@ -5,17 +5,22 @@
 //! chosen at each call site: methods, tool names, error kinds and counts — never argument
 //! values, tool output, environment values or panic payloads, at any level. Peer-controlled
 //! strings that must appear (an id) are logged with `?` so control characters are escaped.
-
-use std::io::IsTerminal;
-
-use tracing_subscriber::EnvFilter;
+//!
+//! The subscriber and the panic hook are opt-in: with the `logging` feature the server's
+//! entry points install them (a product that has its own keeps it); a library user without
+//! the feature gets neither.
 
 /// The environment variable holding the log filter.
 pub const LOG_ENV: &str = "AIRLOCK_LOG";
 
 /// Installs a stderr subscriber unless the process already has one (a product embedding the
 /// library keeps its own).
+#[cfg(feature = "logging")]
 pub fn init() {
+    use std::io::IsTerminal;
+
+    use tracing_subscriber::EnvFilter;
+
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
     let installed = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

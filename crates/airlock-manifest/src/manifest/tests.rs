@@ -68,7 +68,7 @@ fn a_good_manifest_loads_with_everything_resolved() {
     assert_eq!(schema["properties"]["count"]["maximum"], 200);
     assert_eq!(schema["required"], serde_json::json!([]));
     // The generated schema is one the validator accepts.
-    crate::tools::schema::Validator::compile(&schema).unwrap();
+    airlock::tools::schema::Validator::compile(&schema).unwrap();
 }
 
 #[test]

@@ -24,6 +24,7 @@
 //! ```
 
 use std::io;
+#[cfg(feature = "http")]
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +34,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
 use crate::response::ServerInfo;
-use crate::telemetry;
 use crate::tools::{BuildError, Registry, Tool};
+#[cfg(feature = "http")]
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::IdleGate;
 use crate::transport::stream::IdleRead;
@@ -97,10 +98,10 @@ impl Server {
         transport::serve(self.engine(), reader, writer).await
     }
 
-    /// Serves one session on stdin/stdout, logging to stderr (see [`telemetry`]).
+    /// Serves one session on stdin/stdout, logging to stderr (see [`crate::telemetry`]).
     ///
-    /// Installs the stderr log subscriber if none is set and a panic hook that withholds
-    /// panic messages: from here on stdout belongs to the protocol. When stdin and stdout are
+    /// With the `logging` feature, installs the stderr log subscriber if none is set and a
+    /// panic hook that withholds panic messages: from here on stdout belongs to the protocol. When stdin and stdout are
     /// pipes they are served through the runtime's reactor, so the runtime needs its I/O
     /// driver (`enable_all`, as `#[tokio::main]` and [`Server::run_stdio`] have).
     ///
@@ -108,8 +109,7 @@ impl Server {
     ///
     /// I/O errors other than end of input and a closed peer.
     pub async fn serve_stdio(&self) -> io::Result<Ending> {
-        telemetry::init();
-        telemetry::install_panic_hook();
+        stderr_logging();
         self.serve_stdio_watching_signals().await
     }
 
@@ -182,8 +182,7 @@ impl Server {
     /// calls and returns 0 as usual. To keep control at every ending, serve with
     /// [`Server::serve_stdio`] on a runtime of your own, which never blocks.
     pub fn run_stdio(&self) -> u8 {
-        telemetry::init();
-        telemetry::install_panic_hook();
+        stderr_logging();
         // Started first, so that its set-up overlaps the runtime's.
         let signals = SignalThread::start();
         let runtime = match runtime(Flavor::OneThread) {
@@ -303,10 +302,12 @@ fn end_idle_process() -> ! {
 /// The signal thread's stack: it only waits, and logs one line.
 const SIGNAL_THREAD_STACK_BYTES: usize = 256 * 1024;
 
+#[cfg(feature = "http")]
 impl Server {
     /// Serves MCP over HTTP (both eras) at `addr`'s `/mcp` until SIGTERM, SIGINT or SIGHUP.
     ///
-    /// Installs the stderr log and the panic hook like [`Server::serve_stdio`]. A bind address
+    /// Installs the stderr log and the panic hook like [`Server::serve_stdio`] (with the
+    /// `logging` feature). A bind address
     /// other than loopback is logged as a warning when no token is configured: anyone who can
     /// reach the port can then call the tools.
     ///
@@ -314,8 +315,7 @@ impl Server {
     ///
     /// Binding the address failed.
     pub async fn serve_http(&self, addr: SocketAddr, config: HttpConfig) -> io::Result<()> {
-        telemetry::init();
-        telemetry::install_panic_hook();
+        stderr_logging();
         if !addr.ip().is_loopback() && config.tokens.is_empty() {
             tracing::warn!(
                 %addr,
@@ -362,12 +362,23 @@ impl Server {
     }
 }
 
+/// With the `logging` feature, the stderr subscriber (unless one is set) and the panic hook
+/// that withholds panic messages; without it, nothing: a product keeps its own.
+fn stderr_logging() {
+    #[cfg(feature = "logging")]
+    {
+        crate::telemetry::init();
+        crate::telemetry::install_panic_hook();
+    }
+}
+
 /// The threads a runtime runs its tasks on.
 #[derive(Clone, Copy)]
 enum Flavor {
     /// The calling thread only: one stdio session.
     OneThread,
     /// A worker per core: many HTTP connections.
+    #[cfg(feature = "http")]
     Workers,
 }
 
@@ -375,10 +386,10 @@ enum Flavor {
 fn runtime(flavor: Flavor) -> Result<tokio::runtime::Runtime, u8> {
     let mut builder = match flavor {
         Flavor::OneThread => tokio::runtime::Builder::new_current_thread(),
+        #[cfg(feature = "http")]
         Flavor::Workers => tokio::runtime::Builder::new_multi_thread(),
     };
     builder.enable_all().build().map_err(|error| {
-        telemetry::init();
         tracing::error!(kind = ?error.kind(), "could not start the async runtime");
         EXIT_IO_ERROR
     })

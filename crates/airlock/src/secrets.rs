@@ -462,7 +462,8 @@ mod tests {
     /// Every seed of the `redactor` fuzz target, replayed through its entry point.
     #[test]
     fn the_redactor_fuzz_corpus_holds() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/redactor");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/redactor");
         let mut seeds = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             crate::fuzzing::redactor(&std::fs::read(entry.unwrap().path()).unwrap());

@@ -23,15 +23,15 @@ use super::raw::{
 };
 use super::risk::{self, Reading, Risk};
 use super::{Located, ManifestError};
-use crate::limits::{
+use crate::sandbox::{Confinement, Declared, Policy, Resources};
+use airlock::limits::{
     DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, Limits, MAX_ARRAY_ITEMS, MAX_OUTPUT_BYTES,
     MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CPU_SECONDS,
     SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
     SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
-use crate::sandbox::{Confinement, Declared, Policy, Resources};
-use crate::secrets::{MIN_SECRET_BYTES, Secret};
-use crate::tools::{ToolAnnotations, ToolName};
+use airlock::secrets::{MIN_SECRET_BYTES, Secret};
+use airlock::tools::{ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]
@@ -262,7 +262,7 @@ pub(super) fn check(
         }
         tools.push(tool);
     }
-    if tools.len() > crate::limits::MAX_TOOLS_COUNT {
+    if tools.len() > airlock::limits::MAX_TOOLS_COUNT {
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
     }
     refuse_grants_inside_writable_directories(&tools, &at)?;
@@ -692,13 +692,11 @@ impl ToolChecker<'_> {
             Some(codes) => codes.get_ref().clone(),
             None => vec![0],
         };
-        let annotations = ToolAnnotations {
-            read_only: raw.annotations.read_only,
-            destructive: raw.annotations.destructive,
-            idempotent: raw.annotations.idempotent,
-            open_world: raw.annotations.open_world,
-            ..ToolAnnotations::default()
-        };
+        let mut annotations = ToolAnnotations::default();
+        annotations.read_only = raw.annotations.read_only;
+        annotations.destructive = raw.annotations.destructive;
+        annotations.idempotent = raw.annotations.idempotent;
+        annotations.open_world = raw.annotations.open_world;
         Ok(CommandTool {
             name,
             title: raw.title,
@@ -1023,7 +1021,7 @@ fn string_rule(
         None => None,
         Some(source) => {
             let regex = regex::RegexBuilder::new(source)
-                .size_limit(crate::limits::MAX_PATTERN_AUTOMATON_BYTES)
+                .size_limit(airlock::limits::MAX_PATTERN_AUTOMATON_BYTES)
                 .build()
                 .map_err(|_| {
                     "pattern is not a valid regular expression (Rust regex syntax)".to_owned()

@@ -23,17 +23,16 @@
 //! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
 //! - [`guard`]: rate quotas (governor GCRA) decided before any work.
 //! - [`call`]: a tool call under its deadline and panic guard.
-//! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
-//! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
-//! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
-//! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`engine`]: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
-//!   CORS for listed origins, TLS with rustls).
+//!   CORS for listed origins, TLS with rustls) with the `http` feature.
 //! - [`server`]: the builder and the one-call entry points.
-//! - [`telemetry`]: stderr logging and what may be logged.
-//! - [`audit`]: `airlock audit`, the hostile-input battery that reviews any stdio MCP server.
+//! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
+//!   panic hook that withholds panic messages.
+//!
+//! Commands declared in a manifest, their sandbox and `airlock audit` live in the
+//! `airlock-manifest` and `airlock-audit` crates of this workspace.
 
 #![cfg_attr(
     test,
@@ -43,9 +42,7 @@
     )
 )]
 
-pub mod audit;
 pub mod call;
-pub mod command;
 mod dispatch;
 pub mod engine;
 pub mod envelope;
@@ -58,10 +55,7 @@ pub mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
-pub mod manifest;
-pub mod process;
 mod response;
-pub mod sandbox;
 pub mod secrets;
 pub mod server;
 pub mod telemetry;

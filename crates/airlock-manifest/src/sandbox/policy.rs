@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{
+use airlock::limits::{
     SANDBOX_CPU_SECONDS, SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_OPEN_FILES,
     SANDBOX_PROCESSES,
 };

@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output};
-use crate::secrets::{Cut, MARKER_TEXT, Piece, Pieces, Redactor};
-use crate::tools::ToolOutput;
+use airlock::secrets::{Cut, MARKER_TEXT, Piece, Pieces, Redactor};
+use airlock::tools::ToolOutput;
 
 /// The result the model sees.
 pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
@@ -429,8 +429,8 @@ mod tests {
     }
 
     fn text(output: &ToolOutput) -> &str {
-        match output.content.first() {
-            Some(crate::tools::Content::Text(text)) => text,
+        match output.blocks().first() {
+            Some(airlock::tools::Content::Text(text)) => text,
             _ => panic!("no text"),
         }
     }
@@ -457,7 +457,7 @@ mod tests {
 
     #[test]
     fn a_tail_cut_by_airlock_withholds_its_first_bytes_when_there_are_secrets() {
-        let secret = crate::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
+        let secret = airlock::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
         let redactor = Redactor::new([&secret]);
         let tool = tool("stderr = \"tail\"\nstderr_tail_bytes = 100");
         let mut kept = vec![b'x'; 64];
@@ -479,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_stopped_command_is_marked_where_each_stream_was_cut() {
-        let secret = crate::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
+        let secret = airlock::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
         let redactor = Redactor::new([&secret]);
         let tool =
             tool("max_output_bytes = 1000\nsandbox = \"off\"\naccept_risk = [\"unsandboxed\"]");

@@ -1,0 +1,32 @@
+//! airlock-manifest: a command-line program's commands as MCP tools, declared in a manifest
+//! and run in a kernel sandbox.
+//!
+//! Built on the `airlock` library's public API only, like any other user of it: a manifest's
+//! tools become ordinary [`airlock::Tool`]s whose handler builds an argv, runs it confined,
+//! and returns its bounded, redacted output.
+//!
+//! ```text
+//! TOML ─▶ manifest (raw → checked, risk) ─▶ command (argv, reply) ─▶ process ─▶ sandbox
+//! ```
+//!
+//! # Layout
+//!
+//! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
+//! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
+//! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
+//! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
+
+#![cfg_attr(
+    test,
+    allow(
+        clippy::arithmetic_side_effects,
+        reason = "tests compute expected values freely; the lint guards the shipped code"
+    )
+)]
+
+pub mod command;
+#[cfg(any(test, fuzzing))]
+pub mod fuzzing;
+pub mod manifest;
+pub mod process;
+pub mod sandbox;
