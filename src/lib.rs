@@ -23,6 +23,7 @@
 //! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
 //! - [`guard`]: rate quotas (governor GCRA) decided before any work.
 //! - [`call`]: a tool call under its deadline and panic guard.
+//! - [`call_log`]: the per-call audit record (one JSON line per tool call, no argument values).
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
@@ -45,6 +46,7 @@
 
 pub mod audit;
 pub mod call;
+pub mod call_log;
 pub mod command;
 mod dispatch;
 pub mod engine;
