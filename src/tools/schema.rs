@@ -12,7 +12,7 @@
 //! that only the peer named (one admitted by `additionalProperties`) appears as `*`. The one
 //! peer text a violation may hold is the name of a property the tool does not accept, so that
 //! an agent can correct its call, and only when that name is a plain identifier
-//! ([`is_plain_name`]: no markup, no spaces, no control characters); the rule lists the
+//! (`is_plain_name`: no markup, no spaces, no control characters); the rule lists the
 //! properties the schema accepts.
 
 use std::collections::HashMap;
