@@ -8,15 +8,17 @@
 //! be audited (did not start or complete its handshake); 130 interrupted.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 use std::net::SocketAddr;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
+use airlock::call_log::CallLog;
 use airlock::limits::HttpLimits;
 use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
@@ -41,24 +43,16 @@ enum Command {
     ///
     /// Without --manifest, serves ./airlock.toml if it exists, else the embedded default:
     /// read-only tools over the current directory.
-    Serve {
-        /// The manifest (TOML) declaring the tools.
-        #[arg(long, value_name = "FILE")]
-        manifest: Option<PathBuf>,
-        #[command(flatten)]
-        overrides: LimitFlags,
-        #[command(flatten)]
-        http: HttpFlags,
-        /// `required` (default): refuse to start if the kernel cannot confine every sandboxed
-        /// tool. `best-effort`: apply what the kernel offers and log what is missing per tool.
-        #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
-        sandbox: String,
-    },
+    // Boxed: its flags are most of the command line's size.
+    Serve(Box<ServeFlags>),
     /// Validate a manifest and print what it lets agents run.
     Check {
         /// The manifest to check (default: ./airlock.toml, else the embedded default).
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
+        /// The manifest, given without --manifest: `airlock check tools.toml`.
+        #[arg(value_name = "MANIFEST", conflicts_with = "manifest")]
+        manifest_file: Option<PathBuf>,
     },
     /// Review any stdio MCP server with a battery of hostile inputs.
     ///
@@ -67,6 +61,27 @@ enum Command {
     /// memory limit, and kills its process tree. Prints a table on stdout and a progress line
     /// per case on stderr. Exit status 0 only when no case fails.
     Audit(AuditFlags),
+}
+
+/// Options of `airlock serve`.
+#[derive(Debug, clap::Args)]
+struct ServeFlags {
+    /// The manifest (TOML) declaring the tools.
+    #[arg(long, value_name = "FILE")]
+    manifest: Option<PathBuf>,
+    /// The manifest, given without --manifest.
+    #[arg(value_name = "MANIFEST", conflicts_with = "manifest")]
+    manifest_file: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: LimitFlags,
+    #[command(flatten)]
+    http: HttpFlags,
+    /// `required` (default): refuse to start if the kernel cannot confine every sandboxed
+    /// tool. `best-effort`: apply what the kernel offers and log what is missing per tool.
+    #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
+    sandbox: String,
+    #[command(flatten)]
+    audit: AuditLogFlags,
 }
 
 /// Options of `airlock audit`.
@@ -117,11 +132,68 @@ fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
     }
 }
 
+/// The per-call audit record.
+#[derive(Debug, clap::Args)]
+struct AuditLogFlags {
+    /// Append the audit record of every tool call (one JSON line each) to FILE instead of
+    /// stderr; the file is created with mode 0600 and reopened on SIGUSR1 (log rotation).
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Add `arguments_hmac` to each record: HMAC-SHA256 of the call's arguments under the key
+    /// in the environment variable NAME (at least 16 bytes), to correlate identical calls
+    /// without logging their values.
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    audit_hash_key_env: Option<String>,
+}
+
+/// The smallest key `--audit-hash-key-env` accepts: shorter keys make the hash guessable.
+const MIN_AUDIT_KEY_BYTES: usize = 16;
+
+impl AuditLogFlags {
+    /// The call log these flags describe, or why it cannot be kept (fixed text: never the key).
+    fn call_log(&self) -> Result<Arc<CallLog>, String> {
+        let log = match &self.audit_log {
+            None => CallLog::stderr(),
+            Some(path) => CallLog::file(path).map_err(|error| {
+                format!(
+                    "--audit-log: cannot open {} for appending: {}",
+                    path.display(),
+                    error.kind()
+                )
+            })?,
+        };
+        let log = match &self.audit_hash_key_env {
+            None => log,
+            Some(name) => {
+                if !Tokens::is_variable_name(name) {
+                    return Err("--audit-hash-key-env takes the NAME of an environment variable                                 that holds the key, never the key itself (it is not shown)"
+                        .to_owned());
+                }
+                let key = std::env::var_os(name).unwrap_or_default();
+                if key.len() < MIN_AUDIT_KEY_BYTES {
+                    return Err(format!(
+                        "--audit-hash-key-env: the variable {name} must hold a key of at least                          {MIN_AUDIT_KEY_BYTES} bytes (it is missing or shorter)"
+                    ));
+                }
+                log.with_argument_key(key.as_encoded_bytes())
+            }
+        };
+        let log = Arc::new(log);
+        log.reopen_on_sigusr1().map_err(|error| {
+            format!(
+                "--audit-log: cannot watch SIGUSR1 to reopen the file: {}",
+                error.kind()
+            )
+        })?;
+        Ok(log)
+    }
+}
+
 /// Serving over HTTP instead of stdio.
 #[derive(Debug, clap::Args)]
 struct HttpFlags {
     /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8080), endpoint /mcp.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<SocketAddr>,
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
@@ -176,6 +248,25 @@ struct HttpFlags {
     /// The private key of --tls-cert, PEM (PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
     tls_key: Option<PathBuf>,
+}
+
+/// `--http`: an IP address and port; `localhost:PORT` is taken as `127.0.0.1:PORT` (the
+/// name is never resolved: a resolver could say anything).
+fn parse_http_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some(port) = text.strip_prefix("localhost:")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    Err(
+        "ADDR is IP:PORT, such as 127.0.0.1:8080, [::1]:8080 or localhost:8080 (taken as \
+         127.0.0.1); a host name is not resolved: bind an address, and add --allow-host NAME \
+         to accept requests for that name"
+            .to_owned(),
+    )
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
@@ -247,20 +338,27 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve {
-            manifest,
-            overrides,
-            http,
-            sandbox,
-        } => {
+        Command::Serve(flags) => {
+            let ServeFlags {
+                manifest,
+                manifest_file,
+                overrides,
+                http,
+                sandbox,
+                audit,
+            } = *flags;
             let mode = if sandbox == "best-effort" {
                 sandbox::Mode::BestEffort
             } else {
                 sandbox::Mode::Required
             };
-            serve(manifest.as_deref(), &overrides, &http, mode)
+            let manifest = manifest.or(manifest_file);
+            serve(manifest.as_deref(), &overrides, &http, &audit, mode)
         }
-        Command::Check { manifest } => check(manifest.as_deref()),
+        Command::Check {
+            manifest,
+            manifest_file,
+        } => check(manifest.or(manifest_file).as_deref()),
         Command::Audit(flags) => run_audit(flags),
     }
 }
@@ -284,6 +382,7 @@ fn serve(
     path: Option<&Path>,
     overrides: &LimitFlags,
     http: &HttpFlags,
+    audit: &AuditLogFlags,
     mode: sandbox::Mode,
 ) -> ExitCode {
     // Before anything is logged: a value that cannot name a variable is most likely the token
@@ -315,6 +414,13 @@ fn serve(
         return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
     }
     telemetry::init();
+    let call_log = match audit.call_log() {
+        Ok(log) => log,
+        Err(text) => {
+            tracing::error!("{text}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut manifest = match load(path) {
         Ok(manifest) => manifest,
         Err(error) => {
@@ -332,7 +438,17 @@ fn serve(
         return ExitCode::FAILURE;
     }
     let Some(addr) = http.http else {
-        return match command::server(manifest) {
+        if std::io::stdin().is_terminal() {
+            // A new user typing `airlock serve` sees a silent terminal: say what it waits for.
+            let note = "airlock serve: waiting for MCP JSON-RPC messages on stdin, one per line. \
+                        This is what an MCP client runs (see README, \"Use it with a client\"); \
+                        to try it by hand, pipe requests in (README, \"Try it\"), or serve \
+                        HTTP with --http 127.0.0.1:8080. Ctrl-D ends.\n";
+            if std::io::stderr().lock().write_all(note.as_bytes()).is_err() {
+                return ExitCode::FAILURE;
+            }
+        }
+        return match command::server_with(manifest, Vec::new(), Some(call_log)) {
             Ok(server) => ExitCode::from(server.run_stdio()),
             Err(error) => {
                 tracing::error!("the manifest's tools were refused: {error}");
@@ -340,6 +456,16 @@ fn serve(
             }
         };
     };
+    if let Some(name) = &audit.audit_hash_key_env
+        && let Some(tool) = passes_variable(&manifest, name)
+    {
+        tracing::error!(
+            tool,
+            variable = name.as_str(),
+            "this tool would receive the audit hash key's variable; refused"
+        );
+        return ExitCode::FAILURE;
+    }
     // No token passthrough: a tool that would receive the token's variable is refused.
     for tool in &manifest.tools {
         let passed = tool
@@ -366,13 +492,28 @@ fn serve(
         }
     };
     // The tokens join the redactor: one that reaches a command's output is replaced there.
-    match command::server_redacting(manifest, config.tokens.secrets()) {
+    match command::server_with(manifest, config.tokens.secrets(), Some(call_log)) {
         Ok(server) => ExitCode::from(server.run_http(addr, config)),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// The first tool that would receive the environment variable `name` (passed through or as a
+/// secret).
+fn passes_variable<'a>(manifest: &'a Manifest, name: &str) -> Option<&'a str> {
+    manifest.tools.iter().find_map(|tool| {
+        let mut passed = tool
+            .env
+            .iter()
+            .map(|(variable, _)| variable.to_str().unwrap_or_default())
+            .chain(tool.secrets.iter().map(airlock::secrets::Secret::name));
+        passed
+            .any(|variable| variable == name)
+            .then_some(tool.name.as_str())
+    })
 }
 
 /// Probes the kernel and decides whether the manifest's sandboxed tools may be served: in

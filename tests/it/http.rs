@@ -20,6 +20,8 @@ const THOUSAND_CONNECTIONS_RSS_KIB: u64 = 64 * 1024;
 pub struct HttpServer {
     child: Child,
     pub addr: SocketAddr,
+    /// Every stderr line so far.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl HttpServer {
@@ -51,9 +53,12 @@ impl HttpServer {
         let mut child = command.spawn().expect("spawn server");
         let stderr = child.stderr.take().expect("stderr");
         let (tx, rx) = mpsc::channel();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let thread_log = std::sync::Arc::clone(&log);
         thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                thread_log.lock().unwrap().push(line.clone());
                 if let Some(rest) = line.split("addr=").nth(1) {
                     let addr = rest
                         .split_whitespace()
@@ -69,7 +74,7 @@ impl HttpServer {
             .expect("the server logs the address it listens on")
             .parse()
             .expect("a socket address");
-        Self { child, addr }
+        Self { child, addr, log }
     }
 
     pub fn pid(&self) -> u32 {

@@ -15,6 +15,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
+//!   operator-facing commands and messages (issue 22);
 //! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor
 //!   for every secret, both streams as the manifest asks, replies inside the memory bound;
 //! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
@@ -51,6 +53,7 @@ mod http;
 mod http_abuse;
 mod http_browser;
 mod http_tls;
+mod operator;
 mod output;
 mod product;
 mod protocol;

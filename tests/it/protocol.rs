@@ -198,9 +198,22 @@ fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
                 "text": "Invalid arguments for tool `sleep`: `ms` must be an integer."}],
                "isError": true})
     );
-    let reply = server.request(&call(2, "sleep", json!({"ms": 1, "SECRET-KEY": 1})));
+    // Issue 22: an argument the tool does not have is named (a plain identifier only), so
+    // that the agent can correct its call; its value never is.
+    let reply = server.request(&call(
+        2,
+        "sleep",
+        json!({"ms": 1, "extra-key": "SECRET-VALUE"}),
+    ));
     assert!(!reply.to_string().contains("SECRET"));
     assert_eq!(reply["result"]["isError"], true);
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("does not accept: `extra-key` (it accepts `ms`"),
+        "{text}"
+    );
+    let reply = server.request(&call(3, "sleep", json!({"ms": 1, "SECRET KEY\n": 1})));
+    assert!(!reply.to_string().contains("SECRET"), "{reply}");
 }
 
 /// An idle session waits for input blocked in `read(2)` (`transport::stdio`); the thread that

@@ -490,7 +490,20 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
             "a placeholder must be a whole element or the value of `--opt={x}`",
         ),
         ("bad-unknown-key.toml", "unknown field `comand`"),
-        ("bad-program.toml", "the program is not an executable file"),
+        ("bad-program.toml", "was not found in airlock's PATH"),
+        (
+            "bad-command-string.toml",
+            "bad-command-string.toml:5:11: `command` must be a list, not a shell line: airlock \
+             never runs a shell, so each program and argument is one element, as in command = \
+             [\"git\", \"log\", \"--oneline\"]",
+        ),
+        (
+            "bad-quoted-number.toml",
+            "bad-quoted-number.toml:6:10: invalid type: string \"1\", expected i64: `minimum` \
+             takes a number, written without quotes: minimum = 1\ntests/data/\
+             bad-quoted-number.toml:12:14: invalid type: string \"500\", expected u64: \
+             `timeout_ms` takes a number, written without quotes: timeout_ms = 500\n(2 errors)",
+        ),
         (
             "bad-dangling.toml",
             "the option before it would be left dangling",
@@ -504,6 +517,9 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
         let path = format!("tests/data/{file}");
         let output = crate::harness::run(&airlock(), &["check", "--manifest", &path], &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
+        // The manifest as a positional argument (issue 22) gives the same.
+        let positional = crate::harness::run(&airlock(), &["check", &path], &[]);
+        assert_eq!(positional.stderr, output.stderr, "{file}");
         assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");
         assert!(
             stderr.contains(expected),

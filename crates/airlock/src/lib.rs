@@ -23,6 +23,7 @@
 //! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
 //! - [`guard`]: rate quotas (governor GCRA) decided before any work.
 //! - [`call`]: a tool call under its deadline and panic guard.
+//! - [`call_log`]: the per-call audit record (one JSON line per tool call, no argument values).
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`engine`]: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
@@ -43,6 +44,7 @@
 )]
 
 pub mod call;
+pub mod call_log;
 mod dispatch;
 pub mod engine;
 pub mod envelope;

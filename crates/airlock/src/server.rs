@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::call_log::CallLog;
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
 use crate::response::ServerInfo;
@@ -58,6 +59,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     limits: Limits,
     tools: Vec<Tool>,
+    call_log: Option<Arc<CallLog>>,
 }
 
 impl Server {
@@ -72,6 +74,7 @@ impl Server {
             instructions: None,
             limits: Limits::default(),
             tools: Vec::new(),
+            call_log: None,
         }
     }
 
@@ -451,6 +454,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Writes an audit record of every tool call to `log` ([`crate::call_log`]).
+    pub fn call_log(mut self, log: Arc<CallLog>) -> Self {
+        self.call_log = Some(log);
+        self
+    }
+
     /// Registers a tool.
     pub fn tool(mut self, tool: Tool) -> Self {
         self.tools.push(tool);
@@ -466,7 +475,13 @@ impl ServerBuilder {
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = Registry::new(self.tools)?;
         Ok(Server {
-            shared: engine::shared(self.info, self.instructions, registry, self.limits),
+            shared: engine::shared_logging(
+                self.info,
+                self.instructions,
+                registry,
+                self.limits,
+                self.call_log,
+            ),
         })
     }
 }

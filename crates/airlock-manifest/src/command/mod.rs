@@ -18,6 +18,7 @@ use crate::manifest::checked::StderrMode;
 use crate::manifest::{CommandTool, Manifest, checked};
 use crate::process::{self, CommandSpec, Stderr};
 use airlock::call::CallContext;
+use airlock::call_log::CallLog;
 use airlock::secrets::{Redactor, Secret};
 use airlock::server::{Server, ServerBuilder};
 use airlock::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
@@ -44,6 +45,19 @@ pub fn server(manifest: Manifest) -> Result<Server, BuildError> {
 ///
 /// As [`server`].
 pub fn server_redacting(manifest: Manifest, more: Vec<Secret>) -> Result<Server, BuildError> {
+    server_with(manifest, more, None)
+}
+
+/// [`server_redacting`], writing each call's audit record to `call_log` when one is given.
+///
+/// # Errors
+///
+/// As [`server`].
+pub fn server_with(
+    manifest: Manifest,
+    more: Vec<Secret>,
+    call_log: Option<Arc<CallLog>>,
+) -> Result<Server, BuildError> {
     let Manifest {
         name,
         version,
@@ -57,6 +71,9 @@ pub fn server_redacting(manifest: Manifest, more: Vec<Secret>) -> Result<Server,
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
     let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
+    if let Some(log) = call_log {
+        builder = builder.call_log(log);
+    }
     if let Some(title) = title {
         builder = builder.title(title);
     }

@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output};
+use airlock::call_log::RunNote;
 use airlock::secrets::{Cut, MARKER_TEXT, Piece, Pieces, Redactor};
 use airlock::tools::ToolOutput;
 
@@ -23,6 +24,7 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
     let exit = finished.exit;
     let stopped = matches!(exit, Exit::Stopped(_));
     let success = matches!(exit, Exit::Code(code) if tool.success_codes.contains(&code));
+    let note = run_note(tool, exit);
     let (stdout, stderr) = (&finished.stdout, &finished.stderr);
     let mut sections = match tool.stderr {
         StderrMode::Separate => vec![
@@ -73,7 +75,8 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
             // The common case: the output alone, as the command printed it.
             [(only, marks)] if only.main => ToolOutput::text(layout.untitled(only, marks)),
             _ => ToolOutput::text(layout.join(None, None)),
-        };
+        }
+        .noting(note);
     }
     let resources = tool
         .sandbox
@@ -109,7 +112,36 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
             limits.describe()
         )
     });
-    ToolOutput::error(layout.join(Some(status), sandbox))
+    ToolOutput::error(layout.join(Some(status), sandbox)).noting(note)
+}
+
+/// What the audit record says of a run: its exit status or signal, and the limit that
+/// stopped it (by the manifest key that sets it).
+fn run_note(tool: &CommandTool, exit: Exit) -> RunNote {
+    let sandboxed = tool.sandbox.is_some();
+    match exit {
+        Exit::Code(code) => RunNote {
+            exit_code: Some(code),
+            ..RunNote::default()
+        },
+        Exit::Signal(signal) => RunNote {
+            signal: Some(signal),
+            limit: match signal {
+                SIGXCPU if sandboxed => Some("cpu_seconds"),
+                SIGXFSZ if sandboxed => Some("file_size_mib"),
+                _ => None,
+            },
+            ..RunNote::default()
+        },
+        Exit::Stopped(_) => RunNote {
+            limit: Some("max_output_bytes"),
+            ..RunNote::default()
+        },
+        Exit::SandboxFailed => RunNote {
+            limit: Some("sandbox"),
+            ..RunNote::default()
+        },
+    }
 }
 
 /// `SIGXCPU`: a process passed its CPU time limit.

@@ -242,18 +242,27 @@ pub(super) fn check(
     }
     let mut names = BTreeSet::new();
     let mut tools = Vec::with_capacity(raw.tools.len());
+    // Every tool is checked, so that one run lists the errors of all of them.
+    let mut errors = Vec::new();
     for tool in raw.tools {
         let span = tool.span();
-        let tool = ToolChecker {
+        let checked = ToolChecker {
             at: &at,
             base,
             default_output,
             max_string_bytes: limits.max_string_bytes.get(),
             span: span.clone(),
         }
-        .check(tool.into_inner())?;
+        .check(tool.into_inner());
+        let tool = match checked {
+            Ok(tool) => tool,
+            Err(error) => {
+                errors.push(error);
+                continue;
+            }
+        };
         if !names.insert(tool.name.as_str().to_owned()) {
-            return Err(at.error(
+            errors.push(at.error(
                 Some(span.start),
                 Some(tool.name.as_str()),
                 "name",
@@ -261,6 +270,9 @@ pub(super) fn check(
             ));
         }
         tools.push(tool);
+    }
+    if let Some(error) = ManifestError::combined(errors) {
+        return Err(error);
     }
     if tools.len() > airlock::limits::MAX_TOOLS_COUNT {
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
@@ -608,7 +620,12 @@ impl ToolChecker<'_> {
                     Some(dir.span().start),
                     tool,
                     "workdir",
-                    "must be an existing directory",
+                    &format!(
+                        "must be an existing directory, and {} is not one (a relative workdir \
+                         is taken relative to the manifest's directory, {})",
+                        self.base.join(dir.get_ref()).display(),
+                        self.base.display()
+                    ),
                 )
             })?,
             None => directory(self.base, ".").ok_or_else(|| {
@@ -620,12 +637,8 @@ impl ToolChecker<'_> {
                 )
             })?,
         };
-        let program = resolve_program(program_text, self.base).ok_or_else(|| {
-            fail(
-                "command",
-                "the program is not an executable file (looked up in PATH when the manifest loads)",
-            )
-        })?;
+        let program = resolve_program(program_text, self.base)
+            .ok_or_else(|| fail("command", &program_not_found(program_text, self.base)))?;
 
         let mut args = Vec::with_capacity(raw.args.len());
         for (arg_name, spec) in &raw.args {
@@ -948,6 +961,39 @@ fn valid_env_name(name: &str) -> bool {
 fn directory(base: &Path, relative: &str) -> Option<PathBuf> {
     let dir = std::fs::canonicalize(base.join(relative)).ok()?;
     dir.is_dir().then_some(dir)
+}
+
+/// Why `program` cannot be run, and how to fix it: where it was looked for.
+fn program_not_found(program: &str, base: &Path) -> String {
+    if program.contains('/') {
+        let path = base.join(program);
+        let found = if path.is_file() {
+            "exists but is not executable (chmod +x it)"
+        } else if path.exists() {
+            "is not a regular file"
+        } else {
+            "does not exist"
+        };
+        let relative = if Path::new(program).is_absolute() {
+            String::new()
+        } else {
+            format!(
+                " (a program with a `/` is taken relative to the manifest's directory, {})",
+                base.display()
+            )
+        };
+        return format!(
+            "the program {} {found}{relative}; a bare name is looked up in PATH",
+            path.display()
+        );
+    }
+    format!(
+        "the program `{program}` was not found in airlock's PATH (searched when the manifest \
+         loads, absolute entries only); install it, or give its absolute path \
+         (command = [\"/path/to/{program}\", …]); a path with a `/` is taken relative to the \
+         manifest's directory, {}",
+        base.display()
+    )
 }
 
 /// Finds the program now, once: a path with `/` is taken relative to `base`; a bare name is

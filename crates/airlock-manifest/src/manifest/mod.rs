@@ -15,6 +15,8 @@ mod raw;
 pub mod risk;
 
 use std::io::Read;
+
+use serde::Deserialize as _;
 use std::path::Path;
 
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind};
@@ -25,15 +27,20 @@ use airlock::limits::MAX_MANIFEST_BYTES;
 /// on programs every Linux machine has.
 pub const DEFAULT_MANIFEST: &str = include_str!("default.toml");
 
-/// What went wrong with a manifest: where, in which tool and field, and which rule.
+/// What went wrong with a manifest: where, in which tool and field, and which rule; with the
+/// other errors found in the same pass, so that one `airlock check` lists them all.
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
-#[error("{}", self.render())]
+#[error("{}", self.render_all())]
 pub struct ManifestError {
     source_name: String,
-    position: Option<(usize, usize)>,
+    /// Line and column; `u32` keeps the error small (it travels in every check's `Result`).
+    position: Option<(u32, u32)>,
     tool: Option<String>,
-    field: Option<String>,
+    field: Option<Box<str>>,
     rule: String,
+    /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
+    /// the error travels in every `Result` of the checks).
+    also: Box<[ManifestError]>,
 }
 
 impl ManifestError {
@@ -54,7 +61,41 @@ impl ManifestError {
 
     /// Line and column (1-based), when known.
     pub fn position(&self) -> Option<(usize, usize)> {
-        self.position
+        self.position.map(|(line, column)| {
+            (
+                usize::try_from(line).unwrap_or(usize::MAX),
+                usize::try_from(column).unwrap_or(usize::MAX),
+            )
+        })
+    }
+
+    /// Every error found, this one first.
+    pub fn all(&self) -> impl Iterator<Item = &ManifestError> {
+        std::iter::once(self).chain(&*self.also)
+    }
+
+    /// One error holding `errors` (the first leads), or `None` when there are none.
+    pub(crate) fn combined(errors: Vec<ManifestError>) -> Option<ManifestError> {
+        let mut errors = errors.into_iter().flat_map(|mut error| {
+            let rest = std::mem::take(&mut error.also).into_vec();
+            std::iter::once(error).chain(rest)
+        });
+        let mut first = errors.next()?;
+        let rest: Vec<ManifestError> = errors.collect();
+        first.also = rest.into_boxed_slice();
+        Some(first)
+    }
+
+    fn render_all(&self) -> String {
+        let mut text = self.render();
+        if !self.also.is_empty() {
+            for error in &self.also {
+                text.push('\n');
+                text.push_str(&error.render());
+            }
+            text.push_str(&format!("\n({} errors)", self.also.len().saturating_add(1)));
+        }
+        text
     }
 
     fn render(&self) -> String {
@@ -92,14 +133,15 @@ impl Located<'_> {
             source_name: self.source.to_owned(),
             position: offset.map(|offset| line_column(self.text, offset)),
             tool: tool.map(str::to_owned),
-            field: Some(field.to_owned()),
+            field: Some(field.into()),
             rule: rule.to_owned(),
+            also: Box::default(),
         }
     }
 }
 
 /// 1-based line and column of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+fn line_column(text: &str, offset: usize) -> (u32, u32) {
     let before = text.get(..offset.min(text.len())).unwrap_or(text);
     let line = before.matches('\n').count().saturating_add(1);
     let column = before
@@ -107,7 +149,66 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
         .next()
         .map_or(0, |last| last.chars().count())
         .saturating_add(1);
-    (line, column)
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
+}
+
+/// A TOML type error made plainer: a number or boolean written as a string is named, with
+/// the line written the right way.
+fn with_hint(message: &str, text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let expects_number = [
+        "expected i64",
+        "expected u64",
+        "expected i32",
+        "expected u32",
+    ]
+    .iter()
+    .any(|expected| message.contains(expected));
+    let expects_bool = message.contains("expected a boolean");
+    let quoted = message.starts_with("invalid type: string");
+    if !(quoted && (expects_number || expects_bool)) {
+        return message.to_owned();
+    }
+    let Some(value) = message.split('"').nth(1) else {
+        return message.to_owned();
+    };
+    let quoted_value = format!("\"{value}\"");
+    // The key: inside the spanned text (an inline table), else at the end of the line
+    // before the value.
+    let spanned = span
+        .clone()
+        .and_then(|span| text.get(span))
+        .unwrap_or_default();
+    let before = match spanned.find(&quoted_value) {
+        Some(at) if spanned.starts_with('{') => spanned.get(..at),
+        _ => span
+            .and_then(|span| text.get(..span.start))
+            .and_then(|before| before.rsplit('\n').next()),
+    };
+    let key = before
+        .and_then(|line| line.trim_end().strip_suffix('='))
+        .and_then(|line| line.trim_end().rsplit([' ', '{', ',', '.']).next())
+        .filter(|key| !key.is_empty());
+    let kind = if expects_bool {
+        "a boolean"
+    } else {
+        "a number"
+    };
+    let plain = if expects_bool {
+        matches!(value, "true" | "false")
+    } else {
+        value.parse::<i64>().is_ok()
+    };
+    match (key, plain) {
+        (Some(key), true) => {
+            format!("{message}: `{key}` takes {kind}, written without quotes: {key} = {value}")
+        }
+        (Some(key), false) => format!("{message}: `{key}` takes {kind}"),
+        (None, true) => format!("{message}: write {value} without quotes"),
+        (None, false) => message.to_owned(),
+    }
 }
 
 /// Reads and checks the manifest at `path`.
@@ -123,6 +224,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         tool: None,
         field: None,
         rule,
+        also: Box::default(),
     };
     let file = std::fs::File::open(path)
         .map_err(|error| unreadable(format!("cannot be opened ({:?})", error.kind())))?;
@@ -156,6 +258,7 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         tool: None,
         field: None,
         rule,
+        also: Box::default(),
     };
     let base = std::env::current_dir().map_err(|error| {
         refused(format!(
@@ -203,13 +306,50 @@ fn unsafe_default_root(dir: &Path, home: Option<&std::ffi::OsStr>) -> Option<&'s
 ///
 /// A [`ManifestError`] for the first rule broken.
 pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, ManifestError> {
-    let raw: raw::RawManifest = toml::from_str(text).map_err(|error| ManifestError {
+    let toml_error = |error: &toml::de::Error| ManifestError {
         source_name: source.to_owned(),
         position: error.span().map(|span| line_column(text, span.start)),
         tool: None,
         field: None,
-        rule: error.message().trim().to_owned(),
-    })?;
+        rule: with_hint(error.message().trim(), text, error.span()),
+        also: Box::default(),
+    };
+    let document = toml::de::DeTable::parse(text).map_err(|error| toml_error(&error))?;
+    let raw = match raw::RawManifest::deserialize(toml::de::Deserializer::from(document.clone())) {
+        Ok(raw) => raw,
+        Err(first) => {
+            // Deserialisation stops at the first error: each `[[tool]]`, and the rest of the
+            // file without them, are tried again on their own to report them all.
+            let mut errors = Vec::new();
+            let mut rest = document.into_inner();
+            let mut good = Vec::new();
+            if let Some(tools) = rest.remove("tool")
+                && let toml::de::DeValue::Array(tools) = tools.into_inner()
+            {
+                for tool in tools {
+                    let one = toml::de::ValueDeserializer::from(tool);
+                    match toml::Spanned::<raw::RawTool>::deserialize(one) {
+                        Ok(tool) => good.push(tool),
+                        Err(error) => errors.push(toml_error(&error)),
+                    }
+                }
+            }
+            let others = toml::de::Deserializer::from(toml::Spanned::new(0..text.len(), rest));
+            match raw::RawManifest::deserialize(others) {
+                // The tools that did deserialise are checked too: their errors join the list.
+                Ok(mut others) if !good.is_empty() => {
+                    others.tools = good;
+                    if let Err(error) = checked::check(others, source, text, base) {
+                        errors.push(error);
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => errors.push(toml_error(&error)),
+            }
+            errors.sort_by_key(|error| error.position);
+            return Err(ManifestError::combined(errors).unwrap_or_else(|| toml_error(&first)));
+        }
+    };
     checked::check(raw, source, text, base)
 }
 

@@ -65,6 +65,7 @@ pub(crate) struct RawTool {
     pub(crate) name: Spanned<String>,
     pub(crate) title: Option<String>,
     pub(crate) description: Spanned<String>,
+    #[serde(deserialize_with = "argv")]
     pub(crate) command: Spanned<Vec<String>>,
     #[serde(default)]
     pub(crate) args: BTreeMap<String, Spanned<RawArg>>,
@@ -216,4 +217,52 @@ pub(crate) struct RawArrayArg {
     pub(crate) allow_leading_dash: bool,
     pub(crate) default: Option<Vec<String>>,
     pub(crate) required: Option<bool>,
+}
+
+/// `command`: a list, or a string refused with the list it should have been.
+fn argv<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Spanned<Vec<String>>, D::Error> {
+    let argv = Spanned::<Argv>::deserialize(deserializer)?;
+    let span = argv.span();
+    Ok(Spanned::new(span, argv.into_inner().0))
+}
+
+/// An argv template as written.
+struct Argv(Vec<String>);
+
+impl<'de> Deserialize<'de> for Argv {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgvVisitor)
+    }
+}
+
+struct ArgvVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ArgvVisitor {
+    type Value = Argv;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a list: the program, then its arguments")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Argv, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<String>()? {
+            items.push(item);
+        }
+        Ok(Argv(items))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, line: &str) -> Result<Argv, E> {
+        let listed: Vec<String> = line
+            .split_whitespace()
+            .map(|word| format!("{word:?}"))
+            .collect();
+        Err(E::custom(format!(
+            "`command` must be a list, not a shell line: airlock never runs a shell, so each \
+             program and argument is one element, as in command = [{}]",
+            listed.join(", ")
+        )))
+    }
 }

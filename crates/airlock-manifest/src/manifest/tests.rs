@@ -148,7 +148,7 @@ args.x = { type = "string" }"#,
         (
             r#"command = ["no-such-program-anywhere"]"#,
             "command",
-            "not an executable file",
+            "was not found in airlock's PATH",
         ),
         (
             r#"command = ["echo", "{n}"]
@@ -692,4 +692,110 @@ fn a_fixed_script_inside_a_writable_directory_is_refused() {
         Some(dir.join("work/run.py"))
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 22: the errors an operator found unhelpful each spell out the fix.
+mod operator_messages {
+    use super::*;
+
+    fn tool(body: &str) -> String {
+        format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\n{body}\n")
+    }
+
+    #[test]
+    fn a_shell_line_command_is_refused_with_the_list_it_should_be() {
+        let error = refusal(&tool(r#"command = "git log --oneline""#));
+        assert_eq!(
+            error.rule(),
+            "`command` must be a list, not a shell line: airlock never runs a shell, so each \
+             program and argument is one element, as in command = [\"git\", \"log\", \
+             \"--oneline\"]"
+        );
+        assert_eq!(error.position(), Some((4, 11)));
+    }
+
+    #[test]
+    fn a_quoted_number_names_its_key_and_the_line_written_right() {
+        let error = refusal(&tool(
+            "command = [\"ls\", \"{n}\"]\nargs.n = { type = \"integer\", minimum = \"1\" }",
+        ));
+        assert_eq!(
+            error.rule(),
+            "invalid type: string \"1\", expected i64: `minimum` takes a number, written \
+             without quotes: minimum = 1"
+        );
+        let error = refusal(&tool("command = [\"ls\"]\ntimeout_ms = \"5\""));
+        assert!(
+            error
+                .rule()
+                .ends_with("`timeout_ms` takes a number, written without quotes: timeout_ms = 5"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn every_error_of_a_manifest_is_listed_at_once() {
+        let text = format!(
+            "{}{}{}{}",
+            tool("command = [\"ls\", \"{n}\"]\nargs.n = { type = \"integer\", minimum = \"1\" }"),
+            tool("command = \"git log\"").replace("\"t\"", "\"u\""),
+            tool("command = [\"no-such-program-anywhere\"]").replace("\"t\"", "\"v\""),
+            tool("command = [\"ls\"]\nworkdir = \"no-such-dir\"").replace("\"t\"", "\"w\""),
+        );
+        let error = refusal(&text);
+        let all: Vec<(Option<usize>, Option<&str>)> = error
+            .all()
+            .map(|one| (one.position().map(|(line, _)| line), one.tool()))
+            .collect();
+        assert_eq!(
+            all,
+            [
+                (Some(5), None),
+                (Some(9), None),
+                (Some(13), Some("v")),
+                (Some(18), Some("w")),
+            ],
+            "{error}"
+        );
+        assert!(error.to_string().ends_with("\n(4 errors)"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_program_says_where_it_was_looked_for() {
+        let error = refusal(&tool(r#"command = ["no-such-program-anywhere"]"#));
+        assert_eq!(
+            error.rule(),
+            format!(
+                "the program `no-such-program-anywhere` was not found in airlock's PATH \
+                 (searched when the manifest loads, absolute entries only); install it, or give \
+                 its absolute path (command = [\"/path/to/no-such-program-anywhere\", …]); a \
+                 path with a `/` is taken relative to the manifest's directory, {}",
+                base().display()
+            )
+        );
+        let error = refusal(&tool(r#"command = ["./bin/no-such-tool"]"#));
+        assert_eq!(
+            error.rule(),
+            format!(
+                "the program {} does not exist (a program with a `/` is taken relative to the \
+                 manifest's directory, {}); a bare name is looked up in PATH",
+                base().join("./bin/no-such-tool").display(),
+                base().display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_missing_workdir_shows_the_resolved_path() {
+        let error = refusal(&tool("command = [\"ls\"]\nworkdir = \"no-such-dir\""));
+        assert_eq!(
+            error.rule(),
+            format!(
+                "must be an existing directory, and {} is not one (a relative workdir is taken \
+                 relative to the manifest's directory, {})",
+                base().join("no-such-dir").display(),
+                base().display()
+            )
+        );
+    }
 }

@@ -16,15 +16,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::call::{Call, Completion, Outcome, Progress, Ticket};
+use crate::call_log::{self, CallLog, Client, Entry, RunNote};
 use crate::dispatch::{self, Context, Dispatched};
-use crate::envelope::{self, Message, Notification, NotificationMethod, ReplyTo, Request};
+use crate::envelope::{
+    self, Message, Notification, NotificationMethod, ReplyTo, Request, RequestMethod,
+};
 use crate::error::McpError;
 use crate::guard::Guard;
 use crate::id::{IdKey, ProgressToken, RequestId};
+use crate::json::Text;
 use crate::lifecycle::Lifecycle;
 use crate::limits::{Limits, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
 use crate::response::{self, ProgressParams, ServerInfo};
-use crate::tools::{Registry, ToolOutput};
+use crate::tools::{Registry, ToolName, ToolOutput};
 use crate::version::ProtocolVersion;
 
 /// What every session of one server shares. Immutable once built.
@@ -35,6 +39,8 @@ pub struct Shared {
     pub(crate) registry: Registry,
     pub(crate) limits: Limits,
     pub(crate) guard: Guard,
+    /// Where each call's audit record goes, if anywhere.
+    pub(crate) call_log: Option<Arc<CallLog>>,
 }
 
 impl Shared {
@@ -81,6 +87,8 @@ pub struct Engine {
     last_invalid: bool,
     /// The last error written, for transports whose reply status depends on it (HTTP).
     refused: Option<McpError>,
+    /// Who the peer is, for the audit record.
+    client: Client,
 }
 
 /// A call in flight: what its reply needs.
@@ -92,6 +100,16 @@ struct Pending {
     /// Boxed: few calls ask for progress, and every call's entry is moved in and out of the
     /// map.
     progress: Option<Box<ProgressState>>,
+    /// What the call's audit record needs; `None` when no call log is kept.
+    audit: Option<Box<Audited>>,
+}
+
+/// A call in flight as its audit record will describe it.
+#[derive(Debug)]
+struct Audited {
+    tool: crate::tools::ToolName,
+    started: Instant,
+    arguments_hmac: Option<String>,
 }
 
 /// Progress reporting of one call that asked for it.
@@ -103,8 +121,13 @@ struct ProgressState {
 }
 
 impl Engine {
-    /// A fresh session of `shared`'s server.
+    /// A fresh session of `shared`'s server, with a stdio peer.
     pub fn new(shared: Arc<Shared>) -> Self {
+        Self::for_client(shared, Client::Stdio)
+    }
+
+    /// A fresh session of `shared`'s server, whose calls' audit records name `client`.
+    pub fn for_client(shared: Arc<Shared>, client: Client) -> Self {
         Self {
             shared,
             lifecycle: Lifecycle::default(),
@@ -113,6 +136,7 @@ impl Engine {
             consecutive_errors: 0,
             last_invalid: false,
             refused: None,
+            client,
         }
     }
 
@@ -193,18 +217,79 @@ impl Engine {
             self.in_flight.insert(ticket.key, pending);
             return;
         }
-        let output = match outcome {
-            Outcome::Finished(output) => output,
-            Outcome::TimedOut(limit) => ToolOutput::error(format!(
-                "The tool did not finish within its time limit of {} ms and was stopped.",
-                limit.as_millis()
-            )),
+        let (output, ended) = match outcome {
+            Outcome::Finished(output) => {
+                let ended = if output.is_error() {
+                    call_log::Outcome::Error
+                } else {
+                    call_log::Outcome::Ok
+                };
+                (output, ended)
+            }
+            Outcome::TimedOut(limit) => (
+                ToolOutput::error(format!(
+                    "The tool did not finish within its time limit of {} ms and was stopped.",
+                    limit.as_millis()
+                ))
+                .noting(RunNote {
+                    limit: Some("timeout"),
+                    ..RunNote::default()
+                }),
+                call_log::Outcome::Timeout,
+            ),
             Outcome::Panicked => {
+                self.record(pending.audit.as_deref(), call_log::Outcome::Panicked, None);
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
                 return;
             }
         };
+        self.record(pending.audit.as_deref(), ended, Some(&output));
         dispatch::write_call_result(&self.shared, &pending.id, &output, pending.version, out);
+    }
+
+    /// Writes the audit record of a call that was started, if a call log is kept.
+    fn record(
+        &self,
+        audit: Option<&Audited>,
+        outcome: call_log::Outcome,
+        output: Option<&ToolOutput>,
+    ) {
+        let (Some(log), Some(audit)) = (&self.shared.call_log, audit) else {
+            return;
+        };
+        log.write(&Entry {
+            client: &self.client,
+            tool: Some(audit.tool.as_str()),
+            outcome,
+            duration: audit.started.elapsed(),
+            is_error: output.is_none_or(ToolOutput::is_error),
+            output_bytes: output.map_or(0, ToolOutput::content_bytes),
+            note: output.map_or_else(RunNote::default, |output| output.note),
+            refusal: None,
+            arguments_hmac: audit.arguments_hmac.as_deref(),
+        });
+    }
+
+    /// Writes the audit record of a `tools/call` refused or answered before it ran.
+    fn record_unstarted(&self, tool: Option<&str>, refusal: Option<&McpError>) {
+        let Some(log) = &self.shared.call_log else {
+            return;
+        };
+        let entry = match refusal {
+            Some(error) => Entry::refused(&self.client, tool, error),
+            None => Entry {
+                client: &self.client,
+                tool,
+                outcome: call_log::Outcome::InvalidArguments,
+                duration: std::time::Duration::ZERO,
+                is_error: true,
+                output_bytes: 0,
+                note: RunNote::default(),
+                refusal: None,
+                arguments_hmac: None,
+            },
+        };
+        log.write(&entry);
     }
 
     /// Takes a progress report of a running call; writes `notifications/progress` if the call
@@ -254,9 +339,12 @@ impl Engine {
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
         std::mem::take(&mut self.in_flight)
             .into_iter()
-            .map(|(key, pending)| Ticket {
-                key,
-                serial: pending.serial,
+            .map(|(key, pending)| {
+                self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
+                Ticket {
+                    key,
+                    serial: pending.serial,
+                }
             })
             .collect()
     }
@@ -271,6 +359,17 @@ impl Engine {
             self.refuse(out, Some(&id), McpError::DuplicateId);
             return self.invalid();
         }
+        // The tool an audit record of this call names: only one the server has (an unknown
+        // name is the peer's text).
+        let called =
+            (method == RequestMethod::ToolsCall && self.shared.call_log.is_some()).then(|| {
+                params
+                    .as_deref()
+                    .and_then(|params| params.name.as_ref())
+                    .and_then(Text::as_str)
+                    .and_then(|name| self.shared.registry.get(name))
+                    .map(|tool| tool.name.clone())
+            });
         let mark = out.len();
         let cx = Context {
             shared: &self.shared,
@@ -291,6 +390,10 @@ impl Engine {
         });
         match result {
             Ok(Dispatched::Answered) => {
+                // A `tools/call` answered without running: its arguments failed the schema.
+                if let Some(tool) = &called {
+                    self.record_unstarted(tool.as_ref().map(ToolName::as_str), None);
+                }
                 self.consecutive_errors = 0;
                 Effect::None
             }
@@ -300,6 +403,9 @@ impl Engine {
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
+                if let Some(tool) = &called {
+                    self.record_unstarted(tool.as_ref().map(ToolName::as_str), Some(&error));
+                }
                 let garbage = counts_as_garbage(&error);
                 self.refuse(out, Some(&id), error);
                 if garbage {
@@ -323,6 +429,13 @@ impl Engine {
         let key = id.key().clone();
         let timeout = tool.timeout.unwrap_or(self.shared.limits.tool_timeout);
         tracing::debug!(tool = tool.name.as_str(), "tool call started");
+        let audit = self.shared.call_log.as_ref().map(|log| {
+            Box::new(Audited {
+                tool: tool.name.clone(),
+                started: Instant::now(),
+                arguments_hmac: log.hash(&arguments),
+            })
+        });
         self.in_flight.insert(
             key.clone(),
             Pending {
@@ -336,6 +449,7 @@ impl Engine {
                         last_sent: None,
                     })
                 }),
+                audit,
             },
         );
         Effect::Start(Call {
@@ -363,6 +477,7 @@ impl Engine {
                 match key.and_then(|key| self.in_flight.remove_entry(&key)) {
                     Some((key, pending)) => {
                         tracing::debug!("call cancelled by the client");
+                        self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
                         Effect::Cancel(Ticket {
                             key,
                             serial: pending.serial,
@@ -420,18 +535,40 @@ fn truncate(text: &str, max: usize) -> &str {
     text.get(..end).unwrap_or_default()
 }
 
-/// Parameters of one server, as the builder assembles them.
+/// Parameters of one server, without a call log (tests and fuzzing).
+#[cfg(any(test, fuzzing))]
 pub(crate) fn shared(
     info: ServerInfo,
     instructions: Option<String>,
     registry: Registry,
     limits: Limits,
 ) -> Arc<Shared> {
+    shared_logging(info, instructions, registry, limits, None)
+}
+
+/// Parameters of one server, as the builder assembles them, writing each call's audit record
+/// to `call_log`.
+pub(crate) fn shared_logging(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+    call_log: Option<Arc<CallLog>>,
+) -> Arc<Shared> {
     let guard = Guard::new(&limits, registry.rates());
-    shared_with_guard(info, instructions, registry, limits, guard)
+    let shared = Shared {
+        info,
+        instructions,
+        registry,
+        limits,
+        guard,
+        call_log,
+    };
+    Arc::new(shared)
 }
 
 /// The same with a given guard (tests drive its clock).
+#[cfg(any(test, fuzzing))]
 pub(crate) fn shared_with_guard(
     info: ServerInfo,
     instructions: Option<String>,
@@ -445,6 +582,7 @@ pub(crate) fn shared_with_guard(
         registry,
         limits,
         guard,
+        call_log: None,
     })
 }
 

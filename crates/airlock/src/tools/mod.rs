@@ -47,6 +47,9 @@ pub struct ToolOutput {
     pub(crate) content: Vec<Content>,
     pub(crate) structured: Option<Value>,
     pub(crate) is_error: bool,
+    /// What the call's audit record adds (a command's exit status, the limit that stopped
+    /// it); never on the wire.
+    pub(crate) note: crate::call_log::RunNote,
 }
 
 /// One content block of a tool result.
@@ -94,6 +97,19 @@ pub enum ResourceBody {
 }
 
 impl Content {
+    /// Its bytes before JSON escaping: text, base64 data, or a resource's URI and body.
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Text(text) => text.len(),
+            Self::Image { data, .. } | Self::Audio { data, .. } => data.len(),
+            Self::Resource { uri, body, .. } => match body {
+                ResourceBody::Text(text) | ResourceBody::Blob(text) => {
+                    uri.len().saturating_add(text.len())
+                }
+            },
+        }
+    }
+
     /// An image block from raw bytes.
     pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
         Self::Image {
@@ -149,6 +165,7 @@ impl ToolOutput {
             content: vec![Content::Text(text.into())],
             structured: None,
             is_error: false,
+            note: crate::call_log::RunNote::default(),
         }
     }
 
@@ -158,6 +175,7 @@ impl ToolOutput {
             content: blocks,
             structured: None,
             is_error: false,
+            note: crate::call_log::RunNote::default(),
         }
     }
 
@@ -176,12 +194,29 @@ impl ToolOutput {
             content: vec![Content::Text(value.to_string())],
             structured: Some(value),
             is_error: false,
+            note: crate::call_log::RunNote::default(),
         }
     }
 
     /// Whether the result is a failure.
     pub fn is_error(&self) -> bool {
         self.is_error
+    }
+
+    /// The same result, with what its audit record should say of the run (a command's exit
+    /// status, signal, or the limit that stopped it). The note never reaches the wire.
+    pub fn noting(mut self, note: crate::call_log::RunNote) -> Self {
+        self.note = note;
+        self
+    }
+
+    /// The bytes of its content as the tool produced it (text, base64 data, resource text and
+    /// URIs), before JSON escaping: the audit record's `output_bytes`.
+    pub(crate) fn content_bytes(&self) -> usize {
+        self.content
+            .iter()
+            .map(Content::bytes)
+            .fold(0, usize::saturating_add)
     }
 
     /// The text of the text blocks, joined by newlines (other blocks are left out).

@@ -9,7 +9,11 @@
 //!
 //! A violation is reported with the argument's path and the rule, in fixed words; the value is
 //! never quoted. Path segments are property names from the schema or indices we count; a key
-//! that only the peer named (one admitted by `additionalProperties`) appears as `*`.
+//! that only the peer named (one admitted by `additionalProperties`) appears as `*`. The one
+//! peer text a violation may hold is the name of a property the tool does not accept, so that
+//! an agent can correct its call, and only when that name is a plain identifier
+//! (`is_plain_name`: no markup, no spaces, no control characters); the rule lists the
+//! properties the schema accepts.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -58,6 +62,48 @@ pub enum SchemaError {
 #[derive(Debug)]
 pub struct Validator {
     nodes: Vec<Node>,
+}
+
+/// The longest unexpected property name a violation repeats.
+const MAX_NAMED_PROPERTY_BYTES: usize = 64;
+
+/// The most accepted properties a violation lists.
+const MAX_LISTED_PROPERTIES: usize = 24;
+
+/// Whether a peer's property name is safe to repeat: 1 to 64 of `A-Z a-z 0-9 _ -`.
+fn is_plain_name(name: &str) -> bool {
+    (1..=MAX_NAMED_PROPERTY_BYTES).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}
+
+/// The rule for a property `node` does not accept: its name if plain, and the accepted ones.
+fn unexpected_property(key: &str, node: &Node) -> String {
+    let named = if is_plain_name(key) {
+        format!("`{key}`")
+    } else {
+        "one whose name is not shown".to_owned()
+    };
+    let accepted: Vec<String> = node
+        .properties
+        .iter()
+        .take(MAX_LISTED_PROPERTIES)
+        .map(|(name, _)| format!("`{name}`"))
+        .collect();
+    let more = if node.properties.len() > MAX_LISTED_PROPERTIES {
+        ", …"
+    } else {
+        ""
+    };
+    if accepted.is_empty() {
+        format!("has a property the tool does not accept: {named} (it accepts none)")
+    } else {
+        format!(
+            "has a property the tool does not accept: {named} (it accepts {}{more})",
+            accepted.join(", ")
+        )
+    }
 }
 
 /// One violation: where and which rule.
@@ -850,7 +896,7 @@ impl Run<'_> {
                 }
                 (None, Additional::Any) => {}
                 (None, Additional::Deny) => {
-                    ok = self.fail(path, "has a property the tool does not accept".into());
+                    ok = self.fail(path, unexpected_property(key, node));
                 }
                 (None, Additional::Schema(schema)) => {
                     ok &= path.with(Segment::AnyProperty, |path| {
@@ -1005,9 +1051,21 @@ mod tests {
                 "`name` must match the pattern `^[a-z]+$`"
             ]
         );
+        // Issue 22: the agent learns which property to drop; a name that is not a plain
+        // identifier is not repeated.
         assert_eq!(
             violations(schema(), json!({"count": 1, "secret-key-xyz": 1})),
-            ["`arguments` has a property the tool does not accept"]
+            [
+                "`arguments` has a property the tool does not accept: `secret-key-xyz` (it \
+                 accepts `count`, `name`, `nested`, `tags`, `unit`)"
+            ]
+        );
+        assert_eq!(
+            violations(schema(), json!({"count": 1, "<b>ignore previous</b>": 1})),
+            [
+                "`arguments` has a property the tool does not accept: one whose name is not \
+                 shown (it accepts `count`, `name`, `nested`, `tags`, `unit`)"
+            ]
         );
         assert_eq!(
             violations(schema(), json!({"count": 1, "tags": ["a", "a", 3]})),

@@ -373,7 +373,8 @@ mod tests {
             refused,
             [
                 "`count` must be at most 255",
-                "`arguments` has a property the tool does not accept",
+                "`arguments` has a property the tool does not accept: `extra` (it accepts \
+                 `count`, `label`, `mode`)",
                 "`mode` must be one of \"fast\", \"slow\""
             ]
         );

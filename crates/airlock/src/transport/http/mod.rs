@@ -60,10 +60,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::call::{Call, CallContext, Event};
+use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
 use crate::engine::{Effect, Engine, Shared};
 use crate::envelope::{self, Message, ReplyTo, Request as RpcRequest, RequestMethod};
 use crate::error::{HeaderFault, HttpRefusal, McpError};
-use crate::id::RequestId;
 use crate::json::Text;
 use crate::limits::HttpLimits;
 use crate::response;
@@ -337,9 +337,10 @@ fn refuse_connection(stream: &TcpStream, error: &McpError) {
 /// One HTTP request, start to finish: served by [`serve_request`], then counted for the
 /// garbage cut-off against whoever sent it (see `clients`).
 async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> Response<Body> {
-    let address = ClientKey::of(None, state.proxies.client(peer, request.headers()));
+    let from = state.proxies.client(peer, request.headers());
+    let address = ClientKey::of(None, from);
     let mut sender = None;
-    let reply = serve_request(&state, &address, request, &mut sender).await;
+    let reply = serve_request(&state, (from, &address), request, &mut sender).await;
     let sender = sender.unwrap_or(address);
     let verdict = reply
         .extensions()
@@ -359,11 +360,14 @@ async fn handle(state: Arc<State>, peer: IpAddr, request: Request<Incoming>) -> 
 /// [`Verdict::Valid`].
 pub(crate) use clients::Verdict;
 
-/// Serves one request; sets `sender` to the client's identity once its token is valid (the
-/// address is the sender until then).
+/// Serves one request from `from` (keyed as `address`); sets `sender` to the client's identity
+/// once its token is valid (the address is the sender until then).
+///
+/// The refusals of the boundary (`421`, `403`, `401`, `429`) are logged at `info` with the
+/// client's address, for the operator (never the token, nor the refused header's value).
 async fn serve_request(
     state: &Arc<State>,
-    address: &ClientKey,
+    (from, address): (IpAddr, &ClientKey),
     request: Request<Incoming>,
     sender: &mut Option<ClientKey>,
 ) -> Response<Body> {
@@ -372,11 +376,13 @@ async fn serve_request(
     }
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
-        tracing::debug!(host = ?head.get(header::HOST), "request refused: Host not allowed");
+        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
+        tracing::debug!(host = ?head.get(header::HOST), "the refused Host");
         return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
-        tracing::debug!(origin = ?head.get(header::ORIGIN), "request refused: Origin not allowed");
+        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
+        tracing::debug!(origin = ?head.get(header::ORIGIN), "the refused Origin");
         return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
     }
     if cors::is_preflight(&request) {
@@ -387,7 +393,12 @@ async fn serve_request(
             .admit_unless_cut_off(address)
             .and_then(|()| state.clients.admit_request(address));
         if let Err(error) = refused {
-            tracing::debug!(%error, "preflight refused: client cut off or over its quota");
+            tracing::info!(
+                client = %from,
+                status = error.http_status(false),
+                %error,
+                "preflight refused: client cut off or over its quota"
+            );
             return judged(refusal(&error), Verdict::Neutral);
         }
         let reply = cors::preflight(&state.allow, head);
@@ -400,7 +411,9 @@ async fn serve_request(
     let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
         Ok(identity) => identity,
         Err(denied) => {
-            tracing::debug!(
+            tracing::info!(
+                client = %from,
+                status = 401,
                 presented = denied.presented,
                 "request refused: no valid token"
             );
@@ -427,15 +440,25 @@ async fn serve_request(
     // A cut-off client is refused before anything else is spent on it, and its connection
     // closed; this refusal is not counted again.
     if let Err(error) = state.clients.admit_unless_cut_off(&client) {
-        tracing::debug!("request refused: the client is cut off");
+        tracing::info!(client = %from, identity = ?identity, status = error.http_status(false), "request refused: the client is cut off");
         return judged(closing(refusal(&error)), Verdict::Neutral);
     }
     *sender = Some(client.clone());
     if let Err(error) = state.clients.admit_request(&client) {
-        tracing::debug!(%error, "request refused: client over its request quota");
+        tracing::info!(
+            client = %from,
+            identity = ?identity,
+            status = error.http_status(false),
+            %error,
+            "request refused: client over its request quota"
+        );
         return judged(refusal(&error), Verdict::Neutral);
     }
-    let caller = Caller { identity, client };
+    let caller = Caller {
+        identity,
+        client,
+        address: from,
+    };
     match *request.method() {
         Method::POST => post(state, caller, request).await,
         Method::DELETE => delete(state, &caller, request.headers()),
@@ -492,6 +515,18 @@ fn busy(error: &McpError) -> bool {
 struct Caller {
     identity: Option<Arc<str>>,
     client: ClientKey,
+    /// The client's address, unmasked (for the audit record).
+    address: IpAddr,
+}
+
+impl Caller {
+    /// The caller as an audit record names it.
+    fn audited(&self) -> AuditClient {
+        AuditClient::Http {
+            address: self.address,
+            identity: self.identity.clone(),
+        }
+    }
 }
 
 /// DELETE: ends a legacy session. The modern era has none (`405`).
@@ -604,7 +639,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         // The header speaks 2026-07-28 (or a version we do not know) but the body carries no
         // protocol fields: a modern request missing its required `_meta`.
         let error = McpError::InvalidMeta("the protocol fields in _meta are required");
-        return call.error(&request.id, &error, true);
+        return call.error(&request, &error, true);
     }
     call.legacy(&request).await
 }
@@ -644,8 +679,21 @@ struct Exchange<'a> {
 
 impl Exchange<'_> {
     /// A JSON error reply to `id`.
-    fn error(&self, id: &RequestId, error: &McpError, modern: bool) -> Response<Body> {
+    fn error(&self, request: &RpcRequest<'_>, error: &McpError, modern: bool) -> Response<Body> {
+        let id = &request.id;
         tracing::debug!(%error, "request refused");
+        if request.method == RequestMethod::ToolsCall
+            && let Some(log) = &self.state.shared.call_log
+        {
+            let tool = request
+                .params
+                .as_ref()
+                .and_then(|params| params.name.as_ref())
+                .and_then(Text::as_str)
+                .and_then(|name| self.state.shared.registry.get(name))
+                .map(|tool| tool.name.as_str());
+            log.write(&AuditEntry::refused(&self.caller.audited(), tool, error));
+        }
         let mut out = Vec::new();
         response::write_error(&mut out, Some(id), error);
         let verdict = if busy(error) {
@@ -659,13 +707,16 @@ impl Exchange<'_> {
     /// A modern request: headers checked against the body, then a fresh engine.
     async fn modern(&self, request: &RpcRequest<'_>, body_version: &Value) -> Response<Body> {
         if let Err(fault) = self.check_headers(request, body_version) {
-            return self.error(&request.id, &McpError::HeaderMismatch(fault), true);
+            return self.error(request, &McpError::HeaderMismatch(fault), true);
         }
         let slots = match self.call_slots(request) {
             Ok(slots) => slots,
-            Err(error) => return self.error(&request.id, &error, true),
+            Err(error) => return self.error(request, &error, true),
         };
-        let engine = Arc::new(Mutex::new(Engine::new(Arc::clone(&self.state.shared))));
+        let engine = Arc::new(Mutex::new(Engine::for_client(
+            Arc::clone(&self.state.shared),
+            self.caller.audited(),
+        )));
         self.run(engine, slots, true).await
     }
 
@@ -709,32 +760,33 @@ impl Exchange<'_> {
                 Some(session) => (session, None),
                 None => {
                     let error = McpError::Http(HttpRefusal::SessionNotFound);
-                    return self.error(&request.id, &error, false);
+                    return self.error(request, &error, false);
                 }
             },
             None if request.method == RequestMethod::Initialize => {
-                let engine = Engine::new(Arc::clone(&self.state.shared));
+                let engine =
+                    Engine::for_client(Arc::clone(&self.state.shared), self.caller.audited());
                 let owner = self.caller.client.clone();
                 match self.state.sessions.open(engine, identity.cloned(), owner) {
                     Ok((id, session)) => (session, Some(id)),
-                    Err(error) => return self.error(&request.id, &error, false),
+                    Err(error) => return self.error(request, &error, false),
                 }
             }
             None => {
                 let error = McpError::Http(HttpRefusal::SessionRequired);
-                return self.error(&request.id, &error, false);
+                return self.error(request, &error, false);
             }
         };
         if let Some(header) = headers::text(self.head, MCP_PROTOCOL_VERSION) {
             let negotiated = session.engine().negotiated_version();
             if negotiated.is_some_and(|version| version.as_str() != header) {
                 let error = McpError::Http(HttpRefusal::VersionHeader);
-                return self.error(&request.id, &error, false);
+                return self.error(request, &error, false);
             }
         }
         let slots = match self.call_slots(request) {
             Ok(slots) => slots,
-            Err(error) => return self.error(&request.id, &error, false),
+            Err(error) => return self.error(request, &error, false),
         };
         let mut reply = self.run_in(&session, slots).await;
         if let Some(id) = opened {

@@ -1,0 +1,447 @@
+//! The per-call audit record: one JSON line per tool call, for the operator.
+//!
+//! Every `tools/call` that names a tool ends in exactly one record: it ran (and finished,
+//! failed, timed out or panicked), it was cancelled, or it was refused before it ran (a quota,
+//! the in-flight caps, the argument bounds, a schema violation). A record says when, who
+//! (the [`Client`]), which tool, how long, how it ended (exit status or `isError`), how many
+//! output bytes the result carried and which limit or refusal applied. It never holds an
+//! argument value or any output, at any level: only, when the operator gives a key, an
+//! HMAC-SHA256 of the arguments' canonical JSON (keys sorted), which correlates identical calls
+//! without revealing them (a low-entropy value cannot be guessed from the log without the key).
+//! A tool name is written only when the server has that tool: an unknown name is the peer's
+//! text and is written as `null`.
+//!
+//! The records go to stderr (between log lines) or to a file of their own, opened for
+//! appending with mode 0600 and reopened by [`CallLog::reopen`] (SIGUSR1 in the binary) after
+//! log rotation moved it away. A write that fails is logged once per failure run and never
+//! fails the call: the audit log is the operator's, the call the client's.
+//!
+//! It trusts the engine to call it once per call; it trusts nothing of the arguments.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[cfg(feature = "audit-hash")]
+use ring::hmac;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::McpError;
+
+/// Who made a call, as its record names it.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub enum Client {
+    /// The one peer of a stdio session.
+    Stdio,
+    /// An HTTP client: its address (the one a trusted proxy forwarded, else the socket's) and
+    /// the identity its token proved (the token's variable name), if tokens are required.
+    Http {
+        /// The client's address.
+        address: IpAddr,
+        /// The token identity.
+        identity: Option<Arc<str>>,
+    },
+}
+
+/// How a call ended, as its record says.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The tool ran and returned a result that is not an error.
+    Ok,
+    /// The tool ran and returned an `isError` result (a failing command, say).
+    Error,
+    /// The call passed its deadline and was stopped.
+    Timeout,
+    /// The handler panicked; answered `-32603`.
+    Panicked,
+    /// The client cancelled it, or the session ended with it in flight; no reply was sent.
+    Cancelled,
+    /// The arguments did not pass the tool's schema; answered with an `isError` result.
+    InvalidArguments,
+    /// Refused before it ran, with a JSON-RPC error.
+    Refused,
+}
+
+/// What a command's run adds to its record: set by the command handler on its result.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct RunNote {
+    /// The exit status, when the command exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// The limit that stopped it, when one did (`max_output_bytes`, `cpu_seconds`, …).
+    pub limit: Option<&'static str>,
+}
+
+/// The refusal of a record: the JSON-RPC error code and message the client was sent (fixed
+/// text from the error table).
+#[derive(Debug, Serialize)]
+struct Refusal {
+    code: i32,
+    reason: &'static str,
+}
+
+/// One record, serialised as one JSON line. Every field is always present (`null` when it does
+/// not apply), so a consumer can rely on the shape.
+#[derive(Debug, Serialize)]
+struct Record<'a> {
+    time: String,
+    event: &'static str,
+    client: ClientView<'a>,
+    tool: Option<&'a str>,
+    outcome: Outcome,
+    duration_ms: u64,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    is_error: bool,
+    output_bytes: u64,
+    limit: Option<&'static str>,
+    refusal: Option<Refusal>,
+    arguments_hmac: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct ClientView<'a> {
+    transport: &'static str,
+    address: Option<String>,
+    identity: Option<&'a str>,
+}
+
+impl<'a> ClientView<'a> {
+    fn of(client: &'a Client) -> Self {
+        match client {
+            Client::Stdio => Self {
+                transport: "stdio",
+                address: None,
+                identity: None,
+            },
+            Client::Http { address, identity } => Self {
+                transport: "http",
+                address: Some(address.to_string()),
+                identity: identity.as_deref(),
+            },
+        }
+    }
+}
+
+/// The facts of one call's end, as the engine or a transport knows them.
+#[derive(Debug)]
+pub(crate) struct Entry<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) tool: Option<&'a str>,
+    pub(crate) outcome: Outcome,
+    pub(crate) duration: Duration,
+    pub(crate) is_error: bool,
+    pub(crate) output_bytes: usize,
+    pub(crate) note: RunNote,
+    pub(crate) refusal: Option<&'a McpError>,
+    pub(crate) arguments_hmac: Option<&'a str>,
+}
+
+impl Entry<'_> {
+    /// A call refused before it ran.
+    pub(crate) fn refused<'a>(
+        client: &'a Client,
+        tool: Option<&'a str>,
+        error: &'a McpError,
+    ) -> Entry<'a> {
+        Entry {
+            client,
+            tool,
+            outcome: Outcome::Refused,
+            duration: Duration::ZERO,
+            is_error: false,
+            output_bytes: 0,
+            note: RunNote {
+                limit: limit_of(error),
+                ..RunNote::default()
+            },
+            refusal: Some(error),
+            arguments_hmac: None,
+        }
+    }
+}
+
+/// The limit a refusal enforces, by the name the operator configures it with.
+fn limit_of(error: &McpError) -> Option<&'static str> {
+    match error {
+        McpError::RateLimited { .. } => Some("rate"),
+        McpError::Overloaded { .. } => Some("max_in_flight"),
+        McpError::ClientBusy { .. } => Some("client_in_flight"),
+        McpError::ArgumentBound { bound, .. } => Some(bound.limit_name()),
+        _ => None,
+    }
+}
+
+/// Where records go, and the optional key of the arguments' hash.
+#[derive(Debug)]
+pub struct CallLog {
+    sink: Mutex<Sink>,
+    #[cfg(feature = "audit-hash")]
+    key: Option<hmac::Key>,
+    /// Whether the last write failed (so a failing disk logs one error, not one per call).
+    failing: AtomicBool,
+}
+
+#[derive(Debug)]
+enum Sink {
+    Stderr,
+    File { path: PathBuf, file: File },
+}
+
+impl CallLog {
+    /// Records on stderr.
+    pub fn stderr() -> Self {
+        Self {
+            sink: Mutex::new(Sink::Stderr),
+            #[cfg(feature = "audit-hash")]
+            key: None,
+            failing: AtomicBool::new(false),
+        }
+    }
+
+    /// Records appended to the file at `path` (created with mode 0600 if missing).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened for appending.
+    pub fn file(path: &Path) -> io::Result<Self> {
+        let file = open_append(path)?;
+        Ok(Self {
+            sink: Mutex::new(Sink::File {
+                path: path.to_owned(),
+                file,
+            }),
+            #[cfg(feature = "audit-hash")]
+            key: None,
+            failing: AtomicBool::new(false),
+        })
+    }
+
+    /// Adds `arguments_hmac` to every record of a call that ran: HMAC-SHA256 of the arguments'
+    /// canonical JSON under `key`, hex. (With the `audit-hash` feature.)
+    #[cfg(feature = "audit-hash")]
+    pub fn with_argument_key(mut self, key: &[u8]) -> Self {
+        self.key = Some(hmac::Key::new(hmac::HMAC_SHA256, key));
+        self
+    }
+
+    /// Reopens the file at its path (after log rotation renamed it); a no-op on stderr.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened; records keep going to the old one.
+    pub fn reopen(&self) -> io::Result<()> {
+        let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Sink::File { path, file } = &mut *sink {
+            *file = open_append(path)?;
+        }
+        Ok(())
+    }
+
+    /// The hex HMAC of `arguments`, when a key is set; never without the `audit-hash` feature.
+    #[cfg(not(feature = "audit-hash"))]
+    pub(crate) fn hash(&self, _arguments: &Map<String, Value>) -> Option<String> {
+        None
+    }
+
+    /// The hex HMAC of `arguments`, when a key is set.
+    #[cfg(feature = "audit-hash")]
+    pub(crate) fn hash(&self, arguments: &Map<String, Value>) -> Option<String> {
+        let key = self.key.as_ref()?;
+        let mut context = hmac::Context::with_key(key);
+        let mut canonical = Vec::new();
+        // serde_json's map keeps keys sorted (no `preserve_order`), so this is canonical.
+        if serde_json::to_writer(&mut canonical, arguments).is_err() {
+            return None;
+        }
+        context.update(&canonical);
+        let tag = context.sign();
+        let mut hex = String::with_capacity(64);
+        for byte in tag.as_ref() {
+            hex.push_str(&format!("{byte:02x}"));
+        }
+        Some(hex)
+    }
+
+    /// Writes the record of `entry`.
+    pub(crate) fn write(&self, entry: &Entry<'_>) {
+        let record = Record {
+            time: rfc3339(SystemTime::now()),
+            event: "tool_call",
+            client: ClientView::of(entry.client),
+            tool: entry.tool,
+            outcome: entry.outcome,
+            duration_ms: u64::try_from(entry.duration.as_millis()).unwrap_or(u64::MAX),
+            exit_code: entry.note.exit_code,
+            signal: entry.note.signal,
+            is_error: entry.is_error,
+            output_bytes: u64::try_from(entry.output_bytes).unwrap_or(u64::MAX),
+            limit: entry.note.limit,
+            refusal: entry.refusal.map(|error| {
+                let wire = error.to_wire();
+                Refusal {
+                    code: wire.code.get(),
+                    reason: wire.message,
+                }
+            }),
+            arguments_hmac: entry.arguments_hmac,
+        };
+        let Ok(mut line) = serde_json::to_vec(&record) else {
+            tracing::error!("an audit record could not be serialised");
+            return;
+        };
+        line.push(b'\n');
+        let written = {
+            let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+            match &mut *sink {
+                Sink::Stderr => io::stderr().lock().write_all(&line),
+                Sink::File { file, .. } => file.write_all(&line),
+            }
+        };
+        match written {
+            Ok(()) => self.failing.store(false, Ordering::Relaxed),
+            Err(error) => {
+                if !self.failing.swap(true, Ordering::Relaxed) {
+                    tracing::error!(kind = ?error.kind(), "the audit log cannot be written");
+                }
+            }
+        }
+    }
+
+    /// Starts a thread that reopens the file on every SIGUSR1 (what `logrotate`'s
+    /// `postrotate` sends, as to nginx). A no-op for stderr.
+    ///
+    /// # Errors
+    ///
+    /// The thread, its runtime or the handler could not be set up.
+    pub fn reopen_on_sigusr1(self: &Arc<Self>) -> io::Result<()> {
+        if matches!(
+            *self.sink.lock().unwrap_or_else(PoisonError::into_inner),
+            Sink::Stderr
+        ) {
+            return Ok(());
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        let mut signal = runtime.block_on(async {
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+        })?;
+        let log = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("airlock-audit-log".into())
+            .stack_size(REOPEN_THREAD_STACK_BYTES)
+            .spawn(move || {
+                runtime.block_on(async {
+                    while signal.recv().await.is_some() {
+                        match log.reopen() {
+                            Ok(()) => tracing::info!("audit log reopened (SIGUSR1)"),
+                            Err(error) => tracing::error!(
+                                kind = ?error.kind(),
+                                "the audit log could not be reopened; records go to the old file"
+                            ),
+                        }
+                    }
+                });
+            })?;
+        Ok(())
+    }
+}
+
+/// The reopening thread only waits, and logs a line.
+const REOPEN_THREAD_STACK_BYTES: usize = 256 * 1024;
+
+fn open_append(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds (`2026-01-31T12:00:00.123Z`).
+fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let seconds = since.as_secs();
+    let (year, month, day) = civil(seconds / 86_400);
+    let of_day = seconds % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days after the epoch).
+fn civil(days: u64) -> (u64, u64, u64) {
+    let z = days.saturating_add(719_468);
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = doe
+        .saturating_sub(doe / 1460)
+        .saturating_add(doe / 36_524)
+        .saturating_sub(doe / 146_096)
+        / 365;
+    let doy = doe.saturating_sub(
+        yoe.saturating_mul(365)
+            .saturating_add(yoe / 4)
+            .saturating_sub(yoe / 100),
+    );
+    let mp = doy.saturating_mul(5).saturating_add(2) / 153;
+    let day = doy
+        .saturating_sub(mp.saturating_mul(153).saturating_add(2) / 5)
+        .saturating_add(1);
+    let month = if mp < 10 {
+        mp.saturating_add(3)
+    } else {
+        mp.saturating_sub(9)
+    };
+    let year = yoe
+        .saturating_add(era.saturating_mul(400))
+        .saturating_add(u64::from(month <= 2));
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_rfc3339_utc_with_milliseconds() {
+        let at = |secs: u64, millis: u64| {
+            rfc3339(UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis))
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
+        assert_eq!(at(4_102_444_800, 0), "2100-01-01T00:00:00.000Z");
+    }
+
+    #[cfg(feature = "audit-hash")]
+    #[test]
+    fn the_arguments_hash_is_keyed_and_ignores_key_order() {
+        let log = CallLog::stderr().with_argument_key(b"k1");
+        let one = serde_json::json!({"a": 1, "b": "x"});
+        let two = serde_json::json!({"b": "x", "a": 1});
+        let (Value::Object(one), Value::Object(two)) = (one, two) else {
+            panic!("objects")
+        };
+        let hash = log.hash(&one);
+        assert_eq!(hash, log.hash(&two));
+        assert_eq!(hash.as_deref().map(str::len), Some(64));
+        let other = CallLog::stderr().with_argument_key(b"k2");
+        assert_ne!(hash, other.hash(&one));
+        assert_eq!(CallLog::stderr().hash(&one), None);
+    }
+}
