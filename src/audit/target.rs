@@ -150,6 +150,9 @@ pub(crate) struct Ended {
     pub(crate) killed_for_memory: bool,
     /// The last bytes the server wrote on stderr, lossily decoded and made printable.
     pub(crate) stderr_tail: String,
+    /// Processes that had left the server's process group and were still running when the
+    /// audit killed the tree.
+    pub(crate) escapees_running: usize,
 }
 
 impl Target {
@@ -347,7 +350,7 @@ impl Target {
         // The last look, while the leader is still unreaped.
         self.sample_now();
         let exit = peek_exit(self.tree.group);
-        self.tree.kill();
+        let escapees_running = self.tree.kill();
         unregister(&self.tree);
         self.reap();
         let stderr_tail = {
@@ -359,6 +362,7 @@ impl Target {
             peak_kib: self.peak_kib,
             killed_for_memory,
             stderr_tail,
+            escapees_running,
         };
         self.ended = Some(ended.clone());
         ended
@@ -455,16 +459,19 @@ impl Tree {
     }
 
     /// Kills the escapees (those still alive under the same pid and start time, so never a
-    /// stranger that reused a pid), then the group. Callers hold the leader unreaped.
-    fn kill(&self) {
+    /// stranger that reused a pid), then the group; returns how many escapees were alive.
+    /// Callers hold the leader unreaped.
+    fn kill(&self) -> usize {
         let entries = scan_proc();
         self.remember_escapees(&descendants(&entries, self.leader()));
         let escapees = self.escapees.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut alive: usize = 0;
         for escapee in escapees.iter() {
             let same = entries
                 .iter()
                 .any(|entry| entry.pid == escapee.pid && entry.start == escapee.start);
             if let (true, Some(pid)) = (same, Pid::from_raw(escapee.pid)) {
+                alive = alive.saturating_add(1);
                 ignore_gone(rustix::process::kill_process(pid, Signal::KILL));
             }
         }
@@ -472,6 +479,7 @@ impl Tree {
             self.group,
             Signal::KILL,
         ));
+        alive
     }
 }
 
