@@ -111,7 +111,7 @@ audit_half() {
         [ -f "$schema" ] || die "audit: @microsoft/jest-sarif shipped no SARIF schema at $schema"
         printf '%s\n' "$want" >"$audit_dir/.stamp"
     fi
-    say "audit: SARIF schema $(sed -n 's/.*"\$id": *"\([^"]*\)".*/\1/p' "$schema" | head -n 1)"
+    say "audit: SARIF schema $(sed -n 's/.*"\$\?id": *"\([^"]*\)".*/\1/p' "$schema" | head -n 1)"
 }
 
 browser_half() {
