@@ -10,11 +10,10 @@
 //! passes, unless `AIRLOCK_REQUIRE_CLIENTS=1` (as CI sets), where it fails.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::{airlock, run};
+use crate::harness::{airlock, run, spawn_command};
 
 /// A run's exit status, its JSON report and its table.
 struct Ran {
@@ -285,7 +284,7 @@ fn sarif_validates_against_the_schema_and_junit_parses_with_the_failures() {
     );
     assert_eq!(ran.status, Some(1), "{}", ran.table);
     let checker = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/check_reports.py");
-    let output = Command::new(&python)
+    let output = spawn_command(&python)
         .args([checker.as_os_str(), schema.as_os_str()])
         .args([&sarif, &junit])
         .output()
