@@ -32,7 +32,7 @@ pub enum BaselineError {
     /// The file could not be opened or read.
     #[error("--baseline: the file cannot be read ({0:?})")]
     Read(std::io::ErrorKind),
-    /// The file is larger than [`MAX_BASELINE_BYTES`].
+    /// The file is larger than 64 MiB.
     #[error("--baseline: the file is larger than 64 MiB")]
     TooLarge,
     /// The file is not a report or a baseline that `airlock audit` writes.

@@ -8,6 +8,10 @@
 //! message, that no notification was answered, and that the peak memory of the server's
 //! process tree stayed within the limit; then the whole tree is killed.
 //!
+//! Every finding has a severity (`severity`): `--fail-on` picks the level from which findings
+//! fail the run, and a baseline (an earlier run's findings) keeps known ones from failing it.
+//! The report is a table, JSON, SARIF 2.1.0 or JUnit XML.
+//!
 //! What it trusts: the command line (the operator's). What it does not: everything the server
 //! does — its output is parsed with bounds and shown escaped, its memory and time are capped,
 //! and its processes never outlive their case (see `target`).
@@ -567,10 +571,20 @@ fn learn(
     if let Some(wanted) = options.call_tool.as_deref()
         && !raw_names.contains(&wanted)
     {
-        let offered = if tool_names.is_empty() {
+        let shown_names: Vec<&str> = tool_names
+            .iter()
+            .take(MAX_NAMED_TOOLS)
+            .map(String::as_str)
+            .collect();
+        let more = if raw_names.len() > MAX_NAMED_TOOLS {
+            ", …"
+        } else {
+            ""
+        };
+        let offered = if shown_names.is_empty() {
             "it lists none".to_owned()
         } else {
-            format!("it lists: {}", tool_names.join(", "))
+            format!("it lists: {}{more}", shown_names.join(", "))
         };
         return Err(format!(
             "--call-tool: the server has no tool called \"{}\" ({offered})",
@@ -875,6 +889,9 @@ const MAX_SHOWN_FACT_CHARS: usize = 64;
 
 /// Tool names kept in a report (a hostile server may list millions).
 pub const MAX_LISTED_TOOLS: usize = 1000;
+
+/// Tool names an error message lists.
+const MAX_NAMED_TOOLS: usize = 20;
 
 /// Width of the progress bar, in characters.
 const BAR_WIDTH: usize = 30;

@@ -63,7 +63,7 @@ impl AuditReport {
         Ok(json)
     }
 
-    /// The report as a table at most [`TABLE_WIDTH`] columns wide: a header, one block per
+    /// The report as a table at most 100 columns wide: a header, one block per
     /// category, totals. Each case's first column is `pass` or its worst severity, marked `!`
     /// when it fails the run and `=` when the baseline had all its findings.
     pub fn table(&self) -> String {

@@ -12,7 +12,9 @@
 //!   group, and to descendants that left it with `setsid`. Those are found through their
 //!   parents in `/proc` while the sampler watches, and remembered by pid and start time: once
 //!   the server exits they are reparented away, and the start time makes sure a pid reused by
-//!   a stranger is never signalled.
+//!   a stranger is never signalled. Such a descendant gets [`ESCAPEE_GRACE`] after the group
+//!   is killed to end by itself (a helper that exits when its server's pipe closes); one still
+//!   running then is killed and counted ([`Ended::escapees_running`], a critical finding).
 //! - **Kill before reap.** The group id is the leader's pid, which is free for reuse once the
 //!   leader is reaped. The leader's exit is observed without reaping it (`waitid` with
 //!   `WNOWAIT`), the group is killed while the unreaped leader pins the id, and only then is it
