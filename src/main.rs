@@ -4,8 +4,9 @@
 //! Exit statuses: 0 normal end; 1 a manifest or start-up error; 2 a usage error (clap);
 //! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed or the HTTP
 //! address could not be bound.
-//! `airlock audit`: 0 no case failed; 1 a case failed; 2 a usage error; 3 the server could not
-//! be audited (did not start or complete its handshake); 130 interrupted.
+//! `airlock audit`: 0 no finding fails the run; 1 one does (at or over `--fail-on`, not in the
+//! `--baseline`); 2 a usage error; 3 the server could not be audited (did not start or
+//! complete its handshake) or a report could not be written; 130 interrupted.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write};
@@ -38,6 +39,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per run; boxing the flags would only move the bytes"
+)]
 enum Command {
     /// Serve a manifest's tools over MCP on stdin/stdout, or over HTTP with --http.
     ///
@@ -58,8 +63,8 @@ enum Command {
     ///
     /// Starts the server once per case, sends the case's input, judges the replies against
     /// JSON-RPC 2.0 and MCP, checks that it still answers ping and tools/list within the
-    /// memory limit, and kills its process tree. Prints a table on stdout and a progress line
-    /// per case on stderr. Exit status 0 only when no case fails.
+    /// memory limit, and kills its process tree. Prints a table on stdout and progress on
+    /// stderr. Exit status 0 unless a finding at or over --fail-on (default high) is new.
     Audit(AuditFlags),
 }
 
@@ -87,9 +92,27 @@ struct ServeFlags {
 /// Options of `airlock audit`.
 #[derive(Debug, clap::Args)]
 struct AuditFlags {
-    /// Also write the report as JSON to this file.
+    /// Also write the report as JSON to this file (it also serves as a --baseline).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the report as SARIF 2.1.0 to this file (for code-scanning services).
+    #[arg(long, value_name = "FILE")]
+    sarif: Option<PathBuf>,
+    /// Also write the report as JUnit XML to this file (for CI test views).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Fail (exit 1) on findings at this level or worse: critical, high, medium, low, info,
+    /// or never.
+    #[arg(long, value_name = "LEVEL", default_value = "high", value_parser = parse_fail_on)]
+    fail_on: audit::FailOn,
+    /// Findings of an earlier run (a --json report or a --write-baseline file) do not fail
+    /// this one; new findings, and known ones that got worse, still do.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write this run's findings to FILE as a baseline (sorted, without timings), for
+    /// --baseline in later runs.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Run only these cases: ids, categories or prefixes (json.nan,batch,huge.line-*).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     only: Vec<String>,
@@ -122,6 +145,14 @@ struct AuditFlags {
     /// The server's command and its arguments.
     #[arg(last = true, value_name = "COMMAND", required_unless_present = "list")]
     command: Vec<OsString>,
+}
+
+/// Renders an audit report as one of its file formats.
+type Render = fn(&audit::AuditReport) -> Result<String, String>;
+
+fn parse_fail_on(text: &str) -> Result<audit::FailOn, String> {
+    audit::FailOn::parse(text)
+        .ok_or_else(|| "one of critical, high, medium, low, info, never".to_owned())
 }
 
 fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
@@ -653,6 +684,17 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
     if flags.list {
         return emit(std::io::stdout().lock(), &audit::list(), ExitCode::SUCCESS);
     }
+    let baseline = match flags.baseline.as_deref().map(audit::Baseline::load) {
+        None => None,
+        Some(Ok(baseline)) => Some(baseline),
+        Some(Err(error)) => {
+            return emit(
+                std::io::stderr().lock(),
+                &format!("airlock audit: {error}\n"),
+                ExitCode::from(2),
+            );
+        }
+    };
     let options = audit::Options {
         max_memory_mib: flags.max_memory_mib,
         case_timeout: Duration::from_millis(flags.case_timeout_ms),
@@ -663,6 +705,8 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
         call_arguments: flags.call_args,
         no_tool_calls: flags.no_tool_calls,
         progress: true,
+        fail_on: flags.fail_on,
+        baseline,
         handle_signals: true,
         ..audit::Options::new(flags.command)
     };
@@ -676,11 +720,25 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
             );
         }
     };
-    if let Some(path) = &flags.json {
-        let written = report
-            .to_json()
+    let outputs: [(&Option<PathBuf>, Render); 4] = [
+        (&flags.json, |report| {
+            report.to_json().map_err(|error| error.to_string())
+        }),
+        (&flags.sarif, |report| {
+            report.to_sarif().map_err(|error| error.to_string())
+        }),
+        (&flags.junit, |report| Ok(report.to_junit())),
+        (&flags.write_baseline, |report| {
+            audit::Baseline::of(report)
+                .to_json()
+                .map_err(|error| error.to_string())
+        }),
+    ];
+    for (path, render) in outputs {
+        let Some(path) = path else { continue };
+        let written = render(&report)
             .map_err(std::io::Error::other)
-            .and_then(|json| std::fs::write(path, json));
+            .and_then(|text| std::fs::write(path, text));
         if let Err(error) = written {
             let text = format!("airlock audit: cannot write {}: {error}\n", path.display());
             return emit(std::io::stderr().lock(), &text, ExitCode::from(3));

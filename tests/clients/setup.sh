@@ -7,6 +7,9 @@
 #                 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`), the
 #                 Inspector (its CLI mode), and a Node 22 binary from the registry (the
 #                 Inspector needs Node >= 22.19; the tests run every Node client on it)
+#   .env/audit/   `npm ci` of audit/package.json + audit/package-lock.json: the SARIF 2.1.0 JSON
+#                 schema the audit's SARIF report is validated against (tests/it/audit_reports.rs)
+#                 and server-everything, the reference server of the README's audit figures
 #   /usr/bin/chromium  Debian's `chromium` package, for the browser (CORS) test in
 #                 tests/it/http_browser.rs: installed with apt-get when missing (as root)
 #
@@ -92,6 +95,25 @@ console.log(`clients: node: Node ${process.versions.node}, ${versions.join(', ')
 EOF
 }
 
+audit_half() {
+    local audit_dir="$env_dir/audit" want have=""
+    want=$(stamp_of "$here/audit/package.json" "$here/audit/package-lock.json")
+    [ -f "$audit_dir/.stamp" ] && have=$(cat "$audit_dir/.stamp")
+    local schema="$audit_dir/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json"
+    if [ "$have" = "$want" ] && [ -f "$schema" ]; then
+        say "audit: up to date"
+    else
+        say "audit: npm ci into $audit_dir"
+        rm -rf "$audit_dir"
+        mkdir -p "$audit_dir"
+        cp "$here/audit/package.json" "$here/audit/package-lock.json" "$audit_dir/"
+        (cd "$audit_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+        [ -f "$schema" ] || die "audit: @microsoft/jest-sarif shipped no SARIF schema at $schema"
+        printf '%s\n' "$want" >"$audit_dir/.stamp"
+    fi
+    say "audit: SARIF schema $(sed -n 's/.*"\$\?id": *"\([^"]*\)".*/\1/p' "$schema" | head -n 1)"
+}
+
 browser_half() {
     if [ ! -x /usr/bin/chromium ]; then
         command -v apt-get >/dev/null \
@@ -110,4 +132,5 @@ browser_half() {
 mkdir -p "$env_dir"
 python_half
 node_half
+audit_half
 browser_half

@@ -55,7 +55,7 @@ fn assert_no_case_fails(status: Option<i32>, report: &Value, table: &str) {
     }
     assert_eq!(report["passed"], true, "{table}");
     assert_eq!(status, Some(0), "{table}");
-    assert!(table.contains(" 0 fail in "), "{table}");
+    assert!(table.contains("\n0 cases fail the run in "), "{table}");
 }
 
 fn airlock_serve() -> String {
@@ -146,12 +146,18 @@ fn full_audit_of_our_servers_passes_every_case() {
 }
 
 #[test]
-fn a_server_answering_with_wrong_codes_fails_with_status_1() {
-    // airlock serve behind a filter that rewrites parse errors (-32700) into -32000.
+fn a_server_answering_with_wrong_codes_fails_with_status_1_at_fail_on_medium() {
+    // airlock serve behind a filter that rewrites parse errors (-32700) into -32000: wrong
+    // codes are medium, below the default --fail-on (audit_reports.rs has the default).
     let script = format!("'{}' serve | sed -u 's/-32700/-32000/'", airlock_serve());
     let (status, report, table) = audit(
         "wrong-codes",
-        &["--only", "json.nan,json.lone-surrogate,encoding.crlf"],
+        &[
+            "--only",
+            "json.nan,json.lone-surrogate,encoding.crlf",
+            "--fail-on",
+            "medium",
+        ],
         &["/bin/sh", "-c", &script],
     );
     let report = report.expect("a JSON report");
@@ -176,8 +182,9 @@ fn a_server_answering_with_wrong_codes_fails_with_status_1() {
     // airlock now serves that one, issue 15.)
     assert_eq!(verdict("json.lone-surrogate").0, "fail", "{table}");
     assert_eq!(verdict("encoding.crlf").0, "pass", "{table}");
+    assert_eq!(report["totals"]["fail"], 2, "{table}");
     assert!(
-        table.contains("total: 3 cases: 1 pass, 0 note, 2 fail"),
+        table.contains("total: 3 cases: 1 pass; worst finding 0 critical, 0 high, 2 medium"),
         "{table}"
     );
 }
@@ -234,7 +241,7 @@ fn the_case_list_names_every_category() {
 }
 
 #[test]
-fn no_process_of_the_server_outlives_the_audit() {
+fn no_process_of_the_server_outlives_the_audit_and_an_escaped_one_is_critical() {
     // The server leaves a background child in its group and one that left the group
     // (setsid); both must be gone when the audit ends. The sleeps carry a unique duration so
     // they can be found among other processes. The escapee is found while its parent, the
@@ -246,12 +253,18 @@ fn no_process_of_the_server_outlives_the_audit() {
         "/bin/sleep {marker} & /usr/bin/setsid /bin/sleep {marker} & /bin/sleep 0.3; exec '{}' serve",
         airlock_serve()
     );
-    let (status, _report, table) = audit(
+    let (status, report, table) = audit(
         "leftovers",
         &["--only", "json.nan,flood.eof-mid-message"],
         &["/bin/sh", "-c", &script],
     );
-    assert_eq!(status, Some(0), "{table}");
+    // The setsid child outlives its server's group in both cases: a process left running.
+    assert_eq!(status, Some(1), "{table}");
+    let report = report.expect("a JSON report");
+    for case in report["cases"].as_array().unwrap() {
+        assert_eq!(case["severity"], "critical", "{table}");
+        assert_eq!(case["findings"][0]["kind"], "child-left-running", "{table}");
+    }
     let survivors = processes_with_argument(&marker);
     assert!(survivors.is_empty(), "left behind: {survivors:?}");
 }

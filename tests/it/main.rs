@@ -15,6 +15,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
+//!   against the SARIF 2.1.0 schema, the JUnit report parsed;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
 //!   operator-facing commands and messages (issue 22);
 //! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor
@@ -46,6 +48,7 @@
 mod abuse;
 mod arguments;
 mod audit;
+mod audit_reports;
 mod clients;
 mod harness;
 mod hostile;

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Verdict;
+use super::severity::Severity;
 
 /// A request id as it appears on the wire.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,6 +314,8 @@ pub(crate) struct Arm {
     pub(crate) when: When,
     /// The verdict when the replies have that shape.
     pub(crate) verdict: Verdict,
+    /// How bad it is, for a note or a failure.
+    pub(crate) severity: Severity,
     /// Why, for a note or a failure; empty for an ordinary pass.
     pub(crate) why: &'static str,
 }
@@ -322,6 +325,7 @@ pub(crate) const fn pass(when: When) -> Arm {
     Arm {
         when,
         verdict: Verdict::Pass,
+        severity: Severity::Info,
         why: "",
     }
 }
@@ -331,45 +335,75 @@ pub(crate) const fn pass_because(when: When, why: &'static str) -> Arm {
     Arm {
         when,
         verdict: Verdict::Pass,
+        severity: Severity::Info,
         why,
     }
 }
 
-/// An arm for acceptable but worse behaviour.
+/// An arm for acceptable but worse behaviour (severity low).
 pub(crate) const fn note(when: When, why: &'static str) -> Arm {
+    note_as(when, Severity::Low, why)
+}
+
+/// An arm for allowed behaviour of a given severity (a batch accepted is medium).
+pub(crate) const fn note_as(when: When, severity: Severity, why: &'static str) -> Arm {
     Arm {
         when,
         verdict: Verdict::Note,
+        severity,
         why,
     }
 }
 
-/// An arm for a known wrong answer.
+/// An arm for a known wrong answer that loses or misaddresses a reply (severity high).
 pub(crate) const fn fail(when: When, why: &'static str) -> Arm {
+    fail_as(when, Severity::High, why)
+}
+
+/// An arm for a known wrong answer of a given severity (a wrong code is medium).
+pub(crate) const fn fail_as(when: When, severity: Severity, why: &'static str) -> Arm {
     Arm {
         when,
         verdict: Verdict::Fail,
+        severity,
         why,
     }
 }
 
+/// A judgement of the replies to one input: its verdict, how bad it is (`None` for a pass),
+/// and what came back.
+pub(crate) type Judged = (Verdict, Option<Severity>, String);
+
 /// Judges `replies` against `arms` (first match wins). Replies no arm describes fail: silence
-/// where an answer is owed, several answers to one message, or a wrong code or id.
-pub(crate) fn judge(arms: &[Arm], replies: &[Reply], sent: Option<&Id>) -> (Verdict, String) {
+/// where an answer is owed, several answers to one message, or a wrong code or id. Silence
+/// to a request, several replies and a reply under an id nobody sent are high; a wrong code
+/// (or silence to input without an id) is medium.
+pub(crate) fn judge(arms: &[Arm], replies: &[Reply], sent: Option<&Id>) -> Judged {
     let summary = describe(replies);
     let matched = arms
         .iter()
         .find(|arm| matches_when(arm.when, replies, sent));
+    let severity_of = |arm: &Arm| (arm.verdict != Verdict::Pass).then_some(arm.severity);
     match matched {
-        Some(arm) if arm.why.is_empty() => (arm.verdict, summary),
-        Some(arm) => (arm.verdict, format!("{summary}: {}", arm.why)),
+        Some(arm) if arm.why.is_empty() => (arm.verdict, severity_of(arm), summary),
+        Some(arm) => (
+            arm.verdict,
+            severity_of(arm),
+            format!("{summary}: {}", arm.why),
+        ),
         None => {
-            let why = match replies.len() {
-                0 => "a reply is owed",
-                1 => "not an answer a correct server gives",
-                _ => "several replies to one message",
+            let (why, severity) = match replies {
+                [] if sent.is_some() => ("a reply is owed", Severity::High),
+                [] => ("a reply is owed", Severity::Medium),
+                [Reply::Single(response)]
+                    if sent.is_some_and(|sent| *sent != response.id) && response.id != Id::Null =>
+                {
+                    ("not an answer a correct server gives", Severity::High)
+                }
+                [_] => ("not an answer a correct server gives", Severity::Medium),
+                _ => ("several replies to one message", Severity::High),
             };
-            (Verdict::Fail, format!("{summary}: {why}"))
+            (Verdict::Fail, Some(severity), format!("{summary}: {why}"))
         }
     }
 }
@@ -497,7 +531,11 @@ mod tests {
             "-32600 where JSON-RPC says -32700",
         ),
         note(When::Result(&[IdIs::Sent]), "accepts invalid JSON"),
-        fail(When::Silent, "a client waiting on it hangs"),
+        fail_as(
+            When::Silent,
+            Severity::Medium,
+            "a client waiting on it hangs",
+        ),
     ];
 
     #[test]
@@ -650,13 +688,14 @@ mod tests {
             single(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#);
         assert_eq!(
             judge(PARSE, &[parse_error], sent.as_ref()),
-            (Verdict::Pass, "error -32700, id null".to_owned())
+            (Verdict::Pass, None, "error -32700, id null".to_owned())
         );
         let lenient = single(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
         assert_eq!(
             judge(PARSE, &[lenient], sent.as_ref()),
             (
                 Verdict::Note,
+                Some(Severity::Low),
                 "result, id 7: accepts invalid JSON".to_owned()
             )
         );
@@ -664,6 +703,7 @@ mod tests {
             judge(PARSE, &[], sent.as_ref()),
             (
                 Verdict::Fail,
+                Some(Severity::Medium),
                 "no reply: a client waiting on it hangs".to_owned()
             )
         );
@@ -673,20 +713,24 @@ mod tests {
     fn unlisted_replies_fail_with_what_came() {
         let sent = Id::from_json("7");
         let wrong_id = single(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32700,"message":"x"}}"#);
-        let (verdict, detail) = judge(PARSE, std::slice::from_ref(&wrong_id), sent.as_ref());
+        let (verdict, severity, detail) =
+            judge(PARSE, std::slice::from_ref(&wrong_id), sent.as_ref());
         assert_eq!(verdict, Verdict::Fail);
+        assert_eq!(severity, Some(Severity::Medium), "a wrong code is medium");
         assert_eq!(
             detail,
             "error -32700, id 7: not an answer a correct server gives"
         );
-        let (verdict, detail) = judge(PARSE, &[wrong_id.clone(), wrong_id], sent.as_ref());
+        let (verdict, severity, detail) =
+            judge(PARSE, &[wrong_id.clone(), wrong_id], sent.as_ref());
         assert_eq!(verdict, Verdict::Fail);
+        assert_eq!(severity, Some(Severity::High), "two answers are high");
         assert!(
             detail.ends_with("several replies to one message"),
             "{detail}"
         );
         let silent_ok = [pass(When::Silent)];
-        let (verdict, _) = judge(
+        let (verdict, severity, _) = judge(
             &silent_ok,
             &[single(
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#,
@@ -698,6 +742,12 @@ mod tests {
             Verdict::Fail,
             "a notification must not be answered"
         );
+        // Unlisted, and no id was sent: a wrong answer to bad input. (The catalogue's arms for
+        // notifications list such replies themselves, as high.)
+        assert_eq!(severity, Some(Severity::Medium));
+        let elsewhere = single(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#);
+        let (_, severity, _) = judge(&[pass(When::Silent)], &[elsewhere], sent.as_ref());
+        assert_eq!(severity, Some(Severity::High), "another id is high");
     }
 
     #[test]

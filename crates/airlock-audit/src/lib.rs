@@ -8,6 +8,10 @@
 //! message, that no notification was answered, and that the peak memory of the server's
 //! process tree stayed within the limit; then the whole tree is killed.
 //!
+//! Every finding has a severity (`severity`): `--fail-on` picks the level from which findings
+//! fail the run, and a baseline (an earlier run's findings) keeps known ones from failing it.
+//! The report is a table, JSON, SARIF 2.1.0 or JUnit XML.
+//!
 //! What it trusts: the command line (the operator's). What it does not: everything the server
 //! does — its output is parsed with bounds and shown escaped, its memory and time are capped,
 //! and its processes never outlive their case (see `target`).
@@ -20,26 +24,37 @@
 //! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
 //! - `probe`: which tool the audit may call, with what arguments.
 //! - `report`: the table and the JSON.
+//! - `severity`: the five levels, `--fail-on`, and the kinds of general finding.
+//! - `baseline`: an earlier run's findings, which then do not fail the run.
+//! - `sarif`, `junit`: the reports for code-scanning services and CI test views.
 //! - `signals`: Ctrl-C kills the server under audit and ends the run.
 
 use std::ffi::OsString;
-use std::io::Write as _;
-use std::time::{Duration, Instant};
+use std::io::{IsTerminal as _, Write as _};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+mod baseline;
 mod cases;
 mod judge;
+mod junit;
 mod probe;
 mod report;
+mod sarif;
 mod session;
+mod severity;
 mod signals;
 mod target;
+
+pub use baseline::{Baseline, BaselineError};
+pub use severity::{FailOn, Severity};
 
 use cases::{Body, Case, Judgement};
 use judge::shown;
 use probe::Probe;
 use session::{Finding, Session};
+use severity::Kind;
 use target::Target;
 
 /// What a case concluded.
@@ -152,8 +167,12 @@ pub struct Options {
     pub call_arguments: Option<serde_json::Value>,
     /// Never call a real tool: calls go to a tool name that cannot exist.
     pub no_tool_calls: bool,
-    /// Write a progress line per case on stderr.
+    /// Show progress on stderr: a bar when stderr is a terminal, a line per case otherwise.
     pub progress: bool,
+    /// The level from which a finding fails the run.
+    pub fail_on: FailOn,
+    /// Findings of an earlier run: these do not fail this one.
+    pub baseline: Option<Baseline>,
     /// Catch SIGINT, SIGTERM and SIGHUP to kill the server and end the run (for the CLI).
     pub handle_signals: bool,
 }
@@ -172,6 +191,8 @@ impl Options {
             call_arguments: None,
             no_tool_calls: false,
             progress: false,
+            fail_on: FailOn::DEFAULT,
+            baseline: None,
             handle_signals: false,
         }
     }
@@ -194,12 +215,22 @@ pub enum AuditError {
 /// What an audit found.
 #[derive(Clone, Debug, Serialize)]
 pub struct AuditReport {
+    /// The auditing airlock's version.
+    pub version: String,
+    /// When the run started, RFC 3339 in UTC (`2026-01-31T12:00:00Z`).
+    pub started_at: String,
     /// The audited command, lossily decoded.
     pub command: Vec<String>,
     /// What the server said about itself, if the handshake worked.
     pub server: Option<ServerFacts>,
     /// Why the audit could not run, if it could not.
     pub setup_error: Option<String>,
+    /// The end of the server's stderr when the audit could not run (escaped, bounded).
+    pub setup_stderr: Option<String>,
+    /// The level from which a finding fails the run.
+    pub fail_on: FailOn,
+    /// Whether a baseline was given, and so which findings are old.
+    pub baselined: bool,
     /// The memory limit, in MiB.
     pub max_memory_mib: u64,
     /// The time limit of one case, in milliseconds.
@@ -225,6 +256,8 @@ pub struct ServerFacts {
     pub protocol_version: String,
     /// Tools on its first `tools/list` page.
     pub tools: usize,
+    /// Their names (escaped, bounded; at most [`MAX_LISTED_TOOLS`]).
+    pub tool_names: Vec<String>,
     /// The tool cases call, and its arguments.
     pub probe: String,
 }
@@ -242,11 +275,20 @@ pub struct CaseReport {
     pub expects: String,
     /// The verdict: the worst of the reply's and the findings'.
     pub verdict: Verdict,
+    /// The worst severity among the reply's and the findings' (`None`: nothing found).
+    pub severity: Option<Severity>,
+    /// Whether a finding of this case fails the run (at or over `fail_on`, not in the
+    /// baseline).
+    pub fails: bool,
     /// What came back and what it means.
     pub detail: String,
+    /// How bad the reply to the case's own input is (`None` when it passes).
+    pub answer_severity: Option<Severity>,
+    /// Whether the baseline already had the reply's finding.
+    pub answer_baselined: bool,
     /// Anything else the case showed: bad lines, unasked-for replies, a failed follow-up,
     /// memory over the limit.
-    pub findings: Vec<String>,
+    pub findings: Vec<FindingReport>,
     /// Microseconds from the end of the input to its first answer.
     pub answer_us: Option<u64>,
     /// The whole case, in milliseconds.
@@ -259,7 +301,22 @@ pub struct CaseReport {
     pub stderr_tail: Option<String>,
 }
 
-/// Counts of verdicts.
+/// A general finding of one case, as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingReport {
+    /// Its stable name (`hang`, `invalid-line`, …), which baselines key on.
+    pub kind: String,
+    /// How bad it is.
+    pub severity: Severity,
+    /// What happened (fixed text and counts; server text only escaped and bounded).
+    pub text: String,
+    /// How many times it happened in the case.
+    pub count: u64,
+    /// Whether the baseline already had it.
+    pub baselined: bool,
+}
+
+/// Counts of verdicts and severities.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Totals {
     /// Cases run.
@@ -270,6 +327,20 @@ pub struct Totals {
     pub note: u64,
     /// Cases that failed.
     pub fail: u64,
+    /// Cases whose worst finding is critical.
+    pub critical: u64,
+    /// Cases whose worst finding is high.
+    pub high: u64,
+    /// Cases whose worst finding is medium.
+    pub medium: u64,
+    /// Cases whose worst finding is low.
+    pub low: u64,
+    /// Cases whose worst finding is info.
+    pub info: u64,
+    /// Cases that fail the run (a finding at or over `fail_on`, not in the baseline).
+    pub failing: u64,
+    /// Findings the baseline already had.
+    pub baselined: u64,
 }
 
 /// Runs the audit described by `options`.
@@ -289,6 +360,8 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
     }
     let started = Instant::now();
     let mut report = AuditReport {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        started_at: report::rfc3339(SystemTime::now()),
         command: options
             .command
             .iter()
@@ -296,6 +369,9 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
             .collect(),
         server: None,
         setup_error: None,
+        setup_stderr: None,
+        fail_on: options.fail_on,
+        baselined: options.baseline.is_some(),
         max_memory_mib: options.max_memory_mib,
         case_timeout_ms: millis(options.case_timeout),
         quick: options.quick,
@@ -310,45 +386,42 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         case_timeout: options.case_timeout,
         probe: Probe::none(),
     };
+    let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
         Ok((facts, probe)) => {
-            progress(
-                options.progress,
-                &format!(
-                    "auditing {} {}; calls go to {}\n",
-                    facts.name, facts.version, facts.probe
-                ),
-            );
+            progress.line(&format!(
+                "auditing {} {}; calls go to {}\n",
+                facts.name, facts.version, facts.probe
+            ));
             report.server = Some(facts);
             Context { probe, ..context }
         }
-        Err(why) => {
-            progress(options.progress, &format!("could not audit: {why}\n"));
+        Err((why, stderr_tail)) => {
+            progress.line(&format!("could not audit: {why}\n"));
+            if !stderr_tail.is_empty() {
+                progress.line(&format!("the server's stderr ended with:\n{stderr_tail}\n"));
+                report.setup_stderr = Some(stderr_tail);
+            }
             report.setup_error = Some(why);
             report.duration_ms = millis(started.elapsed());
             return Ok(report);
         }
     };
-    let total = selected.len();
-    for (index, case) in selected.into_iter().enumerate() {
+    for case in selected {
         if signals::interrupted() {
             break;
         }
-        progress(
-            options.progress,
-            &format!("[{:>3}/{total}] {:<40} ", index.saturating_add(1), case.id),
-        );
-        let outcome = run_case(case, &context);
+        progress.start(case.id);
+        let mut outcome = run_case(case, &context);
         if signals::interrupted() {
-            progress(options.progress, "interrupted\n");
+            progress.interrupted();
             break;
         }
-        progress(
-            options.progress,
-            &format!("{} ({} ms)\n", outcome.verdict.name(), outcome.duration_ms),
-        );
+        outcome.weigh(options.fail_on, options.baseline.as_ref());
+        progress.done(&outcome);
         report.cases.push(outcome);
     }
+    progress.finish();
     report.interrupted = signals::interrupted();
     report.duration_ms = millis(started.elapsed());
     Ok(report)
@@ -418,15 +491,39 @@ fn selects(selector: &str, case: &Case) -> bool {
     }
 }
 
-/// One run of the server to learn its name, its tools and the probe tool.
-fn discover(context: &Context, options: &Options) -> Result<(ServerFacts, Probe), String> {
-    let target = Target::spawn(&context.program, &context.args, context.max_memory_kib)
-        .map_err(|kind| format!("the server could not be started ({kind:?})"))?;
+/// One run of the server to learn its name, its tools and the probe tool. On failure, why,
+/// and the end of the server's stderr.
+fn discover(
+    context: &Context,
+    options: &Options,
+) -> Result<(ServerFacts, Probe), (String, String)> {
+    let target =
+        Target::spawn(&context.program, &context.args, context.max_memory_kib).map_err(|kind| {
+            (
+                format!("the server could not be started ({kind:?})"),
+                String::new(),
+            )
+        })?;
     let deadline = Instant::now()
         .checked_add(context.case_timeout)
-        .ok_or_else(|| "the case timeout is too large".to_owned())?;
+        .ok_or_else(|| ("the case timeout is too large".to_owned(), String::new()))?;
     let none = Probe::none();
     let mut session = Session::new(target, &none, deadline, context.case_timeout);
+    let learned = learn(&mut session, deadline, options);
+    if learned.is_ok() {
+        // How the server ends here is not judged: the cases look at that.
+        let _exit = session.close();
+    }
+    let ended = session.target_mut().finish();
+    learned.map_err(|why| (why, ended.stderr_tail))
+}
+
+/// The handshake and `tools/list` of [`discover`].
+fn learn(
+    session: &mut Session<'_>,
+    deadline: Instant,
+    options: &Options,
+) -> Result<(ServerFacts, Probe), String> {
     let initialized = session.handshake(deadline)?;
     let info = match initialized.outcome {
         judge::Outcome::Result { value, .. } => value,
@@ -458,23 +555,54 @@ fn discover(context: &Context, options: &Options) -> Result<(ServerFacts, Probe)
             return Err(format!("tools/list after the handshake: error {code}"));
         }
     };
+    let listed: &[serde_json::Value] = tools
+        .as_ref()
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[], Vec::as_slice);
+    let raw_names: Vec<&str> = listed
+        .iter()
+        .filter_map(|tool| tool.get("name").and_then(serde_json::Value::as_str))
+        .collect();
+    let tool_names: Vec<String> = raw_names
+        .iter()
+        .take(MAX_LISTED_TOOLS)
+        .map(|name| shown(name, MAX_SHOWN_FACT_CHARS))
+        .collect();
+    if let Some(wanted) = options.call_tool.as_deref()
+        && !raw_names.contains(&wanted)
+    {
+        let shown_names: Vec<&str> = tool_names
+            .iter()
+            .take(MAX_NAMED_TOOLS)
+            .map(String::as_str)
+            .collect();
+        let more = if raw_names.len() > MAX_NAMED_TOOLS {
+            ", …"
+        } else {
+            ""
+        };
+        let offered = if shown_names.is_empty() {
+            "it lists none".to_owned()
+        } else {
+            format!("it lists: {}{more}", shown_names.join(", "))
+        };
+        return Err(format!(
+            "--call-tool: the server has no tool called \"{}\" ({offered})",
+            shown(wanted, MAX_SHOWN_FACT_CHARS)
+        ));
+    }
     let probe = probe::choose(
         tools.as_ref(),
         options.call_tool.as_deref(),
         options.call_arguments.as_ref(),
         options.no_tool_calls,
     );
-    // How the server ends here is not judged: the cases look at that.
-    let _exit = session.close();
-    let _ended = session.target_mut().finish();
     let facts = ServerFacts {
         name,
         version,
         protocol_version,
-        tools: tools
-            .as_ref()
-            .and_then(serde_json::Value::as_array)
-            .map_or(0, Vec::len),
+        tools: listed.len(),
+        tool_names,
         probe: probe.describe(),
     };
     Ok((facts, probe))
@@ -491,7 +619,11 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         sends: case.sends.to_owned(),
         expects: case.expects.to_owned(),
         verdict: Verdict::Fail,
+        severity: Some(Severity::Critical),
+        fails: false,
         detail: String::new(),
+        answer_severity: Some(Severity::Critical),
+        answer_baselined: false,
         findings: Vec::new(),
         answer_us: None,
         duration_ms: 0,
@@ -528,10 +660,10 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
     };
     let mut findings: Vec<Finding> = Vec::new();
     if judgement.follow_up && !signals::interrupted() {
-        if let Err(why) = session.follow_up() {
+        if let Err((kind, text)) = session.follow_up() {
             findings.push(Finding {
-                verdict: Verdict::Fail,
-                text: why,
+                kind,
+                text,
                 count: 1,
             });
         }
@@ -542,7 +674,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
     let ended = session.target_mut().finish();
     if ended.peak_kib > context.max_memory_kib {
         findings.push(Finding {
-            verdict: Verdict::Fail,
+            kind: Kind::Memory,
             text: format!(
                 "peak memory {} over the limit of {}",
                 report::format_kib(ended.peak_kib),
@@ -553,7 +685,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
     }
     if ended.killed_for_memory {
         findings.push(Finding {
-            verdict: Verdict::Fail,
+            kind: Kind::MemoryKilled,
             text: format!(
                 "killed by the audit past {} times the memory limit",
                 target::HARD_CAP_FACTOR
@@ -561,23 +693,37 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             count: 1,
         });
     }
+    if ended.escapees_running > 0 {
+        findings.push(Finding {
+            kind: Kind::ChildLeftRunning,
+            text: "a process of the server's left its process group and was still running at \
+                   the end (killed by the audit; a client that kills the group leaves it)"
+                .to_owned(),
+            count: u64::try_from(ended.escapees_running).unwrap_or(u64::MAX),
+        });
+    }
     let verdict = findings
         .iter()
-        .map(|finding| finding.verdict)
+        .map(|finding| finding_verdict(finding.kind.severity()))
         .fold(judgement.verdict, Verdict::max);
     report.verdict = verdict;
+    report.answer_severity = judgement.severity;
     report.detail = judgement.detail;
     report.findings = findings
         .iter()
-        .map(|finding| {
-            let times = if finding.count > 1 {
-                format!(" (×{})", finding.count)
-            } else {
-                String::new()
-            };
-            format!("{}: {}{times}", finding.verdict.name(), finding.text)
+        .map(|finding| FindingReport {
+            kind: finding.kind.name().to_owned(),
+            severity: finding.kind.severity(),
+            text: finding.text.clone(),
+            count: finding.count,
+            baselined: false,
         })
         .collect();
+    report.severity = report
+        .findings
+        .iter()
+        .map(|finding| Some(finding.severity))
+        .fold(report.answer_severity, Option::max);
     report.answer_us = judgement
         .answer
         .map(|answer| u64::try_from(answer.as_micros()).unwrap_or(u64::MAX));
@@ -590,10 +736,132 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
     report
 }
 
-fn progress(enabled: bool, text: &str) {
-    if !enabled {
-        return;
+/// The verdict a general finding gives its case: medium and worse fail, the rest are notes.
+fn finding_verdict(severity: Severity) -> Verdict {
+    if severity >= Severity::Medium {
+        Verdict::Fail
+    } else {
+        Verdict::Note
     }
+}
+
+impl CaseReport {
+    /// Marks what `baseline` already has, and whether the case fails the run at `fail_on`.
+    pub(crate) fn weigh(&mut self, fail_on: FailOn, baseline: Option<&Baseline>) {
+        let known = |kind: &str, severity: Severity| {
+            baseline.is_some_and(|baseline| baseline.has(&self.id, kind, severity))
+        };
+        self.answer_baselined = self
+            .answer_severity
+            .is_some_and(|severity| known(severity::ANSWER_KIND, severity));
+        let mut fails = self
+            .answer_severity
+            .is_some_and(|severity| !self.answer_baselined && fail_on.fails(severity));
+        for finding in &mut self.findings {
+            finding.baselined = known(&finding.kind, finding.severity);
+            fails |= !finding.baselined && fail_on.fails(finding.severity);
+        }
+        self.fails = fails;
+    }
+}
+
+/// Progress on stderr: a bar redrawn in place on a terminal, a line per case otherwise.
+struct Progress {
+    mode: ProgressMode,
+    total: usize,
+    done: usize,
+    failing: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ProgressMode {
+    Off,
+    Lines,
+    Bar,
+}
+
+impl Progress {
+    fn new(enabled: bool, total: usize) -> Self {
+        let mode = match (enabled, std::io::stderr().is_terminal()) {
+            (false, _) => ProgressMode::Off,
+            (true, false) => ProgressMode::Lines,
+            (true, true) => ProgressMode::Bar,
+        };
+        Self {
+            mode,
+            total,
+            done: 0,
+            failing: 0,
+        }
+    }
+
+    /// Text that is not about one case (printed as is, off the bar).
+    fn line(&self, text: &str) {
+        match self.mode {
+            ProgressMode::Off => {}
+            ProgressMode::Lines => write_stderr(text),
+            ProgressMode::Bar => write_stderr(&format!("\r\x1b[2K{text}")),
+        }
+    }
+
+    fn start(&self, id: &str) {
+        let index = self.done.saturating_add(1);
+        match self.mode {
+            ProgressMode::Off => {}
+            ProgressMode::Lines => {
+                write_stderr(&format!("[{index:>3}/{}] {id:<40} ", self.total));
+            }
+            ProgressMode::Bar => {
+                let filled = BAR_WIDTH
+                    .saturating_mul(self.done)
+                    .checked_div(self.total)
+                    .unwrap_or(0);
+                let bar = format!(
+                    "{}{}",
+                    "#".repeat(filled),
+                    "-".repeat(BAR_WIDTH.saturating_sub(filled))
+                );
+                write_stderr(&format!(
+                    "\r\x1b[2K[{bar}] {index}/{} {} failing  {id}",
+                    self.total, self.failing
+                ));
+            }
+        }
+    }
+
+    fn done(&mut self, case: &CaseReport) {
+        self.done = self.done.saturating_add(1);
+        if case.fails {
+            self.failing = self.failing.saturating_add(1);
+        }
+        let level = case.severity.map_or("pass", Severity::name);
+        match self.mode {
+            ProgressMode::Off => {}
+            ProgressMode::Lines => write_stderr(&format!(
+                "{level}{} ({} ms)\n",
+                if case.fails { ", fails the run" } else { "" },
+                case.duration_ms
+            )),
+            // A failing case stays on screen above the bar.
+            ProgressMode::Bar if case.fails => {
+                write_stderr(&format!("\r\x1b[2K{level:<8} {}\n", case.id));
+            }
+            ProgressMode::Bar => {}
+        }
+    }
+
+    fn interrupted(&self) {
+        self.line("interrupted\n");
+    }
+
+    fn finish(&self) {
+        if self.mode == ProgressMode::Bar {
+            write_stderr("\r\x1b[2K");
+        }
+    }
+}
+
+fn write_stderr(text: &str) {
     let mut stderr = std::io::stderr().lock();
     // Progress is best effort: a closed stderr must not stop the audit.
     let written = stderr
@@ -616,8 +884,17 @@ pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Characters of each command-line part shown in a report.
 const MAX_SHOWN_COMMAND_CHARS: usize = 200;
 
-/// Characters of a server's name or version shown in a report.
+/// Characters of a server's name or version, or a tool's name, shown in a report.
 const MAX_SHOWN_FACT_CHARS: usize = 64;
+
+/// Tool names kept in a report (a hostile server may list millions).
+pub const MAX_LISTED_TOOLS: usize = 1000;
+
+/// Tool names an error message lists.
+const MAX_NAMED_TOOLS: usize = 20;
+
+/// Width of the progress bar, in characters.
+const BAR_WIDTH: usize = 30;
 
 #[cfg(test)]
 mod tests {

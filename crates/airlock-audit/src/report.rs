@@ -4,39 +4,42 @@
 //! Everything here formats values the audit already made safe: server-provided text reaches a
 //! report only through `judge::shown`.
 
+use std::time::SystemTime;
+
+use super::severity::{FailOn, Severity};
 use super::{AuditReport, CaseReport, Category, Totals, Verdict};
 
 impl AuditReport {
-    /// Counts of verdicts.
+    /// Counts of verdicts and severities.
     pub fn totals(&self) -> Totals {
         let mut totals = Totals::default();
         for case in &self.cases {
-            totals.add(case.verdict);
+            totals.add(case);
         }
         totals
     }
 
-    /// Whether no case failed and the audit could run.
+    /// Whether the audit could run and no finding fails it.
     pub fn passed(&self) -> bool {
-        self.setup_error.is_none() && !self.interrupted && self.totals().fail == 0
+        self.exit_code() == 0
     }
 
-    /// The process exit status for this report: 0 no case failed, 1 a case failed, 3 the
-    /// audit could not run (the server did not start or finish its handshake), 130
-    /// interrupted.
+    /// The process exit status for this report: 0 no finding fails the run, 1 one does (at
+    /// or over `fail_on`, not in the baseline), 3 the audit could not run (the server did not
+    /// start or finish its handshake), 130 interrupted.
     pub fn exit_code(&self) -> u8 {
         if self.interrupted {
             EXIT_INTERRUPTED
         } else if self.setup_error.is_some() {
             EXIT_SETUP
-        } else if self.totals().fail > 0 {
+        } else if self.cases.iter().any(|case| case.fails) {
             EXIT_FAILED
         } else {
             0
         }
     }
 
-    /// The report as JSON.
+    /// The report as JSON, with its totals, whether it passed and its exit status.
     ///
     /// # Errors
     ///
@@ -48,15 +51,21 @@ impl AuditReport {
             report: &'a AuditReport,
             totals: Totals,
             passed: bool,
+            exit: u8,
         }
-        serde_json::to_string_pretty(&WithTotals {
+        let mut json = serde_json::to_string_pretty(&WithTotals {
             report: self,
             totals: self.totals(),
             passed: self.passed(),
-        })
+            exit: self.exit_code(),
+        })?;
+        json.push('\n');
+        Ok(json)
     }
 
-    /// The report as a table: a header, one block per category, totals.
+    /// The report as a table at most 100 columns wide: a header, one block per
+    /// category, totals. Each case's first column is `pass` or its worst severity, marked `!`
+    /// when it fails the run and `=` when the baseline had all its findings.
     pub fn table(&self) -> String {
         let mut out = String::new();
         let command = self.command.join(" ");
@@ -87,21 +96,40 @@ impl AuditReport {
                 }
             ),
         );
+        push_line(
+            &mut out,
+            &format!(
+                "fails on: {}{}",
+                fail_on_words(self.fail_on),
+                if self.baselined {
+                    "; findings in the baseline do not"
+                } else {
+                    ""
+                }
+            ),
+        );
         if let Some(error) = &self.setup_error {
             push_line(&mut out, &format!("could not audit: {error}"));
+        }
+        if let Some(stderr) = &self.setup_stderr {
+            push_line(&mut out, "the server's stderr ended with:");
+            for line in stderr.lines() {
+                push_line(&mut out, &format!("  | {line}"));
+            }
         }
         let id_width = self
             .cases
             .iter()
             .map(|case| case.id.chars().count())
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(MAX_ID_COLUMN);
         if !self.cases.is_empty() {
             push_line(&mut out, "");
             push_line(
                 &mut out,
                 &format!(
-                    "  {:<4}  {:<id_width$}  {:>9}  {:>9}  {}",
+                    "  {:<8} {:<id_width$}  {:>8} {:>9}  {}",
                     "", "case", "answer", "peak RSS", "what came back"
                 ),
             );
@@ -122,17 +150,32 @@ impl AuditReport {
             );
             let mut totals = Totals::default();
             for case in cases {
-                totals.add(case.verdict);
+                totals.add(case);
                 out.push_str(&case_row(case, id_width));
             }
             push_line(&mut out, &format!("  {}", totals.describe()));
         }
         push_line(&mut out, "");
-        let mut last = format!(
-            "total: {} in {:.1} s",
-            self.totals().describe(),
-            ms_to_secs(self.duration_ms)
+        let totals = self.totals();
+        push_line(
+            &mut out,
+            &fit(&format!("total: {}", totals.describe()), TABLE_WIDTH),
         );
+        let mut last = format!(
+            "{} in {:.1} s: {}",
+            match totals.failing {
+                1 => "1 case fails the run".to_owned(),
+                many => format!("{many} cases fail the run"),
+            },
+            ms_to_secs(self.duration_ms),
+            match self.exit_code() {
+                0 => "exit 0".to_owned(),
+                code => format!("exit {code}"),
+            }
+        );
+        if totals.baselined > 0 {
+            last.push_str(&format!(" ({} findings in the baseline)", totals.baselined));
+        }
         if self.interrupted {
             last.push_str(" (interrupted)");
         }
@@ -141,41 +184,175 @@ impl AuditReport {
     }
 }
 
-/// One case as a row, and its findings under it.
+/// `high or worse`, `nothing (--fail-on never)`.
+fn fail_on_words(fail_on: FailOn) -> String {
+    match fail_on {
+        FailOn::Level(Severity::Critical) => "critical findings".to_owned(),
+        FailOn::Level(level) => format!("{} findings or worse", level.name()),
+        FailOn::Never => "nothing (--fail-on never)".to_owned(),
+    }
+}
+
+/// One case as a row, and its findings under it, each at most [`TABLE_WIDTH`] columns.
 fn case_row(case: &CaseReport, id_width: usize) -> String {
     let mut row = String::new();
     let answer = case.answer_us.map_or_else(|| "—".to_owned(), format_micros);
-    row.push_str(&format!(
-        "  {:<4}  {:<id_width$}  {:>9}  {:>9}  {}\n",
-        case.verdict.name(),
-        case.id,
-        answer,
+    let all_baselined = case.severity.is_some()
+        && (case.answer_severity.is_none() || case.answer_baselined)
+        && case.findings.iter().all(|finding| finding.baselined);
+    let mark = if case.fails {
+        "!"
+    } else if all_baselined {
+        "="
+    } else {
+        " "
+    };
+    let level = case.severity.map_or("pass", Severity::name);
+    let id = fit(&case.id, id_width);
+    let line = format!(
+        "{mark} {level:<8} {id:<id_width$}  {answer:>8} {:>9}  {}",
         format_kib(case.peak_rss_kib),
         case.detail
-    ));
+    );
+    push_line(&mut row, &fit(&line, TABLE_WIDTH));
     for finding in &case.findings {
-        row.push_str(&format!("        {finding}\n"));
+        let times = if finding.count > 1 {
+            format!(" (×{})", finding.count)
+        } else {
+            String::new()
+        };
+        let mark = if finding.baselined { "=" } else { " " };
+        let line = format!(
+            "  {mark} {:<8} {}{times}",
+            finding.severity.name(),
+            finding.text
+        );
+        push_line(&mut row, &fit(&line, TABLE_WIDTH));
     }
     row
 }
 
+/// `text` cut to `width` characters, ending in `…` when cut.
+pub(crate) fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 impl Totals {
-    fn add(&mut self, verdict: Verdict) {
+    fn add(&mut self, case: &CaseReport) {
         self.cases = self.cases.saturating_add(1);
-        match verdict {
+        match case.verdict {
             Verdict::Pass => self.pass = self.pass.saturating_add(1),
             Verdict::Note => self.note = self.note.saturating_add(1),
             Verdict::Fail => self.fail = self.fail.saturating_add(1),
         }
+        let slot = match case.severity {
+            None => None,
+            Some(Severity::Critical) => Some(&mut self.critical),
+            Some(Severity::High) => Some(&mut self.high),
+            Some(Severity::Medium) => Some(&mut self.medium),
+            Some(Severity::Low) => Some(&mut self.low),
+            Some(Severity::Info) => Some(&mut self.info),
+        };
+        if let Some(slot) = slot {
+            *slot = slot.saturating_add(1);
+        }
+        if case.fails {
+            self.failing = self.failing.saturating_add(1);
+        }
+        let baselined = case
+            .findings
+            .iter()
+            .filter(|finding| finding.baselined)
+            .count();
+        self.baselined = self
+            .baselined
+            .saturating_add(u64::try_from(baselined).unwrap_or(u64::MAX))
+            .saturating_add(u64::from(case.answer_baselined));
     }
 
-    /// `12 cases: 10 pass, 1 note, 1 fail`.
+    /// `12 cases: 9 pass; worst finding 1 critical, 0 high, 1 medium, 1 low, 0 info`.
     pub fn describe(&self) -> String {
         format!(
-            "{} cases: {} pass, {} note, {} fail",
-            self.cases, self.pass, self.note, self.fail
+            "{} cases: {} pass; worst finding {} critical, {} high, {} medium, {} low, {} info",
+            self.cases,
+            self.cases
+                .saturating_sub(self.critical)
+                .saturating_sub(self.high)
+                .saturating_sub(self.medium)
+                .saturating_sub(self.low)
+                .saturating_sub(self.info),
+            self.critical,
+            self.high,
+            self.medium,
+            self.low,
+            self.info
         )
     }
+}
+
+/// `time` as RFC 3339 in UTC, to the second (`1970-01-01T00:00:00Z` for a time before it).
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let days = secs.checked_div(86_400).unwrap_or(0);
+    let of_day = secs.checked_rem(86_400).unwrap_or(0);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day.checked_div(3600).unwrap_or(0),
+        of_day
+            .checked_rem(3600)
+            .and_then(|rest| rest.checked_div(60))
+            .unwrap_or(0),
+        of_day.checked_rem(60).unwrap_or(0)
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`,
+/// for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days.saturating_add(719_468);
+    let era = z.checked_div(146_097).unwrap_or(0);
+    let doe = z.saturating_sub(era.saturating_mul(146_097));
+    let yoe = doe
+        .saturating_sub(doe.checked_div(1460).unwrap_or(0))
+        .saturating_add(doe.checked_div(36_524).unwrap_or(0))
+        .saturating_sub(doe.checked_div(146_096).unwrap_or(0))
+        .checked_div(365)
+        .unwrap_or(0);
+    let doy = doe.saturating_sub(
+        yoe.saturating_mul(365)
+            .saturating_add(yoe.checked_div(4).unwrap_or(0))
+            .saturating_sub(yoe.checked_div(100).unwrap_or(0)),
+    );
+    let mp = doy
+        .saturating_mul(5)
+        .saturating_add(2)
+        .checked_div(153)
+        .unwrap_or(0);
+    let day = doy
+        .saturating_sub(
+            mp.saturating_mul(153)
+                .saturating_add(2)
+                .checked_div(5)
+                .unwrap_or(0),
+        )
+        .saturating_add(1);
+    let month = if mp < 10 {
+        mp.saturating_add(3)
+    } else {
+        mp.saturating_sub(9)
+    };
+    let year = yoe
+        .saturating_add(era.saturating_mul(400))
+        .saturating_add(u64::from(month <= 2));
+    (year, month, day)
 }
 
 fn push_line(out: &mut String, line: &str) {
@@ -214,6 +391,12 @@ fn ms_to_secs(ms: u64) -> f64 {
     f64::from(u32::try_from(ms).unwrap_or(u32::MAX)) / 1000.0
 }
 
+/// Widest table row, in characters.
+pub(crate) const TABLE_WIDTH: usize = 100;
+
+/// Widest case id column (longer ids are cut; the JSON has them whole).
+const MAX_ID_COLUMN: usize = 34;
+
 /// Exit status when a case failed.
 pub(crate) const EXIT_FAILED: u8 = 1;
 /// Exit status when the audit could not run.
@@ -223,17 +406,26 @@ pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
 #[cfg(test)]
 mod tests {
-    use super::super::ServerFacts;
+    use super::super::{Baseline, FindingReport, ServerFacts};
     use super::*;
 
-    fn case(id: &str, category: Category, verdict: Verdict) -> CaseReport {
+    fn case(id: &str, category: Category, severity: Option<Severity>) -> CaseReport {
+        let verdict = match severity {
+            None => Verdict::Pass,
+            Some(level) if level >= Severity::Medium => Verdict::Fail,
+            Some(_) => Verdict::Note,
+        };
         CaseReport {
             id: id.to_owned(),
             category: category.name().to_owned(),
             sends: "something".to_owned(),
             expects: "something else".to_owned(),
             verdict,
+            severity,
+            fails: false,
             detail: "error -32700, id null".to_owned(),
+            answer_severity: severity,
+            answer_baselined: false,
             findings: Vec::new(),
             answer_us: Some(420),
             duration_ms: 12,
@@ -244,26 +436,51 @@ mod tests {
     }
 
     fn report() -> AuditReport {
-        AuditReport {
+        let mut report = AuditReport {
+            version: "0.1.0".to_owned(),
+            started_at: "2026-01-31T12:00:00Z".to_owned(),
             command: vec!["srv".to_owned(), "mcp".to_owned()],
             server: Some(ServerFacts {
                 name: "srv".to_owned(),
                 version: "1.0".to_owned(),
                 protocol_version: "2025-11-25".to_owned(),
                 tools: 3,
+                tool_names: vec!["stats".to_owned(), "a".to_owned(), "b".to_owned()],
                 probe: "stats {\"text\":\"a\"}".to_owned(),
             }),
             setup_error: None,
+            setup_stderr: None,
+            fail_on: FailOn::DEFAULT,
+            baselined: false,
             max_memory_mib: 256,
             case_timeout_ms: 10_000,
             quick: true,
             duration_ms: 1500,
             interrupted: false,
             cases: vec![
-                case("json.a", Category::Json, Verdict::Pass),
-                case("json.b", Category::Json, Verdict::Note),
-                case("flood.c", Category::Flood, Verdict::Pass),
+                case("json.a", Category::Json, None),
+                case("json.b", Category::Json, Some(Severity::Low)),
+                case("flood.c", Category::Flood, None),
             ],
+        };
+        reweigh(&mut report, None);
+        report
+    }
+
+    fn reweigh(report: &mut AuditReport, baseline: Option<&Baseline>) {
+        report.baselined = baseline.is_some();
+        for case in &mut report.cases {
+            case.weigh(report.fail_on, baseline);
+        }
+    }
+
+    fn hang() -> FindingReport {
+        FindingReport {
+            kind: "hang".to_owned(),
+            severity: Severity::Critical,
+            text: "hangs: no answer to a ping sent after the input".to_owned(),
+            count: 1,
+            baselined: false,
         }
     }
 
@@ -274,33 +491,81 @@ mod tests {
 airlock audit -- srv mcp
 server:  srv 1.0 (protocol 2025-11-25), 3 tools; calls go to stats {\"text\":\"a\"}
 limits:  256 MiB peak RSS of the process tree, 10000 ms per case (quick: slow cases left out)
+fails on: high findings or worse
 
-        case        answer   peak RSS  what came back
+           case       answer  peak RSS  what came back
 
 malformed JSON (json)
-  pass  json.a      0.4 ms    8.3 MiB  error -32700, id null
-  note  json.b      0.4 ms    8.3 MiB  error -32700, id null
-  2 cases: 1 pass, 1 note, 0 fail
+  pass     json.a     0.4 ms   8.3 MiB  error -32700, id null
+  low      json.b     0.4 ms   8.3 MiB  error -32700, id null
+  2 cases: 1 pass; worst finding 0 critical, 0 high, 0 medium, 1 low, 0 info
 
 floods and stream ends (flood)
-  pass  flood.c     0.4 ms    8.3 MiB  error -32700, id null
-  1 cases: 1 pass, 0 note, 0 fail
+  pass     flood.c    0.4 ms   8.3 MiB  error -32700, id null
+  1 cases: 1 pass; worst finding 0 critical, 0 high, 0 medium, 0 low, 0 info
 
-total: 3 cases: 2 pass, 1 note, 0 fail in 1.5 s
+total: 3 cases: 2 pass; worst finding 0 critical, 0 high, 0 medium, 1 low, 0 info
+0 cases fail the run in 1.5 s: exit 0
 ";
         assert_eq!(table, expected);
     }
 
     #[test]
-    fn exit_status_is_zero_only_without_failures() {
+    fn every_table_row_fits_100_columns() {
+        let mut report = report();
+        let long = "x".repeat(300);
+        report.cases.push(CaseReport {
+            detail: long.clone(),
+            findings: vec![FindingReport {
+                text: long,
+                ..hang()
+            }],
+            ..case(
+                "envelope.a-case-id-far-longer-than-any-in-the-catalogue",
+                Category::Envelope,
+                Some(Severity::Critical),
+            )
+        });
+        reweigh(&mut report, None);
+        let table = report.table();
+        for line in table.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line}");
+        }
+        assert!(table.contains("! critical"), "{table}");
+        assert!(table.contains("…"), "{table}");
+    }
+
+    #[test]
+    fn exit_status_follows_fail_on_and_the_baseline() {
         let mut report = report();
         assert!(report.passed());
         assert_eq!(report.exit_code(), 0);
         report
             .cases
-            .push(case("batch.x", Category::Batch, Verdict::Fail));
+            .push(case("batch.x", Category::Batch, Some(Severity::Medium)));
+        reweigh(&mut report, None);
+        assert_eq!(report.exit_code(), 0, "medium does not fail at the default");
+        report.fail_on = FailOn::Level(Severity::Medium);
+        reweigh(&mut report, None);
         assert!(!report.passed());
         assert_eq!(report.exit_code(), EXIT_FAILED);
+        report.fail_on = FailOn::Level(Severity::Low);
+        reweigh(&mut report, None);
+        assert_eq!(report.totals().failing, 2, "json.b's low note fails too");
+        report.fail_on = FailOn::Never;
+        reweigh(&mut report, None);
+        assert_eq!(report.exit_code(), 0);
+        report.fail_on = FailOn::DEFAULT;
+        report.cases.push(CaseReport {
+            findings: vec![hang()],
+            ..case("flood.y", Category::Flood, None)
+        });
+        reweigh(&mut report, None);
+        assert_eq!(report.exit_code(), EXIT_FAILED, "a hang fails by default");
+        let baseline = Baseline::of(&report);
+        reweigh(&mut report, Some(&baseline));
+        assert_eq!(report.exit_code(), 0, "every finding is in the baseline");
+        assert_eq!(report.totals().baselined, 3);
         report.setup_error = Some("did not start".to_owned());
         assert_eq!(report.exit_code(), EXIT_SETUP);
         report.interrupted = true;
@@ -308,29 +573,79 @@ total: 3 cases: 2 pass, 1 note, 0 fail in 1.5 s
     }
 
     #[test]
-    fn findings_are_listed_under_their_case() {
-        let mut report = report();
-        report.cases.truncate(1);
-        report
+    fn the_baseline_suppresses_known_findings_only() {
+        let mut earlier = report();
+        earlier.cases.push(CaseReport {
+            findings: vec![hang()],
+            ..case("flood.y", Category::Flood, None)
+        });
+        let baseline = Baseline::of(&earlier);
+        let mut now = report();
+        now.cases.push(CaseReport {
+            findings: vec![hang()],
+            ..case("flood.y", Category::Flood, None)
+        });
+        // New: a case that passed before; worse: json.b went from low to high.
+        now.cases
+            .push(case("flood.z", Category::Flood, Some(Severity::High)));
+        now.cases[1].answer_severity = Some(Severity::High);
+        now.cases[1].severity = Some(Severity::High);
+        reweigh(&mut now, Some(&baseline));
+        let failing: Vec<&str> = now
             .cases
-            .first_mut()
-            .unwrap()
-            .findings
-            .push("fail: stdout line that is not one JSON-RPC message: not JSON".to_owned());
-        assert!(report.table().contains(
-            "error -32700, id null\n        fail: stdout line that is not one JSON-RPC message: not JSON\n"
-        ));
+            .iter()
+            .filter(|case| case.fails)
+            .map(|case| case.id.as_str())
+            .collect();
+        assert_eq!(failing, vec!["json.b", "flood.z"]);
+        assert!(now.cases[3].findings[0].baselined);
+        assert!(!now.cases[1].answer_baselined);
+        assert!(now.table().contains("= critical"), "{}", now.table());
     }
 
     #[test]
-    fn json_has_every_case_with_its_verdict() {
+    fn findings_are_listed_under_their_case() {
+        let mut report = report();
+        report.cases.truncate(1);
+        report.cases[0].findings.push(FindingReport {
+            kind: "invalid-line".to_owned(),
+            severity: Severity::High,
+            text: "stdout line that is not one JSON-RPC message: not JSON".to_owned(),
+            count: 2,
+            baselined: false,
+        });
+        reweigh(&mut report, None);
+        assert!(report.table().contains(
+            "error -32700, id null\n    high     stdout line that is not one JSON-RPC message: not JSON (×2)\n"
+        ), "{}", report.table());
+    }
+
+    #[test]
+    fn json_has_every_case_with_its_severity_and_the_run_facts() {
         let json: serde_json::Value = serde_json::from_str(&report().to_json().unwrap()).unwrap();
         assert_eq!(json["cases"][1]["id"], "json.b");
         assert_eq!(json["cases"][1]["verdict"], "note");
+        assert_eq!(json["cases"][1]["severity"], "low");
+        assert_eq!(json["cases"][0]["severity"], serde_json::Value::Null);
         assert_eq!(json["cases"][1]["peak_rss_kib"], 8499);
         assert_eq!(json["totals"]["pass"], 2);
+        assert_eq!(json["totals"]["low"], 1);
         assert_eq!(json["passed"], true);
+        assert_eq!(json["exit"], 0);
+        assert_eq!(json["fail_on"], "high");
+        assert_eq!(json["version"], "0.1.0");
+        assert_eq!(json["started_at"], "2026-01-31T12:00:00Z");
         assert_eq!(json["server"]["tools"], 3);
+        assert_eq!(json["server"]["tool_names"][0], "stats");
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let at = |secs: u64| rfc3339(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_769_860_799), "2026-01-31T11:59:59Z");
+        assert_eq!(at(4_107_542_400), "2100-03-01T00:00:00Z");
     }
 
     #[test]

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::Verdict;
 use super::judge::{Id, Line, Outcome, Reply, Response};
 use super::probe::Probe;
+use super::severity::Kind;
 use super::signals;
 use super::target::{Event, Exit, Op, Received, Target};
 
@@ -22,8 +22,8 @@ use super::target::{Event, Exit, Op, Received, Target};
 /// follow-up that failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Finding {
-    /// How bad it is.
-    pub(crate) verdict: Verdict,
+    /// What it is, and so how bad.
+    pub(crate) kind: Kind,
     /// What happened (fixed text and counts; server text only through `judge::shown`).
     pub(crate) text: String,
     /// How many times it happened.
@@ -111,18 +111,18 @@ impl<'p> Session<'p> {
     }
 
     /// Records a finding (repeats are counted, not repeated).
-    pub(crate) fn find(&mut self, verdict: Verdict, text: impl Into<String>) {
+    pub(crate) fn find(&mut self, kind: Kind, text: impl Into<String>) {
         let text = text.into();
         if let Some(known) = self
             .findings
             .iter_mut()
-            .find(|known| known.text == text && known.verdict == verdict)
+            .find(|known| known.text == text && known.kind == kind)
         {
             known.count = known.count.saturating_add(1);
             return;
         }
         self.findings.push(Finding {
-            verdict,
+            kind,
             text,
             count: 1,
         });
@@ -195,7 +195,10 @@ impl<'p> Session<'p> {
                             return Next::Closed;
                         }
                         Some(Event::Flooded) => {
-                            self.find(Verdict::Fail, "wrote more than 1 GiB to stdout in one case");
+                            self.find(
+                                Kind::StdoutFlood,
+                                "wrote more than 1 GiB to stdout in one case",
+                            );
                             self.stdout_closed = true;
                             return Next::Closed;
                         }
@@ -211,7 +214,7 @@ impl<'p> Session<'p> {
     /// The general checks of one line; returns it if it is a reply.
     fn check(&mut self, line: Line, leak: bool) -> Option<Reply> {
         if leak {
-            self.find(Verdict::Fail, "panic text or a stack trace on stdout");
+            self.find(Kind::StackTrace, "panic text or a stack trace on stdout");
         }
         match line {
             Line::Response(response) => Some(Reply::Single(response)),
@@ -232,20 +235,20 @@ impl<'p> Session<'p> {
             }
             Line::Blank => {
                 self.find(
-                    Verdict::Note,
+                    Kind::BlankLine,
                     "blank line on stdout (not a JSON-RPC message)",
                 );
                 None
             }
             Line::Invalid(reason) => {
                 self.find(
-                    Verdict::Fail,
+                    Kind::InvalidLine,
                     format!("stdout line that is not one JSON-RPC message: {reason}"),
                 );
                 None
             }
             Line::TooLong => {
-                self.find(Verdict::Fail, "stdout line longer than 16 MiB");
+                self.find(Kind::LongLine, "stdout line longer than 16 MiB");
                 None
             }
         }
@@ -260,7 +263,7 @@ impl<'p> Session<'p> {
                 response.describe()
             ),
         };
-        self.find(Verdict::Fail, text);
+        self.find(Kind::UnaskedReply, text);
     }
 
     /// Waits until the queued input is written, keeping stdout drained meanwhile; the time the
@@ -291,7 +294,10 @@ impl<'p> Session<'p> {
             Some(Event::Line(received)) => self.pending.push_back(received),
             Some(Event::Closed) => self.stdout_closed = true,
             Some(Event::Flooded) => {
-                self.find(Verdict::Fail, "wrote more than 1 GiB to stdout in one case");
+                self.find(
+                    Kind::StdoutFlood,
+                    "wrote more than 1 GiB to stdout in one case",
+                );
                 self.stdout_closed = true;
             }
         }
@@ -378,7 +384,7 @@ impl<'p> Session<'p> {
                     if collected.replies.len() < MAX_KEPT_REPLIES {
                         collected.replies.push(reply);
                     } else {
-                        self.find(Verdict::Fail, "more than 1,000 replies to one input");
+                        self.find(Kind::TooManyReplies, "more than 1,000 replies to one input");
                     }
                     if marked {
                         break;
@@ -389,7 +395,7 @@ impl<'p> Session<'p> {
         }
         if !marked && !self.stdout_closed {
             self.find(
-                Verdict::Fail,
+                Kind::Hang,
                 "hangs: no answer to a ping sent after the input, within the case's time limit",
             );
         }
@@ -402,17 +408,19 @@ impl<'p> Session<'p> {
     ///
     /// # Errors
     ///
-    /// Which check failed and how.
-    pub(crate) fn follow_up(&mut self) -> Result<(), String> {
+    /// Which check failed and how: [`Kind::FollowUp`] when the server died or stopped
+    /// answering, [`Kind::FollowUpShape`] when it answered with the wrong shape.
+    pub(crate) fn follow_up(&mut self) -> Result<(), (Kind, String)> {
         let until = Instant::now()
             .checked_add(self.followup_budget)
             .unwrap_or(self.deadline);
         self.retrying("ping", until, |result| result.is_some_and(Value::is_object))?;
+        let lost = |why: String| (Kind::FollowUp, why);
         if !self.ready {
             let id = self.request("initialize", Some(initialize_params(PROTOCOL_VERSION)));
             // A server that took the case's own initialize refuses this one: fine either way.
             self.await_reply(&id, until)
-                .map_err(|why| format!("follow-up initialize: {why}"))?;
+                .map_err(|why| lost(format!("follow-up initialize: {why}")))?;
             self.notify("notifications/initialized");
             self.ready = true;
         }
@@ -429,12 +437,15 @@ impl<'p> Session<'p> {
         method: &str,
         until: Instant,
         ok: impl Fn(Option<&Value>) -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), (Kind, String)> {
         let mut ids: Vec<Id> = Vec::new();
         let mut last = String::from("no reply");
         loop {
             if Instant::now() >= until || signals::interrupted() {
-                return Err(format!("follow-up {method}: {last} within the time limit"));
+                return Err((
+                    Kind::FollowUp,
+                    format!("follow-up {method}: {last} within the time limit"),
+                ));
             }
             ids.push(self.request(method, None));
             let attempt = Instant::now()
@@ -447,8 +458,11 @@ impl<'p> Session<'p> {
                         match response.outcome {
                             Outcome::Result { value, .. } if ok(value.as_ref()) => return Ok(()),
                             Outcome::Result { .. } => {
-                                return Err(format!(
-                                    "follow-up {method}: a result without the expected shape"
+                                return Err((
+                                    Kind::FollowUpShape,
+                                    format!(
+                                        "follow-up {method}: a result without the expected shape"
+                                    ),
                                 ));
                             }
                             Outcome::Error {
@@ -465,7 +479,12 @@ impl<'p> Session<'p> {
                     }
                     Next::Reply(other, ..) => self.unexpected(&other),
                     Next::Timeout => break,
-                    Next::Closed => return Err(format!("follow-up {method}: {}", self.gone())),
+                    Next::Closed => {
+                        return Err((
+                            Kind::FollowUp,
+                            format!("follow-up {method}: {}", self.gone()),
+                        ));
+                    }
                 }
             }
             if let Some(wait) = backoff {

@@ -12,7 +12,9 @@
 //!   group, and to descendants that left it with `setsid`. Those are found through their
 //!   parents in `/proc` while the sampler watches, and remembered by pid and start time: once
 //!   the server exits they are reparented away, and the start time makes sure a pid reused by
-//!   a stranger is never signalled.
+//!   a stranger is never signalled. Such a descendant gets [`ESCAPEE_GRACE`] after the group
+//!   is killed to end by itself (a helper that exits when its server's pipe closes); one still
+//!   running then is killed and counted ([`Ended::escapees_running`], a critical finding).
 //! - **Kill before reap.** The group id is the leader's pid, which is free for reuse once the
 //!   leader is reaped. The leader's exit is observed without reaping it (`waitid` with
 //!   `WNOWAIT`), the group is killed while the unreaped leader pins the id, and only then is it
@@ -150,6 +152,9 @@ pub(crate) struct Ended {
     pub(crate) killed_for_memory: bool,
     /// The last bytes the server wrote on stderr, lossily decoded and made printable.
     pub(crate) stderr_tail: String,
+    /// Processes that had left the server's process group and were still running when the
+    /// audit killed the tree.
+    pub(crate) escapees_running: usize,
 }
 
 impl Target {
@@ -347,7 +352,7 @@ impl Target {
         // The last look, while the leader is still unreaped.
         self.sample_now();
         let exit = peek_exit(self.tree.group);
-        self.tree.kill();
+        let escapees_running = self.tree.kill();
         unregister(&self.tree);
         self.reap();
         let stderr_tail = {
@@ -359,6 +364,7 @@ impl Target {
             peak_kib: self.peak_kib,
             killed_for_memory,
             stderr_tail,
+            escapees_running,
         };
         self.ended = Some(ended.clone());
         ended
@@ -448,30 +454,56 @@ impl Tree {
         let leader = self.leader();
         let mut escapees = self.escapees.lock().unwrap_or_else(PoisonError::into_inner);
         for entry in below.iter().filter(|entry| entry.pgrp != leader) {
-            if !escapees.contains(entry) && escapees.len() < MAX_ESCAPEES {
+            let known = escapees
+                .iter()
+                .any(|known| known.pid == entry.pid && known.start == entry.start);
+            if !known && escapees.len() < MAX_ESCAPEES {
                 escapees.push(*entry);
             }
         }
     }
 
-    /// Kills the escapees (those still alive under the same pid and start time, so never a
-    /// stranger that reused a pid), then the group. Callers hold the leader unreaped.
-    fn kill(&self) {
+    /// Kills the group, gives the escapees (descendants seen outside the group) up to
+    /// [`ESCAPEE_GRACE`] to end by themselves (a helper that exits when its server's pipe
+    /// closes is not left running), then kills those still alive under the same pid and start
+    /// time (so never a stranger that reused a pid); returns how many that was. Callers hold
+    /// the leader unreaped.
+    fn kill(&self) -> usize {
         let entries = scan_proc();
         self.remember_escapees(&descendants(&entries, self.leader()));
-        let escapees = self.escapees.lock().unwrap_or_else(PoisonError::into_inner);
-        for escapee in escapees.iter() {
-            let same = entries
-                .iter()
-                .any(|entry| entry.pid == escapee.pid && entry.start == escapee.start);
-            if let (true, Some(pid)) = (same, Pid::from_raw(escapee.pid)) {
-                ignore_gone(rustix::process::kill_process(pid, Signal::KILL));
-            }
-        }
         ignore_gone(rustix::process::kill_process_group(
             self.group,
             Signal::KILL,
         ));
+        let escapees = self.escapees.lock().unwrap_or_else(PoisonError::into_inner);
+        let living = || -> Vec<ProcEntry> {
+            let entries = scan_proc();
+            escapees
+                .iter()
+                .filter(|escapee| {
+                    entries.iter().any(|entry| {
+                        entry.pid == escapee.pid && entry.start == escapee.start && !entry.ended
+                    })
+                })
+                .copied()
+                .collect()
+        };
+        let start = Instant::now();
+        let mut alive = if escapees.is_empty() {
+            Vec::new()
+        } else {
+            living()
+        };
+        while !alive.is_empty() && start.elapsed() < ESCAPEE_GRACE {
+            thread::sleep(POLL_INTERVAL);
+            alive = living();
+        }
+        for escapee in &alive {
+            if let Some(pid) = Pid::from_raw(escapee.pid) {
+                ignore_gone(rustix::process::kill_process(pid, Signal::KILL));
+            }
+        }
+        alive.len()
     }
 }
 
@@ -800,6 +832,9 @@ struct ProcEntry {
     /// Start time in clock ticks since boot: with the pid, names one process for good (a
     /// reused pid has a later start).
     start: u64,
+    /// A zombie or dead process (state `Z`, `X` or `x`): it has ended, only its parent has
+    /// not reaped it.
+    ended: bool,
 }
 
 fn scan_proc() -> Vec<ProcEntry> {
@@ -821,6 +856,7 @@ fn parse_stat(pid: i32, stat: &str) -> Option<ProcEntry> {
     let (_, after_name) = stat.rsplit_once(')')?;
     // Field 3 (state) is the first after the name; ppid is 4, pgrp 5, starttime 22.
     let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ended = matches!(fields.first().copied(), Some("Z" | "X" | "x"));
     let ppid = fields.get(1)?.parse().ok()?;
     let pgrp = fields.get(2)?.parse().ok()?;
     let start = fields.get(19)?.parse().ok()?;
@@ -829,6 +865,7 @@ fn parse_stat(pid: i32, stat: &str) -> Option<ProcEntry> {
         ppid,
         pgrp,
         start,
+        ended,
     })
 }
 
@@ -892,6 +929,10 @@ pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_millis(20);
 /// A tree past this many times the memory limit is killed at once.
 pub(crate) const HARD_CAP_FACTOR: u64 = 2;
 
+/// How long the escapees may take to end by themselves once the group is killed, before they
+/// count as left running.
+const ESCAPEE_GRACE: Duration = Duration::from_secs(1);
+
 /// How long a killed leader may take to be reaped.
 const REAP_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -912,9 +953,12 @@ mod tests {
                 pid: 4242,
                 ppid: 4000,
                 pgrp: 4242,
-                start: 987_654
+                start: 987_654,
+                ended: false,
             })
         );
+        let zombie = stat.replace(") S ", ") Z ");
+        assert!(parse_stat(4242, &zombie).unwrap().ended);
         assert_eq!(parse_stat(1, "garbage"), None);
     }
 
@@ -925,6 +969,7 @@ mod tests {
             ppid,
             pgrp,
             start: 0,
+            ended: false,
         };
         let entries = [
             entry(10, 1, 10),
@@ -1034,11 +1079,28 @@ mod tests {
         let ended = target.finish();
         assert_eq!(ended.exit, None, "the leader was still running");
         assert!(ended.peak_kib > 0, "the tree's memory was sampled");
+        assert_eq!(
+            ended.escapees_running, 1,
+            "the setsid child outlived its group"
+        );
         let start = Instant::now();
         while children.iter().any(|pid| alive(*pid)) && start.elapsed() < Duration::from_secs(20) {
             thread::sleep(Duration::from_millis(20));
         }
         assert!(children.iter().all(|pid| !alive(*pid)), "a child survived");
+    }
+
+    #[test]
+    fn an_escaped_child_that_ends_with_its_server_is_not_left_running() {
+        // The setsid child reads the server's stdin: it ends when the group is killed and
+        // the pipe closes, within the grace.
+        let mut target = sh("setsid sh -c 'echo $$; read line' & exec sleep 303");
+        assert!(matches!(
+            target.next_event(Duration::from_secs(20)),
+            Some(Event::Line(_))
+        ));
+        let ended = target.finish();
+        assert_eq!(ended.escapees_running, 0);
     }
 
     #[test]

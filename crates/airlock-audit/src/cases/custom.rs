@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::super::judge::{self, Id, Reply, When, fail, judge, note, pass};
 use super::super::session::{Next, Session};
+use super::super::severity::{Kind, Severity};
 use super::super::target::{Exit, Op};
 use super::super::{Verdict, signals};
 use super::Judgement;
@@ -18,7 +19,7 @@ pub(super) fn unsupported_version(session: &mut Session<'_>) -> Judgement {
     let input = initialize_line(&serde_json::json!("1999-01-01"));
     let collected = session.collect(input.ops, true);
     let seven = Id::from_json("7");
-    let (verdict, detail) = match collected.replies.as_slice() {
+    let (verdict, severity, detail) = match collected.replies.as_slice() {
         [Reply::Single(response)] if Some(&response.id) == seven.as_ref() => {
             match &response.outcome {
                 judge::Outcome::Result { value, .. } => {
@@ -31,23 +32,27 @@ pub(super) fn unsupported_version(session: &mut Session<'_>) -> Judgement {
                     match offered {
                         Some("1999-01-01") => (
                             Verdict::Note,
+                            Some(Severity::Low),
                             "agrees to a protocol version that does not exist".to_owned(),
                         ),
                         Some(version) => (
                             Verdict::Pass,
+                            None,
                             format!("offers {}", judge::shown(version, 32)),
                         ),
                         None => (
                             Verdict::Fail,
+                            Some(Severity::Medium),
                             "an initialize result without protocolVersion".to_owned(),
                         ),
                     }
                 }
                 judge::Outcome::Error { code: -32602, .. } => {
-                    (Verdict::Pass, "error -32602, id 7".to_owned())
+                    (Verdict::Pass, None, "error -32602, id 7".to_owned())
                 }
                 judge::Outcome::Error { code, .. } => (
                     Verdict::Note,
+                    Some(Severity::Low),
                     format!("error {code}, id 7: the spec's example refuses with -32602"),
                 ),
             }
@@ -60,6 +65,7 @@ pub(super) fn unsupported_version(session: &mut Session<'_>) -> Judgement {
     };
     Judgement {
         verdict,
+        severity,
         detail,
         answer: collected.answer,
         follow_up: true,
@@ -150,7 +156,7 @@ fn tally(session: &mut Session<'_>, count: u64, until: Instant) -> Tally {
                             }
                         }
                     }
-                    Some(_) => session.find(Verdict::Fail, "two replies to one request"),
+                    Some(_) => session.find(Kind::TwoReplies, "two replies to one request"),
                     None => session.unexpected(&Reply::Single(response)),
                 }
             }
@@ -182,14 +188,15 @@ fn flood_judgement(
     if let Some(kib) = peak_unread_kib {
         detail.push_str(&format!("; peak {:.1} MiB while unread", mib(kib)));
     }
-    let verdict = if tally.answered == count {
-        Verdict::Pass
+    let (verdict, severity) = if tally.answered == count {
+        (Verdict::Pass, None)
     } else {
         detail.push_str(": requests left unanswered");
-        Verdict::Fail
+        (Verdict::Fail, Some(Severity::High))
     };
     Judgement {
         verdict,
+        severity,
         detail,
         answer: Some(elapsed),
         follow_up: true,
@@ -197,27 +204,33 @@ fn flood_judgement(
 }
 
 /// Waits for the end after the input ended, and judges the exit.
-fn judge_end(session: &mut Session<'_>, mut verdict: Verdict, mut detail: String) -> Judgement {
+fn judge_end(session: &mut Session<'_>, judged: judge::Judged) -> Judgement {
+    let (mut verdict, mut severity, mut detail) = judged;
     let exit = session.drain_until_exit(session.deadline);
-    let (exit_verdict, exit_text) = match exit {
-        Some(Exit::Code(0)) => (Verdict::Pass, "exits with status 0".to_owned()),
+    let (exit_verdict, exit_severity, exit_text) = match exit {
+        Some(Exit::Code(0)) => (Verdict::Pass, None, "exits with status 0".to_owned()),
         Some(Exit::Code(code)) => (
             Verdict::Note,
+            Some(Severity::Low),
             format!("exits with status {code} at end of input"),
         ),
         Some(Exit::Signal(signal)) => (
             Verdict::Fail,
+            Some(Severity::Critical),
             format!("killed by signal {signal} at end of input"),
         ),
         None => (
             Verdict::Note,
+            Some(Severity::Low),
             "still running after end of input (MCP clients then send SIGTERM)".to_owned(),
         ),
     };
     verdict = verdict.max(exit_verdict);
+    severity = severity.max(exit_severity);
     detail = format!("{detail}; {exit_text}");
     Judgement {
         verdict,
+        severity,
         detail,
         answer: None,
         follow_up: false,
@@ -242,8 +255,8 @@ fn replies_until_end(session: &mut Session<'_>) -> (Vec<Reply>, Option<Duration>
 pub(super) fn eof_at_start(session: &mut Session<'_>) -> Judgement {
     session.send(Op::Close);
     let (replies, _) = replies_until_end(session);
-    let (verdict, detail) = judge(&[pass(When::Silent)], &replies, None);
-    judge_end(session, verdict, detail)
+    let judged = judge(&[pass(When::Silent)], &replies, None);
+    judge_end(session, judged)
 }
 
 pub(super) fn eof_mid_message(session: &mut Session<'_>) -> Judgement {
@@ -256,8 +269,8 @@ pub(super) fn eof_mid_message(session: &mut Session<'_>) -> Judgement {
         pass(When::Silent),
         pass(When::Error(&[-32700, -32600], NULL)),
     ];
-    let (verdict, detail) = judge(&arms, &replies, None);
-    let mut judgement = judge_end(session, verdict, detail);
+    let judged = judge(&arms, &replies, None);
+    let mut judgement = judge_end(session, judged);
     judgement.answer = answer;
     judgement
 }
@@ -274,8 +287,8 @@ pub(super) fn eof_call_in_flight(session: &mut Session<'_>) -> Judgement {
             "exits without answering a call it had read (the client loses its answer)",
         ),
     ];
-    let (verdict, detail) = judge(&arms, &replies, Id::from_json("7").as_ref());
-    let mut judgement = judge_end(session, verdict, detail);
+    let judged = judge(&arms, &replies, Id::from_json("7").as_ref());
+    let mut judgement = judge_end(session, judged);
     judgement.answer = answer;
     judgement
 }
@@ -295,8 +308,8 @@ pub(super) fn no_newline_then_eof(session: &mut Session<'_>, bytes: u64) -> Judg
         pass(When::Result(SENT)),
         pass(When::Error(ANY_CODE, SENT)),
     ];
-    let (verdict, detail) = judge(&arms, &replies, Id::from_json("7").as_ref());
-    let mut judgement = judge_end(session, verdict, detail);
+    let judged = judge(&arms, &replies, Id::from_json("7").as_ref());
+    let mut judgement = judge_end(session, judged);
     judgement.answer = answer;
     judgement
 }

@@ -5,7 +5,8 @@
 //! table does not list fails. The reasons are what a report shows, so they say what the server
 //! did and why it matters.
 
-use super::super::judge::{Arm, IdIs, When, fail, note, pass, pass_because};
+use super::super::judge::{Arm, IdIs, When, fail, fail_as, note, note_as, pass, pass_because};
+use super::super::severity::Severity;
 
 pub(super) const NULL: &[IdIs] = &[IdIs::Null];
 pub(super) const SENT: &[IdIs] = &[IdIs::Sent];
@@ -28,8 +29,9 @@ pub(super) const PARSE: &[Arm] = &[
         When::Error(ANY_CODE, SENT),
         "parses invalid JSON leniently, then refuses the request",
     ),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers unparseable input with -32700 and id null; a client waiting on it hangs",
     ),
 ];
@@ -37,8 +39,9 @@ pub(super) const PARSE: &[Arm] = &[
 /// Input that cannot parse, without an id that could be echoed.
 pub(super) const UNPARSEABLE: &[Arm] = &[
     pass(When::Error(&[-32700, -32600], NULL)),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers unparseable input with -32700 and id null",
     ),
 ];
@@ -88,8 +91,9 @@ pub(super) const INVALID_UTF8: &[Arm] = &[
         When::Error(ANY_CODE, SENT),
         "decodes invalid UTF-8 leniently, then refuses the request",
     ),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers unparseable input with -32700 and id null",
     ),
 ];
@@ -123,8 +127,9 @@ pub(super) const BOM: &[Arm] = &[
 
 pub(super) const UTF16: &[Arm] = &[
     pass(When::Error(&[-32700, -32600], NULL)),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers unparseable input with -32700 and id null",
     ),
 ];
@@ -193,8 +198,9 @@ pub(super) const UNKNOWN_TOOL_ARMS: &[Arm] = &[
         When::Error(ANY_CODE, NULL_OR_SENT),
         "refused with another code than -32602",
     ),
-    fail(
+    fail_as(
         When::Result(SENT),
+        Severity::Medium,
         "reports success for a tool that does not exist",
     ),
     fail(When::Silent, "a request is not answered"),
@@ -264,8 +270,9 @@ pub(super) const ID_NEGATIVE_ZERO: &[Arm] = &[
 
 pub(super) const ID_WRONG_TYPE: &[Arm] = &[
     pass(When::Error(ANY_CODE, NULL)),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers an invalid request -32600 with id null",
     ),
 ];
@@ -413,12 +420,14 @@ pub(super) const SILENT_OR_INVALID: &[Arm] = &[
 
 pub(super) const BATCH: &[Arm] = &[
     pass(When::Error(&[-32600], NULL)),
-    note(
+    note_as(
         When::Batch,
+        Severity::Medium,
         "answers batches as 2025-03-26 did; later revisions removed them, and a batch can smuggle requests past per-message checks",
     ),
-    note(
+    note_as(
         When::Results(ANY_ID),
+        Severity::Medium,
         "answers the messages of a batch one by one",
     ),
     note(When::Result(ANY_ID), "answers one message of a batch"),
@@ -434,7 +443,11 @@ pub(super) const BATCH: &[Arm] = &[
 
 pub(super) const BATCH_WITHOUT_REQUESTS: &[Arm] = &[
     pass(When::Error(&[-32600], NULL)),
-    note(When::Batch, "answers with an array (batch semantics)"),
+    note_as(
+        When::Batch,
+        Severity::Medium,
+        "answers with an array (batch semantics)",
+    ),
     note(When::Errors(&[-32600], NULL), "answers each element"),
     note(
         When::Error(ANY_CODE, NULL),
@@ -566,8 +579,9 @@ pub(super) const TWO_VALUES: &[Arm] = &[
         When::Result(&[IdIs::Raw("7"), IdIs::Raw("8")]),
         "answers one of two messages written on one line",
     ),
-    fail(
+    fail_as(
         When::Silent,
+        Severity::Medium,
         "JSON-RPC answers unparseable input with -32700 and id null",
     ),
 ];

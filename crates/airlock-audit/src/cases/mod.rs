@@ -17,6 +17,7 @@ use std::time::Duration;
 use super::judge::{Arm, Id, judge};
 use super::probe::Probe;
 use super::session::Session;
+use super::severity::Severity;
 use super::target::Op;
 use super::{Category, Verdict};
 
@@ -86,6 +87,8 @@ pub(crate) struct Input {
 pub(crate) struct Judgement {
     /// The verdict.
     pub(crate) verdict: Verdict,
+    /// How bad it is (`None` for a pass).
+    pub(crate) severity: Option<Severity>,
     /// What came back and what it means.
     pub(crate) detail: String,
     /// From the end of the input to its first answer.
@@ -95,10 +98,12 @@ pub(crate) struct Judgement {
 }
 
 impl Judgement {
-    /// A failure before the case could run (handshake, spawn).
+    /// A failure before the case could run (handshake, spawn): a fresh server that does not
+    /// complete its handshake is unusable, so this is critical.
     pub(crate) fn failed(detail: String) -> Self {
         Self {
             verdict: Verdict::Fail,
+            severity: Some(Severity::Critical),
             detail,
             answer: None,
             follow_up: false,
@@ -193,12 +198,13 @@ pub(crate) fn run_line(
 ) -> Judgement {
     let sent = input.id.as_deref().and_then(Id::from_json);
     let collected = session.collect(input.ops, sent.is_some());
-    let (mut verdict, mut detail) = judge(arms, &collected.replies, sent.as_ref());
+    let (mut verdict, mut severity, mut detail) = judge(arms, &collected.replies, sent.as_ref());
     if !collected.written {
         detail.push_str("; the input was not written whole (the server stopped reading it)");
     }
     if echo_check && collected.largest_reply_bytes > ECHO_LIMIT_BYTES {
         verdict = verdict.max(Verdict::Note);
+        severity = severity.max(Some(Severity::Low));
         detail.push_str(&format!(
             "; a {}-byte reply: the server echoes what the peer sent",
             collected.largest_reply_bytes
@@ -206,6 +212,7 @@ pub(crate) fn run_line(
     }
     Judgement {
         verdict,
+        severity,
         detail,
         answer: collected.answer,
         follow_up: true,
