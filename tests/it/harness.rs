@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 /// How long any single expected reply may take before the test fails.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The path of a binary built from `examples/`.
+/// The path of a binary built from `examples/`: `cargo test` builds them, `cargo test --test
+/// it` does not, so a missing one is built here (once per test run, for every example).
 pub fn example(name: &str) -> PathBuf {
     let mut dir = std::env::current_exe().expect("test binary path");
     dir.pop(); // the test binary's name
@@ -21,12 +22,35 @@ pub fn example(name: &str) -> PathBuf {
         dir.pop();
     }
     let path = dir.join("examples").join(name);
+    if !path.exists() {
+        build_examples(&dir);
+    }
     assert!(
         path.exists(),
-        "{} is missing: run the tests with `cargo test` (which builds the examples)",
+        "{} is missing and `cargo build --examples` did not make it",
         path.display()
     );
     path
+}
+
+/// `cargo build --examples` into the profile directory `profile` (`target/debug`, say) the
+/// test binary runs from.
+fn build_examples(profile: &std::path::Path) {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = spawn_command(std::path::Path::new(&cargo));
+        build
+            .args(["build", "--quiet", "--examples", "--manifest-path"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(profile.parent().expect("a target directory"));
+        if profile.ends_with("release") {
+            build.arg("--release");
+        }
+        let status = build.status().expect("cargo runs");
+        assert!(status.success(), "cargo build --examples failed: {status}");
+    });
 }
 
 /// The `airlock` binary.

@@ -14,7 +14,7 @@
 //!   `airlock check` unless accepted by name and at call time; absolute paths; literal braces;
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
-//!   cleanup (the full battery runs when `AIRLOCK_AUDIT_FULL=1`, as CI sets);
+//!   cleanup (the full battery is an ignored test, run by CI);
 //! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the

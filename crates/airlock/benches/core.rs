@@ -3,7 +3,7 @@
 //! reply writer, and whole requests through the engine (a ping, a tool list, an in-process
 //! tool call answered inline as the stdio session does).
 //!
-//!     cargo bench --bench core
+//!     cargo bench -p airlock --bench core
 //!
 //! Medians, not means: this machine is shared and noisy. End-to-end figures (pipes, processes,
 //! other servers) come from `tools/bench.sh`; see BENCHMARKS.md.
