@@ -208,6 +208,20 @@ pub fn arguments(data: &[u8]) {
                 );
             }
         }
+        // Anything named in backticks is the schema's, or the peer's own property name when
+        // it is plain (1 to 64 of `A-Z a-z 0-9 _ -`): nothing else of the input is repeated.
+        for (i, named) in violation.rule.split('`').enumerate() {
+            if i % 2 == 1 {
+                let plain = (1..=64).contains(&named.len())
+                    && named
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                assert!(
+                    plain || schema_text.contains(named),
+                    "a rule names input that is not a plain name: {violation}"
+                );
+            }
+        }
     }
 }
 
