@@ -37,6 +37,7 @@ use serde::Serialize;
 
 mod baseline;
 mod cases;
+mod exposure;
 mod http;
 mod judge;
 mod junit;
@@ -103,13 +104,16 @@ pub enum Category {
     Protocol,
     /// Floods, slow writers and end of input at bad moments.
     Flood,
+    /// Traversal, option injection and shell metacharacters in tools' string arguments,
+    /// judged by canary files.
+    Exposure,
     /// The HTTP transport's own cases (`--url` only).
     Http,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Json,
         Self::Encoding,
         Self::Envelope,
@@ -118,6 +122,7 @@ impl Category {
         Self::Huge,
         Self::Protocol,
         Self::Flood,
+        Self::Exposure,
         Self::Http,
     ];
 
@@ -132,6 +137,7 @@ impl Category {
             Self::Huge => "huge",
             Self::Protocol => "protocol",
             Self::Flood => "flood",
+            Self::Exposure => "exposure",
             Self::Http => "http",
         }
     }
@@ -147,6 +153,7 @@ impl Category {
             Self::Huge => "huge input",
             Self::Protocol => "protocol misuse",
             Self::Flood => "floods and stream ends",
+            Self::Exposure => "command exposure",
             Self::Http => "HTTP transport",
         }
     }
@@ -396,16 +403,21 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         max_memory_kib: options.max_memory_mib.saturating_mul(1024),
         case_timeout: options.case_timeout,
         probe: Probe::none(),
+        aims: Vec::new(),
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
-        Ok((facts, probe)) => {
+        Ok((facts, probe, aims)) => {
             progress.line(&format!(
                 "auditing {} {}; calls go to {}\n",
                 facts.name, facts.version, facts.probe
             ));
             report.server = Some(facts);
-            Context { probe, ..context }
+            Context {
+                probe,
+                aims,
+                ..context
+            }
         }
         Err((why, stderr_tail)) => {
             progress.line(&format!("could not audit: {why}\n"));
@@ -526,7 +538,10 @@ fn run_http(
 pub fn list() -> String {
     let catalogue = cases::catalogue();
     let mut out = String::new();
-    for category in Category::ALL {
+    for category in Category::ALL
+        .into_iter()
+        .filter(|category| *category != Category::Http)
+    {
         out.push_str(&format!("{} ({})\n", category.title(), category.name()));
         for case in catalogue.iter().filter(|case| case.category == category) {
             let slow = if case.slow { " [slow]" } else { "" };
@@ -558,6 +573,7 @@ struct Context {
     max_memory_kib: u64,
     case_timeout: Duration,
     probe: Probe,
+    aims: Vec<probe::Aim>,
 }
 
 /// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
@@ -633,7 +649,7 @@ impl Selectable for http::HttpCase {
 fn discover(
     context: &Context,
     options: &Options,
-) -> Result<(ServerFacts, Probe), (String, String)> {
+) -> Result<(ServerFacts, Probe, Vec<probe::Aim>), (String, String)> {
     let target =
         Target::spawn(&context.program, &context.args, context.max_memory_kib).map_err(|kind| {
             (
@@ -660,7 +676,7 @@ fn learn(
     session: &mut Session<'_>,
     deadline: Instant,
     options: &Options,
-) -> Result<(ServerFacts, Probe), String> {
+) -> Result<(ServerFacts, Probe, Vec<probe::Aim>), String> {
     let initialized = session.handshake(deadline)?;
     let info = match initialized.outcome {
         judge::Outcome::Result { value, .. } => value,
@@ -734,6 +750,7 @@ fn learn(
         options.call_arguments.as_ref(),
         options.no_tool_calls,
     );
+    let aims = probe::aims(tools.as_ref(), options.no_tool_calls);
     let facts = ServerFacts {
         name,
         version,
@@ -742,7 +759,7 @@ fn learn(
         tool_names,
         probe: probe.describe(),
     };
-    Ok((facts, probe))
+    Ok((facts, probe, aims))
 }
 
 /// Runs one case against a fresh server process.
@@ -768,7 +785,27 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         exit: None,
         stderr_tail: None,
     };
-    let target = match Target::spawn(&context.program, &context.args, context.max_memory_kib) {
+    let scratch = match &case.body {
+        Body::Exposure { .. } => match exposure::Scratch::create() {
+            Ok(scratch) => Some(scratch),
+            Err(kind) => {
+                unstarted.verdict = Verdict::Note;
+                unstarted.severity = Some(Severity::Info);
+                unstarted.answer_severity = Some(Severity::Info);
+                unstarted.detail = format!("no scratch directory for the canaries ({kind:?})");
+                return unstarted;
+            }
+        },
+        _ => None,
+    };
+    let cwd = scratch.as_ref().map(exposure::Scratch::served);
+    let spawned = Target::spawn_in(
+        &context.program,
+        &context.args,
+        context.max_memory_kib,
+        cwd.as_deref(),
+    );
+    let target = match spawned {
         Ok(target) => target,
         Err(kind) => {
             unstarted.detail = format!("the server could not be started ({kind:?})");
@@ -794,6 +831,10 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             },
         ) => cases::run_line(&mut session, input(&context.probe), arms, *echo_check),
         (None, Body::Custom { run, .. }) => run(&mut session),
+        (None, Body::Exposure { values }) => match &scratch {
+            Some(scratch) => exposure::run(&mut session, &context.aims, scratch, *values),
+            None => Judgement::failed("no scratch directory".to_owned()),
+        },
     };
     let mut findings: Vec<Finding> = Vec::new();
     if judgement.follow_up && !signals::interrupted() {

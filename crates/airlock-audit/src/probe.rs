@@ -228,6 +228,70 @@ fn string_key(schema: &Value) -> String {
         .map_or_else(|| DEFAULT_STRING_KEY.to_owned(), str::to_owned)
 }
 
+/// One string argument of one tool, for the exposure cases.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Aim {
+    /// The tool.
+    pub(crate) tool: String,
+    /// The string argument hostile values go into.
+    pub(crate) key: String,
+    /// The other arguments: the smallest the schema accepts.
+    pub(crate) base: Value,
+}
+
+/// Every string argument of every listed tool (at most [`MAX_AIMED_TOOLS`] tools and
+/// [`MAX_AIMED_KEYS`] arguments each; tools whose required arguments cannot be synthesized
+/// are left out). None with `no_tool_calls`.
+pub(crate) fn aims(tools: Option<&Value>, no_tool_calls: bool) -> Vec<Aim> {
+    if no_tool_calls {
+        return Vec::new();
+    }
+    let listed = tools
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut aims = Vec::new();
+    for tool in listed.iter().take(MAX_AIMED_TOOLS) {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let schema = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let Some(base) = synthesize(&schema) else {
+            continue;
+        };
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
+        let strings = properties
+            .iter()
+            .filter(|(_, property)| match property.get("type") {
+                Some(Value::String(kind)) => kind == "string",
+                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "string"),
+                _ => false,
+            })
+            .filter(|(_, property)| {
+                property.get("enum").is_none() && property.get("const").is_none()
+            })
+            .take(MAX_AIMED_KEYS);
+        for (key, _) in strings {
+            aims.push(Aim {
+                tool: name.to_owned(),
+                key: key.clone(),
+                base: base.clone(),
+            });
+        }
+    }
+    aims
+}
+
+/// Tools the exposure cases try.
+const MAX_AIMED_TOOLS: usize = 32;
+
+/// String arguments of one tool the exposure cases try.
+const MAX_AIMED_KEYS: usize = 4;
+
 /// A tool name no server has: what calls go to without a probe.
 pub(crate) const UNKNOWN_TOOL: &str = "airlock_audit_no_such_tool";
 
