@@ -1,4 +1,5 @@
-//! `airlock audit`: a battery of hostile inputs that reviews any stdio MCP server.
+//! `airlock audit`: a battery of hostile inputs that reviews any stdio MCP server, or (with
+//! `--url`, see `http`) a running Streamable HTTP server with the transport's own cases.
 //!
 //! The audit starts the server under review once per case, in its own process group, sends
 //! one hostile input (malformed JSON, bad encodings, envelope abuse, batches, deep nesting,
@@ -19,6 +20,8 @@
 //! # Layout
 //!
 //! - `cases`: the catalogue, as data plus a few functions.
+//! - `exposure`: the scratch directory, canaries and values of the `exposure` category.
+//! - `http`: the `--url` audit: the endpoint, its cases, and a bounded HTTP/1.1 client.
 //! - `judge`: classifying stdout lines and judging replies (pure).
 //! - `session`: one case's conversation, with the follow-up checks.
 //! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
