@@ -126,6 +126,9 @@ impl Scratch {
             }
             Err(_) => found.push("the scratch directory is gone".to_owned()),
         }
+        if !real_dir(&self.served()) {
+            found.push("replaced the served directory".to_owned());
+        }
         match std::fs::read(self.root.join(OUTSIDE)) {
             Ok(bytes) if bytes == self.outside_bytes => {}
             Ok(_) => found.push("changed the canary outside the served directory".to_owned()),
@@ -160,11 +163,21 @@ impl Scratch {
             }
         }
         let served = self.served();
+        if !real_dir(&served) {
+            // A symlink (or file) in its place: removed itself, never followed.
+            drop(std::fs::remove_file(&served));
+            drop(std::fs::create_dir(&served));
+        }
         drop(std::fs::remove_file(self.root.join(OUTSIDE)));
         drop(std::fs::remove_file(served.join("link-out")));
         drop(std::fs::remove_file(served.join("link-parent")));
-        drop(std::fs::create_dir(&served));
-        drop(std::fs::write(self.root.join(OUTSIDE), &self.outside_bytes));
+        // create_new: never through a link the server put back meanwhile.
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.root.join(OUTSIDE))
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &self.outside_bytes));
+        drop(written);
         drop(std::os::unix::fs::symlink(
             Path::new("..").join(OUTSIDE),
             served.join("link-out"),
@@ -178,6 +191,11 @@ impl Drop for Scratch {
         // Best effort: a server still writing may race this; the name is ours alone.
         drop(std::fs::remove_dir_all(&self.root));
     }
+}
+
+/// Whether `path` is a directory itself, not a link to one.
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
 }
 
 /// 64 random bits as hex (the standard library's per-process random hash keys).
@@ -419,6 +437,20 @@ mod tests {
         );
         scratch.restore();
         assert!(scratch.breaches().is_empty());
+        // The served directory swapped for a link elsewhere: found, and undone without
+        // touching the link's target.
+        let elsewhere = Scratch::create().unwrap();
+        std::fs::remove_dir_all(scratch.served()).unwrap();
+        std::os::unix::fs::symlink(elsewhere.served(), scratch.served()).unwrap();
+        assert!(
+            scratch
+                .breaches()
+                .contains(&"replaced the served directory".to_owned())
+        );
+        scratch.restore();
+        assert!(scratch.breaches().is_empty());
+        assert!(elsewhere.breaches().is_empty());
+        assert!(real_dir(&scratch.served()));
         let root = scratch.root.clone();
         drop(scratch);
         assert!(!root.exists());

@@ -753,7 +753,11 @@ fn learn(
         options.call_arguments.as_ref(),
         options.no_tool_calls,
     );
-    let aims = probe::aims(tools.as_ref(), options.no_tool_calls);
+    let aims = probe::aims(
+        tools.as_ref(),
+        options.call_tool.as_deref(),
+        options.no_tool_calls,
+    );
     let facts = ServerFacts {
         name,
         version,

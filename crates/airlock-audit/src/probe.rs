@@ -239,10 +239,17 @@ pub(crate) struct Aim {
     pub(crate) base: Value,
 }
 
-/// Every string argument of every listed tool (at most [`MAX_AIMED_TOOLS`] tools and
+/// Every string argument of every listed tool the audit may call: those the server marks
+/// read-only, and the operator's `--call-tool` (at most [`MAX_AIMED_TOOLS`] tools and
 /// [`MAX_AIMED_KEYS`] arguments each; tools whose required arguments cannot be synthesized
-/// are left out). None with `no_tool_calls`.
-pub(crate) fn aims(tools: Option<&Value>, no_tool_calls: bool) -> Vec<Aim> {
+/// are left out). Hostile values in a tool that writes could change what it writes to, which
+/// may lie outside the audit's scratch directory, so other tools are not tried. None with
+/// `no_tool_calls`.
+pub(crate) fn aims(
+    tools: Option<&Value>,
+    call_tool: Option<&str>,
+    no_tool_calls: bool,
+) -> Vec<Aim> {
     if no_tool_calls {
         return Vec::new();
     }
@@ -250,7 +257,14 @@ pub(crate) fn aims(tools: Option<&Value>, no_tool_calls: bool) -> Vec<Aim> {
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     let mut aims = Vec::new();
-    for tool in listed.iter().take(MAX_AIMED_TOOLS) {
+    let callable = listed.iter().filter(|tool| {
+        read_only(tool)
+            || tool
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| Some(name) == call_tool)
+    });
+    for tool in callable.take(MAX_AIMED_TOOLS) {
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
@@ -327,6 +341,30 @@ mod tests {
                                  "n": {"type": "integer", "exclusiveMinimum": 9},
                                  "optional": {"type": "string"}}}}
         ])
+    }
+
+    #[test]
+    fn exposure_aims_at_string_arguments_of_read_only_tools_and_the_named_one() {
+        let mut listed = tools();
+        listed.as_array_mut().unwrap().push(json!({
+            "name": "write_note", "annotations": {"readOnlyHint": false},
+            "inputSchema": {"type": "object", "properties": {"body": {"type": "string"}}}}));
+        let keys = |aims: Vec<Aim>| {
+            aims.into_iter()
+                .map(|aim| format!("{}.{}", aim.tool, aim.key))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(aims(Some(&listed), None, false)),
+            vec!["convert.optional", "convert.text"]
+        );
+        let named = aims(Some(&listed), Some("write_note"), false);
+        assert_eq!(
+            keys(named.clone()),
+            vec!["convert.optional", "convert.text", "write_note.body"]
+        );
+        assert_eq!(named[0].base["value"], json!(-5));
+        assert!(aims(Some(&listed), Some("write_note"), true).is_empty());
     }
 
     #[test]

@@ -97,10 +97,17 @@ impl Endpoint {
             .map_err(|_| UrlError::Resolve)?
             .take(16)
             .collect();
-        let addr = *addrs.first().ok_or(UrlError::Resolve)?;
         if !allow_remote && !addrs.iter().all(|addr| addr.ip().is_loopback()) {
             return Err(UrlError::Remote);
         }
+        // `localhost` may resolve to ::1 and 127.0.0.1 with the server on one of them: the
+        // first that accepts a connection.
+        let addr = addrs
+            .iter()
+            .copied()
+            .find(|addr| std::net::TcpStream::connect_timeout(addr, PROBE_CONNECT).is_ok())
+            .or_else(|| addrs.first().copied())
+            .ok_or(UrlError::Resolve)?;
         Ok(Self {
             addr,
             authority: authority.to_owned(),
@@ -601,6 +608,9 @@ pub(crate) fn found(severity: Severity, detail: impl Into<String>) -> Judgement 
 
 /// The protocol revision of the stateless era.
 pub(crate) const MODERN_VERSION: &str = "2026-07-28";
+
+/// How long choosing among a name's addresses waits for each.
+const PROBE_CONNECT: Duration = Duration::from_millis(500);
 
 /// Longest tool name the audit copies into a header.
 const MAX_TOOL_NAME_BYTES: usize = 128;
