@@ -142,8 +142,18 @@ struct AuditFlags {
     /// List the cases and exit.
     #[arg(long)]
     list: bool,
+    /// Audit the running Streamable HTTP server at this URL (http://HOST:PORT/PATH) with the
+    /// HTTP transport's cases, in each era it serves, instead of starting a command. The
+    /// server is not the audit's process, so its memory is not watched. Loopback hosts only,
+    /// unless --allow-remote.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+    /// Let --url name a host that is not loopback (the audit sends hostile traffic: aim it
+    /// only at a server you are allowed to attack).
+    #[arg(long, requires = "url")]
+    allow_remote: bool,
     /// The server's command and its arguments.
-    #[arg(last = true, value_name = "COMMAND", required_unless_present = "list")]
+    #[arg(last = true, value_name = "COMMAND", required_unless_present_any = ["list", "url"])]
     command: Vec<OsString>,
 }
 
@@ -708,6 +718,8 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
         fail_on: flags.fail_on,
         baseline,
         handle_signals: true,
+        url: flags.url,
+        allow_remote: flags.allow_remote,
         ..audit::Options::new(flags.command)
     };
     let report = match audit::run(&options) {

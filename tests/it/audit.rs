@@ -304,3 +304,124 @@ fn is_zombie(proc_dir: &Path) -> bool {
         })
         .unwrap_or(true)
 }
+
+/// The exposure cases' findings of one report: (case id, finding kind, severity).
+fn exposure_findings(report: &Value) -> Vec<(String, String, String)> {
+    report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|case| case["category"] == "exposure")
+        .flat_map(|case| {
+            case["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .map(|finding| {
+                    (
+                        case["id"].as_str().unwrap().to_owned(),
+                        finding["kind"].as_str().unwrap().to_owned(),
+                        finding["severity"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_shell_server.py");
+    let (status, report, table) = audit(
+        "unsafe-shell",
+        &["--only", "exposure"],
+        &["python3", fixture.to_str().unwrap()],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(status, Some(1), "{table}");
+    let found = exposure_findings(&report);
+    let has = |id: &str, kind: &str, severity: &str| {
+        found
+            .iter()
+            .any(|(i, k, s)| i == id && k == kind && s == severity)
+    };
+    for id in [
+        "exposure.traversal",
+        "exposure.absolute",
+        "exposure.symlink",
+    ] {
+        assert!(has(id, "outside-read", "high"), "{id}: {found:?}\n{table}");
+    }
+    for id in ["exposure.shell-substitution", "exposure.shell-separators"] {
+        assert!(
+            has(id, "outside-write", "critical"),
+            "{id}: {found:?}\n{table}"
+        );
+    }
+    // The audit's scratch trees are gone, and nothing was left beside them.
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("airlock-audit-")
+                && entry.file_type().is_ok_and(|kind| kind.is_dir())
+        })
+        .filter(|entry| {
+            std::fs::read_dir(entry.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|inner| inner.file_name() == "outside-canary")
+        })
+        .map(|entry| entry.path())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn airlock_serve_passes_the_exposure_cases_with_its_default_manifest_and_git_readonly() {
+    let server = airlock_serve();
+    let git = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/git-readonly.toml");
+    for (name, args) in [
+        ("exposure-default", vec![server.as_str(), "serve"]),
+        (
+            "exposure-git",
+            vec![
+                server.as_str(),
+                "serve",
+                "--manifest",
+                git.to_str().unwrap(),
+            ],
+        ),
+    ] {
+        let (status, report, table) = audit(
+            name,
+            &[
+                "--only",
+                "exposure",
+                "--max-memory-mib",
+                SERVE_TREE_MEMORY_MIB,
+            ],
+            &args,
+        );
+        let report = report.expect("a JSON report");
+        assert_eq!(exposure_findings(&report), vec![], "{table}");
+        let cases = report["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 6, "{table}");
+        for case in cases {
+            assert_eq!(case["verdict"], "pass", "{table}");
+            assert!(
+                case["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("no canary read back or touched"),
+                "{table}"
+            );
+        }
+        assert_no_case_fails(status, &report, &table);
+    }
+}

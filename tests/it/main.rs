@@ -15,6 +15,8 @@
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery is an ignored test, run by CI);
+//! - `audit_http`: `airlock audit --url` against `airlock serve --http` (both eras, slow and
+//!   idle connections) and a fixture that serves any `Host`;
 //! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
@@ -48,6 +50,7 @@
 mod abuse;
 mod arguments;
 mod audit;
+mod audit_http;
 mod audit_reports;
 mod clients;
 mod harness;

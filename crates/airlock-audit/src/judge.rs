@@ -112,6 +112,16 @@ pub(crate) enum Outcome {
 }
 
 impl Response {
+    /// What the response is, without its id: `error -32700`, `tool error result`, `result`
+    /// (findings that merge repeats use this, so a flood of replies is one finding counted).
+    pub(crate) fn kind(&self) -> String {
+        match &self.outcome {
+            Outcome::Error { code, .. } => format!("error {code}"),
+            Outcome::Result { is_error: true, .. } => "tool error result".to_owned(),
+            Outcome::Result { .. } => "result".to_owned(),
+        }
+    }
+
     /// The response in a few words: `error -32700, id null`, `result, id 7`.
     pub(crate) fn describe(&self) -> String {
         match &self.outcome {

@@ -228,6 +228,84 @@ fn string_key(schema: &Value) -> String {
         .map_or_else(|| DEFAULT_STRING_KEY.to_owned(), str::to_owned)
 }
 
+/// One string argument of one tool, for the exposure cases.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Aim {
+    /// The tool.
+    pub(crate) tool: String,
+    /// The string argument hostile values go into.
+    pub(crate) key: String,
+    /// The other arguments: the smallest the schema accepts.
+    pub(crate) base: Value,
+}
+
+/// Every string argument of every listed tool the audit may call: those the server marks
+/// read-only, and the operator's `--call-tool` (at most [`MAX_AIMED_TOOLS`] tools and
+/// [`MAX_AIMED_KEYS`] arguments each; tools whose required arguments cannot be synthesized
+/// are left out). Hostile values in a tool that writes could change what it writes to, which
+/// may lie outside the audit's scratch directory, so other tools are not tried. None with
+/// `no_tool_calls`.
+pub(crate) fn aims(
+    tools: Option<&Value>,
+    call_tool: Option<&str>,
+    no_tool_calls: bool,
+) -> Vec<Aim> {
+    if no_tool_calls {
+        return Vec::new();
+    }
+    let listed = tools
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut aims = Vec::new();
+    let callable = listed.iter().filter(|tool| {
+        read_only(tool)
+            || tool
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| Some(name) == call_tool)
+    });
+    for tool in callable.take(MAX_AIMED_TOOLS) {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let schema = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let Some(base) = synthesize(&schema) else {
+            continue;
+        };
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+            continue;
+        };
+        let strings = properties
+            .iter()
+            .filter(|(_, property)| match property.get("type") {
+                Some(Value::String(kind)) => kind == "string",
+                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "string"),
+                _ => false,
+            })
+            .filter(|(_, property)| {
+                property.get("enum").is_none() && property.get("const").is_none()
+            })
+            .take(MAX_AIMED_KEYS);
+        for (key, _) in strings {
+            aims.push(Aim {
+                tool: name.to_owned(),
+                key: key.clone(),
+                base: base.clone(),
+            });
+        }
+    }
+    aims
+}
+
+/// Tools the exposure cases try.
+const MAX_AIMED_TOOLS: usize = 32;
+
+/// String arguments of one tool the exposure cases try.
+const MAX_AIMED_KEYS: usize = 4;
+
 /// A tool name no server has: what calls go to without a probe.
 pub(crate) const UNKNOWN_TOOL: &str = "airlock_audit_no_such_tool";
 
@@ -263,6 +341,30 @@ mod tests {
                                  "n": {"type": "integer", "exclusiveMinimum": 9},
                                  "optional": {"type": "string"}}}}
         ])
+    }
+
+    #[test]
+    fn exposure_aims_at_string_arguments_of_read_only_tools_and_the_named_one() {
+        let mut listed = tools();
+        listed.as_array_mut().unwrap().push(json!({
+            "name": "write_note", "annotations": {"readOnlyHint": false},
+            "inputSchema": {"type": "object", "properties": {"body": {"type": "string"}}}}));
+        let keys = |aims: Vec<Aim>| {
+            aims.into_iter()
+                .map(|aim| format!("{}.{}", aim.tool, aim.key))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(aims(Some(&listed), None, false)),
+            vec!["convert.optional", "convert.text"]
+        );
+        let named = aims(Some(&listed), Some("write_note"), false);
+        assert_eq!(
+            keys(named.clone()),
+            vec!["convert.optional", "convert.text", "write_note.body"]
+        );
+        assert_eq!(named[0].base["value"], json!(-5));
+        assert!(aims(Some(&listed), Some("write_note"), true).is_empty());
     }
 
     #[test]

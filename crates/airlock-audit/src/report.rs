@@ -68,8 +68,13 @@ impl AuditReport {
     /// when it fails the run and `=` when the baseline had all its findings.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let command = self.command.join(" ");
-        push_line(&mut out, &format!("airlock audit -- {command}"));
+        match &self.url {
+            Some(url) => push_line(&mut out, &format!("airlock audit --url {url}")),
+            None => push_line(
+                &mut out,
+                &format!("airlock audit -- {}", self.command.join(" ")),
+            ),
+        }
         if let Some(server) = &self.server {
             push_line(
                 &mut out,
@@ -86,8 +91,12 @@ impl AuditReport {
         push_line(
             &mut out,
             &format!(
-                "limits:  {} MiB peak RSS of the process tree, {} ms per case{}",
-                self.max_memory_mib,
+                "limits:  {}, {} ms per case{}",
+                if self.url.is_some() {
+                    "memory not watched (the server is not the audit's process)".to_owned()
+                } else {
+                    format!("{} MiB peak RSS of the process tree", self.max_memory_mib)
+                },
                 self.case_timeout_ms,
                 if self.quick {
                     " (quick: slow cases left out)"
@@ -440,6 +449,7 @@ mod tests {
             version: "0.1.0".to_owned(),
             started_at: "2026-01-31T12:00:00Z".to_owned(),
             command: vec!["srv".to_owned(), "mcp".to_owned()],
+            url: None,
             server: Some(ServerFacts {
                 name: "srv".to_owned(),
                 version: "1.0".to_owned(),

@@ -110,9 +110,18 @@ impl<'p> Session<'p> {
         &self.findings
     }
 
-    /// Records a finding (repeats are counted, not repeated).
+    /// Records a finding (repeats are counted, not repeated; past
+    /// [`MAX_DISTINCT_FINDINGS`] different texts, further ones of a kind share one text).
     pub(crate) fn find(&mut self, kind: Kind, text: impl Into<String>) {
-        let text = text.into();
+        let mut text = text.into();
+        if self.findings.len() >= MAX_DISTINCT_FINDINGS
+            && !self
+                .findings
+                .iter()
+                .any(|known| known.text == text && known.kind == kind)
+        {
+            text = OTHER_FINDINGS.to_owned();
+        }
         if let Some(known) = self
             .findings
             .iter_mut()
@@ -260,7 +269,7 @@ impl<'p> Session<'p> {
             Reply::Batch(_) => "an array of replies on one line, to no batch".to_owned(),
             Reply::Single(response) => format!(
                 "a reply to nothing the audit was waiting for ({})",
-                response.describe()
+                response.kind()
             ),
         };
         self.find(Kind::UnaskedReply, text);
@@ -558,8 +567,90 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// message by message, a few more).
 const MAX_KEPT_REPLIES: usize = 1000;
 
+/// Different finding texts one case keeps (a server choosing its error codes cannot grow the
+/// report without bound).
+const MAX_DISTINCT_FINDINGS: usize = 64;
+
+/// The text of findings past [`MAX_DISTINCT_FINDINGS`].
+const OTHER_FINDINGS: &str = "more findings of this kind (different texts, counted together)";
+
 /// How long a server may take to exit after its input ends, at the end of an ordinary case.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// Longest single wait on stdout, so interrupts and deadlines are seen promptly.
 const POLL: Duration = Duration::from_millis(25);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::ffi::OsString;
+
+    fn error(id: u64) -> Reply {
+        Reply::Single(Response {
+            id: Id::Number(id.to_string()),
+            outcome: Outcome::Error {
+                code: -32_601,
+                retry_after_ms: None,
+            },
+        })
+    }
+
+    #[test]
+    fn unasked_replies_that_differ_only_in_id_are_one_finding_counted() {
+        let target = Target::spawn(&OsString::from("cat"), &[], 64 * 1024).unwrap();
+        let probe = Probe::none();
+        let deadline = Instant::now().checked_add(Duration::from_secs(5)).unwrap();
+        let mut session = Session::new(target, &probe, deadline, Duration::from_secs(1));
+        for id in 1..=3 {
+            session.unexpected(&error(id));
+        }
+        session.unexpected(&Reply::Single(Response {
+            id: Id::Number("4".to_owned()),
+            outcome: Outcome::Result {
+                is_error: false,
+                value: None,
+            },
+        }));
+        let findings = session.findings().to_vec();
+        assert_eq!(
+            findings,
+            vec![
+                Finding {
+                    kind: Kind::UnaskedReply,
+                    text: "a reply to nothing the audit was waiting for (error -32601)".to_owned(),
+                    count: 3,
+                },
+                Finding {
+                    kind: Kind::UnaskedReply,
+                    text: "a reply to nothing the audit was waiting for (result)".to_owned(),
+                    count: 1,
+                },
+            ]
+        );
+        drop(session.target_mut().finish());
+    }
+
+    #[test]
+    fn replies_with_ever_new_error_codes_stop_growing_the_findings() {
+        let target = Target::spawn(&OsString::from("cat"), &[], 64 * 1024).unwrap();
+        let probe = Probe::none();
+        let deadline = Instant::now().checked_add(Duration::from_secs(5)).unwrap();
+        let mut session = Session::new(target, &probe, deadline, Duration::from_secs(1));
+        for code in 0..1000 {
+            session.unexpected(&Reply::Single(Response {
+                id: Id::Number("1".to_owned()),
+                outcome: Outcome::Error {
+                    code,
+                    retry_after_ms: None,
+                },
+            }));
+        }
+        let findings = session.findings().to_vec();
+        assert_eq!(findings.len(), MAX_DISTINCT_FINDINGS + 1);
+        let last = findings.last().unwrap();
+        assert_eq!(last.text, OTHER_FINDINGS);
+        assert_eq!(last.count, 1000 - 64);
+        drop(session.target_mut().finish());
+    }
+}

@@ -155,6 +155,11 @@ pub(crate) enum Kind {
     TwoReplies,
     /// A reply nobody was waiting for (to a notification, twice, or under another id).
     UnaskedReply,
+    /// A tool returned the canary outside its served directory (exposure).
+    OutsideRead,
+    /// A tool created or changed something outside its served directory, or ran a command a
+    /// value smuggled in (exposure).
+    OutsideWrite,
 }
 
 impl Kind {
@@ -175,6 +180,8 @@ impl Kind {
             Self::TooManyReplies => "too-many-replies",
             Self::TwoReplies => "two-replies",
             Self::UnaskedReply => "unasked-reply",
+            Self::OutsideRead => "outside-read",
+            Self::OutsideWrite => "outside-write",
         }
     }
 
@@ -187,14 +194,16 @@ impl Kind {
             | Self::LongLine
             | Self::TooManyReplies
             | Self::TwoReplies
-            | Self::UnaskedReply => Severity::High,
+            | Self::UnaskedReply
+            | Self::OutsideRead => Severity::High,
             Self::ChildLeftRunning
             | Self::FollowUp
             | Self::Hang
             | Self::Memory
             | Self::MemoryKilled
             | Self::StackTrace
-            | Self::StdoutFlood => Severity::Critical,
+            | Self::StdoutFlood
+            | Self::OutsideWrite => Severity::Critical,
         }
     }
 }

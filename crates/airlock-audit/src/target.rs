@@ -170,7 +170,22 @@ impl Target {
         args: &[OsString],
         max_memory_kib: u64,
     ) -> Result<Self, io::ErrorKind> {
-        let mut child = spawn_child(program, args).map_err(|error| error.kind())?;
+        Self::spawn_in(program, args, max_memory_kib, None)
+    }
+
+    /// [`Target::spawn`], in working directory `cwd` when given (the exposure cases' scratch
+    /// directory).
+    ///
+    /// # Errors
+    ///
+    /// The command could not be started (its [`io::ErrorKind`]).
+    pub(crate) fn spawn_in(
+        program: &OsStr,
+        args: &[OsString],
+        max_memory_kib: u64,
+        cwd: Option<&std::path::Path>,
+    ) -> Result<Self, io::ErrorKind> {
+        let mut child = spawn_child(program, args, cwd).map_err(|error| error.kind())?;
         let group = child
             .id()
             .try_into()
@@ -402,9 +417,37 @@ impl Drop for Target {
     clippy::disallowed_methods,
     reason = "the audit's own spawn site: it runs the server under review"
 )]
-fn spawn_child(program: &OsStr, args: &[OsString]) -> io::Result<Child> {
-    std::process::Command::new(program) // the operator's command, resolved like any MCP client
-        .args(args)
+fn spawn_child(
+    program: &OsStr,
+    args: &[OsString],
+    cwd: Option<&std::path::Path>,
+) -> io::Result<Child> {
+    // A relative path with a slash means the operator's directory, not the case's.
+    let program = match cwd {
+        Some(_) if std::path::Path::new(program).components().count() > 1 => {
+            std::path::absolute(program)?.into_os_string()
+        }
+        _ => program.to_owned(),
+    };
+    let mut command = std::process::Command::new(program); // the operator's command, resolved like any MCP client
+    let mut args = args.to_vec();
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+        // Relative arguments naming existing files (a script, a manifest) meant the
+        // operator's directory too.
+        for arg in &mut args {
+            let path = std::path::Path::new(arg.as_os_str());
+            if path.is_relative()
+                && !arg.as_encoded_bytes().starts_with(b"-")
+                && path.exists()
+                && let Ok(absolute) = std::path::absolute(path)
+            {
+                *arg = absolute.into_os_string();
+            }
+        }
+    }
+    command
+        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -65,6 +65,12 @@ pub(crate) enum Body {
         /// Whether a reply over [`ECHO_LIMIT_BYTES`] is noted (the server echoes the input).
         echo_check: bool,
     },
+    /// Hostile values in every string argument of every tool, judged by canaries
+    /// (`exposure`); after the handshake, in a scratch directory.
+    Exposure {
+        /// The values.
+        values: crate::exposure::Values,
+    },
     /// A function of its own (after the handshake unless `handshake` is false).
     Custom {
         /// Whether the MCP handshake comes first.
@@ -157,6 +163,23 @@ impl Case {
         }
     }
 
+    fn exposure(
+        id: &'static str,
+        sends: &'static str,
+        expects: &'static str,
+        values: crate::exposure::Values,
+    ) -> Self {
+        Self {
+            id,
+            category: Category::Exposure,
+            sends,
+            expects,
+            slow: false,
+            budget: 3,
+            body: Body::Exposure { values },
+        }
+    }
+
     fn slow(mut self) -> Self {
         self.slow = true;
         self
@@ -170,6 +193,7 @@ impl Case {
     fn before_handshake(mut self) -> Self {
         match &mut self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => *handshake = false,
+            Body::Exposure { .. } => {}
         }
         self
     }
@@ -185,6 +209,7 @@ impl Case {
     pub(crate) fn handshake(&self) -> bool {
         match self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => handshake,
+            Body::Exposure { .. } => true,
         }
     }
 }
@@ -225,6 +250,7 @@ pub(crate) fn run_line(
     reason = "the catalogue is data: one entry per case, read top to bottom"
 )]
 pub(crate) fn catalogue() -> Vec<Case> {
+    use crate::exposure;
     use Category::{Batch, Encoding, Envelope, Flood, Huge, Json, Nesting, Protocol};
     vec![
         // ---- malformed JSON
@@ -1485,6 +1511,43 @@ pub(crate) fn catalogue() -> Vec<Case> {
         )
         .slow()
         .budget(12),
+        // ---- exposure: hostile values in every string argument, judged by canaries
+        Case::exposure(
+            "exposure.traversal",
+            "../outside-canary and kin in every string argument of every tool",
+            "the canary outside the served directory never read back",
+            exposure::traversal,
+        ),
+        Case::exposure(
+            "exposure.absolute",
+            "the outside canary's absolute path in every string argument",
+            "the canary never read back (paths outside the served directory refused)",
+            exposure::absolute,
+        ),
+        Case::exposure(
+            "exposure.symlink",
+            "symlinks the audit planted (link-out, link-parent/…) in every string argument",
+            "the canary never read back through them",
+            exposure::symlinks,
+        ),
+        Case::exposure(
+            "exposure.option-injection",
+            "--output=…, -o…, -fprint=…, --files0-from=…, --file=…, -f…, @file, -exec",
+            "no file created outside, the canary never read back: values are never options",
+            exposure::options,
+        ),
+        Case::exposure(
+            "exposure.shell-substitution",
+            "$(touch …), `touch …`, $(cat canary) in every string argument",
+            "nothing run: values never reach a shell",
+            exposure::substitution,
+        ),
+        Case::exposure(
+            "exposure.shell-separators",
+            "a; touch …, a | touch …, a && touch …, || touch …, a newline, ; cat canary",
+            "nothing run: values never reach a shell",
+            exposure::separators,
+        ),
     ]
 }
 

@@ -1,0 +1,481 @@
+//! The `exposure` category: what a server that runs commands does with hostile string values
+//! (path traversal, planted symlinks, option injection, shell metacharacters), judged by
+//! canary files rather than by its replies' wording.
+//!
+//! For each case the audit creates a fresh scratch directory of its own under the system's
+//! temporary directory (`create_dir`, never reusing an existing one):
+//!
+//! ```text
+//! airlock-audit-<pid>-<random>/           the parent: nothing of the server's may appear here
+//!     outside-canary                      random token; must never be read back or changed
+//!     served/                             the server's working directory
+//!         canary.txt                      a file it may read
+//!         link-out -> ../outside-canary   planted symlinks
+//!         link-parent -> ..
+//! ```
+//!
+//! Every value aims only at these paths (absolute ones included), so a server that falls
+//! for one touches nothing but the audit's own files. After each call the audit checks: the
+//! reply must not hold the outside canary's token (a read outside the served directory), the
+//! parent must hold nothing new (a write outside it, or a command the value smuggled in, such
+//! as `$(touch …/pwned-subst)`), and the outside canary and the symlinks must be unchanged.
+//! The scratch tree is removed at the end of the case (`remove_dir_all`, which does not follow
+//! symlinks).
+//!
+//! What it trusts: the file system under the scratch directory, as the audit left it between
+//! calls. What it does not: the server's replies (searched as bytes, shown only through
+//! `judge::shown`) and the names it may create (shown escaped and bounded).
+
+use std::collections::BTreeSet;
+use std::hash::{BuildHasher as _, RandomState};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::cases::Judgement;
+use super::judge::{Outcome, shown};
+use super::probe::Aim;
+use super::session::Session;
+use super::severity::{Kind, Severity};
+use super::{Verdict, finding_verdict};
+
+/// The canary outside the served directory.
+const OUTSIDE: &str = "outside-canary";
+
+/// The directory the server runs in.
+const SERVED: &str = "served";
+
+/// What one exposure case tries: its values, built for the scratch directory.
+pub(crate) type Values = fn(&Scratch) -> Vec<String>;
+
+/// The scratch directory of one case.
+pub(crate) struct Scratch {
+    root: PathBuf,
+    token: String,
+    outside_bytes: Vec<u8>,
+}
+
+impl Scratch {
+    /// Creates a fresh scratch tree.
+    ///
+    /// # Errors
+    ///
+    /// The tree could not be created (the error's kind).
+    pub(crate) fn create() -> Result<Self, std::io::ErrorKind> {
+        let token = random_hex();
+        let root = std::env::temp_dir().join(format!(
+            "airlock-audit-{}-{}",
+            std::process::id(),
+            random_hex()
+        ));
+        std::fs::create_dir(&root).map_err(|error| error.kind())?;
+        let scratch = Self {
+            outside_bytes: format!("airlock audit canary {token}\n").into_bytes(),
+            root,
+            token,
+        };
+        scratch.plant().map_err(|error| error.kind())?;
+        Ok(scratch)
+    }
+
+    fn plant(&self) -> std::io::Result<()> {
+        std::fs::write(self.root.join(OUTSIDE), &self.outside_bytes)?;
+        let served = self.served();
+        std::fs::create_dir(&served)?;
+        std::fs::write(
+            served.join("canary.txt"),
+            b"a file inside the served directory\n",
+        )?;
+        std::os::unix::fs::symlink(Path::new("..").join(OUTSIDE), served.join("link-out"))?;
+        std::os::unix::fs::symlink("..", served.join("link-parent"))?;
+        Ok(())
+    }
+
+    /// The server's working directory.
+    pub(crate) fn served(&self) -> PathBuf {
+        self.root.join(SERVED)
+    }
+
+    /// The parent, as text (for values).
+    pub(crate) fn parent(&self) -> String {
+        self.root.to_string_lossy().into_owned()
+    }
+
+    /// The outside canary's absolute path, as text.
+    pub(crate) fn outside(&self) -> String {
+        self.root.join(OUTSIDE).to_string_lossy().into_owned()
+    }
+
+    /// What is wrong with the tree now: a new entry in the parent, the outside canary or a
+    /// symlink changed. Fixed texts; names the server made are escaped and bounded.
+    fn breaches(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        let expected: BTreeSet<&str> = [OUTSIDE, SERVED].into_iter().collect();
+        match std::fs::read_dir(&self.root) {
+            Ok(entries) => {
+                for entry in entries.take(MAX_LISTED).flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if !expected.contains(name.as_str()) {
+                        found.push(format!(
+                            "created \"{}\" outside the served directory",
+                            shown(&name, MAX_SHOWN_NAME)
+                        ));
+                    }
+                }
+            }
+            Err(_) => found.push("the scratch directory is gone".to_owned()),
+        }
+        if !real_dir(&self.served()) {
+            found.push("replaced the served directory".to_owned());
+        }
+        match std::fs::read(self.root.join(OUTSIDE)) {
+            Ok(bytes) if bytes == self.outside_bytes => {}
+            Ok(_) => found.push("changed the canary outside the served directory".to_owned()),
+            Err(_) => found.push("removed the canary outside the served directory".to_owned()),
+        }
+        let served = self.served();
+        for (link, target) in [
+            ("link-out", Path::new("..").join(OUTSIDE)),
+            ("link-parent", PathBuf::from("..")),
+        ] {
+            if std::fs::read_link(served.join(link)).ok() != Some(target) {
+                found.push(format!("changed the planted symlink {link}"));
+            }
+        }
+        found
+    }
+
+    /// Undoes what the server did outside the served directory, so the next call is judged
+    /// on its own: removes what it created in the parent, restores the canary and symlinks.
+    fn restore(&self) {
+        if let Ok(entries) = std::fs::read_dir(&self.root) {
+            for entry in entries.take(MAX_LISTED).flatten() {
+                let name = entry.file_name();
+                if name != OUTSIDE && name != SERVED {
+                    let path = entry.path();
+                    let removed = match entry.file_type() {
+                        Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+                        _ => std::fs::remove_file(&path),
+                    };
+                    drop(removed);
+                }
+            }
+        }
+        let served = self.served();
+        if !real_dir(&served) {
+            // A symlink (or file) in its place: removed itself, never followed.
+            drop(std::fs::remove_file(&served));
+            drop(std::fs::create_dir(&served));
+        }
+        drop(std::fs::remove_file(self.root.join(OUTSIDE)));
+        drop(std::fs::remove_file(served.join("link-out")));
+        drop(std::fs::remove_file(served.join("link-parent")));
+        // create_new: never through a link the server put back meanwhile.
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.root.join(OUTSIDE))
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &self.outside_bytes));
+        drop(written);
+        drop(std::os::unix::fs::symlink(
+            Path::new("..").join(OUTSIDE),
+            served.join("link-out"),
+        ));
+        drop(std::os::unix::fs::symlink("..", served.join("link-parent")));
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Best effort: a server still writing may race this; the name is ours alone.
+        drop(std::fs::remove_dir_all(&self.root));
+    }
+}
+
+/// Whether `path` is a directory itself, not a link to one.
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
+}
+
+/// 64 random bits as hex (the standard library's per-process random hash keys).
+fn random_hex() -> String {
+    format!("{:016x}", RandomState::new().hash_one(Instant::now()))
+}
+
+/// Runs one exposure case: every value in every aimed argument, one call at a time, each
+/// judged by the canaries.
+pub(crate) fn run(
+    session: &mut Session<'_>,
+    aims: &[Aim],
+    scratch: &Scratch,
+    values: Values,
+) -> Judgement {
+    if aims.is_empty() {
+        return Judgement {
+            verdict: Verdict::Note,
+            severity: Some(Severity::Info),
+            detail: "no tool takes a string argument the audit may call: nothing to try".to_owned(),
+            answer: None,
+            follow_up: true,
+        };
+    }
+    let values = values(scratch);
+    let mut calls: u64 = 0;
+    let mut unanswered: u64 = 0;
+    let mut worst: Option<Severity> = None;
+    'aims: for aim in aims {
+        for value in &values {
+            if Instant::now() >= session.deadline || super::signals::interrupted() {
+                break 'aims;
+            }
+            let mut arguments = aim.base.clone();
+            if let Some(object) = arguments.as_object_mut() {
+                object.insert(aim.key.clone(), Value::String(value.clone()));
+            }
+            let request = json!({"name": aim.tool, "arguments": arguments});
+            let reply = call_until_admitted(session, &request);
+            calls = calls.saturating_add(1);
+            let where_ = format!(
+                "tool {} argument {}",
+                shown(&aim.tool, MAX_SHOWN_NAME),
+                shown(&aim.key, MAX_SHOWN_NAME)
+            );
+            match reply {
+                Ok(response) => {
+                    if let Outcome::Result {
+                        value: Some(result),
+                        ..
+                    } = &response.outcome
+                        && result.to_string().contains(&scratch.token)
+                    {
+                        session.find(
+                            Kind::OutsideRead,
+                            format!(
+                                "{where_}: a value returned the canary outside the served directory"
+                            ),
+                        );
+                        worst = worst.max(Some(Kind::OutsideRead.severity()));
+                    }
+                }
+                Err(_) => unanswered = unanswered.saturating_add(1),
+            }
+            let breaches = scratch.breaches();
+            if !breaches.is_empty() {
+                for breach in breaches {
+                    session.find(Kind::OutsideWrite, format!("{where_}: {breach}"));
+                }
+                worst = worst.max(Some(Kind::OutsideWrite.severity()));
+                scratch.restore();
+            }
+        }
+    }
+    let mut detail = format!(
+        "{calls} calls over {} tool arguments, {} values each",
+        aims.len(),
+        values.len()
+    );
+    let mut severity = None;
+    if unanswered > 0 {
+        detail.push_str(&format!("; {unanswered} unanswered in time"));
+        severity = Some(Severity::High);
+    }
+    match worst {
+        Some(level) => detail.push_str(&format!("; the canaries show a breach ({})", level.name())),
+        None => detail.push_str("; no canary read back or touched"),
+    }
+    Judgement {
+        verdict: severity.map_or(Verdict::Pass, finding_verdict),
+        severity,
+        detail,
+        answer: None,
+        follow_up: true,
+    }
+}
+
+/// Calls `params`, calling again (up to [`MAX_ATTEMPTS`] times) while a quota or the
+/// in-flight cap refuses it, so every value is tried.
+fn call_until_admitted(
+    session: &mut Session<'_>,
+    params: &Value,
+) -> Result<super::judge::Response, String> {
+    let mut attempt: u32 = 0;
+    loop {
+        let id = session.request("tools/call", Some(params.clone()));
+        let deadline = session.deadline;
+        let response = session.await_reply(&id, deadline)?;
+        attempt = attempt.saturating_add(1);
+        match response.outcome {
+            Outcome::Error {
+                code: BUSY_RATE | BUSY_IN_FLIGHT,
+                retry_after_ms,
+            } if attempt < MAX_ATTEMPTS => {
+                let wait = retry_after_ms
+                    .map_or(DEFAULT_WAIT, std::time::Duration::from_millis)
+                    .min(MAX_WAIT);
+                let resume = Instant::now()
+                    .checked_add(wait)
+                    .unwrap_or(deadline)
+                    .min(deadline);
+                while Instant::now() < resume {
+                    session.pump(POLL);
+                }
+            }
+            _ => return Ok(response),
+        }
+    }
+}
+
+/// `-31429`: rate limited.
+const BUSY_RATE: i64 = -31_429;
+
+/// `-31503`: too many calls in flight.
+const BUSY_IN_FLIGHT: i64 = -31_503;
+
+/// Calls of one value before a refusal stands.
+const MAX_ATTEMPTS: u32 = 20;
+
+/// Wait after a refusal without `retryAfterMs`.
+const DEFAULT_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Longest wait honoured.
+const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Longest single wait while backing off.
+const POLL: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// `../outside-canary` and its kin.
+pub(crate) fn traversal(_: &Scratch) -> Vec<String> {
+    vec![
+        format!("../{OUTSIDE}"),
+        format!("./../{OUTSIDE}"),
+        format!("canary.txt/../../{OUTSIDE}"),
+        format!("{SERVED}/../../{OUTSIDE}"),
+        format!("..//{OUTSIDE}"),
+    ]
+}
+
+/// The outside canary's absolute path.
+pub(crate) fn absolute(scratch: &Scratch) -> Vec<String> {
+    vec![
+        scratch.outside(),
+        format!("{}/./{OUTSIDE}", scratch.parent()),
+        format!("{}/{SERVED}/../{OUTSIDE}", scratch.parent()),
+    ]
+}
+
+/// The planted symlinks.
+pub(crate) fn symlinks(_: &Scratch) -> Vec<String> {
+    vec![
+        "link-out".to_owned(),
+        "./link-out".to_owned(),
+        format!("link-parent/{OUTSIDE}"),
+    ]
+}
+
+/// Values a program reads as options.
+pub(crate) fn options(scratch: &Scratch) -> Vec<String> {
+    let parent = scratch.parent();
+    let outside = scratch.outside();
+    vec![
+        format!("--output={parent}/pwned-output"),
+        format!("-o{parent}/pwned-o"),
+        format!("-fprint={parent}/pwned-fprint"),
+        format!("--files0-from={outside}"),
+        format!("--file={outside}"),
+        format!("-f{outside}"),
+        format!("@{outside}"),
+        "-exec".to_owned(),
+    ]
+}
+
+/// `$(…)` and backticks.
+pub(crate) fn substitution(scratch: &Scratch) -> Vec<String> {
+    let parent = scratch.parent();
+    vec![
+        format!("$(touch {parent}/pwned-subst)"),
+        format!("`touch {parent}/pwned-backtick`"),
+        format!("$(cat {})", scratch.outside()),
+    ]
+}
+
+/// Command separators: `;`, `|`, `&&`, `||`, a newline.
+pub(crate) fn separators(scratch: &Scratch) -> Vec<String> {
+    let parent = scratch.parent();
+    vec![
+        format!("a; touch {parent}/pwned-semicolon"),
+        format!("a | touch {parent}/pwned-pipe"),
+        format!("a && touch {parent}/pwned-and"),
+        format!("nonexistent || touch {parent}/pwned-or"),
+        format!("a\ntouch {parent}/pwned-newline"),
+        format!("a; cat {}", scratch.outside()),
+    ]
+}
+
+/// Entries of the parent listed per check.
+const MAX_LISTED: usize = 64;
+
+/// Characters of a name shown in a finding.
+const MAX_SHOWN_NAME: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_scratch_tree_shows_no_breach_and_a_planted_file_is_one_undone() {
+        let scratch = Scratch::create().unwrap();
+        assert!(scratch.breaches().is_empty());
+        std::fs::write(scratch.root.join("pwned-x"), b"").unwrap();
+        std::fs::write(scratch.root.join(OUTSIDE), b"changed").unwrap();
+        assert_eq!(
+            scratch.breaches(),
+            vec![
+                "created \"pwned-x\" outside the served directory".to_owned(),
+                "changed the canary outside the served directory".to_owned(),
+            ]
+        );
+        scratch.restore();
+        assert!(scratch.breaches().is_empty());
+        // The served directory swapped for a link elsewhere: found, and undone without
+        // touching the link's target.
+        let elsewhere = Scratch::create().unwrap();
+        std::fs::remove_dir_all(scratch.served()).unwrap();
+        std::os::unix::fs::symlink(elsewhere.served(), scratch.served()).unwrap();
+        assert!(
+            scratch
+                .breaches()
+                .contains(&"replaced the served directory".to_owned())
+        );
+        scratch.restore();
+        assert!(scratch.breaches().is_empty());
+        assert!(elsewhere.breaches().is_empty());
+        assert!(real_dir(&scratch.served()));
+        let root = scratch.root.clone();
+        drop(scratch);
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn every_value_aims_inside_the_scratch_tree() {
+        let scratch = Scratch::create().unwrap();
+        let parent = scratch.parent();
+        for values in [
+            traversal,
+            absolute,
+            symlinks,
+            options,
+            substitution,
+            separators,
+        ] {
+            for value in values(&scratch) {
+                let absolute_paths = value
+                    .split([' ', '=', '@', '(', '`', '\n'])
+                    .filter(|part| part.starts_with('/'));
+                for path in absolute_paths {
+                    assert!(path.starts_with(&parent), "{value}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1103 @@
+//! The HTTP transport's cases: what each sends, what a correct server does, and how bad each
+//! departure is.
+//!
+//! Levels: accepting a rebinding `Host`, a foreign `Origin`, an unknown or deleted session,
+//! or a modern header that disagrees with the body is `high` (each lets a web page, a guesser
+//! or a header-routing proxy past a check); waiting on a body or head the server should have
+//! refused, keeping slow or idle connections open past the case's budget, or accepting a
+//! batch is `medium`; a refusal with another status or code than the specification's is
+//! `low`. A server that stops answering is the follow-up's critical finding.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::wire::{Response, WireError};
+use super::{Ctx, Request, found, pass, status_and_code};
+use crate::cases::Judgement;
+use crate::severity::Severity;
+
+/// Which servers a case applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// Every server.
+    Any,
+    /// Servers that complete a 2025-11-25 `initialize`.
+    Legacy,
+    /// Servers that serve 2026-07-28 requests.
+    Modern,
+}
+
+/// One HTTP case.
+pub(crate) struct HttpCase {
+    /// `http.name`, `http.legacy.name` or `http.modern.name`.
+    pub(crate) id: &'static str,
+    /// What it sends.
+    pub(crate) sends: &'static str,
+    /// What a correct server does.
+    pub(crate) expects: &'static str,
+    /// Which servers it applies to.
+    pub(crate) era: Era,
+    /// Left out by `--quick`.
+    pub(crate) slow: bool,
+    /// Its time limit, in case timeouts.
+    pub(crate) budget: u32,
+    /// The case.
+    pub(crate) run: fn(&mut Ctx<'_>) -> Judgement,
+}
+
+const fn case(
+    id: &'static str,
+    era: Era,
+    sends: &'static str,
+    expects: &'static str,
+    run: fn(&mut Ctx<'_>) -> Judgement,
+) -> HttpCase {
+    HttpCase {
+        id,
+        sends,
+        expects,
+        era,
+        slow: false,
+        budget: 1,
+        run,
+    }
+}
+
+const fn slow(mut case: HttpCase, budget: u32) -> HttpCase {
+    case.slow = true;
+    case.budget = budget;
+    case
+}
+
+/// Every HTTP case, in report order.
+pub(crate) fn catalogue() -> Vec<HttpCase> {
+    use Era::{Any, Legacy, Modern};
+    vec![
+        case(
+            "http.host-rebinding",
+            Any,
+            "a valid request with Host: evil.example.com, then Host: localhost.evil.example",
+            "421 (or 403/400): a DNS-rebinding page reaches a loopback server under a foreign Host",
+            host_rebinding,
+        ),
+        case(
+            "http.host-missing",
+            Any,
+            "a valid HTTP/1.1 request with no Host header",
+            "400 (HTTP/1.1 requires Host)",
+            host_missing,
+        ),
+        case(
+            "http.origin-foreign",
+            Any,
+            "a valid request with Origin: http://evil.example.com",
+            "403 (MUST, 2025-11-25): a web page on another origin may not drive the server",
+            |ctx| origin(ctx, "http://evil.example.com"),
+        ),
+        case(
+            "http.origin-null",
+            Any,
+            "a valid request with Origin: null (a sandboxed page or a file)",
+            "403",
+            |ctx| origin(ctx, "null"),
+        ),
+        case(
+            "http.body-declared-huge",
+            Any,
+            "Content-Length: 104857600 and a few bytes of body, then nothing",
+            "413 at once, without waiting for the body",
+            body_declared_huge,
+        ),
+        case(
+            "http.body-chunked-huge",
+            Any,
+            "a chunked body of spaces, 64 KiB a chunk, up to 64 MiB",
+            "413 as soon as the body passes the server's cap, the rest unread",
+            body_chunked_huge,
+        ),
+        case(
+            "http.head-huge",
+            Any,
+            "a valid request with a 1 MiB header field",
+            "431 (or 400), or the connection closed",
+            head_huge,
+        ),
+        case(
+            "http.headers-many",
+            Any,
+            "a valid request with 5,000 header fields",
+            "431 (or 400), or the connection closed",
+            headers_many,
+        ),
+        case(
+            "http.batch",
+            Any,
+            "a JSON array holding one valid request",
+            "400 with -32600 (batches are gone since 2025-06-18)",
+            batch,
+        ),
+        case(
+            "http.not-json",
+            Any,
+            "a body that is not JSON: {\"jsonrpc\":",
+            "400 with -32700",
+            not_json,
+        ),
+        case(
+            "http.content-type",
+            Any,
+            "a valid request with Content-Type: text/plain",
+            "415 (or 400): a simple cross-site form post must not be served",
+            content_type,
+        ),
+        case(
+            "http.method-put",
+            Any,
+            "PUT to the endpoint",
+            "405",
+            method_put,
+        ),
+        case(
+            "http.slow-heads-others-served",
+            Any,
+            "32 connections each holding half a request head, then a valid request",
+            "the valid request answered: slow clients do not lock others out",
+            slow_heads_others_served,
+        ),
+        slow(
+            case(
+                "http.slow-head",
+                Any,
+                "a request head trickled one byte every 200 ms (slowloris)",
+                "the connection closed (or 408) well within 4 case timeouts",
+                slow_head,
+            ),
+            4,
+        ),
+        slow(
+            case(
+                "http.slow-body",
+                Any,
+                "a whole head with Content-Length: 1000, the body trickled one byte every 200 ms",
+                "408 or the connection closed well within 4 case timeouts",
+                slow_body,
+            ),
+            4,
+        ),
+        slow(
+            case(
+                "http.idle",
+                Any,
+                "a connection that sends nothing",
+                "closed by the server within 4 case timeouts",
+                idle,
+            ),
+            4,
+        ),
+        slow(
+            case(
+                "http.idle-keep-alive",
+                Any,
+                "a valid keep-alive request, then nothing on the connection",
+                "closed by the server within 4 case timeouts",
+                idle_keep_alive,
+            ),
+            4,
+        ),
+        case(
+            "http.legacy.session-missing",
+            Legacy,
+            "tools/list with MCP-Protocol-Version but no Mcp-Session-Id",
+            "400 (SHOULD, a server that requires sessions)",
+            session_missing,
+        ),
+        case(
+            "http.legacy.session-unknown",
+            Legacy,
+            "tools/list with an Mcp-Session-Id the server never minted",
+            "404",
+            session_unknown,
+        ),
+        case(
+            "http.legacy.session-huge",
+            Legacy,
+            "tools/list with an 8 KiB Mcp-Session-Id",
+            "404, 400 or 431",
+            session_huge,
+        ),
+        case(
+            "http.legacy.session-deleted",
+            Legacy,
+            "DELETE of a session, then tools/list with its id",
+            "DELETE 2xx (or 405), then 404 (MUST)",
+            session_deleted,
+        ),
+        case(
+            "http.legacy.session-ids",
+            Legacy,
+            "two initialize requests",
+            "two different session ids of visible ASCII, at least 16 characters",
+            session_ids,
+        ),
+        case(
+            "http.legacy.version-header-unknown",
+            Legacy,
+            "tools/list in a session with MCP-Protocol-Version: 2099-01-01",
+            "400 (MUST)",
+            version_header_unknown,
+        ),
+        case(
+            "http.legacy.notification",
+            Legacy,
+            "a notification in a session",
+            "202 with no body (never a JSON-RPC reply)",
+            notification,
+        ),
+        case(
+            "http.modern.method-header-other",
+            Modern,
+            "tools/list with Mcp-Method: server/discover",
+            "400 with -32020 (header and body disagree)",
+            |ctx| {
+                let request = ctx
+                    .modern("tools/list", json!({}))
+                    .set("Mcp-Method", "server/discover");
+                disagreeing(ctx, &request, Severity::High)
+            },
+        ),
+        case(
+            "http.modern.method-header-missing",
+            Modern,
+            "tools/list without Mcp-Method",
+            "400 with -32020",
+            |ctx| {
+                let request = ctx.modern("tools/list", json!({})).remove("Mcp-Method");
+                disagreeing(ctx, &request, Severity::Medium)
+            },
+        ),
+        case(
+            "http.modern.version-header-other",
+            Modern,
+            "a 2026-07-28 tools/list with MCP-Protocol-Version: 2025-11-25",
+            "400 with -32020 (header and _meta disagree)",
+            |ctx| {
+                let request = ctx
+                    .modern("tools/list", json!({}))
+                    .set("MCP-Protocol-Version", crate::session::PROTOCOL_VERSION);
+                disagreeing(ctx, &request, Severity::High)
+            },
+        ),
+        case(
+            "http.modern.version-header-missing",
+            Modern,
+            "a 2026-07-28 tools/list without MCP-Protocol-Version",
+            "400 with -32020",
+            |ctx| {
+                let request = ctx
+                    .modern("tools/list", json!({}))
+                    .remove("MCP-Protocol-Version");
+                disagreeing(ctx, &request, Severity::Low)
+            },
+        ),
+        case(
+            "http.modern.name-header-other",
+            Modern,
+            "tools/call of the first tool, with Mcp-Name naming another",
+            "400 with -32020, the tool not called",
+            name_header_other,
+        ),
+        case(
+            "http.modern.unknown-method",
+            Modern,
+            "a 2026-07-28 request of an unknown method",
+            "404 with -32601",
+            unknown_method,
+        ),
+        case(
+            "http.modern.get",
+            Modern,
+            "GET with MCP-Protocol-Version: 2026-07-28",
+            "405 (no GET stream in 2026-07-28)",
+            modern_get,
+        ),
+        case(
+            "http.modern.session-ignored",
+            Modern,
+            "a 2026-07-28 server/discover with Mcp-Session-Id: a made-up id",
+            "200: the header ignored, no session id minted",
+            session_ignored,
+        ),
+    ]
+}
+
+/// How an exchange went, for cases that expect a refusal.
+struct Refusal<'a> {
+    /// Statuses that pass.
+    want: &'a [u16],
+    /// JSON-RPC codes that pass (empty: any body).
+    codes: &'a [i64],
+    /// How bad a `2xx` is.
+    accepted: Severity,
+    /// What the refused thing is, for the detail.
+    what: &'a str,
+}
+
+impl Refusal<'_> {
+    fn judge(&self, outcome: Result<Response, WireError>) -> Judgement {
+        match outcome {
+            Ok(response) if self.want.contains(&response.status) => match response.rpc_code() {
+                Some(code) if !self.codes.is_empty() && !self.codes.contains(&code) => found(
+                    Severity::Low,
+                    format!(
+                        "{}: answered {}, not the expected code",
+                        self.what,
+                        status_and_code(&response)
+                    ),
+                ),
+                _ => pass(format!(
+                    "{}: answered {}",
+                    self.what,
+                    status_and_code(&response)
+                )),
+            },
+            Ok(response) if (200..300).contains(&response.status) => found(
+                self.accepted,
+                format!("{}: accepted ({})", self.what, status_and_code(&response)),
+            ),
+            Ok(response) if response.status >= 500 => found(
+                Severity::Medium,
+                format!(
+                    "{}: a server error ({}) for a client's mistake",
+                    self.what,
+                    status_and_code(&response)
+                ),
+            ),
+            Ok(response) => found(
+                Severity::Low,
+                format!(
+                    "{}: refused with {}, not the status the specification gives",
+                    self.what,
+                    status_and_code(&response)
+                ),
+            ),
+            Err(WireError::Timeout) => found(
+                Severity::Medium,
+                format!("{}: no response within the time limit", self.what),
+            ),
+            Err(WireError::Closed | WireError::Connect) => found(
+                Severity::Low,
+                format!(
+                    "{}: the connection was closed without a response (a client learns nothing)",
+                    self.what
+                ),
+            ),
+            Err(error @ (WireError::HeadTooLong | WireError::Malformed)) => found(
+                Severity::High,
+                format!("{}: {}", self.what, error.describe()),
+            ),
+        }
+    }
+}
+
+/// The worse of two judgements (the first on a tie).
+fn worse(first: Judgement, second: Judgement) -> Judgement {
+    if second.severity > first.severity {
+        second
+    } else {
+        first
+    }
+}
+
+fn host_rebinding(ctx: &mut Ctx<'_>) -> Judgement {
+    let refusal = Refusal {
+        want: &[421, 403, 400],
+        codes: &[],
+        accepted: Severity::High,
+        what: "Host: evil.example.com",
+    };
+    let request = ctx.opening().set("Host", "evil.example.com");
+    let first = refusal.judge(ctx.send(&request));
+    let port = ctx.endpoint.addr.port();
+    let host = format!("localhost.evil.example:{port}");
+    let request = ctx.opening().set("Host", &host);
+    let second = Refusal {
+        what: "Host: localhost.evil.example",
+        ..refusal
+    }
+    .judge(ctx.send(&request));
+    worse(first, second)
+}
+
+fn host_missing(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx.opening().remove("Host");
+    Refusal {
+        want: &[400, 421, 403],
+        codes: &[],
+        accepted: Severity::Medium,
+        what: "no Host",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn origin(ctx: &mut Ctx<'_>, origin: &str) -> Judgement {
+    let request = ctx.opening().set("Origin", origin);
+    let what = format!("Origin: {origin}");
+    Refusal {
+        want: &[403],
+        codes: &[],
+        accepted: Severity::High,
+        what: &what,
+    }
+    .judge(ctx.send(&request))
+}
+
+fn body_declared_huge(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx
+        .request("POST", b"{\"jsonrpc\":".to_vec())
+        .set("Content-Length", "104857600");
+    Refusal {
+        want: &[413],
+        codes: &[],
+        accepted: Severity::Medium,
+        what: "a 100 MiB Content-Length",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn body_chunked_huge(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx
+        .request("POST", Vec::new())
+        .set("Transfer-Encoding", "chunked");
+    let deadline = ctx.exchange_deadline();
+    let mut connection = match ctx.connect() {
+        Ok(connection) => connection,
+        Err(error) => return found(Severity::Critical, error.describe()),
+    };
+    let mut whole = connection
+        .write(&request.head(&ctx.endpoint.path), deadline)
+        .is_ok();
+    let mut chunk = format!("{:x}\r\n", CHUNK_BYTES).into_bytes();
+    chunk.extend(std::iter::repeat_n(b' ', CHUNK_BYTES));
+    chunk.extend_from_slice(b"\r\n");
+    let mut sent: usize = 0;
+    while whole && sent < HUGE_BODY_BYTES {
+        whole = connection.write(&chunk, deadline).is_ok();
+        sent = sent.saturating_add(CHUNK_BYTES);
+    }
+    if whole {
+        whole = connection.write(b"0\r\n\r\n", deadline).is_ok();
+    }
+    let outcome = connection.read_response(deadline);
+    if let Ok(response) = &outcome {
+        ctx.look(response);
+        if whole && response.status != 413 {
+            return found(
+                Severity::Medium,
+                format!(
+                    "read a 64 MiB chunked body whole, then answered {}",
+                    status_and_code(response)
+                ),
+            );
+        }
+    }
+    Refusal {
+        want: &[413],
+        codes: &[],
+        accepted: Severity::Medium,
+        what: "a 64 MiB chunked body",
+    }
+    .judge(outcome)
+}
+
+fn head_huge(ctx: &mut Ctx<'_>) -> Judgement {
+    let filler = "x".repeat(1024 * 1024);
+    let request = ctx.opening().set("X-Filler", &filler);
+    capped_head(ctx, &request, "a 1 MiB header field")
+}
+
+fn headers_many(ctx: &mut Ctx<'_>) -> Judgement {
+    let mut request = ctx.opening();
+    for index in 0..5000 {
+        request
+            .headers
+            .push((format!("X-Filler-{index}"), "x".to_owned()));
+    }
+    capped_head(ctx, &request, "5,000 header fields")
+}
+
+/// A head over any sane cap: refused, or the connection closed.
+fn capped_head(ctx: &mut Ctx<'_>, request: &Request, what: &str) -> Judgement {
+    match ctx.send(request) {
+        Err(WireError::Closed) => pass(format!("{what}: the connection was closed")),
+        outcome => Refusal {
+            want: &[431, 400, 413],
+            codes: &[],
+            accepted: Severity::Medium,
+            what,
+        }
+        .judge(outcome),
+    }
+}
+
+fn batch(ctx: &mut Ctx<'_>) -> Judgement {
+    let inner = ctx.opening();
+    let mut body = b"[".to_vec();
+    body.extend_from_slice(&inner.body);
+    body.push(b']');
+    let request = Request { body, ..inner };
+    let outcome = ctx.send(&request);
+    if let Ok(response) = &outcome
+        && response.messages().iter().any(serde_json::Value::is_array)
+    {
+        return found(
+            Severity::Medium,
+            "a batch accepted: answered with an array of replies",
+        );
+    }
+    Refusal {
+        want: &[400],
+        codes: &[-32600],
+        accepted: Severity::Medium,
+        what: "a batch",
+    }
+    .judge(outcome)
+}
+
+fn not_json(ctx: &mut Ctx<'_>) -> Judgement {
+    let inner = ctx.opening();
+    let request = Request {
+        body: b"{\"jsonrpc\":".to_vec(),
+        ..inner
+    };
+    Refusal {
+        want: &[400],
+        codes: &[-32700],
+        accepted: Severity::Medium,
+        what: "a body that is not JSON",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn content_type(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx.opening().set("Content-Type", "text/plain");
+    Refusal {
+        want: &[415, 400],
+        codes: &[],
+        accepted: Severity::Low,
+        what: "Content-Type: text/plain",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn method_put(ctx: &mut Ctx<'_>) -> Judgement {
+    let inner = ctx.opening();
+    let request = Request {
+        method: "PUT".to_owned(),
+        ..inner
+    };
+    Refusal {
+        want: &[405],
+        codes: &[],
+        accepted: Severity::Low,
+        what: "PUT",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn slow_heads_others_served(ctx: &mut Ctx<'_>) -> Judgement {
+    let partial = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n",
+        ctx.endpoint.path, ctx.endpoint.authority
+    );
+    let deadline = ctx.exchange_deadline();
+    let mut held = Vec::new();
+    for _ in 0..SLOW_CONNECTIONS {
+        let Ok(mut connection) = ctx.connect() else {
+            break;
+        };
+        if connection.write(partial.as_bytes(), deadline).is_ok() {
+            held.push(connection);
+        }
+    }
+    let request = ctx.opening();
+    let outcome = ctx.send(&request);
+    drop(held);
+    match outcome {
+        Ok(response)
+            if response.status == 200
+                && response
+                    .rpc()
+                    .is_some_and(|rpc| rpc.get("result").is_some()) =>
+        {
+            pass(format!(
+                "a valid request was answered while {SLOW_CONNECTIONS} slow heads were open"
+            ))
+        }
+        Ok(response) => found(
+            Severity::High,
+            format!(
+                "while {SLOW_CONNECTIONS} slow heads were open, a valid request got {}",
+                status_and_code(&response)
+            ),
+        ),
+        Err(error) => found(
+            Severity::High,
+            format!(
+                "while {SLOW_CONNECTIONS} slow heads were open, a valid request got {}",
+                error.describe()
+            ),
+        ),
+    }
+}
+
+fn slow_head(ctx: &mut Ctx<'_>) -> Judgement {
+    let head = ctx.opening().head(&ctx.endpoint.path);
+    trickle(ctx, &head, "a trickled head")
+}
+
+fn slow_body(ctx: &mut Ctx<'_>) -> Judgement {
+    let mut bytes = ctx
+        .request("POST", Vec::new())
+        .set("Content-Length", "1000")
+        .head(&ctx.endpoint.path);
+    bytes.extend(std::iter::repeat_n(b' ', 1000));
+    let head_len = bytes.len().saturating_sub(1000);
+    let Some((head, body)) = bytes.split_at_checked(head_len) else {
+        return found(Severity::Info, "could not build the request");
+    };
+    let mut connection = match ctx.connect() {
+        Ok(connection) => connection,
+        Err(error) => return found(Severity::Critical, error.describe()),
+    };
+    if connection.write(head, ctx.deadline).is_err() {
+        return pass("the connection was closed at the head");
+    }
+    trickle_on(ctx, connection, body, "a trickled body")
+}
+
+/// Trickles `bytes` on a new connection; the server must end it before the case's deadline.
+fn trickle(ctx: &mut Ctx<'_>, bytes: &[u8], what: &str) -> Judgement {
+    match ctx.connect() {
+        Ok(connection) => trickle_on(ctx, connection, bytes, what),
+        Err(error) => found(Severity::Critical, error.describe()),
+    }
+}
+
+fn trickle_on(
+    ctx: &mut Ctx<'_>,
+    mut connection: super::wire::Connection,
+    bytes: &[u8],
+    what: &str,
+) -> Judgement {
+    let started = Instant::now();
+    for byte in bytes {
+        if Instant::now() >= ctx.deadline {
+            break;
+        }
+        if connection
+            .write(std::slice::from_ref(byte), ctx.deadline)
+            .is_err()
+        {
+            return pass(format!(
+                "{what}: the server closed the connection after {} ms",
+                started.elapsed().as_millis()
+            ));
+        }
+        let pause = Instant::now()
+            .checked_add(TRICKLE_PAUSE)
+            .map_or(ctx.deadline, |end| end.min(ctx.deadline));
+        if connection.closed_by_server(pause) {
+            return pass(format!(
+                "{what}: the server closed the connection after {} ms",
+                started.elapsed().as_millis()
+            ));
+        }
+    }
+    if connection.closed_by_server(ctx.deadline) {
+        return pass(format!("{what}: the server ended the connection"));
+    }
+    found(
+        Severity::Medium,
+        format!(
+            "{what}: the connection was still open after {} ms (each such client holds a slot)",
+            started.elapsed().as_millis()
+        ),
+    )
+}
+
+fn idle(ctx: &mut Ctx<'_>) -> Judgement {
+    let started = Instant::now();
+    let mut connection = match ctx.connect() {
+        Ok(connection) => connection,
+        Err(error) => return found(Severity::Critical, error.describe()),
+    };
+    if connection.closed_by_server(ctx.deadline) {
+        pass(format!(
+            "closed by the server after {} ms",
+            started.elapsed().as_millis()
+        ))
+    } else {
+        found(
+            Severity::Medium,
+            format!(
+                "an idle connection was still open after {} ms",
+                started.elapsed().as_millis()
+            ),
+        )
+    }
+}
+
+fn idle_keep_alive(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx.opening().set("Connection", "keep-alive");
+    let mut connection = match ctx.connect() {
+        Ok(connection) => connection,
+        Err(error) => return found(Severity::Critical, error.describe()),
+    };
+    let mut bytes = request.head(&ctx.endpoint.path);
+    bytes.extend_from_slice(&request.body);
+    let deadline = ctx.exchange_deadline();
+    if connection.write(&bytes, deadline).is_err() {
+        return found(Severity::Medium, "the request could not be written");
+    }
+    match connection.read_response(deadline) {
+        Ok(response) => ctx.look(&response),
+        Err(error) => {
+            return found(
+                Severity::Medium,
+                format!("a valid keep-alive request: {}", error.describe()),
+            );
+        }
+    }
+    let started = Instant::now();
+    if connection.closed_by_server(ctx.deadline) {
+        pass(format!(
+            "closed by the server {} ms after its response",
+            started.elapsed().as_millis()
+        ))
+    } else {
+        found(
+            Severity::Medium,
+            format!(
+                "an idle keep-alive connection was still open {} ms after its response",
+                started.elapsed().as_millis()
+            ),
+        )
+    }
+}
+
+/// Opens a session for a session case; `Err` is the judgement when that fails or the server
+/// uses no sessions.
+fn session_of(ctx: &mut Ctx<'_>) -> Result<String, Judgement> {
+    if !ctx.eras.sessions {
+        return Err(found(
+            Severity::Info,
+            "the server mints no Mcp-Session-Id: session cases do not apply",
+        ));
+    }
+    match ctx.open_session() {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => Err(found(
+            Severity::Medium,
+            "initialize minted no session id this time (it did at the start)",
+        )),
+        Err(why) => Err(found(
+            Severity::Critical,
+            format!("opening a session: {why}"),
+        )),
+    }
+}
+
+fn session_missing(ctx: &mut Ctx<'_>) -> Judgement {
+    if let Err(judgement) = session_of(ctx) {
+        return judgement;
+    }
+    let request = ctx.legacy("tools/list", json!({}), None);
+    Refusal {
+        want: &[400],
+        codes: &[],
+        accepted: Severity::Medium,
+        what: "a request without the session id",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn session_unknown(ctx: &mut Ctx<'_>) -> Judgement {
+    if let Err(judgement) = session_of(ctx) {
+        return judgement;
+    }
+    let request = ctx.legacy(
+        "tools/list",
+        json!({}),
+        Some("0123456789abcdef0123456789abcdef"),
+    );
+    Refusal {
+        want: &[404],
+        codes: &[],
+        accepted: Severity::High,
+        what: "an unknown session id",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn session_huge(ctx: &mut Ctx<'_>) -> Judgement {
+    if let Err(judgement) = session_of(ctx) {
+        return judgement;
+    }
+    let huge = "a".repeat(8 * 1024);
+    let request = ctx.legacy("tools/list", json!({}), Some(&huge));
+    Refusal {
+        want: &[404, 400, 431],
+        codes: &[],
+        accepted: Severity::High,
+        what: "an 8 KiB session id",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn session_deleted(ctx: &mut Ctx<'_>) -> Judgement {
+    let session = match session_of(ctx) {
+        Ok(session) => session,
+        Err(judgement) => return judgement,
+    };
+    let delete = ctx
+        .request("DELETE", Vec::new())
+        .set("Mcp-Session-Id", &session)
+        .set("MCP-Protocol-Version", crate::session::PROTOCOL_VERSION);
+    match ctx.send(&delete) {
+        Ok(response) if (200..300).contains(&response.status) => {}
+        Ok(response) if response.status == 405 => {
+            return found(
+                Severity::Info,
+                "DELETE answered 405: the server does not let clients end sessions",
+            );
+        }
+        Ok(response) => {
+            return found(
+                Severity::Low,
+                format!(
+                    "DELETE of a live session answered {}",
+                    status_and_code(&response)
+                ),
+            );
+        }
+        Err(error) => {
+            return found(Severity::Medium, format!("DELETE: {}", error.describe()));
+        }
+    }
+    let request = ctx.legacy("tools/list", json!({}), Some(&session));
+    Refusal {
+        want: &[404],
+        codes: &[],
+        accepted: Severity::High,
+        what: "a session id after its DELETE",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn session_ids(ctx: &mut Ctx<'_>) -> Judgement {
+    let first = match session_of(ctx) {
+        Ok(session) => session,
+        Err(judgement) => return judgement,
+    };
+    let second = match session_of(ctx) {
+        Ok(session) => session,
+        Err(judgement) => return judgement,
+    };
+    let visible = |id: &str| id.bytes().all(|byte| (0x21..=0x7e).contains(&byte));
+    if first == second {
+        return found(Severity::High, "two sessions got the same id");
+    }
+    if !visible(&first) || !visible(&second) {
+        return found(
+            Severity::Medium,
+            "a session id with bytes outside visible ASCII (MUST be 0x21-0x7E)",
+        );
+    }
+    let shortest = first.len().min(second.len());
+    if shortest < MIN_SESSION_ID_CHARS {
+        return found(
+            Severity::Medium,
+            format!("a {shortest}-character session id: short enough to guess"),
+        );
+    }
+    pass(format!(
+        "two different ids of visible ASCII, at least {shortest} characters"
+    ))
+}
+
+fn version_header_unknown(ctx: &mut Ctx<'_>) -> Judgement {
+    let session = match session_of(ctx) {
+        Ok(session) => Some(session),
+        Err(judgement) if judgement.severity == Some(Severity::Info) => None,
+        Err(judgement) => return judgement,
+    };
+    let request = ctx
+        .legacy("tools/list", json!({}), session.as_deref())
+        .set("MCP-Protocol-Version", "2099-01-01");
+    Refusal {
+        want: &[400],
+        codes: &[],
+        accepted: Severity::Medium,
+        what: "MCP-Protocol-Version: 2099-01-01",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn notification(ctx: &mut Ctx<'_>) -> Judgement {
+    let session = match session_of(ctx) {
+        Ok(session) => Some(session),
+        Err(judgement) if judgement.severity == Some(Severity::Info) => None,
+        Err(judgement) => return judgement,
+    };
+    let body =
+        br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}"#;
+    let mut request = ctx
+        .request("POST", body.to_vec())
+        .set("MCP-Protocol-Version", crate::session::PROTOCOL_VERSION);
+    if let Some(session) = &session {
+        request = request.set("Mcp-Session-Id", session);
+    }
+    match ctx.send(&request) {
+        Ok(response) if response.rpc().is_some() => found(
+            Severity::High,
+            format!(
+                "a notification answered with a JSON-RPC reply ({})",
+                status_and_code(&response)
+            ),
+        ),
+        Ok(response) if response.status == 202 && response.body.is_empty() => {
+            pass("answered 202 with no body")
+        }
+        Ok(response) => found(
+            Severity::Low,
+            format!("a notification answered {}, not 202", response.status),
+        ),
+        Err(error) => found(
+            Severity::Medium,
+            format!("a notification: {}", error.describe()),
+        ),
+    }
+}
+
+/// A modern request whose headers disagree with its body, or lack one.
+fn disagreeing(ctx: &mut Ctx<'_>, request: &Request, accepted: Severity) -> Judgement {
+    Refusal {
+        want: &[400],
+        codes: &[-32020],
+        accepted,
+        what: "headers that disagree with the body",
+    }
+    .judge(ctx.send(request))
+}
+
+fn name_header_other(ctx: &mut Ctx<'_>) -> Judgement {
+    let tool = ctx
+        .eras
+        .tool
+        .clone()
+        .unwrap_or_else(|| "airlock-audit-no-such-tool".to_owned());
+    let request = ctx
+        .modern("tools/call", json!({"name": tool, "arguments": {}}))
+        .set("Mcp-Name", "airlock-audit-other-tool");
+    let outcome = ctx.send(&request);
+    if let Ok(response) = &outcome
+        && response.status != 400
+        && response
+            .rpc()
+            .is_some_and(|rpc| rpc.get("result").is_some())
+    {
+        return found(
+            Severity::High,
+            "the tool was called although Mcp-Name named another",
+        );
+    }
+    Refusal {
+        want: &[400],
+        codes: &[-32020],
+        accepted: Severity::High,
+        what: "Mcp-Name that is not the body's tool",
+    }
+    .judge(outcome)
+}
+
+fn unknown_method(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx.modern("airlock-audit/no-such-method", json!({}));
+    Refusal {
+        want: &[404],
+        codes: &[-32601],
+        accepted: Severity::Low,
+        what: "an unknown method",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn modern_get(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx
+        .request("GET", Vec::new())
+        .set("Accept", "text/event-stream")
+        .set("MCP-Protocol-Version", super::MODERN_VERSION);
+    Refusal {
+        want: &[405],
+        codes: &[],
+        accepted: Severity::Low,
+        what: "GET",
+    }
+    .judge(ctx.send(&request))
+}
+
+fn session_ignored(ctx: &mut Ctx<'_>) -> Judgement {
+    let request = ctx
+        .modern("server/discover", json!({}))
+        .set("Mcp-Session-Id", "airlock-audit-made-up-session");
+    match ctx.send(&request) {
+        Ok(response) if response.status == 200 && response.header("mcp-session-id").is_some() => {
+            found(
+                Severity::Low,
+                "a 2026-07-28 response carries Mcp-Session-Id (the era has no sessions)",
+            )
+        }
+        Ok(response)
+            if response.status == 200
+                && response
+                    .rpc()
+                    .is_some_and(|rpc| rpc.get("result").is_some()) =>
+        {
+            pass("served, the header ignored")
+        }
+        Ok(response) => found(
+            Severity::Low,
+            format!(
+                "a made-up Mcp-Session-Id on a 2026-07-28 request got {}",
+                status_and_code(&response)
+            ),
+        ),
+        Err(error) => found(Severity::Medium, error.describe()),
+    }
+}
+
+/// One chunk of the chunked-body case.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// How much the chunked-body case sends at most.
+const HUGE_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Connections the slow-heads case holds open.
+const SLOW_CONNECTIONS: usize = 32;
+
+/// Pause between trickled bytes.
+const TRICKLE_PAUSE: Duration = Duration::from_millis(200);
+
+/// Shortest session id not noted as guessable (128 bits in base64 is 22 characters).
+const MIN_SESSION_ID_CHARS: usize = 16;
+
+impl HttpCase {
+    /// Whether the case applies to a server that showed `eras`.
+    pub(crate) fn applies(&self, eras: &super::Eras) -> bool {
+        match self.era {
+            Era::Any => true,
+            Era::Legacy => eras.legacy,
+            Era::Modern => eras.modern,
+        }
+    }
+}

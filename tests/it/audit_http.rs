@@ -1,0 +1,158 @@
+//! `airlock audit --url` through the real binary: `airlock serve --http` passes every HTTP case
+//! in both eras (the slow ones included), a server that serves any `Host` and `Origin` fails
+//! the rebinding cases with exit status 1, and a remote URL needs `--allow-remote`.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::harness::{airlock, run};
+use crate::http::HttpServer;
+
+/// Runs `airlock audit --url URL <flags> --json FILE`; the exit status, the report, the table.
+fn audit_url(name: &str, url: &str, flags: &[&str]) -> (Option<i32>, Value, String) {
+    let json = std::env::temp_dir().join(format!(
+        "airlock-audit-http-{}-{name}.json",
+        std::process::id()
+    ));
+    let json_arg = json.to_str().unwrap().to_owned();
+    let mut args = vec!["audit", "--url", url, "--json", json_arg.as_str()];
+    args.extend_from_slice(flags);
+    let output = run(&airlock(), &args, &[]);
+    let table = String::from_utf8(output.stdout).unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
+        panic!(
+            "no JSON report: {table}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    std::fs::remove_file(&json).unwrap();
+    (
+        output.status.code(),
+        serde_json::from_str(&text).unwrap(),
+        table,
+    )
+}
+
+/// The ids `airlock audit --list` gives for the HTTP cases, `slow` ones or the others.
+fn listed_http_cases(slow: bool) -> Vec<String> {
+    let output = run(&airlock(), &["audit", "--list"], &[]);
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.strip_prefix("  http."))
+        .filter(|rest| rest.ends_with(" [slow]") == slow)
+        .map(|rest| format!("http.{}", rest.trim_end_matches(" [slow]")))
+        .collect()
+}
+
+fn ids(report: &Value) -> Vec<String> {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn assert_every_case_passes(status: Option<i32>, report: &Value, table: &str) {
+    for case in report["cases"].as_array().unwrap() {
+        assert_eq!(case["verdict"], "pass", "{}: {table}", case["id"]);
+        assert!(case["findings"].as_array().unwrap().is_empty(), "{table}");
+    }
+    assert_eq!(report["passed"], true, "{table}");
+    assert_eq!(status, Some(0), "{table}");
+}
+
+#[test]
+fn airlock_serve_over_http_passes_every_quick_case_in_both_eras() {
+    let server = HttpServer::airlock(&[], &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let (status, report, table) = audit_url("serve-quick", &url, &["--quick"]);
+    assert_every_case_passes(status, &report, &table);
+    assert_eq!(ids(&report), listed_http_cases(false), "{table}");
+    assert!(ids(&report).iter().any(|id| id.starts_with("http.legacy.")));
+    assert!(ids(&report).iter().any(|id| id.starts_with("http.modern.")));
+    assert_eq!(
+        report["server"]["protocol_version"],
+        "2026-07-28 and 2025-11-25"
+    );
+    assert_eq!(report["url"], url.as_str());
+}
+
+#[test]
+fn airlock_serve_over_http_closes_slow_and_idle_connections() {
+    let server = HttpServer::airlock(&[], &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let slow = listed_http_cases(true);
+    assert!(slow.len() >= 4, "{slow:?}");
+    let only = slow.join(",");
+    // airlock's header and body timeouts are 10 s: four 4 s case timeouts leave room.
+    let (status, report, table) = audit_url(
+        "serve-slow",
+        &url,
+        &["--only", &only, "--case-timeout-ms", "4000"],
+    );
+    assert_every_case_passes(status, &report, &table);
+    assert_eq!(ids(&report), slow, "{table}");
+}
+
+#[test]
+fn a_server_that_serves_any_host_and_origin_fails_the_rebinding_cases() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/any_host_http_server.py");
+    let server = HttpServer::start(Path::new("python3"), &[fixture.to_str().unwrap()], &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let (status, report, table) = audit_url("any-host", &url, &["--quick"]);
+    assert_eq!(status, Some(1), "{table}");
+    let case = |id: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|case| case["id"] == id)
+            .unwrap_or_else(|| panic!("{id} did not run: {table}"))
+            .clone()
+    };
+    for id in [
+        "http.host-rebinding",
+        "http.origin-foreign",
+        "http.origin-null",
+    ] {
+        let case = case(id);
+        assert_eq!(case["verdict"], "fail", "{id}: {table}");
+        assert_eq!(case["severity"], "high", "{id}: {table}");
+        assert_eq!(case["fails"], true, "{id}: {table}");
+    }
+    // What it does right still passes, and the era it does not serve is not tried.
+    assert_eq!(
+        case("http.legacy.session-unknown")["verdict"],
+        "pass",
+        "{table}"
+    );
+    assert!(!ids(&report).iter().any(|id| id.starts_with("http.modern.")));
+}
+
+#[test]
+fn a_remote_url_needs_allow_remote_and_a_url_takes_no_command() {
+    let output = run(
+        &airlock(),
+        &["audit", "--url", "http://192.0.2.1:9/mcp"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("needs --allow-remote"), "{stderr}");
+    let output = run(
+        &airlock(),
+        &["audit", "--url", "http://127.0.0.1:9/mcp", "--", "true"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let output = run(
+        &airlock(),
+        &["audit", "--url", "https://127.0.0.1:9/mcp"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
