@@ -11,6 +11,7 @@
 //! directory airlock was started in.
 
 pub mod checked;
+mod defaults;
 mod raw;
 pub mod risk;
 
