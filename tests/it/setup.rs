@@ -47,3 +47,16 @@ fn defaults_and_a_variable_in_a_path_reach_the_served_tools() {
         "{stderr}"
     );
 }
+
+/// Issue 22: logrotate's `postrotate` sends SIGUSR1 to airlock whatever its flags; without
+/// `--audit-log` it used to end the process (no handler was installed).
+#[test]
+fn sigusr1_without_an_audit_log_leaves_the_server_serving() {
+    let mut server = Server::start(&airlock(), &["serve"]);
+    server.initialize("2025-11-25");
+    crate::harness::signal(server.pid(), "USR1");
+    // Twice: a handler that only survives the first signal is no handler.
+    crate::harness::signal(server.pid(), "USR1");
+    let reply = server.request(&crate::harness::request(7, "ping", json!({})));
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+}
