@@ -125,7 +125,7 @@ pub(crate) struct RawTool {
     #[schemars(with = "Vec<String>")]
     pub(crate) accept_risk: Vec<Spanned<String>>,
     /// `"on"` (the default) or `"off"`.
-    #[schemars(with = "Option<String>")]
+    #[schemars(with = "Option<SandboxSwitch>")]
     pub(crate) sandbox: Option<Spanned<String>>,
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
@@ -175,6 +175,16 @@ pub(crate) struct RawDefaults {
     pub(crate) network: Option<bool>,
     #[schemars(with = "Option<RawResources>")]
     pub(crate) resources: Option<Spanned<RawResources>>,
+}
+
+/// `sandbox = "…"`, for the schema only: the loader reads a string and names the two words
+/// itself when it is neither.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "described by the schema, never built")]
+pub(crate) enum SandboxSwitch {
+    On,
+    Off,
 }
 
 /// `stderr = "…"`: what a command tool's reply holds of its stderr.
