@@ -777,7 +777,7 @@ impl ToolChecker<'_> {
             let declared = !raw.read.is_empty()
                 || !raw.write.is_empty()
                 || !raw.exec.is_empty()
-                || raw.network.is_some()
+                || raw.network == Some(true)
                 || raw.resources.is_some();
             if declared {
                 return Err(at.error(

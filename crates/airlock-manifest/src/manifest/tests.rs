@@ -1006,3 +1006,20 @@ fn paths_expand_home_and_variables_and_errors_name_them() {
          for a `$` itself)"
     );
 }
+
+/// `network` became optional for `[defaults]` (issue 22); `network = false` on an
+/// unsandboxed tool still means what it meant: nothing, and is accepted as before.
+#[test]
+fn network_false_on_an_unsandboxed_tool_is_still_accepted() {
+    let manifest = load_text(&one_tool(
+        r#"["true"]"#,
+        "sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]\nnetwork = false",
+    ))
+    .unwrap();
+    assert!(manifest.tools[0].sandbox.is_none());
+    let error = refusal(&one_tool(
+        r#"["true"]"#,
+        "sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]\nnetwork = true",
+    ));
+    assert_eq!(error.field(), Some("sandbox"));
+}
