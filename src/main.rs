@@ -304,7 +304,7 @@ struct HttpFlags {
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Let web pages on ORIGIN (http(s)://host[:port]) use the server: its requests are
+    /// Let web pages on ORIGIN (`http(s)://host[:port]`) use the server: its requests are
     /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
     /// accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
