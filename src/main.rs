@@ -1,5 +1,5 @@
 //! The `airlock` program: serve a manifest's commands over MCP, check a manifest, or audit
-//! any stdio MCP server.
+//! any stdio MCP server; and set it up: `init`, `schema`, `completions`, `man` (`cli/`).
 //!
 //! Exit statuses: 0 normal end; 1 a manifest or start-up error; 2 a usage error (clap);
 //! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed or the HTTP
@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 use airlock::call_log::CallLog;
 use airlock::limits::HttpLimits;
@@ -28,6 +28,8 @@ use airlock::{Limits, Rate, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
 use airlock_manifest::{command, sandbox};
+
+mod cli;
 
 /// Exposes a command-line program's commands to AI agents over MCP, treating every agent as
 /// hostile.
@@ -66,6 +68,33 @@ enum Command {
     /// memory limit, and kills its process tree. Prints a table on stdout and progress on
     /// stderr. Exit status 0 unless a finding at or over --fail-on (default high) is new.
     Audit(AuditFlags),
+    /// Write a commented starter manifest (airlock.toml) and its JSON Schema into DIR.
+    ///
+    /// Refuses to overwrite either file, and to write into /, the home directory or a system
+    /// tree. The manifest passes `airlock check`; edit it, check it, serve it.
+    Init {
+        /// The project's directory (created if missing).
+        #[arg(value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Print the manifest's JSON Schema (what `#:schema` in a manifest points an editor at).
+    Schema,
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    ///
+    /// For bash: `airlock completions bash > ~/.local/share/bash-completion/completions/airlock`.
+    Completions {
+        /// The shell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print a man page (roff): airlock(1), or airlock-COMMAND(1) for one subcommand.
+    ///
+    /// `airlock man > airlock.1 && man ./airlock.1`.
+    Man {
+        /// The subcommand (serve, check, audit, init, schema, completions).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
 }
 
 /// Options of `airlock serve`.
@@ -87,6 +116,52 @@ struct ServeFlags {
     sandbox: String,
     #[command(flatten)]
     audit: AuditLogFlags,
+    #[command(flatten)]
+    log: LogFlags,
+}
+
+/// Where log lines go, and how they are written.
+#[derive(Debug, clap::Args)]
+struct LogFlags {
+    /// Log lines as `text`, or as `json`: one JSON object per line (timestamp, level, fields).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+    /// Append log lines to FILE instead of stderr (created with mode 0600; audit records
+    /// still go to stderr unless --audit-log).
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+}
+
+impl LogFlags {
+    /// Installs the subscriber these flags describe, or says why the file cannot be opened.
+    fn init(&self) -> Result<(), String> {
+        use std::os::unix::fs::OpenOptionsExt as _;
+
+        let format = if self.log_format == "json" {
+            telemetry::Format::Json
+        } else {
+            telemetry::Format::Text
+        };
+        let file = match &self.log_file {
+            None => None,
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(|error| {
+                        format!(
+                            "airlock serve: --log-file: cannot open {} for appending: {}\n",
+                            path.display(),
+                            error.kind()
+                        )
+                    })?,
+            ),
+        };
+        telemetry::init_with(format, file);
+        Ok(())
+    }
 }
 
 /// Options of `airlock audit`.
@@ -239,7 +314,7 @@ struct HttpFlags {
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Let web pages on ORIGIN (http(s)://host[:port]) use the server: its requests are
+    /// Let web pages on ORIGIN (`http(s)://host[:port]`) use the server: its requests are
     /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
     /// accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
@@ -387,6 +462,7 @@ fn main() -> ExitCode {
                 http,
                 sandbox,
                 audit,
+                log,
             } = *flags;
             let mode = if sandbox == "best-effort" {
                 sandbox::Mode::BestEffort
@@ -394,13 +470,39 @@ fn main() -> ExitCode {
                 sandbox::Mode::Required
             };
             let manifest = manifest.or(manifest_file);
-            serve(manifest.as_deref(), &overrides, &http, &audit, mode)
+            serve(manifest.as_deref(), &overrides, &http, &audit, &log, mode)
         }
         Command::Check {
             manifest,
             manifest_file,
         } => check(manifest.or(manifest_file).as_deref()),
         Command::Audit(flags) => run_audit(flags),
+        Command::Init { dir } => match cli::init::run(&dir, LOCAL_MANIFEST) {
+            Ok(text) => emit(std::io::stdout().lock(), &text, ExitCode::SUCCESS),
+            Err(text) => emit(
+                std::io::stderr().lock(),
+                &format!("airlock init: {text}\n"),
+                ExitCode::FAILURE,
+            ),
+        },
+        Command::Schema => emit(
+            std::io::stdout().lock(),
+            &manifest::json_schema(),
+            ExitCode::SUCCESS,
+        ),
+        Command::Completions { shell } => emit_bytes(
+            std::io::stdout().lock(),
+            &cli::docs::completions(Cli::command(), shell),
+        ),
+        Command::Man { command } => match cli::docs::man_page(Cli::command(), command.as_deref()) {
+            Some(Ok(page)) => emit_bytes(std::io::stdout().lock(), &page),
+            Some(Err(_)) => ExitCode::FAILURE,
+            None => emit(
+                std::io::stderr().lock(),
+                "airlock man: no such subcommand (see airlock --help)\n",
+                ExitCode::from(2),
+            ),
+        },
     }
 }
 
@@ -424,6 +526,7 @@ fn serve(
     overrides: &LimitFlags,
     http: &HttpFlags,
     audit: &AuditLogFlags,
+    log: &LogFlags,
     mode: sandbox::Mode,
 ) -> ExitCode {
     // Before anything is logged: a value that cannot name a variable is most likely the token
@@ -454,7 +557,9 @@ fn serve(
         );
         return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
     }
-    telemetry::init();
+    if let Err(text) = log.init() {
+        return emit(std::io::stderr().lock(), &text, ExitCode::FAILURE);
+    }
     let call_log = match audit.call_log() {
         Ok(log) => log,
         Err(text) => {
@@ -761,6 +866,14 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
         &report.table(),
         ExitCode::from(report.exit_code()),
     )
+}
+
+/// Writes `bytes` to stdout's lock `out`: success, or failure if the write failed.
+fn emit_bytes(mut out: impl Write, bytes: &[u8]) -> ExitCode {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
 }
 
 /// Writes `text` and returns `status`, or failure if the write failed.

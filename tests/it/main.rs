@@ -21,6 +21,9 @@
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
 //!   operator-facing commands and messages (issue 22);
+//! - `setup`: what an operator sets airlock up with (issue 22): `[defaults]` and `${VAR}`
+//!   paths, `airlock init` and `airlock schema`, `--log-format json` and `--log-file`, SIGUSR1
+//!   without an audit log, shell completions and the man page;
 //! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor
 //!   for every secret, both streams as the manifest asks, replies inside the memory bound;
 //! - `http`: `airlock serve --http` over real TCP on loopback: Host, Origin, caps, tokens, both
@@ -65,3 +68,4 @@ mod product;
 mod protocol;
 mod sandbox;
 mod serve;
+mod setup;

@@ -511,6 +511,11 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
         ("bad-negative.toml", "can be negative"),
         ("bad-secret.toml", "`secret_env`: this variable is not set"),
         ("bad-path-root.toml", "within must be an existing directory"),
+        (
+            "bad-unset-variable.toml",
+            "`args.file.within`: `${AIRLOCK_TEST_SURELY_UNSET_VARIABLE}` names the variable \
+             AIRLOCK_TEST_SURELY_UNSET_VARIABLE, which is not set in airlock's environment",
+        ),
         ("bad-syntax.toml", "bad-syntax.toml:4:"),
     ];
     for (file, expected) in cases {

@@ -316,18 +316,14 @@ impl CallLog {
     }
 
     /// Starts a thread that reopens the file on every SIGUSR1 (what `logrotate`'s
-    /// `postrotate` sends, as to nginx). A no-op for stderr.
+    /// `postrotate` sends, as to nginx). Installed for stderr too, where a reopen does nothing:
+    /// a SIGUSR1 without a handler would end the process (issue 22), and a rotation script
+    /// sends it whatever airlock's flags are.
     ///
     /// # Errors
     ///
     /// The thread, its runtime or the handler could not be set up.
     pub fn reopen_on_sigusr1(self: &Arc<Self>) -> io::Result<()> {
-        if matches!(
-            *self.sink.lock().unwrap_or_else(PoisonError::into_inner),
-            Sink::Stderr
-        ) {
-            return Ok(());
-        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .build()?;

@@ -1,7 +1,8 @@
 //! Diagnostics on stderr, never stdout, and what may appear in them.
 //!
 //! stdout is the protocol channel; every log line goes to stderr through `tracing`. The filter
-//! comes from `AIRLOCK_LOG` (same syntax as `RUST_LOG`; default `info`). What is logged is
+//! comes from `AIRLOCK_LOG` (same syntax as `RUST_LOG`; default `info`); a program may send
+//! the lines to a file instead, and as JSON (`init_with`, with the `logging` feature). What is logged is
 //! chosen at each call site: methods, tool names, error kinds and counts — never argument
 //! values, tool output, environment values or panic payloads, at any level. Peer-controlled
 //! strings that must appear (an id) are logged with `?` so control characters are escaped.
@@ -13,21 +14,50 @@
 /// The environment variable holding the log filter.
 pub const LOG_ENV: &str = "AIRLOCK_LOG";
 
-/// Installs a stderr subscriber unless the process already has one (a product embedding the
-/// library keeps its own).
+/// How each log line is written.
+#[cfg(feature = "logging")]
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum Format {
+    /// One line of text per event (colours only on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `fields` (the message under
+    /// `message`), and `spans` where there are any.
+    Json,
+}
+
+/// Installs a stderr subscriber writing text unless the process already has one (a product
+/// embedding the library keeps its own).
 #[cfg(feature = "logging")]
 pub fn init() {
+    init_with(Format::Text, None);
+}
+
+/// Installs a subscriber writing `format` to `file` (appended to as it is), or to stderr when
+/// `None`, unless the process already has one. Colours only for text on a terminal.
+#[cfg(feature = "logging")]
+pub fn init_with(format: Format, file: Option<std::fs::File>) {
     use std::io::IsTerminal;
+    use std::sync::Arc;
 
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
-    let installed = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+    let ansi = file.is_none() && format == Format::Text && std::io::stderr().is_terminal();
+    let writer = match file {
+        Some(file) => BoxMakeWriter::new(Arc::new(file)),
+        None => BoxMakeWriter::new(std::io::stderr),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(ansi)
         .with_env_filter(filter)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let installed = match format {
+        Format::Text => builder.try_init(),
+        Format::Json => builder.json().try_init(),
+    };
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; keeping it");
     }

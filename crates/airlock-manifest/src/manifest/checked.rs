@@ -226,12 +226,13 @@ pub enum PathKind {
 
 /// Checks a raw manifest. `base` resolves relative paths; `text` is the file, for positions.
 pub(super) fn check(
-    raw: RawManifest,
+    mut raw: RawManifest,
     source: &str,
     text: &str,
     base: &Path,
 ) -> Result<Manifest, ManifestError> {
     let at = Located { source, text };
+    super::defaults::expanded(&mut raw, &at)?;
     let limits = limits(&raw.limits, &at)?;
     let default_output = match &raw.limits.max_output_bytes {
         Some(value) => output_cap(value, &at, None)?,
@@ -244,8 +245,12 @@ pub(super) fn check(
     let mut tools = Vec::with_capacity(raw.tools.len());
     // Every tool is checked, so that one run lists the errors of all of them.
     let mut errors = Vec::new();
-    for tool in raw.tools {
+    for mut tool in raw.tools {
         let span = tool.span();
+        if let Err(error) = super::defaults::apply(&raw.defaults, tool.get_mut(), &at) {
+            errors.push(error);
+            continue;
+        }
         let checked = ToolChecker {
             at: &at,
             base,
@@ -772,7 +777,7 @@ impl ToolChecker<'_> {
             let declared = !raw.read.is_empty()
                 || !raw.write.is_empty()
                 || !raw.exec.is_empty()
-                || raw.network
+                || raw.network == Some(true)
                 || raw.resources.is_some();
             if declared {
                 return Err(at.error(
@@ -786,12 +791,16 @@ impl ToolChecker<'_> {
         }
         let mut read = Vec::with_capacity(raw.read.len());
         for entry in &raw.read {
-            let path = std::fs::canonicalize(self.base.join(entry.get_ref())).map_err(|_| {
+            let full = self.base.join(entry.get_ref());
+            let path = std::fs::canonicalize(&full).map_err(|_| {
                 at.error(
                     Some(entry.span().start),
                     tool,
                     "read",
-                    "must name an existing file or directory",
+                    &format!(
+                        "must name an existing file or directory, and {} is not one",
+                        full.display()
+                    ),
                 )
             })?;
             read.push(path);
@@ -849,7 +858,7 @@ impl ToolChecker<'_> {
                 read,
                 exec,
                 write,
-                network: raw.network,
+                network: raw.network.unwrap_or(false),
                 resources,
             },
         );
@@ -1173,8 +1182,14 @@ fn boolean_arg(raw: &RawBooleanArg) -> Result<Parsed, String> {
 }
 
 fn path_arg(raw: &RawPathArg, workdir: &Path) -> Result<Parsed, String> {
-    let root = directory(workdir, raw.within.as_deref().unwrap_or("."))
-        .ok_or("within must be an existing directory")?;
+    let within = raw.within.as_deref().unwrap_or(".");
+    let root = directory(workdir, within).ok_or_else(|| {
+        format!(
+            "within must be an existing directory, and {} is not one (relative to the tool's \
+             workdir)",
+            workdir.join(within).display()
+        )
+    })?;
     let kind = match raw.kind.unwrap_or(RawPathKind::Any) {
         RawPathKind::File => PathKind::File,
         RawPathKind::Dir => PathKind::Dir,

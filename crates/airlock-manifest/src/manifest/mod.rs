@@ -11,8 +11,10 @@
 //! directory airlock was started in.
 
 pub mod checked;
+mod defaults;
 mod raw;
 pub mod risk;
+mod schema;
 
 use std::io::Read;
 
@@ -20,6 +22,7 @@ use serde::Deserialize as _;
 use std::path::Path;
 
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind};
+pub use schema::{SCHEMA_FILE, json_schema};
 
 use airlock::limits::MAX_MANIFEST_BYTES;
 
@@ -276,6 +279,13 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         )));
     }
     parse(DEFAULT_MANIFEST, "<embedded default>", &base)
+}
+
+/// Why `dir` (canonical) is no directory to serve whole to an agent: `/`, the home directory or
+/// one of its ancestors, or a system tree; `None` when it may be served. `airlock init` asks it
+/// before writing a manifest whose tools work in `dir`.
+pub fn unsafe_root(dir: &Path) -> Option<&'static str> {
+    unsafe_default_root(dir, std::env::var_os("HOME").as_deref())
 }
 
 /// Why `dir` is no directory to serve whole to an agent by default: `/`, the home directory

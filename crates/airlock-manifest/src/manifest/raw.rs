@@ -3,26 +3,33 @@
 //! Every table refuses unknown keys, so a misspelt limit is an error, not a silently ignored
 //! line. Values that later checks need to point at carry their byte span (`Spanned`) so an
 //! error can name the line and column.
+//!
+//! The same types give `airlock schema` its JSON Schema (`schemars`): a `Spanned<T>` field is
+//! described as its `T`, so the schema says what the loader reads, no more and no less.
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 /// The whole file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawManifest {
     #[serde(default)]
     pub(crate) server: RawServer,
     #[serde(default)]
     pub(crate) limits: RawLimits,
+    #[serde(default)]
+    pub(crate) defaults: RawDefaults,
     #[serde(default, rename = "tool")]
+    #[schemars(with = "Vec<RawTool>")]
     pub(crate) tools: Vec<Spanned<RawTool>>,
 }
 
 /// `[server]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawServer {
     pub(crate) name: Option<String>,
@@ -32,26 +39,39 @@ pub(crate) struct RawServer {
 }
 
 /// `[limits]`: overrides of the server's limits; absent keys keep the defaults.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawLimits {
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_frame_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_json_depth: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_argument_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_argument_depth: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_object_keys: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_array_items: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_string_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_in_flight: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_consecutive_errors: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) tool_timeout_ms: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<RawRate>")]
     pub(crate) tool_call_rate: Option<Spanned<RawRate>>,
+    #[schemars(with = "Option<RawRate>")]
     pub(crate) cheap_method_rate: Option<Spanned<RawRate>>,
 }
 
 /// A quota: `{ per_minute = 60, burst = 10 }`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawRate {
     pub(crate) per_minute: u64,
@@ -59,51 +79,116 @@ pub(crate) struct RawRate {
 }
 
 /// One `[[tool]]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTool {
+    #[schemars(with = "String")]
     pub(crate) name: Spanned<String>,
     pub(crate) title: Option<String>,
+    #[schemars(with = "String")]
     pub(crate) description: Spanned<String>,
     #[serde(deserialize_with = "argv")]
+    #[schemars(with = "Vec<String>")]
     pub(crate) command: Spanned<Vec<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawArg>")]
     pub(crate) args: BTreeMap<String, Spanned<RawArg>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) timeout_ms: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<RawRate>")]
     pub(crate) rate: Option<Spanned<RawRate>>,
+    #[schemars(with = "Option<String>")]
     pub(crate) workdir: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) env_allow: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
     pub(crate) env: BTreeMap<String, Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) secret_env: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Option<Vec<i32>>")]
     pub(crate) success_codes: Option<Spanned<Vec<i32>>>,
     /// What a reply holds of stderr; `"separate"` when absent.
+    #[schemars(with = "Option<RawStderr>")]
     pub(crate) stderr: Option<Spanned<RawStderr>>,
     /// With `stderr = "tail"`: how many bytes of it.
+    #[schemars(with = "Option<u64>")]
     pub(crate) stderr_tail_bytes: Option<Spanned<u64>>,
     #[serde(default)]
     pub(crate) annotations: RawAnnotations,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) accept_risk: Vec<Spanned<String>>,
     /// `"on"` (the default) or `"off"`.
+    #[schemars(with = "Option<SandboxSwitch>")]
     pub(crate) sandbox: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) read: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) write: Vec<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub(crate) exec: Vec<Spanned<String>>,
-    #[serde(default)]
-    pub(crate) network: bool,
+    /// Absent: `[defaults]`' value, else no network.
+    pub(crate) network: Option<bool>,
+    #[schemars(with = "Option<RawResources>")]
     pub(crate) resources: Option<Spanned<RawResources>>,
 }
 
+/// `[defaults]`: values every `[[tool]]` takes unless it sets its own (see `defaults.rs` for
+/// how each one merges).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawDefaults {
+    #[schemars(with = "Option<String>")]
+    pub(crate) workdir: Option<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) env_allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) env: BTreeMap<String, Spanned<String>>,
+    #[schemars(with = "Option<u64>")]
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    #[schemars(with = "Option<u64>")]
+    pub(crate) max_output_bytes: Option<Spanned<u64>>,
+    #[schemars(with = "Option<RawStderr>")]
+    pub(crate) stderr: Option<Spanned<RawStderr>>,
+    #[schemars(with = "Option<u64>")]
+    pub(crate) stderr_tail_bytes: Option<Spanned<u64>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) read: Vec<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) write: Vec<Spanned<String>>,
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) exec: Vec<Spanned<String>>,
+    pub(crate) network: Option<bool>,
+    #[schemars(with = "Option<RawResources>")]
+    pub(crate) resources: Option<Spanned<RawResources>>,
+}
+
+/// `sandbox = "…"`, for the schema only: the loader reads a string and names the two words
+/// itself when it is neither.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[expect(dead_code, reason = "described by the schema, never built")]
+pub(crate) enum SandboxSwitch {
+    On,
+    Off,
+}
+
 /// `stderr = "…"`: what a command tool's reply holds of its stderr.
-#[derive(Clone, Copy, Debug, Deserialize, Eq, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum RawStderr {
     Merge,
@@ -113,7 +198,7 @@ pub(crate) enum RawStderr {
 }
 
 /// `resources = { processes = 64, memory_mib = 512, … }`: the sandbox's limits for one call.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawResources {
     pub(crate) processes: Option<u64>,
@@ -124,7 +209,7 @@ pub(crate) struct RawResources {
 }
 
 /// `annotations = { … }`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawAnnotations {
     pub(crate) read_only: Option<bool>,
@@ -134,7 +219,7 @@ pub(crate) struct RawAnnotations {
 }
 
 /// One argument, by `type`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub(crate) enum RawArg {
     String(RawStringArg),
@@ -145,7 +230,7 @@ pub(crate) enum RawArg {
 }
 
 /// `type = "string"`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStringArg {
     pub(crate) description: Option<String>,
@@ -163,7 +248,7 @@ pub(crate) struct RawStringArg {
 }
 
 /// `type = "integer"`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawIntegerArg {
     pub(crate) description: Option<String>,
@@ -174,7 +259,7 @@ pub(crate) struct RawIntegerArg {
 }
 
 /// `type = "boolean"`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawBooleanArg {
     pub(crate) description: Option<String>,
@@ -183,7 +268,7 @@ pub(crate) struct RawBooleanArg {
 }
 
 /// `type = "path"`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawPathArg {
     pub(crate) description: Option<String>,
@@ -195,7 +280,7 @@ pub(crate) struct RawPathArg {
 }
 
 /// What a path argument may name.
-#[derive(Clone, Copy, Debug, Deserialize, Eq, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum RawPathKind {
     File,
@@ -204,7 +289,7 @@ pub(crate) enum RawPathKind {
 }
 
 /// `type = "array"`: a list of strings, each one argv element.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawArrayArg {
     pub(crate) description: Option<String>,

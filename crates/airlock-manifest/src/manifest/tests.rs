@@ -799,3 +799,227 @@ mod operator_messages {
         );
     }
 }
+
+/// Issue 22: `[defaults]` reach every tool, and a tool's own value wins.
+#[test]
+fn defaults_reach_every_tool_and_a_tools_own_value_wins() {
+    let dir = sandbox_dir("defaults");
+    let text = r#"
+[defaults]
+workdir = "work"
+env = { LC_ALL = "C", TZ = "UTC" }
+env_allow = ["LANG", "TERM"]
+timeout_ms = 1500
+max_output_bytes = 4096
+stderr = "tail"
+stderr_tail_bytes = 512
+read = ["sibling"]
+network = true
+resources = { processes = 8, memory_mib = 64 }
+
+[[tool]]
+name = "plain"
+description = "d"
+command = ["wc", "--", "{path}"]
+args.path = { type = "path" }
+
+[[tool]]
+name = "own"
+description = "d"
+command = ["wc", "--", "{path}"]
+workdir = "."
+env = { TZ = "Europe/Paris", LANG = "fixed" }
+timeout_ms = 700
+max_output_bytes = 2048
+stderr = "merge"
+read = ["work"]
+network = false
+resources = { memory_mib = 32 }
+args.path = { type = "path" }
+
+[[tool]]
+name = "off"
+description = "d"
+command = ["wc", "--", "{path}"]
+sandbox = "off"
+accept_risk = ["unsandboxed"]
+args.path = { type = "path" }
+"#;
+    let manifest = parse(text, "test.toml", &dir).unwrap();
+    let env = |tool: &CommandTool| -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = tool
+            .env
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.to_string_lossy().into_owned(),
+                    value.to_string_lossy().into_owned(),
+                )
+            })
+            .filter(|(name, _)| name != "TERM")
+            .collect();
+        env.sort();
+        env
+    };
+    let [plain, own, off] = &manifest.tools[..] else {
+        panic!("three tools")
+    };
+    assert_eq!(plain.workdir, dir.join("work"));
+    assert_eq!(plain.timeout, Some(std::time::Duration::from_millis(1500)));
+    assert_eq!(plain.max_output_bytes, 4096);
+    assert_eq!(
+        plain.stderr,
+        checked::StderrMode::Tail(std::num::NonZeroUsize::new(512).unwrap())
+    );
+    let lang = std::env::var("LANG").ok();
+    let mut expected = vec![
+        ("LC_ALL".to_owned(), "C".to_owned()),
+        ("TZ".to_owned(), "UTC".to_owned()),
+    ];
+    if let Some(lang) = &lang {
+        expected.push(("LANG".to_owned(), lang.clone()));
+    }
+    expected.sort();
+    assert_eq!(env(plain), expected);
+    let policy = plain.sandbox.as_ref().unwrap().policy();
+    assert!(policy.read.contains(&dir.join("sibling")));
+    assert!(policy.network);
+    assert_eq!(
+        (policy.resources.processes, policy.resources.memory_mib),
+        (8, 64)
+    );
+
+    // The tool's own values win; its `env` LANG shadows the default `env_allow` LANG.
+    assert_eq!(own.workdir, dir);
+    assert_eq!(own.timeout, Some(std::time::Duration::from_millis(700)));
+    assert_eq!(own.max_output_bytes, 2048);
+    assert_eq!(own.stderr, checked::StderrMode::Merge);
+    assert_eq!(
+        env(own),
+        vec![
+            ("LANG".to_owned(), "fixed".to_owned()),
+            ("LC_ALL".to_owned(), "C".to_owned()),
+            ("TZ".to_owned(), "Europe/Paris".to_owned()),
+        ]
+    );
+    let policy = own.sandbox.as_ref().unwrap().policy();
+    assert!(
+        policy.read.contains(&dir.join("sibling")),
+        "lists are merged"
+    );
+    assert!(policy.read.contains(&dir.join("work")));
+    assert!(!policy.network);
+    assert_eq!(
+        (policy.resources.processes, policy.resources.memory_mib),
+        (8, 32)
+    );
+
+    // An unsandboxed tool takes the defaults but none of the sandbox keys.
+    assert!(off.sandbox.is_none());
+    assert_eq!(off.workdir, dir.join("work"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn defaults_refuse_keys_that_belong_to_one_tool_and_settings_made_twice() {
+    let tool = "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"true\"]\n";
+    for key in [
+        "secret_env = [\"X\"]",
+        "accept_risk = [\"unsandboxed\"]",
+        "sandbox = \"off\"",
+    ] {
+        let error = refusal(&format!("[defaults]\n{key}\n{tool}"));
+        assert!(error.rule().contains("unknown field"), "{key}: {error}");
+        assert_eq!(error.position(), Some((2, 1)), "{key}: {error}");
+    }
+    let error = refusal(&format!(
+        "[limits]\ntool_timeout_ms = 100\n[defaults]\ntimeout_ms = 200\n{tool}"
+    ));
+    assert_eq!(
+        error.to_string(),
+        "test.toml:4:14: `defaults.timeout_ms`: [limits] tool_timeout_ms sets the same default: \
+         keep one of the two"
+    );
+}
+
+/// Issue 22: `~` and `${VAR}` in paths; an unset variable is named; errors show the path.
+#[test]
+fn paths_expand_home_and_variables_and_errors_name_them() {
+    let crate_dir = env!("CARGO_MANIFEST_DIR");
+    let manifest = load_text(&one_tool(
+        r#"["wc", "--", "{path}"]"#,
+        "workdir = \"${CARGO_MANIFEST_DIR}/src\"\n\
+         args.path = { type = \"path\", within = \"${CARGO_MANIFEST_DIR}/src/manifest\" }",
+    ))
+    .unwrap();
+    let src = Path::new(crate_dir).join("src").canonicalize().unwrap();
+    assert_eq!(manifest.tools[0].workdir, src);
+    let ArgKind::Path(rule) = &manifest.tools[0].args[0].kind else {
+        panic!("a path argument")
+    };
+    assert_eq!(rule.root, src.join("manifest"));
+
+    let error = refusal(&one_tool(
+        r#"["wc"]"#,
+        "workdir = \"${AIRLOCK_TEST_SURELY_UNSET_VARIABLE}/x\"",
+    ));
+    assert_eq!(
+        error.to_string(),
+        "test.toml:5:11: tool `t`: `workdir`: `${AIRLOCK_TEST_SURELY_UNSET_VARIABLE}` names the \
+         variable AIRLOCK_TEST_SURELY_UNSET_VARIABLE, which is not set in airlock's environment"
+    );
+    let error = refusal(&one_tool(
+        r#"["wc"]"#,
+        "workdir = \"${CARGO_MANIFEST_DIR}/no-such-dir\"",
+    ));
+    assert!(
+        error
+            .rule()
+            .contains(&format!("{crate_dir}/no-such-dir is not one")),
+        "{error}"
+    );
+    let error = refusal(&one_tool(
+        r#"["wc"]"#,
+        "read = [\"~/airlock-surely-absent\"]",
+    ));
+    let home = std::env::var("HOME").unwrap();
+    assert!(
+        error
+            .rule()
+            .contains(&format!("{home}/airlock-surely-absent is not one")),
+        "{error}"
+    );
+    let error = refusal(&one_tool(r#"["~/airlock-surely-absent-program"]"#, ""));
+    assert!(
+        error.rule().contains(&format!(
+            "{home}/airlock-surely-absent-program does not exist"
+        )),
+        "{error}"
+    );
+    let error = refusal(&format!(
+        "[defaults]\nexec = [\"$HOME/bin\"]\n{}",
+        one_tool(r#"["wc"]"#, "")
+    ));
+    assert_eq!(
+        error.to_string(),
+        "test.toml:2:9: `defaults.exec`: a `$` starts a variable written `${NAME}` (write `$$` \
+         for a `$` itself)"
+    );
+}
+
+/// `network` became optional for `[defaults]` (issue 22); `network = false` on an
+/// unsandboxed tool still means what it meant: nothing, and is accepted as before.
+#[test]
+fn network_false_on_an_unsandboxed_tool_is_still_accepted() {
+    let manifest = load_text(&one_tool(
+        r#"["true"]"#,
+        "sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]\nnetwork = false",
+    ))
+    .unwrap();
+    assert!(manifest.tools[0].sandbox.is_none());
+    let error = refusal(&one_tool(
+        r#"["true"]"#,
+        "sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]\nnetwork = true",
+    ));
+    assert_eq!(error.field(), Some("sandbox"));
+}

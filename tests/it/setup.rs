@@ -1,0 +1,345 @@
+//! What an operator sets airlock up with (issue 22): `[defaults]` and `${VAR}` in paths,
+//! `airlock init` and `airlock schema`, `--log-format json` and `--log-file`, SIGUSR1 without
+//! an audit log, shell completions and the man page.
+//!
+//! The schema check needs the Python `jsonschema` package that `tests/clients/setup.sh`
+//! installs; without it the test says so and passes, unless `AIRLOCK_REQUIRE_CLIENTS=1` (as
+//! CI sets), where it fails.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, airlock, call, run, spawn_command};
+use crate::serve::Sandbox;
+
+fn root() -> &'static str {
+    env!("CARGO_MANIFEST_DIR")
+}
+
+fn text_of(reply: &Value) -> &str {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn defaults_and_a_variable_in_a_path_reach_the_served_tools() {
+    let manifest = Path::new(root()).join("tests/data/defaults.toml");
+    let manifest = manifest.to_str().unwrap();
+    let mut server = Server::start_with(
+        &airlock(),
+        &["serve", "--manifest", manifest],
+        &[("AIRLOCK_TEST_ROOT", root())],
+    );
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(1, "greeting", json!({})));
+    assert_eq!(reply["result"]["isError"], Value::Null, "{reply}");
+    assert_eq!(text_of(&reply), "from-defaults\n");
+    let reply = server.request(&call(2, "own_greeting", json!({})));
+    assert_eq!(text_of(&reply), "from-the-tool\n");
+    let reply = server.request(&call(3, "where", json!({})));
+    let data = Path::new(root()).join("tests/data").canonicalize().unwrap();
+    assert_eq!(text_of(&reply), format!("{}\n", data.display()));
+
+    // Without the variable, `check` names it, at the line of the path that uses it.
+    let output = crate::harness::run(&airlock(), &["check", manifest], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.starts_with(&format!(
+            "{manifest}:6:11: `defaults.workdir`: `${{AIRLOCK_TEST_ROOT}}` names the \
+             variable AIRLOCK_TEST_ROOT, which is not set in airlock's environment\n"
+        )),
+        "{stderr}"
+    );
+}
+
+/// Issue 22: logrotate's `postrotate` sends SIGUSR1 to airlock whatever its flags; without
+/// `--audit-log` it used to end the process (no handler was installed).
+#[test]
+fn sigusr1_without_an_audit_log_leaves_the_server_serving() {
+    let mut server = Server::start(&airlock(), &["serve"]);
+    server.initialize("2025-11-25");
+    crate::harness::signal(server.pid(), "USR1");
+    // Twice: a handler that only survives the first signal is no handler.
+    crate::harness::signal(server.pid(), "USR1");
+    let reply = server.request(&crate::harness::request(7, "ping", json!({})));
+    assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+}
+
+#[test]
+fn init_writes_a_starter_manifest_that_checks_and_serves_and_never_overwrites() {
+    let sandbox = Sandbox::new("init");
+    let project = sandbox.dir.join("project");
+    let project_text = project.to_str().unwrap();
+    let output = run(&airlock(), &["init", project_text], &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let manifest = project.join("airlock.toml");
+    let schema = project.join("airlock.schema.json");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!(
+            "wrote {m} (a starter manifest) and {s} (its JSON Schema, for editors)\nnext: edit \
+             {m}, then\n  airlock check {m}\n  airlock serve {m}\n",
+            m = manifest.display(),
+            s = schema.display()
+        )
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(
+        text.starts_with("#:schema ./airlock.schema.json\n"),
+        "{text}"
+    );
+    let written_schema = std::fs::read(&schema).unwrap();
+    assert_eq!(written_schema, run(&airlock(), &["schema"], &[]).stdout);
+
+    let check = run(&airlock(), &["check", manifest.to_str().unwrap()], &[]);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    assert!(stdout.ends_with("\nOK\n"), "{stdout}");
+    // One argument of each type, and the sandbox keys, in what check shows.
+    for shown in [
+        "path: path (directory) under",
+        "max_bytes: integer 1..=1048576, default 65536",
+        "text: string of 1..=1000 characters",
+        "ignore_case: boolean (adds `--ignore-case` when true)",
+        ": array of 1..=20 items",
+        "sandbox: on",
+        "resources: processes 64, memory 512 MiB",
+    ] {
+        assert!(stdout.contains(shown), "{shown} in:\n{stdout}");
+    }
+
+    // Served from the project directory, its tools see the project.
+    std::fs::write(project.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let mut server = Server::start(&airlock(), &["serve", manifest.to_str().unwrap()]);
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(1, "search_any", json!({ "words": ["beta", "zeta"] })));
+    assert_eq!(text_of(&reply), "./notes.txt:2:beta\n", "{reply}");
+
+    // A second run overwrites nothing and writes nothing.
+    std::fs::write(&manifest, "edited").unwrap();
+    std::fs::remove_file(&schema).unwrap();
+    let again = run(&airlock(), &["init", project_text], &[]);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(again.stderr).unwrap(),
+        format!(
+            "airlock init: {} already exists; not overwritten (move it away, or run airlock \
+             init in another directory)\n",
+            manifest.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), "edited");
+    assert!(!schema.exists());
+
+    // Nor into the root, a system tree or the home directory.
+    for dir in ["/", "/etc"] {
+        let refused = run(&airlock(), &["init", dir], &[]);
+        assert_eq!(refused.status.code(), Some(1));
+        let stderr = String::from_utf8(refused.stderr).unwrap();
+        assert!(
+            stderr.starts_with(&format!(
+                "airlock init: will not write a manifest serving {dir}"
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+/// The Python interpreter with `jsonschema` that setup.sh installs, or `None` after saying
+/// why it is missing (a failure under `AIRLOCK_REQUIRE_CLIENTS=1`).
+fn schema_checker() -> Option<PathBuf> {
+    let python = Path::new(root()).join("tests/clients/.env/python/bin/python");
+    if !python.exists() {
+        let reason = format!(
+            "{} is missing: run `bash tests/clients/setup.sh`",
+            python.display()
+        );
+        let required = std::env::var_os("AIRLOCK_REQUIRE_CLIENTS").is_some_and(|v| v == "1");
+        assert!(
+            !required,
+            "{reason} (AIRLOCK_REQUIRE_CLIENTS=1 requires it)"
+        );
+        eprintln!("skipped: {reason}");
+        return None;
+    }
+    Some(python)
+}
+
+#[test]
+fn every_example_manifest_validates_against_the_schema_and_bad_ones_do_not() {
+    let Some(python) = schema_checker() else {
+        return;
+    };
+    let sandbox = Sandbox::new("schema");
+    let schema = sandbox.dir.join("airlock.schema.json");
+    std::fs::write(&schema, run(&airlock(), &["schema"], &[]).stdout).unwrap();
+    let init = run(
+        &airlock(),
+        &["init", sandbox.dir.join("init").to_str().unwrap()],
+        &[],
+    );
+    assert!(init.status.success());
+
+    let mut good: Vec<PathBuf> = Vec::new();
+    for dir in ["examples", "tests/data"] {
+        for entry in std::fs::read_dir(Path::new(root()).join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if name.ends_with(".toml") && !name.starts_with("bad-") {
+                good.push(path);
+            }
+        }
+    }
+    good.push(Path::new(root()).join("crates/airlock-manifest/src/manifest/default.toml"));
+    good.push(sandbox.dir.join("init/airlock.toml"));
+    assert!(good.len() >= 7, "{good:?}");
+    // Shape errors the schema must catch (what `check` refuses at parse time).
+    let bad: Vec<PathBuf> = [
+        "bad-unknown-key.toml",
+        "bad-quoted-number.toml",
+        "bad-command-string.toml",
+        "bad-stderr-mode.toml",
+    ]
+    .iter()
+    .map(|name| Path::new(root()).join("tests/data").join(name))
+    .collect();
+
+    let checker = Path::new(root()).join("tests/data/check_manifests.py");
+    let output = spawn_command(&python)
+        .arg(&checker)
+        .arg(&schema)
+        .args(&good)
+        .args(&bad)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for path in &good {
+        let errors = &found[path.to_str().unwrap()];
+        assert_eq!(errors, &json!([]), "{}", path.display());
+    }
+    for path in &bad {
+        let errors = found[path.to_str().unwrap()].as_array().unwrap();
+        assert!(!errors.is_empty(), "{} validated", path.display());
+    }
+}
+
+/// The log lines of a `serve` run with `--log-format json`, each parsed.
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|error| panic!("not one JSON object per line ({error}): {line}"))
+        })
+        .collect()
+}
+
+#[test]
+fn json_logs_are_one_object_per_line_to_stderr_or_the_log_file() {
+    let sandbox = Sandbox::new("json-logs");
+    let mut server = Server::start(&airlock(), &["serve", "--log-format", "json"]);
+    server.initialize("2025-11-25");
+    server.request(&call(1, "file_info", json!({ "path": "Cargo.toml" })));
+    let lines = json_lines(&server.stderr());
+    // Log events (the audit record is JSON too, with its own shape).
+    let events: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line.get("level").is_some())
+        .collect();
+    assert!(events.len() >= 3, "{lines:?}");
+    for event in &events {
+        assert!(event["timestamp"].is_string(), "{event}");
+        assert!(event["fields"].is_object(), "{event}");
+    }
+    assert!(
+        events.iter().any(
+            |event| event["fields"]["message"] == "manifest loaded" && event["level"] == "INFO"
+        ),
+        "{events:?}"
+    );
+    assert!(lines.iter().any(|line| line["event"] == "tool_call"));
+
+    let log = sandbox.dir.join("airlock.log");
+    let mut server = Server::start(
+        &airlock(),
+        &[
+            "serve",
+            "--log-format",
+            "json",
+            "--log-file",
+            log.to_str().unwrap(),
+        ],
+    );
+    server.initialize("2025-11-25");
+    let stderr = server.stderr();
+    // On stderr, only the audit records are left.
+    assert!(
+        json_lines(&stderr)
+            .iter()
+            .all(|line| line["event"] == "tool_call"),
+        "{stderr}"
+    );
+    let written = json_lines(&std::fs::read_to_string(&log).unwrap());
+    assert!(
+        written
+            .iter()
+            .any(|event| event["fields"]["message"] == "manifest loaded"),
+        "{written:?}"
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let unwritable = run(
+        &airlock(),
+        &["serve", "--log-file", "/proc/airlock-no-such-file"],
+        &[],
+    );
+    assert_eq!(unwritable.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(unwritable.stderr).unwrap(),
+        "airlock serve: --log-file: cannot open /proc/airlock-no-such-file for appending: \
+         entity not found\n"
+    );
+}
+
+#[test]
+fn completions_and_man_pages_are_generated_from_the_command_line() {
+    for (shell, marker) in [
+        ("bash", "_airlock()"),
+        ("zsh", "#compdef airlock"),
+        ("fish", "complete -c airlock"),
+    ] {
+        let output = run(&airlock(), &["completions", shell], &[]);
+        assert_eq!(output.status.code(), Some(0));
+        let script = String::from_utf8(output.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: {script}");
+        for flag in ["--manifest", "--log-format", "--audit-log", "--fail-on"] {
+            assert!(
+                script.contains(flag.trim_start_matches('-')),
+                "{shell}: {flag}"
+            );
+        }
+    }
+    let page = run(&airlock(), &["man"], &[]);
+    assert_eq!(page.status.code(), Some(0));
+    let page = String::from_utf8(page.stdout).unwrap();
+    assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{page}");
+    assert!(page.contains(".TH airlock 1"), "{page}");
+    for sub in ["serve", "check", "audit", "init", "schema", "completions"] {
+        assert!(page.contains(sub), "{sub}");
+    }
+    let serve = run(&airlock(), &["man", "serve"], &[]);
+    let serve = String::from_utf8(serve.stdout).unwrap();
+    assert!(serve.contains(".TH airlock-serve 1"), "{serve}");
+    assert!(serve.contains("log\\-format"), "{serve}");
+    let unknown = run(&airlock(), &["man", "nope"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
