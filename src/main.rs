@@ -20,7 +20,7 @@ use std::time::Duration;
 use clap::{CommandFactory as _, Parser, Subcommand};
 
 use airlock::call_log::CallLog;
-use airlock::limits::HttpLimits;
+use airlock::limits::{HttpLimits, MAX_TOOL_TIMEOUT};
 use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
 };
@@ -416,7 +416,7 @@ struct LimitFlags {
     #[arg(long, value_name = "N")]
     max_in_flight: Option<NonZeroUsize>,
     /// Deadline of a tool call that sets none of its own, in milliseconds.
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=max_tool_timeout_ms()))]
     tool_timeout_ms: Option<u64>,
 }
 
@@ -446,6 +446,11 @@ impl LimitFlags {
 
 /// The file `serve` and `check` use when none is named.
 const LOCAL_MANIFEST: &str = "airlock.toml";
+
+/// The longest `--tool-timeout-ms`: the library's [`MAX_TOOL_TIMEOUT`].
+fn max_tool_timeout_ms() -> u64 {
+    u64::try_from(MAX_TOOL_TIMEOUT.as_millis()).unwrap_or(u64::MAX)
+}
 
 fn main() -> ExitCode {
     // First, before any thread starts: a sandbox launcher re-executed by a serving airlock.

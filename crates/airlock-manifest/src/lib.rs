@@ -12,6 +12,7 @@
 //! # Layout
 //!
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
+//! - `locate`: the programs and directories a manifest names, found once at load.
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
 //! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
@@ -27,6 +28,7 @@
 pub mod command;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
+mod locate;
 pub mod manifest;
 pub mod process;
 pub mod sandbox;

@@ -62,9 +62,7 @@ pub(crate) fn request(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let meta = params.as_deref().and_then(|params| params.meta.as_ref());
-    let claims_modern = meta
-        .and_then(Value::as_object)
-        .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion"));
+    let claims_modern = lifecycle::claimed_version(meta).is_some();
     if claims_modern
         && !matches!(
             method,

@@ -123,7 +123,7 @@ pub enum HeaderFault {
 
 /// Why the HTTP transport refused a request before any JSON-RPC message was read from it.
 ///
-/// Each has its own HTTP status ([`McpError::http_status`]); the body is still a JSON-RPC error
+/// Each has its own HTTP status (the HTTP transport's `status` module); the body is still a JSON-RPC error
 /// with id null from [`McpError::to_wire`].
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub enum HttpRefusal {
@@ -507,67 +507,7 @@ impl McpError {
     }
 }
 
-impl McpError {
-    /// The HTTP status of a response carrying this error: the one place it is decided.
-    ///
-    /// Refusals of the HTTP layer and of a body that is not one JSON-RPC request have their own
-    /// status in both eras. Errors answering a readable request are, in the legacy era, plain
-    /// JSON-RPC errors in a `200` response (as the SDKs send them); in the modern era
-    /// (2026-07-28) the status follows the error: `404` for `-32601`, `400` for the parameter,
-    /// header and version errors, `429` for quotas, `503` when busy, `500` for faults.
-    pub fn http_status(&self, modern: bool) -> u16 {
-        let request_level = |status: u16| if modern { status } else { 200 };
-        match self {
-            Self::Http(refusal) => refusal.status(),
-            Self::FrameTooLong { .. } => 413,
-            Self::TooManyConnections { .. }
-            | Self::TooManyConnectionsFromAddress { .. }
-            | Self::TooManySessions { .. } => 503,
-            Self::HeaderMismatch(_) => 400,
-            Self::Batch
-            | Self::DuplicateKey
-            | Self::InvalidId(_)
-            | Self::InvalidJsonRpcVersion
-            | Self::InvalidMethod(_)
-            | Self::NotAnObject
-            | Self::Parse(_)
-            | Self::UnknownMember => 400,
-            Self::MethodNotFound => request_level(404),
-            Self::AlreadyInitialized
-            | Self::ArgumentBound { .. }
-            | Self::DuplicateId
-            | Self::HandshakeUnconfirmed
-            | Self::InvalidCursor
-            | Self::InvalidMeta(_)
-            | Self::InvalidParams(_)
-            | Self::InvalidProgressToken
-            | Self::InvalidToolName
-            | Self::NotInitialized
-            | Self::NumberOutOfRange
-            | Self::UnknownTool
-            | Self::UnsupportedVersion { .. } => request_level(400),
-            Self::RateLimited { .. } => request_level(429),
-            Self::ClientBusy { .. } | Self::Overloaded { .. } => request_level(503),
-            Self::Internal(_) | Self::ToolPanicked => request_level(500),
-        }
-    }
-}
-
 impl HttpRefusal {
-    fn status(self) -> u16 {
-        match self {
-            Self::NotAcceptable => 406,
-            Self::MethodNotAllowed => 405,
-            Self::BodyTimeout => 408,
-            Self::UnsupportedMediaType => 415,
-            Self::Host => 421,
-            Self::Origin | Self::Preflight => 403,
-            Self::Unauthorized => 401,
-            Self::SessionRequired | Self::VersionHeader => 400,
-            Self::SessionNotFound => 404,
-        }
-    }
-
     fn message(self) -> &'static str {
         match self {
             Self::NotAcceptable => {
@@ -682,11 +622,11 @@ impl fmt::Display for ErrorCode {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// One of each variant: if a variant is added, add it here and to the table in SECURITY.md.
-    fn every_variant() -> Vec<McpError> {
+    pub(crate) fn every_variant() -> Vec<McpError> {
         let mut all = vec![
             McpError::AlreadyInitialized,
             McpError::Batch,
@@ -813,31 +753,48 @@ mod tests {
         assert_eq!(code(McpError::Overloaded { limit: 8 }), -31_503);
     }
 
+    /// The rows of SECURITY.md's error table: each code with its example message.
+    fn documented_table() -> Vec<(i32, String)> {
+        let security = include_str!("../../../SECURITY.md");
+        security
+            .lines()
+            .filter_map(|line| {
+                let mut cells = line.split(" | ");
+                let code = cells.next()?.strip_prefix("| ")?.parse::<i32>().ok()?;
+                let message = cells.nth(1)?.trim_matches('`').to_owned();
+                Some((code, message))
+            })
+            .collect()
+    }
+
     #[test]
-    fn http_statuses_follow_the_spec_for_each_era() {
-        let status = |e: McpError, modern: bool| e.http_status(modern);
-        assert_eq!(status(McpError::MethodNotFound, true), 404);
-        assert_eq!(status(McpError::MethodNotFound, false), 200);
-        assert_eq!(status(McpError::InvalidMeta("x"), true), 400);
+    fn the_documented_error_table_is_this_one() {
+        let table = documented_table();
+        let mut documented: Vec<i32> = table.iter().map(|(code, _)| *code).collect();
+        documented.sort_unstable();
+        let mut codes: Vec<i32> = every_variant()
+            .iter()
+            .map(|error| error.to_wire().code.get())
+            .collect();
+        codes.sort_unstable();
+        codes.dedup();
         assert_eq!(
-            status(McpError::HeaderMismatch(HeaderFault::Name), true),
-            400
+            documented, codes,
+            "SECURITY.md's error table lists other codes"
         );
-        assert_eq!(status(McpError::Batch, false), 400);
-        assert_eq!(status(McpError::FrameTooLong { limit: 1 }, false), 413);
-        assert_eq!(status(McpError::Http(HttpRefusal::Origin), false), 403);
-        assert_eq!(status(McpError::Http(HttpRefusal::Preflight), true), 403);
-        assert_eq!(status(McpError::Http(HttpRefusal::Host), true), 421);
-        assert_eq!(status(McpError::Http(HttpRefusal::Unauthorized), true), 401);
-        assert_eq!(
-            status(McpError::RateLimited { retry_after_ms: 1 }, true),
-            429
-        );
-        assert_eq!(status(McpError::ToolPanicked, true), 500);
-        for error in every_variant() {
-            let code = error.http_status(true);
-            assert!((200..600).contains(&code), "{error:?}");
+        for (code, message) in &table {
+            assert!(
+                every_variant().iter().any(|error| {
+                    let wire = error.to_wire();
+                    wire.code.get() == *code && wire.message == message.as_str()
+                }),
+                "SECURITY.md's example for {code} is no message of that code: {message}"
+            );
         }
+    }
+
+    #[test]
+    fn a_header_mismatch_is_minus_32020() {
         assert_eq!(
             McpError::HeaderMismatch(HeaderFault::Method)
                 .to_wire()

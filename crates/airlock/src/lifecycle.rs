@@ -89,6 +89,14 @@ impl Lifecycle {
     }
 }
 
+/// The protocol version a request's `_meta` (given here) claims, as sent: present means the
+/// request is modern, whether or not the value is one we serve (that is [`modern_version`]'s
+/// to judge).
+pub(crate) fn claimed_version(meta: Option<&Value>) -> Option<&Value> {
+    meta.and_then(Value::as_object)
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+}
+
 /// Whether a request is modern: `Some(version)` when its `_meta` (given here) names a protocol
 /// version.
 ///

@@ -179,7 +179,8 @@ pub const DEFAULT_STRING_ARG_CHARS: usize = 4 * 1024;
 /// Most items of a manifest `array` argument when the manifest does not say.
 pub const DEFAULT_ARRAY_ARG_ITEMS: usize = 64;
 
-/// Longest deadline a manifest may give a tool.
+/// Longest deadline a tool may have: 24 hours, whether a manifest, a library tool or
+/// `--tool-timeout-ms` sets it. Every other bound of a day derives from this one.
 pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Largest manifest file read, in bytes: a manifest is configuration, not data.
@@ -228,7 +229,7 @@ pub const SANDBOX_MAX_PROCESSES: u32 = 4096;
 /// See [`SANDBOX_MAX_PROCESSES`].
 pub const SANDBOX_MAX_MEMORY_MIB: u64 = 64 * 1024;
 /// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_CPU_SECONDS: u64 = 24 * 60 * 60;
+pub const SANDBOX_MAX_CPU_SECONDS: u64 = MAX_TOOL_TIMEOUT.as_secs();
 /// See [`SANDBOX_MAX_PROCESSES`].
 pub const SANDBOX_MAX_FILE_SIZE_MIB: u64 = 1024 * 1024;
 /// See [`SANDBOX_MAX_PROCESSES`].
@@ -517,6 +518,13 @@ fn non_zero(n: usize) -> NonZeroUsize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_bound_of_a_day_is_the_longest_tool_deadline() {
+        // The manifest's message ("between 1 ms and 24 hours") and SECURITY.md state 24 hours.
+        assert_eq!(MAX_TOOL_TIMEOUT, Duration::from_secs(86_400));
+        assert_eq!(SANDBOX_MAX_CPU_SECONDS, MAX_TOOL_TIMEOUT.as_secs());
+    }
 
     #[test]
     fn defaults_match_the_documented_constants() {

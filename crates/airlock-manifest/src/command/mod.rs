@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::manifest::checked::StderrMode;
-use crate::manifest::{CommandTool, Manifest, checked};
+use crate::manifest::{CommandTool, Manifest};
 use crate::process::{self, CommandSpec, Stderr};
 use airlock::call::CallContext;
 use airlock::call_log::CallLog;
@@ -87,7 +87,7 @@ pub fn server_with(
 }
 
 fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
-    let schema = checked::input_schema(&tool);
+    let schema = crate::manifest::input_schema(&tool);
     let mut builder = Tool::builder(tool.name.as_str(), tool.description.as_str())
         .annotations(tool.annotations.clone());
     if let Some(title) = &tool.title {

@@ -2,7 +2,10 @@
 //!
 //! A manifest is TOML. `raw` mirrors the file; [`checked`] holds what survived validation
 //! (programs resolved to absolute paths, templates parsed, risky shapes refused, environment
-//! read). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
+//! read), with its parts in modules of their own: `template` (the checked argv template and
+//! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
+//! `bounds` (limits, quotas, deadlines, resources) and `describe` (the `inputSchema` and
+//! `airlock check`'s account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
 //!
@@ -10,11 +13,16 @@
 //! against the directory holding the file; in the embedded default manifest, against the
 //! directory airlock was started in.
 
+mod arguments;
+mod argv;
+mod bounds;
 pub mod checked;
 mod defaults;
+mod describe;
 mod raw;
 pub mod risk;
 mod schema;
+mod template;
 
 use std::io::Read;
 
@@ -22,6 +30,7 @@ use serde::Deserialize as _;
 use std::path::Path;
 
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind};
+pub(crate) use describe::input_schema;
 pub use schema::{SCHEMA_FILE, json_schema};
 
 use airlock::limits::MAX_MANIFEST_BYTES;

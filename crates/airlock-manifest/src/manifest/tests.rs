@@ -63,7 +63,7 @@ fn a_good_manifest_loads_with_everything_resolved() {
             ..
         }
     ));
-    let schema = checked::input_schema(tool);
+    let schema = super::input_schema(tool);
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["properties"]["count"]["maximum"], 200);
     assert_eq!(schema["required"], serde_json::json!([]));

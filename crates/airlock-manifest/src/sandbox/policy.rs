@@ -338,7 +338,7 @@ pub fn interpreters(program: &Path) -> Vec<PathBuf> {
         let is_env = interpreter.file_name().is_some_and(|name| name == "env");
         next = match argument {
             Some(name) if is_env && !name.contains('/') && !name.starts_with('-') => {
-                let resolved = crate::manifest::checked::resolve_program(&name, Path::new("/"));
+                let resolved = crate::locate::resolve_program(&name, Path::new("/"));
                 if let Some(resolved) = &resolved {
                     push_canonical(&mut found, resolved);
                 }

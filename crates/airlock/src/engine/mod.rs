@@ -19,7 +19,7 @@ use crate::call::{Call, Completion, Outcome, Progress, Ticket};
 use crate::call_log::{self, CallLog, Client, Entry, RunNote};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{
-    self, Message, Notification, NotificationMethod, ReplyTo, Request, RequestMethod,
+    self, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request, RequestMethod,
 };
 use crate::error::McpError;
 use crate::guard::Guard;
@@ -85,7 +85,7 @@ pub struct Engine {
     /// Whether the last frame handled counted as invalid (towards the cut-off), for
     /// transports that count per client across engines (HTTP).
     last_invalid: bool,
-    /// The last error written, for transports whose reply status depends on it (HTTP).
+    /// The last refusal, for transports whose reply depends on it (HTTP).
     refused: Option<McpError>,
     /// Who the peer is, for the audit record.
     client: Client,
@@ -150,8 +150,9 @@ impl Engine {
         self.in_flight.len()
     }
 
-    /// The error of the last refusal written since the previous call, if any: HTTP answers it
-    /// with the status [`McpError::http_status`] gives. Byte-stream transports ignore it.
+    /// The error of the last refusal since the previous call, if any (written, or for a
+    /// malformed notification only noted): a transport whose reply depends on it (HTTP) reads
+    /// it here; byte-stream transports ignore it.
     pub fn take_refusal(&mut self) -> Option<McpError> {
         self.refused.take()
     }
@@ -169,15 +170,30 @@ impl Engine {
 
     /// Handles one frame (a line without its ending), appending any reply to `out`.
     pub fn handle(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Effect {
+        let parsed = envelope::parse(frame, self.shared.limits.max_json_depth.get());
+        self.handle_message(parsed, out)
+    }
+
+    /// Handles one message already read by [`envelope::parse`] (under this server's
+    /// `max_json_depth`), exactly as [`Engine::handle`] handles the frame it came from: a
+    /// transport that must look at a message before the engine (HTTP chooses the era and
+    /// checks its headers against the body) reads each frame once. A rejection is answered
+    /// as the envelope says, and remembered for [`Engine::take_refusal`] even when it is not
+    /// answered (a malformed notification).
+    pub(crate) fn handle_message(
+        &mut self,
+        parsed: Result<Message<'_>, Rejection>,
+        out: &mut Vec<u8>,
+    ) -> Effect {
         self.last_invalid = false;
-        let message = match envelope::parse(frame, self.shared.limits.max_json_depth.get()) {
+        let message = match parsed {
             Ok(message) => message,
-            Err(rejection) => {
-                tracing::debug!(error = %rejection.error, "message refused at the envelope");
-                match &rejection.reply {
-                    ReplyTo::Null => self.refuse(out, None, rejection.error),
-                    ReplyTo::Id(id) => self.refuse(out, Some(id), rejection.error),
-                    ReplyTo::Silent => {}
+            Err(Rejection { error, reply }) => {
+                tracing::debug!(%error, "message refused at the envelope");
+                match reply {
+                    ReplyTo::Null => self.refuse(out, None, error),
+                    ReplyTo::Id(id) => self.refuse(out, Some(&id), error),
+                    ReplyTo::Silent => self.refused = Some(error),
                 }
                 return self.invalid();
             }

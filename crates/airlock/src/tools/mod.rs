@@ -440,7 +440,7 @@ impl ToolDef {
             return Err(BuildError::OutputSchemaNotObject(tool.name));
         }
         if let Some(timeout) = tool.timeout
-            && (timeout < Duration::from_millis(1) || timeout > Duration::from_secs(86_400))
+            && (timeout < Duration::from_millis(1) || timeout > crate::limits::MAX_TOOL_TIMEOUT)
         {
             return Err(BuildError::InvalidTimeout(tool.name));
         }

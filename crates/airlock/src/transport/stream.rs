@@ -338,7 +338,7 @@ fn is_peer_gone(error: &io::Error) -> bool {
 fn deadline_after(after: std::time::Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(after)
-        .or_else(|| now.checked_add(std::time::Duration::from_secs(86_400)))
+        .or_else(|| now.checked_add(crate::limits::MAX_TOOL_TIMEOUT))
         .unwrap_or(now)
 }
 

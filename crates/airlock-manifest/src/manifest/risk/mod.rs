@@ -35,7 +35,7 @@ use programs::{
 #[cfg(test)]
 mod tests;
 
-use super::checked::{ArgKind, ArgSpec, Element};
+use super::template::{ArgKind, ArgSpec, Element};
 
 /// A risky shape a manifest may accept explicitly.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]

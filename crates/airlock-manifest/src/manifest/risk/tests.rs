@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::manifest::checked::{PathKind, PathRule, StringRule};
+use crate::manifest::template::{PathKind, PathRule, StringRule};
 
 fn rule(values: Option<Vec<String>>, allow_leading_dash: bool, stdin: bool) -> StringRule {
     StringRule {

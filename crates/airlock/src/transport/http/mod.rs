@@ -13,7 +13,9 @@
 //! With a [`Tls`] configuration a connection is HTTPS: its handshake (`tls`) runs between the
 //! write watchdog and hyper, under the connection's slot and its first-request deadline.
 //!
-//! The body then crosses [`envelope::parse`], the one boundary, and the era is decided:
+//! The body then crosses [`envelope::parse`], the one boundary, once: the message read is
+//! handed to the engine as it is (`Engine::handle_message`), never parsed again. The era is
+//! decided:
 //!
 //! - **modern** (2026-07-28): the body's `_meta` names a protocol version, or the
 //!   `MCP-Protocol-Version` header is not a legacy one. `MCP-Protocol-Version`, `Mcp-Method`
@@ -27,7 +29,10 @@
 //! client accepts `text/event-stream` and sent a `progressToken`. Server-wide, calls share the
 //! `max_in_flight` slots; per client, they also need a quota token and one of
 //! `client_in_flight` slots (`clients`). Every JSON-RPC refusal is an [`McpError`] written by
-//! the response module, and its HTTP status comes from [`McpError::http_status`].
+//! the response module, and its HTTP status comes from `status`, the one place statuses are
+//! decided. What the engine decides (the reply to a message the envelope refused, whether a
+//! message counts as invalid) is asked of an engine, one of its own when no session holds
+//! the message.
 
 mod auth;
 mod body;
@@ -37,6 +42,7 @@ mod cors;
 mod headers;
 mod proxies;
 mod session;
+mod status;
 mod tls;
 mod write_timeout;
 
@@ -62,9 +68,10 @@ use tokio::task::AbortHandle;
 use crate::call::{Call, CallContext, Event};
 use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
 use crate::engine::{Effect, Engine, Shared};
-use crate::envelope::{self, Message, ReplyTo, Request as RpcRequest, RequestMethod};
+use crate::envelope::{self, Message, Notification, Request as RpcRequest, RequestMethod};
 use crate::error::{HeaderFault, HttpRefusal, McpError};
 use crate::json::Text;
+use crate::lifecycle;
 use crate::limits::HttpLimits;
 use crate::response;
 use crate::version::ProtocolVersion;
@@ -95,9 +102,6 @@ const SSE_QUEUE: usize = 8;
 
 /// How often idle sessions and quiet clients' quota state are swept.
 const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The key of the protocol version in a modern request's `_meta`.
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// How an HTTP server is reached and what it lets in.
 #[derive(Debug, Default)]
@@ -395,7 +399,7 @@ async fn serve_request(
         if let Err(error) = refused {
             tracing::info!(
                 client = %from,
-                status = error.http_status(false),
+                status = status::of(&error, false).as_u16(),
                 %error,
                 "preflight refused: client cut off or over its quota"
             );
@@ -440,7 +444,7 @@ async fn serve_request(
     // A cut-off client is refused before anything else is spent on it, and its connection
     // closed; this refusal is not counted again.
     if let Err(error) = state.clients.admit_unless_cut_off(&client) {
-        tracing::info!(client = %from, identity = ?identity, status = error.http_status(false), "request refused: the client is cut off");
+        tracing::info!(client = %from, identity = ?identity, status = status::of(&error, false).as_u16(), "request refused: the client is cut off");
         return judged(closing(refusal(&error)), Verdict::Neutral);
     }
     *sender = Some(client.clone());
@@ -448,7 +452,7 @@ async fn serve_request(
         tracing::info!(
             client = %from,
             identity = ?identity,
-            status = error.http_status(false),
+            status = status::of(&error, false).as_u16(),
             %error,
             "request refused: client over its request quota"
         );
@@ -598,42 +602,38 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     };
     let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
     let modern_header = header_version.is_some_and(|v| ProtocolVersion::legacy(v).is_none());
-    let message = match envelope::parse(&frame, state.shared.limits().max_json_depth.get()) {
-        Ok(message) => message,
-        Err(rejection) => {
-            tracing::debug!(error = %rejection.error, "message refused at the envelope");
+    let parsed = envelope::parse(&frame, state.shared.limits().max_json_depth.get());
+    let request = match parsed {
+        Ok(Message::Request(request)) => request,
+        Ok(Message::Notification(notification)) => {
+            return self::notification(state, &caller, head, notification);
+        }
+        // Refused at the envelope, or an unsolicited response: no session takes it, and an
+        // engine of its own answers and counts it.
+        unanswered => {
+            let mut engine = Engine::for_client(Arc::clone(&state.shared), caller.audited());
             let mut out = Vec::new();
-            match &rejection.reply {
-                ReplyTo::Null => response::write_error(&mut out, None, &rejection.error),
-                ReplyTo::Id(id) => response::write_error(&mut out, Some(id), &rejection.error),
-                ReplyTo::Silent => {}
+            match engine.handle_message(unanswered, &mut out) {
+                Effect::None | Effect::CutOff | Effect::Cancel(_) | Effect::Start(_) => {}
             }
-            return garbage(json(out, Some(&rejection.error), modern_header));
+            return unanswered_reply(&mut engine, out, modern_header);
         }
     };
-    let request = match message {
-        // An unsolicited response: dropped, and counted as the engine counts it.
-        Message::Response => return garbage(status_only(StatusCode::ACCEPTED)),
-        Message::Notification(_) => {
-            return notification(state, &caller, head, &frame);
-        }
-        Message::Request(request) => request,
-    };
-    let body_version = request
-        .params
-        .as_ref()
-        .and_then(|params| params.meta.as_ref())
-        .and_then(Value::as_object)
-        .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
+    let claims_modern = lifecycle::claimed_version(
+        request
+            .params
+            .as_ref()
+            .and_then(|params| params.meta.as_ref()),
+    )
+    .is_some();
     let call = Exchange {
         state,
         caller: &caller,
         head,
-        frame: &frame,
         sse: accepts.sse,
     };
-    if let Some(body_version) = body_version {
-        return call.modern(&request, body_version).await;
+    if claims_modern {
+        return call.modern(request).await;
     }
     if modern_header {
         // The header speaks 2026-07-28 (or a version we do not know) but the body carries no
@@ -641,19 +641,25 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         let error = McpError::InvalidMeta("the protocol fields in _meta are required");
         return call.error(&request, &error, true);
     }
-    call.legacy(&request).await
+    call.legacy(request).await
 }
 
 /// A notification: for a legacy session, handed to its engine (cancellation); otherwise
 /// accepted and ignored (modern clients cancel by closing the stream).
-fn notification(state: &State, caller: &Caller, head: &HeaderMap, frame: &[u8]) -> Response<Body> {
+fn notification(
+    state: &State,
+    caller: &Caller,
+    head: &HeaderMap,
+    notification: Notification<'_>,
+) -> Response<Body> {
+    let message = Ok(Message::Notification(notification));
+    let mut out = Vec::new();
     if let Some(id) = headers::text(head, MCP_SESSION_ID) {
         let Some(session) = state.sessions.find(id, caller.identity.as_ref()) else {
             return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)));
         };
-        let mut out = Vec::new();
         let mut engine = session.engine();
-        let effect = engine.handle(frame, &mut out);
+        let effect = engine.handle_message(message, &mut out);
         let verdict = engine_verdict(&engine, true);
         drop(engine);
         match effect {
@@ -665,7 +671,26 @@ fn notification(state: &State, caller: &Caller, head: &HeaderMap, frame: &[u8]) 
         }
         return judged(status_only(StatusCode::ACCEPTED), verdict);
     }
-    judged(status_only(StatusCode::ACCEPTED), Verdict::Neutral)
+    // No session: an engine of its own (a cancellation there matches no call).
+    let mut engine = Engine::for_client(Arc::clone(&state.shared), caller.audited());
+    match engine.handle_message(message, &mut out) {
+        Effect::None | Effect::CutOff | Effect::Cancel(_) | Effect::Start(_) => {}
+    }
+    judged(
+        status_only(StatusCode::ACCEPTED),
+        engine_verdict(&engine, true),
+    )
+}
+
+/// The reply to a frame refused at the envelope or to an unsolicited response, as `engine`
+/// (one of its own) handled it: the error it wrote with its status, or `202` with no body
+/// when it answered nothing; judged as the engine counted it.
+fn unanswered_reply(engine: &mut Engine, out: Vec<u8>, modern: bool) -> Response<Body> {
+    let verdict = engine_verdict(engine, false);
+    match engine.take_refusal() {
+        Some(error) => judged(json(out, Some(&error), modern), verdict),
+        None => judged(status_only(StatusCode::ACCEPTED), verdict),
+    }
 }
 
 /// One request's context.
@@ -673,7 +698,6 @@ struct Exchange<'a> {
     state: &'a State,
     caller: &'a Caller,
     head: &'a HeaderMap,
-    frame: &'a Bytes,
     sse: bool,
 }
 
@@ -705,33 +729,35 @@ impl Exchange<'_> {
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.
-    async fn modern(&self, request: &RpcRequest<'_>, body_version: &Value) -> Response<Body> {
-        if let Err(fault) = self.check_headers(request, body_version) {
-            return self.error(request, &McpError::HeaderMismatch(fault), true);
+    async fn modern(&self, request: RpcRequest<'_>) -> Response<Body> {
+        if let Err(fault) = self.check_headers(&request) {
+            return self.error(&request, &McpError::HeaderMismatch(fault), true);
         }
-        let slots = match self.call_slots(request) {
+        let slots = match self.call_slots(&request) {
             Ok(slots) => slots,
-            Err(error) => return self.error(request, &error, true),
+            Err(error) => return self.error(&request, &error, true),
         };
         let engine = Arc::new(Mutex::new(Engine::for_client(
             Arc::clone(&self.state.shared),
             self.caller.audited(),
         )));
-        self.run(engine, slots, true).await
+        self.run(engine, request, slots, true).await
     }
 
     /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
-    fn check_headers(
-        &self,
-        request: &RpcRequest<'_>,
-        body_version: &Value,
-    ) -> Result<(), HeaderFault> {
+    fn check_headers(&self, request: &RpcRequest<'_>) -> Result<(), HeaderFault> {
         let header_version = headers::text(self.head, MCP_PROTOCOL_VERSION);
-        let version_matches = match body_version.as_str() {
-            Some(body) => header_version == Some(body),
+        let body_version = lifecycle::claimed_version(
+            request
+                .params
+                .as_ref()
+                .and_then(|params| params.meta.as_ref()),
+        );
+        let version_matches = match body_version.map(Value::as_str) {
+            Some(Some(body)) => header_version == Some(body),
             // A version that is not a string is the engine's `-32602`; the header must
             // still be there.
-            None => header_version.is_some(),
+            Some(None) | None => header_version.is_some(),
         };
         if !version_matches {
             return Err(HeaderFault::ProtocolVersion);
@@ -753,14 +779,14 @@ impl Exchange<'_> {
     }
 
     /// A legacy request: in its session, or `initialize` opening one.
-    async fn legacy(&self, request: &RpcRequest<'_>) -> Response<Body> {
+    async fn legacy(&self, request: RpcRequest<'_>) -> Response<Body> {
         let identity = self.caller.identity.as_ref();
         let (session, opened) = match headers::text(self.head, MCP_SESSION_ID) {
             Some(id) => match self.state.sessions.find(id, identity) {
                 Some(session) => (session, None),
                 None => {
                     let error = McpError::Http(HttpRefusal::SessionNotFound);
-                    return self.error(request, &error, false);
+                    return self.error(&request, &error, false);
                 }
             },
             None if request.method == RequestMethod::Initialize => {
@@ -769,26 +795,26 @@ impl Exchange<'_> {
                 let owner = self.caller.client.clone();
                 match self.state.sessions.open(engine, identity.cloned(), owner) {
                     Ok((id, session)) => (session, Some(id)),
-                    Err(error) => return self.error(request, &error, false),
+                    Err(error) => return self.error(&request, &error, false),
                 }
             }
             None => {
                 let error = McpError::Http(HttpRefusal::SessionRequired);
-                return self.error(request, &error, false);
+                return self.error(&request, &error, false);
             }
         };
         if let Some(header) = headers::text(self.head, MCP_PROTOCOL_VERSION) {
             let negotiated = session.engine().negotiated_version();
             if negotiated.is_some_and(|version| version.as_str() != header) {
                 let error = McpError::Http(HttpRefusal::VersionHeader);
-                return self.error(request, &error, false);
+                return self.error(&request, &error, false);
             }
         }
-        let slots = match self.call_slots(request) {
+        let slots = match self.call_slots(&request) {
             Ok(slots) => slots,
-            Err(error) => return self.error(request, &error, false),
+            Err(error) => return self.error(&request, &error, false),
         };
-        let mut reply = self.run_in(&session, slots).await;
+        let mut reply = self.run_in(&session, request, slots).await;
         if let Some(id) = opened {
             if session.engine().negotiated_version().is_some() {
                 match HeaderValue::from_str(&id) {
@@ -809,9 +835,16 @@ impl Exchange<'_> {
         reply
     }
 
-    async fn run_in(&self, session: &Arc<Session>, slots: Option<CallSlots>) -> Response<Body> {
+    async fn run_in(
+        &self,
+        session: &Arc<Session>,
+        request: RpcRequest<'_>,
+        slots: Option<CallSlots>,
+    ) -> Response<Body> {
         let mut out = Vec::new();
-        let effect = session.engine().handle(self.frame, &mut out);
+        let effect = session
+            .engine()
+            .handle_message(Ok(Message::Request(request)), &mut out);
         match effect {
             Effect::Start(call) => {
                 let Some(slots) = slots else {
@@ -847,11 +880,12 @@ impl Exchange<'_> {
     async fn run(
         &self,
         engine: Arc<Mutex<Engine>>,
+        request: RpcRequest<'_>,
         slots: Option<CallSlots>,
         modern: bool,
     ) -> Response<Body> {
         let mut out = Vec::new();
-        let effect = lock(&engine).handle(self.frame, &mut out);
+        let effect = lock(&engine).handle_message(Ok(Message::Request(request)), &mut out);
         match (effect, slots) {
             (Effect::Start(call), Some(slots)) => {
                 start(call, self.sse, CallOwner::Request(engine), slots, modern).await
@@ -1098,13 +1132,13 @@ fn json(mut out: Vec<u8>, error: Option<&McpError>, modern: bool) -> Response<Bo
     if out.last() == Some(&b'\n') {
         out.pop();
     }
-    let status = error.map_or(200, |error| error.http_status(modern));
+    let status = error.map_or(StatusCode::OK, |error| status::of(error, modern));
     if out.is_empty() {
         // A refused notification: the status alone.
-        return status_only(status_code(status));
+        return status_only(status);
     }
     let mut reply = Response::new(Body::full(Bytes::from(out)));
-    *reply.status_mut() = status_code(status);
+    *reply.status_mut() = status;
     reply.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -1137,10 +1171,6 @@ fn status_only(status: StatusCode) -> Response<Body> {
     let mut reply = Response::new(Body::empty());
     *reply.status_mut() = status;
     reply
-}
-
-fn status_code(status: u16) -> StatusCode {
-    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -1,0 +1,248 @@
+//! The numeric bounds a manifest sets, each checked against its ceiling: server limits and
+//! quotas, a tool's deadline, output cap, stderr handling and sandbox resources.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::raw::{RawLimits, RawRate, RawResources, RawStderr, RawTool};
+use super::{Located, ManifestError};
+use crate::sandbox::Resources;
+use airlock::limits::{
+    Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CPU_SECONDS,
+    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
+    SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
+};
+
+/// What a command tool's reply holds of its stderr (`stderr` in the manifest). Whatever the
+/// mode, the reply holds at most `max_output_bytes` of output, counted as sent.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub enum StderrMode {
+    /// Both streams, each in a section of its own, each keeping at least half of the reply
+    /// when they do not both fit (the default).
+    Separate,
+    /// One stream, in the order the command wrote it, as a terminal shows it (`2>&1`).
+    Merge,
+    /// stdout, and the last this many bytes of stderr.
+    Tail(NonZeroUsize),
+    /// stdout only.
+    Drop,
+}
+
+impl StderrMode {
+    /// How `airlock check` names it.
+    pub fn describe(self) -> String {
+        match self {
+            Self::Separate => "separate".to_owned(),
+            Self::Merge => "merged into stdout".to_owned(),
+            Self::Tail(bytes) => format!("last {bytes} bytes"),
+            Self::Drop => "dropped".to_owned(),
+        }
+    }
+}
+
+pub(super) fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, ManifestError> {
+    let mut limits = Limits::default();
+    let count = |value: &Spanned<u64>, field: &'static str, ceiling: usize| {
+        usize::try_from(*value.get_ref())
+            .ok()
+            .filter(|n| *n <= ceiling)
+            .and_then(NonZeroUsize::new)
+            .ok_or_else(|| {
+                at.error(
+                    Some(value.span().start),
+                    None,
+                    field,
+                    &format!("must be between 1 and {ceiling}"),
+                )
+            })
+    };
+    if let Some(v) = &raw.max_frame_bytes {
+        limits.max_frame_bytes = count(v, "limits.max_frame_bytes", 64 * 1024 * 1024)?;
+    }
+    if let Some(v) = &raw.max_json_depth {
+        limits.max_json_depth = count(v, "limits.max_json_depth", 127)?;
+    }
+    if let Some(v) = &raw.max_argument_bytes {
+        limits.max_argument_bytes = count(v, "limits.max_argument_bytes", 64 * 1024 * 1024)?;
+    }
+    if let Some(v) = &raw.max_argument_depth {
+        limits.max_argument_depth = count(v, "limits.max_argument_depth", 64)?;
+    }
+    if let Some(v) = &raw.max_object_keys {
+        limits.max_object_keys = count(v, "limits.max_object_keys", 65_536)?;
+    }
+    if let Some(v) = &raw.max_array_items {
+        limits.max_array_items = count(v, "limits.max_array_items", 65_536)?;
+    }
+    if let Some(v) = &raw.max_string_bytes {
+        limits.max_string_bytes = count(v, "limits.max_string_bytes", 64 * 1024 * 1024)?;
+    }
+    if let Some(v) = &raw.max_in_flight {
+        limits.max_in_flight = count(v, "limits.max_in_flight", 1024)?;
+    }
+    if let Some(v) = &raw.max_consecutive_errors {
+        let n = count(v, "limits.max_consecutive_errors", 1_000_000)?;
+        limits.max_consecutive_errors = u32::try_from(n.get())
+            .ok()
+            .and_then(NonZeroU32::new)
+            .unwrap_or(NonZeroU32::MIN);
+    }
+    if let Some(v) = &raw.tool_timeout_ms {
+        limits.tool_timeout = timeout(v, at, None, "limits.tool_timeout_ms")?;
+    }
+    if let Some(v) = &raw.tool_call_rate {
+        limits.tool_call_rate = Some(rate(v, at, None, "limits.tool_call_rate")?);
+    }
+    if let Some(v) = &raw.cheap_method_rate {
+        limits.cheap_method_rate = Some(rate(v, at, None, "limits.cheap_method_rate")?);
+    }
+    Ok(limits)
+}
+
+/// A quota: `per_minute` of 1 to 10 million, `burst` (default 1) of 1 to 100,000.
+pub(super) fn rate(
+    value: &Spanned<RawRate>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+    field: &str,
+) -> Result<Rate, ManifestError> {
+    let raw = value.get_ref();
+    let per_minute = u32::try_from(raw.per_minute)
+        .ok()
+        .filter(|n| *n <= 10_000_000)
+        .and_then(NonZeroU32::new);
+    let burst = u32::try_from(raw.burst.unwrap_or(1))
+        .ok()
+        .filter(|n| *n <= 100_000)
+        .and_then(NonZeroU32::new);
+    match (per_minute, burst) {
+        (Some(per_minute), Some(burst)) => Ok(Rate { per_minute, burst }),
+        _ => Err(at.error(
+            Some(value.span().start),
+            tool,
+            field,
+            "per_minute must be 1 to 10000000 and burst 1 to 100000",
+        )),
+    }
+}
+
+pub(super) fn timeout(
+    value: &Spanned<u64>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+    field: &str,
+) -> Result<Duration, ManifestError> {
+    let duration = Duration::from_millis(*value.get_ref());
+    if duration.is_zero() || duration > MAX_TOOL_TIMEOUT {
+        return Err(at.error(
+            Some(value.span().start),
+            tool,
+            field,
+            "must be between 1 ms and 24 hours",
+        ));
+    }
+    Ok(duration)
+}
+
+/// `resources = { … }` over the defaults, each within its ceiling.
+pub(super) fn resources(
+    value: &Spanned<RawResources>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+) -> Result<Resources, ManifestError> {
+    let raw = value.get_ref();
+    let mut resources = Resources::default();
+    let check =
+        |given: Option<u64>, name: &str, ceiling: u64| -> Result<Option<u64>, ManifestError> {
+            match given {
+                None => Ok(None),
+                Some(n) if (1..=ceiling).contains(&n) => Ok(Some(n)),
+                Some(_) => Err(at.error(
+                    Some(value.span().start),
+                    tool,
+                    &format!("resources.{name}"),
+                    &format!("must be between 1 and {ceiling}"),
+                )),
+            }
+        };
+    if let Some(n) = check(raw.processes, "processes", u64::from(SANDBOX_MAX_PROCESSES))? {
+        resources.processes = u32::try_from(n).unwrap_or(SANDBOX_MAX_PROCESSES);
+    }
+    if let Some(n) = check(raw.memory_mib, "memory_mib", SANDBOX_MAX_MEMORY_MIB)? {
+        resources.memory_mib = n;
+    }
+    if let Some(n) = check(raw.cpu_seconds, "cpu_seconds", SANDBOX_MAX_CPU_SECONDS)? {
+        resources.cpu_seconds = n;
+    }
+    if let Some(n) = check(
+        raw.file_size_mib,
+        "file_size_mib",
+        SANDBOX_MAX_FILE_SIZE_MIB,
+    )? {
+        resources.file_size_mib = n;
+    }
+    if let Some(n) = check(raw.open_files, "open_files", SANDBOX_MAX_OPEN_FILES)? {
+        resources.open_files = n;
+    }
+    Ok(resources)
+}
+
+pub(super) fn output_cap(
+    value: &Spanned<u64>,
+    at: &Located<'_>,
+    tool: Option<&str>,
+) -> Result<usize, ManifestError> {
+    usize::try_from(*value.get_ref())
+        .ok()
+        .filter(|n| (1..=MAX_OUTPUT_CEILING_BYTES).contains(n))
+        .ok_or_else(|| {
+            at.error(
+                Some(value.span().start),
+                tool,
+                "max_output_bytes",
+                &format!("must be between 1 and {MAX_OUTPUT_CEILING_BYTES}"),
+            )
+        })
+}
+
+/// `stderr` and `stderr_tail_bytes`; a tail is at most the tool's output cap, which the reply
+/// holds at most.
+pub(super) fn stderr_mode(
+    raw: &RawTool,
+    at: &Located<'_>,
+    tool: Option<&str>,
+    cap: usize,
+) -> Result<StderrMode, ManifestError> {
+    let mode = raw.stderr.as_ref().map(|mode| *mode.get_ref());
+    let tail = match (&raw.stderr_tail_bytes, mode) {
+        (Some(bytes), Some(RawStderr::Tail)) => usize::try_from(*bytes.get_ref())
+            .ok()
+            .filter(|n| *n <= cap)
+            .and_then(NonZeroUsize::new)
+            .ok_or_else(|| {
+                at.error(
+                    Some(bytes.span().start),
+                    tool,
+                    "stderr_tail_bytes",
+                    &format!("must be between 1 and the tool's max_output_bytes ({cap})"),
+                )
+            })?,
+        (Some(bytes), _) => {
+            return Err(at.error(
+                Some(bytes.span().start),
+                tool,
+                "stderr_tail_bytes",
+                "only with stderr = \"tail\"",
+            ));
+        }
+        (None, _) => NonZeroUsize::new(STDERR_TAIL_BYTES.min(cap)).unwrap_or(NonZeroUsize::MIN),
+    };
+    Ok(match mode {
+        None | Some(RawStderr::Separate) => StderrMode::Separate,
+        Some(RawStderr::Merge) => StderrMode::Merge,
+        Some(RawStderr::Tail) => StderrMode::Tail(tail),
+        Some(RawStderr::Drop) => StderrMode::Drop,
+    })
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Import cycles between the modules of each workspace crate, from its `crate::` and `super::`
+paths (not a compiler: a measure for reviews and the issue-17 closing note).
+
+    python3 tools/module-cycles.py            # every crate under crates/
+    python3 tools/module-cycles.py --edges    # also print each cycle's edges with the files
+
+A module's tests (`tests.rs` files and `#[cfg(test)] mod tests` blocks) are left out: a test
+may use anything. A path into an ancestor or a descendant is not counted (a module and its
+submodules are one unit to their neighbours). Modules are compared at two depths: the top
+level (`dispatch`, `engine`, `tools`) and one below (`manifest::checked`, `manifest::risk`).
+A cycle is a strongly connected component of more than one module; the exit status is 1 when
+any is found.
+"""
+
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def modules(src):
+    """Each `.rs` file under `src` by its module path (a tuple; the crate root is ())."""
+    found = {}
+    for path in sorted(src.rglob("*.rs")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] in ("lib", "main", "mod"):
+            parts.pop()
+        if parts and parts[-1] == "tests":
+            continue
+        found[tuple(parts)] = path
+    return found
+
+
+def code(path):
+    """A file's text without its test module and comments."""
+    text = path.read_text()
+    cut = re.search(r"^#\[cfg\(test\)\]\s*\n\s*mod tests\s*\{", text, re.M)
+    if cut:
+        text = text[: cut.start()]
+    return "\n".join(re.sub(r"//.*", "", line) for line in text.splitlines())
+
+
+def expand(text):
+    """Every path a `use` tree or an expression names, `{a, b::{c, d}}` groups expanded."""
+
+    def tree(s, prefix, out):
+        s = s.strip()
+        m = re.match(rf"((?:{IDENT}::)*)\{{(.*)\}}$", s, re.S)
+        if m:
+            head = prefix + m.group(1)
+            depth, part = 0, ""
+            for ch in m.group(2):
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                if ch == "," and depth == 0:
+                    tree(part, head, out)
+                    part = ""
+                else:
+                    part += ch
+            if part.strip():
+                tree(part, head, out)
+        elif s:
+            out.append(prefix + s.split(" as ")[0].strip())
+
+    paths = []
+    for m in re.finditer(r"\buse\s+([^;]*);", text, re.S):
+        tree(m.group(1), "", paths)
+    text = re.sub(r"\buse\s+[^;]*;", "", text, flags=re.S)
+    paths += re.findall(rf"\b(?:crate|super)(?:::(?:super|{IDENT}))+", text)
+    return paths
+
+
+def target(path, here, known):
+    """The module a path points into, or None when it leaves the crate."""
+    parts = path.split("::")
+    if parts[0] == "crate":
+        base, rest = (), parts[1:]
+    elif parts[0] in ("super", "self"):
+        base = list(here)
+        while parts and parts[0] in ("super", "self"):
+            if parts.pop(0) == "super":
+                base.pop()
+        base, rest = tuple(base), parts
+    else:
+        return None
+    best = base
+    for i in range(1, len(rest) + 1):
+        if base + tuple(rest[:i]) in known:
+            best = base + tuple(rest[:i])
+    return best
+
+
+def sccs(nodes, edges):
+    """Tarjan's strongly connected components."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            out.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return [c for c in out if len(c) > 1]
+
+
+def main():
+    show_edges = "--edges" in sys.argv
+    found_any = False
+    for crate in sorted((ROOT / "crates").iterdir()):
+        src = crate / "src"
+        if not src.is_dir():
+            continue
+        known = modules(src)
+        refs = []  # (from, to, file)
+        for here, path in known.items():
+            for p in expand(code(path)):
+                to = target(p, here, known)
+                if to is not None:
+                    refs.append((here, to, path))
+        for depth in (1, 2):
+            cut = lambda m: m[:depth]
+            nodes, edges, why = set(), {}, {}
+            for here, to, path in refs:
+                a, b = cut(here), cut(to)
+                if not a or not b or a == b or a == b[: len(a)] or b == a[: len(b)]:
+                    continue
+                nodes |= {a, b}
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), set()).add(str(path.relative_to(ROOT)))
+            for comp in sccs(nodes, edges):
+                found_any = True
+                names = ["::".join(m) for m in comp]
+                print(f"{crate.name} (depth {depth}): cycle {' <-> '.join(names)}")
+                if show_edges:
+                    for a in comp:
+                        for b in sorted(edges.get(a, ())):
+                            if b in comp:
+                                files = ", ".join(sorted(why[(a, b)]))
+                                print(f"    {'::'.join(a)} -> {'::'.join(b)}  ({files})")
+    if not found_any:
+        print("no import cycles")
+    return 1 if found_any else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
