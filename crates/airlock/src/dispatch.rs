@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::engine::Shared;
 use crate::envelope::{Params, RequestMethod};
 use crate::error::McpError;
 use crate::id::{ProgressToken, RequestId};
@@ -22,6 +21,7 @@ use crate::response::{
     self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult, Modern,
     ToolsListResult,
 };
+use crate::state::Shared;
 use crate::tools::{ToolDef, ToolOutput, arguments};
 use crate::version::ProtocolVersion;
 

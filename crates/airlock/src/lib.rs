@@ -60,6 +60,7 @@ pub mod limits;
 mod response;
 pub mod secrets;
 pub mod server;
+mod state;
 pub mod telemetry;
 pub mod tools;
 pub mod transport;

@@ -16,39 +16,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::call::{Call, Completion, Outcome, Progress, Ticket};
-use crate::call_log::{self, CallLog, Client, Entry, RunNote};
+use crate::call_log::{self, Client, Entry, RunNote};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{
     self, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request, RequestMethod,
 };
 use crate::error::McpError;
-use crate::guard::Guard;
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
-use crate::limits::{Limits, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
-use crate::response::{self, ProgressParams, ServerInfo};
-use crate::tools::{Registry, ToolName, ToolOutput};
+use crate::limits::{MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
+use crate::response::{self, ProgressParams};
+use crate::tools::{ToolName, ToolOutput};
 use crate::version::ProtocolVersion;
 
-/// What every session of one server shares. Immutable once built.
-#[derive(Debug)]
-pub struct Shared {
-    pub(crate) info: ServerInfo,
-    pub(crate) instructions: Option<String>,
-    pub(crate) registry: Registry,
-    pub(crate) limits: Limits,
-    pub(crate) guard: Guard,
-    /// Where each call's audit record goes, if anywhere.
-    pub(crate) call_log: Option<Arc<CallLog>>,
-}
-
-impl Shared {
-    /// The limits in force.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-}
+pub use crate::state::Shared;
+pub(crate) use crate::state::shared_logging;
+#[cfg(any(test, fuzzing))]
+pub(crate) use crate::state::{shared, shared_with_guard};
 
 /// What the transport must do after a frame.
 #[derive(Debug)]
@@ -549,57 +534,6 @@ fn truncate(text: &str, max: usize) -> &str {
         end = end.saturating_sub(1);
     }
     text.get(..end).unwrap_or_default()
-}
-
-/// Parameters of one server, without a call log (tests and fuzzing).
-#[cfg(any(test, fuzzing))]
-pub(crate) fn shared(
-    info: ServerInfo,
-    instructions: Option<String>,
-    registry: Registry,
-    limits: Limits,
-) -> Arc<Shared> {
-    shared_logging(info, instructions, registry, limits, None)
-}
-
-/// Parameters of one server, as the builder assembles them, writing each call's audit record
-/// to `call_log`.
-pub(crate) fn shared_logging(
-    info: ServerInfo,
-    instructions: Option<String>,
-    registry: Registry,
-    limits: Limits,
-    call_log: Option<Arc<CallLog>>,
-) -> Arc<Shared> {
-    let guard = Guard::new(&limits, registry.rates());
-    let shared = Shared {
-        info,
-        instructions,
-        registry,
-        limits,
-        guard,
-        call_log,
-    };
-    Arc::new(shared)
-}
-
-/// The same with a given guard (tests drive its clock).
-#[cfg(any(test, fuzzing))]
-pub(crate) fn shared_with_guard(
-    info: ServerInfo,
-    instructions: Option<String>,
-    registry: Registry,
-    limits: Limits,
-    guard: Guard,
-) -> Arc<Shared> {
-    Arc::new(Shared {
-        info,
-        instructions,
-        registry,
-        limits,
-        guard,
-        call_log: None,
-    })
 }
 
 #[cfg(test)]

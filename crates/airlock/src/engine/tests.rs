@@ -7,7 +7,9 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::tools::{NoArguments, Tool, ToolError};
+use crate::limits::Limits;
+use crate::response::ServerInfo;
+use crate::tools::{NoArguments, Registry, Tool, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {

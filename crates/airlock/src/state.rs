@@ -1,0 +1,82 @@
+//! What every session of one server shares, read by the engine and by dispatch: the server's
+//! identity, its tools, its limits, its quotas and where call records go. Built once by the
+//! builder, immutable after; its own module so that the engine (which holds it) and dispatch
+//! (which reads it) do not import each other.
+
+use std::sync::Arc;
+
+use crate::call_log::CallLog;
+use crate::guard::Guard;
+use crate::limits::Limits;
+use crate::response::ServerInfo;
+use crate::tools::Registry;
+
+/// What every session of one server shares. Immutable once built.
+#[derive(Debug)]
+pub struct Shared {
+    pub(crate) info: ServerInfo,
+    pub(crate) instructions: Option<String>,
+    pub(crate) registry: Registry,
+    pub(crate) limits: Limits,
+    pub(crate) guard: Guard,
+    /// Where each call's audit record goes, if anywhere.
+    pub(crate) call_log: Option<Arc<CallLog>>,
+}
+
+impl Shared {
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// Parameters of one server, without a call log (tests and fuzzing).
+#[cfg(any(test, fuzzing))]
+pub(crate) fn shared(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+) -> Arc<Shared> {
+    shared_logging(info, instructions, registry, limits, None)
+}
+
+/// Parameters of one server, as the builder assembles them, writing each call's audit record
+/// to `call_log`.
+pub(crate) fn shared_logging(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+    call_log: Option<Arc<CallLog>>,
+) -> Arc<Shared> {
+    let guard = Guard::new(&limits, registry.rates());
+    let shared = Shared {
+        info,
+        instructions,
+        registry,
+        limits,
+        guard,
+        call_log,
+    };
+    Arc::new(shared)
+}
+
+/// The same with a given guard (tests drive its clock).
+#[cfg(any(test, fuzzing))]
+pub(crate) fn shared_with_guard(
+    info: ServerInfo,
+    instructions: Option<String>,
+    registry: Registry,
+    limits: Limits,
+    guard: Guard,
+) -> Arc<Shared> {
+    Arc::new(Shared {
+        info,
+        instructions,
+        registry,
+        limits,
+        guard,
+        call_log: None,
+    })
+}
