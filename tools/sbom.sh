@@ -2,7 +2,8 @@
 # Supply-chain evidence for reviewers (SECURITY.md, "Supply chain"):
 #
 #   bash tools/sbom.sh            # CycloneDX SBOMs of the workspace, from Cargo.lock
-#   bash tools/sbom.sh auditable  # the `airlock` binary with its dependency list embedded
+#   bash tools/sbom.sh auditable  # the release `airlock` binary with its dependency list embedded
+#   bash tools/sbom.sh auditable debug   # the same on a debug build (what .ci/run checks)
 #
 # The SBOMs (CycloneDX 1.5 JSON, one per package of the workspace, `airlock-cli` being the
 # program) go to target/sbom/. `auditable` builds the release binary with cargo-auditable:
@@ -13,11 +14,11 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 cyclonedx_version="0.5.9"
-auditable_version="0.7.4"
+auditable_version="0.7.7"
 
 need() {
     local tool="$1" version="$2"
-    if ! cargo "${tool#cargo-}" --version 2>/dev/null | grep -q "$version"; then
+    if ! cargo install --list | grep -q "^$tool v$version:"; then
         cargo install --locked "$tool@$version"
     fi
 }
@@ -27,14 +28,12 @@ sbom() {
     rm -rf target/sbom && mkdir -p target/sbom
     cargo cyclonedx --format json --spec-version 1.5 --all-features \
         --target x86_64-unknown-linux-gnu --override-filename airlock.cdx
-    for bom in $(git ls-files --others --ignored --exclude-standard -- '*airlock.cdx.json' 2>/dev/null \
-        || find . -name 'airlock.cdx.json' -not -path './target/*'); do
-        package=$(basename "$(dirname "$bom")")
-        [ "$package" = "." ] && package="airlock-cli"
-        mv "$bom" "target/sbom/$package.cdx.json"
+    # cargo-cyclonedx writes each package's BOM beside its Cargo.toml; gather them.
+    mv airlock.cdx.json target/sbom/airlock-cli.cdx.json      # the top package: the program
+    local dir
+    for dir in crates/*; do
+        mv "$dir/airlock.cdx.json" "target/sbom/$(basename "$dir").cdx.json"
     done
-    # Never leave a BOM inside the source tree.
-    find . -name 'airlock.cdx.json' -not -path './target/*' -delete
     python3 - target/sbom <<'PY'
 import json, pathlib, sys
 for path in sorted(pathlib.Path(sys.argv[1]).glob("*.cdx.json")):
@@ -45,13 +44,15 @@ PY
 }
 
 auditable() {
+    local profile="${1:-release}" flags=()
+    [ "$profile" = "release" ] && flags=(--release)
     need cargo-auditable "$auditable_version"
-    cargo auditable build --locked --release --bin airlock
-    if ! objdump -h target/release/airlock | grep -q '\.dep-v0'; then
-        echo "target/release/airlock carries no .dep-v0 section" >&2
+    cargo auditable build --locked "${flags[@]}" --bin airlock
+    if ! objdump -h "target/$profile/airlock" | grep -q '\.dep-v0'; then
+        echo "target/$profile/airlock carries no .dep-v0 section" >&2
         exit 1
     fi
-    echo "target/release/airlock carries its dependency list (.dep-v0)"
+    echo "target/$profile/airlock carries its dependency list (.dep-v0)"
 }
 
-"${1:-sbom}"
+"${1:-sbom}" "${@:2}"
