@@ -1,6 +1,7 @@
 //! A server whose tools misbehave on purpose, for the integration tests: one sleeps, one
 //! panics, one returns large output. Not a pattern to copy; `product_cli.rs` is that.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -101,7 +102,13 @@ fn main() -> ExitCode {
         )
         .build();
     match built {
-        Ok(server) => ExitCode::from(server.run_stdio()),
+        Ok(server) => {
+            let status = server.run_stdio();
+            // The tests check that `run_stdio` returns at every ending (a signal while idle
+            // included), so that a product's own clean-up after it runs.
+            let _unheard = writeln!(std::io::stderr(), "fixture: run_stdio returned");
+            ExitCode::from(status)
+        }
         Err(_) => ExitCode::FAILURE,
     }
 }
