@@ -19,12 +19,10 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use airlock::call_log::CallLog;
-use airlock::limits::HttpLimits;
 use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
 };
-use airlock::{Limits, Rate, telemetry};
+use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
 use airlock_manifest::{command, sandbox};
@@ -229,9 +227,9 @@ struct HttpFlags {
     /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Let web pages on ORIGIN (http(s)://host[:port]) use the server: its requests are
-    /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
-    /// accepted without it, but get no CORS headers unless listed.
+    /// Let web pages on ORIGIN (http(s)://host, with an optional :port) use the server: its
+    /// requests are accepted and its browser may read the replies (CORS); repeatable. Loopback
+    /// origins are accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// Also accept requests whose Host names HOST (any port); repeatable.
@@ -480,7 +478,7 @@ fn serve(
             }
         }
         return match command::server_with(manifest, Vec::new(), Some(call_log)) {
-            Ok(server) => ExitCode::from(server.run_stdio()),
+            Ok(server) => server.run_stdio(),
             Err(error) => {
                 tracing::error!("the manifest's tools were refused: {error}");
                 ExitCode::FAILURE
@@ -524,7 +522,7 @@ fn serve(
     };
     // The tokens join the redactor: one that reaches a command's output is replaced there.
     match command::server_with(manifest, config.tokens.secrets(), Some(call_log)) {
-        Ok(server) => ExitCode::from(server.run_http(addr, config)),
+        Ok(server) => server.run_http(addr, config),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
             ExitCode::FAILURE

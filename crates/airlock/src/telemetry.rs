@@ -15,6 +15,11 @@ pub const LOG_ENV: &str = "AIRLOCK_LOG";
 
 /// Installs a stderr subscriber unless the process already has one (a product embedding the
 /// library keeps its own).
+///
+/// ```
+/// airlock::telemetry::init();
+/// airlock::telemetry::init(); // the second call keeps the first subscriber
+/// ```
 #[cfg(feature = "logging")]
 pub fn init() {
     use std::io::IsTerminal;

@@ -31,7 +31,7 @@ use airlock::limits::{
     SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
 use airlock::secrets::{MIN_SECRET_BYTES, Secret};
-use airlock::tools::{ToolAnnotations, ToolName};
+use airlock::{ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]

@@ -33,7 +33,7 @@ use crate::version::ProtocolVersion;
 
 /// What every session of one server shares. Immutable once built.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub(crate) info: ServerInfo,
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
@@ -45,7 +45,7 @@ pub struct Shared {
 
 impl Shared {
     /// The limits in force.
-    pub fn limits(&self) -> &Limits {
+    pub(crate) fn limits(&self) -> &Limits {
         &self.limits
     }
 }
@@ -53,6 +53,7 @@ impl Shared {
 /// What the transport must do after a frame.
 #[derive(Debug)]
 #[must_use = "an effect left undone breaks the protocol"]
+#[non_exhaustive]
 pub enum Effect {
     /// Nothing beyond writing the output.
     None,
@@ -122,12 +123,12 @@ struct ProgressState {
 
 impl Engine {
     /// A fresh session of `shared`'s server, with a stdio peer.
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self::for_client(shared, Client::Stdio)
     }
 
     /// A fresh session of `shared`'s server, whose calls' audit records name `client`.
-    pub fn for_client(shared: Arc<Shared>, client: Client) -> Self {
+    pub(crate) fn for_client(shared: Arc<Shared>, client: Client) -> Self {
         Self {
             shared,
             lifecycle: Lifecycle::default(),
@@ -141,7 +142,7 @@ impl Engine {
     }
 
     /// The server this session belongs to.
-    pub fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 
@@ -152,18 +153,21 @@ impl Engine {
 
     /// The error of the last refusal written since the previous call, if any: HTTP answers it
     /// with the status [`McpError::http_status`] gives. Byte-stream transports ignore it.
-    pub fn take_refusal(&mut self) -> Option<McpError> {
+    #[cfg(feature = "http")]
+    pub(crate) fn take_refusal(&mut self) -> Option<McpError> {
         self.refused.take()
     }
 
     /// Whether the last frame handled was one the cut-off counts: invalid, or refused for a
     /// reason that was the peer's fault (not a busy server). HTTP counts these per client.
-    pub fn last_was_invalid(&self) -> bool {
+    #[cfg(feature = "http")]
+    pub(crate) fn last_was_invalid(&self) -> bool {
         self.last_invalid
     }
 
     /// The legacy revision this session negotiated with `initialize`, if it did.
-    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+    #[cfg(feature = "http")]
+    pub(crate) fn negotiated_version(&self) -> Option<ProtocolVersion> {
         self.lifecycle.version()
     }
 
