@@ -165,6 +165,16 @@ impl Server {
         // The handlers are in place before the first request is read: a signal during a call
         // must cancel it (and kill its command), never take the default action.
         let signals = Termination::install();
+        // The signals are awaited in a task of their own, which hands over one value: the
+        // session, woken for every message, then polls one channel instead of three signal
+        // streams.
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let watcher = tokio::spawn(async move {
+            let signal = Termination::wait(signals).await;
+            if stop.send(signal).is_err() {
+                tracing::debug!("a signal arrived after the session ended");
+            }
+        });
         tracing::info!(
             server = self.shared.info.name.as_str(),
             tools = self.shared.registry.len(),
@@ -172,16 +182,24 @@ impl Server {
         );
         let (input, output) = transport::stdio::open();
         let serving = transport::serve(self.engine(), input, output);
-        tokio::select! {
+        let ending = tokio::select! {
             biased;
-            signal = Termination::wait(signals) => {
+            stop = &mut stopped => {
                 // Dropping the session aborts every call task; dropping a call kills its
                 // command's process group. Clients send SIGTERM when they are done with us.
-                tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+                match stop {
+                    Ok(signal) => {
+                        tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
+                    }
+                    // The watcher is gone (a bug): signals could no longer stop us. Stop now.
+                    Err(_) => tracing::error!("the signal watcher failed; stopping"),
+                }
                 Ok(Ending::Terminated)
             }
             ending = serving => ending,
-        }
+        };
+        watcher.abort();
+        ending
     }
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
