@@ -246,7 +246,16 @@ impl ToolOutput {
 /// A failure a handler reports; it becomes a result with `isError: true` and this message.
 ///
 /// The message is the tool author's: say what went wrong in words the model can act on, and
-/// keep secrets and internal paths out of it.
+/// keep secrets and internal paths out of it. A handler returning `Result<_, ToolError>` can
+/// use `?` on an [`std::io::Error`]: it becomes a fixed text, never the OS's message.
+///
+/// ```
+/// use airlock::{IntoToolOutput, ToolError, ToolOutput};
+///
+/// let denied = ToolError::from(std::io::Error::other("/home/alice/.ssh: permission denied"));
+/// assert!(!denied.message().contains("alice"));
+/// assert_eq!(ToolError::new("no such user").into_tool_output(), ToolOutput::error("no such user"));
+/// ```
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct ToolError {
     message: String,
