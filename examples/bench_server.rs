@@ -16,9 +16,9 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use airlock::limits::HttpLimits;
+use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{Limits, Server, Tool, ToolAnnotations, ToolOutput};
-use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Arguments of `echo`.
@@ -53,9 +53,10 @@ fn main() -> ExitCode {
     let built = Server::builder("bench", "0.0.0")
         .limits(limits)
         .tool(
-            Tool::builder("echo", "Returns its message")
+            Tool::builder("echo")
+                .description("Returns its message")
                 .annotations(ToolAnnotations::read_only())
-                .handler(|args: EchoArgs| async move { Ok(ToolOutput::text(args.message)) }),
+                .handler(|args: EchoArgs| async move { ToolOutput::text(args.message) }),
         )
         .build();
     let server = match built {
@@ -63,11 +64,11 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::FAILURE,
     };
     match http {
-        Some(addr) => ExitCode::from(server.run_http(
+        Some(addr) => server.run_http(
             addr,
             HttpConfig::new(AllowList::default(), Tokens::none(), bench_http_limits()),
-        )),
-        None => ExitCode::from(server.run_stdio()),
+        ),
+        None => server.run_stdio(),
     }
 }
 

@@ -12,9 +12,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use airlock::call::CallContext;
+use airlock::CallContext;
+use airlock::Content;
 use airlock::limits::HttpLimits;
-use airlock::tools::Content;
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{Limits, NoArguments, Rate, Server, Tool, ToolOutput};
 use base64::Engine as _;
@@ -42,11 +42,11 @@ fn main() -> ExitCode {
         Err(_) => return ExitCode::FAILURE,
     };
     match http {
-        Some(addr) => ExitCode::from(server.run_http(
+        Some(addr) => server.run_http(
             addr,
             HttpConfig::new(AllowList::default(), Tokens::none(), suite_http_limits()),
-        )),
-        None => ExitCode::from(server.run_stdio()),
+        ),
+        None => server.run_stdio(),
     }
 }
 
@@ -71,89 +71,77 @@ fn server() -> Result<Server, airlock::BuildError> {
     Server::builder("airlock-conformance", env!("CARGO_PKG_VERSION"))
         .limits(suite_limits())
         .tool(
-            Tool::builder("test_simple_text", "Returns a fixed text").handler(
-                |_: NoArguments| async {
-                    Ok(ToolOutput::text(
-                        "This is a simple text response for testing.",
-                    ))
-                },
-            ),
+            Tool::builder("test_simple_text")
+                .description("Returns a fixed text")
+                .handler(|_: NoArguments| async {
+                    ToolOutput::text("This is a simple text response for testing.")
+                }),
         )
         .tool(
-            Tool::builder("test_image_content", "Returns a 1x1 red PNG")
-                .handler(|_: NoArguments| async { Ok(ToolOutput::content(vec![image()])) }),
+            Tool::builder("test_image_content")
+                .description("Returns a 1x1 red PNG")
+                .handler(|_: NoArguments| async { ToolOutput::content(vec![image()]) }),
         )
         .tool(
-            Tool::builder("test_audio_content", "Returns a short silent WAV").handler(
-                |_: NoArguments| async {
-                    Ok(ToolOutput::content(vec![Content::audio(
-                        &silent_wav(),
-                        "audio/wav",
-                    )]))
-                },
-            ),
+            Tool::builder("test_audio_content")
+                .description("Returns a short silent WAV")
+                .handler(|_: NoArguments| async {
+                    ToolOutput::content(vec![Content::audio(&silent_wav(), "audio/wav")])
+                }),
         )
         .tool(
-            Tool::builder(
-                "test_embedded_resource",
-                "Returns an embedded text resource",
-            )
-            .handler(|_: NoArguments| async {
-                Ok(ToolOutput::content(vec![Content::resource_text(
-                    "test://embedded-resource",
-                    "text/plain",
-                    "This is an embedded resource content.",
-                )]))
-            }),
+            Tool::builder("test_embedded_resource")
+                .description("Returns an embedded text resource")
+                .handler(|_: NoArguments| async {
+                    ToolOutput::content(vec![Content::resource_text(
+                        "test://embedded-resource",
+                        "text/plain",
+                        "This is an embedded resource content.",
+                    )])
+                }),
         )
         .tool(
-            Tool::builder(
-                "test_multiple_content_types",
-                "Returns text, an image and a resource",
-            )
-            .handler(|_: NoArguments| async {
-                Ok(ToolOutput::content(vec![
-                    Content::Text("Multiple content types test:".to_owned()),
-                    image(),
-                    Content::resource_text(
-                        "test://mixed-content-resource",
-                        "application/json",
-                        r#"{"test":"data","value":123}"#,
-                    ),
-                ]))
-            }),
+            Tool::builder("test_multiple_content_types")
+                .description("Returns text, an image and a resource")
+                .handler(|_: NoArguments| async {
+                    ToolOutput::content(vec![
+                        Content::Text("Multiple content types test:".to_owned()),
+                        image(),
+                        Content::resource_text(
+                            "test://mixed-content-resource",
+                            "application/json",
+                            r#"{"test":"data","value":123}"#,
+                        ),
+                    ])
+                }),
         )
         .tool(
-            Tool::builder("test_error_handling", "Always fails (isError)").handler(
-                |_: NoArguments| async {
-                    Err::<ToolOutput, _>(airlock::ToolError::new(
-                        "This tool intentionally returns an error for testing",
-                    ))
-                },
-            ),
+            Tool::builder("test_error_handling")
+                .description("Always fails (isError)")
+                .handler(|_: NoArguments| async {
+                    airlock::ToolError::new("This tool intentionally returns an error for testing")
+                }),
         )
         .tool(
-            Tool::builder(
-                "test_tool_with_progress",
-                "Reports progress 0, 50 and 100 of 100, then answers",
-            )
-            .handler_with_context(|_: NoArguments, context: CallContext| async move {
-                // The engine sends at most one progress notification per 100 ms.
-                for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
-                    if step > 0 {
-                        tokio::time::sleep(Duration::from_millis(120)).await;
+            Tool::builder("test_tool_with_progress")
+                .description("Reports progress 0, 50 and 100 of 100, then answers")
+                .handler(|_: NoArguments, context: CallContext| async move {
+                    // The engine sends at most one progress notification per 100 ms.
+                    for (step, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                        if step > 0 {
+                            tokio::time::sleep(Duration::from_millis(120)).await;
+                        }
+                        context.progress(progress, Some(100.0), None);
                     }
-                    context.progress(progress, Some(100.0), None);
-                }
-                Ok(ToolOutput::text("Progress test completed."))
-            }),
+                    ToolOutput::text("Progress test completed.")
+                }),
         )
         .tool(
-            Tool::builder(
-                "test_logging_tool",
-                "Would log if the server had logging; airlock never sends log notifications",
-            )
-            .handler(|_: NoArguments| async { Ok(ToolOutput::text("No log messages were sent.")) }),
+            Tool::builder("test_logging_tool")
+                .description(
+                    "Would log if the server had logging; airlock never sends log notifications",
+                )
+                .handler(|_: NoArguments| async { ToolOutput::text("No log messages were sent.") }),
         )
         .build()
 }

@@ -1,12 +1,13 @@
 //! A server whose tools misbehave on purpose, for the integration tests: one sleeps, one
 //! panics, one returns large output. Not a pattern to copy; `product_cli.rs` is that.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use airlock::call::CallContext;
+use airlock::CallContext;
+use airlock::schemars::{self, JsonSchema};
 use airlock::{NoArguments, Server, Tool, ToolAnnotations, ToolError, ToolOutput};
-use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// Arguments of `sleep`.
@@ -51,34 +52,36 @@ fn main() -> ExitCode {
     let mut builder = Server::builder("fixture", "0.0.0");
     for i in 0..fillers {
         builder = builder.tool(
-            Tool::builder(format!("filler_{i:02}"), "Does nothing")
-                .handler(|_: NoArguments| async { Ok(ToolOutput::text("")) }),
+            Tool::builder(format!("filler_{i:02}"))
+                .description("Does nothing")
+                .handler(|_: NoArguments| async { ToolOutput::text("") }),
         );
     }
     let built = builder
         .tool(
-            Tool::builder("echo", "Returns its text")
+            Tool::builder("echo")
+                .description("Returns its text")
                 .annotations(ToolAnnotations::read_only())
-                .handler(|args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) }),
+                .handler(|args: EchoArgs| async move { ToolOutput::text(args.text) }),
         )
         .tool(
-            Tool::builder("sleep", "Sleeps, then answers")
+            Tool::builder("sleep")
+                .description("Sleeps, then answers")
                 .timeout(Duration::from_secs(2))
                 .handler(|args: SleepArgs| async move {
                     tokio::time::sleep(Duration::from_millis(u64::from(args.ms))).await;
-                    Ok(ToolOutput::text("slept"))
+                    ToolOutput::text("slept")
                 }),
         )
         .tool(
-            Tool::builder(
-                "panic",
-                "Panics with a message that must never reach the wire",
-            )
-            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(boom()) }),
+            Tool::builder("panic")
+                .description("Panics with a message that must never reach the wire")
+                .handler(|_: NoArguments| async { boom() }),
         )
         .tool(
-            Tool::builder("progress", "Reports progress every 150 ms, then answers")
-                .handler_with_context(|args: ProgressArgs, context: CallContext| async move {
+            Tool::builder("progress")
+                .description("Reports progress every 150 ms, then answers")
+                .handler(|args: ProgressArgs, context: CallContext| async move {
                     for step in 1..=args.steps {
                         context.progress(
                             f64::from(step),
@@ -87,21 +90,27 @@ fn main() -> ExitCode {
                         );
                         tokio::time::sleep(Duration::from_millis(150)).await;
                     }
-                    Ok(ToolOutput::text("done"))
+                    ToolOutput::text("done")
                 }),
         )
         .tool(
-            Tool::builder("bulk", "Returns the given number of bytes of text").handler(
-                |args: BulkArgs| async move {
+            Tool::builder("bulk")
+                .description("Returns the given number of bytes of text")
+                .handler(|args: BulkArgs| async move {
                     let len = usize::try_from(args.bytes)
                         .map_err(|_| ToolError::new("too many bytes"))?;
-                    Ok(ToolOutput::text("x".repeat(len)))
-                },
-            ),
+                    Ok::<_, ToolError>("x".repeat(len))
+                }),
         )
         .build();
     match built {
-        Ok(server) => ExitCode::from(server.run_stdio()),
+        Ok(server) => {
+            let status = server.run_stdio();
+            // The tests check that `run_stdio` returns at every ending (a signal while idle
+            // included), so that a product's own clean-up after it runs.
+            let _unheard = writeln!(std::io::stderr(), "fixture: run_stdio returned");
+            status
+        }
         Err(_) => ExitCode::FAILURE,
     }
 }

@@ -3,8 +3,10 @@
 //! Each command is one function. The clap path and the MCP tool handler both call it with the
 //! same argument type: clap reads it from the command line, airlock from `tools/call` after
 //! checking it against the schema schemars derives from the same struct (doc comments become
-//! both the `--help` text and the schema descriptions). The functions check their own bounds
-//! too, so the command line gets the same refusals as an agent.
+//! the `--help` text, the tool's description and the schema's descriptions). The functions
+//! check their own bounds too, so the command line gets the same refusals as an agent. The
+//! schema derive goes through `airlock::schemars`, so the schemars this program sees is the
+//! one airlock reads.
 //!
 //! ```text
 //! product_cli stats "the quick brown fox jumps over the lazy dog"
@@ -17,9 +19,9 @@ use std::collections::BTreeMap;
 use std::io::{self, Write as _};
 use std::process::ExitCode;
 
-use airlock::{Server, Tool, ToolAnnotations, ToolError, ToolOutput};
+use airlock::schemars::{self, JsonSchema};
+use airlock::{BuildError, Server, Structured, Tool, ToolAnnotations, ToolError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A product CLI whose commands are also MCP tools.
@@ -47,7 +49,8 @@ struct StatsArgs {
     text: String,
 }
 
-/// Converts a temperature between Celsius, Fahrenheit and Kelvin.
+/// Converts a temperature between celsius, fahrenheit and kelvin. Refuses values below
+/// absolute zero.
 #[derive(Debug, Args, Deserialize, JsonSchema)]
 struct ConvertArgs {
     /// The temperature, in the `from` unit; at most one million in magnitude.
@@ -134,53 +137,41 @@ fn main() -> ExitCode {
             Err(error) => fail_tool(error),
         },
         Command::Mcp => match server() {
-            Ok(server) => ExitCode::from(server.run_stdio()),
+            Ok(server) => server.run_stdio(),
             Err(error) => fail(&format!("invalid tools: {error}")),
         },
     }
 }
 
 /// The MCP server: the same three commands, as tools.
-fn server() -> Result<Server, airlock::tools::BuildError> {
+fn server() -> Result<Server, BuildError> {
     Server::builder("product-cli", env!("CARGO_PKG_VERSION"))
         .title("Product CLI")
         .instructions(
             "Text and unit utilities. Use `stats` to measure a text, `convert` for \
              temperatures and `case` to restyle identifiers or titles.",
         )
+        // Each description is the doc comment of the tool's argument type.
         .tool(
-            Tool::builder(
-                "stats",
-                "Counts the lines, words, characters and bytes of a text and finds its most \
-                 frequent word.",
-            )
-            .title("Text statistics")
-            .annotations(ToolAnnotations::read_only())
-            .structured(|args: StatsArgs| async move { stats(&args.text) }),
+            Tool::builder("stats")
+                .title("Text statistics")
+                .annotations(ToolAnnotations::read_only())
+                .handler(|args: StatsArgs| async move { stats(&args.text).map(Structured) }),
         )
         .tool(
-            Tool::builder(
-                "convert",
-                "Converts a temperature between celsius, fahrenheit and kelvin. Refuses \
-                 values below absolute zero.",
-            )
-            .title("Temperature conversion")
-            .annotations(ToolAnnotations::read_only())
-            .handler(|args: ConvertArgs| async move {
-                convert(args.value, args.from, args.to, args.precision)
-                    .map(|value| ToolOutput::text(value.to_string()))
-            }),
+            Tool::builder("convert")
+                .title("Temperature conversion")
+                .annotations(ToolAnnotations::read_only())
+                .handler(|args: ConvertArgs| async move {
+                    convert(args.value, args.from, args.to, args.precision)
+                        .map(|value| value.to_string())
+                }),
         )
         .tool(
-            Tool::builder(
-                "case",
-                "Rewrites a text in upper, lower, title, snake or kebab case.",
-            )
-            .title("Change case")
-            .annotations(ToolAnnotations::read_only())
-            .handler(|args: CaseArgs| async move {
-                change_case(&args.text, args.style).map(ToolOutput::text)
-            }),
+            Tool::builder("case")
+                .title("Change case")
+                .annotations(ToolAnnotations::read_only())
+                .handler(|args: CaseArgs| async move { change_case(&args.text, args.style) }),
         )
         .build()
 }
@@ -326,8 +317,7 @@ fn emit(text: &str) -> ExitCode {
 
 /// Reports a command's refusal on stderr.
 fn fail_tool(error: ToolError) -> ExitCode {
-    // `ToolError` shows its message only through the `ToolOutput` it becomes.
-    fail(&ToolOutput::from(error).text_content())
+    fail(error.message())
 }
 
 /// Reports `message` on stderr and returns a failure status.
@@ -422,8 +412,8 @@ mod tests {
             (-273.16, Unit::Celsius),
             (-459.68, Unit::Fahrenheit),
         ] {
-            let refusal = ToolOutput::from(convert(value, unit, Unit::Kelvin, None).unwrap_err());
-            assert!(refusal.text_content().contains("absolute zero"), "{value}");
+            let refusal = convert(value, unit, Unit::Kelvin, None).unwrap_err();
+            assert!(refusal.message().contains("absolute zero"), "{value}");
         }
         assert!(convert(f64::NAN, Unit::Kelvin, Unit::Celsius, None).is_err());
         assert!(convert(2e6, Unit::Kelvin, Unit::Celsius, None).is_err());

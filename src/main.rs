@@ -19,12 +19,11 @@ use std::time::Duration;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
-use airlock::call_log::CallLog;
-use airlock::limits::{HttpLimits, MAX_TOOL_TIMEOUT};
+use airlock::limits::MAX_TOOL_TIMEOUT;
 use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
 };
-use airlock::{Limits, Rate, telemetry};
+use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
 use airlock_manifest::{command, sandbox};
@@ -600,7 +599,7 @@ fn serve(
             }
         }
         return match command::server_with(manifest, Vec::new(), Some(call_log)) {
-            Ok(server) => ExitCode::from(server.run_stdio()),
+            Ok(server) => server.run_stdio(),
             Err(error) => {
                 tracing::error!("the manifest's tools were refused: {error}");
                 ExitCode::FAILURE
@@ -644,7 +643,7 @@ fn serve(
     };
     // The tokens join the redactor: one that reaches a command's output is replaced there.
     match command::server_with(manifest, config.tokens.secrets(), Some(call_log)) {
-        Ok(server) => ExitCode::from(server.run_http(addr, config)),
+        Ok(server) => server.run_http(addr, config),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
             ExitCode::FAILURE

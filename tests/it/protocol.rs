@@ -216,8 +216,9 @@ fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
     assert!(!reply.to_string().contains("SECRET"), "{reply}");
 }
 
-/// An idle session waits for input blocked in `read(2)` (`transport::stdio`); the thread that
-/// waits for signals must still end it, with status 0, whichever signal.
+/// A signal ends an idle session with status 0, whichever signal, and `run_stdio` returns to
+/// its caller (issue 17: it used to end the process from its signal thread, so that nothing
+/// after it ran).
 #[test]
 fn a_signal_ends_an_idle_session_with_status_0() {
     for signal in ["TERM", "INT", "HUP"] {
@@ -234,7 +235,12 @@ fn a_signal_ends_an_idle_session_with_status_0() {
             Some(0),
             "{signal}"
         );
-        assert!(server.stderr().contains("stopping on signal"), "{signal}");
+        let stderr = server.stderr();
+        assert!(stderr.contains("stopping on signal"), "{signal}: {stderr}");
+        assert!(
+            stderr.contains("fixture: run_stdio returned"),
+            "{signal}: {stderr}"
+        );
     }
 }
 

@@ -21,12 +21,10 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-use airlock::call::{CallContext, Completion, Started};
-use airlock::engine::{Effect, Engine};
-use airlock::framing::split_all;
-use airlock::guard::{Guard, GuardClock};
-use airlock::limits::Rate;
-use airlock::{Limits, NoArguments, Server, Tool, ToolOutput};
+use airlock::__private::{Guard, GuardClock, check_arguments, parse_envelope, split_all};
+use airlock::schemars::{self, JsonSchema};
+use airlock::transport::{Call, Completion, Effect, Engine, Started};
+use airlock::{CallContext, Limits, NoArguments, Rate, Server, Tool, ToolOutput};
 
 fn small_request() -> Vec<u8> {
     br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#.to_vec()
@@ -45,10 +43,10 @@ fn envelope(c: &mut Criterion) {
     let small = small_request();
     let big = big_arguments_request();
     c.bench_function("envelope/small_request", |b| {
-        b.iter(|| airlock::envelope::parse(black_box(&small), 64))
+        b.iter(|| parse_envelope(black_box(&small), 64))
     });
     c.bench_function("envelope/64KiB_arguments", |b| {
-        b.iter(|| airlock::envelope::parse(black_box(&big), 64))
+        b.iter(|| parse_envelope(black_box(&big), 64))
     });
 }
 
@@ -89,7 +87,7 @@ fn arguments(c: &mut Criterion) {
         .unwrap();
     let limits = Limits::default();
     c.bench_function("arguments/bounds_walk_60KiB", |b| {
-        b.iter(|| airlock::tools::arguments::check(black_box(&map), &limits))
+        b.iter(|| check_arguments(black_box(&map), &limits))
     });
 }
 
@@ -100,8 +98,9 @@ fn engine(c: &mut Criterion) {
     let server = Server::builder("bench", "0")
         .limits(limits)
         .tool(
-            Tool::builder("echo", "echo")
-                .handler(|_: NoArguments| async { Ok(ToolOutput::text("")) }),
+            Tool::builder("echo")
+                .description("echo")
+                .handler(|_: NoArguments| async { ToolOutput::text("") }),
         )
         .build()
         .unwrap();
@@ -143,7 +142,7 @@ fn frame_and_envelope(c: &mut Criterion) {
                     .into_iter()
                     .flatten()
                 {
-                    black_box(airlock::envelope::parse(&frame, 64).is_ok());
+                    black_box(parse_envelope(&frame, 64).is_ok());
                 }
             })
         });
@@ -227,7 +226,7 @@ fn call(c: &mut Criterion) {
 
 /// The benchmark server of `examples/bench_server.rs`: one `echo` tool, no quotas.
 fn bench_server() -> Server {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[derive(serde::Deserialize, JsonSchema)]
     struct EchoArgs {
         #[schemars(length(max = 1000))]
         message: String,
@@ -240,8 +239,9 @@ fn bench_server() -> Server {
     Server::builder("bench", "0")
         .limits(limits)
         .tool(
-            Tool::builder("echo", "echo")
-                .handler(|args: EchoArgs| async move { Ok(ToolOutput::text(args.message)) }),
+            Tool::builder("echo")
+                .description("echo")
+                .handler(|args: EchoArgs| async move { ToolOutput::text(args.message) }),
         )
         .build()
         .unwrap()
@@ -261,7 +261,7 @@ fn initialized(mut engine: Engine) -> Engine {
 }
 
 /// Runs a call that finishes on its first step, as the stdio session does inline.
-fn run_now(call: airlock::call::Call) -> Completion {
+fn run_now(call: Call) -> Completion {
     match call.start(CallContext::detached()) {
         Started::Done(completion) => completion,
         Started::Running(_) => panic!("the echo tool waited"),

@@ -31,6 +31,7 @@ pub struct Call {
 
 /// What a running call tells its session: progress, then exactly one completion.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event {
     /// A progress report (best effort: dropped when the session is busy).
     Progress(Progress),
@@ -40,6 +41,7 @@ pub enum Event {
 
 /// One progress report of a call.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Progress {
     /// Which call.
     pub ticket: Ticket,
@@ -106,6 +108,7 @@ pub struct Ticket {
 
 /// How a call ended.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Outcome {
     /// The handler returned.
     Finished(ToolOutput),
@@ -117,6 +120,7 @@ pub enum Outcome {
 
 /// A finished call, for [`Engine::complete`](crate::engine::Engine::complete).
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Completion {
     /// Which call.
     pub ticket: Ticket,

@@ -35,9 +35,13 @@ use crate::error::McpError;
 
 /// Who made a call, as its record names it.
 #[derive(Clone, Debug, Eq, PartialEq)]
-pub enum Client {
+pub(crate) enum Client {
     /// The one peer of a stdio session.
     Stdio,
+    #[cfg_attr(
+        not(feature = "http"),
+        expect(dead_code, reason = "only the HTTP transport serves HTTP clients")
+    )]
     /// An HTTP client: its address (the one a trusted proxy forwarded, else the socket's) and
     /// the identity its token proved (the token's variable name), if tokens are required.
     Http {
@@ -51,7 +55,7 @@ pub enum Client {
 /// How a call ended, as its record says.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The tool ran and returned a result that is not an error.
     Ok,
     /// The tool ran and returned an `isError` result (a failing command, say).
@@ -70,6 +74,7 @@ pub enum Outcome {
 
 /// What a command's run adds to its record: set by the command handler on its result.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub struct RunNote {
     /// The exit status, when the command exited by itself.
     pub exit_code: Option<i32>,
@@ -77,6 +82,40 @@ pub struct RunNote {
     pub signal: Option<i32>,
     /// The limit that stopped it, when one did (`max_output_bytes`, `cpu_seconds`, …).
     pub limit: Option<&'static str>,
+}
+
+impl RunNote {
+    /// A command that exited by itself with `code`.
+    ///
+    /// ```
+    /// use airlock::{RunNote, ToolOutput};
+    ///
+    /// let output = ToolOutput::text("3 files").noting(RunNote::exited(0));
+    /// assert!(!output.is_error());
+    /// ```
+    pub fn exited(code: i32) -> Self {
+        Self {
+            exit_code: Some(code),
+            ..Self::default()
+        }
+    }
+
+    /// A command ended by `signal`, and the limit that signal stands for, if any.
+    pub fn signalled(signal: i32, limit: Option<&'static str>) -> Self {
+        Self {
+            signal: Some(signal),
+            limit,
+            ..Self::default()
+        }
+    }
+
+    /// A command stopped by the limit that `limit` names (`max_output_bytes`, `sandbox`, …).
+    pub fn stopped_by(limit: &'static str) -> Self {
+        Self {
+            limit: Some(limit),
+            ..Self::default()
+        }
+    }
 }
 
 /// The refusal of a record: the JSON-RPC error code and message the client was sent (fixed
@@ -197,6 +236,15 @@ enum Sink {
 
 impl CallLog {
     /// Records on stderr.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use airlock::{CallLog, Server};
+    ///
+    /// let server = Server::builder("audited", "1.0.0").call_log(Arc::new(CallLog::stderr())).build();
+    /// assert!(server.is_ok());
+    /// ```
     pub fn stderr() -> Self {
         Self {
             sink: Mutex::new(Sink::Stderr),

@@ -21,7 +21,7 @@ use crate::error::{IdFault, McpError, MethodFault, ParseFault};
 use crate::id::RequestId;
 use crate::json::{self, JsonFault, Members, ParamsMember, Text, TopLevel};
 
-pub use crate::json::Params;
+pub(crate) use crate::json::Params;
 use crate::limits::MAX_METHOD_BYTES;
 
 /// A checked message from the peer.

@@ -19,7 +19,7 @@ use crate::limits::{READ_BUFFER_BYTES, RETAINED_FRAME_CAPACITY};
 
 /// The sans-I/O line splitter.
 #[derive(Debug)]
-pub struct LineFramer {
+pub(crate) struct LineFramer {
     /// Bytes of a line that spans several inputs; never longer than `max_frame_bytes`.
     line: Vec<u8>,
     /// Set while skipping the rest of an overlong line.
@@ -30,7 +30,7 @@ pub struct LineFramer {
 
 /// What one call to [`LineFramer::step`] found.
 #[derive(Clone, Debug, Eq, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// A whole line, newline excluded (not yet stripped of `\r` or checked for blankness).
     Frame(FrameAt),
     /// A line longer than the limit ended; it was not stored.
@@ -41,7 +41,7 @@ pub enum Step {
 
 /// Where a finished line lies.
 #[derive(Clone, Debug, Eq, PartialEq)]
-pub enum FrameAt {
+pub(crate) enum FrameAt {
     /// Inside the input slice given to `step` (the zero-copy common case).
     Input(Range<usize>),
     /// In the framer's own buffer, see [`LineFramer::buffered`]; release it with
@@ -51,7 +51,7 @@ pub enum FrameAt {
 
 impl LineFramer {
     /// A framer refusing lines longer than `max_frame_bytes`.
-    pub fn new(max_frame_bytes: usize) -> Self {
+    pub(crate) fn new(max_frame_bytes: usize) -> Self {
         Self {
             line: Vec::new(),
             draining: false,
@@ -61,7 +61,7 @@ impl LineFramer {
 
     /// Consumes `input` up to and including its first newline; returns how many bytes were
     /// consumed and what was found.
-    pub fn step(&mut self, input: &[u8]) -> (usize, Step) {
+    pub(crate) fn step(&mut self, input: &[u8]) -> (usize, Step) {
         let Some(newline) = memchr::memchr(b'\n', input) else {
             self.absorb(input);
             return (input.len(), Step::NeedMore);
@@ -84,7 +84,7 @@ impl LineFramer {
     }
 
     /// Ends the input: a pending line is a last frame, a pending overlong line is reported.
-    pub fn finish(&mut self) -> Step {
+    pub(crate) fn finish(&mut self) -> Step {
         if self.draining {
             self.draining = false;
             return Step::TooLong;
@@ -96,12 +96,12 @@ impl LineFramer {
     }
 
     /// The line a [`FrameAt::Buffered`] refers to.
-    pub fn buffered(&self) -> &[u8] {
+    pub(crate) fn buffered(&self) -> &[u8] {
         &self.line
     }
 
     /// Forgets the buffered line, shrinking the buffer if one large line grew it.
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         self.line.clear();
         if self.line.capacity() > RETAINED_FRAME_CAPACITY {
             self.line.shrink_to(RETAINED_FRAME_CAPACITY);
@@ -123,7 +123,7 @@ impl LineFramer {
 }
 
 /// The message a line carries: without a trailing `\r`, or `None` for a blank line.
-pub fn content(line: &[u8]) -> Option<&[u8]> {
+pub(crate) fn content(line: &[u8]) -> Option<&[u8]> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let blank = line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
     (!blank).then_some(line)
@@ -131,7 +131,7 @@ pub fn content(line: &[u8]) -> Option<&[u8]> {
 
 /// One event read from a byte stream.
 #[derive(Debug, Eq, PartialEq)]
-pub enum Frame<'a> {
+pub(crate) enum Frame<'a> {
     /// A non-blank line, without its line ending.
     Line(&'a [u8]),
     /// A line longer than the limit went by; nothing of it was kept.
@@ -142,7 +142,7 @@ pub enum Frame<'a> {
 
 /// Reads frames from an async byte stream through a [`LineFramer`].
 #[derive(Debug)]
-pub struct FrameReader<R> {
+pub(crate) struct FrameReader<R> {
     reader: R,
     buf: Box<[u8]>,
     /// Unconsumed input is `buf[start..end]`.
@@ -164,7 +164,7 @@ enum Found {
 
 impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// Frames from `reader`, refusing lines longer than `max_frame_bytes`.
-    pub fn new(reader: R, max_frame_bytes: usize) -> Self {
+    pub(crate) fn new(reader: R, max_frame_bytes: usize) -> Self {
         Self {
             reader,
             buf: vec![0; READ_BUFFER_BYTES].into_boxed_slice(),
@@ -181,7 +181,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// # Errors
     ///
     /// Read errors of the underlying stream.
-    pub async fn next(&mut self) -> io::Result<Frame<'_>> {
+    pub(crate) async fn next(&mut self) -> io::Result<Frame<'_>> {
         if self.release_line {
             self.release_line = false;
             self.framer.release();
@@ -222,60 +222,6 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             Found::TooLong => Frame::TooLong,
             Found::Eof => Frame::Eof,
         })
-    }
-
-    /// Whether every byte read so far has been framed and input has not ended: the next `next`
-    /// would read.
-    pub fn wants_input(&self) -> bool {
-        self.start >= self.end && !self.eof
-    }
-
-    /// Reads the next input with `read` instead of the stream: for a caller that can block
-    /// its thread while there is nothing else to do (see `transport::stdio`). `read` fills
-    /// the buffer and returns the count, `0` at end of input. Does nothing unless
-    /// [`FrameReader::wants_input`].
-    ///
-    /// # Errors
-    ///
-    /// `read`'s error; nothing is buffered then.
-    pub fn read_with(
-        &mut self,
-        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
-    ) -> io::Result<()> {
-        if !self.wants_input() {
-            return Ok(());
-        }
-        self.start = 0;
-        self.end = 0;
-        let read = read(&mut self.buf)?;
-        if read == 0 {
-            self.eof = true;
-        } else {
-            self.end = read.min(self.buf.len());
-        }
-        Ok(())
-    }
-
-    /// Whether a whole non-blank line (or the end of an overlong one) is already buffered, so
-    /// the next `next` will return without waiting for input. Blank lines do not count: a
-    /// reply held back for a frame that turns out to be blank would wait for input that may
-    /// never come.
-    pub fn has_buffered_frame(&self) -> bool {
-        let Some(rest) = self.buf.get(self.start..self.end) else {
-            return false;
-        };
-        // The first buffered line completes whatever the framer holds already.
-        let mut carried = self.framer.draining || content(&self.framer.line).is_some();
-        for line in rest.split_inclusive(|b| *b == b'\n') {
-            let Some(body) = line.strip_suffix(b"\n") else {
-                return false;
-            };
-            if carried || content(body).is_some() {
-                return true;
-            }
-            carried = false;
-        }
-        false
     }
 
     /// Runs the framer over buffered input until it finds a non-blank frame or needs more.
@@ -422,54 +368,6 @@ mod tests {
 
     /// Input read by the caller (the idle path of stdio) and input read from the stream are
     /// one sequence: a line may start in one and end in the other.
-    #[tokio::test]
-    async fn input_read_by_the_caller_joins_the_stream() {
-        let stream = b"rt\n{\"b\":2}\n".to_vec();
-        let mut reader = FrameReader::new(&stream[..], 100);
-        assert!(reader.wants_input());
-        reader
-            .read_with(|buf| {
-                let part = b"{\"a\":1}\npa";
-                buf.get_mut(..part.len()).unwrap().copy_from_slice(part);
-                Ok(part.len())
-            })
-            .unwrap();
-        assert!(!reader.wants_input());
-        // Buffered input is never overwritten.
-        reader
-            .read_with(|_| panic!("read while input is buffered"))
-            .unwrap();
-        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"a\":1}"));
-        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"part"));
-        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"b\":2}"));
-        assert!(matches!(reader.next().await.unwrap(), Frame::Eof));
-        assert!(!reader.wants_input());
-        let mut ended = FrameReader::new(&b""[..], 100);
-        ended.read_with(|_| Ok(0)).unwrap();
-        assert!(matches!(ended.next().await.unwrap(), Frame::Eof));
-    }
-
-    /// Review finding R1: a blank line after a request made the writer wait for more input
-    /// that never came, so the reply was withheld.
-    #[tokio::test]
-    async fn blank_lines_do_not_count_as_a_waiting_frame() {
-        let input = b"{}\n\n\r\n  \n{\"a\":1}\n\n".to_vec();
-        let mut reader = FrameReader::new(&input[..], 100);
-        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{}"));
-        assert!(
-            reader.has_buffered_frame(),
-            "a real frame follows the blank lines"
-        );
-        assert_eq!(reader.next().await.unwrap(), Frame::Line(b"{\"a\":1}"));
-        assert!(!reader.has_buffered_frame(), "only a blank line is left");
-        let mut split = FrameReader::new(&b"{}\n  "[..], 100);
-        assert_eq!(split.next().await.unwrap(), Frame::Line(b"{}"));
-        assert!(
-            !split.has_buffered_frame(),
-            "an unterminated blank tail is not a frame"
-        );
-    }
-
     #[tokio::test]
     async fn the_async_reader_holds_at_most_the_limit_of_a_huge_line() {
         let mut input = vec![b'z'; 10 * READ_BUFFER_BYTES];

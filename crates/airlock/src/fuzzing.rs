@@ -543,7 +543,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 /// slower than a whole fuzz iteration. No tool panics on purpose here: libFuzzer's panic hook
 /// aborts on any panic, caught or not, so the panic guard is covered by the unit and
 /// integration tests instead.
-pub fn fuzz_server() -> Arc<Shared> {
+pub(crate) fn fuzz_server() -> Arc<Shared> {
     static SERVER: std::sync::OnceLock<Arc<Shared>> = std::sync::OnceLock::new();
     Arc::clone(SERVER.get_or_init(build_fuzz_server))
 }
@@ -557,13 +557,14 @@ fn build_fuzz_server() -> Arc<Shared> {
         times: Option<u8>,
     }
     let tools = vec![
-        Tool::builder("echo", "Repeats text").handler(|args: Echo| async move {
-            Ok(ToolOutput::text(
-                args.text.repeat(usize::from(args.times.unwrap_or(1))),
-            ))
-        }),
-        Tool::builder("fail", "Fails")
-            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(ToolError::new("failed")) }),
+        Tool::builder("echo")
+            .description("Repeats text")
+            .handler(|args: Echo| async move {
+                ToolOutput::text(args.text.repeat(usize::from(args.times.unwrap_or(1))))
+            }),
+        Tool::builder("fail")
+            .description("Fails")
+            .handler(|_: NoArguments| async { ToolError::new("failed") }),
     ];
     let registry =
         Registry::new(tools).unwrap_or_else(|_| fail("the fuzz server's tools are invalid"));

@@ -174,7 +174,7 @@ fn integer_key(number: &serde_json::Number) -> Option<IdKey> {
 /// A checked `_meta.progressToken`: a string of at most [`MAX_PROGRESS_TOKEN_BYTES`] or an
 /// integer that fits in 64 bits.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ProgressToken(Value);
+pub(crate) struct ProgressToken(Value);
 
 impl ProgressToken {
     /// Checks a token as the peer sent it.
@@ -183,7 +183,7 @@ impl ProgressToken {
     ///
     /// [`McpError::InvalidProgressToken`] for a longer string, a float, an integer beyond 64
     /// bits, or any other type.
-    pub fn parse(value: Value) -> Result<Self, McpError> {
+    pub(crate) fn parse(value: Value) -> Result<Self, McpError> {
         let fits = match &value {
             Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
             Value::Number(number) => number.is_i64() || number.is_u64(),
@@ -197,7 +197,7 @@ impl ProgressToken {
     }
 
     /// The token, to echo.
-    pub fn as_value(&self) -> &Value {
+    pub(crate) fn as_value(&self) -> &Value {
         &self.0
     }
 }

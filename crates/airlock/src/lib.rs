@@ -9,28 +9,76 @@
 //! out ◀── one writer, one line per message ◀── McpError::to_wire / result
 //! ```
 //!
+//! # A tool in a few lines
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use airlock::schemars::{self, JsonSchema};
+//! use airlock::{Server, Tool, ToolError};
+//! use serde::Deserialize;
+//!
+//! /// Greets someone by name.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Greet {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! async fn greet(args: Greet) -> Result<String, ToolError> {
+//!     Ok(format!("Hello, {}!", args.name))
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     // The tool's description is `Greet`'s doc comment; its input schema, `Greet`'s schema.
+//!     match Server::builder("greeter", "1.0.0").tool(Tool::builder("greet").handler(greet)).build() {
+//!         Ok(server) => server.run_stdio(),
+//!         Err(_) => ExitCode::FAILURE,
+//!     }
+//! }
+//! ```
+//!
+//! # The public API
+//!
+//! For a CLI author: [`Server`] and its [`ServerBuilder`], [`Tool`] and its [`ToolBuilder`]
+//! with one handler shape ([`ToolBuilder::handler`] takes `Fn(Args)` or
+//! `Fn(Args, CallContext)`, see [`HandlerFn`]), results through [`IntoToolOutput`]
+//! ([`ToolOutput`], [`Content`], [`Structured`], [`ToolError`]), [`Limits`] and [`Rate`],
+//! the audit record [`CallLog`], and [`telemetry`]. For an untyped tool (a schema given as
+//! JSON): [`Handler`]. For a transport author: [`transport`] ([`serve`] over any byte stream,
+//! the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP with the
+//! `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values and
+//! redacts them from output. `schemars` and `serde_json` are re-exported so that argument
+//! types derive against the versions this crate reads.
+//!
 //! # Layout
 //!
 //! - [`limits`]: every bound on untrusted input, documented.
-//! - [`error`]: [`McpError`] and the one mapping to wire error objects.
-//! - [`framing`]: bytes to size-capped frames; knows no JSON.
-//! - [`envelope`]: THE BOUNDARY — a frame to a checked message, or a rejection.
+//! - `error`: `McpError` and the one mapping to wire error objects.
+//! - `framing`: bytes to size-capped frames; knows no JSON.
+//! - `envelope`: THE BOUNDARY — a frame to a checked message, or a rejection.
 //! - `json`: the strict one-pass reader behind the envelope (depth, repeated keys).
-//! - [`id`]: request ids, echoed verbatim.
-//! - [`version`]: the protocol revisions and what each allows.
+//! - `id`: request ids, echoed verbatim.
+//! - `version`: the protocol revisions and what each allows.
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `dispatch`: the method table.
-//! - [`tools`]: the registry, argument bounds, the schema validator, typed tools.
-//! - [`guard`]: rate quotas (governor GCRA) decided before any work.
-//! - [`call`]: a tool call under its deadline and panic guard.
-//! - [`call_log`]: the per-call audit record (one JSON line per tool call, no argument values).
+//! - `tools`: the registry, argument bounds, the schema validator, typed tools.
+//! - `guard`: rate quotas (governor GCRA) decided before any work.
+//! - `call`: a tool call under its deadline and panic guard.
+//! - `call_log`: the per-call audit record (one JSON line per tool call, no argument values).
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
-//! - [`engine`]: the sans-I/O session tying the above together.
+//! - `engine`: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
 //!   CORS for listed origins, TLS with rustls) with the `http` feature.
-//! - [`server`]: the builder and the one-call entry points.
+//! - `server`: the builder and the one-call entry points.
+//! - `signals`: SIGTERM, SIGINT and SIGHUP, awaited on the session's runtime.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
 //!   panic hook that withholds panic messages.
+//!
+//! Only what the root re-exports, and the public modules above, are public API. What the
+//! benchmarks and fuzz targets need besides sits in the hidden `__private` module: it follows
+//! no compatibility promise. The modules stay private so that the compiler still sees dead code
+//! in them.
 //!
 //! Commands declared in a manifest, their sandbox and `airlock audit` live in the
 //! `airlock-manifest` and `airlock-audit` crates of this workspace.
@@ -43,33 +91,63 @@
     )
 )]
 
-pub mod call;
-pub mod call_log;
+mod call;
+mod call_log;
 mod dispatch;
-pub mod engine;
-pub mod envelope;
-pub mod error;
-pub mod framing;
+mod engine;
+mod envelope;
+mod error;
+mod framing;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
-pub mod guard;
-pub mod id;
+mod guard;
+mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
 mod response;
 pub mod secrets;
-pub mod server;
+mod server;
+mod signals;
 mod state;
 pub mod telemetry;
-pub mod tools;
+mod tools;
 pub mod transport;
-pub mod version;
+mod version;
 
-pub use error::McpError;
-pub use limits::{Limits, Rate};
+pub use call::CallContext;
+pub use call_log::{CallLog, RunNote};
+pub use limits::{HttpLimits, Limits, Rate};
 pub use server::{Server, ServerBuilder};
+pub use tools::schema::SchemaError;
 pub use tools::{
-    BuildError, NoArguments, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolOutput,
+    BoxFuture, BuildError, Content, Handler, HandlerFn, IntoToolOutput, NoArguments, ResourceBody,
+    Structured, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolName, ToolOutput,
 };
-pub use transport::Ending;
+pub use transport::{Ending, serve};
+
+/// The `schemars` this crate derives schemas with. Derive `JsonSchema` through it
+/// (`use airlock::schemars::{self, JsonSchema};`, which also names the crate the derive's code
+/// refers to), so that a program that depends on another version of schemars still has
+/// argument types this crate accepts.
+pub use schemars;
+/// The `serde_json` of tool arguments and results (what an untyped [`Handler`] receives).
+pub use serde_json;
+
+/// Internals the benchmarks and tests of this workspace reach; not public API, no
+/// compatibility promise. Each item is named here, so the rest of each module stays private
+/// and the compiler still reports what nothing uses.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::envelope::{Rejection, parse as parse_envelope};
+    pub use crate::error::McpError;
+    pub use crate::framing::split_all;
+    pub use crate::guard::{Guard, GuardClock};
+    pub use crate::tools::arguments::check as check_arguments;
+}
+
+/// The README's code blocks, compiled by `cargo test --doc`: its library example must build
+/// against this API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

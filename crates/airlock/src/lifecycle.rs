@@ -67,6 +67,7 @@ impl Lifecycle {
     }
 
     /// The negotiated revision, once `initialize` was answered.
+    #[cfg(feature = "http")]
     pub(crate) fn version(self) -> Option<ProtocolVersion> {
         match self {
             Self::AwaitingInitialize => None,

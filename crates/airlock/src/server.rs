@@ -1,19 +1,18 @@
-//! The library's front door: describe a server, register tools, serve.
+//! The library's front door: describe a server, register tools, serve it (on stdio, on a byte
+//! stream, or over HTTP), on a runtime of its own or of the caller's.
 //!
 //! ```no_run
 //! use std::io::Write;
 //! use std::process::ExitCode;
 //!
-//! use airlock::{NoArguments, Server, Tool, ToolOutput};
+//! use airlock::{NoArguments, Server, Tool};
 //!
 //! fn main() -> ExitCode {
-//!     let built = Server::builder("hello", "1.0.0")
-//!         .tool(Tool::builder("hello", "Says hello").handler(|_: NoArguments| async {
-//!             Ok(ToolOutput::text("hello"))
-//!         }))
-//!         .build();
-//!     match built {
-//!         Ok(server) => ExitCode::from(server.run_stdio()),
+//!     let hello = Tool::builder("hello")
+//!         .description("Says hello")
+//!         .handler(|_: NoArguments| async { "hello" });
+//!     match Server::builder("hello", "1.0.0").tool(hello).build() {
+//!         Ok(server) => server.run_stdio(),
 //!         Err(error) => {
 //!             // stdout is the protocol channel; diagnostics go to stderr.
 //!             let _ignored = writeln!(std::io::stderr(), "invalid tools: {error}");
@@ -26,6 +25,7 @@
 use std::io;
 #[cfg(feature = "http")]
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,15 +35,14 @@ use crate::call_log::CallLog;
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
 use crate::response::ServerInfo;
+use crate::signals::Termination;
 use crate::tools::{BuildError, Registry, Tool};
 #[cfg(feature = "http")]
 use crate::transport::http::HttpConfig;
-use crate::transport::stdio::IdleGate;
-use crate::transport::stream::IdleRead;
 use crate::transport::{self, Ending};
 
 /// Exit status when stdin or stdout fails for a reason other than the peer closing it.
-pub const EXIT_IO_ERROR: u8 = 4;
+pub(crate) const EXIT_IO_ERROR: u8 = 4;
 
 /// A built server: its identity, frozen tools and limits. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -64,6 +63,27 @@ pub struct ServerBuilder {
 
 impl Server {
     /// Starts a server named `name` at `version` (its `serverInfo`).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use airlock::{CallLog, Limits, NoArguments, Server, Tool};
+    ///
+    /// let server = Server::builder("mycli", "1.2.0")
+    ///     .title("My CLI")
+    ///     .instructions("Use `now` to learn the time.")
+    ///     .limits(Limits::default())
+    ///     .call_log(Arc::new(CallLog::stderr()))
+    ///     .tool(Tool::builder("now").description("The time").handler(|_: NoArguments| async { "noon" }))
+    ///     .build();
+    /// assert!(server.is_ok());
+    ///
+    /// let twice = Server::builder("mycli", "1.2.0")
+    ///     .tool(Tool::builder("now").description("The time").handler(|_: NoArguments| async { "noon" }))
+    ///     .tool(Tool::builder("now").description("The time").handler(|_: NoArguments| async { "noon" }))
+    ///     .build();
+    /// assert!(matches!(twice, Err(airlock::BuildError::DuplicateTool(name)) if name == "now"));
+    /// ```
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
             info: ServerInfo {
@@ -88,7 +108,19 @@ impl Server {
         &self.shared.limits
     }
 
-    /// Serves one session over a byte stream.
+    /// Serves one session over a byte stream: [`serve`](crate::serve) with a new engine.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let server = airlock::Server::builder("empty", "0.1.0").build().unwrap();
+    /// let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
+    /// let mut output = Vec::new();
+    /// server.serve(input, &mut output).await?;
+    /// assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     ///
@@ -108,6 +140,18 @@ impl Server {
     /// pipes they are served through the runtime's reactor, so the runtime needs its I/O
     /// driver (`enable_all`, as `#[tokio::main]` and [`Server::run_stdio`] have).
     ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    ///
+    /// // On a runtime of your own (with its I/O driver, as `#[tokio::main]` has).
+    /// async fn mcp(server: airlock::Server) -> ExitCode {
+    ///     match server.serve_stdio().await {
+    ///         Ok(ending) => ExitCode::from(ending.exit_code()),
+    ///         Err(_) => ExitCode::from(4),
+    ///     }
+    /// }
+    /// ```
+    ///
     /// # Errors
     ///
     /// I/O errors other than end of input and a closed peer.
@@ -122,40 +166,23 @@ impl Server {
         // must cancel it (and kill its command), never take the default action.
         let signals = Termination::install();
         // The signals are awaited in a task of their own, which hands over one value: the
-        // session, woken for every message, then checks a channel instead of three signal
+        // session, woken for every message, then polls one channel instead of three signal
         // streams.
-        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let watcher = tokio::spawn(async move {
             let signal = Termination::wait(signals).await;
             if stop.send(signal).is_err() {
                 tracing::debug!("a signal arrived after the session ended");
             }
         });
-        let ending = self.serve_stdio_until(stopped, None).await;
-        watcher.abort();
-        ending
-    }
-
-    /// Serves stdin/stdout until the session ends or `stopped` says a signal arrived. With a
-    /// `gate`, the session reads stdin by blocking while idle (see `transport::stdio`).
-    async fn serve_stdio_until(
-        &self,
-        mut stopped: tokio::sync::oneshot::Receiver<&'static str>,
-        gate: Option<Arc<IdleGate>>,
-    ) -> io::Result<Ending> {
         tracing::info!(
             server = self.shared.info.name.as_str(),
             tools = self.shared.registry.len(),
             "serving MCP on stdio"
         );
         let (input, output) = transport::stdio::open();
-        let mut idle_stdin = gate.and_then(|gate| input.idle_reader(gate));
-        let idle: Option<&mut (dyn IdleRead + Send)> = match idle_stdin.as_mut() {
-            Some(reader) => Some(reader),
-            None => None,
-        };
-        let serving = transport::stream::serve_with_idle(self.engine(), input, output, idle);
-        tokio::select! {
+        let serving = transport::serve(self.engine(), input, output);
+        let ending = tokio::select! {
             biased;
             stop = &mut stopped => {
                 // Dropping the session aborts every call task; dropping a call kills its
@@ -170,44 +197,55 @@ impl Server {
                 Ok(Ending::Terminated)
             }
             ending = serving => ending,
-        }
+        };
+        watcher.abort();
+        ending
     }
 
     /// Serves stdio to the end on a runtime of its own and returns the process exit status:
     /// the one call a CLI's `mcp` subcommand needs.
     ///
-    /// The session waits for input blocked in `read(2)` while it is idle, and SIGTERM, SIGINT
-    /// and SIGHUP are watched on a thread of their own. A signal that arrives while the session
-    /// is idle (no call in flight, nothing to write) **ends the process from that thread with
-    /// status 0: this function does not return then**, and nothing after it runs (destructors
-    /// included). Work outside the session's runtime (threads of your own, `spawn_blocking`
-    /// closures a handler left behind) is not waited for. A signal during a call cancels the
-    /// calls and returns 0 as usual. To keep control at every ending, serve with
-    /// [`Server::serve_stdio`] on a runtime of your own, which never blocks.
-    pub fn run_stdio(&self) -> u8 {
+    /// It always returns, whatever ends the session: end of input, a closed peer, a peer cut
+    /// off, SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and their commands
+    /// killed), or a failure of stdin or stdout. The status is [`Ending::exit_code`], or
+    /// 4 when stdio or the runtime failed. Work outside the session's runtime
+    /// (threads of your own, `spawn_blocking` closures a handler left behind) is not waited
+    /// for.
+    ///
+    /// The session runs on the calling thread, on a one-thread runtime: a handler that blocks
+    /// stalls the session (see [`ToolBuilder::handler`](crate::ToolBuilder::handler)). With
+    /// the `logging` feature, the stderr log subscriber and the panic hook are installed as by
+    /// [`Server::serve_stdio`].
+    ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    ///
+    /// use airlock::{NoArguments, Server, Tool};
+    ///
+    /// fn main() -> ExitCode {
+    ///     let tool = Tool::builder("hello")
+    ///         .description("Says hello")
+    ///         .handler(|_: NoArguments| async { "hello" });
+    ///     match Server::builder("hello", "1.0.0").tool(tool).build() {
+    ///         Ok(server) => server.run_stdio(),
+    ///         Err(_) => ExitCode::FAILURE,
+    ///     }
+    /// }
+    /// ```
+    pub fn run_stdio(&self) -> ExitCode {
         stderr_logging();
-        // Started first, so that its set-up overlaps the runtime's.
-        let signals = SignalThread::start();
         let runtime = match runtime(Flavor::OneThread) {
             Ok(runtime) => runtime,
-            Err(status) => return status,
+            Err(status) => return ExitCode::from(status),
         };
         // One session is served by one thread: the thread that waits for input is the one that
         // reads the request, answers it and writes the reply, with no hand-off between threads
         // per message. Calls that wait (commands, timers) interleave on it; blocking work
-        // belongs in `spawn_blocking`, whose pool this runtime still has. Signals are awaited
-        // on a thread of their own, so that the session may block in `read` while idle.
-        // The session is a task, not the `block_on` future, so that a bug's panic ends here
-        // as a join error and a status instead of unwinding out of this function.
+        // belongs in `spawn_blocking`, whose pool this runtime still has. The session is a
+        // task, not the `block_on` future, so that a bug's panic ends here as a join error and
+        // a status instead of unwinding out of this function.
         let server = self.clone();
-        let session = match signals.and_then(SignalThread::ready) {
-            Some((stopped, gate)) => {
-                runtime.spawn(async move { server.serve_stdio_until(stopped, Some(gate)).await })
-            }
-            // No thread for signals: they are awaited on the runtime, and the session never
-            // blocks.
-            None => runtime.spawn(async move { server.serve_stdio_watching_signals().await }),
-        };
+        let session = runtime.spawn(async move { server.serve_stdio_watching_signals().await });
         let status = match runtime.block_on(session) {
             Ok(Ok(ending)) => ending.exit_code(),
             Ok(Err(error)) => {
@@ -223,87 +261,9 @@ impl Server {
         // When stdin is not a pipe, tokio reads it on a blocking thread that cannot be
         // interrupted; do not wait for it.
         runtime.shutdown_timeout(Duration::from_millis(200));
-        status
+        ExitCode::from(status)
     }
 }
-
-/// The thread that waits for SIGTERM, SIGINT and SIGHUP, started: its handlers are known to be
-/// installed once [`SignalThread::ready`] returns. A signal that finds the session blocked idle
-/// ends the process there (status 0: nothing was in flight); otherwise it is sent down the
-/// channel.
-struct SignalThread {
-    installed: std::sync::mpsc::Receiver<bool>,
-    stopped: tokio::sync::oneshot::Receiver<&'static str>,
-    gate: Arc<IdleGate>,
-}
-
-impl SignalThread {
-    /// Starts the thread (its runtime and handlers are set up while the caller goes on);
-    /// `None` when no thread could be started.
-    fn start() -> Option<Self> {
-        let gate = Arc::new(IdleGate::default());
-        let (stop, stopped) = tokio::sync::oneshot::channel();
-        let (installed_tx, installed) = std::sync::mpsc::sync_channel::<bool>(1);
-        let thread_gate = Arc::clone(&gate);
-        let spawned = std::thread::Builder::new()
-            .name("airlock-signals".into())
-            .stack_size(SIGNAL_THREAD_STACK_BYTES)
-            .spawn(move || {
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_io()
-                    .build()
-                else {
-                    let _unheard = installed_tx.send(false);
-                    return;
-                };
-                let signals = runtime.block_on(async { Termination::install() });
-                if installed_tx.send(true).is_err() {
-                    return;
-                }
-                // Without handlers the default actions apply; the channel stays open for good.
-                let signal = runtime.block_on(Termination::wait(signals));
-                if thread_gate.claim_for_stop() {
-                    tracing::info!(signal, "stopping on signal; no call was in flight");
-                    end_idle_process();
-                }
-                if stop.send(signal).is_err() {
-                    tracing::debug!("a signal arrived after the session ended");
-                }
-            });
-        if spawned.is_err() {
-            tracing::warn!("no thread for signals; they are awaited on the session's runtime");
-            return None;
-        }
-        Some(Self {
-            installed,
-            stopped,
-            gate,
-        })
-    }
-
-    /// Waits until the handlers are in place; then the session may start. `None` when the
-    /// thread could not build its runtime (the caller then awaits signals itself).
-    fn ready(self) -> Option<(tokio::sync::oneshot::Receiver<&'static str>, Arc<IdleGate>)> {
-        match self.installed.recv() {
-            Ok(true) => Some((self.stopped, self.gate)),
-            _ => None,
-        }
-    }
-}
-
-/// Ends the process from the signal thread, with status 0 like a session stopped by a
-/// signal. Only called with the session claimed idle through its [`IdleGate`]: no call in
-/// flight, no task, no command, nothing unwritten, so there is nothing to cancel or flush.
-#[expect(
-    clippy::exit,
-    reason = "the signal thread ends an idle session blocked in read(2)"
-)]
-fn end_idle_process() -> ! {
-    std::process::exit(0)
-}
-
-/// The signal thread's stack: it only waits, and logs one line.
-const SIGNAL_THREAD_STACK_BYTES: usize = 256 * 1024;
 
 #[cfg(feature = "http")]
 impl Server {
@@ -341,11 +301,30 @@ impl Server {
     }
 
     /// Serves HTTP to the end on a runtime of its own and returns the process exit status:
-    /// `0` after a signal, [`EXIT_IO_ERROR`] if the address cannot be bound.
-    pub fn run_http(&self, addr: SocketAddr, config: HttpConfig) -> u8 {
+    /// `0` after a signal, 4 if the address cannot be bound. It always
+    /// returns.
+    ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    ///
+    /// use airlock::transport::http::{AllowList, HttpConfig, Tokens};
+    /// use airlock::{HttpLimits, NoArguments, Server, Tool};
+    ///
+    /// fn main() -> ExitCode {
+    ///     let tool = Tool::builder("hello")
+    ///         .description("Says hello")
+    ///         .handler(|_: NoArguments| async { "hello" });
+    ///     let Ok(server) = Server::builder("hello", "1.0.0").tool(tool).build() else {
+    ///         return ExitCode::FAILURE;
+    ///     };
+    ///     let config = HttpConfig::new(AllowList::default(), Tokens::none(), HttpLimits::default());
+    ///     server.run_http(([127, 0, 0, 1], 8080).into(), config)
+    /// }
+    /// ```
+    pub fn run_http(&self, addr: SocketAddr, config: HttpConfig) -> ExitCode {
         let runtime = match runtime(Flavor::Workers) {
             Ok(runtime) => runtime,
-            Err(status) => return status,
+            Err(status) => return ExitCode::from(status),
         };
         let server = self.clone();
         let serving = runtime.spawn(async move { server.serve_http(addr, config).await });
@@ -361,7 +340,7 @@ impl Server {
             }
         };
         runtime.shutdown_timeout(Duration::from_millis(500));
-        status
+        ExitCode::from(status)
     }
 }
 
@@ -398,43 +377,6 @@ fn runtime(flavor: Flavor) -> Result<tokio::runtime::Runtime, u8> {
     })
 }
 
-/// SIGTERM, SIGINT and SIGHUP, with our handlers installed.
-struct Termination {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Termination {
-    /// Installs the handlers now, or logs why not (the default actions then apply).
-    fn install() -> Option<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(term), Ok(int), Ok(hup)) => Some(Self { term, int, hup }),
-            _ => {
-                tracing::warn!("signal handlers could not be installed");
-                None
-            }
-        }
-    }
-
-    /// Resolves when one of the signals arrives, with its name; never without handlers.
-    async fn wait(signals: Option<Self>) -> &'static str {
-        let Some(mut signals) = signals else {
-            return std::future::pending().await;
-        };
-        tokio::select! {
-            _ = signals.term.recv() => "SIGTERM",
-            _ = signals.int.recv() => "SIGINT",
-            _ = signals.hup.recv() => "SIGHUP",
-        }
-    }
-}
-
 impl ServerBuilder {
     /// A display name for clients.
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -454,7 +396,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Writes an audit record of every tool call to `log` ([`crate::call_log`]).
+    /// Writes an audit record of every tool call to `log` ([`CallLog`] says what a record holds).
     pub fn call_log(mut self, log: Arc<CallLog>) -> Self {
         self.call_log = Some(log);
         self

@@ -13,7 +13,7 @@ use crate::tools::Registry;
 
 /// What every session of one server shares. Immutable once built.
 #[derive(Debug)]
-pub struct Shared {
+pub(crate) struct Shared {
     pub(crate) info: ServerInfo,
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
@@ -25,7 +25,7 @@ pub struct Shared {
 
 impl Shared {
     /// The limits in force.
-    pub fn limits(&self) -> &Limits {
+    pub(crate) fn limits(&self) -> &Limits {
         &self.limits
     }
 }

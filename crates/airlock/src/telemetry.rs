@@ -28,6 +28,11 @@ pub enum Format {
 
 /// Installs a stderr subscriber writing text unless the process already has one (a product
 /// embedding the library keeps its own).
+///
+/// ```
+/// airlock::telemetry::init();
+/// airlock::telemetry::init(); // the second call keeps the first subscriber
+/// ```
 #[cfg(feature = "logging")]
 pub fn init() {
     init_with(Format::Text, None);

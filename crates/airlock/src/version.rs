@@ -7,7 +7,7 @@
 
 /// A protocol revision this server implements.
 #[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-pub enum ProtocolVersion {
+pub(crate) enum ProtocolVersion {
     /// The first released revision.
     V2024_11_05,
     /// Adds tool annotations and audio content.
@@ -22,7 +22,7 @@ pub enum ProtocolVersion {
 
 impl ProtocolVersion {
     /// Legacy revisions, newest first: the order in which we prefer them.
-    pub const LEGACY: [Self; 4] = [
+    pub(crate) const LEGACY: [Self; 4] = [
         Self::V2025_11_25,
         Self::V2025_06_18,
         Self::V2025_03_26,
@@ -30,13 +30,13 @@ impl ProtocolVersion {
     ];
 
     /// The newest legacy revision: our counter-offer to an `initialize` we cannot match.
-    pub const NEWEST_LEGACY: Self = Self::V2025_11_25;
+    pub(crate) const NEWEST_LEGACY: Self = Self::V2025_11_25;
 
     /// Modern revisions we serve, as they appear in `supportedVersions` and `-32022` data.
-    pub const MODERN_NAMES: [&'static str; 1] = ["2026-07-28"];
+    pub(crate) const MODERN_NAMES: [&'static str; 1] = ["2026-07-28"];
 
     /// The revision string.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::V2024_11_05 => "2024-11-05",
             Self::V2025_03_26 => "2025-03-26",
@@ -47,32 +47,32 @@ impl ProtocolVersion {
     }
 
     /// A legacy revision by its exact name.
-    pub fn legacy(name: &str) -> Option<Self> {
+    pub(crate) fn legacy(name: &str) -> Option<Self> {
         Self::LEGACY.into_iter().find(|v| v.as_str() == name)
     }
 
     /// A modern revision by its exact name.
-    pub fn modern(name: &str) -> Option<Self> {
+    pub(crate) fn modern(name: &str) -> Option<Self> {
         (name == Self::V2026_07_28.as_str()).then_some(Self::V2026_07_28)
     }
 
     /// Whether this revision is stateless (per-request `_meta`, no handshake).
-    pub fn is_modern(self) -> bool {
+    pub(crate) fn is_modern(self) -> bool {
         self >= Self::V2026_07_28
     }
 
     /// Whether tool `annotations` exist in this revision.
-    pub fn has_tool_annotations(self) -> bool {
+    pub(crate) fn has_tool_annotations(self) -> bool {
         self >= Self::V2025_03_26
     }
 
     /// Whether tool `title`, `outputSchema` and `structuredContent` exist in this revision.
-    pub fn has_structured_output(self) -> bool {
+    pub(crate) fn has_structured_output(self) -> bool {
         self >= Self::V2025_06_18
     }
 
     /// Whether `serverInfo` may carry `title`.
-    pub fn has_implementation_title(self) -> bool {
+    pub(crate) fn has_implementation_title(self) -> bool {
         self >= Self::V2025_06_18
     }
 }

@@ -17,11 +17,10 @@ use serde_json::{Map, Value};
 use crate::manifest::checked::StderrMode;
 use crate::manifest::{CommandTool, Manifest};
 use crate::process::{self, CommandSpec, Stderr};
-use airlock::call::CallContext;
-use airlock::call_log::CallLog;
 use airlock::secrets::{Redactor, Secret};
-use airlock::server::{Server, ServerBuilder};
-use airlock::tools::{BoxFuture, BuildError, Handler, Tool, ToolOutput};
+use airlock::{
+    BoxFuture, BuildError, CallContext, CallLog, Handler, Server, ServerBuilder, Tool, ToolOutput,
+};
 
 /// The server a checked manifest describes.
 ///
@@ -88,7 +87,8 @@ pub fn server_with(
 
 fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
     let schema = crate::manifest::input_schema(&tool);
-    let mut builder = Tool::builder(tool.name.as_str(), tool.description.as_str())
+    let mut builder = Tool::builder(tool.name.as_str())
+        .description(tool.description.as_str())
         .annotations(tool.annotations.clone());
     if let Some(title) = &tool.title {
         builder = builder.title(title.as_str());

@@ -14,9 +14,8 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output};
-use airlock::call_log::RunNote;
 use airlock::secrets::{Cut, MARKER_TEXT, Piece, Pieces, Redactor};
-use airlock::tools::ToolOutput;
+use airlock::{RunNote, ToolOutput};
 
 /// The result the model sees.
 pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
@@ -120,27 +119,17 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
 fn run_note(tool: &CommandTool, exit: Exit) -> RunNote {
     let sandboxed = tool.sandbox.is_some();
     match exit {
-        Exit::Code(code) => RunNote {
-            exit_code: Some(code),
-            ..RunNote::default()
-        },
-        Exit::Signal(signal) => RunNote {
-            signal: Some(signal),
-            limit: match signal {
+        Exit::Code(code) => RunNote::exited(code),
+        Exit::Signal(signal) => RunNote::signalled(
+            signal,
+            match signal {
                 SIGXCPU if sandboxed => Some("cpu_seconds"),
                 SIGXFSZ if sandboxed => Some("file_size_mib"),
                 _ => None,
             },
-            ..RunNote::default()
-        },
-        Exit::Stopped(_) => RunNote {
-            limit: Some("max_output_bytes"),
-            ..RunNote::default()
-        },
-        Exit::SandboxFailed => RunNote {
-            limit: Some("sandbox"),
-            ..RunNote::default()
-        },
+        ),
+        Exit::Stopped(_) => RunNote::stopped_by("max_output_bytes"),
+        Exit::SandboxFailed => RunNote::stopped_by("sandbox"),
     }
 }
 
@@ -462,7 +451,7 @@ mod tests {
 
     fn text(output: &ToolOutput) -> &str {
         match output.blocks().first() {
-            Some(airlock::tools::Content::Text(text)) => text,
+            Some(airlock::Content::Text(text)) => text,
             _ => panic!("no text"),
         }
     }

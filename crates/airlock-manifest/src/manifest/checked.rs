@@ -24,7 +24,7 @@ use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::{Confinement, Declared, Policy, Resources};
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
 use airlock::secrets::{MIN_SECRET_BYTES, Secret};
-use airlock::tools::{ToolAnnotations, ToolName};
+use airlock::{ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]

@@ -67,8 +67,8 @@ fn a_good_manifest_loads_with_everything_resolved() {
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["properties"]["count"]["maximum"], 200);
     assert_eq!(schema["required"], serde_json::json!([]));
-    // The generated schema is one the validator accepts.
-    airlock::tools::schema::Validator::compile(&schema).unwrap();
+    // The generated schemas are ones the validator accepts (the server is built only then).
+    crate::command::server(load_text(GOOD).unwrap()).unwrap();
 }
 
 #[test]

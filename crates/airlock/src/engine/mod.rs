@@ -30,7 +30,7 @@ use crate::response::{self, ProgressParams};
 use crate::tools::{ToolName, ToolOutput};
 use crate::version::ProtocolVersion;
 
-pub use crate::state::Shared;
+pub(crate) use crate::state::Shared;
 pub(crate) use crate::state::shared_logging;
 #[cfg(any(test, fuzzing))]
 pub(crate) use crate::state::{shared, shared_with_guard};
@@ -38,6 +38,7 @@ pub(crate) use crate::state::{shared, shared_with_guard};
 /// What the transport must do after a frame.
 #[derive(Debug)]
 #[must_use = "an effect left undone breaks the protocol"]
+#[non_exhaustive]
 pub enum Effect {
     /// Nothing beyond writing the output.
     None,
@@ -107,12 +108,12 @@ struct ProgressState {
 
 impl Engine {
     /// A fresh session of `shared`'s server, with a stdio peer.
-    pub fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self::for_client(shared, Client::Stdio)
     }
 
     /// A fresh session of `shared`'s server, whose calls' audit records name `client`.
-    pub fn for_client(shared: Arc<Shared>, client: Client) -> Self {
+    pub(crate) fn for_client(shared: Arc<Shared>, client: Client) -> Self {
         Self {
             shared,
             lifecycle: Lifecycle::default(),
@@ -126,7 +127,7 @@ impl Engine {
     }
 
     /// The server this session belongs to.
-    pub fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 
@@ -138,18 +139,21 @@ impl Engine {
     /// The error of the last refusal since the previous call, if any (written, or for a
     /// malformed notification only noted): a transport whose reply depends on it (HTTP) reads
     /// it here; byte-stream transports ignore it.
-    pub fn take_refusal(&mut self) -> Option<McpError> {
+    #[cfg(feature = "http")]
+    pub(crate) fn take_refusal(&mut self) -> Option<McpError> {
         self.refused.take()
     }
 
     /// Whether the last frame handled was one the cut-off counts: invalid, or refused for a
     /// reason that was the peer's fault (not a busy server). HTTP counts these per client.
-    pub fn last_was_invalid(&self) -> bool {
+    #[cfg(feature = "http")]
+    pub(crate) fn last_was_invalid(&self) -> bool {
         self.last_invalid
     }
 
     /// The legacy revision this session negotiated with `initialize`, if it did.
-    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+    #[cfg(feature = "http")]
+    pub(crate) fn negotiated_version(&self) -> Option<ProtocolVersion> {
         self.lifecycle.version()
     }
 

@@ -20,23 +20,27 @@ struct EchoArgs {
 
 fn server_with(limits: Limits, extra: usize) -> Arc<Shared> {
     let mut tools = vec![
-        Tool::builder("echo", "Repeats text").handler(|args: EchoArgs| async move {
-            Ok(ToolOutput::text(
-                args.text.repeat(usize::from(args.times.unwrap_or(1))),
-            ))
-        }),
-        Tool::builder("fail", "Always fails")
-            .handler(|_: NoArguments| async { Err::<ToolOutput, _>(ToolError::new("it failed")) }),
-        Tool::builder("boom", "Panics").handler(|_: NoArguments| async {
-            let empty: Vec<u8> = Vec::new();
-            let _x = empty[1];
-            Ok(ToolOutput::text("unreachable"))
-        }),
+        Tool::builder("echo")
+            .description("Repeats text")
+            .handler(|args: EchoArgs| async move {
+                ToolOutput::text(args.text.repeat(usize::from(args.times.unwrap_or(1))))
+            }),
+        Tool::builder("fail")
+            .description("Always fails")
+            .handler(|_: NoArguments| async { ToolError::new("it failed") }),
+        Tool::builder("boom")
+            .description("Panics")
+            .handler(|_: NoArguments| async {
+                let empty: Vec<u8> = Vec::new();
+                let _x = empty[1];
+                ToolOutput::text("unreachable")
+            }),
     ];
     for i in 0..extra {
         tools.push(
-            Tool::builder(format!("extra_{i:03}"), "Filler")
-                .handler(|_: NoArguments| async { Ok(ToolOutput::text("")) }),
+            Tool::builder(format!("extra_{i:03}"))
+                .description("Filler")
+                .handler(|_: NoArguments| async { ToolOutput::text("") }),
         );
     }
     let registry = Registry::new(tools).unwrap();
@@ -437,11 +441,12 @@ fn the_in_flight_cap_answers_overloaded_at_once() {
 
 #[test]
 fn timeouts_become_tool_errors() {
-    let tool = Tool::builder("slow", "Sleeps")
+    let tool = Tool::builder("slow")
+        .description("Sleeps")
         .timeout(Duration::from_millis(10))
         .handler(|_: NoArguments| async {
             tokio::time::sleep(Duration::from_secs(5)).await;
-            Ok(ToolOutput::text("late"))
+            ToolOutput::text("late")
         });
     let registry = Registry::new(vec![tool]).unwrap();
     let info = ServerInfo {
@@ -477,11 +482,12 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
     };
     let clock = GuardClock::manual();
     let guard = Guard::with_clock(&limits, [], clock.clone());
-    let registry =
-        Registry::new(vec![Tool::builder("echo", "Repeats text").handler(
-            |args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) },
-        )])
-        .unwrap();
+    let registry = Registry::new(vec![
+        Tool::builder("echo")
+            .description("Repeats text")
+            .handler(|args: EchoArgs| async move { ToolOutput::text(args.text) }),
+    ])
+    .unwrap();
     let info = ServerInfo {
         name: "t".into(),
         version: "1".into(),
@@ -655,16 +661,17 @@ fn notifications_do_not_reset_the_garbage_count() {
 
 #[test]
 fn arguments_of_older_revisions_drop_structured_content_and_titles() {
-    let tool = Tool::builder("s", "structured")
+    let tool = Tool::builder("s")
+        .description("structured")
         .title("Structured")
         .annotations(crate::ToolAnnotations::read_only())
-        .structured(|_: NoArguments| async {
-            Ok::<_, ToolError>(
+        .handler(|_: NoArguments| async {
+            Ok::<_, ToolError>(crate::tools::Structured(
                 serde_json::json!({"k": 1})
                     .as_object()
                     .cloned()
                     .unwrap_or_default(),
-            )
+            ))
         });
     let registry = Registry::new(vec![tool]).unwrap();
     let info = ServerInfo {
@@ -825,11 +832,12 @@ fn unknown_tools_are_charged_to_the_call_quota() {
     };
     let clock = GuardClock::manual();
     let guard = Guard::with_clock(&limits, [], clock.clone());
-    let registry =
-        Registry::new(vec![Tool::builder("echo", "Repeats text").handler(
-            |args: EchoArgs| async move { Ok(ToolOutput::text(args.text)) },
-        )])
-        .unwrap();
+    let registry = Registry::new(vec![
+        Tool::builder("echo")
+            .description("Repeats text")
+            .handler(|args: EchoArgs| async move { ToolOutput::text(args.text) }),
+    ])
+    .unwrap();
     let info = ServerInfo {
         name: "t".into(),
         version: "1".into(),

@@ -7,8 +7,8 @@
 //! arguments their handlers receive have passed the bounds of [`arguments`] and the tool's
 //! schema.
 
-pub mod arguments;
-pub mod schema;
+pub(crate) mod arguments;
+pub(crate) mod schema;
 mod typed;
 
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ use crate::error::McpError;
 use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT, Rate};
 use crate::version::ProtocolVersion;
 
-pub use typed::{NoArguments, ToolBuilder};
+pub use typed::{HandlerFn, IntoToolOutput, NoArguments, Structured, ToolBuilder};
 
 /// A boxed, sendable future: what a [`Handler`] returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -246,7 +246,16 @@ impl ToolOutput {
 /// A failure a handler reports; it becomes a result with `isError: true` and this message.
 ///
 /// The message is the tool author's: say what went wrong in words the model can act on, and
-/// keep secrets and internal paths out of it.
+/// keep secrets and internal paths out of it. A handler returning `Result<_, ToolError>` can
+/// use `?` on an [`std::io::Error`]: it becomes a fixed text, never the OS's message.
+///
+/// ```
+/// use airlock::{IntoToolOutput, ToolError, ToolOutput};
+///
+/// let denied = ToolError::from(std::io::Error::other("/home/alice/.ssh: permission denied"));
+/// assert!(!denied.message().contains("alice"));
+/// assert_eq!(ToolError::new("no such user").into_tool_output(), ToolOutput::error("no such user"));
+/// ```
 #[derive(Clone, Debug, Eq, PartialEq)]
 pub struct ToolError {
     message: String,
@@ -275,6 +284,18 @@ impl std::fmt::Display for ToolError {
 }
 
 impl std::error::Error for ToolError {}
+
+/// The `?` of a handler on an I/O error: the model reads a fixed text, and the log holds the
+/// error's kind only. The OS's message is dropped unread: it names paths, users and hosts.
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> Self {
+        tracing::debug!(kind = ?error.kind(), "a tool failed on an I/O error");
+        Self::new(IO_FAILURE_TEXT)
+    }
+}
+
+/// What the model reads when a handler's `?` met an [`std::io::Error`].
+const IO_FAILURE_TEXT: &str = "The tool failed on a system operation (file, network or process).";
 
 impl From<ToolError> for ToolOutput {
     fn from(error: ToolError) -> Self {
@@ -329,9 +350,18 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// Starts describing a tool named `name` that does what `description` says.
-    pub fn builder(name: impl Into<String>, description: impl Into<String>) -> ToolBuilder {
-        ToolBuilder::new(name.into(), description.into())
+    /// Starts describing a tool named `name`; [`ToolBuilder::handler`] finishes it.
+    ///
+    /// ```
+    /// use airlock::{NoArguments, Tool};
+    ///
+    /// let tool = Tool::builder("hello")
+    ///     .description("Says hello")
+    ///     .handler(|_: NoArguments| async { "hello" });
+    /// assert_eq!(tool.name(), "hello");
+    /// ```
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder::new(name.into())
     }
 
     /// The tool's name as given.
@@ -358,8 +388,12 @@ pub enum BuildError {
     /// A tool name breaks `^[A-Za-z0-9_.-]{{1,64}}$`.
     #[error("tool name {0:?} must be 1 to 64 characters of A-Z a-z 0-9 _ . -")]
     InvalidToolName(String),
-    /// A tool without a description (clients and the conformance suite require one).
-    #[error("tool `{0}` has no description")]
+    /// A tool without a description (clients and the conformance suite require one): none
+    /// given to the builder, and no doc comment on its argument type.
+    #[error(
+        "tool `{0}` has no description: give one with `.description(…)` or a doc comment on \
+         its argument type"
+    )]
     MissingDescription(String),
     /// A tool's input schema is outside what the validator supports.
     #[error("tool `{tool}`: input schema: {source}")]
@@ -491,7 +525,7 @@ pub(crate) struct Listing<'a> {
 }
 
 /// Every tool of a server, in registration order, frozen at start.
-pub struct Registry {
+pub(crate) struct Registry {
     tools: Vec<Arc<ToolDef>>,
     /// Index by exact name: ordered, so a lookup by a peer's name costs a few comparisons and
     /// no hashing.
@@ -506,7 +540,7 @@ impl Registry {
     /// # Errors
     ///
     /// The first [`BuildError`] found.
-    pub fn new(tools: Vec<Tool>) -> Result<Self, BuildError> {
+    pub(crate) fn new(tools: Vec<Tool>) -> Result<Self, BuildError> {
         if tools.len() > MAX_TOOLS_COUNT {
             return Err(BuildError::TooManyTools);
         }
@@ -537,13 +571,8 @@ impl Registry {
     }
 
     /// How many tools there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.tools.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
     }
 
     /// The tool named exactly `name`.
@@ -621,7 +650,7 @@ mod tests {
     }
 
     fn tool(name: &str) -> Tool {
-        Tool::builder(name, "does nothing").dynamic(
+        Tool::builder(name).description("does nothing").dynamic(
             json!({"type": "object"}),
             None,
             Arc::new(Nothing),
@@ -653,8 +682,11 @@ mod tests {
             Registry::new(vec![tool("a"), tool("a")]),
             Err(BuildError::DuplicateTool(name)) if name == "a"
         ));
-        let blank =
-            Tool::builder("b", "  ").dynamic(json!({"type": "object"}), None, Arc::new(Nothing));
+        let blank = Tool::builder("b").description("  ").dynamic(
+            json!({"type": "object"}),
+            None,
+            Arc::new(Nothing),
+        );
         assert!(matches!(
             Registry::new(vec![blank]),
             Err(BuildError::MissingDescription(_))

@@ -31,6 +31,7 @@ const DIALECT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// Why a schema could not be compiled.
 #[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaError {
     /// A keyword outside the supported subset.
     #[error("keyword `{0}` is not supported by airlock's validator")]
@@ -60,7 +61,7 @@ pub enum SchemaError {
 
 /// A compiled schema.
 #[derive(Debug)]
-pub struct Validator {
+pub(crate) struct Validator {
     nodes: Vec<Node>,
 }
 
@@ -108,7 +109,7 @@ fn unexpected_property(key: &str, node: &Node) -> String {
 
 /// One violation: where and which rule.
 #[derive(Clone, Debug, Eq, PartialEq)]
-pub struct Violation {
+pub(crate) struct Violation {
     /// The argument's path (`count`, `options.level`, `files[2]`), or `arguments` for the root.
     pub path: String,
     /// The rule, as a predicate (`must be at most 200`).
@@ -127,7 +128,7 @@ impl Validator {
     /// # Errors
     ///
     /// [`SchemaError`] for anything outside the supported subset.
-    pub fn compile(schema: &Value) -> Result<Self, SchemaError> {
+    pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
         let mut compiler = Compiler {
             root: schema,
             nodes: Vec::new(),
@@ -159,7 +160,7 @@ impl Validator {
     /// Checks `arguments` (the `tools/call` arguments object); returns at most
     /// [`MAX_REPORTED_VIOLATIONS`] violations, first found first. An empty list means the
     /// arguments conform.
-    pub fn validate(&self, arguments: &Value) -> Vec<Violation> {
+    pub(crate) fn validate(&self, arguments: &Value) -> Vec<Violation> {
         let mut run = Run {
             nodes: &self.nodes,
             steps: 0,

@@ -10,29 +10,16 @@
 //! their blocking mode. Anything else (a file, a terminal, a socket, no `/proc`) falls back to
 //! tokio's blocking handles, which behave the same, only slower.
 //!
-//! A session that owns its thread ([`Server::run_stdio`](crate::Server::run_stdio)) also
-//! waits for input the way a plain line echo does when it has nothing else to do: blocked in
-//! one `read` of stdin (through a blocking duplicate of descriptor 0), instead of in the
-//! reactor's `epoll_wait` followed by a `read`. That saves one system call per message for a
-//! client that waits for each reply. The [`IdleGate`] keeps signals working meanwhile: the
-//! thread that waits for them ends the process itself when the session is blocked idle (no
-//! call in flight, no task, nothing to write: nothing to cancel), and otherwise tells the
-//! session, which stops as before.
-//!
 //! This module knows nothing of frames; it hands bytes to [`crate::transport::stream`].
 
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::unix::pipe;
-
-use crate::transport::stream::IdleRead;
 
 /// Where stdin is reopened from (Linux's view of our descriptor 0).
 const STDIN_PATH: &str = "/proc/self/fd/0";
@@ -135,145 +122,5 @@ impl AsyncWrite for Output {
             Self::Pipe(pipe) => Pin::new(pipe).poll_shutdown(cx),
             Self::Blocking(stdout) => Pin::new(stdout).poll_shutdown(cx),
         }
-    }
-}
-
-impl Input {
-    /// A blocking reader of the same stdin for the idle path, when stdin is a pipe (the
-    /// reactor's pipe end is a description of our own; this duplicate shares the inherited one,
-    /// whose mode is left as it is). `None` otherwise.
-    pub(crate) fn idle_reader(&self, gate: Arc<IdleGate>) -> Option<IdleStdin> {
-        let Self::Pipe(_) = self else {
-            return None;
-        };
-        match std::io::stdin().as_fd().try_clone_to_owned() {
-            Ok(fd) => Some(IdleStdin {
-                file: std::fs::File::from(fd),
-                gate,
-                usable: true,
-            }),
-            Err(error) => {
-                tracing::debug!(kind = ?error.kind(), "stdin could not be duplicated; no idle reads");
-                None
-            }
-        }
-    }
-}
-
-/// Reads stdin by blocking the session's thread while the session is idle.
-#[derive(Debug)]
-pub(crate) struct IdleStdin {
-    file: std::fs::File,
-    gate: Arc<IdleGate>,
-    /// False once stdin turned out to be non-blocking (the peer set it so).
-    usable: bool,
-}
-
-impl IdleRead for IdleStdin {
-    fn read_idle(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
-        // The session is the runtime's one task: anything else alive (a call being cancelled,
-        // a task a handler spawned) needs the runtime to run, so the session waits there.
-        let alone = tokio::runtime::Handle::try_current()
-            .is_ok_and(|runtime| runtime.metrics().num_alive_tasks() <= 1);
-        if !self.usable || !alone || !self.gate.enter() {
-            return None;
-        }
-        let read = self.file.read(buf);
-        self.gate.leave();
-        match read {
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
-                tracing::debug!("stdin is non-blocking; waiting in the reactor from now on");
-                self.usable = false;
-                None
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => None,
-            other => Some(other),
-        }
-    }
-}
-
-/// Whether the session's thread is blocked in an idle read, shared by the session and the
-/// thread that waits for signals.
-///
-/// The session marks itself idle before it blocks and busy after; the signal thread marks a
-/// stop as requested, then claims an idle session for ending the process. Both use
-/// sequentially consistent operations, so either the session sees the request before it
-/// blocks (and stops through its channel), or the signal thread sees it idle (and ends the
-/// process while the session holds nothing). A session woken after that claim never goes on.
-#[derive(Debug, Default)]
-pub(crate) struct IdleGate {
-    state: AtomicU8,
-    stop_requested: AtomicBool,
-}
-
-/// [`IdleGate`] states.
-const BUSY: u8 = 0;
-const IDLE: u8 = 1;
-const ENDING: u8 = 2;
-
-impl IdleGate {
-    /// The session is about to block; false if it must not (a stop was requested).
-    fn enter(&self) -> bool {
-        if self
-            .state
-            .compare_exchange(BUSY, IDLE, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            return false;
-        }
-        if self.stop_requested.load(Ordering::SeqCst) {
-            self.leave();
-            return false;
-        }
-        true
-    }
-
-    /// The session stopped blocking. If the signal thread claimed it meanwhile, the process
-    /// is ending: this thread waits for that and does nothing more.
-    fn leave(&self) {
-        if self
-            .state
-            .compare_exchange(IDLE, BUSY, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            loop {
-                std::thread::park();
-            }
-        }
-    }
-
-    /// A stop was requested (a signal). True when the session is blocked idle and now belongs
-    /// to the caller, which ends the process; false when the session must be told instead.
-    pub(crate) fn claim_for_stop(&self) -> bool {
-        self.stop_requested.store(true, Ordering::SeqCst);
-        self.state
-            .compare_exchange(IDLE, ENDING, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stop_claims_an_idle_session_and_turns_a_busy_one_away() {
-        let gate = IdleGate::default();
-        assert!(!gate.claim_for_stop(), "busy: the session is told");
-        assert!(
-            !gate.enter(),
-            "a requested stop keeps the session from blocking"
-        );
-        assert_eq!(gate.state.load(Ordering::SeqCst), BUSY);
-        let gate = IdleGate::default();
-        assert!(gate.enter());
-        gate.leave();
-        assert!(gate.enter());
-        assert!(
-            gate.claim_for_stop(),
-            "idle: the signal thread ends the process"
-        );
-        assert_eq!(gate.state.load(Ordering::SeqCst), ENDING);
-        assert!(!gate.enter());
     }
 }

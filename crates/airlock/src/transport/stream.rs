@@ -18,10 +18,6 @@
 //!
 //! At end of input, calls still running get `eof_drain_timeout` to finish and be answered;
 //! then they are cancelled and the session ends.
-//!
-//! A session given an `IdleRead` (stdio on a thread of its own) reads through it whenever
-//! it is idle — no call in flight or running, nothing to write — by blocking, and through the
-//! reactor otherwise.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -65,34 +61,28 @@ impl Ending {
 /// Serves one session of `engine` over `reader` and `writer` until the input ends, the peer
 /// goes away, or it is cut off.
 ///
+/// ```
+/// use airlock::{Ending, NoArguments, Server, Tool};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let tool = Tool::builder("hello")
+///     .description("Says hello")
+///     .handler(|_: NoArguments| async { "hello" });
+/// let server = Server::builder("hello", "1.0.0").tool(tool).build().unwrap();
+/// let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+/// let mut output = Vec::new();
+/// let ending = airlock::serve(server.engine(), input, &mut output).await?;
+/// assert_eq!(ending, Ending::EndOfInput);
+/// assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// Read errors other than end of input, and write errors other than a closed peer.
-pub async fn serve<R, W>(engine: Engine, reader: R, writer: W) -> io::Result<Ending>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    serve_with_idle(engine, reader, writer, None).await
-}
-
-/// A way for a session that owns its thread to wait for input by blocking in one `read`
-/// while it has nothing else to do, instead of in the reactor: one system call per message
-/// less (see `transport::stdio`).
-pub(crate) trait IdleRead {
-    /// Reads input into `buf`, blocking until some arrives (`0`: end of input). Called only
-    /// with no call in flight, no task running and nothing to write; `None` when blocking is
-    /// not possible now, and the session waits in the reactor instead.
-    fn read_idle(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>>;
-}
-
-/// [`serve`], reading with `idle` whenever the session is idle.
-pub(crate) async fn serve_with_idle<R, W>(
-    mut engine: Engine,
-    reader: R,
-    mut writer: W,
-    mut idle: Option<&mut (dyn IdleRead + Send)>,
-) -> io::Result<Ending>
+pub async fn serve<R, W>(mut engine: Engine, reader: R, mut writer: W) -> io::Result<Ending>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -113,28 +103,6 @@ where
     };
     let ending = loop {
         let reading = session.drain_deadline.is_none();
-        if let Some(idle) = idle.as_deref_mut()
-            && reading
-            && session.is_idle()
-            && frames.wants_input()
-        {
-            let mut declined = false;
-            let read = frames.read_with(|buf| {
-                idle.read_idle(buf).unwrap_or_else(|| {
-                    declined = true;
-                    Err(io::ErrorKind::WouldBlock.into())
-                })
-            });
-            if let Err(error) = read
-                && !declined
-            {
-                // As a failed read of the stream (logged there). Idle means nothing is in
-                // flight and nothing is left to write, so there is nothing to drain: the
-                // session ends now, as the reactor's path does.
-                let _step = session.frame(Err(error));
-                break Ending::EndOfInput;
-            }
-        }
         let step = tokio::select! {
             biased;
             // Only running calls send events (those of a cancelled call are ignored anyway).
@@ -154,7 +122,7 @@ where
             return session.cut_off(&mut writer).await;
         }
         match session
-            .gather_and_write(&mut frames, &mut done_rx, &mut writer, idle.is_some())
+            .gather_and_write(&mut frames, &mut done_rx, &mut writer)
             .await
         {
             Ok(Step::Go) => {}
@@ -197,16 +165,6 @@ struct Session<'e> {
 }
 
 impl Session<'_> {
-    /// Whether nothing is under way: no call in flight or running, nothing to write.
-    fn is_idle(&self) -> bool {
-        self.is_idle_but_for_output() && self.out.is_empty()
-    }
-
-    /// Whether no call is in flight or running.
-    fn is_idle_but_for_output(&self) -> bool {
-        self.engine.in_flight() == 0 && !self.tasks.is_running()
-    }
-
     /// Takes an event of a running call.
     fn event(&mut self, event: Event) {
         match event {
@@ -260,7 +218,6 @@ impl Session<'_> {
         frames: &mut FrameReader<R>,
         done_rx: &mut mpsc::Receiver<Event>,
         writer: &mut W,
-        blocking_reads: bool,
     ) -> io::Result<Step>
     where
         R: AsyncRead + Unpin,
@@ -274,11 +231,6 @@ impl Session<'_> {
                 continue;
             }
             if self.drain_deadline.is_some() {
-                break;
-            }
-            // A session that reads while idle by blocking looks at what it has read, not at
-            // the stream: the next read is the blocking one, as soon as these replies are out.
-            if blocking_reads && self.is_idle_but_for_output() && frames.wants_input() {
                 break;
             }
             // `next` is cancel-safe: a read that would wait is dropped and nothing is lost.
@@ -412,109 +364,5 @@ impl Tasks {
 impl Drop for Tasks {
     fn drop(&mut self) {
         self.cancel_all();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use tokio::io::DuplexStream;
-
-    use super::*;
-    use crate::{Server, Tool, ToolOutput};
-
-    /// Input handed out by an idle reader, one piece per call, then its end or error.
-    struct Scripted {
-        pieces: Vec<&'static [u8]>,
-        end: Option<io::ErrorKind>,
-        calls: usize,
-    }
-
-    impl IdleRead for Scripted {
-        fn read_idle(&mut self, buf: &mut [u8]) -> Option<io::Result<usize>> {
-            self.calls = self.calls.saturating_add(1);
-            if self.pieces.is_empty() {
-                return Some(match self.end {
-                    Some(kind) => Err(kind.into()),
-                    None => Ok(0),
-                });
-            }
-            let piece = self.pieces.remove(0);
-            buf.get_mut(..piece.len())?.copy_from_slice(piece);
-            Some(Ok(piece.len()))
-        }
-    }
-
-    /// An engine whose end-of-input drain lasts an hour, so that a session waiting it out
-    /// cannot be mistaken for one that ended.
-    fn engine() -> Engine {
-        Server::builder("t", "0")
-            .limits(crate::Limits {
-                eof_drain_timeout: Duration::from_secs(3600),
-                ..crate::Limits::default()
-            })
-            .tool(
-                Tool::builder("echo", "echo")
-                    .handler(|_: crate::NoArguments| async { Ok(ToolOutput::text("x")) }),
-            )
-            .build()
-            .unwrap()
-            .engine()
-    }
-
-    /// Serves one session over `idle` and `reader`; the replies as text. The timeout only
-    /// keeps a broken session from hanging the suite (the drain it could wait for is an hour).
-    async fn serve_idle(idle: &mut Scripted, reader: DuplexStream) -> (Ending, String) {
-        let mut out = Vec::new();
-        let ending = tokio::time::timeout(
-            Duration::from_secs(60),
-            serve_with_idle(engine(), reader, &mut out, Some(idle)),
-        )
-        .await
-        .expect("the session ends by itself")
-        .unwrap();
-        (ending, String::from_utf8(out).unwrap())
-    }
-
-    const PONGS: &str = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n";
-
-    /// The idle reader and the stream read one pipe in stdio: a line begun by one is finished
-    /// by the other, and each reply goes out once.
-    #[tokio::test]
-    async fn an_idle_session_reads_through_its_idle_reader_and_the_stream_alike() {
-        let mut idle = Scripted {
-            pieces: vec![
-                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"meth",
-            ],
-            end: None,
-            calls: 0,
-        };
-        let (mut client, reader) = tokio::io::duplex(1024);
-        client.write_all(b"od\":\"ping\"}\n").await.unwrap();
-        drop(client);
-        let (ending, out) = serve_idle(&mut idle, reader).await;
-        assert_eq!(ending, Ending::EndOfInput);
-        assert_eq!(out, PONGS);
-        assert!(idle.calls >= 1);
-    }
-
-    /// Found in review: after a failed idle read the session read on through the reactor and
-    /// waited out the end-of-input drain. It ends at once, having answered what it read.
-    #[tokio::test]
-    async fn a_failed_idle_read_ends_the_session_at_once() {
-        let mut idle = Scripted {
-            pieces: vec![
-                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n",
-            ],
-            end: Some(io::ErrorKind::Other),
-            calls: 0,
-        };
-        // A stream that stays open and silent: only the idle reader gives input.
-        let (_client, reader) = tokio::io::duplex(64);
-        let (ending, out) = serve_idle(&mut idle, reader).await;
-        assert_eq!(ending, Ending::EndOfInput);
-        assert_eq!(out, PONGS);
-        assert_eq!(idle.calls, 2);
     }
 }

@@ -151,7 +151,7 @@ impl HttpConfig {
 /// # Errors
 ///
 /// Only a failure to read the listener's own address; accept errors are logged and retried.
-pub async fn serve(
+pub(crate) async fn serve(
     shared: Arc<Shared>,
     config: HttpConfig,
     listener: TcpListener,
