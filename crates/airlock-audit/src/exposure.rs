@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::cases::Judgement;
+use super::judge::Judgement;
 use super::judge::{Outcome, shown};
 use super::probe::Aim;
 use super::session::Session;

@@ -10,6 +10,7 @@
 //! terminal escapes into the auditor's output.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use memchr::memmem::Finder;
 use serde::Deserialize;
@@ -518,6 +519,35 @@ pub(crate) const MAX_KEPT_RESULT_BYTES: usize = 256 * 1024;
 
 /// Characters of an id shown in a report.
 const MAX_SHOWN_ID_CHARS: usize = 24;
+
+/// A case's verdict on what it sent.
+#[derive(Debug)]
+pub(crate) struct Judgement {
+    /// The verdict.
+    pub(crate) verdict: Verdict,
+    /// How bad it is (`None` for a pass).
+    pub(crate) severity: Option<Severity>,
+    /// What came back and what it means.
+    pub(crate) detail: String,
+    /// From the end of the input to its first answer.
+    pub(crate) answer: Option<Duration>,
+    /// Whether the follow-up ping and tools/list run (not after end of input).
+    pub(crate) follow_up: bool,
+}
+
+impl Judgement {
+    /// A failure before the case could run (handshake, spawn): a fresh server that does not
+    /// complete its handshake is unusable, so this is critical.
+    pub(crate) fn failed(detail: String) -> Self {
+        Self {
+            verdict: Verdict::Fail,
+            severity: Some(Severity::Critical),
+            detail,
+            answer: None,
+            follow_up: false,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,6 @@
 //! The payload of a ping goes in `params._meta.audit`, which every server must accept, so a
 //! refusal is about the payload and not about an unknown parameter.
 
-use std::time::Duration;
-
 use super::judge::{Arm, Id, judge};
 use super::probe::Probe;
 use super::session::Session;
@@ -99,34 +97,7 @@ pub(crate) struct Input {
     pub(crate) id: Option<String>,
 }
 
-/// A case's verdict on what it sent.
-#[derive(Debug)]
-pub(crate) struct Judgement {
-    /// The verdict.
-    pub(crate) verdict: Verdict,
-    /// How bad it is (`None` for a pass).
-    pub(crate) severity: Option<Severity>,
-    /// What came back and what it means.
-    pub(crate) detail: String,
-    /// From the end of the input to its first answer.
-    pub(crate) answer: Option<Duration>,
-    /// Whether the follow-up ping and tools/list run (not after end of input).
-    pub(crate) follow_up: bool,
-}
-
-impl Judgement {
-    /// A failure before the case could run (handshake, spawn): a fresh server that does not
-    /// complete its handshake is unusable, so this is critical.
-    pub(crate) fn failed(detail: String) -> Self {
-        Self {
-            verdict: Verdict::Fail,
-            severity: Some(Severity::Critical),
-            detail,
-            answer: None,
-            follow_up: false,
-        }
-    }
-}
+pub(crate) use crate::judge::Judgement;
 
 impl Case {
     fn line(
