@@ -112,8 +112,8 @@ impl Server {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
-    /// let server = airlock::Server::builder("empty", "0.1.0").build().unwrap();
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = airlock::Server::builder("empty", "0.1.0").build()?;
     /// let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
     /// let mut output = Vec::new();
     /// server.serve(input, &mut output).await?;

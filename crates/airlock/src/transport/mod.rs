@@ -14,10 +14,11 @@
 //! use airlock::transport::{Effect, Started};
 //! use airlock::{CallContext, NoArguments, Server, Tool};
 //!
+//! # fn main() -> Result<(), airlock::BuildError> {
 //! let tool = Tool::builder("hello")
 //!     .description("Says hello")
 //!     .handler(|_: NoArguments| async { "hello" });
-//! let server = Server::builder("hello", "1.0.0").tool(tool).build().unwrap();
+//! let server = Server::builder("hello", "1.0.0").tool(tool).build()?;
 //! let mut engine = server.engine();
 //! let mut out = Vec::new();
 //! let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
@@ -33,6 +34,8 @@
 //!     }
 //! }
 //! assert!(String::from_utf8_lossy(&out).contains("hello"));
+//! # Ok(())
+//! # }
 //! ```
 
 #[cfg(feature = "http")]

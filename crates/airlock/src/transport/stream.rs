@@ -65,11 +65,11 @@ impl Ending {
 /// use airlock::{Ending, NoArguments, Server, Tool};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let tool = Tool::builder("hello")
 ///     .description("Says hello")
 ///     .handler(|_: NoArguments| async { "hello" });
-/// let server = Server::builder("hello", "1.0.0").tool(tool).build().unwrap();
+/// let server = Server::builder("hello", "1.0.0").tool(tool).build()?;
 /// let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 /// let mut output = Vec::new();
 /// let ending = airlock::serve(server.engine(), input, &mut output).await?;
