@@ -1,5 +1,5 @@
 //! Per-message costs of the protocol core: framing and the envelope per message (a small
-//! request, 64 KiB of arguments, a rejected 1 MiB line), the guard, the argument walk, the
+//! request, 64 KiB of arguments, a rejected 1 MiB line), the quotas, the argument walk, the
 //! reply writer, and whole requests through the engine (a ping, a tool list, an in-process
 //! tool call answered inline as the stdio session does).
 //!
@@ -21,7 +21,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-use airlock::__private::{Guard, GuardClock, check_arguments, parse_envelope, split_all};
+use airlock::__private::{QuotaClock, Quotas, check_arguments, parse_envelope, split_all};
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::{Call, Completion, Effect, Engine, Started};
 use airlock::{CallContext, Limits, NoArguments, Rate, Server, Tool, ToolOutput};
@@ -64,20 +64,20 @@ fn framing(c: &mut Criterion) {
     });
 }
 
-fn guard(c: &mut Criterion) {
+fn quotas(c: &mut Criterion) {
     // A quota that always admits: measures the admit path, not refusals.
     let mut limits = Limits::default();
     limits.tool_call_rate = Some(Rate::new_const(u32::MAX, u32::MAX));
     limits.cheap_method_rate = Some(Rate::new_const(u32::MAX, u32::MAX));
-    let guard = Guard::with_clock(
+    let quotas = Quotas::with_clock(
         &limits,
         [("echo", Rate::new_const(u32::MAX, u32::MAX))],
-        GuardClock::real(),
+        QuotaClock::real(),
     );
-    c.bench_function("guard/admit_call", |b| {
-        b.iter(|| guard.admit_call(black_box("echo")))
+    c.bench_function("quota/admit_call", |b| {
+        b.iter(|| quotas.admit_call(black_box("echo")))
     });
-    c.bench_function("guard/admit_cheap", |b| b.iter(|| guard.admit_cheap()));
+    c.bench_function("quota/admit_cheap", |b| b.iter(|| quotas.admit_cheap()));
 }
 
 fn arguments(c: &mut Criterion) {
@@ -273,7 +273,7 @@ criterion_group!(
     envelope,
     framing,
     frame_and_envelope,
-    guard,
+    quotas,
     arguments,
     reply,
     engine,

@@ -77,7 +77,7 @@ pub(crate) fn request(
         None => cx.lifecycle.admit(method)?,
     };
     if method != RequestMethod::ToolsCall {
-        cx.shared.guard.admit_cheap()?;
+        cx.shared.quotas.admit_cheap()?;
     }
     match method {
         RequestMethod::Initialize => initialize(cx, id, params.as_deref(), out),
@@ -210,7 +210,7 @@ fn tools_call(
     // a client mistake, which the engine does not count toward the garbage cut-off, so the
     // call quota is what slows one that loops on it (`-31429`). Only registered tools have
     // quotas of their own, so an unknown name is charged to the server's alone.
-    cx.shared.guard.admit_call(name)?;
+    cx.shared.quotas.admit_call(name)?;
     let tool = tool.ok_or(McpError::UnknownTool)?;
     let progress_token = match &mut params.meta {
         None => None,

@@ -63,7 +63,7 @@
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `dispatch`: the method table.
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
-//! - `guard`: rate quotas (governor GCRA) decided before any work.
+//! - `quota`: rate quotas (governor GCRA) decided before any work.
 //! - `call`: a tool call under its deadline and panic guard.
 //! - `call_log`: the per-call audit record (one JSON line per tool call, no argument values).
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
@@ -100,11 +100,11 @@ mod error;
 mod framing;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
-mod guard;
 mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
+mod quota;
 mod response;
 pub mod secrets;
 mod server;
@@ -142,7 +142,7 @@ pub mod __private {
     pub use crate::envelope::{Rejection, parse as parse_envelope};
     pub use crate::error::McpError;
     pub use crate::framing::split_all;
-    pub use crate::guard::{Guard, GuardClock};
+    pub use crate::quota::{QuotaClock, Quotas};
     pub use crate::tools::arguments::check as check_arguments;
 }
 

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::call_log::CallLog;
-use crate::guard::Guard;
 use crate::limits::Limits;
+use crate::quota::Quotas;
 use crate::response::ServerInfo;
 use crate::tools::Registry;
 
@@ -18,7 +18,7 @@ pub(crate) struct Shared {
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
     pub(crate) limits: Limits,
-    pub(crate) guard: Guard,
+    pub(crate) quotas: Quotas,
     /// Where each call's audit record goes, if anywhere.
     pub(crate) call_log: Option<Arc<CallLog>>,
 }
@@ -50,33 +50,33 @@ pub(crate) fn shared_logging(
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
 ) -> Arc<Shared> {
-    let guard = Guard::new(&limits, registry.rates());
+    let quotas = Quotas::new(&limits, registry.rates());
     let shared = Shared {
         info,
         instructions,
         registry,
         limits,
-        guard,
+        quotas,
         call_log,
     };
     Arc::new(shared)
 }
 
-/// The same with a given guard (tests drive its clock).
-#[cfg(any(test, fuzzing))]
-pub(crate) fn shared_with_guard(
+/// The same with given quotas (tests drive their clock).
+#[cfg(test)]
+pub(crate) fn shared_with_quotas(
     info: ServerInfo,
     instructions: Option<String>,
     registry: Registry,
     limits: Limits,
-    guard: Guard,
+    quotas: Quotas,
 ) -> Arc<Shared> {
     Arc::new(Shared {
         info,
         instructions,
         registry,
         limits,
-        guard,
+        quotas,
         call_log: None,
     })
 }

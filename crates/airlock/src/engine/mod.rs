@@ -31,9 +31,11 @@ use crate::tools::{ToolName, ToolOutput};
 use crate::version::ProtocolVersion;
 
 pub(crate) use crate::state::Shared;
-pub(crate) use crate::state::shared_logging;
 #[cfg(any(test, fuzzing))]
-pub(crate) use crate::state::{shared, shared_with_guard};
+pub(crate) use crate::state::shared;
+pub(crate) use crate::state::shared_logging;
+#[cfg(test)]
+pub(crate) use crate::state::shared_with_quotas;
 
 /// What the transport must do after a frame.
 #[derive(Debug)]

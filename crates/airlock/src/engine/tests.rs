@@ -472,16 +472,16 @@ fn timeouts_become_tool_errors() {
 
 #[test]
 fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
-    use crate::guard::{Guard, GuardClock};
     use crate::limits::Rate;
+    use crate::quota::{QuotaClock, Quotas};
     let limits = Limits {
         tool_call_rate: Some(Rate::new_const(60, 1)),
         cheap_method_rate: Some(Rate::new_const(60, 2)),
         max_consecutive_errors: std::num::NonZeroU32::new(2).unwrap(),
         ..Limits::default()
     };
-    let clock = GuardClock::manual();
-    let guard = Guard::with_clock(&limits, [], clock.clone());
+    let clock = QuotaClock::manual();
+    let quotas = Quotas::with_clock(&limits, [], clock.clone());
     let registry = Registry::new(vec![
         Tool::builder("echo")
             .description("Repeats text")
@@ -493,8 +493,8 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
         version: "1".into(),
         title: None,
     };
-    let mut engine = Engine::new(crate::engine::shared_with_guard(
-        info, None, registry, limits, guard,
+    let mut engine = Engine::new(crate::engine::shared_with_quotas(
+        info, None, registry, limits, quotas,
     ));
     let modern = |id: u32, method: &str, extra: &str| {
         format!(
@@ -824,14 +824,14 @@ fn unknown_tools_neither_count_as_garbage_nor_reset_the_count() {
 /// looping caller is slowed with `-31429` like any other.
 #[test]
 fn unknown_tools_are_charged_to_the_call_quota() {
-    use crate::guard::{Guard, GuardClock};
     use crate::limits::Rate;
+    use crate::quota::{QuotaClock, Quotas};
     let limits = Limits {
         tool_call_rate: Some(Rate::new_const(60, 2)),
         ..Limits::default()
     };
-    let clock = GuardClock::manual();
-    let guard = Guard::with_clock(&limits, [], clock.clone());
+    let clock = QuotaClock::manual();
+    let quotas = Quotas::with_clock(&limits, [], clock.clone());
     let registry = Registry::new(vec![
         Tool::builder("echo")
             .description("Repeats text")
@@ -843,8 +843,8 @@ fn unknown_tools_are_charged_to_the_call_quota() {
         version: "1".into(),
         title: None,
     };
-    let mut engine = Engine::new(crate::engine::shared_with_guard(
-        info, None, registry, limits, guard,
+    let mut engine = Engine::new(crate::engine::shared_with_quotas(
+        info, None, registry, limits, quotas,
     ));
     initialize(&mut engine, "2025-11-25");
     let unknown = |id: u32| {

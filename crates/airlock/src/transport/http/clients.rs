@@ -3,7 +3,7 @@
 //!
 //! A client is its authenticated identity when tokens are configured, else its peer address
 //! (an IPv6 address counts as its /64, which one host usually holds whole). These limits come
-//! on top of the server-wide ones in [`crate::guard`], so one client flooding cannot take the
+//! on top of the server-wide ones in [`crate::quota`], so one client flooding cannot take the
 //! whole server's quota or every call slot while another is served. The state is bounded:
 //! entries indistinguishable from a fresh client are dropped by [`Clients::sweep`], and past
 //! `max_tracked_clients` new clients are refused (fail closed) rather than tracked.
@@ -26,11 +26,11 @@ use governor::nanos::Nanos;
 use governor::state::keyed::HashMapStateStore;
 
 use crate::error::McpError;
-use crate::guard::{GuardClock, millis_rounded_up, quota};
 use crate::limits::{HTTP_CUT_OFF, HttpLimits};
+use crate::quota::{QuotaClock, governor_quota, millis_rounded_up};
 
 type Keyed =
-    RateLimiter<ClientKey, HashMapStateStore<ClientKey>, GuardClock, NoOpMiddleware<Nanos>>;
+    RateLimiter<ClientKey, HashMapStateStore<ClientKey>, QuotaClock, NoOpMiddleware<Nanos>>;
 
 /// Who a client is, for its limits.
 #[derive(Clone, Debug, Eq, Hash, PartialEq)]
@@ -65,7 +65,7 @@ impl ClientKey {
 
 /// Per-client quotas and in-flight counts of one HTTP server.
 pub(crate) struct Clients {
-    clock: GuardClock,
+    clock: QuotaClock,
     calls: Option<Keyed>,
     requests: Option<Keyed>,
     in_flight: Mutex<HashMap<ClientKey, usize>>,
@@ -91,7 +91,7 @@ pub(crate) enum Verdict {
 struct Garbage {
     /// Garbage requests in a row.
     consecutive: u32,
-    /// When the cut-off ends (the guard clock's nanoseconds); 0 when not cut off.
+    /// When the cut-off ends (the quota clock's nanoseconds); 0 when not cut off.
     cut_off_until: u64,
     /// When the client last sent garbage.
     last: u64,
@@ -100,11 +100,11 @@ struct Garbage {
 impl Clients {
     /// Per-client limits; `max_garbage` is the server's `max_consecutive_errors`.
     pub(crate) fn new(limits: &HttpLimits, max_garbage: u32) -> Self {
-        Self::with_clock(limits, max_garbage, GuardClock::real())
+        Self::with_clock(limits, max_garbage, QuotaClock::real())
     }
 
-    pub(crate) fn with_clock(limits: &HttpLimits, max_garbage: u32, clock: GuardClock) -> Self {
-        let keyed = |rate| RateLimiter::hashmap_with_clock(quota(rate), clock.clone());
+    pub(crate) fn with_clock(limits: &HttpLimits, max_garbage: u32, clock: QuotaClock) -> Self {
+        let keyed = |rate| RateLimiter::hashmap_with_clock(governor_quota(rate), clock.clone());
         Self {
             calls: limits.client_call_rate.map(keyed),
             requests: limits.client_request_rate.map(keyed),
@@ -302,7 +302,7 @@ mod tests {
 
     #[test]
     fn each_client_has_its_own_quota() {
-        let clock = GuardClock::manual();
+        let clock = QuotaClock::manual();
         let clients = Clients::with_clock(&limits(), 256, clock.clone());
         let (a, b) = (address(1), address(2));
         clients.admit_call(&a).unwrap();
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn tracked_clients_are_bounded_and_swept() {
-        let clock = GuardClock::manual();
+        let clock = QuotaClock::manual();
         let clients = Clients::with_clock(&limits(), 256, clock.clone());
         for last in 1..=4 {
             clients.admit_request(&address(last)).unwrap();
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn a_client_sending_only_garbage_is_cut_off_for_a_while_and_others_are_not() {
-        let clock = GuardClock::manual();
+        let clock = QuotaClock::manual();
         let clients = Clients::with_clock(&limits(), 3, clock.clone());
         let (a, b) = (address(1), address(2));
         let garbage = Verdict::Garbage;

@@ -23,29 +23,30 @@ use governor::{Quota, RateLimiter};
 use crate::error::McpError;
 use crate::limits::{Limits, Rate};
 
-type Limiter = RateLimiter<NotKeyed, InMemoryState, GuardClock, NoOpMiddleware<Nanos>>;
+type Limiter = RateLimiter<NotKeyed, InMemoryState, QuotaClock, NoOpMiddleware<Nanos>>;
 
 /// The quotas of one server.
-pub struct Guard {
-    clock: GuardClock,
+pub struct Quotas {
+    clock: QuotaClock,
     tool_calls: Option<Limiter>,
     cheap: Option<Limiter>,
     per_tool: HashMap<Box<str>, Limiter>,
 }
 
-impl Guard {
+impl Quotas {
     /// Quotas from `limits`, plus `per_tool` quotas by tool name, on the real clock.
     pub fn new<'a>(limits: &Limits, per_tool: impl IntoIterator<Item = (&'a str, Rate)>) -> Self {
-        Self::with_clock(limits, per_tool, GuardClock::real())
+        Self::with_clock(limits, per_tool, QuotaClock::real())
     }
 
-    /// The same on a given clock (tests use [`GuardClock::manual`]).
+    /// The same on a given clock (tests use [`QuotaClock::manual`]).
     pub fn with_clock<'a>(
         limits: &Limits,
         per_tool: impl IntoIterator<Item = (&'a str, Rate)>,
-        clock: GuardClock,
+        clock: QuotaClock,
     ) -> Self {
-        let limiter = |rate: Rate| RateLimiter::direct_with_clock(quota(rate), clock.clone());
+        let limiter =
+            |rate: Rate| RateLimiter::direct_with_clock(governor_quota(rate), clock.clone());
         Self {
             tool_calls: limits.tool_call_rate.map(limiter),
             cheap: limits.cheap_method_rate.map(limiter),
@@ -90,9 +91,9 @@ impl Guard {
     }
 }
 
-impl std::fmt::Debug for Guard {
+impl std::fmt::Debug for Quotas {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guard")
+        f.debug_struct("Quotas")
             .field("tool_calls", &self.tool_calls.is_some())
             .field("cheap", &self.cheap.is_some())
             .field("per_tool", &self.per_tool.len())
@@ -101,7 +102,7 @@ impl std::fmt::Debug for Guard {
 }
 
 /// A quota for `rate`: one request per `60 s / per_minute`, bursts of `burst`.
-pub(crate) fn quota(rate: Rate) -> Quota {
+pub(crate) fn governor_quota(rate: Rate) -> Quota {
     let period = Duration::from_secs(60)
         .checked_div(rate.per_minute.get())
         .filter(|period| !period.is_zero())
@@ -117,14 +118,14 @@ pub(crate) fn millis_rounded_up(wait: Duration) -> u64 {
     u64::try_from(millis).unwrap_or(u64::MAX)
 }
 
-/// The limiters' clock: monotonic time since the guard was built, or a hand-driven one.
+/// The limiters' clock: monotonic time since the quotas was built, or a hand-driven one.
 #[derive(Clone, Debug)]
-pub struct GuardClock {
+pub struct QuotaClock {
     start: Instant,
     manual: Option<Arc<AtomicU64>>,
 }
 
-impl GuardClock {
+impl QuotaClock {
     /// Real monotonic time.
     pub fn real() -> Self {
         Self {
@@ -133,7 +134,7 @@ impl GuardClock {
         }
     }
 
-    /// A clock that only moves when [`GuardClock::advance`] is called.
+    /// A clock that only moves when [`QuotaClock::advance`] is called.
     pub fn manual() -> Self {
         Self {
             start: Instant::now(),
@@ -153,7 +154,7 @@ impl GuardClock {
     }
 }
 
-impl Clock for GuardClock {
+impl Clock for QuotaClock {
     type Instant = Nanos;
 
     fn now(&self) -> Nanos {
@@ -185,81 +186,81 @@ mod tests {
 
     #[test]
     fn a_burst_is_admitted_then_refused_with_the_exact_wait() {
-        let clock = GuardClock::manual();
+        let clock = QuotaClock::manual();
         // 60 a minute: one a second, bursts of 3.
-        let guard = Guard::with_clock(
+        let quotas = Quotas::with_clock(
             &limits(Some(Rate::new_const(60, 3)), None),
             [],
             clock.clone(),
         );
         for _ in 0..3 {
-            guard.admit_call("t").unwrap();
+            quotas.admit_call("t").unwrap();
         }
-        assert_eq!(retry(guard.admit_call("t")), 1000);
+        assert_eq!(retry(quotas.admit_call("t")), 1000);
         clock.advance(Duration::from_millis(400));
-        assert_eq!(retry(guard.admit_call("t")), 600);
+        assert_eq!(retry(quotas.admit_call("t")), 600);
         clock.advance(Duration::from_millis(600));
-        guard.admit_call("t").unwrap();
-        assert_eq!(retry(guard.admit_call("t")), 1000);
+        quotas.admit_call("t").unwrap();
+        assert_eq!(retry(quotas.admit_call("t")), 1000);
     }
 
     #[test]
     fn cheap_methods_and_tool_calls_have_separate_quotas() {
-        let clock = GuardClock::manual();
-        let guard = Guard::with_clock(
+        let clock = QuotaClock::manual();
+        let quotas = Quotas::with_clock(
             &limits(Some(Rate::new_const(60, 1)), Some(Rate::new_const(60, 2))),
             [],
             clock,
         );
-        guard.admit_call("t").unwrap();
-        assert!(guard.admit_call("t").is_err());
+        quotas.admit_call("t").unwrap();
+        assert!(quotas.admit_call("t").is_err());
         // Calls are exhausted; pings are not.
-        guard.admit_cheap().unwrap();
-        guard.admit_cheap().unwrap();
-        assert!(guard.admit_cheap().is_err());
+        quotas.admit_cheap().unwrap();
+        quotas.admit_cheap().unwrap();
+        assert!(quotas.admit_cheap().is_err());
     }
 
     #[test]
     fn a_per_tool_quota_applies_to_that_tool_only() {
-        let clock = GuardClock::manual();
-        let guard = Guard::with_clock(
+        let clock = QuotaClock::manual();
+        let quotas = Quotas::with_clock(
             &limits(None, None),
             [("paid_api", Rate::new_const(1, 1))],
             clock.clone(),
         );
-        guard.admit_call("paid_api").unwrap();
-        assert_eq!(retry(guard.admit_call("paid_api")), 60_000);
+        quotas.admit_call("paid_api").unwrap();
+        assert_eq!(retry(quotas.admit_call("paid_api")), 60_000);
         for _ in 0..100 {
-            guard.admit_call("free").unwrap();
+            quotas.admit_call("free").unwrap();
         }
         clock.advance(Duration::from_secs(60));
-        guard.admit_call("paid_api").unwrap();
+        quotas.admit_call("paid_api").unwrap();
     }
 
     /// Review finding N3: refused calls of a rate-limited tool used up the server's quota.
     #[test]
     fn a_refused_tool_does_not_drain_the_server_quota() {
-        let clock = GuardClock::manual();
-        let guard = Guard::with_clock(
+        let clock = QuotaClock::manual();
+        let quotas = Quotas::with_clock(
             &limits(Some(Rate::new_const(60, 3)), None),
             [("paid_api", Rate::new_const(1, 1))],
             clock,
         );
-        guard.admit_call("paid_api").unwrap();
+        quotas.admit_call("paid_api").unwrap();
         for _ in 0..10 {
-            assert!(guard.admit_call("paid_api").is_err());
+            assert!(quotas.admit_call("paid_api").is_err());
         }
-        guard.admit_call("other").unwrap();
-        guard.admit_call("other").unwrap();
-        assert!(guard.admit_call("other").is_err());
+        quotas.admit_call("other").unwrap();
+        quotas.admit_call("other").unwrap();
+        assert!(quotas.admit_call("other").is_err());
     }
 
     #[test]
     fn no_quota_means_no_limit() {
-        let guard = Guard::with_clock(&limits(None, None), [], GuardClock::manual());
+        let quotas = Quotas::with_clock(&limits(None, None), [], QuotaClock::manual());
         for _ in 0..10_000 {
-            guard.admit_call("t").unwrap();
-            guard.admit_cheap().unwrap();
+            quotas.admit_call("t").unwrap();
+            quotas.admit_cheap().unwrap();
         }
     }
 }
