@@ -14,10 +14,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 
-use crate::id::IdKey;
-use crate::tools::{BoxFuture, ToolDef, ToolOutput};
+use crate::handler::{BoxFuture, CallContext, Completion, Outcome, Ticket};
+use crate::output::ToolOutput;
+use crate::tools::ToolDef;
 
 /// A tool call the engine admitted, ready to run.
 pub struct Call {
@@ -27,105 +27,6 @@ pub struct Call {
     pub(crate) timeout: Duration,
     /// Whether the caller sent a `progressToken` (so progress is worth reporting).
     pub(crate) wants_progress: bool,
-}
-
-/// What a running call tells its session: progress, then exactly one completion.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Event {
-    /// A progress report (best effort: dropped when the session is busy).
-    Progress(Progress),
-    /// The call ended.
-    Done(Completion),
-}
-
-/// One progress report of a call.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Progress {
-    /// Which call.
-    pub ticket: Ticket,
-    /// How far, in the handler's units; must increase from one report to the next.
-    pub progress: f64,
-    /// The end value, if known.
-    pub total: Option<f64>,
-    /// A short human-readable note.
-    pub message: Option<String>,
-}
-
-/// What a handler gets besides its arguments: a way to report progress.
-///
-/// Reports reach the client only if it asked for them (a `progressToken`), only while the
-/// call is in flight, only when `progress` increases, and no more often than the engine's
-/// progress interval; anything else is dropped. Reporting never blocks the handler.
-#[derive(Clone, Debug)]
-pub struct CallContext {
-    reporter: Option<(Ticket, mpsc::Sender<Event>)>,
-}
-
-impl CallContext {
-    /// A context that reports nothing (a call made outside a session).
-    pub fn detached() -> Self {
-        Self { reporter: None }
-    }
-
-    /// A context reporting to `events` for the call `ticket`.
-    pub fn reporting(ticket: Ticket, events: mpsc::Sender<Event>) -> Self {
-        Self {
-            reporter: Some((ticket, events)),
-        }
-    }
-
-    /// Whether the client asked for progress.
-    pub fn wants_progress(&self) -> bool {
-        self.reporter.is_some()
-    }
-
-    /// Reports progress; a no-op when nobody asked for it.
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some((ticket, events)) = &self.reporter else {
-            return;
-        };
-        let report = Progress {
-            ticket: ticket.clone(),
-            progress,
-            total,
-            message: message.map(str::to_owned),
-        };
-        if events.try_send(Event::Progress(report)).is_err() {
-            tracing::trace!("progress report dropped: the session is busy or gone");
-        }
-    }
-}
-
-/// Names one admitted call: its request id and a serial number, so that a late completion of
-/// a cancelled call is never taken for a newer request that reused the id.
-#[derive(Clone, Debug, Eq, Hash, PartialEq)]
-pub struct Ticket {
-    pub(crate) key: IdKey,
-    pub(crate) serial: u64,
-}
-
-/// How a call ended.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Outcome {
-    /// The handler returned.
-    Finished(ToolOutput),
-    /// The deadline passed first; the handler's future was dropped.
-    TimedOut(Duration),
-    /// The handler panicked.
-    Panicked,
-}
-
-/// A finished call, for [`Engine::complete`](crate::engine::Engine::complete).
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Completion {
-    /// Which call.
-    pub ticket: Ticket,
-    /// How it ended.
-    pub outcome: Outcome,
 }
 
 impl Call {

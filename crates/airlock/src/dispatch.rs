@@ -17,12 +17,13 @@ use crate::id::{ProgressToken, RequestId};
 use crate::json::{ParamKey, Text};
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
+use crate::output::ToolOutput;
 use crate::response::{
     self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult, Modern,
     ToolsListResult,
 };
 use crate::state::Shared;
-use crate::tools::{ToolDef, ToolOutput, arguments};
+use crate::tools::{ToolDef, arguments};
 use crate::version::ProtocolVersion;
 
 /// What dispatch did with a request.

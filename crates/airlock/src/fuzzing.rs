@@ -14,8 +14,9 @@ use serde_json::value::RawValue;
 
 use crate::engine::{Effect, Engine, Shared};
 use crate::limits::Limits;
+use crate::output::{ToolError, ToolOutput};
 use crate::response::ServerInfo;
-use crate::tools::{NoArguments, Registry, Tool, ToolError, ToolOutput};
+use crate::tools::{NoArguments, Registry, Tool};
 
 /// Codes the design's error table allows on the wire.
 pub const ERROR_TABLE: [i64; 8] = [
@@ -125,7 +126,7 @@ pub fn engine(data: &[u8]) {
         }
         if let Effect::Start(call) = effect {
             assert_eq!(lines, 0, "a started call was also answered at once");
-            let completion = runtime().block_on(call.run(crate::call::CallContext::detached()));
+            let completion = runtime().block_on(call.run(crate::handler::CallContext::detached()));
             let mut done = Vec::new();
             engine.complete(completion, &mut done);
             let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken));

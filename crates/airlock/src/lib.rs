@@ -63,6 +63,9 @@
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `dispatch`: the method table.
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
+//! - `output`: what a tool gives back (content blocks, structured content, `ToolError`).
+//! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
+//!   completion, tickets); shared by `tools`, `call`, the engine and the transports.
 //! - `quota`: rate quotas (governor GCRA) decided before any work.
 //! - `call`: a tool call under its deadline and panic guard.
 //! - `call_log`: the per-call audit record (one JSON line per tool call, no argument values).
@@ -100,10 +103,12 @@ mod error;
 mod framing;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
+mod handler;
 mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
+mod output;
 mod quota;
 mod response;
 pub mod secrets;
@@ -115,14 +120,15 @@ mod tools;
 pub mod transport;
 mod version;
 
-pub use call::CallContext;
 pub use call_log::{CallLog, RunNote};
+pub use handler::{BoxFuture, CallContext, Handler};
 pub use limits::{HttpLimits, Limits, Rate};
+pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use server::{Server, ServerBuilder};
 pub use tools::schema::SchemaError;
 pub use tools::{
-    BoxFuture, BuildError, Content, Handler, HandlerFn, IntoToolOutput, NoArguments, ResourceBody,
-    Structured, Tool, ToolAnnotations, ToolBuilder, ToolError, ToolName, ToolOutput,
+    BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,
+    ToolBuilder, ToolName,
 };
 pub use transport::{Ending, serve};
 

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::id::RequestId;
-use crate::tools::{Content, Listing, ResourceBody, ToolOutput};
+use crate::output::{Content, ResourceBody, ToolOutput};
+use crate::tools::Listing;
 use crate::version::ProtocolVersion;
 
 /// Appends a result line for `id`.

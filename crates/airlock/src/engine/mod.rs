@@ -15,19 +15,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::call::{Call, Completion, Outcome, Progress, Ticket};
+use crate::call::Call;
 use crate::call_log::{self, Client, Entry, RunNote};
 use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{
     self, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request, RequestMethod,
 };
 use crate::error::McpError;
+use crate::handler::{Completion, Outcome, Progress, Ticket};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
 use crate::limits::{MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
+use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
-use crate::tools::{ToolName, ToolOutput};
+use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
 pub(crate) use crate::state::Shared;

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::limits::Limits;
+use crate::output::ToolError;
 use crate::response::ServerInfo;
-use crate::tools::{NoArguments, Registry, Tool, ToolError};
+use crate::tools::{NoArguments, Registry, Tool};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
@@ -110,7 +111,7 @@ fn finish(engine: &mut Engine, effect: Effect) -> Option<Value> {
         .enable_time()
         .build()
         .unwrap()
-        .block_on(call.run(crate::call::CallContext::detached()));
+        .block_on(call.run(crate::handler::CallContext::detached()));
     let mut out = Vec::new();
     engine.complete(completion, &mut out);
     reply(&out)
@@ -540,7 +541,7 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
 
 #[test]
 fn progress_is_sent_only_when_asked_increasing_spaced_and_before_the_reply() {
-    use crate::call::Progress;
+    use crate::handler::Progress;
     let mut engine = engine();
     initialize(&mut engine, "2025-11-25");
     let (_, effect) = send(
@@ -585,7 +586,7 @@ fn progress_is_sent_only_when_asked_increasing_spaced_and_before_the_reply() {
         .enable_time()
         .build()
         .unwrap()
-        .block_on(call.run(crate::call::CallContext::detached()));
+        .block_on(call.run(crate::handler::CallContext::detached()));
     let mut out = Vec::new();
     engine.complete(completion, &mut out);
     assert!(reply(&out).is_some());
@@ -786,7 +787,7 @@ proptest! {
                 prop_assert!(out.is_empty());
                 let mut done = Vec::new();
                 let completion = tokio::runtime::Builder::new_current_thread()
-                    .enable_time().build().unwrap().block_on(call.run(crate::call::CallContext::detached()));
+                    .enable_time().build().unwrap().block_on(call.run(crate::handler::CallContext::detached()));
                 engine.complete(completion, &mut done);
                 assert_well_formed(&done)?;
                 prop_assert!(!done.is_empty());

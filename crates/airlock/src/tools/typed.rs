@@ -21,9 +21,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{BoxFuture, Handler, Tool, ToolAnnotations, ToolError, ToolOutput};
-use crate::call::CallContext;
+use super::{Tool, ToolAnnotations};
+use crate::handler::CallContext;
+use crate::handler::{BoxFuture, Handler};
 use crate::limits::Rate;
+use crate::output::{ToolError, ToolOutput};
 
 /// The argument type of a tool that takes none: its schema accepts only `{}`.
 ///

@@ -43,6 +43,7 @@ pub mod http;
 pub(crate) mod stdio;
 pub(crate) mod stream;
 
-pub use crate::call::{Call, Completion, Event, Outcome, Progress, Running, Started, Ticket};
+pub use crate::call::{Call, Running, Started};
 pub use crate::engine::{Effect, Engine};
+pub use crate::handler::{Completion, Event, Outcome, Progress, Ticket};
 pub use stream::{Ending, serve};

@@ -29,9 +29,10 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::call::{CallContext, Completion, Event, Started, Ticket};
+use crate::call::Started;
 use crate::engine::{Effect, Engine};
 use crate::framing::{Frame, FrameReader};
+use crate::handler::{CallContext, Completion, Event, Ticket};
 use crate::limits::WRITE_BUFFER_BYTES;
 
 /// Why a session ended.

@@ -65,11 +65,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use crate::call::{Call, CallContext, Event};
+use crate::call::Call;
 use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
 use crate::engine::{Effect, Engine, Shared};
 use crate::envelope::{self, Message, Notification, Request as RpcRequest, RequestMethod};
 use crate::error::{HeaderFault, HttpRefusal, McpError};
+use crate::handler::{CallContext, Event};
 use crate::json::Text;
 use crate::lifecycle;
 use crate::limits::HttpLimits;
@@ -1024,7 +1025,7 @@ async fn start(
     }
 }
 
-fn complete(engine: &mut Engine, completion: crate::call::Completion) -> Reply {
+fn complete(engine: &mut Engine, completion: crate::handler::Completion) -> Reply {
     let mut out = Vec::new();
     engine.complete(completion, &mut out);
     Reply {

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use tokio::task::AbortHandle;
 
 use super::clients::ClientKey;
-use crate::call::Ticket;
 use crate::engine::Engine;
 use crate::error::McpError;
+use crate::handler::Ticket;
 
 /// Bytes of randomness in a session id.
 const SESSION_ID_BYTES: usize = 32;
