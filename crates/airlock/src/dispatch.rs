@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::envelope::{Params, RequestMethod};
+use crate::envelope::{ParamKey, Params, RequestMethod};
 use crate::error::McpError;
 use crate::id::{ProgressToken, RequestId};
-use crate::json::{ParamKey, Text};
+use crate::json::Text;
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
 use crate::output::ToolOutput;

@@ -7,7 +7,9 @@
 //! nesting depth against our own limit, and keys repeated in any object. Parsers disagree on
 //! which copy of a repeated key wins, which is how checks get smuggled past; we refuse the
 //! message instead. A frame is read once: the members the envelope needs come out as values,
-//! the rest (`result`, `error`, unknown members, batch items) is checked and dropped.
+//! the rest (`result`, `error`, unknown members, batch items) is checked and dropped. This
+//! module knows JSON-RPC's top-level members only; which members of `params` are kept, and
+//! how, is the envelope's choice (a [`ParamsShape`]), so no protocol method is decided here.
 //!
 //! serde_json also refuses, as a syntax error, a number beyond what an `f64` holds (`1e400`,
 //! an integer of 400 digits). That is valid JSON (RFC 8259 §9 lets an implementation limit
@@ -25,6 +27,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -41,9 +44,9 @@ pub(crate) enum JsonFault {
 
 /// The shape of the top-level value.
 #[derive(Debug)]
-pub(crate) enum TopLevel<'a> {
+pub(crate) enum TopLevel<'a, S: ParamsShape> {
     /// An object, with the members JSON-RPC defines pulled out.
-    Object(Members<'a>),
+    Object(Members<'a, S>),
     /// An array (a batch).
     Array,
     /// A string, number, boolean or null.
@@ -52,7 +55,7 @@ pub(crate) enum TopLevel<'a> {
 
 /// The members of a top-level object.
 #[derive(Debug, Default)]
-pub(crate) struct Members<'a> {
+pub(crate) struct Members<'a, S: ParamsShape> {
     /// `jsonrpc`, if present.
     pub(crate) jsonrpc: Option<Text<'a>>,
     /// `id` as raw text, if present (owned only when the frame held a number out of range).
@@ -63,7 +66,7 @@ pub(crate) struct Members<'a> {
     /// `method`, if present.
     pub(crate) method: Option<Text<'a>>,
     /// `params`, if present.
-    pub(crate) params: Option<ParamsMember<'a>>,
+    pub(crate) params: Option<ParamsMember<'a, S>>,
     /// Whether `result` or `error` is present.
     pub(crate) has_result_or_error: bool,
     /// Whether a member JSON-RPC 2.0 does not define is present.
@@ -77,121 +80,70 @@ pub(crate) struct Members<'a> {
 /// The `params` member: an object with its members pulled out, or anything else (checked for
 /// depth and repeated keys like the rest, then dropped).
 #[derive(Debug)]
-pub(crate) enum ParamsMember<'a> {
+pub(crate) enum ParamsMember<'a, S: ParamsShape> {
     /// An object. Boxed: every frame's members are moved a few times on their way to dispatch,
     /// and most frames (pings, notifications) have no params to carry.
-    Object(Box<Params<'a>>),
+    Object(Box<S::Kept<'a>>),
     /// Any other value.
     NotAnObject,
 }
 
-/// The members of a request's or notification's `params` that some method reads, pulled out
-/// without allocating for their names: strings borrowed from the frame when they hold no
-/// escape, objects and ids as values. Any other member is only noted (its value is checked
-/// like the rest of the frame, then dropped): methods that define no such member refuse it.
-#[derive(Debug, Default)]
-pub struct Params<'a> {
-    /// `name` (`tools/call`).
-    pub(crate) name: Option<Text<'a>>,
-    /// `cursor` (`tools/list`).
-    pub(crate) cursor: Option<Text<'a>>,
-    /// `protocolVersion` (`initialize`).
-    pub(crate) protocol_version: Option<Text<'a>>,
-    /// `arguments` (`tools/call`); see [`Params::arguments_out_of_range`].
-    pub(crate) arguments: Option<Value>,
-    /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
-    /// that reads `_meta` refuses a `null` where it expects a value, and ignores the rest).
-    pub(crate) meta: Option<Value>,
-    /// Whether `capabilities` (`initialize`), when present, is an object.
-    pub(crate) capabilities_is_object: Option<bool>,
-    /// Whether `clientInfo` (`initialize`), when present, is an object.
-    pub(crate) client_info_is_object: Option<bool>,
-    /// `requestId` (`notifications/cancelled`); `null` if it was a number out of range, which
-    /// matches no call.
-    pub(crate) request_id: Option<Value>,
-    /// Whether `arguments` holds a number no `f64` holds (`1e400`): it is `null` in
-    /// [`Params::arguments`], so the arguments must be refused, never used.
-    pub(crate) arguments_out_of_range: bool,
-    /// Which members are present, as [`ParamKey`] bits.
-    present: u16,
-}
-
-/// The `params` members some method reads, and one bit for all others.
+/// How the reader takes the value of a `params` member that a [`KeptParams`] names.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(crate) enum ParamKey {
-    Name,
-    Cursor,
-    ProtocolVersion,
-    Arguments,
-    Meta,
-    Capabilities,
-    ClientInfo,
-    RequestId,
-    /// `task` (task-augmented calls, 2025-11-25).
-    Task,
-    /// Any other member (`reason` of a cancellation, or a name no method defines).
-    Other,
+pub(crate) enum Take {
+    /// A string, borrowed from the frame when it holds no escape ([`Text`]).
+    Text,
+    /// A value; a number in it that no `f64` holds reads `null`.
+    Value,
+    /// A value, with whether it held a number no `f64` holds (read `null`): for a member
+    /// that must then be refused, never used.
+    Flagged,
+    /// Only whether it is an object; the value is checked, then dropped.
+    IsObject,
+    /// Checked, then dropped; only its presence is kept.
+    Skip,
 }
 
-impl ParamKey {
-    fn parse(key: &str) -> Self {
-        match key {
-            "name" => Self::Name,
-            "cursor" => Self::Cursor,
-            "protocolVersion" => Self::ProtocolVersion,
-            "arguments" => Self::Arguments,
-            "_meta" => Self::Meta,
-            "capabilities" => Self::Capabilities,
-            "clientInfo" => Self::ClientInfo,
-            "requestId" => Self::RequestId,
-            "task" => Self::Task,
-            _ => Self::Other,
-        }
-    }
-
-    fn bit(self) -> u16 {
-        match self {
-            Self::Name => 1,
-            Self::Cursor => 1 << 1,
-            Self::ProtocolVersion => 1 << 2,
-            Self::Arguments => 1 << 3,
-            Self::Meta => 1 << 4,
-            Self::Capabilities => 1 << 5,
-            Self::ClientInfo => 1 << 6,
-            Self::RequestId => 1 << 7,
-            Self::Task => 1 << 8,
-            Self::Other => 1 << 9,
-        }
-    }
+/// A `params` member's value, taken as its [`Take`] says.
+#[derive(Debug)]
+pub(crate) enum Taken<'a> {
+    /// For [`Take::Text`].
+    Text(Text<'a>),
+    /// For [`Take::Value`].
+    Value(Value),
+    /// For [`Take::Flagged`]: the value, and whether it held a number out of range.
+    Flagged(Value, bool),
+    /// For [`Take::IsObject`].
+    IsObject(bool),
+    /// For [`Take::Skip`].
+    Skipped,
 }
 
-impl Params<'_> {
-    /// The same members, owning their text.
-    fn into_owned(self) -> Params<'static> {
-        Params {
-            name: self.name.map(Text::into_owned),
-            cursor: self.cursor.map(Text::into_owned),
-            protocol_version: self.protocol_version.map(Text::into_owned),
-            arguments: self.arguments,
-            meta: self.meta,
-            capabilities_is_object: self.capabilities_is_object,
-            client_info_is_object: self.client_info_is_object,
-            request_id: self.request_id,
-            arguments_out_of_range: self.arguments_out_of_range,
-            present: self.present,
-        }
-    }
+/// What a frame's `params` object keeps: the members some method reads, chosen by the
+/// envelope (this reader knows no protocol method). Members it does not name are checked like
+/// the rest of the frame, noted and dropped.
+pub(crate) trait KeptParams<'a>: Default + fmt::Debug {
+    /// A member it names.
+    type Member: Copy;
 
-    /// Whether `key` is present.
-    pub(crate) fn has(&self, key: ParamKey) -> bool {
-        self.present & key.bit() != 0
-    }
+    /// The member called `name` (already unescaped) and how to take its value, or `None`.
+    fn member(name: &str) -> Option<(Self::Member, Take)>;
 
-    /// Whether every member present is one of `allowed`.
-    pub(crate) fn only(&self, allowed: &[ParamKey]) -> bool {
-        let allowed = allowed.iter().fold(0, |bits, key| bits | key.bit());
-        self.present & !allowed == 0
-    }
+    /// Keeps `taken` as `member`'s value; says whether the member was present already.
+    fn keep(&mut self, member: Self::Member, taken: Taken<'a>) -> bool;
+
+    /// Notes a member it does not name.
+    fn other(&mut self);
+}
+
+/// A [`KeptParams`] for every lifetime of the frame, so that members read from a copy of the
+/// frame (see the module's documentation) can be made to own their text.
+pub(crate) trait ParamsShape {
+    /// The members kept of a frame that lives for `'a`.
+    type Kept<'a>: KeptParams<'a>;
+
+    /// The same members, owning their text (so for a frame of any lifetime).
+    fn into_owned<'b>(kept: Self::Kept<'_>) -> Self::Kept<'b>;
 }
 
 /// A member that should be a string (`jsonrpc`, `method`): borrowed from the frame when it
@@ -213,7 +165,7 @@ impl Text<'_> {
         }
     }
 
-    fn into_owned(self) -> Text<'static> {
+    pub(crate) fn into_owned(self) -> Text<'static> {
         match self {
             Self::Str(text) => Text::Str(Cow::Owned(text.into_owned())),
             Self::NotAString => Text::NotAString,
@@ -221,15 +173,17 @@ impl Text<'_> {
     }
 }
 
-impl Members<'_> {
-    fn into_owned(self) -> Members<'static> {
+impl<S: ParamsShape> Members<'_, S> {
+    fn into_owned<'b>(self) -> Members<'b, S> {
         Members {
             jsonrpc: self.jsonrpc.map(Text::into_owned),
             id: self.id.map(|id| Cow::Owned(id.into_owned())),
             id_out_of_range: self.id_out_of_range,
             method: self.method.map(Text::into_owned),
             params: self.params.map(|params| match params {
-                ParamsMember::Object(params) => ParamsMember::Object(Box::new(params.into_owned())),
+                ParamsMember::Object(params) => {
+                    ParamsMember::Object(Box::new(S::into_owned(*params)))
+                }
                 ParamsMember::NotAnObject => ParamsMember::NotAnObject,
             }),
             has_result_or_error: self.has_result_or_error,
@@ -245,7 +199,10 @@ impl Members<'_> {
 /// # Errors
 ///
 /// [`JsonFault`] when the frame is not JSON or is nested too deeply.
-pub(crate) fn parse_frame(frame: &str, max_depth: usize) -> Result<TopLevel<'_>, JsonFault> {
+pub(crate) fn parse_frame<S: ParamsShape>(
+    frame: &str,
+    max_depth: usize,
+) -> Result<TopLevel<'_, S>, JsonFault> {
     match parse_counted(frame, Checks::new(max_depth)) {
         Err(JsonFault::Syntax) => {}
         done => return done,
@@ -263,13 +220,26 @@ pub(crate) fn parse_frame(frame: &str, max_depth: usize) -> Result<TopLevel<'_>,
 }
 
 /// One parse of `frame` with `checks`.
-fn parse_counted(frame: &str, checks: Checks) -> Result<TopLevel<'_>, JsonFault> {
+fn parse_counted<S: ParamsShape>(
+    frame: &str,
+    checks: Checks,
+) -> Result<TopLevel<'_, S>, JsonFault> {
     // From `str`: the frame's UTF-8 was checked once, as a whole, so serde_json does not check
     // each string again.
     let mut deserializer = serde_json::Deserializer::from_str(frame);
     // The members are written in place: returned by value through serde's layers, a struct
     // this size would be copied several times per frame.
-    let mut members = Members::default();
+    let mut members = Members::<S> {
+        jsonrpc: None,
+        id: None,
+        id_out_of_range: false,
+        method: None,
+        params: None,
+        has_result_or_error: false,
+        has_unknown_member: false,
+        id_repeated: false,
+        repeated_key: false,
+    };
     let parsed = TopSeed {
         checks: &checks,
         members: &mut members,
@@ -406,12 +376,12 @@ impl Checks {
 }
 
 /// The top-level value; an object's members go to `members`.
-struct TopSeed<'c, 'm, 'a> {
+struct TopSeed<'c, 'm, 'a, S: ParamsShape> {
     checks: &'c Checks,
-    members: &'m mut Members<'a>,
+    members: &'m mut Members<'a, S>,
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_, '_, 'de> {
+impl<'de, S: ParamsShape> DeserializeSeed<'de> for TopSeed<'_, '_, 'de, S> {
     type Value = Shape;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -419,7 +389,7 @@ impl<'de> DeserializeSeed<'de> for TopSeed<'_, '_, 'de> {
     }
 }
 
-impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
+impl<'de, S: ParamsShape> Visitor<'de> for TopSeed<'_, '_, 'de, S> {
     type Value = Shape;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -462,7 +432,7 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_, 'de> {
                 TopKey::Known(Known::Params) => {
                     let slot = members.params.insert(ParamsMember::Object(Box::default()));
                     if let ParamsMember::Object(params) = slot {
-                        let object = map.next_value_seed(ParamsSeed {
+                        let object = map.next_value_seed(ParamsSeed::<S::Kept<'de>> {
                             checks: self.checks,
                             params,
                         })?;
@@ -682,12 +652,12 @@ impl<'c> TextSeed<'c> {
 /// Reads `params` (depth 2): an object's members some method reads are kept, the others
 /// checked and dropped.
 /// The members go to `params`; the value says whether `params` was an object.
-struct ParamsSeed<'c, 'm, 'a> {
+struct ParamsSeed<'c, 'm, K> {
     checks: &'c Checks,
-    params: &'m mut Params<'a>,
+    params: &'m mut K,
 }
 
-impl<'de> DeserializeSeed<'de> for ParamsSeed<'_, '_, 'de> {
+impl<'de, K: KeptParams<'de>> DeserializeSeed<'de> for ParamsSeed<'_, '_, K> {
     type Value = bool;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -695,7 +665,7 @@ impl<'de> DeserializeSeed<'de> for ParamsSeed<'_, '_, 'de> {
     }
 }
 
-impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
+impl<'de, K: KeptParams<'de>> Visitor<'de> for ParamsSeed<'_, '_, K> {
     type Value = bool;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -705,56 +675,38 @@ impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.checks.enter(2)?;
         let params = self.params;
-        // Names of members outside the known set, to find one repeated (as at the top level:
-        // a set, so that many of them cost linear time).
+        // Names of members the keeper does not name, to find one repeated (as at the top
+        // level: a set, so that many of them cost linear time).
         let mut others: HashSet<String> = HashSet::new();
-        let value = || Build {
-            checks: self.checks,
-            depth: 3,
-        };
-        let text = || TextSeed {
-            checks: self.checks,
-            depth: 3,
-        };
-        let skip = || Skip {
-            checks: self.checks,
-            depth: 3,
-        };
-        while let Some(name) = map.next_key_seed(ParamKeySeed)? {
-            let (key, other) = match name {
-                ParamName::Known(key) => (key, None),
-                ParamName::Other(name) => (ParamKey::Other, Some(name)),
+        let checks = self.checks;
+        while let Some(name) = map.next_key_seed(ParamKeySeed::<K>(PhantomData))? {
+            let (member, take) = match name {
+                ParamName::Kept(member, take) => (member, take),
+                ParamName::Other(name) => {
+                    if !others.insert(name) {
+                        checks.repeated_key.set(true);
+                    }
+                    params.other();
+                    map.next_value_seed(Skip { checks, depth: 3 })?;
+                    continue;
+                }
             };
-            let repeated = match other {
-                Some(name) => !others.insert(name),
-                None => params.has(key),
+            let taken = match take {
+                Take::Text => Taken::Text(map.next_value_seed(TextSeed { checks, depth: 3 })?),
+                Take::Value => Taken::Value(map.next_value_seed(Build { checks, depth: 3 })?),
+                Take::Flagged => {
+                    checks.take_out_of_range();
+                    let value = map.next_value_seed(Build { checks, depth: 3 })?;
+                    Taken::Flagged(value, checks.take_out_of_range())
+                }
+                Take::IsObject => Taken::IsObject(map.next_value_seed(Skip { checks, depth: 3 })?),
+                Take::Skip => {
+                    map.next_value_seed(Skip { checks, depth: 3 })?;
+                    Taken::Skipped
+                }
             };
-            if repeated {
-                self.checks.repeated_key.set(true);
-            }
-            params.present |= key.bit();
-            match key {
-                ParamKey::Name => params.name = Some(map.next_value_seed(text())?),
-                ParamKey::Cursor => params.cursor = Some(map.next_value_seed(text())?),
-                ParamKey::ProtocolVersion => {
-                    params.protocol_version = Some(map.next_value_seed(text())?);
-                }
-                ParamKey::Arguments => {
-                    self.checks.take_out_of_range();
-                    params.arguments = Some(map.next_value_seed(value())?);
-                    params.arguments_out_of_range |= self.checks.take_out_of_range();
-                }
-                ParamKey::Meta => params.meta = Some(map.next_value_seed(value())?),
-                ParamKey::Capabilities => {
-                    params.capabilities_is_object = Some(map.next_value_seed(skip())?);
-                }
-                ParamKey::ClientInfo => {
-                    params.client_info_is_object = Some(map.next_value_seed(skip())?);
-                }
-                ParamKey::RequestId => params.request_id = Some(map.next_value_seed(value())?),
-                ParamKey::Task | ParamKey::Other => {
-                    map.next_value_seed(skip())?;
-                }
+            if params.keep(member, taken) {
+                checks.repeated_key.set(true);
             }
         }
         Ok(true)
@@ -792,7 +744,7 @@ impl<'de> Visitor<'de> for ParamsSeed<'_, '_, 'de> {
     }
 }
 
-impl<'c> ParamsSeed<'c, '_, '_> {
+impl<'c, K> ParamsSeed<'c, '_, K> {
     fn skip(&self) -> Skip<'c> {
         Skip {
             checks: self.checks,
@@ -801,34 +753,34 @@ impl<'c> ParamsSeed<'c, '_, '_> {
     }
 }
 
-/// A member name of `params`, unescaped.
-enum ParamName {
-    Known(ParamKey),
+/// A member name of `params`, unescaped: one the keeper names, or any other.
+enum ParamName<M> {
+    Kept(M, Take),
     Other(String),
 }
 
-/// Reads a member name of `params` without allocating for the known ones.
-struct ParamKeySeed;
+/// Reads a member name of `params` without allocating for the ones the keeper names.
+struct ParamKeySeed<K>(PhantomData<K>);
 
-impl<'de> DeserializeSeed<'de> for ParamKeySeed {
-    type Value = ParamName;
+impl<'de, K: KeptParams<'de>> DeserializeSeed<'de> for ParamKeySeed<K> {
+    type Value = ParamName<K::Member>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<ParamName, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for ParamKeySeed {
-    type Value = ParamName;
+impl<'de, K: KeptParams<'de>> Visitor<'de> for ParamKeySeed<K> {
+    type Value = ParamName<K::Member>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a member name")
     }
 
-    fn visit_str<E>(self, name: &str) -> Result<ParamName, E> {
-        Ok(match ParamKey::parse(name) {
-            ParamKey::Other => ParamName::Other(name.to_owned()),
-            known => ParamName::Known(known),
+    fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(match K::member(name) {
+            Some((member, take)) => ParamName::Kept(member, take),
+            None => ParamName::Other(name.to_owned()),
         })
     }
 }
@@ -1200,9 +1152,10 @@ fn bit_of(index: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::envelope::{Mcp, ParamKey, Params};
 
-    fn object(text: &str) -> Members<'_> {
-        match parse_frame(text, 64).unwrap() {
+    fn object(text: &str) -> Members<'_, Mcp> {
+        match parse_frame::<Mcp>(text, 64).unwrap() {
             TopLevel::Object(members) => members,
             other => panic!("not an object: {other:?}"),
         }
@@ -1281,9 +1234,9 @@ mod tests {
                     "]".repeat(n)
                 )
             };
-            assert!(parse_frame(&nest(62), 64).is_ok(), "{member}");
+            assert!(parse_frame::<Mcp>(&nest(62), 64).is_ok(), "{member}");
             assert_eq!(
-                parse_frame(&nest(63), 64).unwrap_err(),
+                parse_frame::<Mcp>(&nest(63), 64).unwrap_err(),
                 JsonFault::TooDeep,
                 "{member}"
             );
@@ -1294,10 +1247,16 @@ mod tests {
     fn depth_is_counted_from_the_top_level_object() {
         let nest = |n: usize| format!("{{\"params\":{}{}}}", "[".repeat(n), "]".repeat(n));
         // top object (1) + n arrays: the deepest array is at depth n + 1.
-        assert!(parse_frame(&nest(63), 64).is_ok());
-        assert_eq!(parse_frame(&nest(64), 64).unwrap_err(), JsonFault::TooDeep);
+        assert!(parse_frame::<Mcp>(&nest(63), 64).is_ok());
+        assert_eq!(
+            parse_frame::<Mcp>(&nest(64), 64).unwrap_err(),
+            JsonFault::TooDeep
+        );
         let deep = "[".repeat(100_000);
-        assert_eq!(parse_frame(&deep, 64).unwrap_err(), JsonFault::TooDeep);
+        assert_eq!(
+            parse_frame::<Mcp>(&deep, 64).unwrap_err(),
+            JsonFault::TooDeep
+        );
     }
 
     #[test]
@@ -1314,7 +1273,7 @@ mod tests {
             "\"\u{1}\"",
         ] {
             assert_eq!(
-                parse_frame(text, 64).unwrap_err(),
+                parse_frame::<Mcp>(text, 64).unwrap_err(),
                 JsonFault::Syntax,
                 "{text}"
             );
@@ -1331,7 +1290,7 @@ mod tests {
         }
         frame.push_str("\"k0\":1}");
         let started = std::time::Instant::now();
-        let TopLevel::Object(members) = parse_frame(&frame, 64).unwrap() else {
+        let TopLevel::Object(members) = parse_frame::<Mcp>(&frame, 64).unwrap() else {
             panic!()
         };
         assert!(members.repeated_key && members.has_unknown_member);
@@ -1352,7 +1311,7 @@ mod tests {
         );
     }
 
-    /// Issue 15, item 11: numbers no `f64` holds are valid JSON, read where they are.
+    /// Numbers no `f64` holds are valid JSON, read where they are.
     #[test]
     fn numbers_no_float_holds_are_read_and_marked_where_they_are() {
         let (p, repeated) = params(
@@ -1388,8 +1347,14 @@ mod tests {
         let members = object(r#"{"jsonrpc":1e400,"result":[1e400],"x":{"y":-1e400}}"#);
         assert_eq!(members.jsonrpc, Some(Text::NotAString));
         assert!(members.has_result_or_error && members.has_unknown_member);
-        assert!(matches!(parse_frame("1e400", 64), Ok(TopLevel::Scalar)));
-        assert!(matches!(parse_frame("[1e400]", 64), Ok(TopLevel::Array)));
+        assert!(matches!(
+            parse_frame::<Mcp>("1e400", 64),
+            Ok(TopLevel::Scalar)
+        ));
+        assert!(matches!(
+            parse_frame::<Mcp>("[1e400]", 64),
+            Ok(TopLevel::Array)
+        ));
         // Very small numbers were always read (as 0): nothing changes for them.
         let (p, _) = params(r#"{"params":{"arguments":{"a":1e-400}}}"#);
         assert!(!p.arguments_out_of_range);
@@ -1411,13 +1376,16 @@ mod tests {
             r#"{"a":1e400,"b":"\ud800"}"#,
         ] {
             assert_eq!(
-                parse_frame(text, 64).unwrap_err(),
+                parse_frame::<Mcp>(text, 64).unwrap_err(),
                 JsonFault::Syntax,
                 "{text}"
             );
         }
         let deep = format!(r#"{{"a":1e400,"b":{}{}}}"#, "[".repeat(70), "]".repeat(70));
-        assert_eq!(parse_frame(&deep, 64).unwrap_err(), JsonFault::TooDeep);
+        assert_eq!(
+            parse_frame::<Mcp>(&deep, 64).unwrap_err(),
+            JsonFault::TooDeep
+        );
         assert!(object(r#"{"params":{"a":1e400,"a":1}}"#).repeated_key);
         assert!(object(r#"{"a":1e400,"a":1}"#).repeated_key);
         assert!(

@@ -1,7 +1,7 @@
 //! THE BOUNDARY: one frame of peer bytes in, a checked [`Message`] or a [`Rejection`] out.
 //!
-//! Everything past this module sees typed values, never raw peer bytes. The checks run in the
-//! order of `DESIGN.md` §4 and the first failure decides the reply:
+//! Everything past this module sees typed values, never raw peer bytes. The checks run in this
+//! order and the first failure decides the reply:
 //!
 //! 1. (framing) a frame over the size limit;
 //! 2. not UTF-8, not JSON, or nested too deeply: `-32700`, id null (a number no 64-bit float
@@ -19,9 +19,14 @@
 
 use crate::error::{IdFault, McpError, MethodFault, ParseFault};
 use crate::id::RequestId;
-use crate::json::{self, JsonFault, Members, ParamsMember, Text, TopLevel};
+use crate::json::{self, JsonFault, ParamsMember, Text, TopLevel};
 
-pub(crate) use crate::json::Params;
+mod params;
+
+pub(crate) use params::{Mcp, ParamKey, Params};
+
+/// A frame's top-level members, with MCP's `params`.
+type Members<'a> = json::Members<'a, Mcp>;
 use crate::limits::MAX_METHOD_BYTES;
 
 /// A checked message from the peer.
@@ -139,7 +144,7 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message<'_>, Rejecti
     let Ok(frame) = std::str::from_utf8(frame) else {
         return Err(null(McpError::Parse(ParseFault::InvalidUtf8)));
     };
-    let parsed = json::parse_frame(frame, max_json_depth);
+    let parsed = json::parse_frame::<Mcp>(frame, max_json_depth);
     let members = match parsed {
         Ok(TopLevel::Object(members)) => members,
         Ok(TopLevel::Array) => return Err(null(McpError::Batch)),

@@ -1,0 +1,179 @@
+//! The members of `params` that MCP methods read: which ones the reader keeps and how.
+//!
+//! The strict reader (`json`) knows JSON-RPC's top-level members and nothing of MCP; this
+//! module names, for it, the `params` members some method reads (`name`, `cursor`,
+//! `protocolVersion`, `arguments`, `_meta`, `capabilities`, `clientInfo`, `requestId`,
+//! `task`) and how each is taken. Every other member is checked like the rest of the frame and
+//! dropped; which members a method allows is the method's rule (`dispatch`), through
+//! [`Params::has`] and [`Params::only`].
+
+use serde_json::Value;
+
+use crate::json::{KeptParams, ParamsShape, Take, Taken, Text};
+
+/// The shape of MCP's `params`, for the reader: [`Params`] for any lifetime of the frame.
+#[derive(Debug, Default)]
+pub(crate) struct Mcp;
+
+impl ParamsShape for Mcp {
+    type Kept<'a> = Params<'a>;
+
+    fn into_owned<'b>(kept: Params<'_>) -> Params<'b> {
+        kept.into_owned()
+    }
+}
+
+/// The members of a request's or notification's `params` that some method reads, pulled out
+/// without allocating for their names: strings borrowed from the frame when they hold no
+/// escape, objects and ids as values. Any other member is only noted (its value is checked
+/// like the rest of the frame, then dropped): methods that define no such member refuse it.
+#[derive(Debug, Default)]
+pub struct Params<'a> {
+    /// `name` (`tools/call`).
+    pub(crate) name: Option<Text<'a>>,
+    /// `cursor` (`tools/list`).
+    pub(crate) cursor: Option<Text<'a>>,
+    /// `protocolVersion` (`initialize`).
+    pub(crate) protocol_version: Option<Text<'a>>,
+    /// `arguments` (`tools/call`); see [`Params::arguments_out_of_range`].
+    pub(crate) arguments: Option<Value>,
+    /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
+    /// that reads `_meta` refuses a `null` where it expects a value, and ignores the rest).
+    pub(crate) meta: Option<Value>,
+    /// Whether `capabilities` (`initialize`), when present, is an object.
+    pub(crate) capabilities_is_object: Option<bool>,
+    /// Whether `clientInfo` (`initialize`), when present, is an object.
+    pub(crate) client_info_is_object: Option<bool>,
+    /// `requestId` (`notifications/cancelled`); `null` if it was a number out of range, which
+    /// matches no call.
+    pub(crate) request_id: Option<Value>,
+    /// Whether `arguments` holds a number no `f64` holds (`1e400`): it is `null` in
+    /// [`Params::arguments`], so the arguments must be refused, never used.
+    pub(crate) arguments_out_of_range: bool,
+    /// Which members are present, as [`ParamKey`] bits.
+    present: u16,
+}
+
+/// The `params` members some method reads, and one bit for all others.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum ParamKey {
+    Name,
+    Cursor,
+    ProtocolVersion,
+    Arguments,
+    Meta,
+    Capabilities,
+    ClientInfo,
+    RequestId,
+    /// `task` (task-augmented calls, 2025-11-25).
+    Task,
+    /// Any other member (`reason` of a cancellation, or a name no method defines).
+    Other,
+}
+
+impl ParamKey {
+    fn parse(key: &str) -> Self {
+        match key {
+            "name" => Self::Name,
+            "cursor" => Self::Cursor,
+            "protocolVersion" => Self::ProtocolVersion,
+            "arguments" => Self::Arguments,
+            "_meta" => Self::Meta,
+            "capabilities" => Self::Capabilities,
+            "clientInfo" => Self::ClientInfo,
+            "requestId" => Self::RequestId,
+            "task" => Self::Task,
+            _ => Self::Other,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        match self {
+            Self::Name => 1,
+            Self::Cursor => 1 << 1,
+            Self::ProtocolVersion => 1 << 2,
+            Self::Arguments => 1 << 3,
+            Self::Meta => 1 << 4,
+            Self::Capabilities => 1 << 5,
+            Self::ClientInfo => 1 << 6,
+            Self::RequestId => 1 << 7,
+            Self::Task => 1 << 8,
+            Self::Other => 1 << 9,
+        }
+    }
+}
+
+impl Params<'_> {
+    /// The same members, owning their text.
+    pub(crate) fn into_owned<'b>(self) -> Params<'b> {
+        Params {
+            name: self.name.map(Text::into_owned),
+            cursor: self.cursor.map(Text::into_owned),
+            protocol_version: self.protocol_version.map(Text::into_owned),
+            arguments: self.arguments,
+            meta: self.meta,
+            capabilities_is_object: self.capabilities_is_object,
+            client_info_is_object: self.client_info_is_object,
+            request_id: self.request_id,
+            arguments_out_of_range: self.arguments_out_of_range,
+            present: self.present,
+        }
+    }
+
+    /// Whether `key` is present.
+    pub(crate) fn has(&self, key: ParamKey) -> bool {
+        self.present & key.bit() != 0
+    }
+
+    /// Whether every member present is one of `allowed`.
+    pub(crate) fn only(&self, allowed: &[ParamKey]) -> bool {
+        let allowed = allowed.iter().fold(0, |bits, key| bits | key.bit());
+        self.present & !allowed == 0
+    }
+}
+
+impl<'a> KeptParams<'a> for Params<'a> {
+    type Member = ParamKey;
+
+    fn member(name: &str) -> Option<(ParamKey, Take)> {
+        let key = ParamKey::parse(name);
+        let take = match key {
+            ParamKey::Name | ParamKey::Cursor | ParamKey::ProtocolVersion => Take::Text,
+            ParamKey::Arguments => Take::Flagged,
+            ParamKey::Meta | ParamKey::RequestId => Take::Value,
+            ParamKey::Capabilities | ParamKey::ClientInfo => Take::IsObject,
+            ParamKey::Task => Take::Skip,
+            ParamKey::Other => return None,
+        };
+        Some((key, take))
+    }
+
+    fn keep(&mut self, key: ParamKey, taken: Taken<'a>) -> bool {
+        let repeated = self.has(key);
+        self.present |= key.bit();
+        match (key, taken) {
+            (ParamKey::Name, Taken::Text(text)) => self.name = Some(text),
+            (ParamKey::Cursor, Taken::Text(text)) => self.cursor = Some(text),
+            (ParamKey::ProtocolVersion, Taken::Text(text)) => self.protocol_version = Some(text),
+            (ParamKey::Arguments, Taken::Flagged(value, out_of_range)) => {
+                self.arguments = Some(value);
+                self.arguments_out_of_range |= out_of_range;
+            }
+            (ParamKey::Meta, Taken::Value(value)) => self.meta = Some(value),
+            (ParamKey::RequestId, Taken::Value(value)) => self.request_id = Some(value),
+            (ParamKey::Capabilities, Taken::IsObject(object)) => {
+                self.capabilities_is_object = Some(object);
+            }
+            (ParamKey::ClientInfo, Taken::IsObject(object)) => {
+                self.client_info_is_object = Some(object);
+            }
+            // `task` is only noted; a taking `member` did not ask for cannot come back.
+            _ => {}
+        }
+        repeated
+    }
+
+    fn other(&mut self) {
+        self.present |= ParamKey::Other.bit();
+    }
+}
