@@ -1,4 +1,4 @@
-//! Arguments a program reads as more than data (issue 15, items 1, 2, 3, 7 and 8), through the
+//! Arguments a program reads as more than data, through the
 //! real binary: what `airlock check` refuses and how it says to accept the risk, what
 //! `airlock serve` refuses at call time (no command run, no file written, no file read), and
 //! what it now accepts (absolute paths inside the root, a literal `{}` in a template).

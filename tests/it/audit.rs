@@ -177,7 +177,7 @@ fn a_server_answering_with_wrong_codes_fails_with_status_1_at_fail_on_medium() {
         "error -32000, id null: not an answer a correct server gives"
     );
     // -32700 may also answer a lone surrogate; -32000 may not. (Not a number no double holds:
-    // airlock now serves that one, issue 15.)
+    // airlock now serves that one.)
     assert_eq!(verdict("json.lone-surrogate").0, "fail", "{table}");
     assert_eq!(verdict("encoding.crlf").0, "pass", "{table}");
     assert_eq!(report["totals"]["fail"], 2, "{table}");

@@ -287,7 +287,7 @@ fn a_blank_line_after_a_request_does_not_hold_back_its_reply() {
     );
 }
 
-/// Issue 15, item 10: an agent that keeps calling a tool name it hallucinated is making a
+/// An agent that keeps calling a tool name it hallucinated is making a
 /// client mistake, not sending garbage. It is slowed by the call quota (`-31429`), never
 /// disconnected.
 #[test]
@@ -308,7 +308,7 @@ fn an_agent_calling_a_hallucinated_tool_300_times_in_a_row_is_not_cut_off() {
     assert_eq!(next["id"], 302, "still served: {next}");
 }
 
-/// Issue 15, item 10: unknown-tool calls do not count as garbage, and they do not reset the
+/// Unknown-tool calls do not count as garbage, and they do not reset the
 /// count either: a peer cannot keep a garbage stream alive by slipping them in between.
 #[test]
 fn unknown_tool_calls_between_garbage_lines_do_not_hold_off_the_cut_off() {
@@ -334,7 +334,7 @@ fn unknown_tool_calls_between_garbage_lines_do_not_hold_off_the_cut_off() {
     assert_eq!(status.code(), Some(3));
 }
 
-/// Issue 15, item 10: an unknown tool's call is charged to the server's call quota, so an
+/// An unknown tool's call is charged to the server's call quota, so an
 /// agent looping on one is slowed like any other caller.
 #[test]
 fn unknown_tool_calls_are_charged_to_the_call_quota() {
@@ -359,7 +359,7 @@ fn unknown_tool_calls_are_charged_to_the_call_quota() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Issue 15, item 11: numbers beyond what a 64-bit float holds are valid JSON (RFC 8259 §9
+/// Numbers beyond what a 64-bit float holds are valid JSON (RFC 8259 §9
 /// lets an implementation limit their range), so they are never `-32700`: each is answered
 /// by the rule of the member it is in.
 #[test]
@@ -432,7 +432,7 @@ fn numbers_out_of_range_are_answered_by_the_rule_of_their_member() {
     assert_eq!(reply["result"]["content"][0]["text"], "still exact");
 }
 
-/// Issue 15, item 12: `--auth-token-env` takes a variable's name. Given the token itself by
+/// `--auth-token-env` takes a variable's name. Given the token itself by
 /// mistake, airlock refuses to start with a hint, and the token appears nowhere in what it
 /// writes, at any log level.
 #[test]

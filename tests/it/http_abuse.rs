@@ -1,4 +1,4 @@
-//! `airlock serve --http` against hostile clients (issue 16): a client that fills the session
+//! `airlock serve --http` against hostile clients: a client that fills the session
 //! table, holds connections without speaking, never reads its replies, or only sends garbage,
 //! while another client must still be served.
 
@@ -400,7 +400,7 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     assert_eq!(valid_from(honest), 200);
 }
 
-/// Items 4 with issue 15's item 10: over HTTP as on stdio, a call of a tool the server does not
+/// Over HTTP as on stdio, a call of a tool the server does not
 /// have neither counts toward the cut-off nor resets it. An agent looping on a made-up name is
 /// never cut off, and garbage interleaved with such calls still is, after 256 garbage requests.
 #[test]

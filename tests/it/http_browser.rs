@@ -1,4 +1,4 @@
-//! Browsers and `airlock serve --http` (issue 16, item 6): CORS preflights and the headers of
+//! Browsers and `airlock serve --http`: CORS preflights and the headers of
 //! replies to a listed origin, byte by byte over real TCP, then a real headless Chromium
 //! (Debian's `chromium`, installed by `tests/clients/setup.sh`) whose page on a listed loopback
 //! origin uses airlock with `fetch` in both eras, while a page on another loopback origin is

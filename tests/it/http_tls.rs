@@ -1,4 +1,4 @@
-//! `airlock serve --http … --tls-cert … --tls-key …` (issue 16, item 7) over real TCP: the
+//! `airlock serve --http … --tls-cert … --tls-key …` over real TCP: the
 //! official Python client over https against a certificate made in the test (a CA and a leaf
 //! for `localhost` and `127.0.0.1`, by rcgen), TLS 1.2 and 1.3 served and TLS 1.1 refused,
 //! plain HTTP and stalled handshakes on the TLS port, and the start-up errors, which never

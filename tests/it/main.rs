@@ -20,8 +20,8 @@
 //! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
-//!   operator-facing commands and messages (issue 22);
-//! - `setup`: what an operator sets airlock up with (issue 22): `[defaults]` and `${VAR}`
+//!   operator-facing commands and messages;
+//! - `setup`: what an operator sets airlock up with: `[defaults]` and `${VAR}`
 //!   paths, `airlock init` and `airlock schema`, `--log-format json` and `--log-file`, SIGUSR1
 //!   without an audit log, shell completions and the man page;
 //! - `output`: what a command tool's reply holds: redaction without an oracle, one redactor

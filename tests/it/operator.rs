@@ -1,4 +1,4 @@
-//! The operator's side of `airlock serve` (issue 22): the per-call audit record, refusals
+//! The operator's side of `airlock serve`: the per-call audit record, refusals
 //! logged at the HTTP boundary, and the start-up messages an operator reads.
 
 use std::collections::BTreeSet;

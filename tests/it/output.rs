@@ -1,4 +1,4 @@
-//! What a command tool's reply holds, through the real binary (issue 15, items 4, 5, 9, 13):
+//! What a command tool's reply holds, through the real binary:
 //! redaction that is no oracle, one redactor for every secret of the server, both streams in
 //! the reply as the manifest asks, and replies whose memory stays inside the documented bound.
 
@@ -131,7 +131,7 @@ fn probes() -> Vec<(&'static str, String)> {
     probes
 }
 
-/// Issue 15, item 4: for two secrets of one length, the same echo tool's replies are equal
+/// For two secrets of one length, the same echo tool's replies are equal
 /// wherever neither secret occurs whole, and where one does, they differ only there: A's reply
 /// to a text holding its secret is B's reply to that text with the secret already replaced.
 #[test]
@@ -168,7 +168,7 @@ fn for_two_secrets_of_one_length_an_echo_tool_differs_only_where_a_whole_secret_
     }
 }
 
-/// Issue 15, item 4: the issue's own example. Without a cap, `printf 'hello %s' {name}` removed
+/// The example that first showed the oracle. Without a cap, `printf 'hello %s' {name}` removed
 /// `ghp_Zx81kQ` (the start of the secret) but showed `ghp_Zx81kR`.
 #[test]
 fn an_echo_tool_shows_the_start_of_its_secret_like_any_other_text() {
@@ -188,7 +188,7 @@ fn an_echo_tool_shows_the_start_of_its_secret_like_any_other_text() {
     }
 }
 
-/// The attack of issue 15, item 4, against a tool that never prints its secret: knowing the
+/// The redaction-oracle attack, against a tool that never prints its secret: knowing the
 /// token's format (`ghp_`), try each next character and keep the one whose reply stands out
 /// (once the guess itself is masked in every reply). Returns what it learned.
 fn attack(server: &mut Server, tool: &str, known_format: &str, steps: usize) -> (String, usize) {
@@ -223,7 +223,7 @@ fn attack(server: &mut Server, tool: &str, known_format: &str, steps: usize) -> 
     (known[known_format.len()..].to_owned(), calls)
 }
 
-/// Issue 15, item 4: the oracle attack, with and without the output cap, learns nothing.
+/// The oracle attack, with and without the output cap, learns nothing.
 #[test]
 fn the_redaction_oracle_attack_learns_nothing() {
     let scratch = Scratch::new("oracle");
@@ -238,7 +238,7 @@ fn the_redaction_oracle_attack_learns_nothing() {
     }
 }
 
-/// Issue 15, item 4: when airlock cuts output at its cap, the bytes just before the cut are
+/// When airlock cuts output at its cap, the bytes just before the cut are
 /// withheld whatever they hold, and the reply says so.
 #[test]
 fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
@@ -267,7 +267,7 @@ fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
 // ---------------------------------------------------------------------------------------
 // Item 5: one redactor for every secret of the server.
 
-/// Issue 15, item 5: a tool that reads another tool's secret from a log file (and prints it
+/// A tool that reads another tool's secret from a log file (and prints it
 /// on both streams, then fails, so that both are shown) shows it redacted; before, only a
 /// tool's own secrets were.
 #[test]
@@ -339,7 +339,7 @@ fn http_call(addr: SocketAddr, token: &str, tool: &str) -> Value {
     serde_json::from_str(body).unwrap()
 }
 
-/// Issue 15, item 5: an HTTP bearer token that reaches a tool's output (a file it reads) is
+/// An HTTP bearer token that reaches a tool's output (a file it reads) is
 /// redacted like a secret.
 #[test]
 fn an_http_bearer_token_in_tool_output_is_redacted() {
@@ -420,7 +420,7 @@ args.status = {{ type = "integer", minimum = 0, maximum = 1, default = 0 }}
     )
 }
 
-/// Issue 15, item 9: a passing run of a real unittest suite (which reports on stderr) returns
+/// A passing run of a real unittest suite (which reports on stderr) returns
 /// its report; before, a success returned stdout alone, here empty.
 #[test]
 fn a_passing_unittest_run_returns_its_report() {
@@ -450,7 +450,7 @@ workdir = "{dir}"
     assert!(shown.ends_with("\n\nOK\n"), "{shown}");
 }
 
-/// Issue 15, item 9: the default (`separate`) returns both streams, each marked, on success
+/// The default (`separate`) returns both streams, each marked, on success
 /// and on failure.
 #[test]
 fn by_default_both_streams_are_returned_and_marked() {
@@ -477,7 +477,7 @@ fn by_default_both_streams_are_returned_and_marked() {
     );
 }
 
-/// Issue 15, item 9: `merge` returns one stream as a terminal shows it, in the order written.
+/// `merge` returns one stream as a terminal shows it, in the order written.
 #[test]
 fn merge_returns_both_streams_in_the_order_they_were_written() {
     let scratch = Scratch::new("merge");
@@ -500,7 +500,7 @@ fn merge_returns_both_streams_in_the_order_they_were_written() {
     );
 }
 
-/// Issue 15, item 9: `tail` returns the last `stderr_tail_bytes` of stderr, marked so.
+/// `tail` returns the last `stderr_tail_bytes` of stderr, marked so.
 #[test]
 fn tail_returns_the_end_of_stderr_and_says_how_much() {
     let scratch = Scratch::new("tail");
@@ -516,7 +516,7 @@ fn tail_returns_the_end_of_stderr_and_says_how_much() {
     );
 }
 
-/// Issue 15, item 9: `drop` never returns stderr, on success or failure.
+/// `drop` never returns stderr, on success or failure.
 #[test]
 fn drop_never_returns_stderr() {
     let scratch = Scratch::new("drop");
@@ -536,7 +536,7 @@ fn drop_never_returns_stderr() {
     );
 }
 
-/// Issue 15, item 9: the streams share the reply's cap (`max_output_bytes`, counted as sent):
+/// The streams share the reply's cap (`max_output_bytes`, counted as sent):
 /// when they do not fit, each keeps at least half, and the cut is marked.
 #[test]
 fn streams_that_pass_the_replys_cap_are_cut_and_marked() {
@@ -564,7 +564,7 @@ max_output_bytes = 4000
     );
 }
 
-/// Issue 15, item 9: the new keys are checked when the manifest loads.
+/// The new keys are checked when the manifest loads.
 #[test]
 fn check_refuses_bad_stderr_settings() {
     for (file, expected) in [
@@ -596,7 +596,7 @@ fn check_refuses_bad_stderr_settings() {
 /// SECURITY.md: 32 MiB peak RSS of the airlock process.
 const DOCUMENTED_BOUND_KIB: u64 = 32 * 1024;
 
-/// Issue 15, item 13: eight calls at once, each printing 1 MiB of control bytes (6 bytes each
+/// Eight calls at once, each printing 1 MiB of control bytes (6 bytes each
 /// once JSON-escaped) on both streams, keep the server inside the documented bound, and every
 /// reply inside its cap; before, 33.7 to 36.6 MiB and 6 MiB replies. The same with letters,
 /// the most a reply can show.

@@ -198,7 +198,7 @@ fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
                 "text": "Invalid arguments for tool `sleep`: `ms` must be an integer."}],
                "isError": true})
     );
-    // Issue 22: an argument the tool does not have is named (a plain identifier only), so
+    // An argument the tool does not have is named (a plain identifier only), so
     // that the agent can correct its call; its value never is.
     let reply = server.request(&call(
         2,
@@ -217,7 +217,7 @@ fn a_schema_violation_is_a_tool_error_naming_the_argument_not_its_value() {
 }
 
 /// A signal ends an idle session with status 0, whichever signal, and `run_stdio` returns to
-/// its caller (issue 17: it used to end the process from its signal thread, so that nothing
+/// its caller (it used to end the process from its signal thread, so that nothing
 /// after it ran).
 #[test]
 fn a_signal_ends_an_idle_session_with_status_0() {
@@ -331,7 +331,7 @@ fn progress_notifications_come_before_the_reply_and_only_when_asked() {
     assert_eq!(reply["result"]["content"][0]["text"], "done");
 }
 
-/// Issue 15, item 11: a request sent after the `initialize` reply but before
+/// A request sent after the `initialize` reply but before
 /// `notifications/initialized` is refused with a message that says what to send.
 #[test]
 fn an_operation_before_notifications_initialized_is_told_to_send_it() {
@@ -359,7 +359,7 @@ fn an_operation_before_notifications_initialized_is_told_to_send_it() {
     assert!(list["result"]["tools"].is_array(), "{list}");
 }
 
-/// Issue 15, item 12: a progress token is echoed on every progress notification, so it is
+/// A progress token is echoed on every progress notification, so it is
 /// bounded like an id: a string of at most 128 bytes or an integer that fits in 64 bits.
 #[test]
 fn a_progress_token_is_bounded_like_an_id() {

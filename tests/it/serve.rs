@@ -522,7 +522,7 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
         let path = format!("tests/data/{file}");
         let output = crate::harness::run(&airlock(), &["check", "--manifest", &path], &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        // The manifest as a positional argument (issue 22) gives the same.
+        // The manifest as a positional argument gives the same.
         let positional = crate::harness::run(&airlock(), &["check", &path], &[]);
         assert_eq!(positional.stderr, output.stderr, "{file}");
         assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");

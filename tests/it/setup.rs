@@ -1,4 +1,4 @@
-//! What an operator sets airlock up with (issue 22): `[defaults]` and `${VAR}` in paths,
+//! What an operator sets airlock up with: `[defaults]` and `${VAR}` in paths,
 //! `airlock init` and `airlock schema`, `--log-format json` and `--log-file`, SIGUSR1 without
 //! an audit log, shell completions and the man page.
 //!
@@ -55,7 +55,7 @@ fn defaults_and_a_variable_in_a_path_reach_the_served_tools() {
     );
 }
 
-/// Issue 22: logrotate's `postrotate` sends SIGUSR1 to airlock whatever its flags; without
+/// Logrotate's `postrotate` sends SIGUSR1 to airlock whatever its flags; without
 /// `--audit-log` it used to end the process (no handler was installed).
 #[test]
 fn sigusr1_without_an_audit_log_leaves_the_server_serving() {

@@ -15,22 +15,21 @@
 //! - **Nothing inherited.** The environment is cleared and rebuilt from [`CommandSpec::env`]
 //!   alone (no tokens or paths of ours leak). All three standard streams are set explicitly:
 //!   our stdin and stdout are the MCP stream, and a child that inherited them could read the
-//!   client's next messages or write into the protocol channel (PEERS.md (c) 13 and 22). Every
+//!   client's next messages or write into the protocol channel (a flaw seen in other MCP servers). Every
 //!   other descriptor Rust opens is close-on-exec, so the child sees only its three pipes.
 //! - **No pipe deadlock.** stdin is written while stdout and stderr are read, all at once: a
 //!   child blocked on a full output pipe while we block on its full stdin pipe would hang
-//!   until the timeout (PEERS.md (c) 26).
+//!   until the timeout.
 //! - **Bounded output.** Each stream is read up to its cap; when one passes it the whole
-//!   process group is killed at once, so `yes` cannot burn CPU until the deadline (PEERS.md
-//!   (c) 19, 23, 25). What is kept of both streams together is bounded apart from the caps
+//!   process group is killed at once, so `yes` cannot burn CPU until the deadline. What is kept of both streams together is bounded apart from the caps
 //!   ([`CommandSpec::max_kept_bytes`], what a reply can show), and no buffer grows past what
 //!   its stream may keep. stderr can share stdout's pipe ([`Stderr::Merged`]: the same pipe
 //!   is handed to the launcher twice, its protocol unchanged) or keep only its tail.
 //! - **The whole group dies, in every path.** The child leads its own process group, which its
 //!   descendants join by default; normal exit, output limit, errors and cancellation all end
-//!   with `SIGKILL` to the group, so no grandchild survives to hold pipes or burn CPU
-//!   (PEERS.md (c) 27). Timeouts and client cancellations drop the future returned by [`run`];
-//!   a drop guard then kills the group and tokio's `kill_on_drop` and orphan reaper reap the
+//!   with `SIGKILL` to the group, so no grandchild survives to hold pipes or burn CPU.
+//!   Timeouts and client cancellations drop the future returned by [`run`]; a drop guard
+//!   then kills the group and tokio's `kill_on_drop` and orphan reaper reap the
 //!   direct child, so it leaves no zombie.
 //! - **Kill before reap.** The group id is the leader's pid. Once the leader is reaped that
 //!   number is free and may be given to a new process, maybe another command's group leader,

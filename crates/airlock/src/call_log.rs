@@ -365,7 +365,7 @@ impl CallLog {
 
     /// Starts a thread that reopens the file on every SIGUSR1 (what `logrotate`'s
     /// `postrotate` sends, as to nginx). Installed for stderr too, where a reopen does nothing:
-    /// a SIGUSR1 without a handler would end the process (issue 22), and a rotation script
+    /// a SIGUSR1 without a handler would end the process, and a rotation script
     /// sends it whatever airlock's flags are.
     ///
     /// # Errors

@@ -161,7 +161,7 @@ pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
 /// can use, and letting `yes` run until its deadline only burns CPU. A reply holds at most this
 /// much of both streams together, counted as the JSON it is sent in: a control byte is six
 /// bytes there (`\u0001`), and eight calls of a megabyte of them once made 6 MiB replies and
-/// took the server past its memory bound (issue 15). airlock keeps no more of a command's
+/// took the server past its memory bound. airlock keeps no more of a command's
 /// output than a reply can show, so memory does not grow with the per-stream cap.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 

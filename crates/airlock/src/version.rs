@@ -1,6 +1,6 @@
 //! The MCP protocol revisions airlock speaks, and what each one allows on the wire.
 //!
-//! Two eras (see `MCP-SPEC.md` §0): **legacy** revisions start with an `initialize` handshake
+//! The specification has two eras: **legacy** revisions start with an `initialize` handshake
 //! and hold the negotiated version for the session; the **modern** revision (2026-07-28) names
 //! its version in every request's `_meta`. Output that a revision does not define (a tool's
 //! `title` before 2025-06-18, say) is left out for clients that negotiated it.

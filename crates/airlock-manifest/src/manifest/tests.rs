@@ -487,7 +487,7 @@ fn one_tool(command: &str, keys: &str) -> String {
     format!("[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n{keys}\n")
 }
 
-/// Issue 15, item 1: values find, make, awk or a `@file` reader would read as syntax are
+/// Values find, make, awk or a `@file` reader would read as syntax are
 /// refused wherever they stand, before `--` or after it, as strings or list items; others pass.
 #[test]
 fn values_read_as_syntax_are_refused_before_and_after_double_dash() {
@@ -559,7 +559,7 @@ fn values_read_as_syntax_are_refused_before_and_after_double_dash() {
     assert!(argv_of(&binutils, json!({"file": "a.out"})).is_ok());
 }
 
-/// Issue 15, item 7: an absolute path resolving inside the root is accepted (and given to the
+/// An absolute path resolving inside the root is accepted (and given to the
 /// child relative to its workdir); outside or missing, the one message.
 #[test]
 fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() {
@@ -594,7 +594,7 @@ fn absolute_paths_inside_the_root_are_accepted_and_outside_refused_as_missing() 
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Issue 15, item 8: `{{` and `}}` are literal braces; `{}` alone is refused with the hint.
+/// `{{` and `}}` are literal braces; `{}` alone is refused with the hint.
 #[test]
 fn doubled_braces_are_literal_and_an_empty_placeholder_is_refused_with_a_hint() {
     let manifest = load_text(&one_tool(
@@ -694,7 +694,7 @@ fn a_fixed_script_inside_a_writable_directory_is_refused() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Issue 22: the errors an operator found unhelpful each spell out the fix.
+/// The errors an operator found unhelpful each spell out the fix.
 mod operator_messages {
     use super::*;
 
@@ -800,7 +800,7 @@ mod operator_messages {
     }
 }
 
-/// Issue 22: `[defaults]` reach every tool, and a tool's own value wins.
+/// `[defaults]` reach every tool, and a tool's own value wins.
 #[test]
 fn defaults_reach_every_tool_and_a_tools_own_value_wins() {
     let dir = sandbox_dir("defaults");
@@ -942,7 +942,7 @@ fn defaults_refuse_keys_that_belong_to_one_tool_and_settings_made_twice() {
     );
 }
 
-/// Issue 22: `~` and `${VAR}` in paths; an unset variable is named; errors show the path.
+/// `~` and `${VAR}` in paths; an unset variable is named; errors show the path.
 #[test]
 fn paths_expand_home_and_variables_and_errors_name_them() {
     let crate_dir = env!("CARGO_MANIFEST_DIR");
@@ -1007,7 +1007,7 @@ fn paths_expand_home_and_variables_and_errors_name_them() {
     );
 }
 
-/// `network` became optional for `[defaults]` (issue 22); `network = false` on an
+/// `network` became optional for `[defaults]`; `network = false` on an
 /// unsandboxed tool still means what it meant: nothing, and is accepted as before.
 #[test]
 fn network_false_on_an_unsandboxed_tool_is_still_accepted() {

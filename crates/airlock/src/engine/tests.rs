@@ -796,7 +796,7 @@ proptest! {
     }
 }
 
-/// Issue 15, item 10: a model calling a tool name it made up, again and again, is not cut off;
+/// A model calling a tool name it made up, again and again, is not cut off;
 /// those calls neither count toward the cut-off nor reset it.
 #[test]
 fn unknown_tools_neither_count_as_garbage_nor_reset_the_count() {
@@ -821,7 +821,7 @@ fn unknown_tools_neither_count_as_garbage_nor_reset_the_count() {
     assert!(matches!(send(&mut engine, "x").1, Effect::CutOff));
 }
 
-/// Issue 15, item 10: an unknown tool's call is charged to the server's call quota, so a
+/// An unknown tool's call is charged to the server's call quota, so a
 /// looping caller is slowed with `-31429` like any other.
 #[test]
 fn unknown_tools_are_charged_to_the_call_quota() {
@@ -862,7 +862,7 @@ fn unknown_tools_are_charged_to_the_call_quota() {
     assert!(matches!(send(&mut engine, echo).1, Effect::Start(_)));
 }
 
-/// Issue 15, item 11: numbers no 64-bit float holds are valid JSON, answered by the rule of the
+/// Numbers no 64-bit float holds are valid JSON, answered by the rule of the
 /// member they are in, never `-32700`; they count as garbage only where the message is refused.
 #[test]
 fn numbers_out_of_range_are_answered_by_their_member() {

@@ -1052,7 +1052,7 @@ mod tests {
                 "`name` must match the pattern `^[a-z]+$`"
             ]
         );
-        // Issue 22: the agent learns which property to drop; a name that is not a plain
+        // The agent learns which property to drop; a name that is not a plain
         // identifier is not repeated.
         assert_eq!(
             violations(schema(), json!({"count": 1, "secret-key-xyz": 1})),

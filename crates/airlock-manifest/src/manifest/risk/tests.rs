@@ -200,7 +200,7 @@ fn a_fixed_script_with_agent_arguments_is_not_code() {
     );
 }
 
-/// Issue 15, item 2: agent text on stdin to a shell or interpreter is code unless a fixed
+/// Agent text on stdin to a shell or interpreter is code unless a fixed
 /// script reads it.
 #[test]
 fn agent_text_on_stdin_to_a_shell_or_interpreter_is_code() {
@@ -242,7 +242,7 @@ fn agent_text_on_stdin_to_a_shell_or_interpreter_is_code() {
     assert_eq!(with("/usr/bin/cat", &[], &stdin), []);
 }
 
-/// Issue 15, item 2: `perl -le`, `bash -ic`, `python3 -Sc` hold their code flag.
+/// `perl -le`, `bash -ic`, `python3 -Sc` hold their code flag.
 #[test]
 fn bundled_short_flags_hold_their_code_flag() {
     for (program, bundle, flag) in [
@@ -272,7 +272,7 @@ fn bundled_short_flags_hold_their_code_flag() {
     );
 }
 
-/// Issue 15, item 2: `perl -I /usr/share/perl5 -le {x}` took the option's value for a
+/// `perl -I /usr/share/perl5 -le {x}` took the option's value for a
 /// fixed script file because it holds a `/`.
 #[test]
 fn an_options_value_is_not_taken_for_a_script_file() {
@@ -306,7 +306,7 @@ fn an_options_value_is_not_taken_for_a_script_file() {
     );
 }
 
-/// Issue 15, item 2: options that run their value, and launchers the list missed.
+/// Options that run their value, and launchers the list missed.
 #[test]
 fn options_that_run_their_value_are_launchers() {
     let cases: &[(&str, &[Element])] = &[
@@ -370,7 +370,7 @@ fn options_that_run_their_value_are_launchers() {
     );
 }
 
-/// Issue 15, item 2: interpreters that read code from any argument or from stdin.
+/// Interpreters that read code from any argument or from stdin.
 #[test]
 fn interpreters_that_read_code_anywhere_are_risky() {
     for program in [
@@ -413,7 +413,7 @@ fn interpreters_that_read_code_anywhere_are_risky() {
     );
 }
 
-/// Issue 15, item 2: a program airlock does not know needs its risk accepted before agent
+/// A program airlock does not know needs its risk accepted before agent
 /// text reaches it; a known one matches by its exact name only.
 #[test]
 fn unknown_programs_given_agent_text_are_risky() {
@@ -479,7 +479,7 @@ fn unknown_programs_given_agent_text_are_risky() {
     assert_eq!(shown.reading.operands, OperandRules::DATA);
 }
 
-/// Issue 15, item 1: find, make, awk and `@file` readers given agent text.
+/// Find, make, awk and `@file` readers given agent text.
 #[test]
 fn programs_that_read_operands_as_more_than_data_are_risky() {
     let tail = [lit("--"), after_dashes()];
@@ -531,7 +531,7 @@ fn programs_that_read_operands_as_more_than_data_are_risky() {
     assert!(rules.expressions);
 }
 
-/// Issue 15, item 3: `allow_leading_dash` where the program reads options needs its risk,
+/// `allow_leading_dash` where the program reads options needs its risk,
 /// unless the option before it is known to take the next element as its value.
 #[test]
 fn a_leading_dash_where_options_are_read_needs_its_risk() {
@@ -707,7 +707,7 @@ fn ordinary_programs_are_not_flagged() {
     assert_eq!(reading.operands, OperandRules::DATA);
 }
 
-/// Issue 15, item 1: the call-time rules, on whole values and inside elements.
+/// The call-time rules, on whole values and inside elements.
 #[test]
 fn operand_rules_refuse_the_shapes_a_program_reads_as_syntax() {
     let find = OperandRules {
