@@ -45,10 +45,10 @@
 //! `Fn(Args, CallContext)`, see [`HandlerFn`]), results through [`IntoToolOutput`]
 //! ([`ToolOutput`], [`Content`], [`Structured`], [`ToolError`]), [`Limits`] and [`Rate`],
 //! the audit record [`CallLog`], and [`telemetry`]. For an untyped tool (a schema given as
-//! JSON): [`Handler`]. For a transport author: [`transport`] ([`serve`] over any byte stream,
-//! the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP with the
-//! `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values and
-//! redacts them from output. `schemars` and `serde_json` are re-exported so that argument
+//! JSON): [`Handler`]. For a transport author: [`transport`] ([`transport::serve`] over any
+//! byte stream, the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP
+//! with the `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values
+//! and redacts them from output. `schemars` and `serde_json` are re-exported so that argument
 //! types derive against the versions this crate reads.
 //!
 //! # Layout
@@ -130,7 +130,6 @@ pub use tools::{
     BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,
     ToolBuilder, ToolName,
 };
-pub use transport::{Ending, serve};
 
 /// The `schemars` this crate derives schemas with. Derive `JsonSchema` through it
 /// (`use airlock::schemars::{self, JsonSchema};`, which also names the crate the derive's code

@@ -108,7 +108,7 @@ impl Server {
         &self.shared.limits
     }
 
-    /// Serves one session over a byte stream: [`serve`](crate::serve) with a new engine.
+    /// Serves one session over a byte stream: [`serve`](crate::transport::serve) with a new engine.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
