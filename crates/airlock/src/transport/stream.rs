@@ -63,7 +63,8 @@ impl Ending {
 /// goes away, or it is cut off.
 ///
 /// ```
-/// use airlock::{Ending, NoArguments, Server, Tool};
+/// use airlock::transport::Ending;
+/// use airlock::{NoArguments, Server, Tool};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -73,7 +74,7 @@ impl Ending {
 /// let server = Server::builder("hello", "1.0.0").tool(tool).build()?;
 /// let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
 /// let mut output = Vec::new();
-/// let ending = airlock::serve(server.engine(), input, &mut output).await?;
+/// let ending = airlock::transport::serve(server.engine(), input, &mut output).await?;
 /// assert_eq!(ending, Ending::EndOfInput);
 /// assert_eq!(output, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 /// # Ok(())
