@@ -195,7 +195,7 @@ struct AuditFlags {
     skip: Vec<String>,
     /// Peak resident memory allowed to the server's process tree, in MiB.
     #[arg(long, value_name = "N", default_value_t = audit::DEFAULT_MAX_MEMORY_MIB,
-          value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+          value_parser = clap::value_parser!(u64).range(1..=1_048_576), conflicts_with = "url")]
     max_memory_mib: u64,
     /// Time limit of one case, in milliseconds (slow cases get a few).
     #[arg(long, value_name = "MS", default_value_t = 10_000,
@@ -205,13 +205,13 @@ struct AuditFlags {
     #[arg(long)]
     quick: bool,
     /// The tool that cases needing a real call use (default: the first read-only one).
-    #[arg(long, value_name = "NAME", conflicts_with = "no_tool_calls")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["no_tool_calls", "url"])]
     call_tool: Option<String>,
     /// Arguments (a JSON object) for --call-tool.
     #[arg(long, value_name = "JSON", requires = "call_tool", value_parser = parse_json_object)]
     call_args: Option<serde_json::Value>,
     /// Never call a real tool; calls go to a tool name that cannot exist.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "url")]
     no_tool_calls: bool,
     /// List the cases and exit.
     #[arg(long)]

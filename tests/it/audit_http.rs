@@ -156,3 +156,26 @@ fn a_remote_url_needs_allow_remote_and_a_url_takes_no_command() {
     );
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Options that only mean something for a server the audit starts (its memory, the tool its
+/// cases call) are refused with `--url` instead of being silently ignored: an operator who
+/// set `--max-memory-mib` must not believe the limit was checked.
+#[test]
+fn options_for_a_started_server_are_refused_with_a_url() {
+    for extra in [
+        &["--max-memory-mib", "64"][..],
+        &["--call-tool", "echo"],
+        &["--call-tool", "echo", "--call-args", "{}"],
+        &["--no-tool-calls"],
+    ] {
+        let mut args = vec!["audit", "--url", "http://127.0.0.1:9/mcp"];
+        args.extend_from_slice(extra);
+        let output = run(&airlock(), &args, &[]);
+        assert_eq!(output.status.code(), Some(2), "{extra:?}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            stderr.contains("cannot be used with"),
+            "{extra:?}: {stderr}"
+        );
+    }
+}
