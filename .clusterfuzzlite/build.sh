@@ -30,6 +30,8 @@ for target in $(cargo $toolchain fuzz list); do
     case "$target" in
         envelope|engine|arguments|argv) cp dicts/mcp.dict "$out/$target.dict" ;;
         manifest) cp dicts/toml.dict "$out/$target.dict" ;;
+        policy) cat dicts/toml.dict dicts/policy.dict >"$out/$target.dict" ;;
+        judge) cat dicts/mcp.dict dicts/judge.dict >"$out/$target.dict" ;;
     esac
 done
 echo "built $(cargo $toolchain fuzz list | wc -l) targets into $out"

@@ -142,7 +142,7 @@ pub(crate) fn classify(line: &[u8]) -> Line {
         return Line::Blank;
     }
     let Ok(value) = serde_json::from_slice::<Value>(line) else {
-        return Line::Invalid("not JSON");
+        return huge_numeric_id(line).unwrap_or(Line::Invalid("not JSON"));
     };
     match value {
         Value::Object(map) => message(map, Some(line)),
@@ -230,6 +230,30 @@ fn message(mut map: Map<String, Value>, raw: Option<&[u8]>) -> Line {
         }
     };
     Line::Response(Response { id, outcome })
+}
+
+/// A message whose numeric id is past the range of `f64` (a `Value` cannot hold it, so the
+/// line did not parse): judged as any other, with the id's exact text. A server that echoes a
+/// 100,000-digit id digit for digit answers correctly. Any other number out of range is still
+/// not JSON.
+fn huge_numeric_id(line: &[u8]) -> Option<Line> {
+    let members: std::collections::BTreeMap<String, Box<RawValue>> =
+        serde_json::from_slice(line).ok()?;
+    let mut map = Map::new();
+    for (key, raw) in members {
+        let value = if key == "id" {
+            let numeric = raw
+                .get()
+                .trim_start()
+                .starts_with(|c: char| c == '-' || c.is_ascii_digit());
+            // A float stand-in: `message` then reads the id's text from the line.
+            numeric.then(|| Value::from(0.5))?
+        } else {
+            serde_json::from_str(raw.get()).ok()?
+        };
+        map.insert(key, value);
+    }
+    Some(message(map, Some(line)))
 }
 
 /// The exact text of a line's top-level `"id"` member, for numbers that would not survive a
@@ -611,6 +635,25 @@ mod tests {
         let rounded = response(r#"{"jsonrpc":"2.0","id":9007199254740992,"result":{}}"#);
         assert_ne!(rounded.id, sent);
         assert_ne!(Id::from_json("7.0"), Id::from_json("7"));
+    }
+
+    #[test]
+    fn an_id_past_the_range_of_f64_echoed_exactly_is_a_response_with_its_digits() {
+        // Found by the judge fuzz target (issue 23): the catalogue passes a result echoing a
+        // 100,000-digit id, but the line did not parse as a `Value` and was called not JSON.
+        let digits = "1".repeat(400);
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{digits},"result":{{}}}}"#);
+        let r = response(&line);
+        assert_eq!(r.id, Id::Number(digits.clone()));
+        assert_eq!(Id::from_json(&digits), Some(r.id));
+        let error = format!(
+            r#"{{"jsonrpc":"2.0","id":-{digits}e5,"error":{{"code":-32600,"message":"m"}}}}"#
+        );
+        assert_eq!(response(&error).id, Id::Number(format!("-{digits}e5")));
+        // Anything else out of range is still not JSON.
+        let elsewhere = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"n":{digits}}}}}"#);
+        assert_eq!(classify(elsewhere.as_bytes()), Line::Invalid("not JSON"));
+        assert_eq!(classify(digits.as_bytes()), Line::Invalid("not JSON"));
     }
 
     #[test]

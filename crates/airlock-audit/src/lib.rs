@@ -31,6 +31,7 @@
 //! - `baseline`: an earlier run's findings, which then do not fail the run.
 //! - `sarif`, `junit`: the reports for code-scanning services and CI test views.
 //! - `signals`: Ctrl-C kills the server under audit and ends the run.
+//! - `fuzzing` (tests and `--cfg fuzzing` only): the `judge` fuzz target's entry point.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write as _};
@@ -41,6 +42,8 @@ use serde::Serialize;
 mod baseline;
 mod cases;
 mod exposure;
+#[cfg(any(test, fuzzing))]
+pub mod fuzzing;
 mod http;
 mod judge;
 mod junit;

@@ -64,7 +64,7 @@ pub(crate) struct Session<'p> {
     /// How long the follow-up checks may take.
     followup_budget: Duration,
     pending: VecDeque<Received>,
-    findings: Vec<Finding>,
+    findings: Findings,
     next_id: u64,
     /// Whether the MCP handshake is complete.
     pub(crate) ready: bool,
@@ -87,7 +87,7 @@ impl<'p> Session<'p> {
             deadline,
             followup_budget,
             pending: VecDeque::new(),
-            findings: Vec::new(),
+            findings: Findings::default(),
             next_id: 0,
             ready: false,
             input_closed: false,
@@ -107,34 +107,13 @@ impl<'p> Session<'p> {
 
     /// What was found besides the case's own verdict.
     pub(crate) fn findings(&self) -> &[Finding] {
-        &self.findings
+        self.findings.as_slice()
     }
 
     /// Records a finding (repeats are counted, not repeated; past
     /// [`MAX_DISTINCT_FINDINGS`] different texts, further ones of a kind share one text).
     pub(crate) fn find(&mut self, kind: Kind, text: impl Into<String>) {
-        let mut text = text.into();
-        if self.findings.len() >= MAX_DISTINCT_FINDINGS
-            && !self
-                .findings
-                .iter()
-                .any(|known| known.text == text && known.kind == kind)
-        {
-            text = OTHER_FINDINGS.to_owned();
-        }
-        if let Some(known) = self
-            .findings
-            .iter_mut()
-            .find(|known| known.text == text && known.kind == kind)
-        {
-            known.count = known.count.saturating_add(1);
-            return;
-        }
-        self.findings.push(Finding {
-            kind,
-            text,
-            count: 1,
-        });
+        self.findings.find(kind, text);
     }
 
     /// Queues input for the server.
@@ -222,14 +201,9 @@ impl<'p> Session<'p> {
 
     /// The general checks of one line; returns it if it is a reply.
     fn check(&mut self, line: Line, leak: bool) -> Option<Reply> {
-        if leak {
-            self.find(Kind::StackTrace, "panic text or a stack trace on stdout");
-        }
-        match line {
-            Line::Response(response) => Some(Reply::Single(response)),
-            Line::Batch(responses) => Some(Reply::Batch(responses)),
-            Line::Notification => None,
-            Line::Request(id) => {
+        match screen(&mut self.findings, line, leak) {
+            Screened::Reply(reply) => Some(reply),
+            Screened::Request(id) => {
                 // A receiver must answer requests; the audit offers no client features.
                 if !self.input_closed {
                     let mut line = format!(
@@ -242,37 +216,13 @@ impl<'p> Session<'p> {
                 }
                 None
             }
-            Line::Blank => {
-                self.find(
-                    Kind::BlankLine,
-                    "blank line on stdout (not a JSON-RPC message)",
-                );
-                None
-            }
-            Line::Invalid(reason) => {
-                self.find(
-                    Kind::InvalidLine,
-                    format!("stdout line that is not one JSON-RPC message: {reason}"),
-                );
-                None
-            }
-            Line::TooLong => {
-                self.find(Kind::LongLine, "stdout line longer than 16 MiB");
-                None
-            }
+            Screened::Other => None,
         }
     }
 
     /// Records a reply nobody was waiting for.
     pub(crate) fn unexpected(&mut self, reply: &Reply) {
-        let text = match reply {
-            Reply::Batch(_) => "an array of replies on one line, to no batch".to_owned(),
-            Reply::Single(response) => format!(
-                "a reply to nothing the audit was waiting for ({})",
-                response.kind()
-            ),
-        };
-        self.find(Kind::UnaskedReply, text);
+        self.findings.unexpected(reply);
     }
 
     /// Waits until the queued input is written, keeping stdout drained meanwhile; the time the
@@ -537,6 +487,101 @@ impl<'p> Session<'p> {
     }
 }
 
+/// A case's general findings: repeats counted, not repeated, and at most
+/// [`MAX_DISTINCT_FINDINGS`] different texts (then one shared text per kind), so a server
+/// cannot grow the report without bound.
+#[derive(Debug, Default)]
+pub(crate) struct Findings(Vec<Finding>);
+
+impl Findings {
+    /// Records a finding (repeats are counted, not repeated; past
+    /// [`MAX_DISTINCT_FINDINGS`] different texts, further ones of a kind share one text).
+    pub(crate) fn find(&mut self, kind: Kind, text: impl Into<String>) {
+        let mut text = text.into();
+        if self.0.len() >= MAX_DISTINCT_FINDINGS
+            && !self
+                .0
+                .iter()
+                .any(|known| known.text == text && known.kind == kind)
+        {
+            text = OTHER_FINDINGS.to_owned();
+        }
+        if let Some(known) = self
+            .0
+            .iter_mut()
+            .find(|known| known.text == text && known.kind == kind)
+        {
+            known.count = known.count.saturating_add(1);
+            return;
+        }
+        self.0.push(Finding {
+            kind,
+            text,
+            count: 1,
+        });
+    }
+
+    /// Records a reply nobody was waiting for.
+    pub(crate) fn unexpected(&mut self, reply: &Reply) {
+        let text = match reply {
+            Reply::Batch(_) => "an array of replies on one line, to no batch".to_owned(),
+            Reply::Single(response) => format!(
+                "a reply to nothing the audit was waiting for ({})",
+                response.kind()
+            ),
+        };
+        self.find(Kind::UnaskedReply, text);
+    }
+
+    /// The findings, in the order first seen.
+    pub(crate) fn as_slice(&self) -> &[Finding] {
+        &self.0
+    }
+}
+
+/// What one stdout line is to a session once its general checks are recorded.
+#[derive(Debug)]
+pub(crate) enum Screened {
+    /// A reply (a response or an array of them).
+    Reply(Reply),
+    /// A request from the server, which the session answers "method not found".
+    Request(Id),
+    /// Nothing to act on (a notification, or a bad line, now a finding).
+    Other,
+}
+
+/// The general checks of one stdout line (a stack trace, a blank, invalid or too long line),
+/// recorded in `findings`.
+pub(crate) fn screen(findings: &mut Findings, line: Line, leak: bool) -> Screened {
+    if leak {
+        findings.find(Kind::StackTrace, "panic text or a stack trace on stdout");
+    }
+    match line {
+        Line::Response(response) => Screened::Reply(Reply::Single(response)),
+        Line::Batch(responses) => Screened::Reply(Reply::Batch(responses)),
+        Line::Notification => Screened::Other,
+        Line::Request(id) => Screened::Request(id),
+        Line::Blank => {
+            findings.find(
+                Kind::BlankLine,
+                "blank line on stdout (not a JSON-RPC message)",
+            );
+            Screened::Other
+        }
+        Line::Invalid(reason) => {
+            findings.find(
+                Kind::InvalidLine,
+                format!("stdout line that is not one JSON-RPC message: {reason}"),
+            );
+            Screened::Other
+        }
+        Line::TooLong => {
+            findings.find(Kind::LongLine, "stdout line longer than 16 MiB");
+            Screened::Other
+        }
+    }
+}
+
 /// `initialize` params asking for `version`.
 pub(crate) fn initialize_params(version: &str) -> Value {
     json!({
@@ -565,14 +610,15 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Replies to one input kept for judging; one input owes at most one reply (a batch answered
 /// message by message, a few more).
-const MAX_KEPT_REPLIES: usize = 1000;
+pub(crate) const MAX_KEPT_REPLIES: usize = 1000;
 
 /// Different finding texts one case keeps (a server choosing its error codes cannot grow the
 /// report without bound).
-const MAX_DISTINCT_FINDINGS: usize = 64;
+pub(crate) const MAX_DISTINCT_FINDINGS: usize = 64;
 
 /// The text of findings past [`MAX_DISTINCT_FINDINGS`].
-const OTHER_FINDINGS: &str = "more findings of this kind (different texts, counted together)";
+pub(crate) const OTHER_FINDINGS: &str =
+    "more findings of this kind (different texts, counted together)";
 
 /// How long a server may take to exit after its input ends, at the end of an ordinary case.
 const EXIT_GRACE: Duration = Duration::from_millis(500);

@@ -1,9 +1,27 @@
-//! Fuzzing entry points of the manifest side: the loader and argv building.
+//! Fuzzing entry points of the manifest side: the loader, argv building, and the sandbox
+//! policy a manifest's tools get.
 //!
 //! Built only for tests and with `--cfg fuzzing` (cargo-fuzz sets it), like the protocol
 //! core's `airlock::fuzzing`. A broken invariant panics: that is how a fuzzer reports it.
+//!
+//! The `policy` target trusts nothing of the loader's: what a tool may be granted is worked out
+//! again from the manifest's raw TOML (`Expected`), and the policy the loader built is held
+//! against it (`breach`). The manifests it loads resolve their paths in a scratch tree made
+//! once per process (`scratch`), with real files, directories, a program, and symbolic links
+//! inside and out of it.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
+
+use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, interpreters};
+use airlock::limits::{
+    SANDBOX_CPU_SECONDS, SANDBOX_FILE_SIZE_MIB, SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_FILE_SIZE_MIB,
+    SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, SANDBOX_MEMORY_MIB,
+    SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
+};
 
 /// Manifest: any text into the manifest loader; it returns, and an error renders as one
 /// non-empty message.
@@ -115,6 +133,497 @@ args.files = { type = "array", max_items = 3, default = [] }
         .unwrap_or_else(|| fail("no tool"))
 }
 
+/// Policy: any text as a manifest over the scratch tree, and any bytes as the policy JSON a
+/// launcher receives.
+///
+/// For every sandboxed tool of a manifest that loads, the policy `airlock serve` would use
+/// (the loader builds it) grants nothing the manifest's raw TOML does not declare (see
+/// [`Breach`] for each rule); a tool is unsandboxed exactly when it says `sandbox = "off"`.
+/// Policy JSON either fails to decode or encodes back to the same policy and text.
+pub fn policy(data: &[u8]) {
+    policy_json(data);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let tree = scratch();
+    let loaded = crate::manifest::parse(text, "policy.toml", &tree.root);
+    tally(loaded.is_ok());
+    let Ok(manifest) = loaded else {
+        return;
+    };
+    let raw: toml::Table = text
+        .parse()
+        .unwrap_or_else(|_| fail("the loader took text that is not TOML"));
+    let expected = Expected::of(&raw, &tree.root);
+    assert_eq!(expected.len(), manifest.tools.len(), "a tool lost or added");
+    let named = named(&raw, &tree.root, &expected);
+    for (tool, expected) in manifest.tools.iter().zip(&expected) {
+        match (&tool.sandbox, expected) {
+            (None, None) => {}
+            (Some(confinement), Some(expected)) => {
+                let policy = confinement.policy();
+                if let Some(breach) = breach(policy, confinement.encoded(), expected, &named, tree)
+                {
+                    fail(&format!("tool {}: {breach:?}", tool.name.as_str()));
+                }
+            }
+            (Some(_), None) => fail("a tool with sandbox = \"off\" is sandboxed"),
+            (None, Some(_)) => fail("a tool runs unsandboxed without sandbox = \"off\""),
+        }
+    }
+}
+
+/// Any bytes as the policy JSON of the launcher's command line: it decodes or fails, and what
+/// decodes encodes back to the same policy and the same text.
+pub fn policy_json(data: &[u8]) {
+    let Ok(decoded) = serde_json::from_slice::<Policy>(data) else {
+        return;
+    };
+    let text = serde_json::to_string(&decoded)
+        .unwrap_or_else(|_| fail("a decoded policy does not encode"));
+    let again: Policy =
+        serde_json::from_str(&text).unwrap_or_else(|_| fail("an encoded policy does not decode"));
+    assert_eq!(again, decoded, "a policy changed through JSON");
+    assert_eq!(
+        serde_json::to_string(&again).ok().as_deref(),
+        Some(text.as_str()),
+        "a policy's JSON is not stable"
+    );
+}
+
+/// The scratch tree manifests resolve their paths in, made once per process.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Its root (canonical): a manifest's base directory.
+    pub root: PathBuf,
+    /// A directory outside it that the symbolic link `escape` (and `work/escape`) points to.
+    pub outside: PathBuf,
+}
+
+/// The scratch tree: `work/` (with `data/notes.txt`, `out/`, `link` → `../docs`, `escape` →
+/// outside), `sandbox-demo/{data,out}`, `docs/readme.md`, `bin/tool` (an executable script),
+/// `bin/plain` (not executable), and `escape` → a directory outside the tree.
+pub fn scratch() -> &'static Scratch {
+    static TREE: OnceLock<Scratch> = OnceLock::new();
+    TREE.get_or_init(|| make_scratch().unwrap_or_else(|_| fail("the scratch tree cannot be made")))
+}
+
+fn make_scratch() -> std::io::Result<Scratch> {
+    use std::os::unix::fs::{PermissionsExt as _, symlink};
+    let temp = std::fs::canonicalize(std::env::temp_dir())?;
+    let pid = std::process::id();
+    let root = temp.join(format!("airlock-fuzz-policy-{pid}"));
+    let outside = temp.join(format!("airlock-fuzz-policy-{pid}-outside"));
+    for dir in [&root, &outside] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+    }
+    for dir in [
+        "work/data",
+        "work/out",
+        "sandbox-demo/data",
+        "sandbox-demo/out",
+        "docs",
+        "bin",
+    ] {
+        std::fs::create_dir_all(root.join(dir))?;
+    }
+    std::fs::create_dir_all(&outside)?;
+    std::fs::write(outside.join("secret.txt"), "outside the tree\n")?;
+    std::fs::write(root.join("work/data/notes.txt"), "notes\n")?;
+    std::fs::write(root.join("docs/readme.md"), "readme\n")?;
+    std::fs::write(root.join("bin/tool"), "#!/bin/sh\necho tool\n")?;
+    std::fs::set_permissions(
+        root.join("bin/tool"),
+        std::fs::Permissions::from_mode(0o755),
+    )?;
+    std::fs::write(root.join("bin/plain"), "plain\n")?;
+    symlink(&outside, root.join("escape"))?;
+    symlink(&outside, root.join("work/escape"))?;
+    symlink("../docs", root.join("work/link"))?;
+    Ok(Scratch { root, outside })
+}
+
+/// Counts loads, and with `AIRLOCK_FUZZ_STATS` set prints how many inputs loaded every 65,536
+/// inputs (how often the fuzzer reaches the policy at all).
+fn tally(loaded: bool) {
+    static INPUTS: AtomicU64 = AtomicU64::new(0);
+    static LOADED: AtomicU64 = AtomicU64::new(0);
+    static SHOW: OnceLock<bool> = OnceLock::new();
+    let inputs = INPUTS.fetch_add(1, Ordering::Relaxed).saturating_add(1);
+    if loaded {
+        LOADED.fetch_add(1, Ordering::Relaxed);
+    }
+    if inputs.is_multiple_of(65_536)
+        && *SHOW.get_or_init(|| std::env::var_os("AIRLOCK_FUZZ_STATS").is_some())
+    {
+        show_stats(inputs, LOADED.load(Ordering::Relaxed));
+    }
+}
+
+#[expect(
+    clippy::print_stderr,
+    reason = "fuzzing statistics, asked for by AIRLOCK_FUZZ_STATS"
+)]
+fn show_stats(inputs: u64, loaded: u64) {
+    eprintln!("policy: {loaded} of {inputs} inputs loaded as manifests");
+}
+
+/// What one sandboxed tool may be granted, worked out from the raw TOML alone: every path
+/// canonical, `[defaults]` merged as the manifest documentation says.
+#[derive(Clone, Debug, Default)]
+pub struct Expected {
+    /// The program (`command[0]`, a path from the base or a name found in `PATH`).
+    pub program: PathBuf,
+    /// The workdir (the base when unset).
+    pub workdir: PathBuf,
+    /// Each path argument's `within` (from the workdir).
+    pub roots: Vec<PathBuf>,
+    /// `read` (from the base).
+    pub read: Vec<PathBuf>,
+    /// `write` (from the workdir).
+    pub write: Vec<PathBuf>,
+    /// `exec` (from the base, or found in `PATH`).
+    pub exec: Vec<PathBuf>,
+    /// `network = true`.
+    pub network: bool,
+    /// Each declared resource: processes, memory_mib, cpu_seconds, file_size_mib, open_files.
+    pub resources: [Option<u64>; 5],
+}
+
+impl Expected {
+    /// Each `[[tool]]` of `raw` in order: `None` for `sandbox = "off"`. Paths that do not
+    /// resolve are left out (the loader refuses them, so they never meet a loaded manifest).
+    pub fn of(raw: &toml::Table, base: &Path) -> Vec<Option<Self>> {
+        let empty = toml::Table::new();
+        let defaults = raw
+            .get("defaults")
+            .and_then(toml::Value::as_table)
+            .unwrap_or(&empty);
+        let tools = raw
+            .get("tool")
+            .and_then(toml::Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        tools
+            .iter()
+            .map(|tool| {
+                let tool = tool.as_table().unwrap_or(&empty);
+                let off = tool.get("sandbox").and_then(toml::Value::as_str) == Some("off");
+                (!off).then(|| Self::tool(tool, defaults, base))
+            })
+            .collect()
+    }
+
+    fn tool(tool: &toml::Table, defaults: &toml::Table, base: &Path) -> Self {
+        let text = |table: &toml::Table, key: &str| {
+            table
+                .get(key)
+                .and_then(toml::Value::as_str)
+                .and_then(expand)
+        };
+        let list = |key: &str| -> Vec<String> {
+            [defaults, tool]
+                .iter()
+                .filter_map(|table| table.get(key).and_then(toml::Value::as_array))
+                .flatten()
+                .filter_map(toml::Value::as_str)
+                .filter_map(expand)
+                .collect()
+        };
+        let workdir = text(tool, "workdir")
+            .or_else(|| text(defaults, "workdir"))
+            .map_or_else(|| canonical(base), |dir| canonical(&base.join(dir)));
+        let program = tool
+            .get("command")
+            .and_then(toml::Value::as_array)
+            .and_then(|command| command.first())
+            .and_then(toml::Value::as_str)
+            .and_then(expand)
+            .and_then(|program| program_path(&program, base))
+            .unwrap_or_default();
+        let roots = tool
+            .get("args")
+            .and_then(toml::Value::as_table)
+            .into_iter()
+            .flat_map(|args| args.values())
+            .filter_map(toml::Value::as_table)
+            .filter(|arg| arg.get("type").and_then(toml::Value::as_str) == Some("path"))
+            .map(|arg| {
+                let within = text(arg, "within").unwrap_or_else(|| ".".to_owned());
+                canonical(&workdir.join(within))
+            })
+            .collect();
+        let read = list("read")
+            .iter()
+            .map(|r| canonical(&base.join(r)))
+            .collect();
+        let write = list("write")
+            .iter()
+            .map(|w| canonical(&workdir.join(w)))
+            .collect();
+        let exec = list("exec")
+            .iter()
+            .filter_map(|e| program_path(e, base).or_else(|| Some(canonical(&base.join(e)))))
+            .collect();
+        let network = tool
+            .get("network")
+            .or_else(|| defaults.get("network"))
+            .and_then(toml::Value::as_bool)
+            .unwrap_or(false);
+        let resource = |name: &str| {
+            [tool, defaults]
+                .iter()
+                .filter_map(|table| table.get("resources").and_then(toml::Value::as_table))
+                .find_map(|resources| resources.get(name))
+                .and_then(toml::Value::as_integer)
+                .and_then(|n| u64::try_from(n).ok())
+        };
+        Self {
+            program,
+            workdir,
+            roots,
+            read,
+            write,
+            exec,
+            network,
+            resources: RESOURCE_NAMES.map(resource),
+        }
+    }
+}
+
+const RESOURCE_NAMES: [&str; 5] = [
+    "processes",
+    "memory_mib",
+    "cpu_seconds",
+    "file_size_mib",
+    "open_files",
+];
+
+/// A rule of what a policy may grant, broken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Breach {
+    /// A granted path is not canonical (the launcher opens it without following links).
+    NotCanonical(PathBuf),
+    /// The leading system entries of `read` are not the fixed system list.
+    SystemList(PathBuf),
+    /// (1) A path past the system list that the manifest did not declare for that right.
+    Undeclared(&'static str, PathBuf),
+    /// (2) A writable directory that is `/` or a system path, or holds one.
+    WritesSystem(PathBuf),
+    /// (3) Network granted without `network = true`, or refused with it.
+    Network,
+    /// (4) A resource other than the declared value (or the default), or over its maximum.
+    Resource(&'static str),
+    /// (5) A path outside the scratch tree and the system list that the manifest never named.
+    Unnamed(PathBuf),
+    /// (6) The policy as the launcher decodes it is not the policy.
+    RoundTrip,
+}
+
+/// The first rule `policy` (encoded for the launcher as `encoded`) breaks, given what the
+/// manifest declared and every path it `named`; `None` when it keeps them all.
+pub fn breach(
+    policy: &Policy,
+    encoded: &str,
+    expected: &Expected,
+    named: &[PathBuf],
+    tree: &Scratch,
+) -> Option<Breach> {
+    let system = system_list(policy.network);
+    let split = policy.system_entries.min(policy.read.len());
+    let (system_read, read) = policy.read.split_at(split);
+    for path in policy.read.iter().chain(&policy.exec).chain(&policy.write) {
+        if std::fs::canonicalize(path).ok().as_deref() != Some(path.as_path()) {
+            return Some(Breach::NotCanonical(path.clone()));
+        }
+    }
+    if let Some(path) = system_read.iter().find(|path| !system.contains(path)) {
+        return Some(Breach::SystemList(path.clone()));
+    }
+    let mut interpreted = interpreters(&expected.program);
+    for exec in expected.exec.iter().filter(|exec| exec.is_file()) {
+        interpreted.extend(interpreters(exec));
+    }
+    let readable: Vec<&PathBuf> = std::iter::once(&expected.workdir)
+        .chain(&expected.roots)
+        .chain(&expected.read)
+        .collect();
+    let executable: Vec<&PathBuf> = std::iter::once(&expected.program)
+        .chain(&expected.exec)
+        .chain(&interpreted)
+        .collect();
+    for (right, granted, allowed) in [
+        ("read", read, &readable),
+        ("exec", policy.exec.as_slice(), &executable),
+        (
+            "write",
+            policy.write.as_slice(),
+            &expected.write.iter().collect(),
+        ),
+    ] {
+        if let Some(path) = granted.iter().find(|path| !allowed.contains(path)) {
+            return Some(Breach::Undeclared(right, path.clone()));
+        }
+    }
+    let all_system = system_list(true);
+    for dir in &policy.write {
+        let system = all_system
+            .iter()
+            .any(|entry| dir.starts_with(entry) || entry.starts_with(dir));
+        if dir == Path::new("/") || system {
+            return Some(Breach::WritesSystem(dir.clone()));
+        }
+    }
+    if policy.network != expected.network {
+        return Some(Breach::Network);
+    }
+    let r = &policy.resources;
+    let granted = [
+        (
+            u64::from(r.processes),
+            SANDBOX_PROCESSES.into(),
+            SANDBOX_MAX_PROCESSES.into(),
+        ),
+        (r.memory_mib, SANDBOX_MEMORY_MIB, SANDBOX_MAX_MEMORY_MIB),
+        (r.cpu_seconds, SANDBOX_CPU_SECONDS, SANDBOX_MAX_CPU_SECONDS),
+        (
+            r.file_size_mib,
+            SANDBOX_FILE_SIZE_MIB,
+            SANDBOX_MAX_FILE_SIZE_MIB,
+        ),
+        (r.open_files, SANDBOX_OPEN_FILES, SANDBOX_MAX_OPEN_FILES),
+    ];
+    for ((name, declared), (value, default, most)) in
+        RESOURCE_NAMES.iter().zip(expected.resources).zip(granted)
+    {
+        if value != declared.unwrap_or(default) || value > most || value == 0 {
+            return Some(Breach::Resource(name));
+        }
+    }
+    let unnamed = policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.write)
+        .find(|path| {
+            !path.starts_with(&tree.root)
+                && !all_system.iter().any(|entry| path.starts_with(entry))
+                && !named.contains(path)
+        });
+    if let Some(path) = unnamed {
+        return Some(Breach::Unnamed(path.clone()));
+    }
+    let decoded: Option<Policy> = serde_json::from_str(encoded).ok();
+    let same = decoded.is_some_and(|mut decoded| {
+        decoded.system_entries = policy.system_entries;
+        decoded == *policy
+    });
+    if !same || serde_json::to_string(policy).ok().as_deref() != Some(encoded) {
+        return Some(Breach::RoundTrip);
+    }
+    None
+}
+
+/// The fixed system list (with the network's, for `network`), canonical, as it is on this
+/// machine.
+fn system_list(network: bool) -> Vec<PathBuf> {
+    let extra: &[&str] = if network { NETWORK_READ } else { &[] };
+    SYSTEM_READ
+        .iter()
+        .chain(extra)
+        .filter_map(|path| std::fs::canonicalize(path).ok())
+        .collect()
+}
+
+/// Every path the manifest names anywhere (any string, expanded, from the base, from each
+/// tool's workdir and as a program in `PATH`), canonical, with its interpreters.
+pub fn named(raw: &toml::Table, base: &Path, tools: &[Option<Expected>]) -> Vec<PathBuf> {
+    fn strings<'v>(value: &'v toml::Value, out: &mut Vec<&'v str>) {
+        match value {
+            toml::Value::String(text) => out.push(text),
+            toml::Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+            toml::Value::Table(table) => table.values().for_each(|item| strings(item, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    raw.values().for_each(|value| strings(value, &mut texts));
+    let dirs: Vec<&Path> = std::iter::once(base)
+        .chain(tools.iter().flatten().map(|tool| tool.workdir.as_path()))
+        .collect();
+    let mut found = Vec::new();
+    for text in texts {
+        let Some(text) = expand(text) else { continue };
+        for dir in &dirs {
+            found.push(canonical(&dir.join(&text)));
+        }
+        if let Some(program) = program_path(&text, base) {
+            found.push(program);
+        }
+    }
+    let interpreted: Vec<PathBuf> = found
+        .iter()
+        .filter(|path| path.is_file())
+        .flat_map(|path| interpreters(path))
+        .collect();
+    found.extend(interpreted);
+    found
+}
+
+/// A program as the loader finds it, found again: a path with `/` from `base`, a bare name
+/// in the absolute directories of `PATH`; an executable regular file, canonical.
+fn program_path(program: &str, base: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let runnable = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        Some(base.join(program)).filter(|path| runnable(path))
+    } else if program.is_empty() {
+        None
+    } else {
+        let search = std::env::var_os("PATH")?;
+        std::env::split_paths(&search)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(program))
+            .find(|path| runnable(path))
+    }?;
+    std::fs::canonicalize(found).ok()
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `~` at the start (`$HOME`), `${NAME}` and `$$`, as the manifest documentation describes
+/// them; `None` for anything else with a `$` or a `~user`, or an unset or empty variable.
+fn expand(text: &str) -> Option<String> {
+    let variable = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let (mut out, mut rest) = match text.strip_prefix('~') {
+        Some(after) if after.is_empty() || after.starts_with('/') => (variable("HOME")?, after),
+        Some(_) => return None,
+        None => (String::new(), text),
+    };
+    while let Some(at) = rest.find('$') {
+        let (before, after) = rest.split_at(at);
+        out.push_str(before);
+        let after = after.get(1..)?;
+        if let Some(after) = after.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+        } else {
+            let (name, after) = after.strip_prefix('{')?.split_once('}')?;
+            out.push_str(&variable(name)?);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 #[expect(clippy::panic, reason = "a fuzz finding is reported by panicking")]
 fn fail(broken: &str) -> ! {
     panic!("{broken}")
@@ -130,6 +639,178 @@ mod tests {
         manifest(b"[[tool]]\nname = 1");
         argv(br#"{"word": "a b; $(x)", "verbose": true, "tags": ["-x", "y"], "rest": "-rf", "files": ["f"]}"#);
         argv(br#"{"word": "-rf"}"#);
+    }
+
+    #[test]
+    #[expect(
+        clippy::print_stdout,
+        reason = "the replay count is what the test reports"
+    )]
+    fn every_committed_policy_seed_passes_the_policy_target() {
+        let corpus =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/policy");
+        let (mut replayed, mut loaded) = (0, 0);
+        for entry in std::fs::read_dir(&corpus).unwrap() {
+            let data = std::fs::read(entry.unwrap().path()).unwrap();
+            policy(&data);
+            replayed += 1;
+            let text = String::from_utf8_lossy(&data);
+            loaded += usize::from(crate::manifest::parse(&text, "p.toml", &scratch().root).is_ok());
+        }
+        println!("replayed {replayed} inputs from fuzz/corpus/policy ({loaded} load)");
+        assert!(
+            replayed > 0 && loaded > 0,
+            "{replayed} seeds, {loaded} load"
+        );
+    }
+
+    const GRANTS: &str = r#"
+[[tool]]
+name = "grants"
+description = "reads, writes and runs what it declares"
+command = ["bin/tool", "{file}"]
+workdir = "work"
+read = ["docs"]
+write = ["out"]
+exec = ["cat"]
+resources = { memory_mib = 128, cpu_seconds = 5 }
+args.file = { type = "path", within = "data" }
+accept_risk = ["unknown_program"]
+"#;
+
+    /// The policy of [`GRANTS`], what its TOML declares, and the paths it names.
+    fn grants() -> (Policy, String, Expected, Vec<PathBuf>) {
+        let tree = scratch();
+        let manifest = crate::manifest::parse(GRANTS, "grants.toml", &tree.root).unwrap();
+        let confinement = manifest.tools[0].sandbox.clone().unwrap();
+        let raw: toml::Table = GRANTS.parse().unwrap();
+        let expected = Expected::of(&raw, &tree.root);
+        let named = named(&raw, &tree.root, &expected);
+        let expected = expected[0].clone().unwrap();
+        (
+            confinement.policy().clone(),
+            confinement.encoded().to_owned(),
+            expected,
+            named,
+        )
+    }
+
+    fn broken(change: impl FnOnce(&mut Policy)) -> Option<Breach> {
+        let (mut policy, _, expected, named) = grants();
+        change(&mut policy);
+        let encoded = serde_json::to_string(&policy).unwrap();
+        breach(&policy, &encoded, &expected, &named, scratch())
+    }
+
+    #[test]
+    fn the_policy_the_loader_builds_keeps_every_rule() {
+        let (policy, encoded, expected, named) = grants();
+        let root = &scratch().root;
+        assert_eq!(expected.workdir, root.join("work"));
+        assert_eq!(expected.roots, vec![root.join("work/data")]);
+        assert_eq!(expected.write, vec![root.join("work/out")]);
+        assert_eq!(expected.resources, [None, Some(128), Some(5), None, None]);
+        assert_eq!(
+            breach(&policy, &encoded, &expected, &named, scratch()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_grant_of_the_parent_of_a_within_root_breaks_rule_one() {
+        let parent = scratch().root.clone();
+        assert_eq!(
+            broken(|policy| policy.read.push(parent.clone())),
+            Some(Breach::Undeclared("read", parent))
+        );
+    }
+
+    #[test]
+    fn a_writable_directory_beyond_the_declared_or_in_the_system_breaks_rule_two() {
+        let data = scratch().root.join("work/data");
+        assert_eq!(
+            broken(|policy| policy.write.push(data.clone())),
+            Some(Breach::Undeclared("write", data))
+        );
+        // A declared directory that is a system one is refused too.
+        let (mut policy, _, mut expected, named) = grants();
+        let share = std::fs::canonicalize("/usr/share").unwrap();
+        expected.write.push(share.clone());
+        policy.write.push(share.clone());
+        let encoded = serde_json::to_string(&policy).unwrap();
+        assert_eq!(
+            breach(&policy, &encoded, &expected, &named, scratch()),
+            Some(Breach::WritesSystem(share))
+        );
+    }
+
+    #[test]
+    fn network_without_its_declaration_breaks_rule_three() {
+        assert_eq!(
+            broken(|policy| policy.network = true),
+            Some(Breach::Network)
+        );
+    }
+
+    #[test]
+    fn a_resource_from_another_field_or_past_the_default_breaks_rule_four() {
+        assert_eq!(
+            broken(|policy| policy.resources.cpu_seconds = policy.resources.memory_mib),
+            Some(Breach::Resource("cpu_seconds"))
+        );
+        assert_eq!(
+            broken(|policy| policy.resources.open_files += 1),
+            Some(Breach::Resource("open_files"))
+        );
+    }
+
+    #[test]
+    fn a_path_outside_the_tree_the_manifest_never_named_breaks_rule_five() {
+        let (mut policy, _, mut expected, named) = grants();
+        let outside = scratch().outside.clone();
+        expected.read.push(outside.clone());
+        policy.read.push(outside.clone());
+        let encoded = serde_json::to_string(&policy).unwrap();
+        assert_eq!(
+            breach(&policy, &encoded, &expected, &named, scratch()),
+            Some(Breach::Unnamed(outside))
+        );
+    }
+
+    #[test]
+    fn a_policy_the_launcher_would_decode_differently_breaks_rule_six() {
+        let (policy, encoded, expected, named) = grants();
+        let other = encoded.replacen("\"network\":false", "\"network\":true", 1);
+        assert_ne!(other, encoded);
+        assert_eq!(
+            breach(&policy, &other, &expected, &named, scratch()),
+            Some(Breach::RoundTrip)
+        );
+    }
+
+    #[test]
+    fn a_path_that_is_not_canonical_or_a_forged_system_entry_is_caught() {
+        let link = scratch().root.join("work/link");
+        assert_eq!(
+            broken(|policy| policy.read.push(link.clone())),
+            Some(Breach::NotCanonical(link))
+        );
+        let docs = scratch().root.join("docs");
+        assert_eq!(
+            broken(|policy| {
+                policy.read.insert(0, docs.clone());
+                policy.system_entries += 1;
+            }),
+            Some(Breach::SystemList(docs))
+        );
+    }
+
+    #[test]
+    fn policy_json_round_trips_or_fails() {
+        let (_, encoded, ..) = grants();
+        policy_json(encoded.as_bytes());
+        policy_json(b"{\"read\":[]}");
+        policy_json(b"not json");
     }
 
     #[test]

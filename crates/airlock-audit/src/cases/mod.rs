@@ -16,7 +16,7 @@
 
 use super::judge::{Arm, Id, judge};
 use super::probe::Probe;
-use super::session::Session;
+use super::session::{Collected, Session};
 use super::severity::Severity;
 use super::target::Op;
 use super::{Category, Verdict};
@@ -205,7 +205,17 @@ pub(crate) fn run_line(
 ) -> Judgement {
     let sent = input.id.as_deref().and_then(Id::from_json);
     let collected = session.collect(input.ops, sent.is_some());
-    let (mut verdict, mut severity, mut detail) = judge(arms, &collected.replies, sent.as_ref());
+    judge_line(&collected, arms, sent.as_ref(), echo_check)
+}
+
+/// The judgement of a [`Body::Line`] case from what answered its input, which carried `sent`.
+pub(crate) fn judge_line(
+    collected: &Collected,
+    arms: &[Arm],
+    sent: Option<&Id>,
+    echo_check: bool,
+) -> Judgement {
+    let (mut verdict, mut severity, mut detail) = judge(arms, &collected.replies, sent);
     if !collected.written {
         detail.push_str("; the input was not written whole (the server stopped reading it)");
     }
