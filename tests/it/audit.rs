@@ -329,6 +329,32 @@ fn exposure_findings(report: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// A read outside the served directory is caught wherever the server reports it: in a
+/// JSON-RPC error's message, or in a result larger than the audit keeps to judge.
+#[test]
+fn the_exposure_cases_catch_a_read_reported_as_an_error_or_in_a_huge_result() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_shell_server.py");
+    for mode in ["--as-error", "--padded"] {
+        let (status, report, table) = audit(
+            "unsafe-shell",
+            &["--only", "exposure.traversal,exposure.absolute"],
+            &["python3", fixture.to_str().unwrap(), mode],
+        );
+        let report = report.expect("a JSON report");
+        assert_eq!(status, Some(1), "{mode}: {table}");
+        let found = exposure_findings(&report);
+        for id in ["exposure.traversal", "exposure.absolute"] {
+            assert!(
+                found
+                    .iter()
+                    .any(|(i, k, s)| i == id && k == "outside-read" && s == "high"),
+                "{mode} {id}: {found:?}\n{table}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
     let fixture =

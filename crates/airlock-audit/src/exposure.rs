@@ -34,7 +34,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::judge::Judgement;
-use super::judge::{Outcome, shown};
+use super::judge::{Outcome, Response, shown};
 use super::probe::Aim;
 use super::session::Session;
 use super::severity::{Kind, Severity};
@@ -221,6 +221,11 @@ pub(crate) fn run(
         };
     }
     let values = values(scratch);
+    // Every stdout line is searched for the token, whatever it is (an error's message, a
+    // result too large to keep, a notification): a server that reads outside the served
+    // directory must not pass because it reported what it read as an error.
+    session.target().watch_for(scratch.token.as_bytes());
+    let _earlier = session.take_canary_seen();
     let mut calls: u64 = 0;
     let mut unanswered: u64 = 0;
     let mut worst: Option<Severity> = None;
@@ -241,24 +246,26 @@ pub(crate) fn run(
                 shown(&aim.tool, MAX_SHOWN_NAME),
                 shown(&aim.key, MAX_SHOWN_NAME)
             );
-            match reply {
-                Ok(response) => {
-                    if let Outcome::Result {
+            // The raw lines, and the result as parsed (a token written with `\u` escapes).
+            let in_result = matches!(
+                &reply,
+                Ok(Response {
+                    outcome: Outcome::Result {
                         value: Some(result),
                         ..
-                    } = &response.outcome
-                        && result.to_string().contains(&scratch.token)
-                    {
-                        session.find(
-                            Kind::OutsideRead,
-                            format!(
-                                "{where_}: a value returned the canary outside the served directory"
-                            ),
-                        );
-                        worst = worst.max(Some(Kind::OutsideRead.severity()));
-                    }
-                }
-                Err(_) => unanswered = unanswered.saturating_add(1),
+                    },
+                    ..
+                }) if result.to_string().contains(&scratch.token)
+            );
+            if session.take_canary_seen() || in_result {
+                session.find(
+                    Kind::OutsideRead,
+                    format!("{where_}: a value returned the canary outside the served directory"),
+                );
+                worst = worst.max(Some(Kind::OutsideRead.severity()));
+            }
+            if reply.is_err() {
+                unanswered = unanswered.saturating_add(1);
             }
             let breaches = scratch.breaches();
             if !breaches.is_empty() {

@@ -71,6 +71,8 @@ pub(crate) struct Session<'p> {
     /// Whether the session closed the server's stdin.
     pub(crate) input_closed: bool,
     stdout_closed: bool,
+    /// Whether a line held the watched canary since [`Session::take_canary_seen`].
+    canary_seen: bool,
 }
 
 impl<'p> Session<'p> {
@@ -92,6 +94,7 @@ impl<'p> Session<'p> {
             ready: false,
             input_closed: false,
             stdout_closed: false,
+            canary_seen: false,
         }
     }
 
@@ -193,10 +196,17 @@ impl<'p> Session<'p> {
                     }
                 }
             };
+            self.canary_seen |= received.canary;
             if let Some(reply) = self.check(received.line, received.leak) {
                 return Next::Reply(reply, received.at, received.bytes);
             }
         }
+    }
+
+    /// Whether a line held the token given to [`Target::watch_for`] since the last call;
+    /// clears it.
+    pub(crate) fn take_canary_seen(&mut self) -> bool {
+        std::mem::take(&mut self.canary_seen)
     }
 
     /// The general checks of one line; returns it if it is a reply.

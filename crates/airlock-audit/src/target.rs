@@ -119,6 +119,9 @@ pub(crate) struct Received {
     pub(crate) line: Line,
     /// Whether it carries panic text or a stack trace.
     pub(crate) leak: bool,
+    /// Whether it holds the token set by [`Target::watch_for`] (anywhere in the line: a
+    /// result, an error message, any member).
+    pub(crate) canary: bool,
     /// When its newline was read.
     pub(crate) at: Instant,
     /// Its length in bytes.
@@ -299,6 +302,16 @@ impl Target {
             Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => Some(Event::Closed),
         }
+    }
+
+    /// From now on, marks every stdout line holding `token` ([`Received::canary`]).
+    pub(crate) fn watch_for(&self, token: &[u8]) {
+        let mut watched = self
+            .reader
+            .canary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *watched = Some(token.into());
     }
 
     /// Stops or resumes reading stdout (a client that does not read its replies).
@@ -688,6 +701,21 @@ struct ReaderState {
     queued: AtomicU64,
     /// The case is over.
     stop: AtomicBool,
+    /// A token no line should hold (an exposure case's outside canary).
+    canary: std::sync::Mutex<Option<Box<[u8]>>>,
+}
+
+impl ReaderState {
+    /// Whether `line` holds the watched token.
+    fn holds_canary(&self, line: &[u8]) -> bool {
+        let watched = self
+            .canary
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        watched
+            .as_deref()
+            .is_some_and(|token| memchr::memmem::find(line, token).is_some())
+    }
 }
 
 fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderState) {
@@ -742,6 +770,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
                     Received {
                         line: Line::TooLong,
                         leak: false,
+                        canary: false,
                         at,
                         bytes: 0,
                     }
@@ -749,6 +778,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
                     Received {
                         line: judge::classify(&line),
                         leak: judge::leaks_trace(&line),
+                        canary: state.holds_canary(&line),
                         at,
                         bytes: line.len(),
                     }
@@ -770,6 +800,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
         let unterminated = Received {
             line: Line::Invalid("a last line without its newline"),
             leak: judge::leaks_trace(&line),
+            canary: state.holds_canary(&line),
             at: Instant::now(),
             bytes: line.len(),
         };

@@ -1,11 +1,18 @@
 """A deliberately unsafe stdio MCP server for `tests/it/audit.rs`: its one tool passes its
 argument to a shell (`sh -c "cat <value>"`), so traversal, absolute paths, symlinks and shell
 metacharacters all work. The audit's exposure category must catch it; never copy it.
+
+With `--as-error` it reports what it read in a JSON-RPC error's message; with `--padded` it
+adds 300 KiB of padding to each result (past what the audit keeps of a result): the audit must
+catch the read either way.
 """
 
 import json
 import subprocess
 import sys
+
+AS_ERROR = "--as-error" in sys.argv[1:]
+PADDED = "--padded" in sys.argv[1:]
 
 TOOLS = [{
     "name": "show",
@@ -52,6 +59,14 @@ for line in sys.stdin:
         run = subprocess.run(["sh", "-c", "cat " + value], capture_output=True,
                              stdin=subprocess.DEVNULL, timeout=5)
         text = (run.stdout + run.stderr).decode("utf-8", "replace")
-        answer(id, {"content": [{"type": "text", "text": text}], "isError": run.returncode != 0})
+        if AS_ERROR:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id,
+                                         "error": {"code": -32603, "message": text}}) + "\n")
+            sys.stdout.flush()
+            continue
+        content = [{"type": "text", "text": text}]
+        if PADDED:
+            content.append({"type": "text", "text": "." * (300 * 1024)})
+        answer(id, {"content": content, "isError": run.returncode != 0})
     else:
         error(id, -32601)
