@@ -413,3 +413,46 @@ fn an_unexpected_argument_is_named_so_the_agent_can_correct_its_call() {
          accept: `wrod` (it accepts `word`)."
     );
 }
+
+/// A call whose arguments the tool refuses when it runs (a path leaving its root: the schema
+/// cannot know) is recorded as `invalid_arguments`, like a schema refusal, not as a command
+/// that ran and failed: an operator counting failures must not read agent mistakes as broken
+/// tools, nor the reverse.
+#[test]
+fn a_call_refused_by_its_path_check_is_recorded_as_invalid_arguments() {
+    let sandbox = Sandbox::new("audit-path-refusal");
+    let manifest = sandbox.manifest(
+        r#"
+[[tool]]
+name = "show"
+description = "Shows a file of root/"
+command = ["cat", "--", "{path}"]
+args.path = { type = "path", kind = "file", within = "root" }
+"#,
+    );
+    let log = sandbox.dir.join("audit.jsonl");
+    let mut server = Server::start_with(
+        &airlock(),
+        &[
+            "serve",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--audit-log",
+            log.to_str().unwrap(),
+        ],
+        &[],
+    );
+    server.initialize("2025-11-25");
+    let refused = server.request(&call(1, "show", json!({ "path": "../outside.txt" })));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let served = server.request(&call(2, "show", json!({ "path": "hello.txt" })));
+    assert_ne!(served["result"]["isError"], true, "{served}");
+    let found = wait_for_records(&log, 2);
+    let outcomes: Vec<&Value> = found.iter().map(|record| &record["outcome"]).collect();
+    assert_eq!(
+        outcomes,
+        [&json!("invalid_arguments"), &json!("ok")],
+        "{found:?}"
+    );
+    assert_eq!(found[0]["exit_code"], Value::Null, "{found:?}");
+}

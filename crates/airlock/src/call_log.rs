@@ -66,7 +66,8 @@ pub(crate) enum Outcome {
     Panicked,
     /// The client cancelled it, or the session ended with it in flight; no reply was sent.
     Cancelled,
-    /// The arguments did not pass the tool's schema; answered with an `isError` result.
+    /// The arguments did not pass the tool's schema, or the handler refused them before
+    /// running anything ([`RunNote::arguments_refused`]); answered with an `isError` result.
     InvalidArguments,
     /// Refused before it ran, with a JSON-RPC error.
     Refused,
@@ -82,6 +83,10 @@ pub struct RunNote {
     pub signal: Option<i32>,
     /// The limit that stopped it, when one did (`max_output_bytes`, `cpu_seconds`, …).
     pub limit: Option<&'static str>,
+    /// Whether the handler refused the call's arguments before running anything (a check
+    /// the schema cannot make, such as a path leaving its root): recorded as
+    /// `invalid_arguments`, not as a failure of the tool.
+    pub arguments_refused: bool,
 }
 
 impl RunNote {
@@ -96,6 +101,22 @@ impl RunNote {
     pub fn exited(code: i32) -> Self {
         Self {
             exit_code: Some(code),
+            ..Self::default()
+        }
+    }
+
+    /// Arguments the handler refused before it ran anything.
+    ///
+    /// ```
+    /// use airlock::{RunNote, ToolOutput};
+    ///
+    /// let output = ToolOutput::error("Invalid arguments: the path leaves its root.")
+    ///     .noting(RunNote::arguments_refused());
+    /// assert!(output.is_error());
+    /// ```
+    pub fn arguments_refused() -> Self {
+        Self {
+            arguments_refused: true,
             ..Self::default()
         }
     }

@@ -19,7 +19,8 @@ use crate::manifest::{CommandTool, Manifest};
 use crate::process::{self, CommandSpec, Stderr};
 use airlock::secrets::{Redactor, Secret};
 use airlock::{
-    BoxFuture, BuildError, CallContext, CallLog, Handler, Server, ServerBuilder, Tool, ToolOutput,
+    BoxFuture, BuildError, CallContext, CallLog, Handler, RunNote, Server, ServerBuilder, Tool,
+    ToolOutput,
 };
 
 /// The server a checked manifest describes.
@@ -130,7 +131,8 @@ impl Handler for CommandHandler {
             let invocation = match built {
                 Ok(Ok(invocation)) => invocation,
                 Ok(Err(refusal)) => {
-                    return ToolOutput::error(format!("Invalid arguments: {refusal}"));
+                    return ToolOutput::error(format!("Invalid arguments: {refusal}"))
+                        .noting(RunNote::arguments_refused());
                 }
                 Err(_) => return ToolOutput::error("The tool could not check its arguments."),
             };

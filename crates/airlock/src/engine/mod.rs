@@ -228,7 +228,9 @@ impl Engine {
         }
         let (output, ended) = match outcome {
             Outcome::Finished(output) => {
-                let ended = if output.is_error() {
+                let ended = if output.is_error() && output.note.arguments_refused {
+                    call_log::Outcome::InvalidArguments
+                } else if output.is_error() {
                     call_log::Outcome::Error
                 } else {
                     call_log::Outcome::Ok
