@@ -17,6 +17,9 @@ use crate::limits::Limits;
 use crate::response::ServerInfo;
 use crate::tools::{NoArguments, Registry, Tool, ToolError, ToolOutput};
 
+#[cfg(feature = "http")]
+pub use crate::transport::http::fuzzing::http;
+
 /// Codes the design's error table allows on the wire.
 pub const ERROR_TABLE: [i64; 8] = [
     -32700, -32600, -32601, -32602, -32603, -32022, -31429, -31503,

@@ -48,6 +48,9 @@ mod clients;
 mod connection;
 mod connections;
 mod cors;
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod listener;
 mod proxies;
