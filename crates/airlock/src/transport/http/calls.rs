@@ -226,3 +226,64 @@ impl Drop for AbortOnDrop {
         self.0.abort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::HttpLimits;
+    use std::net::{IpAddr, Ipv4Addr};
+    use tokio::sync::Semaphore;
+
+    #[test]
+    fn each_line_becomes_one_message_event_and_empty_lines_none() {
+        let out = b"{\"id\":1}\n\n{\"id\":2}\n";
+        assert_eq!(
+            &sse_events(out)[..],
+            b"event: message\ndata: {\"id\":1}\n\nevent: message\ndata: {\"id\":2}\n\n"
+        );
+        assert_eq!(
+            &sse_events(b"{\"id\":3}")[..],
+            b"event: message\ndata: {\"id\":3}\n\n"
+        );
+        assert!(sse_events(b"").is_empty());
+        assert!(sse_events(b"\n\n").is_empty());
+    }
+
+    #[test]
+    fn a_reply_holding_the_call_slots_gives_them_back_when_dropped() {
+        let server = Arc::new(Semaphore::new(1));
+        let limits = HttpLimits {
+            client_in_flight: std::num::NonZeroUsize::MIN,
+            ..HttpLimits::default()
+        };
+        let clients = Arc::new(super::super::clients::Clients::new(&limits, 4));
+        let client =
+            super::super::clients::ClientKey::of(None, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)));
+        let slots = CallSlots {
+            _server: Arc::clone(&server).try_acquire_owned().unwrap(),
+            _client: clients.enter(&client).unwrap(),
+        };
+        let reply = Body::full(Bytes::from_static(b"{}")).holding(Arc::new(slots));
+        assert_eq!(server.available_permits(), 0);
+        assert!(matches!(
+            clients.enter(&client),
+            Err(McpError::ClientBusy { limit: 1 })
+        ));
+        drop(reply);
+        assert_eq!(server.available_permits(), 1);
+        assert!(clients.enter(&client).is_ok());
+    }
+
+    #[test]
+    fn dropping_an_abort_guard_aborts_its_task() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let task = tokio::spawn(std::future::pending::<()>());
+            drop(AbortOnDrop(task.abort_handle()));
+            assert!(task.await.unwrap_err().is_cancelled());
+        });
+    }
+}

@@ -118,3 +118,119 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::http::{AllowList, HttpConfig, Tokens};
+    use std::net::Ipv4Addr;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn state(limits: HttpLimits) -> Arc<State> {
+        let config = HttpConfig::new(AllowList::default(), Tokens::none(), limits);
+        State::new(crate::fuzzing::fuzz_server(), config)
+    }
+
+    /// Serves `request` on an in-memory connection; the client half-closes once the server
+    /// has gone quiet. Returns how the connection ended and what it wrote.
+    async fn exchange(limits: HttpLimits, request: &[u8]) -> (Ended, Vec<u8>) {
+        let builder = builder(&limits);
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let (mut from, mut to) = tokio::io::split(client);
+        let driver = serve(state(limits), &builder, server, peer);
+        let client = async move {
+            to.write_all(request).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            to.shutdown().await.unwrap();
+            let mut out = Vec::new();
+            from.read_to_end(&mut out).await.unwrap();
+            out
+        };
+        tokio::join!(driver, client)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_on_any_byte_stream_is_answered_and_the_connection_closes_at_its_end() {
+        let request =
+            b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+                        Accept: application/json\r\nContent-Length: 40\r\n\r\n\
+                        {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}";
+        let (ended, out) = exchange(HttpLimits::default(), request).await;
+        assert_eq!(ended, Ended::Closed);
+        assert!(out.starts_with(b"HTTP/1.1 400 Bad Request\r\n"), "{out:?}");
+        assert!(String::from_utf8_lossy(&out).contains("\"id\":7,"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_sends_no_head_is_closed_at_the_first_deadline() {
+        let limits = HttpLimits {
+            first_request_timeout: Duration::from_secs(3),
+            ..HttpLimits::default()
+        };
+        let builder = builder(&limits);
+        let (_client, server) = tokio::io::duplex(1024);
+        let started = tokio::time::Instant::now();
+        let ended = serve(
+            state(limits),
+            &builder,
+            server,
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+        )
+        .await;
+        assert_eq!(ended, Ended::Silent);
+        assert_eq!(started.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_builder_caps_the_head_at_the_limit_raised_to_hypers_minimum() {
+        let limits = HttpLimits {
+            max_header_bytes: std::num::NonZeroUsize::new(1024).unwrap(),
+            ..HttpLimits::default()
+        };
+        // Under 8 KiB (hyper's least buffer, to which 1 KiB is raised): served.
+        let filler = "a".repeat(6 * 1024);
+        let head = format!("GET / HTTP/1.1\r\nHost: localhost\r\nX-Filler: {filler}\r\n\r\n");
+        let (_, out) = exchange(limits.clone(), head.as_bytes()).await;
+        assert!(out.starts_with(b"HTTP/1.1 404 Not Found\r\n"), "{out:?}");
+        // Over it: hyper's own 431, and the connection ends with an error.
+        let filler = "a".repeat(9 * 1024);
+        let head = format!("GET / HTTP/1.1\r\nHost: localhost\r\nX-Filler: {filler}\r\n\r\n");
+        let (ended, out) = exchange(limits, head.as_bytes()).await;
+        assert_eq!(ended, Ended::Failed);
+        assert!(
+            out.starts_with(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+            "{out:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_reads_nothing_loses_the_connection_after_the_write_timeout() {
+        let limits = HttpLimits {
+            write_timeout: Duration::from_secs(4),
+            ..HttpLimits::default()
+        };
+        let builder = builder(&limits);
+        // A pipe too small for one reply, never read.
+        let (mut client, server) = tokio::io::duplex(16);
+        let driver = serve(
+            state(limits),
+            &builder,
+            server,
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+        );
+        let started = tokio::time::Instant::now();
+        let request = async {
+            client
+                .write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                .await
+                .unwrap();
+            // Kept open, never read.
+            client
+        };
+        let (ended, _client) = tokio::join!(driver, request);
+        assert_eq!(ended, Ended::Stalled);
+        assert_eq!(started.elapsed(), Duration::from_secs(4));
+    }
+}

@@ -125,3 +125,92 @@ pub(super) fn status_only(status: StatusCode) -> Response<Body> {
     *reply.status_mut() = status;
     reply
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::HttpRefusal;
+    use crate::fuzzing::fuzz_server;
+
+    fn verdict(reply: &Response<Body>) -> Option<Verdict> {
+        reply.extensions().get::<Verdict>().copied()
+    }
+
+    #[test]
+    fn a_json_reply_drops_the_newline_and_takes_its_status_from_the_table() {
+        let reply = json(b"{\"id\":1}\n".to_vec(), None, true);
+        assert_eq!(reply.status(), StatusCode::OK);
+        assert_eq!(reply.headers()[header::CONTENT_TYPE], "application/json");
+        let error = McpError::MethodNotFound;
+        assert_eq!(json(b"{}".to_vec(), Some(&error), true).status(), 404);
+        assert_eq!(json(b"{}".to_vec(), Some(&error), false).status(), 200);
+        // A refused notification wrote nothing: the status alone, no content type.
+        let empty = json(Vec::new(), Some(&McpError::Batch), false);
+        assert_eq!(empty.status(), StatusCode::BAD_REQUEST);
+        assert!(empty.headers().get(header::CONTENT_TYPE).is_none());
+    }
+
+    #[test]
+    fn a_rate_limited_reply_says_when_to_retry_in_whole_seconds() {
+        for (retry_after_ms, seconds) in [(0, "1"), (1, "1"), (1000, "1"), (1001, "2")] {
+            let error = McpError::RateLimited { retry_after_ms };
+            let reply = json(b"{}".to_vec(), Some(&error), true);
+            assert_eq!(reply.status(), StatusCode::TOO_MANY_REQUESTS);
+            assert_eq!(reply.headers()[header::RETRY_AFTER], seconds);
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_an_error_with_a_null_id_and_its_own_status() {
+        let reply = refusal(&McpError::Http(HttpRefusal::Host));
+        assert_eq!(reply.status(), StatusCode::MISDIRECTED_REQUEST);
+        let closed = closing(reply);
+        assert_eq!(closed.headers()[header::CONNECTION], "close");
+        assert!(verdict(&closed).is_none());
+    }
+
+    #[test]
+    fn replies_carry_the_verdict_they_are_given() {
+        assert_eq!(
+            verdict(&garbage(status_only(StatusCode::NOT_FOUND))),
+            Some(Verdict::Garbage)
+        );
+        let neutral = judged(status_only(StatusCode::ACCEPTED), Verdict::Neutral);
+        assert_eq!(verdict(&neutral), Some(Verdict::Neutral));
+    }
+
+    #[test]
+    fn only_a_busy_server_or_a_fault_is_not_the_clients_fault() {
+        assert!(busy(&McpError::Overloaded { limit: 1 }));
+        assert!(busy(&McpError::RateLimited { retry_after_ms: 1 }));
+        assert!(busy(&McpError::TooManySessions { limit: 1 }));
+        assert!(busy(&McpError::Internal("x")));
+        assert!(!busy(&McpError::MethodNotFound));
+        assert!(!busy(&McpError::Http(HttpRefusal::Unauthorized)));
+    }
+
+    #[test]
+    fn a_finished_reply_is_judged_as_the_engine_counted_its_message() {
+        let mut engine = Engine::new(fuzz_server());
+        let mut out = Vec::new();
+        assert!(matches!(
+            engine.handle(b"[1,2]", &mut out),
+            crate::engine::Effect::None
+        ));
+        let reply = finished(&mut engine, out, false);
+        assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(verdict(&reply), Some(Verdict::Garbage));
+
+        let mut out = Vec::new();
+        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert!(matches!(
+            engine.handle(initialize, &mut out),
+            crate::engine::Effect::None
+        ));
+        let reply = finished(&mut engine, out, false);
+        assert_eq!(reply.status(), StatusCode::OK);
+        assert_eq!(verdict(&reply), Some(Verdict::Valid));
+        assert_eq!(engine_verdict(&engine, false), Verdict::Valid);
+        assert_eq!(engine_verdict(&engine, true), Verdict::Neutral);
+    }
+}
