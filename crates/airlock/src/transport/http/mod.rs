@@ -13,7 +13,7 @@
 //! With a [`Tls`] configuration a connection is HTTPS: its handshake (`tls`) runs between the
 //! write watchdog and hyper, under the connection's slot and its first-request deadline.
 //!
-//! The body then crosses [`envelope::parse`], the one boundary, once: the message read is
+//! The body then crosses [`envelope::parse`](crate::envelope::parse), the one boundary, once: the message read is
 //! handed to the engine as it is (`Engine::handle_message`), never parsed again. The era is
 //! decided:
 //!
@@ -28,7 +28,7 @@
 //! A call's reply is JSON, or an SSE stream (progress notifications, then the reply) when the
 //! client accepts `text/event-stream` and sent a `progressToken`. Server-wide, calls share the
 //! `max_in_flight` slots; per client, they also need a quota token and one of
-//! `client_in_flight` slots (`clients`). Every JSON-RPC refusal is an [`McpError`] written by
+//! `client_in_flight` slots (`clients`). Every JSON-RPC refusal is an [`McpError`](crate::error::McpError) written by
 //! the response module, and its HTTP status comes from `status`, the one place statuses are
 //! decided. What the engine decides (the reply to a message the envelope refused, whether a
 //! message counts as invalid) is asked of an engine, one of its own when no session holds
