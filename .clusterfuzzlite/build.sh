@@ -29,6 +29,7 @@ for target in $(cargo $toolchain fuzz list); do
     fi
     case "$target" in
         envelope|engine|arguments|argv) cp dicts/mcp.dict "$out/$target.dict" ;;
+        http) cp dicts/http.dict "$out/$target.dict" ;;
         manifest) cp dicts/toml.dict "$out/$target.dict" ;;
         policy) cat dicts/toml.dict dicts/policy.dict >"$out/$target.dict" ;;
         judge) cat dicts/mcp.dict dicts/judge.dict >"$out/$target.dict" ;;

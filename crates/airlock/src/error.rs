@@ -42,6 +42,20 @@ impl ErrorCode {
     pub fn get(self) -> i32 {
         self.0
     }
+
+    /// Every code above: the table any transport's errors come from.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) const ALL: [Self; 9] = [
+        Self::PARSE_ERROR,
+        Self::INVALID_REQUEST,
+        Self::METHOD_NOT_FOUND,
+        Self::INVALID_PARAMS,
+        Self::INTERNAL_ERROR,
+        Self::HEADER_MISMATCH,
+        Self::UNSUPPORTED_PROTOCOL_VERSION,
+        Self::RATE_LIMITED,
+        Self::OVERLOADED,
+    ];
 }
 
 /// Why a frame could not be read as JSON.

@@ -13,24 +13,47 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::engine::{Effect, Engine, Shared};
+use crate::error::ErrorCode;
 use crate::limits::Limits;
 use crate::output::{ToolError, ToolOutput};
 use crate::response::ServerInfo;
 use crate::tools::{NoArguments, Registry, Tool};
 
-/// Codes the design's error table allows on the wire.
-pub const ERROR_TABLE: [i64; 8] = [
-    -32700, -32600, -32601, -32602, -32603, -32022, -31429, -31503,
-];
+#[cfg(feature = "http")]
+pub use crate::transport::http::fuzzing::http;
+
+/// Whether `code` is one a stdio session may write: the error table ([`ErrorCode::ALL`])
+/// less `-32020`, which only the HTTP transport writes (it is about HTTP headers).
+pub fn stdio_code(code: i64) -> bool {
+    ErrorCode::ALL
+        .iter()
+        .any(|known| known != &ErrorCode::HEADER_MISMATCH && i64::from(known.get()) == code)
+}
+
+/// Whether `code` is in the error table at all ([`ErrorCode::ALL`]).
+pub fn any_code(code: i64) -> bool {
+    ErrorCode::ALL
+        .iter()
+        .any(|known| i64::from(known.get()) == code)
+}
 
 /// Checks what one input produced: complete lines only, each a JSON-RPC 2.0 response with an
-/// id (possibly null) and exactly one of `result` and `error`, error codes from the table.
-/// Returns the number of lines.
+/// id (possibly null) and exactly one of `result` and `error`, error codes a stdio session
+/// may write ([`stdio_code`]). Returns the number of lines.
 ///
 /// # Errors
 ///
 /// A description of the first broken invariant.
 pub fn check_output(out: &[u8]) -> Result<usize, String> {
+    check_lines(out, stdio_code)
+}
+
+/// [`check_output`] with the codes `allowed` says.
+///
+/// # Errors
+///
+/// A description of the first broken invariant.
+pub fn check_lines(out: &[u8], allowed: fn(i64) -> bool) -> Result<usize, String> {
     if out.is_empty() {
         return Ok(0);
     }
@@ -57,7 +80,7 @@ pub fn check_output(out: &[u8]) -> Result<usize, String> {
             (Some(_), None) => {}
             (None, Some(error)) => {
                 let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
-                if !ERROR_TABLE.contains(&code) {
+                if !allowed(code) {
                     return Err(format!("code outside the table: {line}"));
                 }
                 if !error.get("message").is_some_and(Value::is_string) {
@@ -106,7 +129,7 @@ pub fn envelope(data: &[u8]) {
         Ok(_) => {}
         Err(rejection) => {
             let code = i64::from(rejection.error.to_wire().code.get());
-            assert!(ERROR_TABLE.contains(&code), "code {code} outside the table");
+            assert!(stdio_code(code), "code {code} outside the table");
         }
     }
 }

@@ -23,7 +23,7 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use super::body::Body;
 use super::headers::AllowList;
-use super::{refusal, status_only};
+use super::reply::{refusal, status_only};
 use crate::error::{HttpRefusal, McpError};
 use crate::limits::CORS_MAX_AGE;
 

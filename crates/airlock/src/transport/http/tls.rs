@@ -137,20 +137,20 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, ReadFault> {
 }
 
 /// A connection's byte stream as hyper sees it: the watched socket, or TLS over it.
-pub(super) enum Stream {
+pub(super) enum Stream<S> {
     /// Plain HTTP.
-    Plain(Watched),
+    Plain(Watched<S>),
     /// HTTPS: the handshake is done.
-    Tls(Box<TlsStream<Watched>>),
+    Tls(Box<TlsStream<Watched<S>>>),
 }
 
-impl Stream {
+impl<S: AsyncRead + AsyncWrite + Unpin> Stream<S> {
     /// `socket` as hyper's stream: as it is without TLS, else once its handshake completed
     /// before `deadline`. `None` (the connection is to be dropped) when the handshake failed
     /// or did not finish in time; that is the peer's doing, logged at `debug`.
     pub(super) async fn open(
         tls: Option<&Tls>,
-        socket: Watched,
+        socket: Watched<S>,
         deadline: Instant,
     ) -> Option<Self> {
         let Some(tls) = tls else {
@@ -176,7 +176,7 @@ impl Stream {
     }
 }
 
-impl AsyncRead for Stream {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Stream<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -189,7 +189,7 @@ impl AsyncRead for Stream {
     }
 }
 
-impl AsyncWrite for Stream {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Stream<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -14,7 +14,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -67,19 +66,20 @@ impl Progress {
     }
 }
 
-/// A connection's socket, reporting its writes' progress.
-pub(super) struct Watched {
-    stream: TcpStream,
+/// A connection's byte stream (a `TcpStream`; an in-memory duplex when fuzzed), reporting its
+/// writes' progress.
+pub(super) struct Watched<S> {
+    stream: S,
     progress: Arc<Progress>,
 }
 
-impl Watched {
-    pub(super) fn new(stream: TcpStream, progress: Arc<Progress>) -> Self {
+impl<S> Watched<S> {
+    pub(super) fn new(stream: S, progress: Arc<Progress>) -> Self {
         Self { stream, progress }
     }
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -89,7 +89,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -1,0 +1,572 @@
+//! One HTTP request, start to finish: the boundary's checks in their order, then the era, the
+//! session and the engine that handle its message.
+//!
+//! Trusts nothing of the request. Checks, in order and before a body byte is read: the path,
+//! `Host` (`421`), `Origin` (`403`), a CORS preflight (answered by `cors`), the bearer token
+//! (`401`), the client's cut-off and request quota (`429`), the method, the media types
+//! (`415`, `406`) and the body cap (`413`); then the body crosses [`envelope::parse`] once and
+//! the message goes to an engine: a fresh one (modern), a legacy session's, or one of its own
+//! for what no session holds. Owns the [`Caller`] (who sent it) and the checks of the modern
+//! headers against the body; calls go on to `calls`, replies are built by `reply`.
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
+use crate::engine::{Effect, Engine};
+use crate::envelope::{self, Message, Notification, Request as RpcRequest, RequestMethod};
+use crate::error::{HeaderFault, HttpRefusal, McpError};
+use crate::json::Text;
+use crate::lifecycle;
+use crate::response;
+use crate::version::ProtocolVersion;
+
+use super::body::Body;
+use super::calls::{self, CallOwner, CallSlots};
+use super::clients::ClientKey;
+use super::headers::{self, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::reply::{
+    busy, closing, engine_verdict, finished, garbage, json, judged, refusal, status_only,
+    unanswered_reply,
+};
+use super::session::Session;
+use super::{MCP_PATH, State, Verdict, cors, lock, status};
+
+/// One HTTP request, start to finish: served by [`serve_request`], then counted for the
+/// garbage cut-off against whoever sent it (see `clients`).
+pub(super) async fn handle(
+    state: Arc<State>,
+    peer: IpAddr,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let from = state.proxies.client(peer, request.headers());
+    let address = ClientKey::of(None, from);
+    let mut sender = None;
+    let reply = serve_request(&state, (from, &address), request, &mut sender).await;
+    let sender = sender.unwrap_or(address);
+    let verdict = reply
+        .extensions()
+        .get::<Verdict>()
+        .copied()
+        .unwrap_or(Verdict::Valid);
+    if state.clients.record(&sender, verdict) {
+        tracing::info!(
+            client = ?sender,
+            "HTTP client cut off for a while after too many invalid requests in a row"
+        );
+    }
+    reply
+}
+
+/// Serves one request from `from` (keyed as `address`); sets `sender` to the client's identity
+/// once its token is valid (the address is the sender until then).
+///
+/// The refusals of the boundary (`421`, `403`, `401`, `429`) are logged at `info` with the
+/// client's address, for the operator (never the token, nor the refused header's value).
+async fn serve_request(
+    state: &Arc<State>,
+    (from, address): (IpAddr, &ClientKey),
+    request: Request<Incoming>,
+    sender: &mut Option<ClientKey>,
+) -> Response<Body> {
+    if request.uri().path() != MCP_PATH {
+        return garbage(status_only(StatusCode::NOT_FOUND));
+    }
+    let head = request.headers();
+    if !state.allow.host(head.get(header::HOST)) {
+        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
+        tracing::debug!(host = ?head.get(header::HOST), "the refused Host");
+        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+    }
+    if !state.allow.origin(head.get(header::ORIGIN)) {
+        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
+        tracing::debug!(origin = ?head.get(header::ORIGIN), "the refused Origin");
+        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+    }
+    if cors::is_preflight(&request) {
+        // No token (browsers send none on a preflight): the address's cut-off and request
+        // quota still. An accepted preflight neither counts nor resets the garbage run.
+        let refused = state
+            .clients
+            .admit_unless_cut_off(address)
+            .and_then(|()| state.clients.admit_request(address));
+        if let Err(error) = refused {
+            tracing::info!(
+                client = %from,
+                status = status::of(&error, false).as_u16(),
+                %error,
+                "preflight refused: client cut off or over its quota"
+            );
+            return judged(refusal(&error), Verdict::Neutral);
+        }
+        let reply = cors::preflight(&state.allow, head);
+        return if reply.status() == StatusCode::NO_CONTENT {
+            judged(reply, Verdict::Neutral)
+        } else {
+            garbage(reply)
+        };
+    }
+    let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
+        Ok(identity) => identity,
+        Err(denied) => {
+            tracing::info!(
+                client = %from,
+                status = 401,
+                presented = denied.presented,
+                "request refused: no valid token"
+            );
+            if let Err(error) = state.clients.admit_unless_cut_off(address) {
+                return judged(closing(refusal(&error)), Verdict::Neutral);
+            }
+            let mut reply = refusal(&McpError::Http(HttpRefusal::Unauthorized));
+            let challenge = if denied.presented {
+                r#"Bearer realm="airlock", error="invalid_token""#
+            } else {
+                r#"Bearer realm="airlock""#
+            };
+            reply.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
+            return garbage(reply);
+        }
+    };
+    let client = match &identity {
+        Some(identity) => ClientKey::Identity(Arc::clone(identity)),
+        None => address.clone(),
+    };
+    // A cut-off client is refused before anything else is spent on it, and its connection
+    // closed; this refusal is not counted again.
+    if let Err(error) = state.clients.admit_unless_cut_off(&client) {
+        tracing::info!(client = %from, identity = ?identity, status = status::of(&error, false).as_u16(), "request refused: the client is cut off");
+        return judged(closing(refusal(&error)), Verdict::Neutral);
+    }
+    *sender = Some(client.clone());
+    if let Err(error) = state.clients.admit_request(&client) {
+        tracing::info!(
+            client = %from,
+            identity = ?identity,
+            status = status::of(&error, false).as_u16(),
+            %error,
+            "request refused: client over its request quota"
+        );
+        return judged(refusal(&error), Verdict::Neutral);
+    }
+    let caller = Caller {
+        identity,
+        client,
+        address: from,
+    };
+    match *request.method() {
+        Method::POST => post(state, caller, request).await,
+        Method::DELETE => delete(state, &caller, request.headers()),
+        _ => {
+            let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            garbage(reply)
+        }
+    }
+}
+
+/// Who sent a request.
+struct Caller {
+    identity: Option<Arc<str>>,
+    client: ClientKey,
+    /// The client's address, unmasked (for the audit record).
+    address: IpAddr,
+}
+
+impl Caller {
+    /// The caller as an audit record names it.
+    fn audited(&self) -> AuditClient {
+        AuditClient::Http {
+            address: self.address,
+            identity: self.identity.clone(),
+        }
+    }
+}
+
+/// DELETE: ends a legacy session. The modern era has none (`405`).
+fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
+    let modern = headers::text(head, MCP_PROTOCOL_VERSION)
+        .is_some_and(|version| ProtocolVersion::legacy(version).is_none());
+    let session_id = headers::text(head, MCP_SESSION_ID);
+    match session_id {
+        Some(id) if !modern => {
+            if state.sessions.close(id, caller.identity.as_ref()) {
+                tracing::debug!("session ended by the client");
+                status_only(StatusCode::NO_CONTENT)
+            } else {
+                garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)))
+            }
+        }
+        _ => {
+            let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            garbage(reply)
+        }
+    }
+}
+
+/// POST: one JSON-RPC message.
+async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let head = &parts.headers;
+    if !headers::is_json(head) {
+        return garbage(refusal(&McpError::Http(HttpRefusal::UnsupportedMediaType)));
+    }
+    let accepts = headers::accepts(head);
+    if !accepts.json && !accepts.sse {
+        return garbage(refusal(&McpError::Http(HttpRefusal::NotAcceptable)));
+    }
+    let max = state.shared.limits().max_frame_bytes.get();
+    let too_long = McpError::FrameTooLong { limit: max };
+    let declared = head
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| u64::try_from(max).is_ok_and(|max| length > max)) {
+        // Refused on the declared length alone; the body is never read, and the connection
+        // is closed rather than drained.
+        tracing::debug!("request refused: body over the cap (declared)");
+        return garbage(closing(refusal(&too_long)));
+    }
+    let read = tokio::time::timeout(
+        state.limits.body_read_timeout,
+        Limited::new(body, max).collect(),
+    )
+    .await;
+    let frame = match read {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(error)) => {
+            if error.is::<http_body_util::LengthLimitError>() {
+                tracing::debug!("request refused: body over the cap");
+                return garbage(closing(refusal(&too_long)));
+            }
+            tracing::debug!("the request body could not be read");
+            return garbage(closing(status_only(StatusCode::BAD_REQUEST)));
+        }
+        Err(_elapsed) => {
+            tracing::debug!("request refused: the body did not arrive in time");
+            return garbage(closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout))));
+        }
+    };
+    let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
+    let modern_header = header_version.is_some_and(|v| ProtocolVersion::legacy(v).is_none());
+    let parsed = envelope::parse(&frame, state.shared.limits().max_json_depth.get());
+    let request = match parsed {
+        Ok(Message::Request(request)) => request,
+        Ok(Message::Notification(notification)) => {
+            return self::notification(state, &caller, head, notification);
+        }
+        // Refused at the envelope, or an unsolicited response: no session takes it, and an
+        // engine of its own answers and counts it.
+        unanswered => {
+            let mut engine = Engine::for_client(Arc::clone(&state.shared), caller.audited());
+            let mut out = Vec::new();
+            match engine.handle_message(unanswered, &mut out) {
+                Effect::None | Effect::CutOff | Effect::Cancel(_) | Effect::Start(_) => {}
+            }
+            return unanswered_reply(&mut engine, out, modern_header);
+        }
+    };
+    let claims_modern = lifecycle::claimed_version(
+        request
+            .params
+            .as_ref()
+            .and_then(|params| params.meta.as_ref()),
+    )
+    .is_some();
+    let call = Exchange {
+        state,
+        caller: &caller,
+        head,
+        sse: accepts.sse,
+    };
+    if claims_modern {
+        return call.modern(request).await;
+    }
+    if modern_header {
+        // The header speaks 2026-07-28 (or a version we do not know) but the body carries no
+        // protocol fields: a modern request missing its required `_meta`.
+        let error = McpError::InvalidMeta("the protocol fields in _meta are required");
+        return call.error(&request, &error, true);
+    }
+    call.legacy(request).await
+}
+
+/// A notification: for a legacy session, handed to its engine (cancellation); otherwise
+/// accepted and ignored (modern clients cancel by closing the stream).
+fn notification(
+    state: &State,
+    caller: &Caller,
+    head: &HeaderMap,
+    notification: Notification<'_>,
+) -> Response<Body> {
+    let message = Ok(Message::Notification(notification));
+    let mut out = Vec::new();
+    if let Some(id) = headers::text(head, MCP_SESSION_ID) {
+        let Some(session) = state.sessions.find(id, caller.identity.as_ref()) else {
+            return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)));
+        };
+        let mut engine = session.engine();
+        let effect = engine.handle_message(message, &mut out);
+        let verdict = engine_verdict(&engine, true);
+        drop(engine);
+        match effect {
+            Effect::Cancel(ticket) => session.cancel(&ticket),
+            Effect::None | Effect::Start(_) => {}
+            Effect::CutOff => {
+                state.sessions.close(id, caller.identity.as_ref());
+            }
+        }
+        return judged(status_only(StatusCode::ACCEPTED), verdict);
+    }
+    // No session: an engine of its own (a cancellation there matches no call).
+    let mut engine = Engine::for_client(Arc::clone(&state.shared), caller.audited());
+    match engine.handle_message(message, &mut out) {
+        Effect::None | Effect::CutOff | Effect::Cancel(_) | Effect::Start(_) => {}
+    }
+    judged(
+        status_only(StatusCode::ACCEPTED),
+        engine_verdict(&engine, true),
+    )
+}
+
+/// One request's context.
+struct Exchange<'a> {
+    state: &'a State,
+    caller: &'a Caller,
+    head: &'a HeaderMap,
+    sse: bool,
+}
+
+impl Exchange<'_> {
+    /// A JSON error reply to `id`.
+    fn error(&self, request: &RpcRequest<'_>, error: &McpError, modern: bool) -> Response<Body> {
+        let id = &request.id;
+        tracing::debug!(%error, "request refused");
+        if request.method == RequestMethod::ToolsCall
+            && let Some(log) = &self.state.shared.call_log
+        {
+            let tool = request
+                .params
+                .as_ref()
+                .and_then(|params| params.name.as_ref())
+                .and_then(Text::as_str)
+                .and_then(|name| self.state.shared.registry.get(name))
+                .map(|tool| tool.name.as_str());
+            log.write(&AuditEntry::refused(&self.caller.audited(), tool, error));
+        }
+        let mut out = Vec::new();
+        response::write_error(&mut out, Some(id), error);
+        let verdict = if busy(error) {
+            Verdict::Neutral
+        } else {
+            Verdict::Garbage
+        };
+        judged(json(out, Some(error), modern), verdict)
+    }
+
+    /// A modern request: headers checked against the body, then a fresh engine.
+    async fn modern(&self, request: RpcRequest<'_>) -> Response<Body> {
+        if let Err(fault) = self.check_headers(&request) {
+            return self.error(&request, &McpError::HeaderMismatch(fault), true);
+        }
+        let slots = match self.call_slots(&request) {
+            Ok(slots) => slots,
+            Err(error) => return self.error(&request, &error, true),
+        };
+        let engine = Arc::new(Mutex::new(Engine::for_client(
+            Arc::clone(&self.state.shared),
+            self.caller.audited(),
+        )));
+        self.run(engine, request, slots, true).await
+    }
+
+    /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` against the body.
+    fn check_headers(&self, request: &RpcRequest<'_>) -> Result<(), HeaderFault> {
+        let header_version = headers::text(self.head, MCP_PROTOCOL_VERSION);
+        let body_version = lifecycle::claimed_version(
+            request
+                .params
+                .as_ref()
+                .and_then(|params| params.meta.as_ref()),
+        );
+        let version_matches = match body_version.map(Value::as_str) {
+            Some(Some(body)) => header_version == Some(body),
+            // A version that is not a string is the engine's `-32602`; the header must
+            // still be there.
+            Some(None) | None => header_version.is_some(),
+        };
+        if !version_matches {
+            return Err(HeaderFault::ProtocolVersion);
+        }
+        if headers::mcp_value(self.head, MCP_METHOD).as_deref() != Some(request.method.as_str()) {
+            return Err(HeaderFault::Method);
+        }
+        if request.method == RequestMethod::ToolsCall
+            && let Some(name) = request
+                .params
+                .as_ref()
+                .and_then(|params| params.name.as_ref())
+                .and_then(Text::as_str)
+            && headers::mcp_value(self.head, MCP_NAME).as_deref() != Some(name)
+        {
+            return Err(HeaderFault::Name);
+        }
+        Ok(())
+    }
+
+    /// A legacy request: in its session, or `initialize` opening one.
+    async fn legacy(&self, request: RpcRequest<'_>) -> Response<Body> {
+        let identity = self.caller.identity.as_ref();
+        let (session, opened) = match headers::text(self.head, MCP_SESSION_ID) {
+            Some(id) => match self.state.sessions.find(id, identity) {
+                Some(session) => (session, None),
+                None => {
+                    let error = McpError::Http(HttpRefusal::SessionNotFound);
+                    return self.error(&request, &error, false);
+                }
+            },
+            None if request.method == RequestMethod::Initialize => {
+                let engine =
+                    Engine::for_client(Arc::clone(&self.state.shared), self.caller.audited());
+                let owner = self.caller.client.clone();
+                match self.state.sessions.open(engine, identity.cloned(), owner) {
+                    Ok((id, session)) => (session, Some(id)),
+                    Err(error) => return self.error(&request, &error, false),
+                }
+            }
+            None => {
+                let error = McpError::Http(HttpRefusal::SessionRequired);
+                return self.error(&request, &error, false);
+            }
+        };
+        if let Some(header) = headers::text(self.head, MCP_PROTOCOL_VERSION) {
+            let negotiated = session.engine().negotiated_version();
+            if negotiated.is_some_and(|version| version.as_str() != header) {
+                let error = McpError::Http(HttpRefusal::VersionHeader);
+                return self.error(&request, &error, false);
+            }
+        }
+        let slots = match self.call_slots(&request) {
+            Ok(slots) => slots,
+            Err(error) => return self.error(&request, &error, false),
+        };
+        let mut reply = self.run_in(&session, request, slots).await;
+        if let Some(id) = opened {
+            if session.engine().negotiated_version().is_some() {
+                match HeaderValue::from_str(&id) {
+                    Ok(value) => {
+                        reply.headers_mut().insert(MCP_SESSION_ID, value);
+                        tracing::debug!("legacy session opened");
+                    }
+                    Err(_) => {
+                        self.state.sessions.close(&id, identity);
+                        return refusal(&McpError::Internal("session id not a header value"));
+                    }
+                }
+            } else {
+                // `initialize` was refused: no session is kept for it.
+                self.state.sessions.close(&id, identity);
+            }
+        }
+        reply
+    }
+
+    async fn run_in(
+        &self,
+        session: &Arc<Session>,
+        request: RpcRequest<'_>,
+        slots: Option<CallSlots>,
+    ) -> Response<Body> {
+        let mut out = Vec::new();
+        let effect = session
+            .engine()
+            .handle_message(Ok(Message::Request(request)), &mut out);
+        match effect {
+            Effect::Start(call) => {
+                let Some(slots) = slots else {
+                    // Pre-parsing said this was not a call; the engine disagrees. Never
+                    // expected: answered as an internal fault, the call dropped.
+                    tracing::error!("a call started without call slots");
+                    session.engine().abandon_all();
+                    return status_only(StatusCode::INTERNAL_SERVER_ERROR);
+                };
+                calls::start(
+                    call,
+                    self.sse,
+                    CallOwner::Session(Arc::clone(session)),
+                    slots,
+                    false,
+                )
+                .await
+            }
+            Effect::Cancel(ticket) => {
+                session.cancel(&ticket);
+                finished(&mut session.engine(), out, false)
+            }
+            Effect::None => finished(&mut session.engine(), out, false),
+            Effect::CutOff => {
+                let reply = finished(&mut session.engine(), out, false);
+                tracing::debug!("legacy session cut off after too many invalid messages");
+                reply
+            }
+        }
+    }
+
+    /// Runs a modern request in its own engine.
+    async fn run(
+        &self,
+        engine: Arc<Mutex<Engine>>,
+        request: RpcRequest<'_>,
+        slots: Option<CallSlots>,
+        modern: bool,
+    ) -> Response<Body> {
+        let mut out = Vec::new();
+        let effect = lock(&engine).handle_message(Ok(Message::Request(request)), &mut out);
+        match (effect, slots) {
+            (Effect::Start(call), Some(slots)) => {
+                calls::start(call, self.sse, CallOwner::Request(engine), slots, modern).await
+            }
+            (Effect::Start(_), None) => {
+                tracing::error!("a call started without call slots");
+                status_only(StatusCode::INTERNAL_SERVER_ERROR)
+            }
+            (Effect::None | Effect::Cancel(_) | Effect::CutOff, _) => {
+                finished(&mut lock(&engine), out, modern)
+            }
+        }
+    }
+
+    /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot.
+    fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
+        if request.method != RequestMethod::ToolsCall {
+            return Ok(None);
+        }
+        let state = self.state;
+        state.clients.admit_call(&self.caller.client)?;
+        let server =
+            Arc::clone(&state.calls)
+                .try_acquire_owned()
+                .map_err(|_| McpError::Overloaded {
+                    limit: state.shared.limits().max_in_flight.get(),
+                })?;
+        let client = state.clients.enter(&self.caller.client)?;
+        Ok(Some(CallSlots {
+            _server: server,
+            _client: client,
+        }))
+    }
+}
