@@ -89,14 +89,14 @@ awk -v root="$root/" '
 # The table, module by module as the floors file lists them.
 status=0
 failed=()
-printf '%-46s %7s %8s %7s %6s\n' module lines covered % floor
+printf '%-50s %7s %8s %7s %6s\n' module lines covered % floor
 while read -r module floor; do
     case "$module" in '' | '#'*) continue ;; esac
     read -r lines covered < <(awk -v m="$module" '
         (m ~ /\/$/ ? index($1, m) == 1 : $1 == m) { l += $2; c += $3 }
         END { printf "%d %d\n", l, c }' "$out/files.txt")
     if [ "$lines" -eq 0 ]; then
-        printf '%-46s %7s %8s %7s %5s%%  NO LINES FOUND\n' "$module" - - - "$floor"
+        printf '%-50s %7s %8s %7s %5s%%  NO LINES FOUND\n' "$module" - - - "$floor"
         failed+=("$module (no lines found)")
         status=1
         continue
@@ -110,7 +110,7 @@ while read -r module floor; do
         failed+=("$module ($pct% < $floor%)")
         status=1
     fi
-    printf '%-46s %7d %8d %6s%% %5s%%%s\n' "$module" "$lines" "$covered" "$pct" "$floor" "$mark"
+    printf '%-50s %7d %8d %6s%% %5s%%%s\n' "$module" "$lines" "$covered" "$pct" "$floor" "$mark"
 done <"$floors_file"
 
 if [ "$status" -ne 0 ]; then
