@@ -39,7 +39,9 @@ export RUSTFLAGS="-C instrument-coverage"
 export LLVM_PROFILE_FILE="$out/profraw/%m-%p.profraw"
 packages=(-p airlock -p airlock-manifest)
 
-# The test binaries (built once; a warm run only links what changed).
+# The test binaries (built once; a warm run only links what changed). Built first on their
+# own, so a compile error shows and fails the script; then listed, from cargo's JSON.
+cargo test --locked "${packages[@]}" --lib --no-run --quiet
 mapfile -t objects < <(
     cargo test --locked "${packages[@]}" --lib --no-run --message-format=json 2>/dev/null \
         | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p'
