@@ -502,7 +502,7 @@ mod tests {
         clippy::print_stdout,
         reason = "the replay count is what the test reports"
     )]
-    fn every_committed_seed_passes_the_judge() {
+    fn corpus_replays_judge() {
         let corpus =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/judge");
         let mut replayed = 0;

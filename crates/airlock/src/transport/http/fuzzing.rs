@@ -509,21 +509,8 @@ mod tests {
     const OK_JSON: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 36\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
 
     #[test]
-    #[expect(
-        clippy::print_stdout,
-        reason = "the count of replayed seeds is the test's report"
-    )]
-    fn every_seed_of_the_http_corpus_passes_the_oracle() {
-        let corpus =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/http");
-        let mut replayed = 0_usize;
-        for entry in std::fs::read_dir(&corpus).unwrap() {
-            let path = entry.unwrap().path();
-            http(&std::fs::read(&path).unwrap());
-            replayed += 1;
-        }
-        println!("replayed {replayed} inputs from fuzz/corpus/http");
-        assert!(replayed > 0, "no seeds in {}", corpus.display());
+    fn corpus_replays_http() {
+        assert!(crate::fuzzing::tests::replay("http", http) > 0);
     }
 
     fn seed(name: &str) -> Vec<u8> {
