@@ -184,6 +184,42 @@ fn an_audit_log_path_that_is_a_symlink_is_refused_and_its_target_is_untouched() 
 }
 
 #[test]
+fn an_audit_log_that_is_a_hard_link_or_writable_by_others_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let sandbox = Sandbox::new("rt-hard-link");
+    // A second name of a file someone else cares about: records would be appended to it.
+    let target = sandbox.dir.join("outside.txt");
+    let before = std::fs::read(&target).unwrap();
+    let linked = sandbox.dir.join("linked.jsonl");
+    std::fs::hard_link(&target, &linked).unwrap();
+    // A file any user can write: anyone could edit or forge the records.
+    let open = sandbox.dir.join("open.jsonl");
+    std::fs::write(&open, b"").unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    for path in [&linked, &open] {
+        let mut server = serve_audited(&sandbox, path, &[]);
+        server.close_stdin();
+        let status = server.wait(REPLY_TIMEOUT);
+        assert!(!status.success(), "{}: {status}", path.display());
+        let stderr = server.stderr();
+        assert!(
+            stderr.contains("--audit-log: cannot open")
+                && stderr.contains("invalid input parameter"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), before);
+    // Group-writable is the operator's choice (a umask of 002 makes it), and is served.
+    let shared = sandbox.dir.join("shared.jsonl");
+    std::fs::write(&shared, b"").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o660)).unwrap();
+    let mut server = serve_audited(&sandbox, &shared, &[]);
+    server.initialize("2025-11-25");
+    assert_eq!(code(&server.request(&call(1, "nope", json!({})))), -32602);
+    wait_until("the record", || log_lines(&shared).len() == 1);
+}
+
+#[test]
 fn an_audit_log_that_is_a_device_or_a_directory_is_refused_at_start() {
     let sandbox = Sandbox::new("rt-device");
     for path in [

@@ -13,8 +13,9 @@
 //!
 //! The records go to stderr (between log lines) or to a file of their own, opened for
 //! appending with mode 0600 and reopened by [`CallLog::reopen`] (SIGUSR1 in the binary) after
-//! log rotation moved it away. The file must be a regular file: a symbolic link, a FIFO, a
-//! device or a directory at the path is refused, at start and on reopen (see `open_append`).
+//! log rotation moved it away. The file must be a regular file with one name that not every
+//! user can write: a symbolic link, a FIFO, a device, a directory, a hard link or a
+//! world-writable file at the path is refused, at start and on reopen (see `open_append`).
 //! A write that fails is logged once per failure run and never fails the call: the audit log
 //! is the operator's, the call the client's. A write cut short (a full disk) leaves at most
 //! that one record torn, on a line of its own: the next record starts on a new line.
@@ -450,10 +451,15 @@ fn append_record(file: &mut File, torn: &mut bool, line: &[u8]) -> io::Result<()
 /// The reopening thread only waits, and logs a line.
 const REOPEN_THREAD_STACK_BYTES: usize = 256 * 1024;
 
+/// The permission bit that lets any user write a file.
+const OTHERS_WRITE: u32 = 0o002;
+
 /// Opens the audit log at `path` for appending: an existing regular file, or a new one created
 /// with mode 0600.
 ///
-/// Anything else at the path is refused (`InvalidInput`, "not a regular file"): a symbolic link
+/// An existing file must have one name (no hard link to another file) and must not be
+/// writable by every user. Anything else at the path is refused (`InvalidInput`, "not a
+/// regular file"): a symbolic link
 /// (planted by a local attacker, it would point the records at a file of their choosing), a
 /// FIFO (opening it for writing blocks until a reader comes, stalling the start or a reopen),
 /// a device (`/dev/stdout` would put records on the MCP stream) or a directory. The check is
@@ -484,6 +490,11 @@ fn open_append(path: &Path) -> io::Result<File> {
     let opened = file.metadata()?;
     if !opened.file_type().is_file() || opened.dev() != before.dev() || opened.ino() != before.ino()
     {
+        return Err(not_regular());
+    }
+    // A second name of another file (a hard link) would append the records to it, and a file
+    // any user can write lets anyone edit or forge them.
+    if opened.nlink() != 1 || opened.mode() & OTHERS_WRITE != 0 {
         return Err(not_regular());
     }
     Ok(file)
