@@ -5,10 +5,13 @@
 //! the sandbox keys and `[defaults]`, and passes `airlock check` on a Linux machine with
 //! coreutils and grep (tested). Its tools work in DIR, so a DIR that is no directory to serve
 //! whole (`/`, the home directory or one holding it, a system tree) is refused, as the
-//! embedded default manifest refuses it.
+//! embedded default manifest refuses it, before anything is created. What it creates no other
+//! user can change, whatever the umask (files 0644, directories 0755): the manifest decides
+//! what airlock runs.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use airlock_manifest::manifest;
@@ -18,17 +21,17 @@ pub(crate) const STARTER: &str = include_str!("init.toml");
 
 /// What `airlock init` wrote, or why it wrote nothing.
 pub(crate) fn run(dir: &Path, manifest_name: &str) -> Result<String, String> {
-    std::fs::create_dir_all(dir)
+    // Refused before anything is created: a refused `airlock init /etc/new` leaves no
+    // `/etc/new` behind.
+    refuse_unsafe(&resolved_before_creating(dir)?)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(dir)
         .map_err(|error| format!("cannot create {}: {}", dir.display(), error.kind()))?;
     let full = std::fs::canonicalize(dir)
         .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
-    if let Some(why) = manifest::unsafe_root(&full) {
-        return Err(format!(
-            "will not write a manifest serving {}: {why}. Run it in (or name) the project's \
-             directory: airlock init my-project",
-            full.display()
-        ));
-    }
+    refuse_unsafe(&full)?;
     let manifest_path = dir.join(manifest_name);
     let schema_path = dir.join(manifest::SCHEMA_FILE);
     // Both checked first, so that nothing is written when either is there.
@@ -51,12 +54,67 @@ pub(crate) fn run(dir: &Path, manifest_name: &str) -> Result<String, String> {
     ))
 }
 
+/// The mode of the files written: the manifest decides what airlock runs, so no other user
+/// may change it, whatever the umask (which can only take more away).
+const FILE_MODE: u32 = 0o644;
+
+/// The mode of the directories created, for the same reason: a directory another user can
+/// write lets them replace the manifest.
+const DIR_MODE: u32 = 0o755;
+
+/// The refusal of a directory that is no project to serve whole, if `full` is one.
+fn refuse_unsafe(full: &Path) -> Result<(), String> {
+    match manifest::unsafe_root(full) {
+        Some(why) => Err(format!(
+            "will not write a manifest serving {}: {why}. Run it in (or name) the project's \
+             directory: airlock init my-project",
+            full.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Where `dir` will be once created: its nearest existing ancestor resolved (symbolic links
+/// followed), then the missing components, which are plain directories yet to be made (`.`
+/// skipped, `..` taking the one before back, as creating them would).
+fn resolved_before_creating(dir: &Path) -> Result<PathBuf, String> {
+    let absolute = std::path::absolute(dir)
+        .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
+    let mut missing = Vec::new();
+    let mut existing = absolute.as_path();
+    while existing.symlink_metadata().is_err() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+            break;
+        };
+        missing.push(name.to_owned());
+        existing = parent;
+    }
+    let mut full = std::fs::canonicalize(existing)
+        .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
+    for name in missing.iter().rev() {
+        full.push(name);
+    }
+    // `absolute` keeps `..`; components past the existing ancestor are resolved by hand.
+    let mut normal = PathBuf::new();
+    for component in full.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                normal.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => normal.push(other),
+        }
+    }
+    Ok(normal)
+}
+
 /// Writes `text` to a file that must not exist yet (`O_EXCL`: no race with another writer,
-/// and a symlink planted there is not followed).
+/// and a symlink planted there is not followed), with mode [`FILE_MODE`].
 fn write_new(path: &PathBuf, text: &str) -> Result<(), String> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(FILE_MODE)
         .open(path)
         .map_err(|error| format!("cannot create {}: {}", path.display(), error.kind()))?;
     file.write_all(text.as_bytes())

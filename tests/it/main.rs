@@ -66,6 +66,7 @@ mod operator;
 mod output;
 mod product;
 mod protocol;
+mod redteam;
 mod sandbox;
 mod serve;
 mod setup;

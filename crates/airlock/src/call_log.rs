@@ -13,8 +13,12 @@
 //!
 //! The records go to stderr (between log lines) or to a file of their own, opened for
 //! appending with mode 0600 and reopened by [`CallLog::reopen`] (SIGUSR1 in the binary) after
-//! log rotation moved it away. A write that fails is logged once per failure run and never
-//! fails the call: the audit log is the operator's, the call the client's.
+//! log rotation moved it away. The file must be a regular file with one name that not every
+//! user can write: a symbolic link, a FIFO, a device, a directory, a hard link or a
+//! world-writable file at the path is refused, at start and on reopen (see `open_append`).
+//! A write that fails is logged once per failure run and never fails the call: the audit log
+//! is the operator's, the call the client's. A write cut short (a full disk) leaves at most
+//! that one record torn, on a line of its own: the next record starts on a new line.
 //!
 //! It trusts the engine to call it once per call; it trusts nothing of the arguments.
 
@@ -235,6 +239,8 @@ fn limit_of(error: &McpError) -> Option<&'static str> {
         McpError::Overloaded { .. } => Some("max_in_flight"),
         McpError::ClientBusy { .. } => Some("client_in_flight"),
         McpError::ArgumentBound { bound, .. } => Some(bound.limit_name()),
+        McpError::InvalidToolName => Some("max_tool_name_bytes"),
+        McpError::InvalidProgressToken => Some("max_progress_token_bytes"),
         _ => None,
     }
 }
@@ -252,7 +258,13 @@ pub struct CallLog {
 #[derive(Debug)]
 enum Sink {
     Stderr,
-    File { path: PathBuf, file: File },
+    File {
+        path: PathBuf,
+        file: File,
+        /// Whether the file may end inside a record: a write was cut short (a full disk), so
+        /// the next record starts on a line of its own, leaving the torn one a line by itself.
+        torn: bool,
+    },
 }
 
 impl CallLog {
@@ -279,13 +291,15 @@ impl CallLog {
     ///
     /// # Errors
     ///
-    /// The file cannot be opened for appending.
+    /// The file cannot be opened for appending, or the path holds something other than a
+    /// regular file (`InvalidInput`: a symbolic link, a FIFO, a device, a directory).
     pub fn file(path: &Path) -> io::Result<Self> {
         let file = open_append(path)?;
         Ok(Self {
             sink: Mutex::new(Sink::File {
                 path: path.to_owned(),
                 file,
+                torn: false,
             }),
             #[cfg(feature = "audit-hash")]
             key: None,
@@ -305,11 +319,20 @@ impl CallLog {
     ///
     /// # Errors
     ///
-    /// The file cannot be opened; records keep going to the old one.
+    /// The file cannot be opened, or is not a regular file (as [`CallLog::file`]); records
+    /// keep going to the old one.
     pub fn reopen(&self) -> io::Result<()> {
+        // The new file is opened without the lock held: a slow open must not stall the calls
+        // whose records wait for it.
+        let path = match &*self.sink.lock().unwrap_or_else(PoisonError::into_inner) {
+            Sink::Stderr => return Ok(()),
+            Sink::File { path, .. } => path.clone(),
+        };
+        let reopened = open_append(&path)?;
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Sink::File { path, file } = &mut *sink {
-            *file = open_append(path)?;
+        if let Sink::File { file, torn, .. } = &mut *sink {
+            *file = reopened;
+            *torn = false;
         }
         Ok(())
     }
@@ -371,7 +394,7 @@ impl CallLog {
             let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
             match &mut *sink {
                 Sink::Stderr => io::stderr().lock().write_all(&line),
-                Sink::File { file, .. } => file.write_all(&line),
+                Sink::File { file, torn, .. } => append_record(file, torn, &line),
             }
         };
         match written {
@@ -420,16 +443,82 @@ impl CallLog {
     }
 }
 
+/// Appends `line` (a record and its newline) to `file`, starting with a newline of its own when
+/// the last write was `torn`: a record is never glued to the cut end of another. `torn` says
+/// afterwards whether this write was cut short after some of its bytes.
+fn append_record(file: &mut File, torn: &mut bool, line: &[u8]) -> io::Result<()> {
+    if *torn {
+        file.write_all(b"\n")?;
+        *torn = false;
+    }
+    let mut rest = line;
+    while !rest.is_empty() {
+        match file.write(rest) {
+            Ok(0) => {
+                *torn = rest.len() != line.len();
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            Ok(written) => rest = rest.get(written..).unwrap_or_default(),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => {
+                *torn = rest.len() != line.len();
+                return Err(error);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The reopening thread only waits, and logs a line.
 const REOPEN_THREAD_STACK_BYTES: usize = 256 * 1024;
 
+/// The permission bit that lets any user write a file.
+const OTHERS_WRITE: u32 = 0o002;
+
+/// Opens the audit log at `path` for appending: an existing regular file, or a new one created
+/// with mode 0600.
+///
+/// An existing file must have one name (no hard link to another file) and must not be
+/// writable by every user. Anything else at the path is refused (`InvalidInput`, "not a
+/// regular file"): a symbolic link
+/// (planted by a local attacker, it would point the records at a file of their choosing), a
+/// FIFO (opening it for writing blocks until a reader comes, stalling the start or a reopen),
+/// a device (`/dev/stdout` would put records on the MCP stream) or a directory. The check is
+/// made twice so that a swap between them is caught: `lstat` before opening, then the opened
+/// file's own `fstat` must be that same regular file (device and inode). The open asks for
+/// reading too, because opening a FIFO for reading and writing never blocks on Linux, so a
+/// FIFO swapped in between the two checks is opened, seen and refused instead of hanging.
 fn open_append(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
+    let before = match std::fs::symlink_metadata(path) {
+        Ok(before) => before,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            // `O_CREAT | O_EXCL` follows no symbolic link, dangling ones included.
+            return OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path);
+        }
+        Err(error) => return Err(error),
+    };
+    if !before.file_type().is_file() {
+        return Err(not_regular());
+    }
+    let file = OpenOptions::new().read(true).append(true).open(path)?;
+    let opened = file.metadata()?;
+    if !opened.file_type().is_file() || opened.dev() != before.dev() || opened.ino() != before.ino()
+    {
+        return Err(not_regular());
+    }
+    // A second name of another file (a hard link) would append the records to it, and a file
+    // any user can write lets anyone edit or forge them.
+    if opened.nlink() != 1 || opened.mode() & OTHERS_WRITE != 0 {
+        return Err(not_regular());
+    }
+    Ok(file)
 }
 
 /// `time` as RFC 3339 in UTC with milliseconds (`2026-01-31T12:00:00.123Z`).
