@@ -587,6 +587,18 @@ fn serve(
     if !sandbox_holds(&manifest, mode) {
         return ExitCode::FAILURE;
     }
+    // On every transport: the key that makes argument hashes unguessable must not reach a
+    // tool (whose output the agent reads).
+    if let Some(name) = &audit.audit_hash_key_env
+        && let Some(tool) = passes_variable(&manifest, name)
+    {
+        tracing::error!(
+            tool,
+            variable = name.as_str(),
+            "this tool would receive the audit hash key's variable; refused"
+        );
+        return ExitCode::FAILURE;
+    }
     let Some(addr) = http.http else {
         if std::io::stdin().is_terminal() {
             // A new user typing `airlock serve` sees a silent terminal: say what it waits for.
@@ -606,16 +618,6 @@ fn serve(
             }
         };
     };
-    if let Some(name) = &audit.audit_hash_key_env
-        && let Some(tool) = passes_variable(&manifest, name)
-    {
-        tracing::error!(
-            tool,
-            variable = name.as_str(),
-            "this tool would receive the audit hash key's variable; refused"
-        );
-        return ExitCode::FAILURE;
-    }
     // No token passthrough: a tool that would receive the token's variable is refused.
     for tool in &manifest.tools {
         let passed = tool
