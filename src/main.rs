@@ -134,32 +134,17 @@ struct LogFlags {
 impl LogFlags {
     /// Installs the subscriber these flags describe, or says why the file cannot be opened.
     fn init(&self) -> Result<(), String> {
-        use std::os::unix::fs::OpenOptionsExt as _;
-
         let format = if self.log_format == "json" {
             telemetry::Format::Json
         } else {
             telemetry::Format::Text
         };
-        let file = match &self.log_file {
-            None => None,
-            Some(path) => Some(
-                std::fs::OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .mode(0o600)
-                    .open(path)
-                    .map_err(|error| {
-                        format!(
-                            "airlock serve: --log-file: cannot open {} for appending: {}\n",
-                            path.display(),
-                            error.kind()
-                        )
-                    })?,
-            ),
-        };
-        telemetry::init_with(format, file);
-        Ok(())
+        telemetry::init_with(format, self.log_file.as_deref()).map_err(|error| {
+            format!(
+                "airlock serve: --log-file: cannot open {} for appending: {error}\n",
+                self.log_file.as_deref().unwrap_or(Path::new("")).display(),
+            )
+        })
     }
 }
 
@@ -271,9 +256,8 @@ impl AuditLogFlags {
             None => CallLog::stderr(),
             Some(path) => CallLog::file(path).map_err(|error| {
                 format!(
-                    "--audit-log: cannot open {} for appending: {}",
-                    path.display(),
-                    error.kind()
+                    "--audit-log: cannot open {} for appending: {error}",
+                    path.display()
                 )
             })?,
         };

@@ -300,7 +300,9 @@ fn preflights_count_against_the_clients_request_quota() {
     let refused: Vec<&Reply> = replies.iter().filter(|reply| reply.status == 429).collect();
     assert_eq!(served + refused.len(), 400, "only 204 and 429 expected");
     assert!(served >= 100, "refused after only {served}");
-    let reply = refused.first().expect("400 preflights, none refused by the quota");
+    let reply = refused
+        .first()
+        .expect("400 preflights, none refused by the quota");
     assert_eq!(reply.code(), -31_429);
     assert!(reply.header("retry-after").is_some());
     assert_no_cors_headers(reply, "a preflight over the quota");

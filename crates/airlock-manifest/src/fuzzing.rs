@@ -728,7 +728,10 @@ pub(crate) mod tests {
             loaded += usize::from(crate::manifest::parse(&text, "p.toml", &scratch().root).is_ok());
         }
         println!("{loaded} of the policy seeds load as manifests");
-        assert!(replayed > 0 && loaded > 0, "{replayed} seeds, {loaded} load");
+        assert!(
+            replayed > 0 && loaded > 0,
+            "{replayed} seeds, {loaded} load"
+        );
     }
 
     const GRANTS: &str = r#"

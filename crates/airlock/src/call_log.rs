@@ -488,7 +488,7 @@ const OTHERS_WRITE: u32 = 0o002;
 /// file's own `fstat` must be that same regular file (device and inode). The open asks for
 /// reading too, because opening a FIFO for reading and writing never blocks on Linux, so a
 /// FIFO swapped in between the two checks is opened, seen and refused instead of hanging.
-fn open_append(path: &Path) -> io::Result<File> {
+pub(crate) fn open_append(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
     let before = match std::fs::symlink_metadata(path) {

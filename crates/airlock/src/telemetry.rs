@@ -35,19 +35,30 @@ pub enum Format {
 /// ```
 #[cfg(feature = "logging")]
 pub fn init() {
-    init_with(Format::Text, None);
+    // Stderr needs no opening, so this cannot fail.
+    let _stderr = init_with(Format::Text, None);
 }
 
-/// Installs a subscriber writing `format` to `file` (appended to as it is), or to stderr when
-/// `None`, unless the process already has one. Colours only for text on a terminal.
+/// Installs a subscriber writing `format` to the file at `path` (appended to), or to stderr
+/// when `None`, unless the process already has one. Colours only for text on a terminal.
+///
+/// The file is opened as the audit log is ([`CallLog::file`](crate::CallLog::file)): an
+/// existing regular file with one name that not every user can write, or a new one created
+/// 0600; a symbolic link, FIFO, device or directory at `path` is refused, and the open never
+/// blocks.
+///
+/// # Errors
+///
+/// The file cannot be opened, or is refused (`InvalidInput`, "not a regular file").
 #[cfg(feature = "logging")]
-pub fn init_with(format: Format, file: Option<std::fs::File>) {
+pub fn init_with(format: Format, path: Option<&std::path::Path>) -> std::io::Result<()> {
     use std::io::IsTerminal;
     use std::sync::Arc;
 
     use tracing_subscriber::EnvFilter;
     use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
+    let file = path.map(crate::call_log::open_append).transpose()?;
     let filter = EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"));
     let ansi = file.is_none() && format == Format::Text && std::io::stderr().is_terminal();
     let writer = match file {
@@ -66,6 +77,7 @@ pub fn init_with(format: Format, file: Option<std::fs::File>) {
     if installed.is_err() {
         tracing::debug!("a tracing subscriber was already installed; keeping it");
     }
+    Ok(())
 }
 
 /// Replaces the panic hook with one that logs where a panic happened but not its message:
