@@ -468,9 +468,11 @@ pub fn breach(
         }
     }
     let all_system = system_list(true);
+    let trees = system_trees();
     for dir in &policy.write {
         let system = all_system
             .iter()
+            .chain(&trees)
             .any(|entry| dir.starts_with(entry) || entry.starts_with(dir));
         if dir == Path::new("/") || system {
             return Some(Breach::WritesSystem(dir.clone()));
@@ -535,6 +537,22 @@ fn system_list(network: bool) -> Vec<PathBuf> {
         .chain(extra)
         .filter_map(|path| std::fs::canonicalize(path).ok())
         .collect()
+}
+
+/// The system trees no command may write, as named and as their real paths: said again here
+/// (not taken from the loader) so that the oracle does not share a mistake of its list.
+fn system_trees() -> Vec<PathBuf> {
+    const TREES: [&str; 12] = [
+        "/usr", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/proc",
+        "/sys", "/dev",
+    ];
+    let mut trees: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
+    trees.extend(
+        TREES
+            .iter()
+            .filter_map(|tree| std::fs::canonicalize(tree).ok()),
+    );
+    trees
 }
 
 /// Every path the manifest names anywhere (any string, expanded, from the base, from each
