@@ -536,6 +536,10 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
             "tool `install`: `write`: /usr/lib lies inside /usr, a system tree no sandboxed \
              command may write",
         ),
+        (
+            "bad-exec-not-executable.toml",
+            "tool `count`: `exec`: must name an executable file",
+        ),
     ];
     for (file, expected) in cases {
         let path = format!("tests/data/{file}");

@@ -601,7 +601,9 @@ impl ToolChecker<'_> {
                 )
             };
             let text = entry.get_ref();
-            let path = if !text.contains('/') || Path::new(text).is_file() {
+            // A path is taken from the manifest's directory, as `resolve_program` takes it:
+            // never from airlock's working directory.
+            let path = if !text.contains('/') || self.base.join(text).is_file() {
                 resolve_program(text, self.base).ok_or_else(refused)?
             } else {
                 self.base.join(text)

@@ -1142,3 +1142,30 @@ fn a_writable_directory_holding_a_fixed_system_entrys_real_file_is_refused() {
         None
     );
 }
+
+/// `exec` paths are taken from the manifest's directory: what sits at the same relative path
+/// under airlock's working directory (the crate's directory, for `cargo test`) changes nothing.
+#[test]
+fn an_exec_path_is_taken_from_the_manifests_directory_wherever_airlock_runs() {
+    assert!(
+        Path::new("src/lib.rs").is_file(),
+        "the working directory holds src/lib.rs"
+    );
+    let dir = sandbox_dir("exec-base");
+    // A directory here, a file in the working directory: granted, as a directory.
+    std::fs::create_dir_all(dir.join("src/lib.rs")).unwrap();
+    let manifest = parse(&tool_with("exec = [\"src/lib.rs\"]"), "test.toml", &dir).unwrap();
+    let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+    assert!(policy.exec.contains(&dir.join("src/lib.rs")), "{policy:?}");
+    // A file that is not executable here, nothing in the working directory: refused.
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::write(dir.join("bin/plain"), "plain\n").unwrap();
+    assert!(!Path::new("bin/plain").exists());
+    let error = parse(&tool_with("exec = [\"bin/plain\"]"), "test.toml", &dir).unwrap_err();
+    assert_eq!(error.field(), Some("exec"), "{error}");
+    assert!(
+        error.rule().starts_with("must name an executable file"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
