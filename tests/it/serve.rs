@@ -517,6 +517,29 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
              AIRLOCK_TEST_SURELY_UNSET_VARIABLE, which is not set in airlock's environment",
         ),
         ("bad-syntax.toml", "bad-syntax.toml:4:"),
+        (
+            "bad-write-system-workdir.toml",
+            "tool `notes`: `write`: /usr/share lies inside /usr, a system tree no sandboxed \
+             command may write",
+        ),
+        (
+            "bad-write-system-direct.toml",
+            "tool `configure`: `write`: /etc is a system tree no sandboxed command may write",
+        ),
+        (
+            "bad-write-root.toml",
+            "tool `anywhere`: `write`: / is the root of the file system, which holds every \
+             system tree",
+        ),
+        (
+            "bad-write-system-defaults.toml",
+            "tool `install`: `write`: /usr/lib lies inside /usr, a system tree no sandboxed \
+             command may write",
+        ),
+        (
+            "bad-exec-not-executable.toml",
+            "tool `count`: `exec`: must name an executable file",
+        ),
     ];
     for (file, expected) in cases {
         let path = format!("tests/data/{file}");

@@ -37,14 +37,16 @@ use crate::{AuditReport, Baseline, CaseReport, Options, Verdict, case_report};
 /// [`MAX_TEXT_BYTES`] nor holds more than [`MAX_RAW_BYTES`] contiguous bytes of what the server
 /// wrote; the JSON and SARIF parse back; a baseline of the report makes it pass; every probe
 /// the audit would build from a listed tool calls it in one valid JSON line; and the correct
-/// answer built from the case's pass arm is judged a pass with no finding.
+/// answer built from the case's pass arm is judged a pass with no finding (each distinct one
+/// once per process).
 pub fn judge(data: &[u8]) {
     let Some((header, rest)) = data.split_first_chunk::<4>() else {
         return;
     };
     let [which, flags, exit_value, answer] = *header;
     let cases = line_cases();
-    let Some(case) = cases.get(pick(which, cases.len())) else {
+    let index = pick(which, cases.len());
+    let Some(case) = cases.get(index) else {
         return;
     };
     let (stdout, stderr) = split_stderr(rest);
@@ -57,7 +59,26 @@ pub fn judge(data: &[u8]) {
     same(&first, &judged(case, stdout, &run));
     oracles(&first, rest);
     probes(stdout);
-    correct_answer_passes(case, answer);
+    if first_time(index, case, answer) {
+        correct_answer_passes(case, answer);
+    }
+}
+
+/// Whether the correct answer `selector` picks for the `index`th case is met for the first
+/// time in this process. That answer depends on nothing else of the input, and judging it
+/// costs as much as judging the input: each distinct one is judged once, not per input.
+fn first_time(index: usize, case: &LineCase, selector: u8) -> bool {
+    /// Each case's index with an answer judged already.
+    type Seen = Option<HashSet<(usize, Vec<u8>)>>;
+    static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(None);
+    let Some(answer) = correct_answer(case, selector) else {
+        return false;
+    };
+    match SEEN.lock() {
+        Ok(mut seen) => seen.get_or_insert_default().insert((index, answer)),
+        // A panic while the set was held was a finding already; judge every answer again.
+        Err(_) => true,
+    }
 }
 
 /// Longest finding text or case detail: three replies described (each at most 24 shown id

@@ -6,9 +6,9 @@
 //!
 //! The `policy` target trusts nothing of the loader's: what a tool may be granted is worked out
 //! again from the manifest's raw TOML (`Expected`), and the policy the loader built is held
-//! against it (`breach`). The manifests it loads resolve their paths in a scratch tree made
-//! once per process (`scratch`), with real files, directories, a program, and symbolic links
-//! inside and out of it.
+//! against it (`breach`). The manifests it loads resolve their paths in a scratch tree, one
+//! per user, made on first use and reused by every run (`scratch`), with real files,
+//! directories, a program, and symbolic links inside and out of it.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -191,7 +191,7 @@ pub fn policy_json(data: &[u8]) {
     );
 }
 
-/// The scratch tree manifests resolve their paths in, made once per process.
+/// The scratch tree manifests resolve their paths in.
 #[derive(Debug)]
 pub struct Scratch {
     /// Its root (canonical): a manifest's base directory.
@@ -203,20 +203,39 @@ pub struct Scratch {
 /// The scratch tree: `work/` (with `data/notes.txt`, `out/`, `link` → `../docs`, `escape` →
 /// outside), `sandbox-demo/{data,out}`, `docs/readme.md`, `bin/tool` (an executable script),
 /// `bin/plain` (not executable), and `escape` → a directory outside the tree.
+///
+/// One tree per user (and layout), `airlock-fuzz-policy-<uid>-v1` in the temporary directory, shared by every
+/// fuzzing process and test run and left for the next (nothing removes it at exit: libFuzzer
+/// ends the process with `exit`): what it holds is fixed, and neither the loader nor the
+/// oracle writes to it. It is made, or mended, on first use; one that another user owns, or
+/// that is a symbolic link, is refused.
 pub fn scratch() -> &'static Scratch {
     static TREE: OnceLock<Scratch> = OnceLock::new();
     TREE.get_or_init(|| make_scratch().unwrap_or_else(|_| fail("the scratch tree cannot be made")))
 }
 
+/// The scratch tree's layout, in its name: a build that lays it out otherwise (another
+/// branch, a later version) uses a tree of its own rather than mending this one under a run.
+const SCRATCH_LAYOUT: u32 = 1;
+
 fn make_scratch() -> std::io::Result<Scratch> {
-    use std::os::unix::fs::{PermissionsExt as _, symlink};
+    use std::os::unix::fs::MetadataExt as _;
     let temp = std::fs::canonicalize(std::env::temp_dir())?;
-    let pid = std::process::id();
-    let root = temp.join(format!("airlock-fuzz-policy-{pid}"));
-    let outside = temp.join(format!("airlock-fuzz-policy-{pid}-outside"));
+    let uid = rustix::process::getuid().as_raw();
+    let root = temp.join(format!("airlock-fuzz-policy-{uid}-v{SCRATCH_LAYOUT}"));
+    let outside = temp.join(format!(
+        "airlock-fuzz-policy-{uid}-v{SCRATCH_LAYOUT}-outside"
+    ));
     for dir in [&root, &outside] {
-        if dir.exists() {
-            std::fs::remove_dir_all(dir)?;
+        if let Err(error) = std::fs::create_dir(dir)
+            && error.kind() != std::io::ErrorKind::AlreadyExists
+        {
+            return Err(error);
+        }
+        // Not another user's tree, nor a link planted in a shared temporary directory.
+        let meta = std::fs::symlink_metadata(dir)?;
+        if !meta.is_dir() || meta.uid() != uid {
+            return Err(std::io::ErrorKind::PermissionDenied.into());
         }
     }
     for dir in [
@@ -229,20 +248,50 @@ fn make_scratch() -> std::io::Result<Scratch> {
     ] {
         std::fs::create_dir_all(root.join(dir))?;
     }
-    std::fs::create_dir_all(&outside)?;
-    std::fs::write(outside.join("secret.txt"), "outside the tree\n")?;
-    std::fs::write(root.join("work/data/notes.txt"), "notes\n")?;
-    std::fs::write(root.join("docs/readme.md"), "readme\n")?;
-    std::fs::write(root.join("bin/tool"), "#!/bin/sh\necho tool\n")?;
-    std::fs::set_permissions(
-        root.join("bin/tool"),
-        std::fs::Permissions::from_mode(0o755),
-    )?;
-    std::fs::write(root.join("bin/plain"), "plain\n")?;
-    symlink(&outside, root.join("escape"))?;
-    symlink(&outside, root.join("work/escape"))?;
-    symlink("../docs", root.join("work/link"))?;
+    file(&outside.join("secret.txt"), "outside the tree\n", 0o644)?;
+    file(&root.join("work/data/notes.txt"), "notes\n", 0o644)?;
+    file(&root.join("docs/readme.md"), "readme\n", 0o644)?;
+    file(&root.join("bin/tool"), "#!/bin/sh\necho tool\n", 0o755)?;
+    file(&root.join("bin/plain"), "plain\n", 0o644)?;
+    link(&outside, &root.join("escape"))?;
+    link(&outside, &root.join("work/escape"))?;
+    link(Path::new("../docs"), &root.join("work/link"))?;
     Ok(Scratch { root, outside })
+}
+
+/// A file at `at` holding `text` with permissions `mode`: kept if it does, else written beside
+/// it and renamed over it, so that another process using the tree never reads it half made.
+fn file(at: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let same = std::fs::symlink_metadata(at)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o777 == mode)
+        && std::fs::read(at).is_ok_and(|held| held == text.as_bytes());
+    if same {
+        return Ok(());
+    }
+    let mut name = at.as_os_str().to_owned();
+    name.push(format!(".{}", std::process::id()));
+    let fresh = PathBuf::from(name);
+    std::fs::write(&fresh, text)?;
+    std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(mode))?;
+    std::fs::rename(&fresh, at)
+}
+
+/// A symbolic link at `at` to `target`: made, kept if it is one already, or made again.
+fn link(target: &Path, at: &Path) -> std::io::Result<()> {
+    if std::fs::read_link(at).is_ok_and(|found| found == target) {
+        return Ok(());
+    }
+    match std::fs::remove_file(at) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    match std::os::unix::fs::symlink(target, at) {
+        // Another process made it meanwhile.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
 }
 
 /// Counts loads, and with `AIRLOCK_FUZZ_STATS` set prints how many inputs loaded every 65,536
@@ -468,9 +517,11 @@ pub fn breach(
         }
     }
     let all_system = system_list(true);
+    let trees = system_trees();
     for dir in &policy.write {
         let system = all_system
             .iter()
+            .chain(&trees)
             .any(|entry| dir.starts_with(entry) || entry.starts_with(dir));
         if dir == Path::new("/") || system {
             return Some(Breach::WritesSystem(dir.clone()));
@@ -535,6 +586,22 @@ fn system_list(network: bool) -> Vec<PathBuf> {
         .chain(extra)
         .filter_map(|path| std::fs::canonicalize(path).ok())
         .collect()
+}
+
+/// The system trees no command may write, as named and as their real paths: said again here
+/// (not taken from the loader) so that the oracle does not share a mistake of its list.
+fn system_trees() -> Vec<PathBuf> {
+    const TREES: [&str; 12] = [
+        "/usr", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/proc",
+        "/sys", "/dev",
+    ];
+    let mut trees: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
+    trees.extend(
+        TREES
+            .iter()
+            .filter_map(|tree| std::fs::canonicalize(tree).ok()),
+    );
+    trees
 }
 
 /// Every path the manifest names anywhere (any string, expanded, from the base, from each
@@ -723,9 +790,16 @@ pub(crate) mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/policy");
         let mut loaded = 0;
         for entry in std::fs::read_dir(&corpus).unwrap() {
-            let data = std::fs::read(entry.unwrap().path()).unwrap();
+            let path = entry.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
             let text = String::from_utf8_lossy(&data);
-            loaded += usize::from(crate::manifest::parse(&text, "p.toml", &scratch().root).is_ok());
+            let parsed = crate::manifest::parse(&text, "p.toml", &scratch().root);
+            // The seeds written to reach the policy (one per shape of tool) must keep loading.
+            let name = path.file_name().unwrap().to_string_lossy();
+            if name.starts_with("loads-") {
+                assert!(parsed.is_ok(), "{name}: {}", parsed.unwrap_err());
+            }
+            loaded += usize::from(parsed.is_ok());
         }
         println!("{loaded} of the policy seeds load as manifests");
         assert!(
@@ -872,6 +946,24 @@ accept_risk = ["unknown_program"]
                 policy.system_entries += 1;
             }),
             Some(Breach::SystemList(docs))
+        );
+    }
+
+    #[test]
+    fn the_scratch_tree_is_one_per_user_made_again_the_same() {
+        let uid = rustix::process::getuid().as_raw();
+        let tree = scratch();
+        let name = format!("airlock-fuzz-policy-{uid}-v{SCRATCH_LAYOUT}");
+        assert_eq!(tree.root.file_name(), Some(std::ffi::OsStr::new(&name)));
+        let again = make_scratch().unwrap();
+        assert_eq!((&again.root, &again.outside), (&tree.root, &tree.outside));
+        assert_eq!(
+            std::fs::read_link(tree.root.join("work/link")).unwrap(),
+            Path::new("../docs")
+        );
+        assert_eq!(
+            std::fs::read(tree.root.join("bin/tool")).unwrap(),
+            b"#!/bin/sh\necho tool\n"
         );
     }
 

@@ -21,7 +21,9 @@ use super::risk::{self, Reading, Risk};
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
-use crate::sandbox::{Confinement, Declared, Policy, Resources};
+use crate::sandbox::{
+    Confinement, Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES,
+};
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
 use airlock::secrets::{MIN_SECRET_BYTES, Secret};
 use airlock::{ToolAnnotations, ToolName};
@@ -166,6 +168,113 @@ pub(super) fn check(
 /// own, with its environment), kernel knobs and raw devices. The harmless devices a program
 /// uses are in the sandbox's fixed system list.
 const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// Trees no sandboxed command may write, nor any directory that holds one (`/`): the
+/// programs, libraries, configuration, boot files, kernel interfaces and devices every command
+/// runs with. A tool that could change them would break the sandbox's second wall: what the
+/// next call (of any tool, or of the host) runs. Every top-level directory named `lib…`
+/// (`/lib32`, `/libx32`) counts too.
+const NEVER_WRITTEN: &[&str] = &[
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/proc", "/sbin", "/sys", "/usr",
+];
+
+/// Why no sandboxed command may write `dir` (canonical), or `None` when it may: `dir` is `/`,
+/// or is, lies inside or holds a system tree ([`NEVER_WRITTEN`], as named and as its real
+/// path), or one of `fixed` (the real paths of the sandbox's fixed system entries, which
+/// every sandboxed command reads).
+pub(super) fn system_write_refusal(dir: &Path, fixed: &[PathBuf]) -> Option<String> {
+    const FIX: &str = "write to a directory of the project instead";
+    if dir == Path::new("/") {
+        return Some(format!(
+            "/ is the root of the file system, which holds every system tree: no sandboxed \
+             command may write it; {FIX}"
+        ));
+    }
+    let relation = |tree: &Path| {
+        if dir == tree {
+            Some("is")
+        } else if dir.starts_with(tree) {
+            Some("lies inside")
+        } else if tree.starts_with(dir) {
+            Some("holds")
+        } else {
+            None
+        }
+    };
+    let lib = dir
+        .components()
+        .nth(1)
+        .and_then(|top| top.as_os_str().to_str())
+        .filter(|top| top.starts_with("lib"))
+        .map(|top| Path::new("/").join(top));
+    let trees = system_trees();
+    let tree = lib
+        .iter()
+        .chain(trees)
+        .find_map(|tree| relation(tree).map(|how| (how, tree)));
+    if let Some((how, tree)) = tree {
+        const WHAT: &str = "a system tree no sandboxed command may write (the programs, \
+                            libraries, configuration and devices every command runs with)";
+        return Some(if how == "is" {
+            format!("{} is {WHAT}; {FIX}", dir.display())
+        } else {
+            format!("{} {how} {}, {WHAT}; {FIX}", dir.display(), tree.display())
+        });
+    }
+    let entry = fixed
+        .iter()
+        .find_map(|entry| relation(entry).map(|how| (how, entry)));
+    entry.map(|(how, entry)| {
+        const WHAT: &str = "an entry of the fixed system list every sandboxed command reads, \
+                            which no sandboxed command may write";
+        if how == "is" {
+            format!("{} is {WHAT}; {FIX}", dir.display())
+        } else {
+            format!("{} {how} {}, {WHAT}; {FIX}", dir.display(), entry.display())
+        }
+    })
+}
+
+/// [`NEVER_WRITTEN`] and the top-level `lib…` directories, as named, then the real path of
+/// each that differs (`/bin` is `/usr/bin` on merged systems). Worked out once per process.
+fn system_trees() -> &'static [PathBuf] {
+    static TREES: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    TREES.get_or_init(|| {
+        let mut named: Vec<PathBuf> = NEVER_WRITTEN.iter().map(PathBuf::from).collect();
+        if let Ok(entries) = std::fs::read_dir("/") {
+            for entry in entries.flatten() {
+                let lib = entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| name.starts_with("lib"));
+                if lib && !named.contains(&entry.path()) {
+                    named.push(entry.path());
+                }
+            }
+        }
+        let real: Vec<PathBuf> = named
+            .iter()
+            .filter_map(|tree| std::fs::canonicalize(tree).ok())
+            .filter(|real| !named.contains(real))
+            .collect();
+        named.extend(real);
+        named
+    })
+}
+
+/// The real path of every entry of the sandbox's fixed system lists (reading, the network's
+/// reading, writing), as this machine has them. Worked out once per process.
+fn fixed_system_entries() -> &'static [PathBuf] {
+    static FIXED: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FIXED.get_or_init(|| {
+        SYSTEM_READ
+            .iter()
+            .chain(NETWORK_READ)
+            .chain(SYSTEM_WRITE_FILES)
+            .filter_map(|entry| std::fs::canonicalize(entry).ok())
+            .collect()
+    })
+}
 
 /// Refuses a sandboxed tool's granted path (workdir, path roots, `read`, `exec`, `write`), and
 /// any tool's fixed interpreter script, that lies inside a writable directory of any sandboxed
@@ -475,6 +584,9 @@ impl ToolChecker<'_> {
             if !dir.starts_with(workdir) {
                 return Err(refused("must stay inside the tool's workdir"));
             }
+            if let Some(rule) = system_write_refusal(&dir, fixed_system_entries()) {
+                return Err(refused(&rule));
+            }
             write.push(dir);
         }
         let mut exec = Vec::with_capacity(raw.exec.len());
@@ -489,7 +601,9 @@ impl ToolChecker<'_> {
                 )
             };
             let text = entry.get_ref();
-            let path = if !text.contains('/') || Path::new(text).is_file() {
+            // A path is taken from the manifest's directory, as `resolve_program` takes it:
+            // never from airlock's working directory.
+            let path = if !text.contains('/') || self.base.join(text).is_file() {
                 resolve_program(text, self.base).ok_or_else(refused)?
             } else {
                 self.base.join(text)

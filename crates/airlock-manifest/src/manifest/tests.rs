@@ -1023,3 +1023,149 @@ fn network_false_on_an_unsandboxed_tool_is_still_accepted() {
     ));
     assert_eq!(error.field(), Some("sandbox"));
 }
+
+/// A tool that may write a system tree (or a directory holding one) breaks the sandbox's
+/// second wall: it could rewrite what every command runs with. Refused at load, whichever way
+/// the workdir and `write` reach it.
+#[test]
+fn a_writable_system_tree_or_a_directory_holding_one_is_refused() {
+    let dir = sandbox_dir("system-write");
+    let cases = [
+        (
+            "/usr",
+            "share",
+            "/usr/share lies inside /usr, a system tree",
+        ),
+        (
+            "/usr/share",
+            ".",
+            "/usr/share lies inside /usr, a system tree",
+        ),
+        (
+            "/usr",
+            ".",
+            "/usr is a system tree no sandboxed command may write",
+        ),
+        (
+            "/etc",
+            ".",
+            "/etc is a system tree no sandboxed command may write",
+        ),
+        ("/lib", ".", "/usr/lib lies inside /usr, a system tree"),
+        ("/bin", ".", "/usr/bin lies inside /usr, a system tree"),
+        ("/sbin", ".", "/usr/sbin lies inside /usr, a system tree"),
+        (
+            "/boot",
+            ".",
+            "/boot is a system tree no sandboxed command may write",
+        ),
+        ("/dev", "shm", "/dev/shm lies inside /dev, a system tree"),
+        (
+            "/sys",
+            "kernel",
+            "/sys/kernel lies inside /sys, a system tree",
+        ),
+        (
+            "/",
+            "usr",
+            "/usr is a system tree no sandboxed command may write",
+        ),
+        (
+            "/",
+            ".",
+            "/ is the root of the file system, which holds every system tree",
+        ),
+    ];
+    for (workdir, write, rule) in cases {
+        if !Path::new(workdir).join(write).is_dir() {
+            // Not every machine has /boot or /dev/shm; the others are everywhere.
+            assert!(matches!(workdir, "/boot" | "/dev"), "{workdir} is missing");
+            continue;
+        }
+        let text = format!(
+            "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"touch\", \"--\", \
+             \"{{file}}\"]\nworkdir = \"{workdir}\"\nwrite = [\"{write}\"]\n\
+             args.file = {{ type = \"path\" }}\n"
+        );
+        let error = parse(&text, "test.toml", &dir).unwrap_err();
+        assert_eq!(error.field(), Some("write"), "{workdir} {write}: {error}");
+        assert!(error.rule().starts_with(rule), "{workdir} {write}: {error}");
+        assert!(
+            error
+                .rule()
+                .ends_with("write to a directory of the project instead"),
+            "{error}"
+        );
+        // The same through [defaults].
+        let text = format!(
+            "[defaults]\nworkdir = \"{workdir}\"\nwrite = [\"{write}\"]\n[[tool]]\nname = \"t\"\n\
+             description = \"d\"\ncommand = [\"touch\", \"--\", \"{{file}}\"]\n\
+             args.file = {{ type = \"path\" }}\n"
+        );
+        let error = parse(&text, "test.toml", &dir).unwrap_err();
+        assert!(
+            error.rule().starts_with(rule),
+            "[defaults] {workdir}: {error}"
+        );
+    }
+    // A workdir that is a symbolic link to a system tree is the tree.
+    std::os::unix::fs::symlink("/usr", dir.join("usr-link")).unwrap();
+    let text = tool_with("write = [\".\"]").replace("workdir = \"work\"", "workdir = \"usr-link\"");
+    let error = parse(&text, "test.toml", &dir).unwrap_err();
+    assert!(error.rule().starts_with("/usr is a system tree"), "{error}");
+    // A directory of one's own, even beside the system trees, is not.
+    let manifest = parse(&tool_with("write = [\"out\"]"), "test.toml", &dir).unwrap();
+    let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+    assert_eq!(policy.write, vec![dir.join("work/out")]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A fixed system entry whose real file lies elsewhere (`/etc/resolv.conf` is often a link
+/// into `/run`) is refused as a writable directory's content too: every sandboxed command
+/// reads it.
+#[test]
+fn a_writable_directory_holding_a_fixed_system_entrys_real_file_is_refused() {
+    let fixed = [PathBuf::from("/run/systemd/resolve/stub-resolv.conf")];
+    let rule = checked::system_write_refusal(Path::new("/run/systemd"), &fixed).unwrap();
+    assert_eq!(
+        rule,
+        "/run/systemd holds /run/systemd/resolve/stub-resolv.conf, an entry of the fixed system \
+         list every sandboxed command reads, which no sandboxed command may write; write to a \
+         directory of the project instead"
+    );
+    assert_eq!(
+        checked::system_write_refusal(Path::new("/run/user/1000"), &fixed),
+        None
+    );
+    assert_eq!(
+        checked::system_write_refusal(Path::new("/srv/data"), &[]),
+        None
+    );
+}
+
+/// `exec` paths are taken from the manifest's directory: what sits at the same relative path
+/// under airlock's working directory (the crate's directory, for `cargo test`) changes nothing.
+#[test]
+fn an_exec_path_is_taken_from_the_manifests_directory_wherever_airlock_runs() {
+    assert!(
+        Path::new("src/lib.rs").is_file(),
+        "the working directory holds src/lib.rs"
+    );
+    let dir = sandbox_dir("exec-base");
+    // A directory here, a file in the working directory: granted, as a directory.
+    std::fs::create_dir_all(dir.join("src/lib.rs")).unwrap();
+    let manifest = parse(&tool_with("exec = [\"src/lib.rs\"]"), "test.toml", &dir).unwrap();
+    let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+    assert!(policy.exec.contains(&dir.join("src/lib.rs")), "{policy:?}");
+    // A file that is not executable here, nothing in the working directory: refused.
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::fs::write(dir.join("bin/plain"), "plain\n").unwrap();
+    assert!(!Path::new("bin/plain").exists());
+    let error = parse(&tool_with("exec = [\"bin/plain\"]"), "test.toml", &dir).unwrap_err();
+    assert_eq!(error.field(), Some("exec"), "{error}");
+    assert!(
+        error.rule().starts_with("must name an executable file"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

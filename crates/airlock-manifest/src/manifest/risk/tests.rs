@@ -75,12 +75,17 @@ fn lit(text: &str) -> Element {
     Element::Literal(text.to_owned())
 }
 
-/// A script file that exists, in a directory of its own.
+/// Script files that exist, in a directory of their own: one per user, reused by every run
+/// (a directory per process was left behind by each). Its files are empty and never written
+/// but when missing, so runs at once share it safely.
 fn scripts() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("airlock-risk-{}", std::process::id()));
+    let uid = rustix::process::getuid().as_raw();
+    let dir = std::env::temp_dir().join(format!("airlock-risk-scripts-{uid}"));
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["report.py", "script.sh", "prog.awk", "filter.jq", "run.pl"] {
-        std::fs::write(dir.join(name), "").unwrap();
+        if !dir.join(name).is_file() {
+            std::fs::write(dir.join(name), "").unwrap();
+        }
     }
     dir
 }
