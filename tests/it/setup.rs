@@ -306,7 +306,7 @@ fn json_logs_are_one_object_per_line_to_stderr_or_the_log_file() {
     assert_eq!(
         String::from_utf8(unwritable.stderr).unwrap(),
         "airlock serve: --log-file: cannot open /proc/airlock-no-such-file for appending: \
-         entity not found\n"
+         No such file or directory (os error 2)\n"
     );
 }
 
