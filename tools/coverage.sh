@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Line coverage that the committed fuzz inputs reach, per hostile-boundary module, against the
-# floors in tools/coverage-floors.txt (issue 23). On stable, no libFuzzer:
+# floors in tools/coverage-floors.txt. On stable, no libFuzzer:
 #
 #   bash tools/coverage.sh            # build, replay, report, check the floors
 #   bash tools/coverage.sh --no-floors  # report only (exit 0 whatever the figures)

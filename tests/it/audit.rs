@@ -24,6 +24,16 @@ const SERVE_TREE_MEMORY_MIB: &str = "64";
 /// Runs `airlock audit <flags> -- <server…>`; returns the exit status, the JSON report (if
 /// one was written) and the table.
 fn audit(name: &str, flags: &[&str], server: &[&str]) -> (Option<i32>, Option<Value>, String) {
+    audit_with(name, flags, server, &[])
+}
+
+/// [`audit`] with `env` set for the audit (and so for the server it starts).
+fn audit_with(
+    name: &str,
+    flags: &[&str],
+    server: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, Option<Value>, String) {
     let json =
         std::env::temp_dir().join(format!("airlock-audit-{}-{name}.json", std::process::id()));
     let json_arg = json.to_str().expect("temp path is UTF-8").to_owned();
@@ -31,7 +41,7 @@ fn audit(name: &str, flags: &[&str], server: &[&str]) -> (Option<i32>, Option<Va
     args.extend_from_slice(flags);
     args.push("--");
     args.extend_from_slice(server);
-    let output = run(&airlock(), &args, &[]);
+    let output = run(&airlock(), &args, env);
     let report = std::fs::read_to_string(&json)
         .ok()
         .map(|text| serde_json::from_str(&text).expect("the JSON report parses"));
@@ -359,10 +369,15 @@ fn the_exposure_cases_catch_a_read_reported_as_an_error_or_in_a_huge_result() {
 fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_shell_server.py");
-    let (status, report, table) = audit(
+    // A temporary directory of this test's own: other tests' audits run at the same time.
+    let tmp = std::env::temp_dir().join(format!("airlock-it-exposure-tmp-{}", std::process::id()));
+    let _stale = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let (status, report, table) = audit_with(
         "unsafe-shell",
         &["--only", "exposure"],
         &["python3", fixture.to_str().unwrap()],
+        &[("TMPDIR", tmp.to_str().unwrap())],
     );
     let report = report.expect("a JSON report");
     assert_eq!(status, Some(1), "{table}");
@@ -386,7 +401,7 @@ fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
         );
     }
     // The audit's scratch trees are gone, and nothing was left beside them.
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    let leftovers: Vec<_> = std::fs::read_dir(&tmp)
         .unwrap()
         .flatten()
         .filter(|entry| {
@@ -406,6 +421,7 @@ fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
         .map(|entry| entry.path())
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+    std::fs::remove_dir_all(&tmp).unwrap();
 }
 
 #[test]

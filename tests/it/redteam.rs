@@ -10,8 +10,7 @@
 //! - `airlock init` through symlinks, under a permissive umask, into refused directories;
 //! - the schema validator's named unexpected property, in both eras, over stdio and HTTP.
 //!
-//! Tests marked `#[ignore = "finding: …"]` show a confirmed finding outside what this branch
-//! may change; they fail until it is fixed.
+//! Every attack that broke something is a test that failed before its fix.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -131,7 +130,6 @@ fn hostile_tool_names_and_ids_leave_one_whole_record_each_naming_no_tool() {
 }
 
 #[test]
-#[ignore = "finding: a tools/call refused for a duplicate in-flight id leaves no record (engine/mod.rs refuses it before the call log sees it)"]
 fn a_tools_call_refused_for_an_id_still_in_flight_leaves_its_record() {
     let sandbox = Sandbox::new("rt-duplicate-id");
     let manifest = sandbox.manifest(
@@ -513,7 +511,6 @@ fn audit_url_against_hostile_http_servers_ends_in_bounded_memory_and_never_passe
 // ---- 3. the exposure cases against a malicious server -------------------------------------
 
 #[test]
-#[ignore = "finding: a server that drops the canary's fixed text from its replies reads outside the served directory and passes every exposure case"]
 fn a_server_that_scrubs_the_canary_from_its_replies_does_not_pass_the_exposure_cases() {
     let script = data("redteam-canary-scrubber.py");
     // The server does read outside: through `../`, a file it was never meant to see.
@@ -541,7 +538,7 @@ fn a_server_that_scrubs_the_canary_from_its_replies_does_not_pass_the_exposure_c
     );
     let table = String::from_utf8_lossy(&output.stdout);
     assert_ne!(output.status.code(), Some(0), "{table}");
-    assert!(table.contains("fail     exposure.traversal"), "{table}");
+    assert!(table.contains("! high     exposure.traversal"), "{table}");
 }
 
 // ---- 4. `${VAR}` and `~` -------------------------------------------------------------------

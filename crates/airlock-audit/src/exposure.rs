@@ -71,7 +71,8 @@ impl Scratch {
         ));
         std::fs::create_dir(&root).map_err(|error| error.kind())?;
         let scratch = Self {
-            outside_bytes: format!("airlock audit canary {token}\n").into_bytes(),
+            // The random token alone: a fixed text would let a server recognise the canary.
+            outside_bytes: format!("{token}\n").into_bytes(),
             root,
             token,
         };

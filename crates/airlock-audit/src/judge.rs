@@ -639,7 +639,7 @@ mod tests {
 
     #[test]
     fn an_id_past_the_range_of_f64_echoed_exactly_is_a_response_with_its_digits() {
-        // Found by the judge fuzz target (issue 23): the catalogue passes a result echoing a
+        // Found by the judge fuzz target: the catalogue passes a result echoing a
         // 100,000-digit id, but the line did not parse as a `Value` and was called not JSON.
         let digits = "1".repeat(400);
         let line = format!(r#"{{"jsonrpc":"2.0","id":{digits},"result":{{}}}}"#);

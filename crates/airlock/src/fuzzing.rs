@@ -274,7 +274,7 @@ fn arguments_schema() -> Value {
 /// longer), which edges of the output are cuts, and the output (over a three-letter alphabet
 /// when asked, so secrets overlap and half-occur often). Each redaction is what the rule says
 /// (an independent, naive reading of it), and for secrets of one length the two redacted
-/// outputs differ only where one of them occurs whole: the property the oracle of issue 15
+/// outputs differ only where one of them occurs whole: the property the redaction oracle
 /// broke.
 pub fn redactor(data: &[u8]) {
     let [length, flags, rest @ ..] = data else {
@@ -717,7 +717,7 @@ pub(crate) mod tests {
         engine(frame.as_bytes());
     }
 
-    /// Issue 15, item 11: a notification holding a number no `f64` holds is readable, so the
+    /// A notification holding a number no `f64` holds is readable, so the
     /// engine target checks that it is not answered.
     #[test]
     fn a_notification_with_a_number_out_of_range_is_one() {

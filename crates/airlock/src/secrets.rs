@@ -73,7 +73,7 @@ impl std::fmt::Debug for Secret {
 /// So for two sets of secrets of the same lengths, what the same output becomes differs only
 /// where a secret of either set occurs whole. The previous rule dropped a tail that began a
 /// secret (or a head that ended one): whether bytes vanished told an agent, one guessed
-/// character at a time, how its guess compared with a secret it was never shown (issue 15).
+/// character at a time, how its guess compared with a secret it was never shown.
 pub struct Redactor {
     /// Every value once, each at least one byte long.
     values: Vec<SecretString>,
@@ -354,7 +354,7 @@ mod tests {
         );
     }
 
-    /// Issue 15, item 4: a tail that begins a secret, or a head that ends one, was dropped:
+    /// A tail that begins a secret, or a head that ends one, was dropped:
     /// an oracle. Now a stream that ends by itself shows its edges like any other text.
     #[test]
     fn parts_of_a_secret_at_the_edges_of_whole_output_are_text() {
@@ -419,7 +419,7 @@ mod tests {
         assert!(!format!("{:?}", Redactor::new([&secret])).contains("topsecret"));
     }
 
-    /// The redactor before issue 15: what the differential check must catch.
+    /// The redactor before the oracle was closed: what the differential check must catch.
     fn oracle_redact(output: &[u8], secrets: &[&str], cut: Cut) -> Vec<u8> {
         let mut text = redactor(secrets).redact(output, WHOLE);
         let shortest = if cut.end { 1 } else { MIN_SECRET_BYTES };
@@ -472,7 +472,7 @@ mod tests {
     }
 
     proptest! {
-        /// Issue 15, item 4: for two secrets of one length, the redacted outputs differ only
+        /// For two secrets of one length, the redacted outputs differ only
         /// where one of them occurs whole; and every output is what the rule says.
         #[test]
         fn two_secrets_of_one_length_give_outputs_that_differ_only_where_one_occurs(

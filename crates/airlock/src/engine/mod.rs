@@ -366,10 +366,6 @@ impl Engine {
             method,
             mut params,
         } = request;
-        if self.in_flight.contains_key(id.key()) {
-            self.refuse(out, Some(&id), McpError::DuplicateId);
-            return self.invalid();
-        }
         // The tool an audit record of this call names: only one the server has (an unknown
         // name is the peer's text).
         let called =
@@ -381,6 +377,17 @@ impl Engine {
                     .and_then(|name| self.shared.registry.get(name))
                     .map(|tool| tool.name.clone())
             });
+        if self.in_flight.contains_key(id.key()) {
+            if let Some(tool) = &called {
+                // A call refused before it ran leaves its record like any other refusal.
+                self.record_unstarted(
+                    tool.as_ref().map(ToolName::as_str),
+                    Some(&McpError::DuplicateId),
+                );
+            }
+            self.refuse(out, Some(&id), McpError::DuplicateId);
+            return self.invalid();
+        }
         let mark = out.len();
         let cx = Context {
             shared: &self.shared,

@@ -286,7 +286,7 @@ mod tests {
         ));
     }
 
-    /// Issue 15, item 12: a token given where its variable's name belongs is refused, and the
+    /// A token given where its variable's name belongs is refused, and the
     /// error never holds it.
     #[test]
     fn a_token_given_for_a_variable_name_is_refused_without_being_shown() {
