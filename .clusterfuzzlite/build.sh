@@ -27,6 +27,11 @@ for target in $(cargo $toolchain fuzz list); do
     if [ -d "corpus/$target" ]; then
         (cd "corpus/$target" && zip -q -j "$out/${target}_seed_corpus.zip" ./*)
     fi
+    # Past findings too, so continuous fuzzing starts from every input a fix was made for.
+    if [ -d "regressions/$target" ]; then
+        find "regressions/$target" -type f ! -name README.md -print0 |
+            xargs -0 -r zip -q -j "$out/${target}_seed_corpus.zip"
+    fi
     case "$target" in
         envelope|engine|arguments|argv) cp dicts/mcp.dict "$out/$target.dict" ;;
         http) cp dicts/http.dict "$out/$target.dict" ;;
