@@ -518,21 +518,13 @@ fn fail(broken: &str) -> ! {
 mod tests {
     use super::*;
 
+    use std::path::{Path, PathBuf};
+
+    include!("../../../fuzz/replay.rs");
+
     #[test]
-    #[expect(
-        clippy::print_stdout,
-        reason = "the replay count is what the test reports"
-    )]
     fn corpus_replays_judge() {
-        let corpus =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/judge");
-        let mut replayed = 0;
-        for entry in std::fs::read_dir(&corpus).unwrap() {
-            judge(&std::fs::read(entry.unwrap().path()).unwrap());
-            replayed += 1;
-        }
-        println!("replayed {replayed} inputs from fuzz/corpus/judge");
-        assert!(replayed > 0, "no seeds in {}", corpus.display());
+        assert!(replay("judge", judge) > 0);
     }
 
     #[test]
