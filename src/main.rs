@@ -139,7 +139,7 @@ impl LogFlags {
         } else {
             telemetry::Format::Text
         };
-        telemetry::init_with(format, self.log_file.as_deref()).map_err(|error| {
+        telemetry::init(format, self.log_file.as_deref()).map_err(|error| {
             format!(
                 "airlock serve: --log-file: cannot open {} for appending: {error}\n",
                 self.log_file.as_deref().unwrap_or(Path::new("")).display(),

@@ -448,7 +448,7 @@ fn redaction_by_the_rule(output: &[u8], secrets: &[&str], cut: crate::secrets::C
     for index in lo..hi {
         if covered.get(index).copied().unwrap_or(false) {
             if !in_run {
-                text.extend_from_slice(crate::secrets::MARKER);
+                text.extend_from_slice(crate::secrets::MARKER.as_bytes());
             }
             in_run = true;
         } else {

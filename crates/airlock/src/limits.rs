@@ -337,6 +337,11 @@ pub const MAX_TRACKED_CLIENTS: usize = 65_536;
 /// Shortest bearer token accepted (`--auth-token-env`): shorter ones are refused at start.
 pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
 
+/// Shortest secret accepted for redaction (a manifest's `secret_env` value): redacting a
+/// two-letter value would shred ordinary output, and a value that short is not a secret
+/// worth the name.
+pub const MIN_SECRET_BYTES: usize = 4;
+
 /// Longest name of a token's environment variable (`--auth-token-env NAME`).
 ///
 /// The name is the client's identity, logged and used as a quota key, so it is kept short;

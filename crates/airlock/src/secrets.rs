@@ -12,14 +12,7 @@ use std::ffi::OsString;
 use secrecy::{ExposeSecret, SecretString};
 
 /// What a secret's occurrences in tool output become.
-pub const MARKER: &[u8] = MARKER_TEXT.as_bytes();
-
-/// [`MARKER`] as text.
-pub const MARKER_TEXT: &str = "[REDACTED]";
-
-/// Shortest secret accepted: redacting a two-letter value would shred ordinary output, and a
-/// value that short is not a secret worth the name.
-pub const MIN_SECRET_BYTES: usize = 4;
+pub const MARKER: &str = "[REDACTED]";
 
 /// One named secret.
 pub struct Secret {
@@ -138,7 +131,7 @@ impl Redactor {
     /// Occurrences are looked for in all of `kept`; then [`Self::window`] bytes are withheld
     /// after the start if `cut.start` and before the end if `cut.end` (a covered run that
     /// reaches into the rest is shown as its marker).
-    pub fn pieces<'a>(&'a self, kept: &'a [u8], cut: Cut) -> Pieces<'a> {
+    pub fn pieces<'a>(&'a self, kept: &'a [u8], cut: Cut) -> impl Iterator<Item = Piece<'a>> + 'a {
         let lo = if cut.start {
             self.window.min(kept.len())
         } else {
@@ -181,7 +174,7 @@ impl Redactor {
         for piece in self.pieces(kept, cut) {
             match piece {
                 Piece::Text(bytes) => text.extend_from_slice(bytes),
-                Piece::Redacted => text.extend_from_slice(MARKER),
+                Piece::Redacted => text.extend_from_slice(MARKER.as_bytes()),
             }
         }
         text
@@ -199,7 +192,7 @@ impl std::fmt::Debug for Redactor {
 
 /// The pieces of one redacted output; see [`Redactor::pieces`]. It holds the secrets'
 /// bytes, so it has no `Debug`.
-pub struct Pieces<'a> {
+struct Pieces<'a> {
     kept: &'a [u8],
     needles: Vec<Needle<'a>>,
     /// Where the next covered run is looked for.
@@ -394,7 +387,7 @@ mod tests {
         output.extend_from_slice(&[b'.'; 60]);
         // 100 bytes, 64 withheld: the secret (bytes 30 to 39) crosses the line at 36.
         let shown = r.redact(&output, CUT_END);
-        assert_eq!(shown, [vec![b'.'; 30], MARKER.to_vec()].concat());
+        assert_eq!(shown, [vec![b'.'; 30], MARKER.as_bytes().to_vec()].concat());
     }
 
     #[test]
@@ -422,7 +415,11 @@ mod tests {
     /// The redactor before the oracle was closed: what the differential check must catch.
     fn oracle_redact(output: &[u8], secrets: &[&str], cut: Cut) -> Vec<u8> {
         let mut text = redactor(secrets).redact(output, WHOLE);
-        let shortest = if cut.end { 1 } else { MIN_SECRET_BYTES };
+        let shortest = if cut.end {
+            1
+        } else {
+            crate::limits::MIN_SECRET_BYTES
+        };
         for secret in secrets {
             let needle = secret.as_bytes();
             for len in (shortest..needle.len()).rev() {

@@ -349,7 +349,8 @@ impl Server {
 fn stderr_logging() {
     #[cfg(feature = "logging")]
     {
-        crate::telemetry::init();
+        // Stderr needs no opening, so this cannot fail.
+        let _stderr = crate::telemetry::init(crate::telemetry::Format::Text, None);
         crate::telemetry::install_panic_hook();
     }
 }

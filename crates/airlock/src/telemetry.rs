@@ -2,10 +2,11 @@
 //!
 //! stdout is the protocol channel; every log line goes to stderr through `tracing`. The filter
 //! comes from `AIRLOCK_LOG` (same syntax as `RUST_LOG`; default `info`); a program may send
-//! the lines to a file instead, and as JSON (`init_with`, with the `logging` feature). What is logged is
-//! chosen at each call site: methods, tool names, error kinds and counts — never argument
-//! values, tool output, environment values or panic payloads, at any level. Peer-controlled
-//! strings that must appear (an id) are logged with `?` so control characters are escaped.
+//! the lines to a file instead, and as JSON (`init`, with the `logging` feature). What is
+//! logged is chosen at each call site: methods, tool names, error kinds and counts — never
+//! argument values, tool output, environment values or panic payloads, at any level.
+//! Peer-controlled strings that must appear (an id) are logged with `?` so control characters
+//! are escaped.
 //!
 //! The subscriber and the panic hook are opt-in: with the `logging` feature the server's
 //! entry points install them (a product that has its own keeps it); a library user without
@@ -26,32 +27,27 @@ pub enum Format {
     Json,
 }
 
-/// Installs a stderr subscriber writing text unless the process already has one (a product
-/// embedding the library keeps its own).
-///
-/// ```
-/// airlock::telemetry::init();
-/// airlock::telemetry::init(); // the second call keeps the first subscriber
-/// ```
-#[cfg(feature = "logging")]
-pub fn init() {
-    // Stderr needs no opening, so this cannot fail.
-    let _stderr = init_with(Format::Text, None);
-}
-
 /// Installs a subscriber writing `format` to the file at `path` (appended to), or to stderr
 /// when `None`, unless the process already has one. Colours only for text on a terminal.
 ///
 /// The file is opened as the audit log is ([`CallLog::file`](crate::CallLog::file)): an
 /// existing regular file with one name that not every user can write, or a new one created
 /// 0600; a symbolic link, FIFO, device or directory at `path` is refused, and the open never
-/// blocks.
+/// blocks. Stderr needs no opening: with `None` this cannot fail.
+///
+/// ```
+/// use airlock::telemetry::{self, Format};
+///
+/// telemetry::init(Format::Text, None)?;
+/// telemetry::init(Format::Json, None)?; // the second call keeps the first subscriber
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # Errors
 ///
 /// The file cannot be opened, or is refused (`InvalidInput`, "not a regular file").
 #[cfg(feature = "logging")]
-pub fn init_with(format: Format, path: Option<&std::path::Path>) -> std::io::Result<()> {
+pub fn init(format: Format, path: Option<&std::path::Path>) -> std::io::Result<()> {
     use std::io::IsTerminal;
     use std::sync::Arc;
 

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output};
-use airlock::secrets::{Cut, MARKER_TEXT, Piece, Pieces, Redactor};
+use airlock::secrets::{Cut, MARKER, Piece, Redactor};
 use airlock::{RunNote, ToolOutput};
 
 /// The result the model sees.
@@ -347,15 +347,15 @@ fn end_line(text: &mut String) {
 
 /// The redacted output as units of text: each character, `U+FFFD` for each stretch of bytes
 /// that is not UTF-8 (as `String::from_utf8_lossy` does), and the marker for each redacted run.
-struct Units<'a> {
-    pieces: Pieces<'a>,
+struct Units<'a, P> {
+    pieces: P,
     chunks: Option<std::str::Utf8Chunks<'a>>,
     valid: &'a str,
     invalid: bool,
 }
 
-impl<'a> Units<'a> {
-    fn new(pieces: Pieces<'a>) -> Self {
+impl<'a, P: Iterator<Item = Piece<'a>>> Units<'a, P> {
+    fn new(pieces: P) -> Self {
         Self {
             pieces,
             chunks: None,
@@ -365,7 +365,7 @@ impl<'a> Units<'a> {
     }
 }
 
-impl<'a> Iterator for Units<'a> {
+impl<'a, P: Iterator<Item = Piece<'a>>> Iterator for Units<'a, P> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
@@ -387,7 +387,7 @@ impl<'a> Iterator for Units<'a> {
             }
             match self.pieces.next()? {
                 Piece::Text(bytes) => self.chunks = Some(bytes.utf8_chunks()),
-                Piece::Redacted => return Some(MARKER_TEXT),
+                Piece::Redacted => return Some(MARKER),
             }
         }
     }
@@ -421,7 +421,7 @@ mod tests {
             let written = serde_json::to_string(&text).unwrap();
             assert_eq!(sent_len(&text), written.len() - 2, "{byte:#x}");
         }
-        assert_eq!(sent_len(MARKER_TEXT), 10);
+        assert_eq!(sent_len(MARKER), 10);
         assert_eq!(sent_len(REPLACEMENT), 3);
     }
 

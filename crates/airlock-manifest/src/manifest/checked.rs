@@ -24,8 +24,9 @@ use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::{
     Confinement, Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES,
 };
+use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
-use airlock::secrets::{MIN_SECRET_BYTES, Secret};
+use airlock::secrets::Secret;
 use airlock::{ToolAnnotations, ToolName};
 
 /// A checked manifest.
