@@ -15,9 +15,6 @@ use serde_json::value::RawValue;
 use crate::engine::{Effect, Engine, Shared};
 use crate::error::ErrorCode;
 use crate::limits::Limits;
-use crate::output::{ToolError, ToolOutput};
-use crate::response::ServerInfo;
-use crate::tools::{NoArguments, Registry, Tool};
 
 #[cfg(feature = "http")]
 pub use crate::transport::http::fuzzing::http;
@@ -573,41 +570,15 @@ pub(crate) fn fuzz_server() -> Arc<Shared> {
 }
 
 fn build_fuzz_server() -> Arc<Shared> {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Echo {
-        #[schemars(length(max = 100))]
-        text: String,
-        #[schemars(range(min = 1, max = 3))]
-        times: Option<u8>,
-    }
-    let tools = vec![
-        Tool::builder("echo")
-            .description("Repeats text")
-            .handler(|args: Echo| async move {
-                ToolOutput::text(args.text.repeat(usize::from(args.times.unwrap_or(1))))
-            }),
-        Tool::builder("fail")
-            .description("Fails")
-            .handler(|_: NoArguments| async { ToolError::new("failed") }),
-    ];
-    let registry =
-        Registry::new(tools).unwrap_or_else(|_| fail("the fuzz server's tools are invalid"));
-    crate::engine::shared(
-        ServerInfo {
-            name: "fuzz".into(),
-            version: "0".into(),
-            title: None,
-        },
-        None,
-        registry,
-        // One server serves every fuzz input: shared quotas would soon refuse everything and
-        // hide the rest of the engine. The guard has its own deterministic tests.
-        Limits {
-            tool_call_rate: None,
-            cheap_method_rate: None,
-            ..Limits::default()
-        },
-    )
+    // One server serves every fuzz input: shared quotas would soon refuse everything and hide
+    // the rest of the engine. The quotas have their own deterministic tests.
+    let limits = Limits {
+        tool_call_rate: None,
+        cheap_method_rate: None,
+        ..Limits::default()
+    };
+    crate::test_server::shared(limits, Vec::new())
+        .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 
 #[cfg(test)]

@@ -77,6 +77,8 @@
 //! - `signals`: SIGTERM, SIGINT and SIGHUP, awaited on the session's runtime.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
 //!   panic hook that withholds panic messages.
+//! - `test_server` (tests and fuzzing only): the one server of this crate's unit tests and
+//!   fuzz targets.
 //!
 //! Only what the root re-exports, and the public modules above, are public API. What the
 //! benchmarks and fuzz targets need besides sits in the hidden `__private` module: it follows
@@ -116,6 +118,8 @@ mod server;
 mod signals;
 mod state;
 pub mod telemetry;
+#[cfg(any(test, fuzzing))]
+mod test_server;
 mod tools;
 pub mod transport;
 mod version;

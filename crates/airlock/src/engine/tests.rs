@@ -12,31 +12,18 @@ use crate::output::ToolError;
 use crate::response::ServerInfo;
 use crate::tools::{NoArguments, Registry, Tool};
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct EchoArgs {
-    text: String,
-    #[schemars(range(min = 1, max = 3))]
-    times: Option<u8>,
-}
-
+/// The crate's test server with a tool that panics (`boom`) and `extra` fillers.
 fn server_with(limits: Limits, extra: usize) -> Arc<Shared> {
-    let mut tools = vec![
-        Tool::builder("echo")
-            .description("Repeats text")
-            .handler(|args: EchoArgs| async move {
-                ToolOutput::text(args.text.repeat(usize::from(args.times.unwrap_or(1))))
-            }),
-        Tool::builder("fail")
-            .description("Always fails")
-            .handler(|_: NoArguments| async { ToolError::new("it failed") }),
-        Tool::builder("boom")
-            .description("Panics")
-            .handler(|_: NoArguments| async {
-                let empty: Vec<u8> = Vec::new();
-                let _x = empty[1];
-                ToolOutput::text("unreachable")
-            }),
-    ];
+    let mut tools =
+        vec![
+            Tool::builder("boom")
+                .description("Panics")
+                .handler(|_: NoArguments| async {
+                    let empty: Vec<u8> = Vec::new();
+                    let _x = empty[1];
+                    ToolOutput::text("unreachable")
+                }),
+        ];
     for i in 0..extra {
         tools.push(
             Tool::builder(format!("extra_{i:03}"))
@@ -44,17 +31,7 @@ fn server_with(limits: Limits, extra: usize) -> Arc<Shared> {
                 .handler(|_: NoArguments| async { ToolOutput::text("") }),
         );
     }
-    let registry = Registry::new(tools).unwrap();
-    shared(
-        ServerInfo {
-            name: "test".into(),
-            version: "1.0".into(),
-            title: Some("Test".into()),
-        },
-        Some("Be nice.".into()),
-        registry,
-        limits,
-    )
+    crate::test_server::shared(limits, tools).unwrap()
 }
 
 fn engine() -> Engine {
@@ -483,12 +460,7 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
     };
     let clock = QuotaClock::manual();
     let quotas = Quotas::with_clock(&limits, [], clock.clone());
-    let registry = Registry::new(vec![
-        Tool::builder("echo")
-            .description("Repeats text")
-            .handler(|args: EchoArgs| async move { ToolOutput::text(args.text) }),
-    ])
-    .unwrap();
+    let registry = Registry::new(crate::test_server::tools()).unwrap();
     let info = ServerInfo {
         name: "t".into(),
         version: "1".into(),
@@ -833,12 +805,7 @@ fn unknown_tools_are_charged_to_the_call_quota() {
     };
     let clock = QuotaClock::manual();
     let quotas = Quotas::with_clock(&limits, [], clock.clone());
-    let registry = Registry::new(vec![
-        Tool::builder("echo")
-            .description("Repeats text")
-            .handler(|args: EchoArgs| async move { ToolOutput::text(args.text) }),
-    ])
-    .unwrap();
+    let registry = Registry::new(crate::test_server::tools()).unwrap();
     let info = ServerInfo {
         name: "t".into(),
         version: "1".into(),

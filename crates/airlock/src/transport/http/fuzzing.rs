@@ -36,9 +36,6 @@ use super::connection::{self, Ended};
 use super::{AllowList, HttpConfig, State, Tokens};
 use crate::engine::Shared;
 use crate::limits::{HttpLimits, Limits, Rate};
-use crate::output::{ToolError, ToolOutput};
-use crate::response::ServerInfo;
-use crate::tools::{NoArguments, Registry, Tool};
 
 /// The bearer token the fuzzed server accepts (in `fuzz/dicts/http.dict`, so the fuzzer
 /// reaches past the `401`); it must never appear in a response.
@@ -236,36 +233,14 @@ fn http_limits() -> HttpLimits {
 
 /// The engine's shared state, built once: schema generation costs more than an input.
 fn shared() -> Arc<Shared> {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Echo {
-        #[schemars(length(max = 100))]
-        text: String,
-    }
-    let tools = vec![
-        Tool::builder("echo")
-            .description("Repeats text")
-            .handler(|args: Echo| async move { ToolOutput::text(args.text) }),
-        Tool::builder("fail")
-            .description("Fails")
-            .handler(|_: NoArguments| async { ToolError::new("failed") }),
-    ];
-    let registry =
-        Registry::new(tools).unwrap_or_else(|_| fail("the fuzz server's tools are invalid"));
-    crate::engine::shared(
-        ServerInfo {
-            name: "fuzz".into(),
-            version: "0".into(),
-            title: None,
-        },
-        None,
-        registry,
-        Limits {
-            max_frame_bytes: NonZeroUsize::new(BODY_CAP).unwrap_or(NonZeroUsize::MIN),
-            max_consecutive_errors: NonZeroU32::new(4).unwrap_or(NonZeroU32::MIN),
-            max_in_flight: NonZeroUsize::new(2).unwrap_or(NonZeroUsize::MIN),
-            ..Limits::default()
-        },
-    )
+    let limits = Limits {
+        max_frame_bytes: NonZeroUsize::new(BODY_CAP).unwrap_or(NonZeroUsize::MIN),
+        max_consecutive_errors: NonZeroU32::new(4).unwrap_or(NonZeroU32::MIN),
+        max_in_flight: NonZeroUsize::new(2).unwrap_or(NonZeroUsize::MIN),
+        ..Limits::default()
+    };
+    crate::test_server::shared(limits, Vec::new())
+        .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 
 /// Checks the response stream `out` the server wrote: whole

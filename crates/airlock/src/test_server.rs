@@ -1,0 +1,67 @@
+//! The one server of this crate's unit tests and fuzz targets: the engine's tests, the stdio
+//! engine's fuzz target and the HTTP fuzz target all run these tools, each with its own
+//! limits.
+//!
+//! `echo` repeats `text` (at most 100 characters) `times` times (1 to 3, default 1), so a
+//! call can pass, fail the schema on a length, a range or a type, and answer with a known
+//! text; `fail` always returns a tool error. What a test needs besides (a tool that panics,
+//! fillers for pagination) it passes as `extra`.
+
+use std::sync::Arc;
+
+use crate::engine::Shared;
+use crate::limits::Limits;
+use crate::output::{ToolError, ToolOutput};
+use crate::response::ServerInfo;
+use crate::tools::{NoArguments, Registry, Tool};
+
+/// The text `fail` fails with.
+pub(crate) const FAILURE: &str = "failed";
+
+/// `echo`'s arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    #[schemars(length(max = 100))]
+    text: String,
+    #[schemars(range(min = 1, max = 3))]
+    times: Option<u8>,
+}
+
+/// The server: `echo`, `fail`, then `extra`, under `limits`. Its name is `test` 1.0 (title
+/// `Test`) with the instructions `Be nice.`.
+///
+/// # Errors
+///
+/// The tools do not build a registry (an `extra` tool named like another, or too many).
+pub(crate) fn shared(
+    limits: Limits,
+    extra: Vec<Tool>,
+) -> Result<Arc<Shared>, crate::tools::BuildError> {
+    let mut tools = tools();
+    tools.extend(extra);
+    let registry = Registry::new(tools)?;
+    Ok(crate::state::shared(
+        ServerInfo {
+            name: "test".into(),
+            version: "1.0".into(),
+            title: Some("Test".into()),
+        },
+        Some("Be nice.".into()),
+        registry,
+        limits,
+    ))
+}
+
+/// `echo` and `fail`, for a test that builds its own server (its own quotas' clock).
+pub(crate) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::builder("echo")
+            .description("Repeats text")
+            .handler(|args: Echo| async move {
+                ToolOutput::text(args.text.repeat(usize::from(args.times.unwrap_or(1))))
+            }),
+        Tool::builder("fail")
+            .description("Always fails")
+            .handler(|_: NoArguments| async { ToolError::new(FAILURE) }),
+    ]
+}
