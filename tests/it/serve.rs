@@ -537,6 +537,10 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
              command may write",
         ),
         (
+            "bad-write-spool.toml",
+            "tool `schedule`: `write`: /var/spool is a system tree no sandboxed command may write",
+        ),
+        (
             "bad-exec-not-executable.toml",
             "tool `count`: `exec`: must name an executable file",
         ),

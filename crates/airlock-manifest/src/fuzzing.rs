@@ -591,9 +591,24 @@ fn system_list(network: bool) -> Vec<PathBuf> {
 /// The system trees no command may write, as named and as their real paths: said again here
 /// (not taken from the loader) so that the oracle does not share a mistake of its list.
 fn system_trees() -> Vec<PathBuf> {
-    const TREES: [&str; 12] = [
-        "/usr", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/proc",
-        "/sys", "/dev",
+    const TREES: [&str; 17] = [
+        "/usr",
+        "/etc",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/bin",
+        "/sbin",
+        "/boot",
+        "/proc",
+        "/sys",
+        "/dev",
+        "/root",
+        "/run",
+        "/var/spool",
+        "/var/lib",
+        "/var/log",
     ];
     let mut trees: Vec<PathBuf> = TREES.iter().map(PathBuf::from).collect();
     trees.extend(

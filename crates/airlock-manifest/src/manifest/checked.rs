@@ -172,24 +172,47 @@ const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
 
 /// Trees no sandboxed command may write, nor any directory that holds one (`/`): the
 /// programs, libraries, configuration, boot files, kernel interfaces and devices every command
-/// runs with. A tool that could change them would break the sandbox's second wall: what the
-/// next call (of any tool, or of the host) runs. Every top-level directory named `lib…`
-/// (`/lib32`, `/libx32`) counts too.
+/// runs with, and the places the host runs code or keeps its record from: root's home,
+/// runtime state (`/run`, where the service manager reads units and sockets live), the job
+/// spools (`cron`, `at`), services' and packages' state, and the logs. A tool that could change
+/// them would break the sandbox's second wall: what the next call (of any tool, or of the
+/// host) runs, or what the host's record says. Every top-level directory named `lib…`
+/// (`/lib32`, `/libx32`) counts too, and so does the home directory of the user airlock runs
+/// as, with its dot-directories (see [`home_write_refusal`]).
 const NEVER_WRITTEN: &[&str] = &[
-    "/bin", "/boot", "/dev", "/etc", "/lib", "/proc", "/sbin", "/sys", "/usr",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var/lib",
+    "/var/log",
+    "/var/spool",
 ];
 
 /// Why no sandboxed command may write `dir` (canonical), or `None` when it may: `dir` is `/`,
 /// or is, lies inside or holds a system tree ([`NEVER_WRITTEN`], as named and as its real
 /// path), or one of `fixed` (the real paths of the sandbox's fixed system entries, which
 /// every sandboxed command reads).
-pub(super) fn system_write_refusal(dir: &Path, fixed: &[PathBuf]) -> Option<String> {
-    const FIX: &str = "write to a directory of the project instead";
+pub(super) fn system_write_refusal(
+    dir: &Path,
+    fixed: &[PathBuf],
+    home: Option<&Path>,
+) -> Option<String> {
     if dir == Path::new("/") {
         return Some(format!(
             "/ is the root of the file system, which holds every system tree: no sandboxed \
              command may write it; {FIX}"
         ));
+    }
+    if let Some(rule) = home.and_then(|home| home_write_refusal(dir, home)) {
+        return Some(rule);
     }
     let relation = |tree: &Path| {
         if dir == tree {
@@ -234,6 +257,63 @@ pub(super) fn system_write_refusal(dir: &Path, fixed: &[PathBuf]) -> Option<Stri
             format!("{} {how} {}, {WHAT}; {FIX}", dir.display(), entry.display())
         }
     })
+}
+
+/// What a refusal to write a system directory tells the operator to do instead.
+const FIX: &str = "write to a directory of the project instead";
+
+/// Why no sandboxed command may write `dir` (canonical) for being in the home directory
+/// `home` (canonical), or `None`: `dir` is the home directory, holds it, or lies inside one
+/// of its dot-directories or dot-files (`~/.ssh`, `~/.config`, `~/.local/bin`, `~/.bashrc`…),
+/// where a written file is code the user's next login, shell or session runs, or a key
+/// that lets someone in. A project directory under the home directory stays writable.
+fn home_write_refusal(dir: &Path, home: &Path) -> Option<String> {
+    const WHAT: &str = "the home directory airlock runs with";
+    if home == Path::new("/") {
+        // `/` is refused on its own; a home of `/` (some service users) names nothing more.
+        return None;
+    }
+    if dir == home {
+        return Some(format!(
+            "{} is {WHAT}, whose start-up files and keys a command must not rewrite; {FIX}",
+            dir.display()
+        ));
+    }
+    if home.starts_with(dir) {
+        return Some(format!(
+            "{} holds {}, {WHAT}, whose start-up files and keys a command must not rewrite; \
+             {FIX}",
+            dir.display(),
+            home.display()
+        ));
+    }
+    let first = dir.strip_prefix(home).ok()?.components().next()?;
+    first
+        .as_os_str()
+        .to_str()
+        .is_none_or(|name| name.starts_with('.'))
+        .then(|| {
+            format!(
+                "{} lies inside {}, a dot-directory of {WHAT} (start-up files, keys, \
+                 autostart entries and the programs on its PATH); {FIX}",
+                dir.display(),
+                home.join(first).display()
+            )
+        })
+}
+
+/// The home directory of the user airlock runs as (`HOME`, canonical), when it is set,
+/// absolute and exists. Worked out once per process.
+fn home_directory() -> Option<&'static Path> {
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let home = PathBuf::from(std::env::var_os("HOME")?);
+        if !home.is_absolute() {
+            return None;
+        }
+        std::fs::canonicalize(home).ok()
+    })
+    .as_deref()
 }
 
 /// [`NEVER_WRITTEN`] and the top-level `lib…` directories, as named, then the real path of
@@ -585,7 +665,8 @@ impl ToolChecker<'_> {
             if !dir.starts_with(workdir) {
                 return Err(refused("must stay inside the tool's workdir"));
             }
-            if let Some(rule) = system_write_refusal(&dir, fixed_system_entries()) {
+            if let Some(rule) = system_write_refusal(&dir, fixed_system_entries(), home_directory())
+            {
                 return Err(refused(&rule));
             }
             write.push(dir);

@@ -1125,20 +1125,114 @@ fn a_writable_system_tree_or_a_directory_holding_one_is_refused() {
 /// reads it.
 #[test]
 fn a_writable_directory_holding_a_fixed_system_entrys_real_file_is_refused() {
-    let fixed = [PathBuf::from("/run/systemd/resolve/stub-resolv.conf")];
-    let rule = checked::system_write_refusal(Path::new("/run/systemd"), &fixed).unwrap();
+    let fixed = [PathBuf::from("/srv/resolve/stub-resolv.conf")];
+    let rule = checked::system_write_refusal(Path::new("/srv"), &fixed, None).unwrap();
     assert_eq!(
         rule,
-        "/run/systemd holds /run/systemd/resolve/stub-resolv.conf, an entry of the fixed system \
-         list every sandboxed command reads, which no sandboxed command may write; write to a \
-         directory of the project instead"
+        "/srv holds /srv/resolve/stub-resolv.conf, an entry of the fixed system list every \
+         sandboxed command reads, which no sandboxed command may write; write to a directory \
+         of the project instead"
     );
     assert_eq!(
-        checked::system_write_refusal(Path::new("/run/user/1000"), &fixed),
+        checked::system_write_refusal(Path::new("/srv/data"), &fixed, None),
         None
     );
     assert_eq!(
-        checked::system_write_refusal(Path::new("/srv/data"), &[]),
+        checked::system_write_refusal(Path::new("/srv/data"), &[], None),
+        None
+    );
+}
+
+/// Where the host runs code from or keeps its record is no command's to write: root's home,
+/// runtime state (the service manager's units and the user's runtime directory), the job
+/// spools, services' state and the logs.
+#[test]
+fn the_hosts_code_and_record_are_refused_as_writable_directories() {
+    let cases = [
+        ("/root", "/root is a system tree"),
+        ("/root/.ssh", "/root/.ssh lies inside /root, a system tree"),
+        (
+            "/run/user/1000",
+            "/run/user/1000 lies inside /run, a system tree",
+        ),
+        (
+            "/run/systemd",
+            "/run/systemd lies inside /run, a system tree",
+        ),
+        (
+            "/var/spool/cron",
+            "/var/spool/cron lies inside /var/spool, a system tree",
+        ),
+        (
+            "/var/lib/dpkg",
+            "/var/lib/dpkg lies inside /var/lib, a system tree",
+        ),
+        ("/var/log", "/var/log is a system tree"),
+        ("/var", "/var holds /var/lib, a system tree"),
+    ];
+    for (dir, rule) in cases {
+        let refusal = checked::system_write_refusal(Path::new(dir), &[], None)
+            .unwrap_or_else(|| panic!("{dir} was allowed"));
+        assert!(refusal.starts_with(rule), "{dir}: {refusal}");
+    }
+    // What the host keeps for anyone to scribble in, and a service's own tree, stay open.
+    for dir in ["/var/tmp", "/tmp/out", "/srv/app", "/opt/app/data"] {
+        assert_eq!(
+            checked::system_write_refusal(Path::new(dir), &[], None),
+            None,
+            "{dir}"
+        );
+    }
+}
+
+/// The home directory airlock runs with is code its user runs (start-up files, autostart
+/// entries, `~/.local/bin` on its PATH) and keys that let someone in: not writable, nor any
+/// directory holding it or inside one of its dot-directories. A project under it is.
+#[test]
+fn the_home_directory_and_its_dot_directories_are_refused_and_projects_under_it_are_not() {
+    let home = Path::new("/home/op");
+    let refused = [
+        (
+            "/home/op",
+            "/home/op is the home directory airlock runs with, whose start-up files and keys a \
+             command must not rewrite; write to a directory of the project instead",
+        ),
+        (
+            "/home",
+            "/home holds /home/op, the home directory airlock runs with, whose start-up files \
+             and keys a command must not rewrite; write to a directory of the project instead",
+        ),
+        (
+            "/home/op/.ssh",
+            "/home/op/.ssh lies inside /home/op/.ssh, a dot-directory of the home directory \
+             airlock runs with (start-up files, keys, autostart entries and the programs on its \
+             PATH); write to a directory of the project instead",
+        ),
+        (
+            "/home/op/.local/bin",
+            "/home/op/.local/bin lies inside /home/op/.local, a dot-directory of the home \
+             directory airlock runs with",
+        ),
+    ];
+    for (dir, rule) in refused {
+        let refusal = checked::system_write_refusal(Path::new(dir), &[], Some(home))
+            .unwrap_or_else(|| panic!("{dir} was allowed"));
+        assert!(refusal.starts_with(rule), "{dir}: {refusal}");
+    }
+    for dir in [
+        "/home/op/projects/site/out",
+        "/home/op/src",
+        "/home/other/.ssh",
+    ] {
+        assert_eq!(
+            checked::system_write_refusal(Path::new(dir), &[], Some(home)),
+            None,
+            "{dir}"
+        );
+    }
+    // A home of `/` (some service users) adds nothing to the rule for `/` itself.
+    assert_eq!(
+        checked::system_write_refusal(Path::new("/srv/.cache"), &[], Some(Path::new("/"))),
         None
     );
 }
