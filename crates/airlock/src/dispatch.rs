@@ -18,9 +18,10 @@ use crate::json::Text;
 use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
 use crate::output::ToolOutput;
+use crate::prompts::PromptDef;
 use crate::response::{
-    self, CacheHints, Capabilities, DiscoverResult, Empty, InfoFor, InitializeResult, Modern,
-    ToolsListResult,
+    self, CacheHints, Capabilities, DiscoverResult, Empty, GetPromptResult, InfoFor,
+    InitializeResult, Modern, PromptsListResult, ToolsListResult,
 };
 use crate::state::Shared;
 use crate::tools::{ToolDef, arguments};
@@ -67,7 +68,11 @@ pub(crate) fn request(
     if claims_modern
         && !matches!(
             method,
-            RequestMethod::ServerDiscover | RequestMethod::ToolsList | RequestMethod::ToolsCall
+            RequestMethod::ServerDiscover
+                | RequestMethod::ToolsList
+                | RequestMethod::ToolsCall
+                | RequestMethod::PromptsList
+                | RequestMethod::PromptsGet
         )
     {
         // `initialize` and `ping` do not exist in the modern era.
@@ -92,6 +97,8 @@ pub(crate) fn request(
         }
         RequestMethod::ToolsList => tools_list(cx.shared, id, params.as_deref(), version, out),
         RequestMethod::ToolsCall => tools_call(&cx, id, params.take(), version, out),
+        RequestMethod::PromptsList => prompts_list(cx.shared, id, params.as_deref(), version, out),
+        RequestMethod::PromptsGet => prompts_get(cx.shared, id, params, version, out),
     }
 }
 
@@ -130,7 +137,7 @@ fn initialize(
         id,
         &InitializeResult {
             protocol_version: version.as_str(),
-            capabilities: Capabilities,
+            capabilities: capabilities(shared),
             server_info: InfoFor {
                 info: &shared.info,
                 version,
@@ -150,7 +157,7 @@ fn discover(shared: &Shared, id: &RequestId, out: &mut Vec<u8>) {
         &Modern {
             body: DiscoverResult {
                 supported_versions: ProtocolVersion::MODERN_NAMES,
-                capabilities: Capabilities,
+                capabilities: capabilities(shared),
                 instructions: shared.instructions.as_deref(),
                 cache: cache_hints(shared),
             },
@@ -181,6 +188,78 @@ fn tools_list(
         tools: page.iter().map(|tool| tool.listing(version)).collect(),
         next_cursor,
         cache: version.is_modern().then(|| cache_hints(shared)),
+    };
+    write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// What this server declares.
+fn capabilities(shared: &Shared) -> Capabilities {
+    Capabilities {
+        prompts: !shared.prompts.is_empty(),
+    }
+}
+
+/// A server without prompts answers `prompts/*` as methods it does not have.
+fn prompts_list(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if shared.prompts.is_empty() {
+        return Err(McpError::MethodNotFound);
+    }
+    let none = Params::default();
+    let params = params.unwrap_or(&none);
+    only_members(params, &[ParamKey::Cursor, ParamKey::Meta])?;
+    let cursor = match &params.cursor {
+        None => None,
+        Some(Text::Str(cursor)) => Some(&**cursor),
+        Some(Text::NotAString) => return Err(McpError::InvalidCursor),
+    };
+    let (page, next_cursor) = shared
+        .prompts
+        .page(cursor, shared.limits.tools_page_size.get())?;
+    let body = PromptsListResult {
+        prompts: page.iter().map(PromptDef::listing).collect(),
+        next_cursor,
+        cache: version.is_modern().then(|| cache_hints(shared)),
+    };
+    write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// `prompts/get`: the prompt's messages for the arguments, checked before its handler runs.
+fn prompts_get(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<&mut Params<'_>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if shared.prompts.is_empty() {
+        return Err(McpError::MethodNotFound);
+    }
+    let params = params.ok_or(McpError::InvalidParams("prompts/get needs params"))?;
+    only_members(
+        params,
+        &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
+    )?;
+    let prompt = match &params.name {
+        Some(Text::Str(name)) => shared.prompts.get(name),
+        _ => None,
+    }
+    .ok_or(McpError::UnknownPrompt)?;
+    if params.arguments_out_of_range {
+        return Err(McpError::NumberOutOfRange);
+    }
+    let messages = prompt.render(params.arguments.take(), &shared.limits)?;
+    let body = GetPromptResult {
+        description: prompt.description(),
+        messages: &messages,
+        version,
     };
     write_for_version(shared, id, &body, version, out);
     Ok(Dispatched::Answered)

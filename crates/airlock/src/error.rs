@@ -297,6 +297,14 @@ pub enum McpError {
     /// A `tools/call` for a tool this server does not have.
     #[error("unknown tool")]
     UnknownTool,
+    /// A `prompts/get` for a prompt this server does not have (or a name that is not a
+    /// string).
+    #[error("unknown prompt")]
+    UnknownPrompt,
+    /// `prompts/get` arguments that are not an object of strings the prompt declares, with
+    /// every required one, or that do not fit the prompt's argument type.
+    #[error("invalid prompt arguments")]
+    InvalidPromptArguments,
     /// A modern request for a protocol version we do not serve.
     #[error("unsupported protocol version")]
     UnsupportedVersion {
@@ -446,6 +454,13 @@ impl McpError {
                 )),
             ),
             Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
+            Self::UnknownPrompt => (C::INVALID_PARAMS, "Invalid params: unknown prompt.", None),
+            Self::InvalidPromptArguments => (
+                C::INVALID_PARAMS,
+                "Invalid params: the prompt's arguments must be an object of the strings it \
+                 declares, with every required one.",
+                None,
+            ),
             Self::NumberOutOfRange => (
                 C::INVALID_PARAMS,
                 "Invalid params: a number in the arguments is too large to represent.",
@@ -668,6 +683,8 @@ pub(crate) mod tests {
             McpError::TooManySessions { limit: 4 },
             McpError::UnknownMember,
             McpError::UnknownTool,
+            McpError::UnknownPrompt,
+            McpError::InvalidPromptArguments,
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),
             },

@@ -111,6 +111,8 @@ mod json;
 mod lifecycle;
 pub mod limits;
 mod output;
+mod pages;
+mod prompts;
 mod quota;
 mod response;
 pub mod secrets;
@@ -128,6 +130,7 @@ pub use call_log::{CallLog, RunNote};
 pub use handler::{BoxFuture, CallContext, Handler};
 pub use limits::{HttpLimits, Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
+pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use server::{Server, ServerBuilder};
 pub use tools::schema::SchemaError;
 pub use tools::{

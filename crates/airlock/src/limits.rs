@@ -61,6 +61,10 @@ pub const MAX_TOOL_NAME_BYTES: usize = 64;
 /// the bound keeps `tools/list` paging and the registry small.
 pub const MAX_TOOLS_COUNT: usize = 1024;
 
+/// Most prompts one server may register; the same reasoning as [`MAX_TOOLS_COUNT`].
+/// `prompts/list` pages them [`TOOLS_PAGE_SIZE`] at a time.
+pub const MAX_PROMPTS_COUNT: usize = 1024;
+
 /// Largest `tools/call` `arguments` object, in bytes of compact JSON.
 ///
 /// Bounds the memory a single call holds for its whole run (up to `max_in_flight` of them at

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::error::McpError;
 use crate::id::RequestId;
 use crate::output::{Content, ResourceBody, ToolOutput};
+use crate::prompts::PromptMessage;
 use crate::tools::Listing;
 use crate::version::ProtocolVersion;
 
@@ -128,12 +129,19 @@ impl Serialize for InfoFor<'_> {
     }
 }
 
-/// The capabilities we declare: tools, and a tool list that never changes while we run.
-pub(crate) struct Capabilities;
+/// The capabilities we declare: tools, prompts when there are any, and lists that never
+/// change while we run.
+pub(crate) struct Capabilities {
+    /// Whether the server has prompts.
+    pub(crate) prompts: bool,
+}
 
 impl Serialize for Capabilities {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
+        let mut map = serializer.serialize_map(None)?;
+        if self.prompts {
+            map.serialize_entry("prompts", &serde_json::json!({"listChanged": false}))?;
+        }
         map.serialize_entry("tools", &serde_json::json!({"listChanged": false}))?;
         map.end()
     }
@@ -163,6 +171,62 @@ pub(crate) struct ToolsListResult<'a> {
     pub(crate) next_cursor: Option<String>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub(crate) cache: Option<CacheHints>,
+}
+
+/// `prompts/list` result.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PromptsListResult<'a> {
+    pub(crate) prompts: Vec<crate::prompts::Listing<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) next_cursor: Option<String>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub(crate) cache: Option<CacheHints>,
+}
+
+/// `prompts/get` result: the prompt's description and its messages, each content block as a
+/// tool result's (audio only for clients of 2025-03-26 and later).
+pub(crate) struct GetPromptResult<'a> {
+    pub(crate) description: Option<&'a str>,
+    pub(crate) messages: &'a [PromptMessage],
+    pub(crate) version: ProtocolVersion,
+}
+
+impl Serialize for GetPromptResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Message<'a>(&'a PromptMessage);
+        impl Serialize for Message<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("role", &self.0.role)?;
+                map.serialize_entry("content", &Block(&self.0.content))?;
+                map.end()
+            }
+        }
+        struct Messages<'a>(&'a [PromptMessage], bool);
+        impl Serialize for Messages<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let audio = self.1;
+                serializer.collect_seq(
+                    self.0
+                        .iter()
+                        .filter(|message| {
+                            audio || !matches!(message.content, Content::Audio { .. })
+                        })
+                        .map(Message),
+                )
+            }
+        }
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(description) = self.description {
+            map.serialize_entry("description", description)?;
+        }
+        map.serialize_entry(
+            "messages",
+            &Messages(self.messages, self.version.has_tool_annotations()),
+        )?;
+        map.end()
+    }
 }
 
 /// Modern caching fields (`ttlMs`, `cacheScope`).

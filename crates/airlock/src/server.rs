@@ -34,6 +34,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::call_log::CallLog;
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
+use crate::prompts::{Prompt, PromptRegistry};
 use crate::response::ServerInfo;
 use crate::signals::Termination;
 use crate::tools::{BuildError, Registry, Tool};
@@ -58,6 +59,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     limits: Limits,
     tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
     call_log: Option<Arc<CallLog>>,
 }
 
@@ -94,6 +96,7 @@ impl Server {
             instructions: None,
             limits: Limits::default(),
             tools: Vec::new(),
+            prompts: Vec::new(),
             call_log: None,
         }
     }
@@ -409,6 +412,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers a prompt (see [`Prompt::builder`]); a server with prompts declares the
+    /// `prompts` capability.
+    ///
+    /// ```
+    /// use airlock::{NoArguments, Prompt, PromptMessage, Server};
+    ///
+    /// let server = Server::builder("notes", "1.0.0")
+    ///     .prompt(
+    ///         Prompt::builder("summarise")
+    ///             .description("Summarises today's notes")
+    ///             .handler(|_: NoArguments| vec![PromptMessage::user("Summarise my notes.")]),
+    ///     )
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
     /// Checks every tool and freezes the server.
     ///
     /// # Errors
@@ -417,11 +440,13 @@ impl ServerBuilder {
     /// validator does not support.
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = Registry::new(self.tools)?;
+        let prompts = PromptRegistry::new(self.prompts)?;
         Ok(Server {
             shared: engine::shared_logging(
                 self.info,
                 self.instructions,
                 registry,
+                prompts,
                 self.limits,
                 self.call_log,
             ),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::call_log::CallLog;
 use crate::limits::Limits;
+use crate::prompts::PromptRegistry;
 use crate::quota::Quotas;
 use crate::response::ServerInfo;
 use crate::tools::Registry;
@@ -17,6 +18,7 @@ pub(crate) struct Shared {
     pub(crate) info: ServerInfo,
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
+    pub(crate) prompts: PromptRegistry,
     pub(crate) limits: Limits,
     pub(crate) quotas: Quotas,
     /// Where each call's audit record goes, if anywhere.
@@ -38,7 +40,14 @@ pub(crate) fn shared(
     registry: Registry,
     limits: Limits,
 ) -> Arc<Shared> {
-    shared_logging(info, instructions, registry, limits, None)
+    shared_logging(
+        info,
+        instructions,
+        registry,
+        PromptRegistry::default(),
+        limits,
+        None,
+    )
 }
 
 /// Parameters of one server, as the builder assembles them, writing each call's audit record
@@ -47,6 +56,7 @@ pub(crate) fn shared_logging(
     info: ServerInfo,
     instructions: Option<String>,
     registry: Registry,
+    prompts: PromptRegistry,
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
 ) -> Arc<Shared> {
@@ -55,6 +65,7 @@ pub(crate) fn shared_logging(
         info,
         instructions,
         registry,
+        prompts,
         limits,
         quotas,
         call_log,
@@ -75,6 +86,7 @@ pub(crate) fn shared_with_quotas(
         info,
         instructions,
         registry,
+        prompts: PromptRegistry::default(),
         limits,
         quotas,
         call_log: None,

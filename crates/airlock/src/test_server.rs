@@ -65,3 +65,28 @@ pub(crate) fn tools() -> Vec<Tool> {
             .handler(|_: NoArguments| async { ToolError::new(FAILURE) }),
     ]
 }
+
+/// The server with `prompts` besides its tools.
+///
+/// # Errors
+///
+/// The prompts do not build a registry.
+pub(crate) fn with_prompts(
+    limits: Limits,
+    prompts: Vec<crate::prompts::Prompt>,
+) -> Result<Arc<Shared>, crate::tools::BuildError> {
+    let registry = Registry::new(tools())?;
+    let prompts = crate::prompts::PromptRegistry::new(prompts)?;
+    Ok(crate::state::shared_logging(
+        ServerInfo {
+            name: "test".into(),
+            version: "1.0".into(),
+            title: Some("Test".into()),
+        },
+        None,
+        registry,
+        prompts,
+        limits,
+        None,
+    ))
+}

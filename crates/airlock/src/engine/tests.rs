@@ -862,3 +862,239 @@ fn numbers_out_of_range_are_answered_by_their_member() {
     );
     assert!(reply.is_none() && matches!(effect, Effect::None));
 }
+
+/// Reviews a change.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ReviewArgs {
+    /// The change.
+    change: String,
+    /// What to look at.
+    focus: Option<String>,
+}
+
+fn prompt_engine(page_size: usize) -> Engine {
+    use crate::prompts::{Prompt, PromptMessage};
+    let limits = Limits {
+        tools_page_size: std::num::NonZeroUsize::new(page_size).unwrap(),
+        ..Limits::default()
+    };
+    let mut prompts = vec![
+        Prompt::builder("review").handler(|args: ReviewArgs| {
+            vec![PromptMessage::user(format!(
+                "Review {} for {}.",
+                args.change,
+                args.focus.unwrap_or_else(|| "bugs".into())
+            ))]
+        }),
+        Prompt::builder("boom")
+            .description("Panics")
+            .handler(|_: NoArguments| {
+                let empty: Vec<PromptMessage> = Vec::new();
+                vec![empty[3].clone()]
+            }),
+    ];
+    for i in 0..3 {
+        prompts.push(
+            Prompt::builder(format!("filler_{i}"))
+                .description("Filler")
+                .handler(|_: NoArguments| Vec::new()),
+        );
+    }
+    Engine::new(crate::test_server::with_prompts(limits, prompts).unwrap())
+}
+
+#[test]
+fn prompts_are_declared_listed_by_page_and_got_in_both_eras() {
+    let mut engine = prompt_engine(2);
+    let reply = initialize(&mut engine, "2025-11-25");
+    assert_eq!(
+        reply["result"]["capabilities"]["prompts"],
+        json!({"listChanged": false})
+    );
+    let first = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#,
+    );
+    assert_eq!(
+        first["result"]["prompts"][0],
+        json!({
+            "name": "review",
+            "description": "Reviews a change.",
+            "arguments": [
+                {"name": "change", "description": "The change.", "required": true},
+                {"name": "focus", "description": "What to look at.", "required": false},
+            ]
+        })
+    );
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_owned();
+    let mut names = vec![];
+    let mut next = Some(cursor);
+    let mut listed = first["result"]["prompts"].as_array().unwrap().clone();
+    while let Some(cursor) = next {
+        let page = ask(
+            &mut engine,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{{"cursor":"{cursor}"}}}}"#
+            ),
+        );
+        listed.extend(
+            page["result"]["prompts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .cloned(),
+        );
+        next = page["result"]["nextCursor"].as_str().map(str::to_owned);
+    }
+    for prompt in &listed {
+        names.push(prompt["name"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        names,
+        ["review", "boom", "filler_0", "filler_1", "filler_2"]
+    );
+    let got = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"review","arguments":{"change":"PR-12"}}}"#,
+    );
+    assert_eq!(
+        got,
+        json!({"jsonrpc": "2.0", "id": 3, "result": {
+            "description": "Reviews a change.",
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Review PR-12 for bugs."}}]
+        }})
+    );
+    let mut without = self::engine();
+    let modern = ask(
+        &mut without,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"prompts/list","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(
+        modern["error"]["code"], -32601,
+        "no prompts, no method: {modern}"
+    );
+    let mut modern_engine = prompt_engine(10);
+    let got = ask(
+        &mut modern_engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{{"name":"review","arguments":{{"change":"a","focus":"b"}},{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"],
+        "Review a for b."
+    );
+    assert_eq!(got["result"]["resultType"], "complete");
+    let discovered = ask(
+        &mut modern_engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(
+        discovered["result"]["capabilities"]["prompts"],
+        json!({"listChanged": false})
+    );
+}
+
+#[test]
+fn hostile_prompt_requests_are_fixed_errors_that_echo_nothing() {
+    let mut engine = prompt_engine(10);
+    initialize(&mut engine, "2025-11-25");
+    let secret = "SECRET-ARGUMENT-9";
+    for (params, code, message) in [
+        (
+            format!(r#"{{"name":"{secret}"}}"#),
+            -32602,
+            "Invalid params: unknown prompt.",
+        ),
+        (
+            r#"{"name":7}"#.to_owned(),
+            -32602,
+            "Invalid params: unknown prompt.",
+        ),
+        (
+            format!(r#"{{"name":"{}"}}"#, "r".repeat(100_000)),
+            -32602,
+            "Invalid params: unknown prompt.",
+        ),
+        (
+            r#"{"name":"review"}"#.to_owned(),
+            -32602,
+            "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.",
+        ),
+        (
+            format!(r#"{{"name":"review","arguments":{{"change":7,"x":"{secret}"}}}}"#),
+            -32602,
+            "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.",
+        ),
+        (
+            format!(r#"{{"name":"review","arguments":{{"change":"a","{secret}":"b"}}}}"#),
+            -32602,
+            "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.",
+        ),
+        (
+            r#"{"name":"review","arguments":["change"]}"#.to_owned(),
+            -32602,
+            "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.",
+        ),
+        (
+            r#"{"name":"review","arguments":{"change":1e400}}"#.to_owned(),
+            -32602,
+            "Invalid params: a number in the arguments is too large to represent.",
+        ),
+        (
+            r#"{"name":"review","arguments":{"change":"a"},"extra":1}"#.to_owned(),
+            -32602,
+            "Invalid params.",
+        ),
+    ] {
+        let reply = ask(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{params}}}"#),
+        );
+        assert_eq!(reply["error"]["code"], code, "{params}");
+        assert_eq!(reply["error"]["message"], message, "{params}");
+        assert!(!reply.to_string().contains(secret), "{reply}");
+    }
+    let missing = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get"}"#,
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+    let big = ask(
+        &mut engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{{"name":"review","arguments":{{"change":"{}"}}}}}}"#,
+            "x".repeat(70_000)
+        ),
+    );
+    assert_eq!(
+        big["error"]["data"],
+        json!({"limit":"max_string_bytes","value":65536})
+    );
+    let panicked = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"boom"}}"#,
+    );
+    assert_eq!(panicked["error"]["code"], -32603, "{panicked}");
+    let ping = ask(&mut engine, r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+    assert_eq!(ping["result"], json!({}));
+    let bad_cursor = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":6,"method":"prompts/list","params":{"cursor":"nope"}}"#,
+    );
+    assert_eq!(bad_cursor["error"]["code"], -32602);
+}
+
+#[test]
+fn prompts_wait_for_the_handshake_like_tools() {
+    let mut engine = prompt_engine(10);
+    let early = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"prompts/list"}"#,
+    );
+    assert_eq!(early["error"]["code"], -32602, "{early}");
+}

@@ -73,6 +73,10 @@ pub enum RequestMethod {
     ToolsCall,
     /// List tools.
     ToolsList,
+    /// List prompts.
+    PromptsList,
+    /// Get one prompt's messages.
+    PromptsGet,
 }
 
 impl RequestMethod {
@@ -83,6 +87,8 @@ impl RequestMethod {
             "server/discover" => Self::ServerDiscover,
             "tools/call" => Self::ToolsCall,
             "tools/list" => Self::ToolsList,
+            "prompts/list" => Self::PromptsList,
+            "prompts/get" => Self::PromptsGet,
             _ => return None,
         })
     }
@@ -95,6 +101,8 @@ impl RequestMethod {
             Self::ServerDiscover => "server/discover",
             Self::ToolsCall => "tools/call",
             Self::ToolsList => "tools/list",
+            Self::PromptsList => "prompts/list",
+            Self::PromptsGet => "prompts/get",
         }
     }
 }

@@ -9,7 +9,7 @@
 
 pub(crate) mod arguments;
 pub(crate) mod schema;
-mod typed;
+pub(crate) mod typed;
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -135,6 +135,19 @@ pub enum BuildError {
     /// A zero or absurd timeout.
     #[error("tool `{0}`: the timeout must be between 1 ms and 24 h")]
     InvalidTimeout(String),
+    /// Two prompts share a name.
+    #[error("prompt `{0}` is registered twice")]
+    DuplicatePrompt(String),
+    /// A prompt name breaks `^[A-Za-z0-9_.-]{{1,64}}$`.
+    #[error("prompt name {0:?} must be 1 to 64 characters of A-Z a-z 0-9 _ . -")]
+    InvalidPromptName(String),
+    /// A prompt whose argument type has a property that is not a string (prompt arguments
+    /// are strings on the wire: `String`, or `Option<String>` for an optional one).
+    #[error("prompt `{0}`: every argument must be a `String` or an `Option<String>`")]
+    PromptArgumentNotText(String),
+    /// More prompts than [`MAX_PROMPTS_COUNT`](crate::limits::MAX_PROMPTS_COUNT).
+    #[error("more than {} prompts", crate::limits::MAX_PROMPTS_COUNT)]
+    TooManyPrompts,
 }
 
 /// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.
@@ -315,39 +328,7 @@ impl Registry {
         cursor: Option<&str>,
         page_size: usize,
     ) -> Result<(&[Arc<ToolDef>], Option<String>), McpError> {
-        let start = match cursor {
-            None => 0,
-            Some(cursor) => self.cursor_offset(cursor, page_size)?,
-        };
-        let end = start.saturating_add(page_size).min(self.tools.len());
-        let page = self.tools.get(start..end).unwrap_or_default();
-        let next = (end < self.tools.len()).then(|| self.cursor(end));
-        Ok((page, next))
-    }
-
-    /// A cursor: the registry's fingerprint and an offset, in hex. Opaque to clients.
-    fn cursor(&self, offset: usize) -> String {
-        format!("{:016x}{:08x}", self.fingerprint, offset)
-    }
-
-    fn cursor_offset(&self, cursor: &str, page_size: usize) -> Result<usize, McpError> {
-        let well_formed = cursor.len() == 24 && cursor.bytes().all(|b| b.is_ascii_hexdigit());
-        let (fingerprint, offset) = cursor
-            .split_at_checked(16)
-            .filter(|_| well_formed)
-            .ok_or(McpError::InvalidCursor)?;
-        let fingerprint =
-            u64::from_str_radix(fingerprint, 16).map_err(|_| McpError::InvalidCursor)?;
-        let offset = usize::from_str_radix(offset, 16).map_err(|_| McpError::InvalidCursor)?;
-        let issued = fingerprint == self.fingerprint
-            && offset > 0
-            && offset < self.tools.len()
-            && offset.checked_rem(page_size) == Some(0)
-            && cursor == self.cursor(offset);
-        if !issued {
-            return Err(McpError::InvalidCursor);
-        }
-        Ok(offset)
+        crate::pages::page(&self.tools, self.fingerprint, cursor, page_size)
     }
 }
 

@@ -427,7 +427,7 @@ fn decode<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolO
 /// The argument type's schema, and its root `description` (the type's doc comment), taken
 /// out: it becomes the tool's description, said once. The root's `title` (the Rust type's
 /// name) is dropped: it means nothing to a client and names internals.
-fn input_schema<A: JsonSchema>() -> (Value, Option<String>) {
+pub(crate) fn input_schema<A: JsonSchema>() -> (Value, Option<String>) {
     let mut schema = schema_for::<A>();
     let mut description = None;
     if let Value::Object(root) = &mut schema {

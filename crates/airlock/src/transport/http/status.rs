@@ -44,6 +44,8 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::NotInitialized
         | McpError::NumberOutOfRange
         | McpError::UnknownTool
+        | McpError::UnknownPrompt
+        | McpError::InvalidPromptArguments
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
         McpError::ClientBusy { .. } | McpError::Overloaded { .. } => {
