@@ -3,10 +3,11 @@
 //! test real behaviour rather than "unknown tool" replies. `tests/conformance/run.sh` starts it
 //! with `--http 127.0.0.1:PORT`; without `--http` it serves stdio.
 //!
-//! Only test tools live here; the production binary carries none of them. The tools need no
-//! capability airlock does not offer: content of every kind, an `isError` result, progress.
-//! Scenarios that need resources, prompts, completion, logging, sampling, elicitation or
-//! subscriptions are listed with their reasons in `tests/conformance/expected-failures.yml`.
+//! Only test tools and prompts live here; the production binary carries none of them. The
+//! tools need no capability airlock does not offer: content of every kind, an `isError`
+//! result, progress; the prompts are the suite's four. Scenarios that need resources,
+//! completion, logging, sampling, elicitation or subscriptions are listed with their reasons
+//! in `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -15,8 +16,9 @@ use std::time::Duration;
 use airlock::CallContext;
 use airlock::Content;
 use airlock::limits::HttpLimits;
+use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
-use airlock::{Limits, NoArguments, Rate, Server, Tool, ToolOutput};
+use airlock::{Limits, NoArguments, Prompt, PromptMessage, Rate, Role, Server, Tool, ToolOutput};
 use base64::Engine as _;
 
 /// A 1×1 red PNG.
@@ -143,7 +145,68 @@ fn server() -> Result<Server, airlock::BuildError> {
                 )
                 .handler(|_: NoArguments| async { ToolOutput::text("No log messages were sent.") }),
         )
+        .prompt(
+            Prompt::builder("test_simple_prompt")
+                .description("A prompt without arguments")
+                .handler(|_: NoArguments| {
+                    vec![PromptMessage::user("This is a simple prompt for testing.")]
+                }),
+        )
+        .prompt(
+            Prompt::builder("test_prompt_with_arguments")
+                .description("A prompt with two required arguments")
+                .handler(|args: TwoArguments| {
+                    vec![PromptMessage::user(format!(
+                        "Prompt with arguments: arg1='{}', arg2='{}'",
+                        args.arg1, args.arg2
+                    ))]
+                }),
+        )
+        .prompt(
+            Prompt::builder("test_prompt_with_embedded_resource")
+                .description("A prompt embedding the resource it is given")
+                .handler(|args: EmbeddedResource| {
+                    vec![
+                        PromptMessage::new(
+                            Role::User,
+                            Content::resource_text(
+                                args.resource_uri,
+                                "text/plain",
+                                "Embedded resource content for testing.",
+                            ),
+                        ),
+                        PromptMessage::user("Please process the embedded resource above."),
+                    ]
+                }),
+        )
+        .prompt(
+            Prompt::builder("test_prompt_with_image")
+                .description("A prompt with an image")
+                .handler(|_: NoArguments| {
+                    vec![
+                        PromptMessage::new(Role::User, image()),
+                        PromptMessage::user("Please analyze the image above."),
+                    ]
+                }),
+        )
         .build()
+}
+
+/// `test_prompt_with_arguments`'s arguments.
+#[derive(serde::Deserialize, JsonSchema)]
+struct TwoArguments {
+    /// First test argument.
+    arg1: String,
+    /// Second test argument.
+    arg2: String,
+}
+
+/// `test_prompt_with_embedded_resource`'s argument.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct EmbeddedResource {
+    /// URI of the resource to embed.
+    resource_uri: String,
 }
 
 fn image() -> Content {

@@ -577,7 +577,7 @@ fn build_fuzz_server() -> Arc<Shared> {
         cheap_method_rate: None,
         ..Limits::default()
     };
-    crate::test_server::shared(limits, Vec::new())
+    crate::test_server::with_prompts(limits, crate::test_server::prompts())
         .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 

@@ -44,7 +44,8 @@
 //! with one handler shape ([`ToolBuilder::handler`] takes `Fn(Args)` or
 //! `Fn(Args, CallContext)`, see [`HandlerFn`]), results through [`IntoToolOutput`]
 //! ([`ToolOutput`], [`Content`], [`Structured`], [`ToolError`]), [`Limits`] and [`Rate`],
-//! the audit record [`CallLog`], and [`telemetry`]. For an untyped tool (a schema given as
+//! prompts ([`Prompt`], [`PromptBuilder`], [`PromptMessage`], [`Role`]), the audit record
+//! [`CallLog`], and [`telemetry`]. For an untyped tool (a schema given as
 //! JSON): [`Handler`]. For a transport author: [`transport`] ([`transport::serve`] over any
 //! byte stream, the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP
 //! with the `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values
@@ -63,6 +64,8 @@
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `dispatch`: the method table.
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
+//! - `prompts`: prompts with typed arguments, checked before their handler runs.
+//! - `pages`: the cursors of paged lists (`tools/list`, `prompts/list`).
 //! - `output`: what a tool gives back (content blocks, structured content, `ToolError`).
 //! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
 //!   completion, tickets); shared by `tools`, `call`, the engine and the transports.

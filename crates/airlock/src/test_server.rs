@@ -5,7 +5,8 @@
 //! `echo` repeats `text` (at most 100 characters) `times` times (1 to 3, default 1), so a
 //! call can pass, fail the schema on a length, a range or a type, and answer with a known
 //! text; `fail` always returns a tool error. What a test needs besides (a tool that panics,
-//! fillers for pagination) it passes as `extra`.
+//! fillers for pagination) it passes as `extra`. The fuzz targets' servers also have the
+//! prompt `greet` ([`prompts`]).
 
 use std::sync::Arc;
 
@@ -89,4 +90,29 @@ pub(crate) fn with_prompts(
         limits,
         None,
     ))
+}
+
+/// `greet`'s arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Greet {
+    /// Who.
+    name: String,
+    /// How.
+    tone: Option<String>,
+}
+
+/// `greet`: a prompt with a required and an optional argument.
+pub(crate) fn prompts() -> Vec<crate::prompts::Prompt> {
+    use crate::prompts::{Prompt, PromptMessage};
+    vec![
+        Prompt::builder("greet")
+            .description("Greets")
+            .handler(|args: Greet| {
+                vec![PromptMessage::user(format!(
+                    "Greet {} {}",
+                    args.name,
+                    args.tone.unwrap_or_default()
+                ))]
+            }),
+    ]
 }

@@ -239,7 +239,7 @@ fn shared() -> Arc<Shared> {
         max_in_flight: NonZeroUsize::new(2).unwrap_or(NonZeroUsize::MIN),
         ..Limits::default()
     };
-    crate::test_server::shared(limits, Vec::new())
+    crate::test_server::with_prompts(limits, crate::test_server::prompts())
         .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 
