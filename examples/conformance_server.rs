@@ -3,11 +3,11 @@
 //! test real behaviour rather than "unknown tool" replies. `tests/conformance/run.sh` starts it
 //! with `--http 127.0.0.1:PORT`; without `--http` it serves stdio.
 //!
-//! Only test tools and prompts live here; the production binary carries none of them. The
-//! tools need no capability airlock does not offer: content of every kind, an `isError`
-//! result, progress; the prompts are the suite's four. Scenarios that need resources,
-//! completion, logging, sampling, elicitation or subscriptions are listed with their reasons
-//! in `tests/conformance/expected-failures-<revision>.yml`.
+//! Only test tools, prompts and resources live here; the production binary carries none of
+//! them. The tools need no capability airlock does not offer: content of every kind, an
+//! `isError` result, progress; the prompts and resources are the suite's. Scenarios that need
+//! completion, logging, sampling, elicitation or resource subscriptions are listed with their
+//! reasons in `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -18,7 +18,10 @@ use airlock::Content;
 use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
-use airlock::{Limits, NoArguments, Prompt, PromptMessage, Rate, Role, Server, Tool, ToolOutput};
+use airlock::{
+    Limits, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody, Role, Server, Tool,
+    ToolOutput,
+};
 use base64::Engine as _;
 
 /// A 1×1 red PNG.
@@ -189,7 +192,43 @@ fn server() -> Result<Server, airlock::BuildError> {
                     ]
                 }),
         )
+        .resource(
+            Resource::builder("test://static-text", "static-text")
+                .description("A fixed text")
+                .mime_type("text/plain")
+                .fixed(|| ResourceBody::text("This is the content of the static text resource.")),
+        )
+        .resource(
+            Resource::builder("test://static-binary", "static-binary")
+                .description("A fixed image")
+                .mime_type("image/png")
+                .fixed(|| {
+                    let png = base64::engine::general_purpose::STANDARD
+                        .decode(RED_PIXEL_PNG)
+                        .unwrap_or_default();
+                    ResourceBody::blob(&png)
+                }),
+        )
+        .resource(
+            Resource::builder("test://template/{id}/data", "template-data")
+                .description("Data for an id")
+                .mime_type("application/json")
+                .template(|args: TemplateId| {
+                    let data = serde_json::json!({
+                        "id": args.id,
+                        "templateTest": true,
+                        "data": format!("Data for ID: {}", args.id),
+                    });
+                    ResourceBody::text(data.to_string())
+                }),
+        )
         .build()
+}
+
+/// `test://template/{id}/data`'s variable.
+#[derive(serde::Deserialize, JsonSchema)]
+struct TemplateId {
+    id: String,
 }
 
 /// `test_prompt_with_arguments`'s arguments.

@@ -19,9 +19,11 @@ use crate::lifecycle::{self, Lifecycle};
 use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
 use crate::output::ToolOutput;
 use crate::prompts::PromptDef;
+use crate::resources::ResourceDef;
 use crate::response::{
     self, CacheHints, Capabilities, DiscoverResult, Empty, GetPromptResult, InfoFor,
-    InitializeResult, Modern, PromptsListResult, ToolsListResult,
+    InitializeResult, Modern, PromptsListResult, ReadResourceResult, ResourcesListResult,
+    ToolsListResult,
 };
 use crate::state::Shared;
 use crate::tools::{ToolDef, arguments};
@@ -73,6 +75,9 @@ pub(crate) fn request(
                 | RequestMethod::ToolsCall
                 | RequestMethod::PromptsList
                 | RequestMethod::PromptsGet
+                | RequestMethod::ResourcesList
+                | RequestMethod::ResourcesTemplatesList
+                | RequestMethod::ResourcesRead
         )
     {
         // `initialize` and `ping` do not exist in the modern era.
@@ -99,6 +104,15 @@ pub(crate) fn request(
         RequestMethod::ToolsCall => tools_call(&cx, id, params.take(), version, out),
         RequestMethod::PromptsList => prompts_list(cx.shared, id, params.as_deref(), version, out),
         RequestMethod::PromptsGet => prompts_get(cx.shared, id, params, version, out),
+        RequestMethod::ResourcesList => {
+            resources_list(cx.shared, id, params.as_deref(), false, version, out)
+        }
+        RequestMethod::ResourcesTemplatesList => {
+            resources_list(cx.shared, id, params.as_deref(), true, version, out)
+        }
+        RequestMethod::ResourcesRead => {
+            resources_read(cx.shared, id, params.as_deref(), version, out)
+        }
     }
 }
 
@@ -174,13 +188,7 @@ fn tools_list(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let none = Params::default();
-    let params = params.unwrap_or(&none);
-    only_members(params, &[ParamKey::Cursor, ParamKey::Meta])?;
-    let cursor = match &params.cursor {
-        None => None,
-        Some(Text::Str(cursor)) => Some(&**cursor),
-        Some(Text::NotAString) => return Err(McpError::InvalidCursor),
-    };
+    let cursor = list_cursor(params.unwrap_or(&none))?;
     let (page, next_cursor) = shared
         .registry
         .page(cursor, shared.limits.tools_page_size.get())?;
@@ -197,6 +205,7 @@ fn tools_list(
 fn capabilities(shared: &Shared) -> Capabilities {
     Capabilities {
         prompts: !shared.prompts.is_empty(),
+        resources: !shared.resources.is_empty(),
     }
 }
 
@@ -212,13 +221,7 @@ fn prompts_list(
         return Err(McpError::MethodNotFound);
     }
     let none = Params::default();
-    let params = params.unwrap_or(&none);
-    only_members(params, &[ParamKey::Cursor, ParamKey::Meta])?;
-    let cursor = match &params.cursor {
-        None => None,
-        Some(Text::Str(cursor)) => Some(&**cursor),
-        Some(Text::NotAString) => return Err(McpError::InvalidCursor),
-    };
+    let cursor = list_cursor(params.unwrap_or(&none))?;
     let (page, next_cursor) = shared
         .prompts
         .page(cursor, shared.limits.tools_page_size.get())?;
@@ -226,6 +229,81 @@ fn prompts_list(
         prompts: page.iter().map(PromptDef::listing).collect(),
         next_cursor,
         cache: version.is_modern().then(|| cache_hints(shared)),
+    };
+    write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// The `cursor` of a list request: `None` for the first page.
+fn list_cursor<'p>(params: &'p Params<'_>) -> Result<Option<&'p str>, McpError> {
+    only_members(params, &[ParamKey::Cursor, ParamKey::Meta])?;
+    match &params.cursor {
+        None => Ok(None),
+        Some(Text::Str(cursor)) => Ok(Some(&**cursor)),
+        Some(Text::NotAString) => Err(McpError::InvalidCursor),
+    }
+}
+
+/// `resources/list` (`templates` false) or `resources/templates/list`; a server without
+/// resources answers both as methods it does not have.
+fn resources_list(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    templates: bool,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if shared.resources.is_empty() {
+        return Err(McpError::MethodNotFound);
+    }
+    let none = Params::default();
+    let cursor = list_cursor(params.unwrap_or(&none))?;
+    let (page, next_cursor) =
+        shared
+            .resources
+            .page(templates, cursor, shared.limits.tools_page_size.get())?;
+    let body = ResourcesListResult {
+        key: if templates {
+            "resourceTemplates"
+        } else {
+            "resources"
+        },
+        listed: page.iter().map(ResourceDef::listing).collect(),
+        next_cursor,
+        cache: version.is_modern().then(|| cache_hints(shared)),
+    };
+    write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// `resources/read`: the contents at `uri`, from a fixed resource or a matching template.
+fn resources_read(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if shared.resources.is_empty() {
+        return Err(McpError::MethodNotFound);
+    }
+    let params = params.ok_or(McpError::InvalidParams("resources/read needs params"))?;
+    only_members(params, &[ParamKey::Uri, ParamKey::Meta])?;
+    let uri = match &params.uri {
+        Some(Text::Str(uri)) => &**uri,
+        _ => return Err(McpError::UnknownResource),
+    };
+    let (resource, body) = shared.resources.read(uri)?;
+    let body = ReadResourceResult {
+        uri,
+        mime_type: resource.mime_type(),
+        body: &body,
+        // A handler gives the contents at each read: nothing says the next read is the same.
+        cache: version.is_modern().then_some(CacheHints {
+            ttl_ms: 0,
+            cache_scope: "public",
+        }),
     };
     write_for_version(shared, id, &body, version, out);
     Ok(Dispatched::Answered)

@@ -301,6 +301,10 @@ pub enum McpError {
     /// string).
     #[error("unknown prompt")]
     UnknownPrompt,
+    /// A `resources/read` of a URI no resource has and no template matches (or a `uri` that
+    /// is not a string).
+    #[error("unknown resource")]
+    UnknownResource,
     /// `prompts/get` arguments that are not an object of strings the prompt declares, with
     /// every required one, or that do not fit the prompt's argument type.
     #[error("invalid prompt arguments")]
@@ -455,6 +459,11 @@ impl McpError {
             ),
             Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
             Self::UnknownPrompt => (C::INVALID_PARAMS, "Invalid params: unknown prompt.", None),
+            Self::UnknownResource => (
+                C::INVALID_PARAMS,
+                "Invalid params: resource not found.",
+                None,
+            ),
             Self::InvalidPromptArguments => (
                 C::INVALID_PARAMS,
                 "Invalid params: the prompt's arguments must be an object of the strings it \
@@ -684,6 +693,7 @@ pub(crate) mod tests {
             McpError::UnknownMember,
             McpError::UnknownTool,
             McpError::UnknownPrompt,
+            McpError::UnknownResource,
             McpError::InvalidPromptArguments,
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),

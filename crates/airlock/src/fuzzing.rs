@@ -577,8 +577,12 @@ fn build_fuzz_server() -> Arc<Shared> {
         cheap_method_rate: None,
         ..Limits::default()
     };
-    crate::test_server::with_prompts(limits, crate::test_server::prompts())
-        .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
+    crate::test_server::with_everything(
+        limits,
+        crate::test_server::prompts(),
+        crate::test_server::resources(),
+    )
+    .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 
 #[cfg(test)]

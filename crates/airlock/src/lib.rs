@@ -44,8 +44,9 @@
 //! with one handler shape ([`ToolBuilder::handler`] takes `Fn(Args)` or
 //! `Fn(Args, CallContext)`, see [`HandlerFn`]), results through [`IntoToolOutput`]
 //! ([`ToolOutput`], [`Content`], [`Structured`], [`ToolError`]), [`Limits`] and [`Rate`],
-//! prompts ([`Prompt`], [`PromptBuilder`], [`PromptMessage`], [`Role`]), the audit record
-//! [`CallLog`], and [`telemetry`]. For an untyped tool (a schema given as
+//! prompts ([`Prompt`], [`PromptBuilder`], [`PromptMessage`], [`Role`]), resources
+//! ([`Resource`], [`ResourceBuilder`], [`ResourceBody`]), the audit record [`CallLog`], and
+//! [`telemetry`]. For an untyped tool (a schema given as
 //! JSON): [`Handler`]. For a transport author: [`transport`] ([`transport::serve`] over any
 //! byte stream, the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP
 //! with the `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values
@@ -65,6 +66,7 @@
 //! - `dispatch`: the method table.
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
 //! - `prompts`: prompts with typed arguments, checked before their handler runs.
+//! - `resources`: fixed resources and URI templates, read by checked URIs.
 //! - `pages`: the cursors of paged lists (`tools/list`, `prompts/list`).
 //! - `output`: what a tool gives back (content blocks, structured content, `ToolError`).
 //! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
@@ -117,6 +119,7 @@ mod output;
 mod pages;
 mod prompts;
 mod quota;
+mod resources;
 mod response;
 pub mod secrets;
 mod server;
@@ -134,6 +137,7 @@ pub use handler::{BoxFuture, CallContext, Handler};
 pub use limits::{HttpLimits, Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
+pub use resources::{Resource, ResourceBuilder};
 pub use server::{Server, ServerBuilder};
 pub use tools::schema::SchemaError;
 pub use tools::{

@@ -52,23 +52,18 @@ impl Lifecycle {
     /// `initialize`, `-32601` for a modern-only method.
     pub(crate) fn admit(self, method: RequestMethod) -> Result<ProtocolVersion, McpError> {
         use Lifecycle::{AwaitingInitialize, AwaitingInitialized, Ready};
-        use RequestMethod::{
-            Initialize, Ping, PromptsGet, PromptsList, ServerDiscover, ToolsCall, ToolsList,
-        };
+        use RequestMethod::{Initialize, Ping, ServerDiscover};
         match (self, method) {
             (_, ServerDiscover) => Err(McpError::MethodNotFound),
             (AwaitingInitialize, Initialize) => Ok(ProtocolVersion::NEWEST_LEGACY),
             (AwaitingInitialized(_) | Ready(_), Initialize) => Err(McpError::AlreadyInitialized),
             (AwaitingInitialize, Ping) => Ok(ProtocolVersion::NEWEST_LEGACY),
             (AwaitingInitialized(version) | Ready(version), Ping) => Ok(version),
-            (Ready(version), ToolsList | ToolsCall | PromptsList | PromptsGet) => Ok(version),
-            (AwaitingInitialize, ToolsList | ToolsCall | PromptsList | PromptsGet) => {
-                Err(McpError::NotInitialized)
-            }
+            // Every other method is an operation (tools, prompts, resources).
+            (Ready(version), _) => Ok(version),
+            (AwaitingInitialize, _) => Err(McpError::NotInitialized),
             // The client read our `initialize` reply: tell it the one step it missed.
-            (AwaitingInitialized(_), ToolsList | ToolsCall | PromptsList | PromptsGet) => {
-                Err(McpError::HandshakeUnconfirmed)
-            }
+            (AwaitingInitialized(_), _) => Err(McpError::HandshakeUnconfirmed),
         }
     }
 

@@ -65,6 +65,17 @@ pub const MAX_TOOLS_COUNT: usize = 1024;
 /// `prompts/list` pages them [`TOOLS_PAGE_SIZE`] at a time.
 pub const MAX_PROMPTS_COUNT: usize = 1024;
 
+/// Most resources and resource templates one server may register, together; the same
+/// reasoning as [`MAX_TOOLS_COUNT`].
+pub const MAX_RESOURCES_COUNT: usize = 1024;
+
+/// Longest resource URI, registered or read (`resources/read`'s `uri`). Longer ones match
+/// nothing and are never parsed.
+pub const MAX_RESOURCE_URI_BYTES: usize = 2048;
+
+/// Longest value of one URI-template variable in a read URI, before decoding.
+pub const MAX_TEMPLATE_VALUE_BYTES: usize = 256;
+
 /// Largest `tools/call` `arguments` object, in bytes of compact JSON.
 ///
 /// Bounds the memory a single call holds for its whole run (up to `max_in_flight` of them at

@@ -62,6 +62,18 @@ pub enum ResourceBody {
     Blob(String),
 }
 
+impl ResourceBody {
+    /// Text contents.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(text.into())
+    }
+
+    /// Binary contents from raw bytes (sent base64-encoded).
+    pub fn blob(bytes: &[u8]) -> Self {
+        Self::Blob(base64_of(bytes))
+    }
+}
+
 impl Content {
     /// Its bytes before JSON escaping: text, base64 data, or a resource's URI and body.
     fn bytes(&self) -> usize {

@@ -134,6 +134,8 @@ impl Serialize for InfoFor<'_> {
 pub(crate) struct Capabilities {
     /// Whether the server has prompts.
     pub(crate) prompts: bool,
+    /// Whether the server has resources (subscriptions are not offered).
+    pub(crate) resources: bool,
 }
 
 impl Serialize for Capabilities {
@@ -141,6 +143,9 @@ impl Serialize for Capabilities {
         let mut map = serializer.serialize_map(None)?;
         if self.prompts {
             map.serialize_entry("prompts", &serde_json::json!({"listChanged": false}))?;
+        }
+        if self.resources {
+            map.serialize_entry("resources", &serde_json::json!({"listChanged": false}))?;
         }
         map.serialize_entry("tools", &serde_json::json!({"listChanged": false}))?;
         map.end()
@@ -225,6 +230,57 @@ impl Serialize for GetPromptResult<'_> {
             "messages",
             &Messages(self.messages, self.version.has_tool_annotations()),
         )?;
+        map.end()
+    }
+}
+
+/// `resources/list` or `resources/templates/list` result (`key` names the list).
+pub(crate) struct ResourcesListResult<'a> {
+    pub(crate) key: &'static str,
+    pub(crate) listed: Vec<crate::resources::Listing<'a>>,
+    pub(crate) next_cursor: Option<String>,
+    pub(crate) cache: Option<CacheHints>,
+}
+
+impl Serialize for ResourcesListResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(self.key, &self.listed)?;
+        if let Some(cursor) = &self.next_cursor {
+            map.serialize_entry("nextCursor", cursor)?;
+        }
+        if let Some(cache) = &self.cache {
+            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
+            map.serialize_entry("cacheScope", cache.cache_scope)?;
+        }
+        map.end()
+    }
+}
+
+/// `resources/read` result: one contents entry, text or base64 blob; for a modern request,
+/// caching hints too.
+pub(crate) struct ReadResourceResult<'a> {
+    pub(crate) uri: &'a str,
+    pub(crate) mime_type: Option<&'a str>,
+    pub(crate) body: &'a ResourceBody,
+    pub(crate) cache: Option<CacheHints>,
+}
+
+impl Serialize for ReadResourceResult<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(
+            "contents",
+            &[ResourceContents {
+                uri: self.uri,
+                mime_type: self.mime_type,
+                body: self.body,
+            }],
+        )?;
+        if let Some(cache) = &self.cache {
+            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
+            map.serialize_entry("cacheScope", cache.cache_scope)?;
+        }
         map.end()
     }
 }

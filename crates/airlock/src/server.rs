@@ -35,6 +35,7 @@ use crate::call_log::CallLog;
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
 use crate::prompts::{Prompt, PromptRegistry};
+use crate::resources::{Resource, ResourceRegistry};
 use crate::response::ServerInfo;
 use crate::signals::Termination;
 use crate::tools::{BuildError, Registry, Tool};
@@ -60,6 +61,7 @@ pub struct ServerBuilder {
     limits: Limits,
     tools: Vec<Tool>,
     prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
     call_log: Option<Arc<CallLog>>,
 }
 
@@ -97,6 +99,7 @@ impl Server {
             limits: Limits::default(),
             tools: Vec::new(),
             prompts: Vec::new(),
+            resources: Vec::new(),
             call_log: None,
         }
     }
@@ -432,6 +435,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers a resource or a resource template (see [`Resource::builder`]); a server with
+    /// resources declares the `resources` capability (without subscriptions).
+    ///
+    /// ```
+    /// use airlock::{Resource, ResourceBody, Server};
+    ///
+    /// let server = Server::builder("notes", "1.0.0")
+    ///     .resource(
+    ///         Resource::builder("notes://today", "today")
+    ///             .mime_type("text/plain")
+    ///             .fixed(|| ResourceBody::text("Buy milk.")),
+    ///     )
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
     /// Checks every tool and freezes the server.
     ///
     /// # Errors
@@ -441,12 +464,14 @@ impl ServerBuilder {
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = Registry::new(self.tools)?;
         let prompts = PromptRegistry::new(self.prompts)?;
+        let resources = ResourceRegistry::new(self.resources)?;
         Ok(Server {
             shared: engine::shared_logging(
                 self.info,
                 self.instructions,
                 registry,
                 prompts,
+                resources,
                 self.limits,
                 self.call_log,
             ),

@@ -9,6 +9,7 @@ use crate::call_log::CallLog;
 use crate::limits::Limits;
 use crate::prompts::PromptRegistry;
 use crate::quota::Quotas;
+use crate::resources::ResourceRegistry;
 use crate::response::ServerInfo;
 use crate::tools::Registry;
 
@@ -19,6 +20,7 @@ pub(crate) struct Shared {
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
     pub(crate) prompts: PromptRegistry,
+    pub(crate) resources: ResourceRegistry,
     pub(crate) limits: Limits,
     pub(crate) quotas: Quotas,
     /// Where each call's audit record goes, if anywhere.
@@ -45,6 +47,7 @@ pub(crate) fn shared(
         instructions,
         registry,
         PromptRegistry::default(),
+        ResourceRegistry::default(),
         limits,
         None,
     )
@@ -57,6 +60,7 @@ pub(crate) fn shared_logging(
     instructions: Option<String>,
     registry: Registry,
     prompts: PromptRegistry,
+    resources: ResourceRegistry,
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
 ) -> Arc<Shared> {
@@ -66,6 +70,7 @@ pub(crate) fn shared_logging(
         instructions,
         registry,
         prompts,
+        resources,
         limits,
         quotas,
         call_log,
@@ -87,6 +92,7 @@ pub(crate) fn shared_with_quotas(
         instructions,
         registry,
         prompts: PromptRegistry::default(),
+        resources: ResourceRegistry::default(),
         limits,
         quotas,
         call_log: None,

@@ -76,8 +76,22 @@ pub(crate) fn with_prompts(
     limits: Limits,
     prompts: Vec<crate::prompts::Prompt>,
 ) -> Result<Arc<Shared>, crate::tools::BuildError> {
+    with_everything(limits, prompts, Vec::new())
+}
+
+/// The server with `prompts` and `resources` besides its tools.
+///
+/// # Errors
+///
+/// The prompts or resources do not build a registry.
+pub(crate) fn with_everything(
+    limits: Limits,
+    prompts: Vec<crate::prompts::Prompt>,
+    resources: Vec<crate::resources::Resource>,
+) -> Result<Arc<Shared>, crate::tools::BuildError> {
     let registry = Registry::new(tools())?;
     let prompts = crate::prompts::PromptRegistry::new(prompts)?;
+    let resources = crate::resources::ResourceRegistry::new(resources)?;
     Ok(crate::state::shared_logging(
         ServerInfo {
             name: "test".into(),
@@ -87,6 +101,7 @@ pub(crate) fn with_prompts(
         None,
         registry,
         prompts,
+        resources,
         limits,
         None,
     ))
@@ -114,5 +129,29 @@ pub(crate) fn prompts() -> Vec<crate::prompts::Prompt> {
                     args.tone.unwrap_or_default()
                 ))]
             }),
+    ]
+}
+
+/// `item`'s template variable.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Item {
+    id: String,
+}
+
+/// A fixed text resource `test://notes`, a fixed binary one `test://logo`, and the template
+/// `test://item/{id}`.
+pub(crate) fn resources() -> Vec<crate::resources::Resource> {
+    use crate::output::ResourceBody;
+    use crate::resources::Resource;
+    vec![
+        Resource::builder("test://notes", "notes")
+            .mime_type("text/plain")
+            .fixed(|| ResourceBody::text("Buy milk.")),
+        Resource::builder("test://logo", "logo")
+            .mime_type("image/png")
+            .fixed(|| ResourceBody::blob(b"\x89PNG")),
+        Resource::builder("test://item/{id}", "item")
+            .description("One item")
+            .template(|args: Item| ResourceBody::text(format!("Item {}", args.id))),
     ]
 }

@@ -1098,3 +1098,141 @@ fn prompts_wait_for_the_handshake_like_tools() {
     );
     assert_eq!(early["error"]["code"], -32602, "{early}");
 }
+
+fn resource_engine() -> Engine {
+    Engine::new(
+        crate::test_server::with_everything(
+            Limits::default(),
+            Vec::new(),
+            crate::test_server::resources(),
+        )
+        .unwrap(),
+    )
+}
+
+#[test]
+fn resources_and_templates_are_listed_apart_and_read_in_both_eras() {
+    let mut engine = resource_engine();
+    let reply = initialize(&mut engine, "2025-11-25");
+    assert_eq!(
+        reply["result"]["capabilities"]["resources"],
+        json!({"listChanged": false})
+    );
+    let listed = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+    );
+    assert_eq!(
+        listed["result"],
+        json!({"resources": [
+            {"uri": "test://notes", "name": "notes", "mimeType": "text/plain"},
+            {"uri": "test://logo", "name": "logo", "mimeType": "image/png"},
+        ]})
+    );
+    let templates = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/templates/list"}"#,
+    );
+    assert_eq!(
+        templates["result"],
+        json!({"resourceTemplates": [
+            {"uriTemplate": "test://item/{id}", "name": "item", "description": "One item"},
+        ]})
+    );
+    let text = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://notes"}}"#,
+    );
+    assert_eq!(
+        text["result"],
+        json!({"contents": [{"uri": "test://notes", "mimeType": "text/plain", "text": "Buy milk."}]})
+    );
+    let blob = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://logo"}}"#,
+    );
+    assert_eq!(blob["result"]["contents"][0]["blob"], "iVBORw==");
+    let item = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://item/42"}}"#,
+    );
+    assert_eq!(
+        item["result"]["contents"][0],
+        json!({"uri": "test://item/42", "text": "Item 42"})
+    );
+    let mut modern = resource_engine();
+    let read = ask(
+        &mut modern,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"test://item/7",{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(read["result"]["contents"][0]["text"], "Item 7");
+    assert_eq!(read["result"]["resultType"], "complete");
+    assert_eq!(
+        read["result"]["ttlMs"], 0,
+        "contents are read afresh each time"
+    );
+    assert_eq!(read["result"]["cacheScope"], "public");
+    let listed = ask(
+        &mut modern,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"resources/list","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    assert!(listed["result"]["ttlMs"].is_u64(), "{listed}");
+    let mut without = self::engine();
+    initialize(&mut without, "2025-11-25");
+    let none = ask(
+        &mut without,
+        r#"{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"test://notes"}}"#,
+    );
+    assert_eq!(
+        none["error"]["code"], -32601,
+        "no resources, no method: {none}"
+    );
+}
+
+#[test]
+fn hostile_resource_reads_are_one_fixed_error_that_echoes_no_uri() {
+    let mut engine = resource_engine();
+    initialize(&mut engine, "2025-11-25");
+    let secret = "SECRET-URI-PART-9";
+    for params in [
+        format!(r#"{{"uri":"test://{secret}"}}"#),
+        format!(r#"{{"uri":"test://item/../{secret}"}}"#),
+        format!(r#"{{"uri":"test://item/{secret}%2F..%2Fetc"}}"#),
+        r#"{"uri":"test://item/%2e%2e"}"#.to_owned(),
+        r#"{"uri":"test://item/"}"#.to_owned(),
+        r#"{"uri":"file:///etc/passwd"}"#.to_owned(),
+        r#"{"uri":7}"#.to_owned(),
+        r#"{"uri":null}"#.to_owned(),
+        r#"{}"#.to_owned(),
+        format!(r#"{{"uri":"test://item/{}"}}"#, "x".repeat(5000)),
+        format!(r#"{{"uri":"{}"}}"#, "y".repeat(60_000)),
+    ] {
+        let reply = ask(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{params}}}"#),
+        );
+        assert_eq!(
+            reply["error"],
+            json!({"code": -32602, "message": "Invalid params: resource not found."}),
+            "{params}"
+        );
+        assert!(!reply.to_string().contains(secret), "{reply}");
+    }
+    let extra = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://notes","x":1}}"#,
+    );
+    assert_eq!(extra["error"]["code"], -32602);
+    let subscribe = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"test://notes"}}"#,
+    );
+    assert_eq!(
+        subscribe["error"]["code"], -32601,
+        "subscriptions are not offered"
+    );
+}

@@ -77,6 +77,12 @@ pub enum RequestMethod {
     PromptsList,
     /// Get one prompt's messages.
     PromptsGet,
+    /// List fixed resources.
+    ResourcesList,
+    /// List resource templates.
+    ResourcesTemplatesList,
+    /// Read one resource.
+    ResourcesRead,
 }
 
 impl RequestMethod {
@@ -89,6 +95,9 @@ impl RequestMethod {
             "tools/list" => Self::ToolsList,
             "prompts/list" => Self::PromptsList,
             "prompts/get" => Self::PromptsGet,
+            "resources/list" => Self::ResourcesList,
+            "resources/templates/list" => Self::ResourcesTemplatesList,
+            "resources/read" => Self::ResourcesRead,
             _ => return None,
         })
     }
@@ -103,6 +112,9 @@ impl RequestMethod {
             Self::ToolsList => "tools/list",
             Self::PromptsList => "prompts/list",
             Self::PromptsGet => "prompts/get",
+            Self::ResourcesList => "resources/list",
+            Self::ResourcesTemplatesList => "resources/templates/list",
+            Self::ResourcesRead => "resources/read",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! The strict reader (`json`) knows JSON-RPC's top-level members and nothing of MCP; this
 //! module names, for it, the `params` members some method reads (`name`, `cursor`,
 //! `protocolVersion`, `arguments`, `_meta`, `capabilities`, `clientInfo`, `requestId`,
-//! `task`) and how each is taken. Every other member is checked like the rest of the frame and
+//! `uri`, `task`) and how each is taken. Every other member is checked like the rest of the frame and
 //! dropped; which members a method allows is the method's rule (`dispatch`), through
 //! [`Params::has`] and [`Params::only`].
 
@@ -35,6 +35,8 @@ pub struct Params<'a> {
     pub(crate) cursor: Option<Text<'a>>,
     /// `protocolVersion` (`initialize`).
     pub(crate) protocol_version: Option<Text<'a>>,
+    /// `uri` (`resources/read`).
+    pub(crate) uri: Option<Text<'a>>,
     /// `arguments` (`tools/call`); see [`Params::arguments_out_of_range`].
     pub(crate) arguments: Option<Value>,
     /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
@@ -65,6 +67,7 @@ pub(crate) enum ParamKey {
     Capabilities,
     ClientInfo,
     RequestId,
+    Uri,
     /// `task` (task-augmented calls, 2025-11-25).
     Task,
     /// Any other member (`reason` of a cancellation, or a name no method defines).
@@ -82,6 +85,7 @@ impl ParamKey {
             "capabilities" => Self::Capabilities,
             "clientInfo" => Self::ClientInfo,
             "requestId" => Self::RequestId,
+            "uri" => Self::Uri,
             "task" => Self::Task,
             _ => Self::Other,
         }
@@ -99,6 +103,7 @@ impl ParamKey {
             Self::RequestId => 1 << 7,
             Self::Task => 1 << 8,
             Self::Other => 1 << 9,
+            Self::Uri => 1 << 10,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Params<'_> {
             name: self.name.map(Text::into_owned),
             cursor: self.cursor.map(Text::into_owned),
             protocol_version: self.protocol_version.map(Text::into_owned),
+            uri: self.uri.map(Text::into_owned),
             arguments: self.arguments,
             meta: self.meta,
             capabilities_is_object: self.capabilities_is_object,
@@ -138,7 +144,9 @@ impl<'a> KeptParams<'a> for Params<'a> {
     fn member(name: &str) -> Option<(ParamKey, Take)> {
         let key = ParamKey::parse(name);
         let take = match key {
-            ParamKey::Name | ParamKey::Cursor | ParamKey::ProtocolVersion => Take::Text,
+            ParamKey::Name | ParamKey::Cursor | ParamKey::ProtocolVersion | ParamKey::Uri => {
+                Take::Text
+            }
             ParamKey::Arguments => Take::Flagged,
             ParamKey::Meta | ParamKey::RequestId => Take::Value,
             ParamKey::Capabilities | ParamKey::ClientInfo => Take::IsObject,
@@ -155,6 +163,7 @@ impl<'a> KeptParams<'a> for Params<'a> {
             (ParamKey::Name, Taken::Text(text)) => self.name = Some(text),
             (ParamKey::Cursor, Taken::Text(text)) => self.cursor = Some(text),
             (ParamKey::ProtocolVersion, Taken::Text(text)) => self.protocol_version = Some(text),
+            (ParamKey::Uri, Taken::Text(text)) => self.uri = Some(text),
             (ParamKey::Arguments, Taken::Flagged(value, out_of_range)) => {
                 self.arguments = Some(value);
                 self.arguments_out_of_range |= out_of_range;

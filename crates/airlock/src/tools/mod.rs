@@ -148,6 +148,19 @@ pub enum BuildError {
     /// More prompts than [`MAX_PROMPTS_COUNT`](crate::limits::MAX_PROMPTS_COUNT).
     #[error("more than {} prompts", crate::limits::MAX_PROMPTS_COUNT)]
     TooManyPrompts,
+    /// Two resources (or templates) share a URI.
+    #[error("resource `{0}` is registered twice")]
+    DuplicateResource(String),
+    /// A resource without a name, or whose URI is empty, longer than
+    /// [`MAX_RESOURCE_URI_BYTES`](crate::limits::MAX_RESOURCE_URI_BYTES) or holds a control
+    /// character; a fixed one whose URI holds `{` or `}`; a template that is not RFC 6570
+    /// level 1 (literals and `{name}`, no two variables side by side) or whose variables are
+    /// not exactly the fields of its type, each a `String`.
+    #[error("resource {0:?}: not a valid resource URI or template for its type")]
+    InvalidResource(String),
+    /// More resources than [`MAX_RESOURCES_COUNT`](crate::limits::MAX_RESOURCES_COUNT).
+    #[error("more than {} resources", crate::limits::MAX_RESOURCES_COUNT)]
+    TooManyResources,
 }
 
 /// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.

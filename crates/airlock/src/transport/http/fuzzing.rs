@@ -239,8 +239,12 @@ fn shared() -> Arc<Shared> {
         max_in_flight: NonZeroUsize::new(2).unwrap_or(NonZeroUsize::MIN),
         ..Limits::default()
     };
-    crate::test_server::with_prompts(limits, crate::test_server::prompts())
-        .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
+    crate::test_server::with_everything(
+        limits,
+        crate::test_server::prompts(),
+        crate::test_server::resources(),
+    )
+    .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }
 
 /// Checks the response stream `out` the server wrote: whole
