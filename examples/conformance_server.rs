@@ -6,7 +6,7 @@
 //! Only test tools, prompts and resources live here; the production binary carries none of
 //! them. The tools need no capability airlock does not offer: content of every kind, an
 //! `isError` result, progress; the prompts and resources are the suite's. Scenarios that need
-//! completion, logging, sampling, elicitation or resource subscriptions are listed with their
+//! logging, sampling, elicitation or resource subscriptions are listed with their
 //! reasons in `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
@@ -158,6 +158,13 @@ fn server() -> Result<Server, airlock::BuildError> {
         .prompt(
             Prompt::builder("test_prompt_with_arguments")
                 .description("A prompt with two required arguments")
+                .complete("arg1", |typed| {
+                    ["paris", "park", "party"]
+                        .iter()
+                        .filter(|word| word.starts_with(typed))
+                        .map(|word| (*word).to_owned())
+                        .collect()
+                })
                 .handler(|args: TwoArguments| {
                     vec![PromptMessage::user(format!(
                         "Prompt with arguments: arg1='{}', arg2='{}'",

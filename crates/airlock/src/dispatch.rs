@@ -21,8 +21,8 @@ use crate::output::ToolOutput;
 use crate::prompts::PromptDef;
 use crate::resources::ResourceDef;
 use crate::response::{
-    self, CacheHints, Capabilities, DiscoverResult, Empty, GetPromptResult, InfoFor,
-    InitializeResult, Modern, PromptsListResult, ReadResourceResult, ResourcesListResult,
+    self, CacheHints, Capabilities, CompleteResult, DiscoverResult, Empty, GetPromptResult,
+    InfoFor, InitializeResult, Modern, PromptsListResult, ReadResourceResult, ResourcesListResult,
     ToolsListResult,
 };
 use crate::state::Shared;
@@ -78,6 +78,7 @@ pub(crate) fn request(
                 | RequestMethod::ResourcesList
                 | RequestMethod::ResourcesTemplatesList
                 | RequestMethod::ResourcesRead
+                | RequestMethod::CompletionComplete
         )
     {
         // `initialize` and `ping` do not exist in the modern era.
@@ -112,6 +113,9 @@ pub(crate) fn request(
         }
         RequestMethod::ResourcesRead => {
             resources_read(cx.shared, id, params.as_deref(), version, out)
+        }
+        RequestMethod::CompletionComplete => {
+            complete(cx.shared, id, params.as_deref(), version, out)
         }
     }
 }
@@ -206,6 +210,7 @@ fn capabilities(shared: &Shared) -> Capabilities {
     Capabilities {
         prompts: !shared.prompts.is_empty(),
         resources: !shared.resources.is_empty(),
+        completions: completes(shared),
     }
 }
 
@@ -306,6 +311,75 @@ fn resources_read(
         }),
     };
     write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// `value` as text, or `-32602` saying `what` it must be.
+fn text<'v>(value: Option<&'v Value>, what: &'static str) -> Result<&'v str, McpError> {
+    match value {
+        Some(Value::String(text)) => Ok(text.as_str()),
+        _ => Err(McpError::InvalidParams(what)),
+    }
+}
+
+/// Whether there is anything to complete: a prompt or a resource template.
+fn completes(shared: &Shared) -> bool {
+    !shared.prompts.is_empty() || shared.resources.has_templates()
+}
+
+/// `completion/complete`: suggestions for one argument of a prompt (`ref/prompt`) or one
+/// variable of a resource template (`ref/resource`), from its completer.
+fn complete(
+    shared: &Shared,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if !completes(shared) {
+        return Err(McpError::MethodNotFound);
+    }
+    let params = params.ok_or(McpError::InvalidParams("completion/complete needs params"))?;
+    only_members(
+        params,
+        &[
+            ParamKey::Ref,
+            ParamKey::Argument,
+            ParamKey::Context,
+            ParamKey::Meta,
+        ],
+    )?;
+    let argument = params.argument.as_ref().ok_or(McpError::InvalidParams(
+        "completion/complete needs an argument",
+    ))?;
+    let name = text(argument.get("name"), "argument.name must be a string")?;
+    let typed = text(argument.get("value"), "argument.value must be a string")?;
+    if typed.len() > shared.limits.max_string_bytes.get() {
+        return Err(McpError::InvalidParams("argument.value is too long"));
+    }
+    let reference = params
+        .reference
+        .as_ref()
+        .ok_or(McpError::InvalidParams("completion/complete needs a ref"))?;
+    let completion = match text(reference.get("type"), "ref.type must be a string")? {
+        "ref/prompt" => shared
+            .prompts
+            .get(text(reference.get("name"), "ref.name must be a string")?)
+            .ok_or(McpError::UnknownPrompt)?
+            .complete(name, typed),
+        "ref/resource" => shared
+            .resources
+            .template(text(reference.get("uri"), "ref.uri must be a string")?)
+            .ok_or(McpError::UnknownResource)?
+            .complete(name, typed),
+        _ => {
+            return Err(McpError::InvalidParams(
+                "ref.type must be ref/prompt or ref/resource",
+            ));
+        }
+    }
+    .ok_or(McpError::InvalidParams("no such argument to complete"))?;
+    write_for_version(shared, id, &CompleteResult { completion }, version, out);
     Ok(Dispatched::Answered)
 }
 

@@ -67,6 +67,7 @@
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
 //! - `prompts`: prompts with typed arguments, checked before their handler runs.
 //! - `resources`: fixed resources and URI templates, read by checked URIs.
+//! - `completion`: bounded argument completion for prompts and templates.
 //! - `pages`: the cursors of paged lists (`tools/list`, `prompts/list`).
 //! - `output`: what a tool gives back (content blocks, structured content, `ToolError`).
 //! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
@@ -103,6 +104,7 @@
 
 mod call;
 mod call_log;
+mod completion;
 mod dispatch;
 mod engine;
 mod envelope;

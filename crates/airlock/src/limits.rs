@@ -76,6 +76,13 @@ pub const MAX_RESOURCE_URI_BYTES: usize = 2048;
 /// Longest value of one URI-template variable in a read URI, before decoding.
 pub const MAX_TEMPLATE_VALUE_BYTES: usize = 256;
 
+/// Most values one `completion/complete` answer carries (the specification's cap); a
+/// completer's others are counted in `total` and flagged by `hasMore`.
+pub const MAX_COMPLETION_VALUES: usize = 100;
+
+/// Longest completion value sent; a completer's longer values are dropped.
+pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
+
 /// Largest `tools/call` `arguments` object, in bytes of compact JSON.
 ///
 /// Bounds the memory a single call holds for its whole run (up to `max_in_flight` of them at

@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::completion::{Completers, Completion};
 use crate::error::McpError;
 use crate::limits::{Limits, MAX_PROMPTS_COUNT, MAX_TOOL_NAME_BYTES};
 use crate::output::Content;
@@ -79,6 +80,7 @@ pub struct Prompt {
     description: Option<String>,
     schema: Value,
     render: Arc<dyn Render>,
+    completers: Completers,
 }
 
 impl Prompt {
@@ -108,6 +110,7 @@ impl Prompt {
             name: name.into(),
             title: None,
             description: None,
+            completers: Completers::default(),
         }
     }
 }
@@ -127,6 +130,7 @@ pub struct PromptBuilder {
     name: String,
     title: Option<String>,
     description: Option<String>,
+    completers: Completers,
 }
 
 impl PromptBuilder {
@@ -139,6 +143,30 @@ impl PromptBuilder {
     /// A human-readable name for clients to show.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Completes `argument` (`completion/complete`): `complete` gets the text typed so far
+    /// (checked: a string within the argument bounds) and returns suggestions, of which at
+    /// most 100 of at most 1024 bytes each are sent. It runs inline on the session: it must
+    /// not block. An argument the prompt does not declare is refused when the server is built.
+    ///
+    /// ```
+    /// use airlock::{NoArguments, Prompt};
+    ///
+    /// let cities = ["paris", "park", "party"];
+    /// let prompt = Prompt::builder("trip")
+    ///     .description("Plans a trip")
+    ///     .complete("city", move |typed| {
+    ///         cities.iter().filter(|c| c.starts_with(typed)).map(|c| c.to_string()).collect()
+    ///     });
+    /// # let _ = prompt;
+    /// ```
+    pub fn complete<F>(mut self, argument: impl Into<String>, complete: F) -> Self
+    where
+        F: Fn(&str) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.completers.insert(argument.into(), Arc::new(complete));
         self
     }
 
@@ -160,6 +188,7 @@ impl PromptBuilder {
                 handler,
                 _arguments: PhantomData::<fn() -> A>,
             }),
+            completers: self.completers,
         }
     }
 }
@@ -205,6 +234,7 @@ pub(crate) struct PromptDef {
     description: Option<String>,
     arguments: Vec<ArgumentDef>,
     render: Arc<dyn Render>,
+    completers: Completers,
 }
 
 impl PromptDef {
@@ -213,13 +243,30 @@ impl PromptDef {
             .map_err(|_| BuildError::InvalidPromptName(prompt.name.clone()))?;
         let arguments = declared_arguments(&prompt.schema)
             .ok_or_else(|| BuildError::PromptArgumentNotText(prompt.name.clone()))?;
+        let completes_declared = prompt
+            .completers
+            .names()
+            .all(|name| arguments.iter().any(|argument| argument.name == name));
+        if !completes_declared {
+            return Err(BuildError::InvalidCompletion(prompt.name));
+        }
         Ok(Self {
             name,
             title: prompt.title,
             description: prompt.description,
             arguments,
             render: prompt.render,
+            completers: prompt.completers,
         })
+    }
+
+    /// Suggestions for `argument` given `typed`, or `None` when the prompt has no such
+    /// argument.
+    pub(crate) fn complete(&self, argument: &str, typed: &str) -> Option<Completion> {
+        self.arguments
+            .iter()
+            .any(|declared| declared.name == argument)
+            .then(|| self.completers.complete(argument, typed))
     }
 
     /// What the prompt is for, if said.
@@ -450,6 +497,13 @@ mod tests {
                 .handler(|_: Count| Vec::new()),
         );
         assert!(matches!(built, Err(BuildError::PromptArgumentNotText(name)) if name == "count"));
+        let stray = PromptDef::new(
+            Prompt::builder("p")
+                .description("d")
+                .complete("nope", |_| Vec::new())
+                .handler(|_: NoArguments| Vec::new()),
+        );
+        assert!(matches!(stray, Err(BuildError::InvalidCompletion(name)) if name == "p"));
         let bad_name = PromptDef::new(
             Prompt::builder("no spaces")
                 .description("d")

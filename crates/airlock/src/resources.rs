@@ -26,6 +26,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::completion::{Completers, Completion};
 use crate::error::McpError;
 use crate::limits::{MAX_RESOURCE_URI_BYTES, MAX_RESOURCES_COUNT, MAX_TEMPLATE_VALUE_BYTES};
 use crate::output::ResourceBody;
@@ -40,6 +41,7 @@ pub struct Resource {
     description: Option<String>,
     mime_type: Option<String>,
     read: Read,
+    completers: Completers,
 }
 
 enum Read {
@@ -87,6 +89,7 @@ impl Resource {
             title: None,
             description: None,
             mime_type: None,
+            completers: Completers::default(),
         }
     }
 }
@@ -100,6 +103,7 @@ pub struct ResourceBuilder {
     title: Option<String>,
     description: Option<String>,
     mime_type: Option<String>,
+    completers: Completers,
 }
 
 impl ResourceBuilder {
@@ -118,6 +122,18 @@ impl ResourceBuilder {
     /// Its MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Completes a template's `variable` (`completion/complete`), as
+    /// [`PromptBuilder::complete`](crate::PromptBuilder::complete) does a prompt's argument.
+    /// A variable the template does not have, or a completer on a fixed resource, is refused
+    /// when the server is built.
+    pub fn complete<F>(mut self, variable: impl Into<String>, complete: F) -> Self
+    where
+        F: Fn(&str) -> Vec<String> + Send + Sync + 'static,
+    {
+        self.completers.insert(variable.into(), Arc::new(complete));
         self
     }
 
@@ -160,6 +176,7 @@ impl ResourceBuilder {
             description: self.description,
             mime_type: self.mime_type,
             read,
+            completers: self.completers,
         }
     }
 }
@@ -314,6 +331,7 @@ pub(crate) struct ResourceDef {
     description: Option<String>,
     mime_type: Option<String>,
     read: FrozenRead,
+    completers: Completers,
 }
 
 enum FrozenRead {
@@ -339,12 +357,22 @@ impl ResourceDef {
                 if resource.uri.contains(['{', '}']) {
                     return Err(refused());
                 }
+                if resource.completers.names().next().is_some() {
+                    return Err(BuildError::InvalidCompletion(resource.uri));
+                }
                 FrozenRead::Fixed(read)
             }
             Read::Template { schema, render } => {
                 let template = UriTemplate::parse(&resource.uri).ok_or_else(refused)?;
+                let completes_variables = resource
+                    .completers
+                    .names()
+                    .all(|name| template.variables().any(|variable| variable == name));
                 if !variables_fit(&template, &schema) {
                     return Err(refused());
+                }
+                if !completes_variables {
+                    return Err(BuildError::InvalidCompletion(resource.uri));
                 }
                 FrozenRead::Template { template, render }
             }
@@ -356,7 +384,21 @@ impl ResourceDef {
             description: resource.description,
             mime_type: resource.mime_type,
             read,
+            completers: resource.completers,
         })
+    }
+
+    /// Suggestions for a template's `variable` given `typed`, or `None` when this is no
+    /// template or has no such variable.
+    pub(crate) fn complete(&self, variable: &str, typed: &str) -> Option<Completion> {
+        match &self.read {
+            FrozenRead::Template { template, .. }
+                if template.variables().any(|name| name == variable) =>
+            {
+                Some(self.completers.complete(variable, typed))
+            }
+            _ => None,
+        }
     }
 
     fn is_template(&self) -> bool {
@@ -502,6 +544,16 @@ impl ResourceRegistry {
         } else {
             crate::pages::page(&self.fixed, self.fixed_fingerprint, cursor, page_size)
         }
+    }
+
+    /// The template whose URI template is exactly `template`.
+    pub(crate) fn template(&self, template: &str) -> Option<&ResourceDef> {
+        self.templates.iter().find(|def| def.uri == template)
+    }
+
+    /// Whether there are templates.
+    pub(crate) fn has_templates(&self) -> bool {
+        !self.templates.is_empty()
     }
 
     /// The contents at `uri`, and the resource that gave them.

@@ -136,11 +136,16 @@ pub(crate) struct Capabilities {
     pub(crate) prompts: bool,
     /// Whether the server has resources (subscriptions are not offered).
     pub(crate) resources: bool,
+    /// Whether `completion/complete` is served (there is a prompt or a template).
+    pub(crate) completions: bool,
 }
 
 impl Serialize for Capabilities {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
+        if self.completions {
+            map.serialize_entry("completions", &serde_json::json!({}))?;
+        }
         if self.prompts {
             map.serialize_entry("prompts", &serde_json::json!({"listChanged": false}))?;
         }
@@ -283,6 +288,12 @@ impl Serialize for ReadResourceResult<'_> {
         }
         map.end()
     }
+}
+
+/// `completion/complete` result.
+#[derive(Serialize)]
+pub(crate) struct CompleteResult {
+    pub(crate) completion: crate::completion::Completion,
 }
 
 /// Modern caching fields (`ttlMs`, `cacheScope`).

@@ -1236,3 +1236,91 @@ fn hostile_resource_reads_are_one_fixed_error_that_echoes_no_uri() {
         "subscriptions are not offered"
     );
 }
+
+fn completion_engine() -> Engine {
+    use crate::output::ResourceBody;
+    use crate::prompts::{Prompt, PromptMessage};
+    use crate::resources::Resource;
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Page {
+        page: String,
+    }
+    let cities = ["paris", "park", "party", "rome"];
+    let prompts = vec![
+        Prompt::builder("review")
+            .complete("change", move |typed| {
+                cities
+                    .iter()
+                    .filter(|city| city.starts_with(typed))
+                    .map(|city| (*city).to_owned())
+                    .collect()
+            })
+            .handler(|args: ReviewArgs| vec![PromptMessage::user(args.change)]),
+    ];
+    let resources = vec![
+        Resource::builder("docs://{page}", "docs")
+            .complete("page", |typed| vec![format!("{typed}-intro")])
+            .template(|args: Page| ResourceBody::text(args.page)),
+    ];
+    Engine::new(crate::test_server::with_everything(Limits::default(), prompts, resources).unwrap())
+}
+
+#[test]
+fn completions_come_from_the_registered_completer_and_unknown_targets_are_refused() {
+    let mut engine = completion_engine();
+    let reply = initialize(&mut engine, "2025-11-25");
+    assert_eq!(reply["result"]["capabilities"]["completions"], json!({}));
+    let complete = |engine: &mut Engine, params: &str| {
+        ask(
+            engine,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{params}}}"#
+            ),
+        )
+    };
+    let cities = complete(
+        &mut engine,
+        r#"{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":"par"}}"#,
+    );
+    assert_eq!(
+        cities["result"],
+        json!({"completion": {"values": ["paris", "park", "party"], "total": 3, "hasMore": false}})
+    );
+    let none = complete(
+        &mut engine,
+        r#"{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"focus","value":"x"},"context":{"arguments":{"change":"a"}}}"#,
+    );
+    assert_eq!(
+        none["result"]["completion"],
+        json!({"values": [], "total": 0, "hasMore": false}),
+        "an argument without a completer completes to nothing"
+    );
+    let page = complete(
+        &mut engine,
+        r#"{"ref":{"type":"ref/resource","uri":"docs://{page}"},"argument":{"name":"page","value":"a"}}"#,
+    );
+    assert_eq!(page["result"]["completion"]["values"], json!(["a-intro"]));
+    let secret = "SECRET-COMPLETION-9";
+    for (params, code) in [
+        (format!(r#"{{"ref":{{"type":"ref/prompt","name":"{secret}"}},"argument":{{"name":"change","value":""}}}}"#), -32602),
+        (format!(r#"{{"ref":{{"type":"ref/resource","uri":"{secret}"}},"argument":{{"name":"page","value":""}}}}"#), -32602),
+        (format!(r#"{{"ref":{{"type":"ref/prompt","name":"review"}},"argument":{{"name":"{secret}","value":""}}}}"#), -32602),
+        (format!(r#"{{"ref":{{"type":"{secret}"}},"argument":{{"name":"change","value":""}}}}"#), -32602),
+        (r#"{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":7}}"#.to_owned(), -32602),
+        (r#"{"ref":{"type":"ref/prompt","name":"review"}}"#.to_owned(), -32602),
+        (r#"{"argument":{"name":"change","value":"p"}}"#.to_owned(), -32602),
+        (r#"{"ref":"review","argument":{"name":"change","value":"p"}}"#.to_owned(), -32602),
+        (format!(r#"{{"ref":{{"type":"ref/prompt","name":"review"}},"argument":{{"name":"change","value":"{}"}}}}"#, "p".repeat(70_000)), -32602),
+    ] {
+        let reply = complete(&mut engine, &params);
+        assert_eq!(reply["error"]["code"], code, "{params}");
+        assert!(!reply.to_string().contains(secret), "{reply}");
+    }
+    let mut without = self::engine();
+    initialize(&mut without, "2025-11-25");
+    let absent = complete(
+        &mut without,
+        r#"{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":"p"}}"#,
+    );
+    assert_eq!(absent["error"]["code"], -32601);
+}

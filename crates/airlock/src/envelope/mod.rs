@@ -83,6 +83,8 @@ pub enum RequestMethod {
     ResourcesTemplatesList,
     /// Read one resource.
     ResourcesRead,
+    /// Complete a prompt's or a template's argument.
+    CompletionComplete,
 }
 
 impl RequestMethod {
@@ -98,6 +100,7 @@ impl RequestMethod {
             "resources/list" => Self::ResourcesList,
             "resources/templates/list" => Self::ResourcesTemplatesList,
             "resources/read" => Self::ResourcesRead,
+            "completion/complete" => Self::CompletionComplete,
             _ => return None,
         })
     }
@@ -115,6 +118,7 @@ impl RequestMethod {
             Self::ResourcesList => "resources/list",
             Self::ResourcesTemplatesList => "resources/templates/list",
             Self::ResourcesRead => "resources/read",
+            Self::CompletionComplete => "completion/complete",
         }
     }
 }

@@ -37,6 +37,10 @@ pub struct Params<'a> {
     pub(crate) protocol_version: Option<Text<'a>>,
     /// `uri` (`resources/read`).
     pub(crate) uri: Option<Text<'a>>,
+    /// `ref` (`completion/complete`).
+    pub(crate) reference: Option<Value>,
+    /// `argument` (`completion/complete`).
+    pub(crate) argument: Option<Value>,
     /// `arguments` (`tools/call`); see [`Params::arguments_out_of_range`].
     pub(crate) arguments: Option<Value>,
     /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
@@ -68,6 +72,10 @@ pub(crate) enum ParamKey {
     ClientInfo,
     RequestId,
     Uri,
+    Ref,
+    Argument,
+    /// `context` (`completion/complete`): noted, not read.
+    Context,
     /// `task` (task-augmented calls, 2025-11-25).
     Task,
     /// Any other member (`reason` of a cancellation, or a name no method defines).
@@ -86,6 +94,9 @@ impl ParamKey {
             "clientInfo" => Self::ClientInfo,
             "requestId" => Self::RequestId,
             "uri" => Self::Uri,
+            "ref" => Self::Ref,
+            "argument" => Self::Argument,
+            "context" => Self::Context,
             "task" => Self::Task,
             _ => Self::Other,
         }
@@ -104,6 +115,9 @@ impl ParamKey {
             Self::Task => 1 << 8,
             Self::Other => 1 << 9,
             Self::Uri => 1 << 10,
+            Self::Ref => 1 << 11,
+            Self::Argument => 1 << 12,
+            Self::Context => 1 << 13,
         }
     }
 }
@@ -116,6 +130,8 @@ impl Params<'_> {
             cursor: self.cursor.map(Text::into_owned),
             protocol_version: self.protocol_version.map(Text::into_owned),
             uri: self.uri.map(Text::into_owned),
+            reference: self.reference,
+            argument: self.argument,
             arguments: self.arguments,
             meta: self.meta,
             capabilities_is_object: self.capabilities_is_object,
@@ -148,7 +164,10 @@ impl<'a> KeptParams<'a> for Params<'a> {
                 Take::Text
             }
             ParamKey::Arguments => Take::Flagged,
-            ParamKey::Meta | ParamKey::RequestId => Take::Value,
+            ParamKey::Meta | ParamKey::RequestId | ParamKey::Ref | ParamKey::Argument => {
+                Take::Value
+            }
+            ParamKey::Context => Take::Skip,
             ParamKey::Capabilities | ParamKey::ClientInfo => Take::IsObject,
             ParamKey::Task => Take::Skip,
             ParamKey::Other => return None,
@@ -170,6 +189,8 @@ impl<'a> KeptParams<'a> for Params<'a> {
             }
             (ParamKey::Meta, Taken::Value(value)) => self.meta = Some(value),
             (ParamKey::RequestId, Taken::Value(value)) => self.request_id = Some(value),
+            (ParamKey::Ref, Taken::Value(value)) => self.reference = Some(value),
+            (ParamKey::Argument, Taken::Value(value)) => self.argument = Some(value),
             (ParamKey::Capabilities, Taken::IsObject(object)) => {
                 self.capabilities_is_object = Some(object);
             }

@@ -158,6 +158,10 @@ pub enum BuildError {
     /// not exactly the fields of its type, each a `String`.
     #[error("resource {0:?}: not a valid resource URI or template for its type")]
     InvalidResource(String),
+    /// A completer for an argument the prompt does not declare (or a variable the template
+    /// does not have, or on a fixed resource).
+    #[error("`{0}`: a completer names an argument it does not have")]
+    InvalidCompletion(String),
     /// More resources than [`MAX_RESOURCES_COUNT`](crate::limits::MAX_RESOURCES_COUNT).
     #[error("more than {} resources", crate::limits::MAX_RESOURCES_COUNT)]
     TooManyResources,
