@@ -34,8 +34,8 @@ impl Shared {
     }
 }
 
-/// Parameters of one server, without a call log (tests and fuzzing).
-#[cfg(any(test, fuzzing))]
+/// Parameters of one server, without a call log (tests).
+#[cfg(test)]
 pub(crate) fn shared(
     info: ServerInfo,
     instructions: Option<String>,

@@ -34,6 +34,7 @@ struct Echo {
 /// # Errors
 ///
 /// The tools do not build a registry (an `extra` tool named like another, or too many).
+#[cfg(test)]
 pub(crate) fn shared(
     limits: Limits,
     extra: Vec<Tool>,
@@ -72,6 +73,7 @@ pub(crate) fn tools() -> Vec<Tool> {
 /// # Errors
 ///
 /// The prompts do not build a registry.
+#[cfg(test)]
 pub(crate) fn with_prompts(
     limits: Limits,
     prompts: Vec<crate::prompts::Prompt>,

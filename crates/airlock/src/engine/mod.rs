@@ -33,7 +33,7 @@ use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
 pub(crate) use crate::state::Shared;
-#[cfg(any(test, fuzzing))]
+#[cfg(test)]
 pub(crate) use crate::state::shared;
 pub(crate) use crate::state::shared_logging;
 #[cfg(test)]
