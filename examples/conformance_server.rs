@@ -5,8 +5,8 @@
 //!
 //! Only test tools, prompts and resources live here; the production binary carries none of
 //! them. The tools need no capability airlock does not offer: content of every kind, an
-//! `isError` result, progress; the prompts and resources are the suite's. Scenarios that need
-//! logging, sampling, elicitation or resource subscriptions are listed with their
+//! `isError` result, progress, log messages; the prompts and resources are the suite's.
+//! Scenarios that need sampling, elicitation or resource subscriptions are listed with their
 //! reasons in `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
@@ -19,8 +19,8 @@ use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{
-    Limits, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody, Role, Server, Tool,
-    ToolOutput,
+    Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody, Role,
+    Server, Tool, ToolOutput,
 };
 use base64::Engine as _;
 
@@ -143,10 +143,23 @@ fn server() -> Result<Server, airlock::BuildError> {
         )
         .tool(
             Tool::builder("test_logging_tool")
-                .description(
-                    "Would log if the server had logging; airlock never sends log notifications",
-                )
-                .handler(|_: NoArguments| async { ToolOutput::text("No log messages were sent.") }),
+                .description("Logs at info level: only a client that set a level sees it")
+                .handler(|_: NoArguments, context: CallContext| async move {
+                    context.log(LogLevel::Info, "A log message");
+                    ToolOutput::text("Logged if a level was set.")
+                }),
+        )
+        .tool(
+            Tool::builder("test_tool_with_logging")
+                .description("Logs three info messages 50 ms apart, then answers")
+                .handler(|_: NoArguments, context: CallContext| async move {
+                    context.log(LogLevel::Info, "Tool execution started");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    context.log(LogLevel::Info, "Tool processing data");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    context.log(LogLevel::Info, "Tool execution completed");
+                    ToolOutput::text("Tool with logging executed successfully.")
+                }),
         )
         .prompt(
             Prompt::builder("test_simple_prompt")

@@ -27,6 +27,9 @@ pub struct Call {
     pub(crate) timeout: Duration,
     /// Whether the caller sent a `progressToken` (so progress is worth reporting).
     pub(crate) wants_progress: bool,
+    /// Whether the session had a log level set when the call started (so log messages are
+    /// worth sending).
+    pub(crate) wants_logs: bool,
 }
 
 impl Call {
@@ -38,6 +41,17 @@ impl Call {
     /// Whether the caller asked for progress reports.
     pub fn wants_progress(&self) -> bool {
         self.wants_progress
+    }
+
+    /// Whether log messages of this call may reach the client (its session set a level).
+    pub fn wants_logs(&self) -> bool {
+        self.wants_logs
+    }
+
+    /// Whether the call has anything to report besides its completion (progress or log
+    /// messages): then a transport gives it a [`CallContext::reporting`] context.
+    pub fn wants_reports(&self) -> bool {
+        self.wants_progress || self.wants_logs
     }
 
     /// Runs the handler under the call's deadline and the panic guard.
@@ -60,6 +74,7 @@ impl Call {
             arguments,
             timeout,
             wants_progress: _,
+            wants_logs: _,
         } = self;
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
         let mut guarded = match started {

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::envelope::{ParamKey, Params, RequestMethod};
 use crate::error::McpError;
+use crate::handler::LogLevel;
 use crate::id::{ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::{self, Lifecycle};
@@ -50,6 +51,7 @@ pub(crate) struct Plan {
 pub(crate) struct Context<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) lifecycle: &'a mut Lifecycle,
+    pub(crate) log_level: &'a mut Option<LogLevel>,
     pub(crate) in_flight: usize,
 }
 
@@ -117,6 +119,7 @@ pub(crate) fn request(
         RequestMethod::CompletionComplete => {
             complete(cx.shared, id, params.as_deref(), version, out)
         }
+        RequestMethod::LoggingSetLevel => set_level(cx, id, params.as_deref(), out),
     }
 }
 
@@ -155,7 +158,10 @@ fn initialize(
         id,
         &InitializeResult {
             protocol_version: version.as_str(),
-            capabilities: capabilities(shared),
+            capabilities: Capabilities {
+                logging: true,
+                ..capabilities(shared)
+            },
             server_info: InfoFor {
                 info: &shared.info,
                 version,
@@ -211,6 +217,7 @@ fn capabilities(shared: &Shared) -> Capabilities {
         prompts: !shared.prompts.is_empty(),
         resources: !shared.resources.is_empty(),
         completions: completes(shared),
+        logging: false,
     }
 }
 
@@ -311,6 +318,27 @@ fn resources_read(
         }),
     };
     write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// `logging/setLevel` (sessions of 2025-11-25 and earlier): from now on, log messages of
+/// calls at or above `level` reach the client.
+fn set_level(
+    cx: Context<'_>,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let params = params.ok_or(McpError::InvalidParams("logging/setLevel needs params"))?;
+    only_members(params, &[ParamKey::Level, ParamKey::Meta])?;
+    let level = params
+        .level
+        .as_ref()
+        .and_then(Text::as_str)
+        .and_then(LogLevel::parse)
+        .ok_or(McpError::InvalidParams("level must be a log level"))?;
+    *cx.log_level = Some(level);
+    response::write_result(out, id, &Empty {});
     Ok(Dispatched::Answered)
 }
 

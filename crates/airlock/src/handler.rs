@@ -30,12 +30,15 @@ pub trait Handler: Send + Sync + 'static {
     fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput>;
 }
 
-/// What a running call tells its session: progress, then exactly one completion.
+/// What a running call tells its session: progress and log messages, then exactly one
+/// completion.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Event {
     /// A progress report (best effort: dropped when the session is busy).
     Progress(Progress),
+    /// A log message for the client (best effort, as progress).
+    Log(LogMessage),
     /// The call ended.
     Done(Completion),
 }
@@ -54,14 +57,80 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// What a handler gets besides its arguments: a way to report progress.
+/// One log message of a call, for the client (`notifications/message`).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LogMessage {
+    /// Which call.
+    pub ticket: Ticket,
+    /// How severe.
+    pub level: LogLevel,
+    /// The text, as the handler gave it (the engine bounds it).
+    pub text: String,
+}
+
+/// The severity of a log message (RFC 5424's, least severe first), as `logging/setLevel` and
+/// `notifications/message` name them.
+#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something to look at.
+    Warning,
+    /// An operation failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Action is needed at once.
+    Alert,
+    /// Nothing works.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level named `name` exactly, as the protocol writes it.
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            _ => return None,
+        })
+    }
+}
+
+/// What a handler gets besides its arguments: a way to report progress and to log to the
+/// client.
 ///
-/// Reports reach the client only if it asked for them (a `progressToken`), only while the
+/// Progress reaches the client only if it asked for it (a `progressToken`), only while the
 /// call is in flight, only when `progress` increases, and no more often than the engine's
-/// progress interval; anything else is dropped. Reporting never blocks the handler.
+/// progress interval. Log messages reach it only if it set a level (`logging/setLevel`, in
+/// sessions of 2025-11-25 and earlier) that the message's meets, at most
+/// [`MAX_LOG_MESSAGES_PER_CALL`](crate::limits::MAX_LOG_MESSAGES_PER_CALL) per call, each cut
+/// to [`MAX_LOG_MESSAGE_BYTES`](crate::limits::MAX_LOG_MESSAGE_BYTES). Anything else is
+/// dropped. Reporting never blocks the handler. What a handler logs is sent as it is: a
+/// message carries an argument's value only if the handler puts it there.
 #[derive(Clone, Debug)]
 pub struct CallContext {
-    reporter: Option<(Ticket, mpsc::Sender<Event>)>,
+    reporter: Option<Reporter>,
+}
+
+#[derive(Clone, Debug)]
+struct Reporter {
+    ticket: Ticket,
+    events: mpsc::Sender<Event>,
+    progress: bool,
+    logs: bool,
 }
 
 impl CallContext {
@@ -70,31 +139,66 @@ impl CallContext {
         Self { reporter: None }
     }
 
-    /// A context reporting to `events` for the call `ticket`.
-    pub fn reporting(ticket: Ticket, events: mpsc::Sender<Event>) -> Self {
+    /// A context reporting to `events` what `call` has a reader for (progress, log
+    /// messages); see [`Call::wants_reports`](crate::transport::Call::wants_reports).
+    pub fn reporting(call: &crate::call::Call, events: mpsc::Sender<Event>) -> Self {
         Self {
-            reporter: Some((ticket, events)),
+            reporter: Some(Reporter {
+                ticket: call.ticket().clone(),
+                events,
+                progress: call.wants_progress(),
+                logs: call.wants_logs(),
+            }),
         }
     }
 
     /// Whether the client asked for progress.
     pub fn wants_progress(&self) -> bool {
-        self.reporter.is_some()
+        self.reporter
+            .as_ref()
+            .is_some_and(|reporter| reporter.progress)
+    }
+
+    /// Whether log messages may reach the client (it set a level).
+    pub fn wants_logs(&self) -> bool {
+        self.reporter.as_ref().is_some_and(|reporter| reporter.logs)
     }
 
     /// Reports progress; a no-op when nobody asked for it.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some((ticket, events)) = &self.reporter else {
+        let Some(reporter) = self.reporter.as_ref().filter(|reporter| reporter.progress) else {
             return;
         };
         let report = Progress {
-            ticket: ticket.clone(),
+            ticket: reporter.ticket.clone(),
             progress,
             total,
             message: message.map(str::to_owned),
         };
-        if events.try_send(Event::Progress(report)).is_err() {
+        if reporter.events.try_send(Event::Progress(report)).is_err() {
             tracing::trace!("progress report dropped: the session is busy or gone");
+        }
+    }
+
+    /// Logs `text` at `level` to the client; a no-op when it set no level (see the type's
+    /// documentation for what is dropped).
+    ///
+    /// ```
+    /// use airlock::{CallContext, LogLevel};
+    ///
+    /// CallContext::detached().log(LogLevel::Info, "started"); // nobody listens: dropped
+    /// ```
+    pub fn log(&self, level: LogLevel, text: impl Into<String>) {
+        let Some(reporter) = self.reporter.as_ref().filter(|reporter| reporter.logs) else {
+            return;
+        };
+        let message = LogMessage {
+            ticket: reporter.ticket.clone(),
+            level,
+            text: text.into(),
+        };
+        if reporter.events.try_send(Event::Log(message)).is_err() {
+            tracing::trace!("log message dropped: the session is busy or gone");
         }
     }
 }

@@ -135,7 +135,7 @@ pub mod transport;
 mod version;
 
 pub use call_log::{CallLog, RunNote};
-pub use handler::{BoxFuture, CallContext, Handler};
+pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 pub use limits::{HttpLimits, Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};

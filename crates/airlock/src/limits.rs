@@ -159,6 +159,12 @@ pub const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// Longest progress `message`, in bytes; longer ones are cut at a character boundary.
 pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 256;
 
+/// Most log messages (`notifications/message`) one tool call sends; the rest are dropped.
+pub const MAX_LOG_MESSAGES_PER_CALL: u32 = 100;
+
+/// Longest log message text sent; longer ones are cut at a character boundary.
+pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
+
 /// Capacity a frame buffer keeps between messages; a larger one is shrunk back after use, so
 /// one big message does not pin its memory for the rest of the session.
 pub const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;

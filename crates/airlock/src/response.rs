@@ -138,6 +138,8 @@ pub(crate) struct Capabilities {
     pub(crate) resources: bool,
     /// Whether `completion/complete` is served (there is a prompt or a template).
     pub(crate) completions: bool,
+    /// Whether `logging/setLevel` is served (legacy sessions only).
+    pub(crate) logging: bool,
 }
 
 impl Serialize for Capabilities {
@@ -145,6 +147,9 @@ impl Serialize for Capabilities {
         let mut map = serializer.serialize_map(None)?;
         if self.completions {
             map.serialize_entry("completions", &serde_json::json!({}))?;
+        }
+        if self.logging {
+            map.serialize_entry("logging", &serde_json::json!({}))?;
         }
         if self.prompts {
             map.serialize_entry("prompts", &serde_json::json!({"listChanged": false}))?;

@@ -22,11 +22,14 @@ use crate::envelope::{
     self, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request, RequestMethod,
 };
 use crate::error::McpError;
-use crate::handler::{Completion, Outcome, Progress, Ticket};
+use crate::handler::{Completion, LogLevel, LogMessage, Outcome, Progress, Ticket};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
-use crate::limits::{MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL};
+use crate::limits::{
+    MAX_LOG_MESSAGE_BYTES, MAX_LOG_MESSAGES_PER_CALL, MAX_PROGRESS_MESSAGE_BYTES,
+    PROGRESS_MIN_INTERVAL,
+};
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
 use crate::tools::ToolName;
@@ -77,6 +80,9 @@ pub struct Engine {
     last_invalid: bool,
     /// The last refusal, for transports whose reply depends on it (HTTP).
     refused: Option<McpError>,
+    /// The level `logging/setLevel` set: log messages of calls reach the client only at or
+    /// above it, and none before it is set.
+    log_level: Option<LogLevel>,
     /// Who the peer is, for the audit record.
     client: Client,
 }
@@ -90,6 +96,8 @@ struct Pending {
     /// Boxed: few calls ask for progress, and every call's entry is moved in and out of the
     /// map.
     progress: Option<Box<ProgressState>>,
+    /// Log messages of the call sent so far.
+    logs_sent: u32,
     /// What the call's audit record needs; `None` when no call log is kept.
     audit: Option<Box<Audited>>,
 }
@@ -100,6 +108,13 @@ struct Audited {
     tool: crate::tools::ToolName,
     started: Instant,
     arguments_hmac: Option<String>,
+}
+
+/// `notifications/message` params.
+#[derive(serde::Serialize)]
+struct LogParams<'a> {
+    level: LogLevel,
+    data: &'a str,
 }
 
 /// Progress reporting of one call that asked for it.
@@ -126,6 +141,7 @@ impl Engine {
             consecutive_errors: 0,
             last_invalid: false,
             refused: None,
+            log_level: None,
             client,
         }
     }
@@ -345,6 +361,35 @@ impl Engine {
         state.last_sent = Some(now);
     }
 
+    /// Writes a call's log message as `notifications/message` if the call is still in flight,
+    /// the session's level admits it, and the call has sent fewer than
+    /// [`MAX_LOG_MESSAGES_PER_CALL`]; its text is cut to [`MAX_LOG_MESSAGE_BYTES`]. Otherwise
+    /// it is dropped: logging is best effort and never follows the call's reply.
+    pub fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
+        if self.log_level.is_none_or(|least| message.level < least) {
+            return;
+        }
+        let Some(pending) = self
+            .in_flight
+            .get_mut(&message.ticket.key)
+            .filter(|pending| pending.serial == message.ticket.serial)
+        else {
+            return;
+        };
+        if pending.logs_sent >= MAX_LOG_MESSAGES_PER_CALL {
+            return;
+        }
+        pending.logs_sent = pending.logs_sent.saturating_add(1);
+        response::write_notification(
+            out,
+            "notifications/message",
+            &LogParams {
+                level: message.level,
+                data: truncate(&message.text, MAX_LOG_MESSAGE_BYTES),
+            },
+        );
+    }
+
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
@@ -392,6 +437,7 @@ impl Engine {
         let cx = Context {
             shared: &self.shared,
             lifecycle: &mut self.lifecycle,
+            log_level: &mut self.log_level,
             in_flight: self.in_flight.len(),
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
@@ -467,6 +513,7 @@ impl Engine {
                         last_sent: None,
                     })
                 }),
+                logs_sent: 0,
                 audit,
             },
         );
@@ -476,6 +523,7 @@ impl Engine {
             arguments,
             timeout,
             wants_progress: progress_token.is_some(),
+            wants_logs: self.log_level.is_some() && !version.is_modern(),
         })
     }
 

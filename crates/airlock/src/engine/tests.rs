@@ -103,7 +103,7 @@ fn each_legacy_version_is_echoed_and_an_unknown_one_countered() {
         assert_eq!(reply["result"]["protocolVersion"], version);
         assert_eq!(
             reply["result"]["capabilities"],
-            json!({"tools": {"listChanged": false}})
+            json!({"logging": {}, "tools": {"listChanged": false}})
         );
         assert_eq!(reply["result"]["serverInfo"]["name"], "test");
         assert_eq!(reply["result"]["instructions"], "Be nice.");
@@ -1323,4 +1323,119 @@ fn completions_come_from_the_registered_completer_and_unknown_targets_are_refuse
         r#"{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"change","value":"p"}}"#,
     );
     assert_eq!(absent["error"]["code"], -32601);
+}
+
+fn logging_engine() -> Engine {
+    use crate::handler::{CallContext, LogLevel};
+    let chatty = Tool::builder("chatty").description("Logs").handler(
+        |_: NoArguments, context: CallContext| async move {
+            context.log(LogLevel::Debug, "detail");
+            context.log(LogLevel::Warning, "careful");
+            context.log(LogLevel::Info, "x".repeat(10_000));
+            for _ in 0..200 {
+                context.log(LogLevel::Error, "again");
+            }
+            ToolOutput::text("done")
+        },
+    );
+    Engine::new(crate::test_server::shared(Limits::default(), vec![chatty]).unwrap())
+}
+
+/// Runs a call with a reporting context; returns the lines written while it ran (its log
+/// messages as the engine let them through) and its reply.
+fn run_logged(engine: &mut Engine, frame: &str) -> (Vec<Value>, Value) {
+    use crate::handler::{CallContext, Event};
+    let mut out = Vec::new();
+    let Effect::Start(call) = engine.handle(frame.as_bytes(), &mut out) else {
+        panic!("not a call: {}", String::from_utf8_lossy(&out))
+    };
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(1024);
+    let context = if call.wants_reports() {
+        CallContext::reporting(&call, events_tx)
+    } else {
+        CallContext::detached()
+    };
+    let completion = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(call.run(context));
+    let mut logs = Vec::new();
+    while let Ok(event) = events_rx.try_recv() {
+        if let Event::Log(message) = event {
+            out.clear();
+            engine.log(message, &mut out);
+            if let Some(line) = reply(&out) {
+                logs.push(line);
+            }
+        }
+    }
+    out.clear();
+    engine.complete(completion, &mut out);
+    (logs, reply(&out).unwrap())
+}
+
+#[test]
+fn log_messages_reach_the_client_only_at_its_level_bounded_in_number_and_size() {
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"chatty"}}"#;
+    let mut engine = logging_engine();
+    let reply = initialize(&mut engine, "2025-11-25");
+    assert_eq!(reply["result"]["capabilities"]["logging"], json!({}));
+    let (logs, done) = run_logged(&mut engine, call);
+    assert!(logs.is_empty(), "no level set, nothing sent: {logs:?}");
+    assert_eq!(done["result"]["content"][0]["text"], "done");
+    let set = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}"#,
+    );
+    assert_eq!(set["result"], json!({}));
+    let (logs, _) = run_logged(&mut engine, call);
+    assert_eq!(
+        logs.first(),
+        Some(
+            &json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"warning","data":"careful"}})
+        )
+    );
+    let long = logs[1]["params"]["data"].as_str().unwrap();
+    assert_eq!(long.len(), crate::limits::MAX_LOG_MESSAGE_BYTES);
+    assert_eq!(
+        logs.len(),
+        usize::try_from(crate::limits::MAX_LOG_MESSAGES_PER_CALL).unwrap(),
+        "debug dropped, then at most the cap"
+    );
+    for (params, code) in [
+        (r#"{"level":"loud"}"#, -32602),
+        (r#"{"level":7}"#, -32602),
+        (r#"{}"#, -32602),
+        (r#"{"level":"info","x":1}"#, -32602),
+    ] {
+        let reply = ask(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{params}}}"#),
+        );
+        assert_eq!(reply["error"]["code"], code, "{params}");
+        assert!(!reply.to_string().contains("loud"), "{reply}");
+    }
+    let mut modern = logging_engine();
+    let removed = ask(
+        &mut modern,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{{"level":"info",{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(
+        removed["error"]["code"], -32601,
+        "logging/setLevel is legacy only"
+    );
+    let discovered = ask(
+        &mut modern,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    assert!(
+        discovered["result"]["capabilities"]
+            .get("logging")
+            .is_none()
+    );
 }

@@ -85,6 +85,8 @@ pub enum RequestMethod {
     ResourcesRead,
     /// Complete a prompt's or a template's argument.
     CompletionComplete,
+    /// Set the least severe log level sent (legacy sessions).
+    LoggingSetLevel,
 }
 
 impl RequestMethod {
@@ -101,6 +103,7 @@ impl RequestMethod {
             "resources/templates/list" => Self::ResourcesTemplatesList,
             "resources/read" => Self::ResourcesRead,
             "completion/complete" => Self::CompletionComplete,
+            "logging/setLevel" => Self::LoggingSetLevel,
             _ => return None,
         })
     }
@@ -119,6 +122,7 @@ impl RequestMethod {
             Self::ResourcesTemplatesList => "resources/templates/list",
             Self::ResourcesRead => "resources/read",
             Self::CompletionComplete => "completion/complete",
+            Self::LoggingSetLevel => "logging/setLevel",
         }
     }
 }

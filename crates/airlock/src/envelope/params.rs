@@ -37,6 +37,8 @@ pub struct Params<'a> {
     pub(crate) protocol_version: Option<Text<'a>>,
     /// `uri` (`resources/read`).
     pub(crate) uri: Option<Text<'a>>,
+    /// `level` (`logging/setLevel`).
+    pub(crate) level: Option<Text<'a>>,
     /// `ref` (`completion/complete`).
     pub(crate) reference: Option<Value>,
     /// `argument` (`completion/complete`).
@@ -74,6 +76,7 @@ pub(crate) enum ParamKey {
     Uri,
     Ref,
     Argument,
+    Level,
     /// `context` (`completion/complete`): noted, not read.
     Context,
     /// `task` (task-augmented calls, 2025-11-25).
@@ -95,6 +98,7 @@ impl ParamKey {
             "requestId" => Self::RequestId,
             "uri" => Self::Uri,
             "ref" => Self::Ref,
+            "level" => Self::Level,
             "argument" => Self::Argument,
             "context" => Self::Context,
             "task" => Self::Task,
@@ -118,6 +122,7 @@ impl ParamKey {
             Self::Ref => 1 << 11,
             Self::Argument => 1 << 12,
             Self::Context => 1 << 13,
+            Self::Level => 1 << 14,
         }
     }
 }
@@ -130,6 +135,7 @@ impl Params<'_> {
             cursor: self.cursor.map(Text::into_owned),
             protocol_version: self.protocol_version.map(Text::into_owned),
             uri: self.uri.map(Text::into_owned),
+            level: self.level.map(Text::into_owned),
             reference: self.reference,
             argument: self.argument,
             arguments: self.arguments,
@@ -160,9 +166,11 @@ impl<'a> KeptParams<'a> for Params<'a> {
     fn member(name: &str) -> Option<(ParamKey, Take)> {
         let key = ParamKey::parse(name);
         let take = match key {
-            ParamKey::Name | ParamKey::Cursor | ParamKey::ProtocolVersion | ParamKey::Uri => {
-                Take::Text
-            }
+            ParamKey::Name
+            | ParamKey::Cursor
+            | ParamKey::ProtocolVersion
+            | ParamKey::Uri
+            | ParamKey::Level => Take::Text,
             ParamKey::Arguments => Take::Flagged,
             ParamKey::Meta | ParamKey::RequestId | ParamKey::Ref | ParamKey::Argument => {
                 Take::Value
@@ -183,6 +191,7 @@ impl<'a> KeptParams<'a> for Params<'a> {
             (ParamKey::Cursor, Taken::Text(text)) => self.cursor = Some(text),
             (ParamKey::ProtocolVersion, Taken::Text(text)) => self.protocol_version = Some(text),
             (ParamKey::Uri, Taken::Text(text)) => self.uri = Some(text),
+            (ParamKey::Level, Taken::Text(text)) => self.level = Some(text),
             (ParamKey::Arguments, Taken::Flagged(value, out_of_range)) => {
                 self.arguments = Some(value);
                 self.arguments_out_of_range |= out_of_range;

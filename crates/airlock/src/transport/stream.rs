@@ -178,6 +178,7 @@ impl Session<'_> {
                 self.engine
                     .progress(report, std::time::Instant::now(), &mut self.out);
             }
+            Event::Log(message) => self.engine.log(message, &mut self.out),
         }
     }
 
@@ -319,8 +320,8 @@ impl Tasks {
         call: crate::call::Call,
         events: &mpsc::Sender<Event>,
     ) -> Option<Completion> {
-        let context = if call.wants_progress() {
-            CallContext::reporting(call.ticket().clone(), events.clone())
+        let context = if call.wants_reports() {
+            CallContext::reporting(&call, events.clone())
         } else {
             CallContext::detached()
         };

@@ -76,13 +76,13 @@ pub(super) async fn start(
     modern: bool,
 ) -> Response<Body> {
     let ticket = call.ticket().clone();
-    let streaming = sse && call.wants_progress();
+    let streaming = sse && call.wants_reports();
     // Streaming: progress and the completion share one channel, so progress is never behind
     // the reply (the engine drops progress of a call it has answered). Otherwise the task
     // completes the call into the engine itself and hands the reply over.
     let (events_tx, events_rx) = mpsc::channel::<Event>(PROGRESS_QUEUE);
     let context = if streaming {
-        CallContext::reporting(ticket.clone(), events_tx.clone())
+        CallContext::reporting(&call, events_tx.clone())
     } else {
         CallContext::detached()
     };
@@ -177,6 +177,16 @@ fn stream(
                         owner.with_engine(|engine| {
                             engine.progress(report, Instant::now(), &mut out);
                         });
+                        if !out.is_empty()
+                            && !client_gone
+                            && sse_tx.send(sse_events(&out)).await.is_err()
+                        {
+                            client_gone = true;
+                        }
+                    }
+                    Some(Event::Log(message)) => {
+                        let mut out = Vec::new();
+                        owner.with_engine(|engine| engine.log(message, &mut out));
                         if !out.is_empty()
                             && !client_gone
                             && sse_tx.send(sse_events(&out)).await.is_err()
