@@ -19,7 +19,7 @@ fn the_handshake_echoes_each_legacy_version_and_counters_unknown_ones() {
             reply,
             json!({"jsonrpc": "2.0", "id": 0, "result": {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": false}},
+                "capabilities": {"logging": {}, "tools": {"listChanged": false}},
                 "serverInfo": {"name": "fixture", "version": "0.0.0"}
             }}),
             "{version}"
