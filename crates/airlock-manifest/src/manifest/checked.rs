@@ -25,8 +25,9 @@ use crate::sandbox::{
     Confinement, Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES,
 };
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
+use airlock::limits::{MAX_SCOPE_BYTES, MAX_TOOL_SCOPES};
 use airlock::secrets::{MIN_SECRET_BYTES, Secret};
-use airlock::{ToolAnnotations, ToolName};
+use airlock::{Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]
@@ -68,6 +69,8 @@ pub struct CommandTool {
     pub max_output_bytes: usize,
     /// A quota of the tool's own, on top of the server's.
     pub rate: Option<Rate>,
+    /// OAuth scopes an HTTP caller's access token must all hold (none: any valid token).
+    pub scopes: Vec<String>,
     /// Working directory (canonical).
     pub workdir: PathBuf,
     /// Non-secret environment: `env_allow` values read at load, then `env`.
@@ -465,6 +468,22 @@ impl ToolChecker<'_> {
             Some(value) => Some(rate(value, at, tool, "rate")?),
             None => None,
         };
+        let scopes = raw
+            .scopes
+            .as_ref()
+            .map(|scopes| scopes.get_ref().clone())
+            .unwrap_or_default();
+        if scopes.len() > MAX_TOOL_SCOPES || !scopes.iter().all(|scope| Tool::is_scope(scope)) {
+            return Err(at.error(
+                raw.scopes.as_ref().map(|scopes| scopes.span().start),
+                tool,
+                "scopes",
+                &format!(
+                    "at most {MAX_TOOL_SCOPES} scopes, each 1 to {MAX_SCOPE_BYTES} visible \
+                     ASCII characters other than \" and \\"
+                ),
+            ));
+        }
         let stderr = stderr_mode(&raw, at, tool, max_output_bytes)?;
         let success_codes = match &raw.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
@@ -493,6 +512,7 @@ impl ToolChecker<'_> {
             timeout,
             max_output_bytes,
             rate,
+            scopes,
             workdir,
             env,
             secrets,

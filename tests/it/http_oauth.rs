@@ -1,0 +1,687 @@
+//! `airlock serve --http --oauth-…`: airlock as an OAuth 2.1 resource server, against a test
+//! authorization server started by each test on loopback. Its keys are made per run (an RSA
+//! key by `openssl genpkey`, signed with by ring; a P-256 key by ring) and its JWKS is served
+//! over HTTP by a thread of the test, which can also answer slowly, hugely or not at all.
+//! Every refusal of the issue's list is checked with its exact status and `WWW-Authenticate`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ring::rand::SystemRandom;
+use ring::signature::{
+    ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair, RSA_PKCS1_SHA256, RsaKeyPair,
+};
+use serde_json::{Value, json};
+
+use crate::harness::{self, REPLY_TIMEOUT};
+use crate::http::{HttpServer, Reply, exchange, modern, parse_reply, post, scratch_manifest};
+
+const RESOURCE: &str = "https://airlock.test/mcp";
+const ISSUER: &str = "https://issuer.test";
+const METADATA_URL: &str = "https://airlock.test/.well-known/oauth-protected-resource/mcp";
+const STATIC_TOKEN: &str = "it-oauth-static-token-0123456789";
+
+/// `echo` needs the scope `echo:run`; `hello` needs none.
+const MANIFEST: &str = r#"
+[server]
+name = "oauth"
+
+[[tool]]
+name = "echo"
+description = "Echoes its text."
+command = ["echo", "{text}"]
+scopes = ["echo:run"]
+args.text = { type = "string", max_length = 100, description = "What to echo." }
+
+[[tool]]
+name = "hello"
+description = "Says hello."
+command = ["echo", "hello"]
+"#;
+
+fn challenge() -> String {
+    format!(r#"Bearer resource_metadata="{METADATA_URL}""#)
+}
+
+fn invalid_token() -> String {
+    format!(r#"Bearer resource_metadata="{METADATA_URL}", error="invalid_token""#)
+}
+
+fn now() -> i64 {
+    i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs(),
+    )
+    .unwrap()
+}
+
+/// The test authorization server's keys and tokens.
+struct Issuer {
+    rsa: RsaKeyPair,
+    ec: EcdsaKeyPair,
+}
+
+impl Issuer {
+    fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("airlock-it-oauth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let der = dir.join(format!("rsa-{}.der", rand_u64()));
+        let status = harness::spawn_command(std::path::Path::new("openssl"))
+            .args([
+                "genpkey",
+                "-algorithm",
+                "RSA",
+                "-pkeyopt",
+                "rsa_keygen_bits:2048",
+            ])
+            .args(["-outform", "DER", "-out"])
+            .arg(&der)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl makes the test's RSA key");
+        assert!(status.success());
+        // OpenSSL 3.0 writes the DER of an RSA key as PKCS#1.
+        let rsa = RsaKeyPair::from_der(&std::fs::read(&der).unwrap()).unwrap();
+        std::fs::remove_file(&der).unwrap();
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let ec = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        Self { rsa, ec }
+    }
+
+    fn rsa_jwk(&self, kid: &str) -> Value {
+        let public: ring::rsa::PublicKeyComponents<Vec<u8>> = self.rsa.public().into();
+        json!({"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
+               "n": URL_SAFE_NO_PAD.encode(&public.n),
+               "e": URL_SAFE_NO_PAD.encode(&public.e)})
+    }
+
+    fn ec_jwk(&self, kid: &str) -> Value {
+        let point = self.ec.public_key().as_ref();
+        json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig",
+               "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+               "y": URL_SAFE_NO_PAD.encode(&point[33..65])})
+    }
+
+    /// The JWKS at start: `rsa-1` and `ec-1`.
+    fn jwks(&self) -> Value {
+        json!({"keys": [self.rsa_jwk("rsa-1"), self.ec_jwk("ec-1")]})
+    }
+
+    fn rs256(&self, kid: &str, claims: &Value) -> String {
+        let header = json!({"alg": "RS256", "typ": "at+jwt", "kid": kid});
+        sign(&header, claims, |message| {
+            let mut signature = vec![0; self.rsa.public().modulus_len()];
+            self.rsa
+                .sign(
+                    &RSA_PKCS1_SHA256,
+                    &SystemRandom::new(),
+                    message,
+                    &mut signature,
+                )
+                .unwrap();
+            signature
+        })
+    }
+
+    fn es256(&self, kid: &str, claims: &Value) -> String {
+        let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
+        sign(&header, claims, |message| {
+            self.ec
+                .sign(&SystemRandom::new(), message)
+                .unwrap()
+                .as_ref()
+                .to_vec()
+        })
+    }
+}
+
+fn rand_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    ring::rand::SecureRandom::fill(&SystemRandom::new(), &mut bytes).unwrap();
+    u64::from_le_bytes(bytes)
+}
+
+/// `base64url(header).base64url(claims).base64url(signature)`.
+fn sign(header: &Value, claims: &Value, signer: impl Fn(&[u8]) -> Vec<u8>) -> String {
+    let message = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let signature = signer(message.as_bytes());
+    format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature))
+}
+
+/// Claims of a valid token for `sub` with `scope`.
+fn claims(sub: &str, scope: &str) -> Value {
+    json!({"iss": ISSUER, "aud": RESOURCE, "sub": sub, "client_id": "it-agent",
+           "iat": now(), "exp": now() + 300, "scope": scope})
+}
+
+/// How the JWKS endpoint answers.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+enum Mode {
+    /// `200` with the key set.
+    Serve,
+    /// Takes the connection, reads the request, and answers nothing until released.
+    Hold,
+    /// `200` with a body of 4 MiB (written until the reader gives up).
+    Huge,
+    /// Closes the connection at once, unanswered.
+    Down,
+}
+
+/// The test authorization server's JWKS endpoint on loopback.
+struct JwksServer {
+    addr: SocketAddr,
+    mode: Arc<Mutex<Mode>>,
+    keys: Arc<Mutex<Value>>,
+    /// Requests received (fetches started by airlock).
+    fetches: Arc<AtomicUsize>,
+    /// Told when a held fetch arrives; and how to release it.
+    held: mpsc::Receiver<()>,
+    release: mpsc::Sender<()>,
+    /// After a release: whether the held fetch was still waited on.
+    still_open: mpsc::Receiver<bool>,
+}
+
+impl JwksServer {
+    fn start(keys: Value) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mode = Arc::new(Mutex::new(Mode::Serve));
+        let keys = Arc::new(Mutex::new(keys));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (held_tx, held) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let (open_tx, still_open) = mpsc::channel();
+        let (thread_mode, thread_keys, thread_fetches) =
+            (Arc::clone(&mode), Arc::clone(&keys), Arc::clone(&fetches));
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                thread_fetches.fetch_add(1, Ordering::SeqCst);
+                let mode = *thread_mode.lock().unwrap();
+                match mode {
+                    Mode::Serve => {
+                        let body = thread_keys.lock().unwrap().to_string();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        );
+                        let _sent = stream.write_all(format!("{head}{body}").as_bytes());
+                    }
+                    Mode::Hold => {
+                        let _told = held_tx.send(());
+                        let _released = release_rx.recv_timeout(Duration::from_secs(60));
+                        // Whether airlock still waits on this fetch at release (it has not
+                        // closed the connection: its fetch timeout has not passed).
+                        stream.set_nonblocking(true).unwrap();
+                        let open = matches!(
+                            stream.read(&mut [0u8; 1]),
+                            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock
+                        );
+                        let _told = open_tx.send(open);
+                    }
+                    Mode::Huge => {
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                                    Content-Length: 4194304\r\n\r\n{\"keys\":[";
+                        let _sent = stream.write_all(head.as_bytes());
+                        let filler = vec![b' '; 64 * 1024];
+                        for _ in 0..64 {
+                            if stream.write_all(&filler).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    Mode::Down => {}
+                }
+            }
+        });
+        Self {
+            addr,
+            mode,
+            keys,
+            fetches,
+            held,
+            release,
+            still_open,
+        }
+    }
+
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    fn fetches(&self) -> usize {
+        self.fetches.load(Ordering::SeqCst)
+    }
+
+    fn uri(&self) -> String {
+        format!("http://{}/jwks", self.addr)
+    }
+}
+
+/// airlock serving [`MANIFEST`] with OAuth against `jwks`, and the static token too.
+fn serve(jwks: &JwksServer) -> (HttpServer, std::path::PathBuf) {
+    let (dir, manifest) = scratch_manifest(&format!("oauth-{}", rand_u64()), MANIFEST);
+    let uri = jwks.uri();
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--oauth-resource",
+            RESOURCE,
+            "--oauth-issuer",
+            ISSUER,
+            "--oauth-jwks-uri",
+            &uri,
+            "--auth-token-env",
+            "IT_OAUTH_STATIC",
+        ],
+        &[("IT_OAUTH_STATIC", STATIC_TOKEN)],
+    );
+    (server, dir)
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// A modern `tools/list` with `token`.
+fn list(addr: SocketAddr, token: &str) -> Reply {
+    let auth = bearer(token);
+    modern(
+        addr,
+        1,
+        "tools/list",
+        json!({}),
+        &[("Authorization", &auth)],
+    )
+}
+
+/// A modern `tools/call` of `tool` with `token`.
+fn call(addr: SocketAddr, token: &str, tool: &str) -> Reply {
+    let auth = bearer(token);
+    let params = json!({"name": tool, "arguments": if tool == "echo" {json!({"text": "hi"})} else {json!({})}});
+    modern(addr, 2, "tools/call", params, &[("Authorization", &auth)])
+}
+
+fn assert_invalid(reply: &Reply, what: &str) {
+    assert_eq!(reply.status, 401, "{what}: {reply:?}");
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(invalid_token().as_str()),
+        "{what}"
+    );
+    assert_eq!(reply.code(), -32600, "{what}");
+}
+
+#[test]
+fn valid_tokens_are_served_and_each_bad_one_gets_its_exact_401() {
+    let issuer = Issuer::new();
+    let jwks = JwksServer::start(issuer.jwks());
+    let (server, dir) = serve(&jwks);
+    let addr = server.addr;
+    let body = harness::request(1, "tools/list", json!({}));
+
+    // No token: the challenge names the metadata, which names the issuer (discovery).
+    let none = post(addr, &[], &body);
+    assert_eq!(none.status, 401);
+    assert_eq!(none.header("www-authenticate"), Some(challenge().as_str()));
+    let request = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let metadata = exchange(addr, request.as_bytes());
+    assert_eq!(metadata.status, 200);
+    assert_eq!(metadata.header("content-type"), Some("application/json"));
+    assert_eq!(
+        metadata.json(),
+        json!({"resource": RESOURCE, "authorization_servers": [ISSUER],
+               "scopes_supported": ["echo:run"], "bearer_methods_supported": ["header"]})
+    );
+    let root = format!(
+        "GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: {addr}\r\n\
+         Connection: close\r\n\r\n"
+    );
+    assert_eq!(exchange(addr, root.as_bytes()).json(), metadata.json());
+
+    // Valid tokens, RSA and EC, are served; the static token still is.
+    let good = issuer.rs256("rsa-1", &claims("alice", "echo:run"));
+    let reply = list(addr, &good);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    let listed = reply.json();
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "hello"], "tools/list shows every tool");
+    let echoed = call(addr, &good, "echo");
+    assert_eq!(echoed.status, 200, "{echoed:?}");
+    assert_eq!(echoed.json()["result"]["content"][0]["text"], "hi\n");
+    assert_eq!(
+        list(addr, &issuer.es256("ec-1", &claims("bob", ""))).status,
+        200
+    );
+    assert_eq!(list(addr, STATIC_TOKEN).status, 200);
+    assert_eq!(
+        call(addr, STATIC_TOKEN, "echo").status,
+        200,
+        "static tokens are unscoped"
+    );
+
+    // Each bad token: 401, invalid_token.
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = claims("alice", "echo:run");
+        change(&mut claims);
+        issuer.rs256("rsa-1", &claims)
+    };
+    let unsigned = format!(
+        "{}.{}.",
+        URL_SAFE_NO_PAD.encode(json!({"alg": "none", "kid": "rsa-1"}).to_string()),
+        URL_SAFE_NO_PAD.encode(claims("alice", "echo:run").to_string())
+    );
+    // HS256 with the RSA public key as the HMAC secret (the algorithm-confusion attack), in
+    // the forms a confused verifier would use: the key's DER and its JWK.
+    let hmac_with = |secret: &[u8]| {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret);
+        let header = json!({"alg": "HS256", "typ": "at+jwt", "kid": "rsa-1"});
+        sign(&header, &claims("alice", "echo:run"), |message| {
+            ring::hmac::sign(&key, message).as_ref().to_vec()
+        })
+    };
+    let rsa_der = issuer.rsa.public().as_ref().to_vec();
+    let rsa_jwk = issuer.rsa_jwk("rsa-1").to_string();
+    let cases = [
+        ("expired", with(&|c| c["exp"] = json!(now() - 120))),
+        ("not yet valid", with(&|c| c["nbf"] = json!(now() + 120))),
+        (
+            "wrong issuer",
+            with(&|c| c["iss"] = json!("https://evil.test")),
+        ),
+        (
+            "wrong audience",
+            with(&|c| c["aud"] = json!("https://airlock.test/other")),
+        ),
+        (
+            "a token for another resource",
+            with(&|c| c["aud"] = json!("https://other-server.test/mcp")),
+        ),
+        (
+            "unknown kid",
+            issuer.rs256("rsa-9", &claims("alice", "echo:run")),
+        ),
+        ("alg none", unsigned),
+        ("HS256 with the RSA key's DER", hmac_with(&rsa_der)),
+        (
+            "HS256 with the RSA key's JWK",
+            hmac_with(rsa_jwk.as_bytes()),
+        ),
+        (
+            "an EC key's kid on an RSA signature",
+            issuer.rs256("ec-1", &claims("alice", "echo:run")),
+        ),
+        (
+            "no sub",
+            with(&|c| {
+                c.as_object_mut().unwrap().remove("sub");
+            }),
+        ),
+        (
+            "over 8 KiB",
+            with(&|c| c["pad"] = json!("x".repeat(9 * 1024))),
+        ),
+        ("garbage", "not-a-jwt".to_owned()),
+    ];
+    for (what, token) in &cases {
+        assert_invalid(&list(addr, token), what);
+    }
+    assert!(
+        server
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|line| !line.contains(&good[..40])),
+        "no token is logged"
+    );
+
+    // A 1 MiB token: past the head cap, hyper's 431 before any check (no challenge).
+    let huge = with(&|c| c["pad"] = json!("x".repeat(1024 * 1024)));
+    let reply = oversized(addr, &huge);
+    assert_eq!(reply.status, 431);
+    assert_eq!(reply.header("www-authenticate"), None);
+
+    // A valid token without the tool's scope: 403 insufficient_scope naming it; a tool that
+    // needs no scope is served.
+    let unscoped = issuer.rs256("rsa-1", &claims("alice", "files:read"));
+    let refused = call(addr, &unscoped, "echo");
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some(
+            format!(
+                r#"Bearer error="insufficient_scope", scope="echo:run", resource_metadata="{METADATA_URL}""#
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(refused.json()["id"], 2);
+    assert_eq!(refused.code(), -32600);
+    assert_eq!(call(addr, &unscoped, "hello").status, 200);
+    assert_eq!(list(addr, &unscoped).status, 200);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Sends a request whose token is `token` (far past the head cap) and reads the reply, the
+/// writer on its own thread (the server stops reading at its cap).
+fn oversized(addr: SocketAddr, token: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: 0\r\n\r\n"
+    );
+    let mut writer = stream.try_clone().unwrap();
+    let writing = thread::spawn(move || {
+        let _written = writer.write_all(request.as_bytes());
+    });
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&chunk[..n]),
+            Err(_) => break,
+        }
+    }
+    drop(stream);
+    writing.join().unwrap();
+    parse_reply(&raw)
+}
+
+#[test]
+fn a_legacy_session_is_bound_to_the_tokens_subject() {
+    let issuer = Issuer::new();
+    let jwks = JwksServer::start(issuer.jwks());
+    let (server, dir) = serve(&jwks);
+    let alice = bearer(&issuer.rs256("rsa-1", &claims("alice", "echo:run")));
+    let session = crate::http::initialize_with(server.addr, &[("Authorization", &alice)]);
+    let list = harness::request(3, "tools/list", json!({}));
+    let in_session = |auth: &str| {
+        post(
+            server.addr,
+            &[
+                ("Authorization", auth),
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            &list,
+        )
+        .status
+    };
+    // Another token of alice's (a refreshed one) continues it; bob's does not find it.
+    let alice_again = bearer(&issuer.es256("ec-1", &claims("alice", "")));
+    assert_eq!(in_session(&alice), 200);
+    assert_eq!(in_session(&alice_again), 200);
+    let bob = bearer(&issuer.rs256("rsa-1", &claims("bob", "echo:run")));
+    assert_eq!(in_session(&bob), 404);
+    let other_client = {
+        let mut claims = claims("alice", "echo:run");
+        claims["client_id"] = json!("another-agent");
+        bearer(&issuer.rs256("rsa-1", &claims))
+    };
+    assert_eq!(in_session(&other_client), 404);
+    assert_eq!(in_session(&bearer(STATIC_TOKEN)), 404);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_rotated_key_is_fetched_once_and_unknown_kids_cannot_flood_the_issuer() {
+    let issuer = Issuer::new();
+    let jwks = JwksServer::start(issuer.jwks());
+    let (server, dir) = serve(&jwks);
+    assert_eq!(jwks.fetches(), 1, "fetched at start");
+    // The issuer rotates: the EC key is now also published as `ec-2`.
+    jwks.keys.lock().unwrap()["keys"]
+        .as_array_mut()
+        .unwrap()
+        .push(issuer.ec_jwk("ec-2"));
+    let rotated = issuer.es256("ec-2", &claims("alice", ""));
+    assert_eq!(list(server.addr, &rotated).status, 200);
+    assert_eq!(jwks.fetches(), 2, "one fetch for the new kid");
+    assert_eq!(list(server.addr, &rotated).status, 200);
+    for n in 0..5 {
+        let unknown = issuer.es256(&format!("nope-{n}"), &claims("alice", ""));
+        assert_invalid(&list(server.addr, &unknown), "unknown kid");
+    }
+    assert_eq!(jwks.fetches(), 2, "no fetch within the refetch interval");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_jwks_endpoint_that_is_slow_huge_or_down_does_not_stall_requests_with_cached_keys() {
+    let issuer = Issuer::new();
+    for mode in [Mode::Hold, Mode::Huge, Mode::Down] {
+        let jwks = JwksServer::start(issuer.jwks());
+        let (server, dir) = serve(&jwks);
+        let addr = server.addr;
+        let good = issuer.rs256("rsa-1", &claims("alice", "echo:run"));
+        assert_eq!(list(addr, &good).status, 200);
+        jwks.set(mode);
+        // A token naming an unknown kid starts a fetch, which fails in its own way.
+        let unknown = issuer.rs256("rsa-2", &claims("alice", "echo:run"));
+        let waiting = thread::spawn(move || list(addr, &unknown));
+        if mode == Mode::Hold {
+            // While the fetch hangs, tokens whose key is held are served.
+            jwks.held
+                .recv_timeout(REPLY_TIMEOUT)
+                .expect("the fetch arrives");
+            assert_eq!(list(addr, &good).status, 200, "{mode:?}");
+            assert_eq!(call(addr, &good, "echo").status, 200, "{mode:?}");
+            jwks.release.send(()).unwrap();
+            let open = jwks.still_open.recv_timeout(REPLY_TIMEOUT).unwrap();
+            assert!(
+                open,
+                "served before the hanging fetch ended, not after it timed out"
+            );
+        }
+        let refused = waiting.join().unwrap();
+        assert_invalid(&refused, &format!("{mode:?}"));
+        assert_eq!(jwks.fetches(), 2, "{mode:?}");
+        // The held keys are kept.
+        assert_eq!(list(addr, &good).status, 200, "{mode:?}");
+        assert_eq!(
+            list(addr, &issuer.es256("ec-1", &claims("bob", ""))).status,
+            200,
+            "{mode:?}"
+        );
+        drop(server);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn oauth_configurations_that_cannot_be_used_stop_the_server_at_start() {
+    let jwks_down = TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}/jwks", jwks_down.local_addr().unwrap());
+    drop(jwks_down);
+    for (args, want) in [
+        (
+            vec![
+                "--oauth-resource",
+                "http://airlock.example.com/mcp",
+                "--oauth-issuer",
+                ISSUER,
+                "--oauth-jwks-uri",
+                &down,
+            ],
+            "the OAuth resource must be this server's absolute https URI",
+        ),
+        (
+            vec![
+                "--oauth-resource",
+                RESOURCE,
+                "--oauth-issuer",
+                ISSUER,
+                "--oauth-jwks-uri",
+                "http://jwks.example.com/keys",
+            ],
+            "the JWKS URI must be https://",
+        ),
+        (
+            vec!["--oauth-resource", RESOURCE, "--oauth-issuer", ISSUER],
+            "--oauth-resource needs --oauth-jwks-file or --oauth-jwks-uri",
+        ),
+        (
+            vec![
+                "--oauth-resource",
+                RESOURCE,
+                "--oauth-issuer",
+                ISSUER,
+                "--oauth-jwks-uri",
+                &down,
+                "--oauth-algorithm",
+                "HS256",
+            ],
+            "OAuth algorithms must be among",
+        ),
+        (
+            vec![
+                "--oauth-resource",
+                RESOURCE,
+                "--oauth-issuer",
+                ISSUER,
+                "--oauth-jwks-uri",
+                &down,
+            ],
+            "the JWKS could not be fetched: cannot connect",
+        ),
+    ] {
+        let mut all = vec!["serve", "--http", "127.0.0.1:0"];
+        all.extend_from_slice(&args);
+        let (status, stderr) = crate::http_browser::start_failure(&all);
+        assert_ne!(status, Some(0), "{args:?}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
