@@ -332,7 +332,7 @@ impl Registry {
 
     /// Every scope some tool requires, sorted, once each (RFC 9728 `scopes_supported`).
     #[cfg_attr(
-        not(feature = "oauth"),
+        not(any(feature = "oauth", test)),
         expect(dead_code, reason = "used by OAuth only")
     )]
     pub(crate) fn scopes(&self) -> std::collections::BTreeSet<&str> {

@@ -509,6 +509,10 @@ impl Exchange<'_> {
             "call refused: the access token lacks a scope the tool requires"
         );
         let error = McpError::Http(HttpRefusal::InsufficientScope);
+        #[cfg_attr(
+            not(feature = "oauth"),
+            expect(unused_mut, reason = "the challenge is added with OAuth only")
+        )]
         let mut reply = self.error(request, &error, modern);
         #[cfg(feature = "oauth")]
         if let Some(verifier) = &self.state.oauth {

@@ -188,6 +188,32 @@ fn each_failed_check_is_its_own_rejection() {
     );
 }
 
+/// Parsers disagree on which copy of a repeated key wins: a token whose claims repeat `exp`
+/// (one past, one future), `aud` or `sub` is refused whichever copy comes first.
+#[test]
+fn claims_with_a_repeated_key_are_refused() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let (past, future) = (now() - 3600, now() + 3600);
+    for claims in [
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","exp":{past},"exp":{future}}}"#),
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","exp":{future},"exp":{past}}}"#),
+        format!(
+            r#"{{"iss":"{ISSUER}","aud":"https://x.test","aud":"{RESOURCE}","sub":"u","exp":{future}}}"#
+        ),
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","sub":"v","exp":{future}}}"#),
+    ] {
+        let header = URL_SAFE_NO_PAD.encode(signer.header().to_string());
+        let message = format!("{header}.{}", URL_SAFE_NO_PAD.encode(&claims));
+        let signature = signer
+            .pair
+            .sign(&SystemRandom::new(), message.as_bytes())
+            .unwrap();
+        let token = format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+        assert!(verify(&verifier, &token).is_err(), "{claims}");
+    }
+}
+
 #[test]
 fn headers_keys_and_signatures_are_refused_before_any_claim_is_read() {
     let signer = Signer::new("k1");
