@@ -3,6 +3,8 @@
 //! key by `openssl genpkey`, signed with by ring; a P-256 key by ring) and its JWKS is served
 //! over HTTP by a thread of the test, which can also answer slowly, hugely or not at all.
 //! Every refusal of the issue's list is checked with its exact status and `WWW-Authenticate`.
+//! The same test server is also an authorization server (RFC 8414 metadata, a token endpoint
+//! for the client_credentials grant) for the official Python SDK's OAuth client.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -197,6 +199,13 @@ struct JwksServer {
 
 impl JwksServer {
     fn start(keys: Value) -> Self {
+        Self::serving(keys, None)
+    }
+
+    /// With `minter`, also an authorization server: its metadata (RFC 8414) under
+    /// `/.well-known/`, and a token endpoint for the client_credentials grant of the client
+    /// [`CLIENT_ID`], whose tokens `minter` signs for the `resource` asked for.
+    fn serving(keys: Value, minter: Option<Arc<Issuer>>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let mode = Arc::new(Mutex::new(Mode::Serve));
@@ -212,21 +221,36 @@ impl JwksServer {
                 let Ok(mut stream) = stream else { continue };
                 stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                let _read = reader.read_line(&mut request_line);
                 let mut line = String::new();
+                let mut length = 0;
+                let mut authorization = String::new();
                 while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("authorization:") {
+                        authorization = line["authorization:".len()..].trim().to_owned();
+                    }
                     line.clear();
                 }
-                thread_fetches.fetch_add(1, Ordering::SeqCst);
+                let mut body = vec![0; length];
+                let _read = reader.read_exact(&mut body);
+                let path = request_line.split(' ').nth(1).unwrap_or("").to_owned();
                 let mode = *thread_mode.lock().unwrap();
+                if path.ends_with("/jwks") {
+                    thread_fetches.fetch_add(1, Ordering::SeqCst);
+                } else if let Some(minter) = &minter {
+                    let reply = authorization_server(minter, addr, &path, &authorization, &body);
+                    let _sent = stream.write_all(reply.as_bytes());
+                    continue;
+                }
                 match mode {
                     Mode::Serve => {
                         let body = thread_keys.lock().unwrap().to_string();
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
-                             Content-Length: {}\r\nConnection: close\r\n\r\n",
-                            body.len()
-                        );
-                        let _sent = stream.write_all(format!("{head}{body}").as_bytes());
+                        let _sent = stream.write_all(ok_json(&body).as_bytes());
                     }
                     Mode::Hold => {
                         let _told = held_tx.send(());
@@ -277,6 +301,88 @@ impl JwksServer {
     fn uri(&self) -> String {
         format!("http://{}/jwks", self.addr)
     }
+}
+
+/// A `200` JSON reply closing the connection.
+fn ok_json(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The client the test authorization server knows, and its secret.
+const CLIENT_ID: &str = "it-sdk-client";
+const CLIENT_SECRET: &str = "it-sdk-client-secret";
+
+/// The test authorization server at `addr` (issuer `http://ADDR/issuer`): its metadata, and
+/// the client_credentials grant of [`CLIENT_ID`] (HTTP Basic), minting an RS256 token for the
+/// form's `resource` and `scope`. Anything else is `404`, a wrong secret `401`.
+fn authorization_server(
+    minter: &Issuer,
+    addr: SocketAddr,
+    path: &str,
+    authorization: &str,
+    body: &[u8],
+) -> String {
+    let issuer = format!("http://{addr}/issuer");
+    if path.starts_with("/.well-known/") && path.ends_with("/issuer") {
+        let metadata = json!({
+            "issuer": issuer,
+            // Required by the SDK's metadata model; the client_credentials grant never uses it.
+            "authorization_endpoint": format!("http://{addr}/authorize"),
+            "token_endpoint": format!("http://{addr}/token"),
+            "jwks_uri": format!("http://{addr}/jwks"),
+            "grant_types_supported": ["client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "response_types_supported": ["code"],
+        });
+        return ok_json(&metadata.to_string());
+    }
+    if path != "/token" {
+        return "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .to_owned();
+    }
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"));
+    if authorization != format!("Basic {basic}") {
+        return "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .to_owned();
+    }
+    let form: std::collections::HashMap<String, String> = String::from_utf8_lossy(body)
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.to_owned(), url_decode(v)))
+        .collect();
+    let resource = form.get("resource").cloned().unwrap_or_default();
+    let scope = form.get("scope").cloned().unwrap_or_default();
+    let claims = json!({"iss": issuer, "aud": resource, "sub": CLIENT_ID, "client_id": CLIENT_ID,
+                        "iat": now(), "exp": now() + 300, "scope": scope});
+    let token = minter.rs256("rsa-1", &claims);
+    let reply = json!({"access_token": token, "token_type": "Bearer", "expires_in": 300,
+                       "scope": scope});
+    ok_json(&reply.to_string())
+}
+
+/// `application/x-www-form-urlencoded` decoding (`+` and `%XX`).
+fn url_decode(text: &str) -> String {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("00");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
+                i += 2;
+            }
+            byte => out.push(byte),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// airlock serving [`MANIFEST`] with OAuth against `jwks`, and the static token too.
@@ -684,4 +790,80 @@ fn oauth_configurations_that_cannot_be_used_stop_the_server_at_start() {
         assert_ne!(status, Some(0), "{args:?}");
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
+}
+
+/// The official Python SDK's OAuth client (client_credentials, `ClientCredentialsOAuthProvider`)
+/// signs in from airlock's `401` alone: the challenge's `resource_metadata`, the authorization
+/// server it names, a token for the resource (RFC 8707), then lists and calls tools, the
+/// scoped one included because it asked for the scope.
+#[test]
+fn the_official_python_clients_oauth_flow_signs_in_and_calls_a_scoped_tool() {
+    let issuer = Arc::new(Issuer::new());
+    let server_side = JwksServer::serving(issuer.jwks(), Some(Arc::clone(&issuer)));
+    let issuer_url = format!("http://{}/issuer", server_side.addr);
+    // The resource names airlock's own address, which the client connects to: a port chosen
+    // here (free a moment ago).
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let (dir, manifest) = scratch_manifest(&format!("oauth-sdk-{}", rand_u64()), MANIFEST);
+    let listen = format!("127.0.0.1:{port}");
+    let server = HttpServer::start(
+        &harness::airlock(),
+        &[
+            "serve",
+            "--http",
+            &listen,
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--oauth-resource",
+            &resource,
+            "--oauth-issuer",
+            &issuer_url,
+            "--oauth-jwks-uri",
+            &server_side.uri(),
+        ],
+        &[],
+    );
+    let calls = json!([{"name": "echo", "arguments": {"text": "signed in"}}]).to_string();
+    let args: Vec<std::ffi::OsString> = [
+        "--url",
+        &resource,
+        "--calls",
+        &calls,
+        "--oauth-issuer",
+        &issuer_url,
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret",
+        CLIENT_SECRET,
+        "--oauth-scope",
+        "echo:run",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let Some(report) = crate::clients::python_report(&args) else {
+        std::fs::remove_dir_all(dir).unwrap();
+        return;
+    };
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "hello"]);
+    assert_eq!(
+        report["calls"][0]["result"]["content"][0]["text"], "signed in\n",
+        "{report}"
+    );
+    // airlock logged the OAuth identity, never the token.
+    let log = server.log.lock().unwrap().join("\n");
+    assert!(!log.contains("eyJ"), "a JWT in the log:\n{log}");
+    drop(server);
+    std::fs::remove_dir_all(dir).unwrap();
 }

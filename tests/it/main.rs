@@ -35,7 +35,7 @@
 //! - `http_oauth`: `--oauth-…`: airlock as an OAuth resource server against a test
 //!   authorization server on loopback (keys per run, its JWKS served by the test): valid,
 //!   expired, forged and misdirected tokens, scopes per tool, the metadata, a JWKS endpoint
-//!   that is slow, huge or down;
+//!   that is slow, huge or down, and the official Python SDK's OAuth client signing in;
 //! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
