@@ -237,6 +237,21 @@ fn headers_keys_and_signatures_are_refused_before_any_claim_is_read() {
         verify(&verifier, &impostor.token(&impostor.header(), &claims())).unwrap_err(),
         Rejection::Signature
     );
+    // A key carried in the token itself (`jwk`, `jku`, `x5u`) is never used: the attacker's
+    // own key under the held kid still fails the signature.
+    let embedded = json!({"alg": "ES256", "kid": "k1", "jwk": impostor.jwk(),
+                          "jku": "https://evil.example.com/jwks", "x5u": "https://evil.example.com/c"});
+    assert_eq!(
+        verify(&verifier, &impostor.token(&embedded, &claims())).unwrap_err(),
+        Rejection::Signature
+    );
+    // No kid: the one key that can verify the algorithm is used.
+    let no_kid = json!({"alg": "ES256", "typ": "at+jwt"});
+    assert!(verify(&verifier, &signer.token(&no_kid, &claims())).is_ok());
+    assert_eq!(
+        verify(&verifier, &impostor.token(&no_kid, &claims())).unwrap_err(),
+        Rejection::Signature
+    );
     // `alg: none`, with no signature or with one.
     let unsigned = format!(
         "{}.{}.",
