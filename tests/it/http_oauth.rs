@@ -867,3 +867,33 @@ fn the_official_python_clients_oauth_flow_signs_in_and_calls_a_scoped_tool() {
     drop(server);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Beyond loopback, a server with OAuth and no static token is not "without authentication":
+/// the warning is for servers that check no token at all.
+#[test]
+fn a_remote_bind_with_oauth_is_not_warned_as_unauthenticated() {
+    let issuer = Issuer::new();
+    let dir = std::env::temp_dir().join(format!("airlock-it-oauth-remote-{}", rand_u64()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, issuer.jwks().to_string()).unwrap();
+    let warned = |oauth: bool| {
+        let mut args = vec!["serve", "--http", "0.0.0.0:0", "--allow-remote"];
+        if oauth {
+            args.extend([
+                "--oauth-resource",
+                RESOURCE,
+                "--oauth-issuer",
+                ISSUER,
+                "--oauth-jwks-file",
+                jwks.to_str().unwrap(),
+            ]);
+        }
+        let server = HttpServer::start(&harness::airlock(), &args, &[]);
+        let log = server.log.lock().unwrap().join("\n");
+        log.contains("without authentication")
+    };
+    assert!(warned(false));
+    assert!(!warned(true));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -135,6 +135,15 @@ impl HttpConfig {
         self
     }
 
+    /// Whether requests must carry a credential: a static token or an OAuth access token.
+    pub(crate) fn authenticates(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return true;
+        }
+        !self.tokens.is_empty()
+    }
+
     /// This configuration serving HTTPS with `tls`.
     #[must_use]
     pub fn with_tls(mut self, tls: Tls) -> Self {
