@@ -897,3 +897,92 @@ fn a_remote_bind_with_oauth_is_not_warned_as_unauthenticated() {
     assert!(!warned(true));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A JWKS served over HTTPS by a thread of the test with a certificate for `127.0.0.1` from
+/// `pki`'s CA: one request per connection.
+fn https_jwks(pki: &crate::http_tls::Pki, keys: Value) -> (SocketAddr, Arc<AtomicUsize>) {
+    use rustls::pki_types::pem::PemObject;
+    let chain = rustls::pki_types::CertificateDer::pem_file_iter(&pki.cert_file)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_file(&pki.key_file).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&served);
+    thread::spawn(move || {
+        for tcp in listener.incoming() {
+            let Ok(tcp) = tcp else { continue };
+            tcp.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+            let connection = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            let mut tls = rustls::StreamOwned::new(connection, tcp);
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                match tls.read(&mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => break,
+                }
+            }
+            if head.ends_with(b"\r\n\r\n") {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let _sent = tls.write_all(ok_json(&keys.to_string()).as_bytes());
+                tls.conn.send_close_notify();
+                let _flushed = tls.flush();
+            }
+        }
+    });
+    (addr, served)
+}
+
+/// `--oauth-jwks-uri https://…` is fetched over TLS checked against `--oauth-jwks-ca`: with
+/// the CA that signed the server's certificate the keys are fetched and tokens served; with
+/// another CA the handshake fails and airlock does not start.
+#[test]
+fn an_https_jwks_uri_is_fetched_against_the_given_ca_roots_only() {
+    let issuer = Issuer::new();
+    let pki = crate::http_tls::Pki::new("oauth-jwks");
+    let other = crate::http_tls::Pki::new("oauth-jwks-other");
+    let (addr, served) = https_jwks(&pki, issuer.jwks());
+    let uri = format!("https://{addr}/jwks");
+    let oauth = |ca: &std::path::Path| {
+        vec![
+            "serve".to_owned(),
+            "--http".to_owned(),
+            "127.0.0.1:0".to_owned(),
+            "--oauth-resource".to_owned(),
+            RESOURCE.to_owned(),
+            "--oauth-issuer".to_owned(),
+            ISSUER.to_owned(),
+            "--oauth-jwks-uri".to_owned(),
+            uri.clone(),
+            "--oauth-jwks-ca".to_owned(),
+            ca.to_str().unwrap().to_owned(),
+        ]
+    };
+    let args = oauth(&other.ca_file);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, stderr) = crate::http_browser::start_failure(&args);
+    assert_ne!(status, Some(0));
+    assert!(
+        stderr.contains("the JWKS could not be fetched: TLS handshake failed"),
+        "{stderr}"
+    );
+    assert_eq!(served.load(Ordering::SeqCst), 0);
+    let args = oauth(&pki.ca_file);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = HttpServer::start(&harness::airlock(), &args, &[]);
+    assert_eq!(served.load(Ordering::SeqCst), 1);
+    let good = issuer.rs256("rsa-1", &claims("alice", "echo:run"));
+    assert_eq!(list(server.addr, &good).status, 200);
+}
