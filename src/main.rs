@@ -21,7 +21,8 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 use airlock::limits::MAX_TOOL_TIMEOUT;
 use airlock::transport::http::{
-    AllowList, Cidr, HttpConfig, OriginError, Tls, TlsError, TokenError, Tokens, TrustedProxies,
+    AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, Tls,
+    TlsError, TokenError, Tokens, TrustedProxies,
 };
 use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
 use airlock_audit as audit;
@@ -347,6 +348,41 @@ struct HttpFlags {
     /// The private key of --tls-cert, PEM (PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", requires_all = ["http", "tls_cert"])]
     tls_key: Option<PathBuf>,
+    /// Accept OAuth access tokens (JWTs) for this server's canonical URI, as clients name it
+    /// (https://HOST/mcp): tokens must name it in `aud`; the protected resource metadata at
+    /// /.well-known/oauth-protected-resource names it.
+    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_issuer"])]
+    oauth_resource: Option<String>,
+    /// The issuer of the access tokens (their `iss`, exactly).
+    #[arg(long, value_name = "URL", requires = "oauth_resource")]
+    oauth_issuer: Option<String>,
+    /// An authorization server the metadata names (default: the issuer); repeatable.
+    #[arg(long, value_name = "URL", requires = "oauth_resource")]
+    oauth_authorization_server: Vec<String>,
+    /// The issuer's signing keys: a JWKS file, read at start.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_resource",
+        conflicts_with = "oauth_jwks_uri"
+    )]
+    oauth_jwks_file: Option<PathBuf>,
+    /// The issuer's signing keys: its jwks_uri (https, or http on loopback), fetched at start
+    /// and refreshed.
+    #[arg(long, value_name = "URL", requires = "oauth_resource")]
+    oauth_jwks_uri: Option<String>,
+    /// The CA certificates (PEM) an https --oauth-jwks-uri is checked against.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "oauth_jwks_uri",
+        default_value = "/etc/ssl/certs/ca-certificates.crt"
+    )]
+    oauth_jwks_ca: PathBuf,
+    /// An algorithm tokens may be signed with (RS256 RS384 RS512 PS256 PS384 PS512 ES256
+    /// ES384); repeatable; default RS256 and ES256.
+    #[arg(long, value_name = "ALG", requires = "oauth_resource")]
+    oauth_algorithm: Vec<String>,
 }
 
 /// `--http`: an IP address and port; `localhost:PORT` is taken as `127.0.0.1:PORT` (the
@@ -381,6 +417,10 @@ enum HttpFlagsError {
     Origin(#[from] OriginError),
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("--oauth-*: {0}")]
+    OAuth(#[from] OAuthError),
+    #[error("--oauth-resource needs --oauth-jwks-file or --oauth-jwks-uri")]
+    NoJwks,
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -541,7 +581,7 @@ fn serve(
     {
         let text = format!(
             "airlock serve: {addr} is not a loopback address; add --allow-remote to serve it \
-             (and --auth-token-env to require a token)\n"
+             (and --auth-token-env or --oauth-resource to require a token)\n"
         );
         return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
     }
@@ -623,7 +663,10 @@ fn serve(
     let config = match http_config(http) {
         Ok(config) => config,
         Err(error) => {
-            tracing::error!("--auth-token-env: {error}");
+            match error {
+                HttpFlagsError::Token(_) => tracing::error!("--auth-token-env: {error}"),
+                _ => tracing::error!("{error}"),
+            }
             return ExitCode::FAILURE;
         }
     };
@@ -739,10 +782,27 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
     let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
     let proxies = TrustedProxies::new(flags.trusted_proxy.clone());
     let config = HttpConfig::new(allow, tokens, limits).trusting(proxies);
-    match (&flags.tls_cert, &flags.tls_key) {
-        (Some(cert), Some(key)) => Ok(config.with_tls(Tls::from_pem_files(cert, key)?)),
-        _ => Ok(config),
+    let config = match (&flags.tls_cert, &flags.tls_key) {
+        (Some(cert), Some(key)) => config.with_tls(Tls::from_pem_files(cert, key)?),
+        _ => config,
+    };
+    let (Some(resource), Some(issuer)) = (&flags.oauth_resource, &flags.oauth_issuer) else {
+        return Ok(config);
+    };
+    let keys = match (&flags.oauth_jwks_file, &flags.oauth_jwks_uri) {
+        (Some(file), _) => JwksSource::File(file.clone()),
+        (None, Some(uri)) => JwksSource::Uri(JwksUri::parse(uri, &flags.oauth_jwks_ca)?),
+        (None, None) => return Err(HttpFlagsError::NoJwks),
+    };
+    let mut oauth = OAuth::new(resource, issuer, keys)?;
+    if !flags.oauth_authorization_server.is_empty() {
+        oauth = oauth
+            .authorization_servers(flags.oauth_authorization_server.iter().map(String::as_str))?;
     }
+    if !flags.oauth_algorithm.is_empty() {
+        oauth = oauth.algorithms(flags.oauth_algorithm.iter().map(String::as_str))?;
+    }
+    Ok(config.with_oauth(oauth))
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

@@ -2,7 +2,8 @@
 
     python client.py [--era legacy|modern|auto] [--calls JSON|FILE] [--timeout SECONDS] \
         -- COMMAND [ARG...]
-    python client.py [--era ...] [--calls ...] --url URL [--cafile PEM]
+    python client.py [--era ...] [--calls ...] --url URL [--cafile PEM] \
+        [--oauth-issuer URL --oauth-client-id ID --oauth-client-secret SECRET [--oauth-scope S]]
 
 Spawns COMMAND with `stdio_client`, or with --url speaks Streamable HTTP to URL through
 `streamable_http_client` (an https URL verified against the certificates in --cafile, else the
@@ -15,6 +16,11 @@ inline or in a file), and prints one JSON report on stdout.
 A call answered with a JSON-RPC error is reported, not fatal. Anything else that goes wrong
 (the connection, the listing, a call the SDK rejects or that outlives --timeout) is reported
 under "failures" and makes the exit status 1; a connection that never comes up exits 1 too.
+
+With --oauth-issuer, the client signs in with the SDK's OAuth client (the client_credentials
+grant, `ClientCredentialsOAuthProvider`): on the server's 401 it reads the protected resource
+metadata named in `WWW-Authenticate`, the authorization server's metadata, asks its token
+endpoint for a token for the resource (RFC 8707 `resource`), and retries with it.
 """
 
 import argparse
@@ -108,11 +114,43 @@ async def transport(args):
         return
     verify = ssl.create_default_context(cafile=args.cafile) if args.cafile else True
     timeout = httpx2.Timeout(args.timeout)
+    auth = None
+    if args.oauth_issuer:
+        from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+
+        auth = ClientCredentialsOAuthProvider(
+            server_url=args.url,
+            storage=MemoryStorage(),
+            client_id=args.oauth_client_id,
+            client_secret=args.oauth_client_secret,
+            scope=args.oauth_scope,
+            issuer=args.oauth_issuer,
+        )
     async with (
-        httpx2.AsyncClient(verify=verify, timeout=timeout) as http,
+        httpx2.AsyncClient(verify=verify, timeout=timeout, auth=auth) as http,
         streamable_http_client(args.url, http_client=http) as streams,
     ):
         yield streams
+
+
+class MemoryStorage:
+    """The SDK's TokenStorage, in memory: one run, one token."""
+
+    def __init__(self):
+        self.tokens = None
+        self.client_info = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client_info
+
+    async def set_client_info(self, client_info):
+        self.client_info = client_info
 
 
 async def run(args, calls):
@@ -144,6 +182,10 @@ def main():
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
     parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     parser.add_argument("--cafile", help="PEM certificates that an https --url must chain to")
+    parser.add_argument("--oauth-issuer", help="sign in with OAuth client_credentials at this issuer")
+    parser.add_argument("--oauth-client-id")
+    parser.add_argument("--oauth-client-secret")
+    parser.add_argument("--oauth-scope", help="space-separated scopes to ask for")
     parser.add_argument("command", nargs="*", help="the server command, after --")
     args = parser.parse_args()
     if bool(args.url) == bool(args.command):

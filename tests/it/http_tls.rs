@@ -33,16 +33,16 @@ args.text = { type = "string", max_length = 100, description = "What to echo." }
 
 /// A test CA, a server certificate it signed for `localhost` and `127.0.0.1`, and the server's
 /// key, as PEM files in a scratch directory (removed on drop).
-struct Pki {
+pub struct Pki {
     dir: PathBuf,
     ca: CertificateDer<'static>,
-    ca_file: PathBuf,
-    cert_file: PathBuf,
-    key_file: PathBuf,
+    pub ca_file: PathBuf,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
 }
 
 impl Pki {
-    fn new(name: &str) -> Self {
+    pub fn new(name: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("airlock-it-tls-{name}-{}", std::process::id()));
         let _stale = std::fs::remove_dir_all(&dir);

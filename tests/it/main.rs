@@ -32,6 +32,10 @@
 //!   read, garbage) while another client must still be served;
 //! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
 //!   using airlock with `fetch` from a listed origin and refused from another;
+//! - `http_oauth`: `--oauth-…`: airlock as an OAuth resource server against a test
+//!   authorization server on loopback (keys per run, its JWKS served by the test): valid,
+//!   expired, forged and misdirected tokens, scopes per tool, the metadata, a JWKS endpoint
+//!   that is slow, huge or down, and the official Python SDK's OAuth client signing in;
 //! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
@@ -61,6 +65,7 @@ mod hostile;
 mod http;
 mod http_abuse;
 mod http_browser;
+mod http_oauth;
 mod http_tls;
 mod operator;
 mod output;

@@ -510,6 +510,11 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
         ),
         ("bad-negative.toml", "can be negative"),
         ("bad-secret.toml", "`secret_env`: this variable is not set"),
+        (
+            "bad-scopes.toml",
+            "bad-scopes.toml:7:10: tool `deploy`: `scopes`: at most 16 scopes, each 1 to 128 \
+             visible ASCII characters other than \" and \\",
+        ),
         ("bad-path-root.toml", "within must be an existing directory"),
         (
             "bad-unset-variable.toml",

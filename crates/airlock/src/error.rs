@@ -155,6 +155,9 @@ pub enum HttpRefusal {
     Origin,
     /// No bearer token, or not a token this server knows (401).
     Unauthorized,
+    /// An OAuth access token without a scope the called tool requires (403, with
+    /// `WWW-Authenticate: Bearer error="insufficient_scope"`).
+    InsufficientScope,
     /// A CORS preflight from a listed origin asking for a method or request header MCP does
     /// not use (403).
     Preflight,
@@ -557,6 +560,9 @@ impl HttpRefusal {
             Self::Host => "Invalid request: the Host header is not allowed.",
             Self::Origin => "Invalid request: the Origin header is not allowed.",
             Self::Unauthorized => "Invalid request: a valid bearer token is required.",
+            Self::InsufficientScope => {
+                "Invalid request: the access token lacks a scope this tool requires."
+            }
             Self::Preflight => {
                 "Invalid request: the preflight asks for a method or header this endpoint does \
                  not take."
@@ -731,6 +737,7 @@ pub(crate) mod tests {
             HttpRefusal::Origin,
             HttpRefusal::Preflight,
             HttpRefusal::Unauthorized,
+            HttpRefusal::InsufficientScope,
             HttpRefusal::SessionRequired,
             HttpRefusal::SessionNotFound,
             HttpRefusal::VersionHeader,

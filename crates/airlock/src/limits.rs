@@ -381,6 +381,58 @@ pub const MAX_TOKEN_VARIABLE_BYTES: usize = 128;
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
 
+/// Longest OAuth access token (a JWT) read from `Authorization`; a longer one is `401`
+/// `invalid_token` before a byte of it is decoded. Real access tokens are 1 to 2 KiB (a few
+/// claims, an RS256 signature of 342 characters); 8 KiB leaves room for many scopes and a
+/// 4096-bit key's signature, and stays under the head cap ([`MAX_HTTP_HEADER_BYTES`]), so a
+/// longer token still reaches this check rather than hyper's `431`.
+pub const MAX_ACCESS_TOKEN_BYTES: usize = 8 * 1024;
+
+/// Longest `sub` (and client id) of an access token used as a client's identity. The identity
+/// keys quotas and legacy sessions and is logged; identity providers use UUIDs, e-mail
+/// addresses or `provider|id` forms well under this. A longer one is `401` `invalid_token`.
+pub const MAX_TOKEN_SUBJECT_BYTES: usize = 128;
+
+/// Most scopes read from one access token (`scope`, or `scp`); a token with more is `401`
+/// `invalid_token`: each call's check walks them, and no real grant holds this many.
+pub const MAX_TOKEN_SCOPES: usize = 64;
+
+/// Longest scope, in a token, a manifest or the tool builder (RFC 6749 scope tokens are
+/// short words: `files:read`, `https://…/auth/drive.readonly`).
+pub const MAX_SCOPE_BYTES: usize = 128;
+
+/// Most scopes one tool may require.
+pub const MAX_TOOL_SCOPES: usize = 16;
+
+/// Largest JWKS document read, from a file or from `jwks_uri`. A key set of a few RSA-4096
+/// keys is under 10 KiB; past the cap the fetch is abandoned (the keys held are kept) or the
+/// file refused at start, so a huge or endless answer costs at most this much memory.
+pub const MAX_JWKS_BYTES: usize = 64 * 1024;
+
+/// Most keys kept from one JWKS; keys past it are ignored (a log line says so). Providers
+/// publish two or three (the current key and the next).
+pub const MAX_JWKS_KEYS: usize = 32;
+
+/// How long one fetch of `jwks_uri` may take, connect to last body byte. A request that waits
+/// for a fetch (its key is unknown) waits at most this; requests whose key is held never wait
+/// for any fetch. Identity providers answer in well under a second.
+pub const JWKS_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Least time between two fetches of `jwks_uri`, whatever asks for them: tokens naming
+/// unknown `kid`s cannot turn the server into a flood against the identity provider (one
+/// fetch per 30 s at most). A rotated key is picked up by the first token naming it after
+/// that, and by the periodic refresh.
+pub const JWKS_MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+
+/// Age of the held key set after which a request starts a refresh in the background (it does
+/// not wait for it): a key withdrawn by the provider stops being accepted within about this
+/// time plus one fetch. The held keys stay in use until a fetch succeeds.
+pub const JWKS_REFRESH_AFTER: Duration = Duration::from_secs(600);
+
+/// Clock skew tolerated on `exp` and `nbf`: small, as RFC 9068 asks; 30 s covers NTP-kept
+/// clocks, while a token past its expiry is refused within half a minute.
+pub const TOKEN_LEEWAY_SECONDS: u64 = 30;
+
 /// How long a browser may reuse a CORS preflight's answer (`Access-Control-Max-Age`). Not a
 /// defence (every request is checked again), only how long a browser keeps asking less:
 /// 10 minutes, Chromium's own default cap for a preflight cache entry being 2 hours.

@@ -285,7 +285,7 @@ impl Server {
     /// Binding the address failed.
     pub async fn serve_http(&self, addr: SocketAddr, config: HttpConfig) -> io::Result<()> {
         stderr_logging();
-        if !addr.ip().is_loopback() && config.tokens.is_empty() {
+        if !addr.ip().is_loopback() && !config.authenticates() {
             tracing::warn!(
                 %addr,
                 "serving HTTP beyond loopback without authentication: anyone who reaches this \

@@ -100,6 +100,9 @@ fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
     if let Some(rate) = tool.rate {
         builder = builder.rate(rate);
     }
+    if !tool.scopes.is_empty() {
+        builder = builder.scopes(tool.scopes.iter().map(String::as_str));
+    }
     builder.dynamic(
         schema,
         None,

@@ -26,8 +26,9 @@ use crate::sandbox::{
 };
 use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
+use airlock::limits::{MAX_SCOPE_BYTES, MAX_TOOL_SCOPES};
 use airlock::secrets::Secret;
-use airlock::{ToolAnnotations, ToolName};
+use airlock::{Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]
@@ -69,6 +70,8 @@ pub struct CommandTool {
     pub max_output_bytes: usize,
     /// A quota of the tool's own, on top of the server's.
     pub rate: Option<Rate>,
+    /// OAuth scopes an HTTP caller's access token must all hold (none: any valid token).
+    pub scopes: Vec<String>,
     /// Working directory (canonical).
     pub workdir: PathBuf,
     /// Non-secret environment: `env_allow` values read at load, then `env`.
@@ -546,6 +549,22 @@ impl ToolChecker<'_> {
             Some(value) => Some(rate(value, at, tool, "rate")?),
             None => None,
         };
+        let scopes = raw
+            .scopes
+            .as_ref()
+            .map(|scopes| scopes.get_ref().clone())
+            .unwrap_or_default();
+        if scopes.len() > MAX_TOOL_SCOPES || !scopes.iter().all(|scope| Tool::is_scope(scope)) {
+            return Err(at.error(
+                raw.scopes.as_ref().map(|scopes| scopes.span().start),
+                tool,
+                "scopes",
+                &format!(
+                    "at most {MAX_TOOL_SCOPES} scopes, each 1 to {MAX_SCOPE_BYTES} visible \
+                     ASCII characters other than \" and \\"
+                ),
+            ));
+        }
         let stderr = stderr_mode(&raw, at, tool, max_output_bytes)?;
         let success_codes = match &raw.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
@@ -574,6 +593,7 @@ impl ToolChecker<'_> {
             timeout,
             max_output_bytes,
             rate,
+            scopes,
             workdir,
             env,
             secrets,

@@ -167,6 +167,15 @@ impl Manifest {
                     tool.stderr.describe()
                 ),
             );
+            if !tool.scopes.is_empty() {
+                line(
+                    &mut out,
+                    &format!(
+                        "  scopes:  {} (an OAuth caller over HTTP needs them all)",
+                        tool.scopes.join(" ")
+                    ),
+                );
+            }
             line(&mut out, &format!("  workdir: {}", tool.workdir.display()));
             let mut env: Vec<String> = tool
                 .env

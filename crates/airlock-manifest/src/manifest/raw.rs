@@ -99,6 +99,9 @@ pub(crate) struct RawTool {
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
     #[schemars(with = "Option<RawRate>")]
     pub(crate) rate: Option<Spanned<RawRate>>,
+    /// OAuth scopes an HTTP caller's access token must all hold to call the tool.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub(crate) scopes: Option<Spanned<Vec<String>>>,
     #[schemars(with = "Option<String>")]
     pub(crate) workdir: Option<Spanned<String>>,
     #[serde(default)]

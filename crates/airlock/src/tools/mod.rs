@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::error::McpError;
 use crate::handler::Handler;
-use crate::limits::{MAX_TOOL_NAME_BYTES, MAX_TOOLS_COUNT, Rate};
+use crate::limits::{MAX_SCOPE_BYTES, MAX_TOOL_NAME_BYTES, MAX_TOOL_SCOPES, MAX_TOOLS_COUNT, Rate};
 use crate::version::ProtocolVersion;
 
 pub use typed::{HandlerFn, IntoToolOutput, NoArguments, Structured, ToolBuilder};
@@ -69,6 +69,7 @@ pub struct Tool {
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) rate: Option<Rate>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: Arc<dyn Handler>,
 }
 
@@ -90,6 +91,13 @@ impl Tool {
     /// The tool's name as given.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether `scope` may be one of a tool's OAuth scopes ([`ToolBuilder::scopes`]): an RFC
+    /// 6749 scope token (visible ASCII but `"` and `\`) of 1 to
+    /// [`MAX_SCOPE_BYTES`](crate::limits::MAX_SCOPE_BYTES) bytes.
+    pub fn is_scope(scope: &str) -> bool {
+        is_scope(scope)
     }
 }
 
@@ -165,6 +173,13 @@ pub enum BuildError {
     /// More resources than [`MAX_RESOURCES_COUNT`](crate::limits::MAX_RESOURCES_COUNT).
     #[error("more than {} resources", crate::limits::MAX_RESOURCES_COUNT)]
     TooManyResources,
+    /// A scope that is not an RFC 6749 scope token of at most `MAX_SCOPE_BYTES`, or more
+    /// than `MAX_TOOL_SCOPES` scopes.
+    #[error(
+        "tool `{0}`: scopes must be at most {MAX_TOOL_SCOPES} words of 1 to {MAX_SCOPE_BYTES} \
+         visible ASCII characters other than \" and \\"
+    )]
+    InvalidScope(String),
 }
 
 /// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.
@@ -205,6 +220,8 @@ pub(crate) struct ToolDef {
     annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
     rate: Option<Rate>,
+    /// Scopes an OAuth caller must hold, sorted and without repeats.
+    pub(crate) scopes: Box<[Box<str>]>,
     pub(crate) validator: schema::Validator,
     pub(crate) handler: Arc<dyn Handler>,
 }
@@ -231,8 +248,17 @@ impl ToolDef {
         {
             return Err(BuildError::InvalidTimeout(tool.name));
         }
+        if tool.scopes.len() > MAX_TOOL_SCOPES || !tool.scopes.iter().all(|s| is_scope(s)) {
+            return Err(BuildError::InvalidScope(tool.name));
+        }
+        let scopes: std::collections::BTreeSet<Box<str>> = tool
+            .scopes
+            .iter()
+            .map(|scope| scope.as_str().into())
+            .collect();
         Ok(Self {
             name,
+            scopes: scopes.into_iter().collect(),
             title: tool.title,
             description: tool.description,
             input_schema: tool.input_schema,
@@ -260,6 +286,17 @@ impl ToolDef {
                 .filter(|_| version.has_tool_annotations()),
         }
     }
+}
+
+/// Whether `scope` is an RFC 6749 scope token (`%x21 / %x23-5B / %x5D-7E`, so no space, `"`
+/// or `\`) of 1 to [`MAX_SCOPE_BYTES`] bytes: the form a token's `scope` claim and a
+/// `WWW-Authenticate` challenge can carry unquoted-safe.
+pub(crate) fn is_scope(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope.len() <= MAX_SCOPE_BYTES
+        && scope
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
 }
 
 /// The wire form of one tool in `tools/list`.
@@ -321,6 +358,18 @@ impl Registry {
         self.tools
             .iter()
             .filter_map(|tool| tool.rate.map(|rate| (tool.name.as_str(), rate)))
+    }
+
+    /// Every scope some tool requires, sorted, once each (RFC 9728 `scopes_supported`).
+    #[cfg_attr(
+        not(any(feature = "oauth", test)),
+        expect(dead_code, reason = "used by OAuth only")
+    )]
+    pub(crate) fn scopes(&self) -> std::collections::BTreeSet<&str> {
+        self.tools
+            .iter()
+            .flat_map(|tool| tool.scopes.iter().map(|scope| &**scope))
+            .collect()
     }
 
     /// How many tools there are.
@@ -395,6 +444,45 @@ mod tests {
             assert!(
                 matches!(ToolName::parse(bad), Err(BuildError::InvalidToolName(_))),
                 "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn tool_scopes_are_scope_tokens_kept_sorted_once_each() {
+        let scoped = |scopes: &[&str]| {
+            Registry::new(vec![
+                Tool::builder("s")
+                    .description("scoped")
+                    .scopes(scopes.iter().copied())
+                    .dynamic(json!({"type": "object"}), None, Arc::new(Nothing)),
+            ])
+        };
+        let registry = scoped(&["files:write", "files:read", "files:write"]).unwrap();
+        let tool = registry.get("s").unwrap();
+        assert_eq!(
+            &*tool.scopes,
+            [Box::from("files:read"), Box::from("files:write")]
+        );
+        assert_eq!(
+            registry.scopes().into_iter().collect::<Vec<_>>(),
+            ["files:read", "files:write"]
+        );
+        let long = "s".repeat(MAX_SCOPE_BYTES + 1);
+        let many: Vec<String> = (0..=MAX_TOOL_SCOPES).map(|i| format!("s{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        for bad in [
+            &[""][..],
+            &["two words"],
+            &["quo\"te"],
+            &["back\\slash"],
+            &["é"],
+            &[long.as_str()],
+            &many,
+        ] {
+            assert!(
+                matches!(scoped(bad), Err(BuildError::InvalidScope(name)) if name == "s"),
+                "{bad:?}"
             );
         }
     }

@@ -232,6 +232,7 @@ pub struct ToolBuilder {
     annotations: Option<ToolAnnotations>,
     timeout: Option<Duration>,
     rate: Option<Rate>,
+    scopes: Vec<String>,
 }
 
 impl ToolBuilder {
@@ -243,6 +244,7 @@ impl ToolBuilder {
             annotations: None,
             timeout: None,
             rate: None,
+            scopes: Vec::new(),
         }
     }
 
@@ -275,6 +277,21 @@ impl ToolBuilder {
     /// A quota of this tool's own, on top of the server's `tool_call_rate`.
     pub fn rate(mut self, rate: Rate) -> Self {
         self.rate = Some(rate);
+        self
+    }
+
+    /// OAuth scopes a caller's access token must all hold to call this tool over HTTP (see
+    /// `transport::http::OAuth`); none by default. Callers with a static token, and stdio,
+    /// are not scoped. Each scope is an RFC 6749 scope token (visible ASCII but `"` and `\`)
+    /// of at most [`MAX_SCOPE_BYTES`](crate::limits::MAX_SCOPE_BYTES) bytes, at most
+    /// [`MAX_TOOL_SCOPES`](crate::limits::MAX_TOOL_SCOPES) of them; anything else is
+    /// [`BuildError::InvalidScope`](super::BuildError::InvalidScope) when the server is built.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -389,6 +406,7 @@ impl ToolBuilder {
             annotations: self.annotations,
             timeout: self.timeout,
             rate: self.rate,
+            scopes: self.scopes,
             handler,
         }
     }

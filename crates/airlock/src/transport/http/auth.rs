@@ -194,7 +194,7 @@ pub(crate) struct Denied {
 }
 
 /// The token of `Bearer <token>` (scheme in any case, one space).
-fn bearer(value: &[u8]) -> Option<&[u8]> {
+pub(super) fn bearer(value: &[u8]) -> Option<&[u8]> {
     let (scheme, token) = value.split_at_checked(7)?;
     scheme
         .eq_ignore_ascii_case(b"bearer ")

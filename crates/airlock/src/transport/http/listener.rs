@@ -33,11 +33,20 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let local = listener.local_addr()?;
     let state = State::new(shared, config);
+    #[cfg(feature = "oauth")]
+    if let Some(verifier) = &state.oauth
+        && let Err(error) = verifier.load().await
+    {
+        // No keys, no tokens: the server does not start rather than refuse every client.
+        tracing::error!(%error, "OAuth: cannot start without the JWKS");
+        return Err(io::Error::other("the JWKS could not be loaded"));
+    }
     let builder = connection::builder(&state.limits);
     let sweeper = tokio::spawn(sweep(Arc::clone(&state)));
     tracing::info!(
         addr = %local,
         auth = !state.tokens.is_empty(),
+        oauth = state.oauth_on(),
         tls = state.tls.is_some(),
         "serving MCP over HTTP at /mcp"
     );

@@ -53,6 +53,8 @@ mod cors;
 pub mod fuzzing;
 mod headers;
 mod listener;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod proxies;
 mod reply;
 mod request;
@@ -70,6 +72,8 @@ use crate::limits::HttpLimits;
 
 pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
+#[cfg(feature = "oauth")]
+pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
 pub use proxies::{Cidr, TrustedProxies};
 pub use tls::{Tls, TlsError};
 
@@ -96,6 +100,9 @@ pub struct HttpConfig {
     pub proxies: TrustedProxies,
     /// TLS: HTTPS on the listener when set, plain HTTP otherwise.
     pub tls: Option<Tls>,
+    /// OAuth access tokens accepted besides the static tokens (`oauth` feature).
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<OAuth>,
 }
 
 impl HttpConfig {
@@ -107,6 +114,8 @@ impl HttpConfig {
             limits,
             proxies: TrustedProxies::default(),
             tls: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 
@@ -115,6 +124,24 @@ impl HttpConfig {
     pub fn trusting(mut self, proxies: TrustedProxies) -> Self {
         self.proxies = proxies;
         self
+    }
+
+    /// This configuration accepting the OAuth access tokens `oauth` checks (besides any
+    /// static token), serving its protected resource metadata and scoping tool calls.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn with_oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Whether requests must carry a credential: a static token or an OAuth access token.
+    pub(crate) fn authenticates(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return true;
+        }
+        !self.tokens.is_empty()
     }
 
     /// This configuration serving HTTPS with `tls`.
@@ -133,6 +160,8 @@ struct State {
     limits: HttpLimits,
     proxies: TrustedProxies,
     tls: Option<Tls>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<oauth::Verifier>,
     clients: Arc<Clients>,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
@@ -150,8 +179,14 @@ impl State {
             limits,
             proxies,
             tls,
+            #[cfg(feature = "oauth")]
+            oauth,
         } = config;
+        #[cfg(feature = "oauth")]
+        let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry.scopes()));
         Arc::new(Self {
+            #[cfg(feature = "oauth")]
+            oauth,
             calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
             clients: Arc::new(Clients::new(
                 &limits,
@@ -173,6 +208,16 @@ impl State {
             tls,
             shared,
         })
+    }
+}
+
+impl State {
+    /// Whether OAuth access tokens are accepted.
+    fn oauth_on(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        false
     }
 }
 

@@ -27,6 +27,7 @@ use crate::lifecycle;
 use crate::response;
 use crate::version::ProtocolVersion;
 
+use super::auth::Denied;
 use super::body::Body;
 use super::calls::{self, CallOwner, CallSlots};
 use super::clients::ClientKey;
@@ -76,6 +77,12 @@ async fn serve_request(
     sender: &mut Option<ClientKey>,
 ) -> Response<Body> {
     if request.uri().path() != MCP_PATH {
+        #[cfg(feature = "oauth")]
+        if let Some(verifier) = &state.oauth
+            && verifier.is_metadata_path(request.uri().path())
+        {
+            return metadata(state, (from, address), verifier, &request);
+        }
         return garbage(status_only(StatusCode::NOT_FOUND));
     }
     let head = request.headers();
@@ -112,8 +119,8 @@ async fn serve_request(
             garbage(reply)
         };
     }
-    let identity = match state.tokens.check_header(head.get(header::AUTHORIZATION)) {
-        Ok(identity) => identity,
+    let (identity, scopes) = match authenticate(state, head.get(header::AUTHORIZATION)).await {
+        Ok(granted) => granted,
         Err(denied) => {
             tracing::info!(
                 client = %from,
@@ -125,15 +132,9 @@ async fn serve_request(
                 return judged(closing(refusal(&error)), Verdict::Neutral);
             }
             let mut reply = refusal(&McpError::Http(HttpRefusal::Unauthorized));
-            let challenge = if denied.presented {
-                r#"Bearer realm="airlock", error="invalid_token""#
-            } else {
-                r#"Bearer realm="airlock""#
-            };
-            reply.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static(challenge),
-            );
+            reply
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge(state, denied));
             return garbage(reply);
         }
     };
@@ -160,6 +161,7 @@ async fn serve_request(
     }
     let caller = Caller {
         identity,
+        scopes,
         client,
         address: from,
     };
@@ -176,9 +178,106 @@ async fn serve_request(
     }
 }
 
+/// Checks the `Authorization` header: a static token (compared in constant time), else, with
+/// OAuth, an access token. Without either configured, everyone is anonymous. Gives the
+/// caller's identity and, for an access token, its scopes (`None`: not scoped).
+async fn authenticate(
+    state: &State,
+    header: Option<&HeaderValue>,
+) -> Result<(Option<Arc<str>>, Option<Arc<[Box<str>]>>), Denied> {
+    #[cfg(feature = "oauth")]
+    if let Some(verifier) = &state.oauth {
+        if !state.tokens.is_empty()
+            && let Ok(identity) = state.tokens.check_header(header)
+        {
+            return Ok((identity, None));
+        }
+        let Some(token) = header.and_then(|value| super::auth::bearer(value.as_bytes())) else {
+            return Err(Denied {
+                presented: header.is_some(),
+            });
+        };
+        return match verifier.verify(token).await {
+            Ok(grant) => Ok((Some(grant.identity), Some(grant.scopes))),
+            Err(rejection) => {
+                tracing::debug!(?rejection, "access token refused");
+                Err(Denied { presented: true })
+            }
+        };
+    }
+    state
+        .tokens
+        .check_header(header)
+        .map(|identity| (identity, None))
+}
+
+/// The `WWW-Authenticate` value of a `401`: with OAuth, naming the resource metadata (RFC
+/// 9728 §5.1); `error="invalid_token"` when a credential was presented (RFC 6750 §3.1).
+fn challenge(state: &State, denied: Denied) -> HeaderValue {
+    #[cfg(feature = "oauth")]
+    if let Some(verifier) = &state.oauth {
+        return verifier.challenge(denied.presented);
+    }
+    let _static_only = state;
+    HeaderValue::from_static(if denied.presented {
+        r#"Bearer realm="airlock", error="invalid_token""#
+    } else {
+        r#"Bearer realm="airlock""#
+    })
+}
+
+/// `GET` of the protected resource metadata (RFC 9728): after the `Host` and `Origin` checks
+/// and the address's cut-off and request quota, like any request; no token needed.
+#[cfg(feature = "oauth")]
+fn metadata(
+    state: &State,
+    (from, address): (IpAddr, &ClientKey),
+    verifier: &super::oauth::Verifier,
+    request: &Request<Incoming>,
+) -> Response<Body> {
+    let head = request.headers();
+    if !state.allow.host(head.get(header::HOST)) {
+        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
+        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+    }
+    if !state.allow.origin(head.get(header::ORIGIN)) {
+        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
+        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+    }
+    let refused = state
+        .clients
+        .admit_unless_cut_off(address)
+        .and_then(|()| state.clients.admit_request(address));
+    if let Err(error) = refused {
+        return judged(refusal(&error), Verdict::Neutral);
+    }
+    if *request.method() != Method::GET {
+        let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
+        reply
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return garbage(reply);
+    }
+    let mut reply = Response::new(Body::full(hyper::body::Bytes::copy_from_slice(
+        verifier.document(),
+    )));
+    reply.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    reply.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("max-age=3600"),
+    );
+    judged(reply, Verdict::Neutral)
+}
+
 /// Who sent a request.
 struct Caller {
     identity: Option<Arc<str>>,
+    /// An access token's scopes; `None` for a caller that is not scoped (a static token,
+    /// anonymous on loopback).
+    scopes: Option<Arc<[Box<str>]>>,
     client: ClientKey,
     /// The client's address, unmasked (for the audit record).
     address: IpAddr,
@@ -293,6 +392,9 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         head,
         sse: accepts.sse,
     };
+    if let Some(reply) = call.scope_refusal(&request, claims_modern || modern_header) {
+        return reply;
+    }
     if claims_modern {
         return call.modern(request).await;
     }
@@ -376,6 +478,50 @@ impl Exchange<'_> {
             Verdict::Garbage
         };
         judged(json(out, Some(error), modern), verdict)
+    }
+
+    /// For a `tools/call` by a scoped caller of a tool it lacks a scope of: the `403` (RFC
+    /// 6750 §3.1 `insufficient_scope`, naming every scope the tool requires). A tool the
+    /// server does not have is the engine's to refuse.
+    fn scope_refusal(&self, request: &RpcRequest<'_>, modern: bool) -> Option<Response<Body>> {
+        let scopes = self.caller.scopes.as_ref()?;
+        if request.method != RequestMethod::ToolsCall {
+            return None;
+        }
+        let tool = request
+            .params
+            .as_ref()
+            .and_then(|params| params.name.as_ref())
+            .and_then(Text::as_str)
+            .and_then(|name| self.state.shared.registry.get(name))?;
+        if tool
+            .scopes
+            .iter()
+            .all(|scope| scopes.binary_search(scope).is_ok())
+        {
+            return None;
+        }
+        tracing::info!(
+            client = %self.caller.address,
+            identity = ?self.caller.identity,
+            tool = %tool.name.as_str(),
+            status = 403,
+            "call refused: the access token lacks a scope the tool requires"
+        );
+        let error = McpError::Http(HttpRefusal::InsufficientScope);
+        #[cfg_attr(
+            not(feature = "oauth"),
+            expect(unused_mut, reason = "the challenge is added with OAuth only")
+        )]
+        let mut reply = self.error(request, &error, modern);
+        #[cfg(feature = "oauth")]
+        if let Some(verifier) = &self.state.oauth {
+            reply.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                verifier.insufficient_scope(&tool.scopes),
+            );
+        }
+        Some(reply)
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.

@@ -66,7 +66,9 @@ fn refused(refusal: HttpRefusal) -> StatusCode {
         HttpRefusal::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
         HttpRefusal::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         HttpRefusal::Host => StatusCode::MISDIRECTED_REQUEST,
-        HttpRefusal::Origin | HttpRefusal::Preflight => StatusCode::FORBIDDEN,
+        HttpRefusal::Origin | HttpRefusal::Preflight | HttpRefusal::InsufficientScope => {
+            StatusCode::FORBIDDEN
+        }
         HttpRefusal::Unauthorized => StatusCode::UNAUTHORIZED,
         HttpRefusal::SessionRequired | HttpRefusal::VersionHeader => StatusCode::BAD_REQUEST,
         HttpRefusal::SessionNotFound => StatusCode::NOT_FOUND,
@@ -117,6 +119,7 @@ mod tests {
             (HttpRefusal::Origin, 403),
             (HttpRefusal::Preflight, 403),
             (HttpRefusal::Unauthorized, 401),
+            (HttpRefusal::InsufficientScope, 403),
             (HttpRefusal::SessionRequired, 400),
             (HttpRefusal::SessionNotFound, 404),
             (HttpRefusal::VersionHeader, 400),

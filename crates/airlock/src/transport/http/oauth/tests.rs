@@ -1,0 +1,389 @@
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ring::rand::SystemRandom;
+use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use serde_json::{Value, json};
+
+use super::*;
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+const ISSUER: &str = "https://idp.example.com";
+
+/// A P-256 key made for this run, and the JWKS file naming it `kid`.
+struct Signer {
+    pair: EcdsaKeyPair,
+    kid: &'static str,
+}
+
+impl Signer {
+    fn new(kid: &'static str) -> Self {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
+        Self { pair, kid }
+    }
+
+    fn jwk(&self) -> Value {
+        let point = self.pair.public_key().as_ref();
+        json!({"kty": "EC", "crv": "P-256", "kid": self.kid, "use": "sig", "alg": "ES256",
+               "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+               "y": URL_SAFE_NO_PAD.encode(&point[33..65])})
+    }
+
+    fn token(&self, header: &Value, claims: &Value) -> String {
+        let message = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let signature = self
+            .pair
+            .sign(&SystemRandom::new(), message.as_bytes())
+            .unwrap();
+        format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
+    }
+
+    fn header(&self) -> Value {
+        json!({"alg": "ES256", "typ": "at+jwt", "kid": self.kid})
+    }
+}
+
+fn now() -> i64 {
+    i64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs(),
+    )
+    .unwrap()
+}
+
+fn claims() -> Value {
+    json!({"iss": ISSUER, "aud": RESOURCE, "sub": "user-1", "client_id": "agent-7",
+           "exp": now() + 300, "iat": now(), "scope": "files:read tools:run"})
+}
+
+fn verifier(signer: &Signer) -> (Verifier, tempdir::Dir) {
+    let dir = tempdir::Dir::new();
+    let path = dir.0.join("jwks.json");
+    std::fs::write(&path, json!({"keys": [signer.jwk()]}).to_string()).unwrap();
+    let config = OAuth::new(RESOURCE, ISSUER, JwksSource::File(path)).unwrap();
+    (Verifier::new(config, BTreeSet::from(["files:read"])), dir)
+}
+
+mod tempdir {
+    pub(super) struct Dir(pub(super) std::path::PathBuf);
+
+    impl Dir {
+        pub(super) fn new() -> Self {
+            let mut bytes = [0u8; 8];
+            getrandom::fill(&mut bytes).unwrap();
+            let name = format!("airlock-oauth-{}", u64::from_le_bytes(bytes));
+            let path = std::env::temp_dir().join(name);
+            std::fs::create_dir(&path).unwrap();
+            Self(path)
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _removed = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn verify(verifier: &Verifier, token: &str) -> Result<Grant, Rejection> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(verifier.verify(token.as_bytes()))
+}
+
+#[test]
+fn a_valid_token_grants_its_subject_client_and_scopes() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let grant = verify(&verifier, &signer.token(&signer.header(), &claims())).unwrap();
+    assert_eq!(&*grant.identity, "oauth:user-1#agent-7");
+    assert_eq!(
+        &*grant.scopes,
+        [Box::from("files:read"), Box::from("tools:run")]
+    );
+
+    let mut scp = claims();
+    scp.as_object_mut().unwrap().remove("scope");
+    scp.as_object_mut().unwrap().remove("client_id");
+    scp["scp"] = json!(["b", "a", "b"]);
+    scp["azp"] = json!("web");
+    let grant = verify(&verifier, &signer.token(&signer.header(), &scp)).unwrap();
+    assert_eq!(&*grant.identity, "oauth:user-1#web");
+    assert_eq!(&*grant.scopes, [Box::from("a"), Box::from("b")]);
+}
+
+#[test]
+fn each_failed_check_is_its_own_rejection() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut claims = claims();
+        change(&mut claims);
+        verify(&verifier, &signer.token(&signer.header(), &claims))
+    };
+    let leeway = i64::try_from(TOKEN_LEEWAY_SECONDS).unwrap();
+    assert_eq!(
+        with(&|c| c["exp"] = json!(now() - leeway - 5)).unwrap_err(),
+        Rejection::Expired
+    );
+    assert_eq!(
+        with(&|c| {
+            c.as_object_mut().unwrap().remove("exp");
+        })
+        .unwrap_err(),
+        Rejection::Expired
+    );
+    assert_eq!(
+        with(&|c| c["nbf"] = json!(now() + leeway + 60)).unwrap_err(),
+        Rejection::NotYetValid
+    );
+    // Inside the leeway, both ways.
+    assert!(with(&|c| c["exp"] = json!(now() - 5)).is_ok());
+    assert!(with(&|c| c["nbf"] = json!(now() + 5)).is_ok());
+    assert_eq!(
+        with(&|c| c["iss"] = json!("https://evil.example.com")).unwrap_err(),
+        Rejection::Issuer
+    );
+    assert_eq!(
+        with(&|c| c["aud"] = json!("https://other.example.com/mcp")).unwrap_err(),
+        Rejection::Audience
+    );
+    assert!(with(&|c| c["aud"] = json!(["https://other.example.com", RESOURCE])).is_ok());
+    // Type confusion: a string `exp`, a numeric `sub`, a list `iss`.
+    assert!(with(&|c| c["exp"] = json!("99999999999")).is_err());
+    assert!(with(&|c| c["sub"] = json!(12)).is_err());
+    assert!(with(&|c| c["iss"] = json!([ISSUER])).is_err());
+    for (claim, value) in [
+        ("sub", json!("x".repeat(MAX_TOKEN_SUBJECT_BYTES + 1))),
+        ("sub", json!("has space")),
+        ("sub", json!("a#b")),
+        ("sub", json!("")),
+        ("client_id", json!("quo\"te")),
+        ("scope", json!(42)),
+        ("scope", json!("ok bad\"scope")),
+    ] {
+        assert_eq!(
+            with(&|c| c[claim] = value.clone()).unwrap_err(),
+            Rejection::Claims,
+            "{claim}: {value}"
+        );
+    }
+    let many: Vec<String> = (0..=MAX_TOKEN_SCOPES).map(|i| format!("s{i}")).collect();
+    assert_eq!(
+        with(&|c| c["scope"] = json!(many.join(" "))).unwrap_err(),
+        Rejection::Claims
+    );
+}
+
+/// Parsers disagree on which copy of a repeated key wins: a token whose claims repeat `exp`
+/// (one past, one future), `aud` or `sub` is refused whichever copy comes first.
+#[test]
+fn claims_with_a_repeated_key_are_refused() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let (past, future) = (now() - 3600, now() + 3600);
+    for claims in [
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","exp":{past},"exp":{future}}}"#),
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","exp":{future},"exp":{past}}}"#),
+        format!(
+            r#"{{"iss":"{ISSUER}","aud":"https://x.test","aud":"{RESOURCE}","sub":"u","exp":{future}}}"#
+        ),
+        format!(r#"{{"iss":"{ISSUER}","aud":"{RESOURCE}","sub":"u","sub":"v","exp":{future}}}"#),
+    ] {
+        let header = URL_SAFE_NO_PAD.encode(signer.header().to_string());
+        let message = format!("{header}.{}", URL_SAFE_NO_PAD.encode(&claims));
+        let signature = signer
+            .pair
+            .sign(&SystemRandom::new(), message.as_bytes())
+            .unwrap();
+        let token = format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+        assert!(verify(&verifier, &token).is_err(), "{claims}");
+    }
+}
+
+#[test]
+fn headers_keys_and_signatures_are_refused_before_any_claim_is_read() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let token = signer.token(&signer.header(), &claims());
+    // Unknown kid (a file source: no refresh).
+    let other = Signer {
+        pair: Signer::new("x").pair,
+        kid: "k2",
+    };
+    assert_eq!(
+        verify(&verifier, &other.token(&other.header(), &claims())).unwrap_err(),
+        Rejection::UnknownKey
+    );
+    // The right kid, another key: the signature fails.
+    let impostor = Signer {
+        pair: Signer::new("x").pair,
+        kid: "k1",
+    };
+    assert_eq!(
+        verify(&verifier, &impostor.token(&impostor.header(), &claims())).unwrap_err(),
+        Rejection::Signature
+    );
+    // A key carried in the token itself (`jwk`, `jku`, `x5u`) is never used: the attacker's
+    // own key under the held kid still fails the signature.
+    let embedded = json!({"alg": "ES256", "kid": "k1", "jwk": impostor.jwk(),
+                          "jku": "https://evil.example.com/jwks", "x5u": "https://evil.example.com/c"});
+    assert_eq!(
+        verify(&verifier, &impostor.token(&embedded, &claims())).unwrap_err(),
+        Rejection::Signature
+    );
+    // No kid: the one key that can verify the algorithm is used.
+    let no_kid = json!({"alg": "ES256", "typ": "at+jwt"});
+    assert!(verify(&verifier, &signer.token(&no_kid, &claims())).is_ok());
+    assert_eq!(
+        verify(&verifier, &impostor.token(&no_kid, &claims())).unwrap_err(),
+        Rejection::Signature
+    );
+    // `alg: none`, with no signature or with one.
+    let unsigned = format!(
+        "{}.{}.",
+        URL_SAFE_NO_PAD.encode(json!({"alg": "none", "kid": "k1"}).to_string()),
+        URL_SAFE_NO_PAD.encode(claims().to_string())
+    );
+    assert_eq!(verify(&verifier, &unsigned).unwrap_err(), Rejection::Header);
+    // HS256 (an algorithm never allowed), and RS256 (allowed, but no RSA key is held).
+    for alg in ["HS256", "RS256", "EdDSA"] {
+        let header = json!({"alg": alg, "kid": "k1"});
+        let forged = signer.token(&header, &claims());
+        let rejection = verify(&verifier, &forged).unwrap_err();
+        assert!(
+            matches!(rejection, Rejection::Header | Rejection::UnknownKey),
+            "{alg}: {rejection:?}"
+        );
+    }
+    // A flipped signature byte, garbage, and an over-long token.
+    let mut bytes = token.clone().into_bytes();
+    let last = bytes.len() - 2;
+    bytes[last] = if bytes[last] == b'A' { b'B' } else { b'A' };
+    assert_eq!(
+        verify(&verifier, std::str::from_utf8(&bytes).unwrap()).unwrap_err(),
+        Rejection::Signature
+    );
+    assert_eq!(
+        verify(&verifier, "not.a.jwt").unwrap_err(),
+        Rejection::Header
+    );
+    assert_eq!(
+        verify(&verifier, "onlyonepart").unwrap_err(),
+        Rejection::Header
+    );
+    let long = format!("{token}{}", "A".repeat(MAX_ACCESS_TOKEN_BYTES));
+    assert_eq!(verify(&verifier, &long).unwrap_err(), Rejection::TooLong);
+    assert!(verify(&verifier, &token).is_ok());
+}
+
+#[test]
+fn the_metadata_and_challenges_name_the_configured_resource() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let document: Value = serde_json::from_slice(verifier.document()).unwrap();
+    assert_eq!(
+        document,
+        json!({"resource": RESOURCE, "authorization_servers": [ISSUER],
+               "scopes_supported": ["files:read"], "bearer_methods_supported": ["header"]})
+    );
+    assert!(verifier.is_metadata_path("/.well-known/oauth-protected-resource"));
+    assert!(verifier.is_metadata_path("/.well-known/oauth-protected-resource/mcp"));
+    assert!(!verifier.is_metadata_path("/.well-known/oauth-protected-resource/other"));
+    let url = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp";
+    assert_eq!(
+        verifier.challenge(false),
+        format!(r#"Bearer resource_metadata="{url}""#)
+    );
+    assert_eq!(
+        verifier.challenge(true),
+        format!(r#"Bearer resource_metadata="{url}", error="invalid_token""#)
+    );
+    assert_eq!(
+        verifier.insufficient_scope(&[Box::from("a:b"), Box::from("c")]),
+        format!(r#"Bearer error="insufficient_scope", scope="a:b c", resource_metadata="{url}""#)
+    );
+}
+
+#[test]
+fn configurations_outside_the_accepted_forms_are_refused_at_start() {
+    let keys = || JwksSource::File("/nonexistent/jwks.json".into());
+    for resource in [
+        "http://mcp.example.com/mcp",
+        "https://mcp.example.com/mcp#frag",
+        "https://mcp.example.com/mcp?q=1",
+        "https://user@mcp.example.com/mcp",
+        "mcp.example.com/mcp",
+        "https://mcp.example.com/a\"b",
+        "/mcp",
+    ] {
+        assert_eq!(
+            OAuth::new(resource, ISSUER, keys()).unwrap_err(),
+            OAuthError::Resource,
+            "{resource}"
+        );
+    }
+    assert_eq!(
+        OAuth::new(RESOURCE, "http://idp.example.com", keys()).unwrap_err(),
+        OAuthError::Issuer
+    );
+    assert_eq!(
+        OAuth::new("http://127.0.0.1:8080/mcp", "http://localhost:9/", keys()).unwrap_err(),
+        OAuthError::JwksFile
+    );
+    let dir = tempdir::Dir::new();
+    let path = dir.0.join("jwks.json");
+    for bad in [
+        json!({"keys": []}),
+        json!({"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "h"}]}),
+        json!({"nokeys": 1}),
+    ] {
+        std::fs::write(&path, bad.to_string()).unwrap();
+        assert_eq!(
+            OAuth::new(RESOURCE, ISSUER, JwksSource::File(path.clone())).unwrap_err(),
+            OAuthError::JwksInvalid,
+            "{bad}"
+        );
+    }
+    std::fs::write(&path, " ".repeat(crate::limits::MAX_JWKS_BYTES + 1)).unwrap();
+    assert_eq!(
+        OAuth::new(RESOURCE, ISSUER, JwksSource::File(path.clone())).unwrap_err(),
+        OAuthError::JwksFile
+    );
+    let signer = Signer::new("k1");
+    std::fs::write(&path, json!({"keys": [signer.jwk()]}).to_string()).unwrap();
+    let config = || OAuth::new(RESOURCE, ISSUER, JwksSource::File(path.clone())).unwrap();
+    for names in [&["HS256"][..], &["none"], &[], &["EdDSA"]] {
+        assert_eq!(
+            config().algorithms(names.iter().copied()).unwrap_err(),
+            OAuthError::Algorithm
+        );
+    }
+    assert!(config().algorithms(["ES256", "PS256"]).is_ok());
+    assert_eq!(
+        config().authorization_servers(["ftp://x"]).unwrap_err(),
+        OAuthError::Issuer
+    );
+    assert_eq!(
+        JwksUri::parse("http://idp.example.com/jwks", Path::new("/x")).unwrap_err(),
+        OAuthError::JwksUri
+    );
+    assert!(JwksUri::parse("http://127.0.0.1:9/jwks", Path::new("/x")).is_ok());
+    assert_eq!(
+        JwksUri::parse("https://idp.example.com/jwks", Path::new("/nonexistent")).unwrap_err(),
+        OAuthError::JwksRoots
+    );
+}
