@@ -54,10 +54,13 @@ pub mod fuzzing;
 mod headers;
 mod listener;
 mod proxies;
+mod replicas;
 mod reply;
 mod request;
 mod session;
 mod status;
+#[cfg(feature = "redis")]
+mod store;
 mod tls;
 mod write_timeout;
 
@@ -71,6 +74,8 @@ use crate::limits::HttpLimits;
 pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
 pub use proxies::{Cidr, TrustedProxies};
+#[cfg(feature = "redis")]
+pub use store::{SharedStore, StoreError, Unreachable};
 pub use tls::{Tls, TlsError};
 
 pub(crate) use listener::serve;
@@ -96,6 +101,10 @@ pub struct HttpConfig {
     pub proxies: TrustedProxies,
     /// TLS: HTTPS on the listener when set, plain HTTP otherwise.
     pub tls: Option<Tls>,
+    /// Where quotas, in-flight caps and legacy sessions are counted when replicas share them;
+    /// none (the default): in this process.
+    #[cfg(feature = "redis")]
+    pub store: Option<SharedStore>,
 }
 
 impl HttpConfig {
@@ -107,6 +116,8 @@ impl HttpConfig {
             limits,
             proxies: TrustedProxies::default(),
             tls: None,
+            #[cfg(feature = "redis")]
+            store: None,
         }
     }
 
@@ -121,6 +132,15 @@ impl HttpConfig {
     #[must_use]
     pub fn with_tls(mut self, tls: Tls) -> Self {
         self.tls = Some(tls);
+        self
+    }
+
+    /// This configuration counting its quotas, in-flight caps and legacy sessions in `store`,
+    /// with every other replica that uses the same store and namespace.
+    #[cfg(feature = "redis")]
+    #[must_use]
+    pub fn shared_store(mut self, store: SharedStore) -> Self {
+        self.store = Some(store);
         self
     }
 }
@@ -138,19 +158,49 @@ struct State {
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
     connections: Arc<Connections>,
+    /// The store every replica counts in, when one is configured.
+    #[cfg(feature = "redis")]
+    store: StartedStore,
 }
 
+/// A running shared store, if any.
+#[cfg(feature = "redis")]
+type StartedStore = Option<Arc<store::Store>>;
+
+/// Without the `redis` feature there is no shared store.
+#[cfg(not(feature = "redis"))]
+struct StartedStore;
+
 impl State {
-    /// The state of a server of `shared` configured by `config`: no session, client or
-    /// connection yet.
+    /// The state of a server of `shared` configured by `config`, counting in this process:
+    /// no session, client or connection yet.
+    #[cfg(any(test, fuzzing))]
     fn new(shared: Arc<Shared>, config: HttpConfig) -> Arc<Self> {
+        #[cfg(feature = "redis")]
+        let store = None;
+        #[cfg(not(feature = "redis"))]
+        let store = StartedStore;
+        Self::with_store(shared, config, store)
+    }
+
+    /// The same, counting in `store` when there is one (started from `config.store`).
+    fn with_store(shared: Arc<Shared>, config: HttpConfig, store: StartedStore) -> Arc<Self> {
         let HttpConfig {
             allow,
             tokens,
             limits,
             proxies,
             tls,
+            #[cfg(feature = "redis")]
+                store: _,
         } = config;
+        #[cfg(not(feature = "redis"))]
+        let StartedStore = store;
+        #[cfg(feature = "redis")]
+        if store.is_some() {
+            // The transport charges the server's quotas in the store before the engine.
+            shared.quotas.delegate();
+        }
         Arc::new(Self {
             calls: Arc::new(Semaphore::new(shared.limits().max_in_flight.get())),
             clients: Arc::new(Clients::new(
@@ -172,6 +222,8 @@ impl State {
             proxies,
             tls,
             shared,
+            #[cfg(feature = "redis")]
+            store,
         })
     }
 }
