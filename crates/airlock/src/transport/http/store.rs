@@ -22,9 +22,10 @@
 //!   `DELETE`. A replica that does not hold a session builds its engine from this record.
 //!
 //! Every call runs under [`STORE_CALL_TIMEOUT`]. A failure or timeout marks the store down
-//! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it and
-//! the others go straight to the policy: fail closed (`-31503`, `503`) or local limits. The
-//! first success after that logs one `info` line. The URL (which may hold a password) is a
+//! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it
+//! (every connection must answer a `PING` first, so that none still reconnecting fails the
+//! next request) and the others go straight to the policy: fail closed (`-31503`, `503`) or
+//! local limits. The first success after that logs one `info` line. The URL (which may hold a password) is a
 //! [`SecretString`] and is never logged; Redis's error texts are never logged either, only
 //! their kind.
 
@@ -327,6 +328,20 @@ impl Store {
             {
                 return None;
             }
+            // Every connection must answer before the store counts as back: one that has not
+            // reconnected yet would fail the next request and mark it down again.
+            let probe = tokio::time::timeout(STORE_CALL_TIMEOUT, self.every_connection_answers());
+            match probe.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    self.failed(Some(error.kind()));
+                    return None;
+                }
+                Err(_elapsed) => {
+                    self.failed(None);
+                    return None;
+                }
+            }
         }
         let outcome = tokio::time::timeout(STORE_CALL_TIMEOUT, operation).await;
         match outcome {
@@ -345,6 +360,15 @@ impl Store {
                 None
             }
         }
+    }
+
+    /// `PING` on each connection in turn.
+    async fn every_connection_answers(&self) -> RedisResult<()> {
+        for connection in std::iter::once(&self.first).chain(&self.more) {
+            let mut connection = connection.clone();
+            let _pong: String = redis::cmd("PING").query_async(&mut connection).await?;
+        }
+        Ok(())
     }
 
     fn failed(&self, kind: Option<redis::ErrorKind>) {
