@@ -37,6 +37,8 @@ use super::session::Session;
 use super::store::{Refused, SessionRecord, Store, Unreachable};
 #[cfg(feature = "redis")]
 use crate::engine::Engine;
+#[cfg(feature = "redis")]
+use std::sync::atomic::Ordering;
 
 impl State {
     /// One request of `client`, whatever it carries: the client's request quota.
@@ -158,6 +160,7 @@ impl State {
                 Some(Some(record)) if record.identity.as_ref() != identity => Ok(None),
                 Some(Some(record)) => match local {
                     Some(session) => {
+                        session.shared.store(true, Ordering::Relaxed);
                         if record.confirmed {
                             // Confirmed on another replica (`notifications/initialized`).
                             session.engine().confirm_handshake();
@@ -172,18 +175,29 @@ impl State {
                             record.confirmed,
                         );
                         tracing::debug!("legacy session taken over from the shared store");
-                        self.sessions
-                            .adopt(id, engine, identity.cloned(), caller.client.clone())
-                            .map(Some)
+                        let session = self.sessions.adopt(
+                            id,
+                            engine,
+                            identity.cloned(),
+                            caller.client.clone(),
+                        )?;
+                        session.shared.store(true, Ordering::Relaxed);
+                        Ok(Some(session))
                     }
                 },
-                Some(None) => {
-                    // Ended on another replica, or idle there for too long.
-                    if local.is_some() {
-                        self.sessions.close(id, identity);
+                Some(None) => match local {
+                    // Opened here while the store was unreachable (local limits): shared now.
+                    Some(session) if !session.shared.load(Ordering::Relaxed) => {
+                        self.publish_session(id, &session, caller).await?;
+                        Ok(Some(session))
                     }
-                    Ok(None)
-                }
+                    // Ended on another replica, or idle there for too long.
+                    Some(_) => {
+                        self.sessions.close(id, identity);
+                        Ok(None)
+                    }
+                    None => Ok(None),
+                },
                 None => {
                     self.unreachable(store)?;
                     Ok(local)
@@ -217,7 +231,7 @@ impl State {
             };
             let idle = self.limits.session_idle_timeout;
             match store.session_open(id, &record, idle).await {
-                Some(true) => {}
+                Some(true) => session.shared.store(true, Ordering::Relaxed),
                 Some(false) => {
                     self.sessions.close(id, caller.identity.as_ref());
                     return Err(McpError::Internal("session id taken in the shared store"));

@@ -39,6 +39,10 @@ pub(crate) struct Session {
     owner: ClientKey,
     last_used: Mutex<Instant>,
     tasks: Mutex<HashMap<Ticket, AbortHandle>>,
+    /// Whether the shared store has this session's record (opened while it was unreachable,
+    /// under local limits, it has not).
+    #[cfg(feature = "redis")]
+    pub(crate) shared: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -155,6 +159,8 @@ impl Sessions {
             owner,
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
+            #[cfg(feature = "redis")]
+            shared: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(previous) = map.insert(id, Arc::clone(&session)) {
             previous.stop_all();
