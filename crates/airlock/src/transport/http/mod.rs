@@ -39,7 +39,10 @@
 //! (one request: the boundary's checks, the era, the session, the engine), `calls` (a call's
 //! task, its slots, its JSON or SSE reply), `reply` (statuses, bodies and verdicts of replies);
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
-//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`).
+//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`), and
+//! `replicas`, which decides whether quotas, call slots and sessions are counted here or, with
+//! `HttpConfig::shared_store` (the `redis` feature), in the Redis every replica shares
+//! (`store`).
 
 mod auth;
 mod body;
