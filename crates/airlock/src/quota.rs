@@ -287,6 +287,26 @@ mod tests {
         assert!(quotas.admit_call("other").is_err());
     }
 
+    /// Issue 20: with a shared store the engine must not count what the store counted.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn delegated_quotas_admit_in_the_engine_and_count_only_when_asked_locally() {
+        let quotas = Quotas::with_clock(
+            &limits(Some(Rate::new_const(60, 1)), Some(Rate::new_const(60, 1))),
+            [],
+            QuotaClock::manual(),
+        );
+        quotas.delegate();
+        for _ in 0..10 {
+            quotas.admit_call("t").unwrap();
+            quotas.admit_cheap().unwrap();
+        }
+        quotas.admit_call_locally("t").unwrap();
+        assert_eq!(retry(quotas.admit_call_locally("t")), 1000);
+        quotas.admit_cheap_locally().unwrap();
+        assert_eq!(retry(quotas.admit_cheap_locally()), 1000);
+    }
+
     #[test]
     fn no_quota_means_no_limit() {
         let quotas = Quotas::with_clock(&limits(None, None), [], QuotaClock::manual());
