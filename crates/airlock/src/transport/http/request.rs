@@ -149,6 +149,11 @@ async fn serve_request(
     }
     *sender = Some(client.clone());
     if let Err(error) = state.admit_request(&client).await {
+        if error == McpError::StoreUnavailable {
+            // Said once, at `warn`, when the store went away; not once per request.
+            tracing::debug!(client = %from, "request refused: the shared quota store is unreachable");
+            return judged(refusal(&error), Verdict::Neutral);
+        }
         tracing::info!(
             client = %from,
             identity = ?identity,
