@@ -10,6 +10,11 @@
 //!     cargo build --release --example bench_server
 //!     bench_server                       # stdio
 //!     bench_server --http 127.0.0.1:PORT # Streamable HTTP at /mcp, both eras
+//!
+//! For the shared quota store's figures (`tools/store-bench.sh`, BENCHMARKS.md "Shared quota
+//! store (issue 20)"): `BENCH_QUOTAS=1` turns every quota on (server, cheap methods, per
+//! client) at rates no run reaches, so each request is checked but never refused, and
+//! `BENCH_REDIS_URL=redis://…` counts them (and the in-flight leases) in that Redis.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
@@ -17,8 +22,8 @@ use std::process::ExitCode;
 
 use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
-use airlock::transport::http::{AllowList, HttpConfig, Tokens};
-use airlock::{Limits, Server, Tool, ToolAnnotations, ToolOutput};
+use airlock::transport::http::{AllowList, HttpConfig, SharedStore, Tokens};
+use airlock::{Limits, Rate, Server, Tool, ToolAnnotations, ToolOutput};
 use serde::Deserialize;
 
 /// Arguments of `echo`.
@@ -46,9 +51,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let quotas = std::env::var_os("BENCH_QUOTAS").is_some_and(|v| v == "1");
     let mut limits = Limits::default();
-    limits.tool_call_rate = None;
-    limits.cheap_method_rate = None;
+    limits.tool_call_rate = quotas.then_some(UNREACHED);
+    limits.cheap_method_rate = quotas.then_some(UNREACHED);
     limits.max_in_flight = NonZeroUsize::new(1024).unwrap_or(NonZeroUsize::MIN);
     let built = Server::builder("bench", "0.0.0")
         .limits(limits)
@@ -63,14 +69,26 @@ fn main() -> ExitCode {
         Ok(server) => server,
         Err(_) => return ExitCode::FAILURE,
     };
-    match http {
-        Some(addr) => server.run_http(
-            addr,
-            HttpConfig::new(AllowList::default(), Tokens::none(), bench_http_limits()),
-        ),
-        None => server.run_stdio(),
+    let Some(addr) = http else {
+        return server.run_stdio();
+    };
+    let mut http_limits = bench_http_limits();
+    if quotas {
+        http_limits.client_call_rate = Some(UNREACHED);
+        http_limits.client_request_rate = Some(UNREACHED);
     }
+    let mut config = HttpConfig::new(AllowList::default(), Tokens::none(), http_limits);
+    if let Ok(url) = std::env::var("BENCH_REDIS_URL") {
+        match SharedStore::redis(url.into(), "bench") {
+            Ok(store) => config = config.shared_store(store),
+            Err(_) => return ExitCode::FAILURE,
+        }
+    }
+    server.run_http(addr, config)
 }
+
+/// A quota every request passes through and no benchmark reaches.
+const UNREACHED: Rate = Rate::new_const(1_000_000_000, 1_000_000);
 
 /// Per-client quotas off and the connection caps raised; timeouts, header and body caps keep
 /// their defaults.

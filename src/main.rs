@@ -21,8 +21,8 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 use airlock::limits::MAX_TOOL_TIMEOUT;
 use airlock::transport::http::{
-    AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, Tls,
-    TlsError, TokenError, Tokens, TrustedProxies,
+    AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, SharedStore,
+    StoreError, Tls, TlsError, TokenError, Tokens, TrustedProxies, Unreachable,
 };
 use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
 use airlock_audit as audit;
@@ -383,6 +383,35 @@ struct HttpFlags {
     /// ES384); repeatable; default RS256 and ES256.
     #[arg(long, value_name = "ALG", requires = "oauth_resource")]
     oauth_algorithm: Vec<String>,
+    /// Where quotas, in-flight caps and legacy sessions are counted: `local` (this process)
+    /// or `redis` (shared by every replica using the same Redis and namespace; the URL is
+    /// read from --redis-url-env). Default: the manifest's `[limits] quota_store`, else local.
+    #[arg(long, value_name = "STORE", requires = "http", value_parser = ["local", "redis"])]
+    quota_store: Option<String>,
+    /// The environment variable holding the Redis URL (redis://[:PASSWORD@]HOST[:PORT][/DB]);
+    /// never the URL itself, which may hold a password.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "AIRLOCK_REDIS_URL",
+        allow_hyphen_values = true
+    )]
+    redis_url_env: String,
+    /// The prefix of every key (`[A-Za-z0-9_.-]`, at most 64 bytes): replicas of one deployment
+    /// share it, other deployments on the same Redis use their own. Default: the manifest's
+    /// `[limits] redis_namespace`, else `airlock`.
+    #[arg(long, value_name = "NAME")]
+    redis_namespace: Option<String>,
+    /// While Redis is unreachable: `fail-closed` (refuse with -31503 / HTTP 503) or `local`
+    /// (each replica applies its own limits until Redis answers). Default: the manifest's
+    /// `[limits] redis_unreachable`, else fail-closed.
+    #[arg(long, value_name = "POLICY", value_parser = ["fail-closed", "local"])]
+    redis_unreachable: Option<String>,
+    /// Expiry of an in-flight lease in Redis, in milliseconds (renewed every third of it): how
+    /// soon a replica that died gives its calls' slots back. Default: the manifest's
+    /// `[limits] redis_lease_ms`, else 15000.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1000..=3_600_000))]
+    redis_lease_ms: Option<u64>,
 }
 
 /// `--http`: an IP address and port; `localhost:PORT` is taken as `127.0.0.1:PORT` (the
@@ -411,7 +440,7 @@ fn parse_cidr(text: &str) -> Result<Cidr, String> {
 /// Why the HTTP flags cannot be served.
 #[derive(Debug, thiserror::Error)]
 enum HttpFlagsError {
-    #[error(transparent)]
+    #[error("--auth-token-env: {0}")]
     Token(#[from] TokenError),
     #[error("--allow-origin must be http://HOST[:PORT] or https://HOST[:PORT], not {:?}", .0.0)]
     Origin(#[from] OriginError),
@@ -421,6 +450,15 @@ enum HttpFlagsError {
     OAuth(#[from] OAuthError),
     #[error("--oauth-resource needs --oauth-jwks-file or --oauth-jwks-uri")]
     NoJwks,
+    #[error("--quota-store redis: {0}")]
+    Store(#[from] StoreError),
+    #[error(
+        "--quota-store redis: the variable {0} (--redis-url-env) is not set or not UTF-8; put \
+         the Redis URL in it"
+    )]
+    StoreUrlMissing(String),
+    #[error("--redis-url-env takes the NAME of an environment variable, not the URL (not shown)")]
+    StoreUrlVariable,
 }
 
 /// Limits given on the command line; they override the manifest's.
@@ -660,7 +698,8 @@ fn serve(
             }
         }
     }
-    let config = match http_config(http) {
+    let store = manifest.shared_store.clone();
+    let (config, store_url) = match http_config(http, store.as_ref()) {
         Ok(config) => config,
         Err(error) => {
             match error {
@@ -670,8 +709,22 @@ fn serve(
             return ExitCode::FAILURE;
         }
     };
-    // The tokens join the redactor: one that reaches a command's output is replaced there.
-    match command::server_with(manifest, config.tokens.secrets(), Some(call_log)) {
+    // Nor the Redis URL's: it may hold the store's password.
+    if let Some(url) = &store_url
+        && let Some(tool) = passes_variable(&manifest, url.name())
+    {
+        tracing::error!(
+            tool,
+            variable = url.name(),
+            "this tool would receive the Redis URL's variable; refused"
+        );
+        return ExitCode::FAILURE;
+    }
+    // The tokens (and the Redis URL) join the redactor: one that reaches a command's output
+    // is replaced there.
+    let mut secrets = config.tokens.secrets();
+    secrets.extend(store_url);
+    match command::server_with(manifest, secrets, Some(call_log)) {
         Ok(server) => server.run_http(addr, config),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
@@ -752,8 +805,12 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
     }
 }
 
-/// The HTTP configuration the flags describe.
-fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
+/// The HTTP configuration the flags (over the manifest's `[limits]` store settings)
+/// describe, and the Redis URL as a secret for the redactor when a shared store is used.
+fn http_config(
+    flags: &HttpFlags,
+    manifest: Option<&manifest::StoreSettings>,
+) -> Result<(HttpConfig, Option<airlock::secrets::Secret>), HttpFlagsError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
@@ -781,28 +838,63 @@ fn http_config(flags: &HttpFlags) -> Result<HttpConfig, HttpFlagsError> {
     }
     let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
     let proxies = TrustedProxies::new(flags.trusted_proxy.clone());
-    let config = HttpConfig::new(allow, tokens, limits).trusting(proxies);
-    let config = match (&flags.tls_cert, &flags.tls_key) {
-        (Some(cert), Some(key)) => config.with_tls(Tls::from_pem_files(cert, key)?),
-        _ => config,
-    };
-    let (Some(resource), Some(issuer)) = (&flags.oauth_resource, &flags.oauth_issuer) else {
-        return Ok(config);
-    };
-    let keys = match (&flags.oauth_jwks_file, &flags.oauth_jwks_uri) {
-        (Some(file), _) => JwksSource::File(file.clone()),
-        (None, Some(uri)) => JwksSource::Uri(JwksUri::parse(uri, &flags.oauth_jwks_ca)?),
-        (None, None) => return Err(HttpFlagsError::NoJwks),
-    };
-    let mut oauth = OAuth::new(resource, issuer, keys)?;
-    if !flags.oauth_authorization_server.is_empty() {
-        oauth = oauth
-            .authorization_servers(flags.oauth_authorization_server.iter().map(String::as_str))?;
+    let mut config = HttpConfig::new(allow, tokens, limits).trusting(proxies);
+    if let (Some(cert), Some(key)) = (&flags.tls_cert, &flags.tls_key) {
+        config = config.with_tls(Tls::from_pem_files(cert, key)?);
     }
-    if !flags.oauth_algorithm.is_empty() {
-        oauth = oauth.algorithms(flags.oauth_algorithm.iter().map(String::as_str))?;
+    if let (Some(resource), Some(issuer)) = (&flags.oauth_resource, &flags.oauth_issuer) {
+        let keys = match (&flags.oauth_jwks_file, &flags.oauth_jwks_uri) {
+            (Some(file), _) => JwksSource::File(file.clone()),
+            (None, Some(uri)) => JwksSource::Uri(JwksUri::parse(uri, &flags.oauth_jwks_ca)?),
+            (None, None) => return Err(HttpFlagsError::NoJwks),
+        };
+        let mut oauth = OAuth::new(resource, issuer, keys)?;
+        if !flags.oauth_authorization_server.is_empty() {
+            oauth = oauth.authorization_servers(
+                flags.oauth_authorization_server.iter().map(String::as_str),
+            )?;
+        }
+        if !flags.oauth_algorithm.is_empty() {
+            oauth = oauth.algorithms(flags.oauth_algorithm.iter().map(String::as_str))?;
+        }
+        config = config.with_oauth(oauth);
     }
-    Ok(config.with_oauth(oauth))
+    let redis = match flags.quota_store.as_deref() {
+        Some(store) => store == "redis",
+        None => manifest.is_some(),
+    };
+    if !redis {
+        return Ok((config, None));
+    }
+    let name = flags.redis_url_env.as_str();
+    if !Tokens::is_variable_name(name) {
+        return Err(HttpFlagsError::StoreUrlVariable);
+    }
+    let url = std::env::var(name).map_err(|_| HttpFlagsError::StoreUrlMissing(name.to_owned()))?;
+    let url = secrecy::SecretString::from(url);
+    let namespace = flags
+        .redis_namespace
+        .as_deref()
+        .or(manifest.and_then(|store| store.namespace.as_deref()))
+        .unwrap_or("airlock");
+    let unreachable = match flags.redis_unreachable.as_deref() {
+        Some("local") => Unreachable::LocalLimits,
+        Some(_) => Unreachable::FailClosed,
+        None if manifest.is_some_and(|store| store.local_when_unreachable) => {
+            Unreachable::LocalLimits
+        }
+        None => Unreachable::FailClosed,
+    };
+    let mut store = SharedStore::redis(url.clone(), namespace)?.when_unreachable(unreachable);
+    let lease = flags
+        .redis_lease_ms
+        .map(Duration::from_millis)
+        .or(manifest.and_then(|store| store.lease_ttl));
+    if let Some(lease) = lease {
+        store = store.with_lease_ttl(lease)?;
+    }
+    let secret = airlock::secrets::Secret::new(name.to_owned(), url);
+    Ok((config.shared_store(store), Some(secret)))
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

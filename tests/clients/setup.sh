@@ -12,6 +12,10 @@
 #                 and server-everything, the reference server of the README's audit figures
 #   /usr/bin/chromium  Debian's `chromium` package, for the browser (CORS) test in
 #                 tests/it/http_browser.rs: installed with apt-get when missing (as root)
+#   /usr/bin/redis-server  Debian's `redis-server` package, for the shared quota store tests
+#                 in tests/it/redis.rs (each test starts its own on a free loopback port):
+#                 installed with apt-get when missing (as root); the packaged service is
+#                 stopped and disabled, the tests need none
 #
 #   bash tests/clients/setup.sh
 #
@@ -129,7 +133,27 @@ browser_half() {
     say "browser: $(/usr/bin/chromium --version 2>/dev/null || echo 'chromium (version unknown)')"
 }
 
+redis_half() {
+    if [ ! -x /usr/bin/redis-server ]; then
+        command -v apt-get >/dev/null \
+            || die "redis: no /usr/bin/redis-server and no apt-get: install redis-server by hand"
+        [ "$(id -u)" = 0 ] \
+            || die "redis: no /usr/bin/redis-server: run 'apt-get install redis-server' as root"
+        say "redis: apt-get install redis-server"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            redis-server >/dev/null
+        [ -x /usr/bin/redis-server ] || die "redis: the package installed no /usr/bin/redis-server"
+        # The tests start their own servers; the packaged one on 6379 is not wanted.
+        if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
+            systemctl disable --now redis-server >/dev/null 2>&1 || true
+        fi
+    fi
+    say "redis: $(/usr/bin/redis-server --version 2>/dev/null | cut -d' ' -f1-3 || echo 'redis-server (version unknown)')"
+}
+
 mkdir -p "$env_dir"
+redis_half
 python_half
 node_half
 audit_half

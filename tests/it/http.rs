@@ -778,7 +778,7 @@ pub fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::pat
 /// Whether any process has `pid` as its parent (from /proc).
 /// Whether a process named `name` runs below `pid` (a command runs under its sandbox
 /// launcher, next to the tools' idle launchers, so "has a child" says nothing).
-fn runs_a_descendant(pid: u32, name: &str) -> bool {
+pub fn runs_a_descendant(pid: u32, name: &str) -> bool {
     let parent_and_name = |of: u32| -> Option<(u32, String)> {
         let stat = std::fs::read_to_string(format!("/proc/{of}/stat")).ok()?;
         let (head, after) = stat.rsplit_once(") ")?;

@@ -38,6 +38,9 @@
 //!   that is slow, huge or down, and the official Python SDK's OAuth client signing in;
 //! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
+//! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
+//!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
+//!   stopped and restarted, a replica killed with a call in flight, the URL's password;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`).
 
@@ -71,6 +74,7 @@ mod operator;
 mod output;
 mod product;
 mod protocol;
+mod redis;
 mod redteam;
 mod sandbox;
 mod serve;

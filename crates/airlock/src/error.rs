@@ -273,6 +273,10 @@ pub enum McpError {
         /// Milliseconds until the quota admits the request, from the limiter.
         retry_after_ms: u64,
     },
+    /// The shared quota store (HTTP replicas' Redis) cannot be reached and the server fails
+    /// closed: nothing is admitted that the shared limits could not count.
+    #[error("shared quota store unreachable")]
+    StoreUnavailable,
     /// A tool handler panicked.
     #[error("tool handler panicked")]
     ToolPanicked,
@@ -518,6 +522,11 @@ impl McpError {
                 "Too many connections from this address; retry later.",
                 Some(ErrorData::limit("max_connections_per_address", *limit)),
             ),
+            Self::StoreUnavailable => (
+                C::OVERLOADED,
+                "The shared quota store is unreachable; retry later.",
+                None,
+            ),
             Self::TooManySessions { limit } => (
                 C::OVERLOADED,
                 "Too many sessions; retry later.",
@@ -691,6 +700,7 @@ pub(crate) mod tests {
             McpError::NumberOutOfRange,
             McpError::Overloaded { limit: 8 },
             McpError::RateLimited { retry_after_ms: 5 },
+            McpError::StoreUnavailable,
             McpError::ToolPanicked,
             McpError::ClientBusy { limit: 4 },
             McpError::TooManyConnections { limit: 4 },

@@ -357,6 +357,35 @@ pub const CLIENT_REQUEST_RATE: Rate = Rate::new_const(3000, 100);
 /// server-wide [`MAX_IN_FLIGHT`], so one client cannot take every slot.
 pub const MAX_CLIENT_IN_FLIGHT: usize = 4;
 
+/// Longest wait for one call to the shared quota store (Redis), connecting included; past it
+/// the store counts as unreachable for that request (`-31503` when failing closed, else the
+/// local limits). A quota check on one loopback or LAN round trip takes well under a
+/// millisecond; 250 ms rides out a busy store without letting a dead one stall every request.
+pub const STORE_CALL_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How often, while the shared store is unreachable, one request tries it again; the others
+/// go straight to the policy without waiting for a timeout. Recovery is noticed within this.
+pub const STORE_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Connections each replica keeps to the shared store. Each is multiplexed (many commands in
+/// flight on one socket), so a few keep one slow reply from holding up every other check.
+pub const STORE_CONNECTIONS: usize = 4;
+
+/// Default expiry of an in-flight lease in the shared store: a replica renews the leases of
+/// its running calls every third of it, so a replica that dies gives its calls' slots back
+/// within this. Short enough that a crash costs its clients seconds, long enough that a store
+/// pausing for a moment does not drop leases of calls still running.
+pub const STORE_LEASE_TTL: Duration = Duration::from_secs(15);
+
+/// Shortest and longest configurable lease expiry (renewals at a third of it must stay well
+/// above [`STORE_CALL_TIMEOUT`]; past an hour a dead replica's slots stay taken too long).
+pub const STORE_LEASE_TTL_RANGE: (Duration, Duration) =
+    (Duration::from_secs(1), Duration::from_secs(3600));
+
+/// Longest key namespace of the shared store, in bytes (`[A-Za-z0-9_.-]`): it prefixes
+/// every key, so that deployments sharing one Redis never share limits.
+pub const MAX_STORE_NAMESPACE_BYTES: usize = 64;
+
 /// Most HTTP clients whose quota state is kept. Past it, idle entries are dropped first; if
 /// all are active, requests of clients not yet tracked get `-31429` (fail closed) rather than
 /// memory growing with the number of source addresses an attacker controls.

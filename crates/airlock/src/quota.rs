@@ -7,11 +7,16 @@
 //! session of a server (one per process on stdio).
 //!
 //! The clock is ours so tests can drive it by hand instead of sleeping.
+//!
+//! An HTTP server whose replicas share a quota store (the `redis` feature) counts these same
+//! quotas there instead, before the engine sees the request: it marks them delegated, so the
+//! engine's checks admit at once, and charges them here only while the store is unreachable
+//! and its policy is to fall back on local limits.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use governor::clock::Clock;
@@ -31,6 +36,8 @@ pub struct Quotas {
     tool_calls: Option<Limiter>,
     cheap: Option<Limiter>,
     per_tool: HashMap<Box<str>, Limiter>,
+    /// Counted by a shared store before the engine (see the module header).
+    delegated: AtomicBool,
 }
 
 impl Quotas {
@@ -55,6 +62,7 @@ impl Quotas {
                 .map(|(name, rate)| (Box::from(name), limiter(rate)))
                 .collect(),
             clock,
+            delegated: AtomicBool::new(false),
         }
     }
 
@@ -64,6 +72,14 @@ impl Quotas {
     ///
     /// [`McpError::RateLimited`] with the wait.
     pub fn admit_cheap(&self) -> Result<(), McpError> {
+        if self.delegated.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.admit_cheap_locally()
+    }
+
+    /// Admits one cheap request here, even when the quotas are delegated to a shared store.
+    pub(crate) fn admit_cheap_locally(&self) -> Result<(), McpError> {
         self.check(self.cheap.as_ref())
     }
 
@@ -74,8 +90,23 @@ impl Quotas {
     ///
     /// [`McpError::RateLimited`] with the wait.
     pub fn admit_call(&self, tool: &str) -> Result<(), McpError> {
+        if self.delegated.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.admit_call_locally(tool)
+    }
+
+    /// Admits one call of `tool` here, even when the quotas are delegated to a shared store.
+    pub(crate) fn admit_call_locally(&self, tool: &str) -> Result<(), McpError> {
         self.check(self.per_tool.get(tool))?;
         self.check(self.tool_calls.as_ref())
+    }
+
+    /// From now on the engine's checks admit everything: a shared store counts these quotas
+    /// (and [`Quotas::admit_call_locally`] while it is unreachable).
+    #[cfg(feature = "redis")]
+    pub(crate) fn delegate(&self) {
+        self.delegated.store(true, Ordering::Relaxed);
     }
 
     fn check(&self, limiter: Option<&Limiter>) -> Result<(), McpError> {
@@ -97,6 +128,7 @@ impl std::fmt::Debug for Quotas {
             .field("tool_calls", &self.tool_calls.is_some())
             .field("cheap", &self.cheap.is_some())
             .field("per_tool", &self.per_tool.len())
+            .field("delegated", &self.delegated.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -253,6 +285,26 @@ mod tests {
         quotas.admit_call("other").unwrap();
         quotas.admit_call("other").unwrap();
         assert!(quotas.admit_call("other").is_err());
+    }
+
+    /// Issue 20: with a shared store the engine must not count what the store counted.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn delegated_quotas_admit_in_the_engine_and_count_only_when_asked_locally() {
+        let quotas = Quotas::with_clock(
+            &limits(Some(Rate::new_const(60, 1)), Some(Rate::new_const(60, 1))),
+            [],
+            QuotaClock::manual(),
+        );
+        quotas.delegate();
+        for _ in 0..10 {
+            quotas.admit_call("t").unwrap();
+            quotas.admit_cheap().unwrap();
+        }
+        quotas.admit_call_locally("t").unwrap();
+        assert_eq!(retry(quotas.admit_call_locally("t")), 1000);
+        quotas.admit_cheap_locally().unwrap();
+        assert_eq!(retry(quotas.admit_cheap_locally()), 1000);
     }
 
     #[test]

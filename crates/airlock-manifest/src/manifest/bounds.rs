@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::raw::{RawLimits, RawRate, RawResources, RawStderr, RawTool};
+use super::checked::StoreSettings;
+use super::raw::{
+    RawLimits, RawQuotaStore, RawRate, RawResources, RawStderr, RawTool, RawUnreachable,
+};
 use super::{Located, ManifestError};
 use crate::sandbox::Resources;
 use airlock::limits::{
@@ -40,6 +43,76 @@ impl StderrMode {
             Self::Drop => "dropped".to_owned(),
         }
     }
+}
+
+/// `[limits] quota_store` and the `redis_*` keys: `None` for the local store (the default).
+pub(super) fn shared_store(
+    raw: &RawLimits,
+    at: &Located<'_>,
+) -> Result<Option<StoreSettings>, ManifestError> {
+    if raw.quota_store != Some(RawQuotaStore::Redis) {
+        let stray = [
+            raw.redis_namespace
+                .as_ref()
+                .map(|v| ("limits.redis_namespace", v.span().start)),
+            raw.redis_lease_ms
+                .as_ref()
+                .map(|v| ("limits.redis_lease_ms", v.span().start)),
+        ];
+        if let Some((field, start)) = stray.into_iter().flatten().next() {
+            return Err(at.error(Some(start), None, field, "needs quota_store = \"redis\""));
+        }
+        if raw.redis_unreachable.is_some() {
+            return Err(at.error(
+                None,
+                None,
+                "limits.redis_unreachable",
+                "needs quota_store = \"redis\"",
+            ));
+        }
+        return Ok(None);
+    }
+    let namespace = match &raw.redis_namespace {
+        Some(value) => {
+            let name = value.get_ref();
+            let plain = !name.is_empty()
+                && name.len() <= airlock::limits::MAX_STORE_NAMESPACE_BYTES
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || b"_.-".contains(&byte));
+            if !plain {
+                return Err(at.error(
+                    Some(value.span().start),
+                    None,
+                    "limits.redis_namespace",
+                    "must be 1 to 64 bytes of A-Z a-z 0-9 _ . -",
+                ));
+            }
+            Some(name.clone())
+        }
+        None => None,
+    };
+    let lease_ttl = match &raw.redis_lease_ms {
+        Some(value) => {
+            let lease = Duration::from_millis(*value.get_ref());
+            let (min, max) = airlock::limits::STORE_LEASE_TTL_RANGE;
+            if lease < min || lease > max {
+                return Err(at.error(
+                    Some(value.span().start),
+                    None,
+                    "limits.redis_lease_ms",
+                    "must be between 1000 (1 s) and 3600000 (1 h)",
+                ));
+            }
+            Some(lease)
+        }
+        None => None,
+    };
+    Ok(Some(StoreSettings {
+        namespace,
+        local_when_unreachable: raw.redis_unreachable == Some(RawUnreachable::Local),
+        lease_ttl,
+    }))
 }
 
 pub(super) fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, ManifestError> {

@@ -15,7 +15,7 @@ use secrecy::SecretString;
 use super::arguments::arg;
 use super::argv::template;
 pub use super::bounds::StderrMode;
-use super::bounds::{limits, output_cap, rate, resources, stderr_mode, timeout};
+use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
 use super::raw::{RawManifest, RawTool};
 use super::risk::{self, Reading, Risk};
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
@@ -45,8 +45,24 @@ pub struct Manifest {
     pub instructions: Option<String>,
     /// The server's limits.
     pub limits: Limits,
+    /// `[limits] quota_store = "redis"`: quotas, in-flight caps and legacy HTTP sessions
+    /// shared by every replica (`airlock serve --http`); `None`: counted in the process.
+    pub shared_store: Option<StoreSettings>,
     /// The tools, in file order.
     pub tools: Vec<CommandTool>,
+}
+
+/// The shared store settings of `[limits]` (the URL is never in a manifest: it comes from
+/// the environment, as it may hold a password).
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct StoreSettings {
+    /// `redis_namespace`: the prefix of every key; `None` for the program's default.
+    pub namespace: Option<String>,
+    /// `redis_unreachable = "local"`: each replica's own limits while Redis is unreachable
+    /// (the default is to fail closed).
+    pub local_when_unreachable: bool,
+    /// `redis_lease_ms`: the expiry of an in-flight lease; `None` for the default.
+    pub lease_ttl: Option<Duration>,
 }
 
 /// One checked command tool.
@@ -104,6 +120,7 @@ pub(super) fn check(
     let at = Located { source, text };
     super::defaults::expanded(&mut raw, &at)?;
     let limits = limits(&raw.limits, &at)?;
+    let shared_store = shared_store(&raw.limits, &at)?;
     let default_output = match &raw.limits.max_output_bytes {
         Some(value) => output_cap(value, &at, None)?,
         None => MAX_OUTPUT_BYTES,
@@ -163,6 +180,7 @@ pub(super) fn check(
         title: server.title,
         instructions: server.instructions,
         limits,
+        shared_store,
         tools,
     })
 }

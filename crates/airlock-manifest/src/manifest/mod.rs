@@ -29,7 +29,7 @@ use std::io::Read;
 use serde::Deserialize as _;
 use std::path::Path;
 
-pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind};
+pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind, StoreSettings};
 pub(crate) use describe::input_schema;
 pub use schema::{SCHEMA_FILE, json_schema};
 

@@ -68,6 +68,32 @@ pub(crate) struct RawLimits {
     pub(crate) tool_call_rate: Option<Spanned<RawRate>>,
     #[schemars(with = "Option<RawRate>")]
     pub(crate) cheap_method_rate: Option<Spanned<RawRate>>,
+    /// Where quotas, in-flight caps and legacy HTTP sessions are counted.
+    pub(crate) quota_store: Option<RawQuotaStore>,
+    /// The prefix of the shared store's keys.
+    #[schemars(with = "Option<String>")]
+    pub(crate) redis_namespace: Option<Spanned<String>>,
+    /// What the server does while the shared store is unreachable.
+    pub(crate) redis_unreachable: Option<RawUnreachable>,
+    /// Expiry of an in-flight lease in the shared store, in milliseconds.
+    #[schemars(with = "Option<u64>")]
+    pub(crate) redis_lease_ms: Option<Spanned<u64>>,
+}
+
+/// `quota_store`: this process, or Redis shared by every replica (URL from the environment).
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawQuotaStore {
+    Local,
+    Redis,
+}
+
+/// `redis_unreachable`: refuse (`-31503`), or each replica's local limits.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum RawUnreachable {
+    FailClosed,
+    Local,
 }
 
 /// A quota: `{ per_minute = 60, burst = 10 }`.

@@ -177,6 +177,42 @@ impl Engine {
         self.lifecycle.version()
     }
 
+    /// A legacy session of `shared`'s server taken over from another replica, at the step of
+    /// the handshake the shared store recorded for it: `version` negotiated, and
+    /// `notifications/initialized` received when `confirmed`.
+    #[cfg(feature = "redis")]
+    pub(crate) fn resumed(
+        shared: Arc<Shared>,
+        client: Client,
+        version: ProtocolVersion,
+        confirmed: bool,
+    ) -> Self {
+        let mut engine = Self::for_client(shared, client);
+        engine.lifecycle.initialized(version);
+        if confirmed {
+            engine.lifecycle.confirmed();
+        }
+        engine
+    }
+
+    /// Records `notifications/initialized` received by another replica (a shared store says
+    /// so); no effect unless `initialize` was answered and not yet confirmed.
+    #[cfg(feature = "redis")]
+    pub(crate) fn confirm_handshake(&mut self) {
+        self.lifecycle.confirmed();
+    }
+
+    /// The handshake so far, for a shared store: the negotiated revision and whether
+    /// `notifications/initialized` confirmed it; `None` before `initialize` was answered.
+    #[cfg(feature = "http")]
+    pub(crate) fn handshake(&self) -> Option<(ProtocolVersion, bool)> {
+        match self.lifecycle {
+            Lifecycle::AwaitingInitialize => None,
+            Lifecycle::AwaitingInitialized(version) => Some((version, false)),
+            Lifecycle::Ready(version) => Some((version, true)),
+        }
+    }
+
     /// Handles one frame (a line without its ending), appending any reply to `out`.
     pub fn handle(&mut self, frame: &[u8], out: &mut Vec<u8>) -> Effect {
         let parsed = envelope::parse(frame, self.shared.limits.max_json_depth.get());

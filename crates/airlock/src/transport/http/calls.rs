@@ -39,7 +39,11 @@ const SSE_QUEUE: usize = 8;
 /// has ended and its reply has been written (or dropped), however each ends.
 pub(super) struct CallSlots {
     pub(super) _server: OwnedSemaphorePermit,
-    pub(super) _client: Slot,
+    /// The client's slot when counted here.
+    pub(super) _client: Option<Slot>,
+    /// The server's and the client's leases when counted in the shared store.
+    #[cfg(feature = "redis")]
+    pub(super) _lease: Option<super::store::Lease>,
 }
 
 /// Whose engine a call reports to.
@@ -272,7 +276,9 @@ mod tests {
             super::super::clients::ClientKey::of(None, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)));
         let slots = CallSlots {
             _server: Arc::clone(&server).try_acquire_owned().unwrap(),
-            _client: clients.enter(&client).unwrap(),
+            _client: Some(clients.enter(&client).unwrap()),
+            #[cfg(feature = "redis")]
+            _lease: None,
         };
         let reply = Body::full(Bytes::from_static(b"{}")).holding(Arc::new(slots));
         assert_eq!(server.available_permits(), 0);

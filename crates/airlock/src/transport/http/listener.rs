@@ -32,7 +32,19 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let local = listener.local_addr()?;
-    let state = State::new(shared, config);
+    #[cfg(feature = "redis")]
+    let mut config = config;
+    #[cfg(feature = "redis")]
+    let store = match config.store.take() {
+        Some(store) => Some(super::store::Store::start(store).await.map_err(|error| {
+            tracing::error!(%error, "the shared quota store cannot be used");
+            io::Error::other("shared quota store refused")
+        })?),
+        None => None,
+    };
+    #[cfg(not(feature = "redis"))]
+    let store = super::StartedStore;
+    let state = State::with_store(shared, config, store);
     #[cfg(feature = "oauth")]
     if let Some(verifier) = &state.oauth
         && let Err(error) = verifier.load().await

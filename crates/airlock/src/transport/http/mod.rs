@@ -39,7 +39,10 @@
 //! (one request: the boundary's checks, the era, the session, the engine), `calls` (a call's
 //! task, its slots, its JSON or SSE reply), `reply` (statuses, bodies and verdicts of replies);
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
-//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`).
+//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`), and
+//! `replicas`, which decides whether quotas, call slots and sessions are counted here or, with
+//! `HttpConfig::shared_store` (the `redis` feature), in the Redis every replica shares
+//! (`store`).
 
 mod auth;
 mod body;
@@ -56,10 +59,13 @@ mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod proxies;
+mod replicas;
 mod reply;
 mod request;
 mod session;
 mod status;
+#[cfg(feature = "redis")]
+mod store;
 mod tls;
 mod write_timeout;
 
@@ -75,6 +81,8 @@ pub use headers::{AllowList, OriginError};
 #[cfg(feature = "oauth")]
 pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
 pub use proxies::{Cidr, TrustedProxies};
+#[cfg(feature = "redis")]
+pub use store::{SharedStore, StoreError, Unreachable};
 pub use tls::{Tls, TlsError};
 
 pub(crate) use listener::serve;
@@ -103,6 +111,10 @@ pub struct HttpConfig {
     /// OAuth access tokens accepted besides the static tokens (`oauth` feature).
     #[cfg(feature = "oauth")]
     pub oauth: Option<OAuth>,
+    /// Where quotas, in-flight caps and legacy sessions are counted when replicas share them;
+    /// none (the default): in this process.
+    #[cfg(feature = "redis")]
+    pub store: Option<SharedStore>,
 }
 
 impl HttpConfig {
@@ -116,6 +128,8 @@ impl HttpConfig {
             tls: None,
             #[cfg(feature = "oauth")]
             oauth: None,
+            #[cfg(feature = "redis")]
+            store: None,
         }
     }
 
@@ -150,6 +164,15 @@ impl HttpConfig {
         self.tls = Some(tls);
         self
     }
+
+    /// This configuration counting its quotas, in-flight caps and legacy sessions in `store`,
+    /// with every other replica that uses the same store and namespace.
+    #[cfg(feature = "redis")]
+    #[must_use]
+    pub fn shared_store(mut self, store: SharedStore) -> Self {
+        self.store = Some(store);
+        self
+    }
 }
 
 /// What every request of one server shares.
@@ -167,12 +190,33 @@ struct State {
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
     connections: Arc<Connections>,
+    /// The store every replica counts in, when one is configured.
+    #[cfg(feature = "redis")]
+    store: StartedStore,
 }
 
+/// A running shared store, if any.
+#[cfg(feature = "redis")]
+type StartedStore = Option<Arc<store::Store>>;
+
+/// Without the `redis` feature there is no shared store.
+#[cfg(not(feature = "redis"))]
+struct StartedStore;
+
 impl State {
-    /// The state of a server of `shared` configured by `config`: no session, client or
-    /// connection yet.
+    /// The state of a server of `shared` configured by `config`, counting in this process:
+    /// no session, client or connection yet.
+    #[cfg(any(test, fuzzing))]
     fn new(shared: Arc<Shared>, config: HttpConfig) -> Arc<Self> {
+        #[cfg(feature = "redis")]
+        let store = None;
+        #[cfg(not(feature = "redis"))]
+        let store = StartedStore;
+        Self::with_store(shared, config, store)
+    }
+
+    /// The same, counting in `store` when there is one (started from `config.store`).
+    fn with_store(shared: Arc<Shared>, config: HttpConfig, store: StartedStore) -> Arc<Self> {
         let HttpConfig {
             allow,
             tokens,
@@ -181,9 +225,18 @@ impl State {
             tls,
             #[cfg(feature = "oauth")]
             oauth,
+            #[cfg(feature = "redis")]
+                store: _,
         } = config;
         #[cfg(feature = "oauth")]
         let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry.scopes()));
+        #[cfg(not(feature = "redis"))]
+        let StartedStore = store;
+        #[cfg(feature = "redis")]
+        if store.is_some() {
+            // The transport charges the server's quotas in the store before the engine.
+            shared.quotas.delegate();
+        }
         Arc::new(Self {
             #[cfg(feature = "oauth")]
             oauth,
@@ -207,6 +260,8 @@ impl State {
             proxies,
             tls,
             shared,
+            #[cfg(feature = "redis")]
+            store,
         })
     }
 }

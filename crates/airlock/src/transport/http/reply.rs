@@ -52,6 +52,7 @@ pub(super) fn busy(error: &McpError) -> bool {
             | McpError::TooManyConnections { .. }
             | McpError::TooManyConnectionsFromAddress { .. }
             | McpError::TooManySessions { .. }
+            | McpError::StoreUnavailable
             | McpError::Internal(_)
     )
 }

@@ -99,10 +99,10 @@ async fn serve_request(
     if cors::is_preflight(&request) {
         // No token (browsers send none on a preflight): the address's cut-off and request
         // quota still. An accepted preflight neither counts nor resets the garbage run.
-        let refused = state
-            .clients
-            .admit_unless_cut_off(address)
-            .and_then(|()| state.clients.admit_request(address));
+        let refused = match state.clients.admit_unless_cut_off(address) {
+            Ok(()) => state.admit_request(address).await,
+            Err(error) => Err(error),
+        };
         if let Err(error) = refused {
             tracing::info!(
                 client = %from,
@@ -149,7 +149,12 @@ async fn serve_request(
         return judged(closing(refusal(&error)), Verdict::Neutral);
     }
     *sender = Some(client.clone());
-    if let Err(error) = state.clients.admit_request(&client) {
+    if let Err(error) = state.admit_request(&client).await {
+        if error == McpError::StoreUnavailable {
+            // Said once, at `warn`, when the store went away; not once per request.
+            tracing::debug!(client = %from, "request refused: the shared quota store is unreachable");
+            return judged(refusal(&error), Verdict::Neutral);
+        }
         tracing::info!(
             client = %from,
             identity = ?identity,
@@ -167,7 +172,7 @@ async fn serve_request(
     };
     match *request.method() {
         Method::POST => post(state, caller, request).await,
-        Method::DELETE => delete(state, &caller, request.headers()),
+        Method::DELETE => delete(state, &caller, request.headers()).await,
         _ => {
             let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
             reply
@@ -273,19 +278,21 @@ fn metadata(
 }
 
 /// Who sent a request.
-struct Caller {
-    identity: Option<Arc<str>>,
+pub(super) struct Caller {
+    /// The identity its token proved, if tokens are configured.
+    pub(super) identity: Option<Arc<str>>,
     /// An access token's scopes; `None` for a caller that is not scoped (a static token,
     /// anonymous on loopback).
-    scopes: Option<Arc<[Box<str>]>>,
-    client: ClientKey,
+    pub(super) scopes: Option<Arc<[Box<str>]>>,
+    /// Who it is for its limits.
+    pub(super) client: ClientKey,
     /// The client's address, unmasked (for the audit record).
     address: IpAddr,
 }
 
 impl Caller {
     /// The caller as an audit record names it.
-    fn audited(&self) -> AuditClient {
+    pub(super) fn audited(&self) -> AuditClient {
         AuditClient::Http {
             address: self.address,
             identity: self.identity.clone(),
@@ -294,19 +301,19 @@ impl Caller {
 }
 
 /// DELETE: ends a legacy session. The modern era has none (`405`).
-fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
+async fn delete(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
     let modern = headers::text(head, MCP_PROTOCOL_VERSION)
         .is_some_and(|version| ProtocolVersion::legacy(version).is_none());
     let session_id = headers::text(head, MCP_SESSION_ID);
     match session_id {
-        Some(id) if !modern => {
-            if state.sessions.close(id, caller.identity.as_ref()) {
+        Some(id) if !modern => match state.close_session(id, caller).await {
+            Ok(true) => {
                 tracing::debug!("session ended by the client");
                 status_only(StatusCode::NO_CONTENT)
-            } else {
-                garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)))
             }
-        }
+            Ok(false) => garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound))),
+            Err(error) => judged(refusal(&error), Verdict::Neutral),
+        },
         _ => {
             let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
             reply
@@ -366,7 +373,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let request = match parsed {
         Ok(Message::Request(request)) => request,
         Ok(Message::Notification(notification)) => {
-            return self::notification(state, &caller, head, notification);
+            return self::notification(state, &caller, head, notification).await;
         }
         // Refused at the envelope, or an unsolicited response: no session takes it, and an
         // engine of its own answers and counts it.
@@ -409,7 +416,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
 
 /// A notification: for a legacy session, handed to its engine (cancellation); otherwise
 /// accepted and ignored (modern clients cancel by closing the stream).
-fn notification(
+async fn notification(
     state: &State,
     caller: &Caller,
     head: &HeaderMap,
@@ -418,18 +425,25 @@ fn notification(
     let message = Ok(Message::Notification(notification));
     let mut out = Vec::new();
     if let Some(id) = headers::text(head, MCP_SESSION_ID) {
-        let Some(session) = state.sessions.find(id, caller.identity.as_ref()) else {
-            return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)));
+        let session = match state.find_session(id, caller).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound))),
+            Err(error) => return judged(refusal(&error), Verdict::Neutral),
         };
-        let mut engine = session.engine();
-        let effect = engine.handle_message(message, &mut out);
-        let verdict = engine_verdict(&engine, true);
-        drop(engine);
+        let (before, effect, verdict) = {
+            let mut engine = session.engine();
+            let before = engine.handshake();
+            let effect = engine.handle_message(message, &mut out);
+            (before, effect, engine_verdict(&engine, true))
+        };
+        state.sync_session(id, &session, caller, before).await;
         match effect {
             Effect::Cancel(ticket) => session.cancel(&ticket),
             Effect::None | Effect::Start(_) => {}
             Effect::CutOff => {
-                state.sessions.close(id, caller.identity.as_ref());
+                if state.close_session(id, caller).await.is_err() {
+                    tracing::debug!("a cut-off session could not be ended in the store");
+                }
             }
         }
         return judged(status_only(StatusCode::ACCEPTED), verdict);
@@ -529,7 +543,7 @@ impl Exchange<'_> {
         if let Err(fault) = self.check_headers(&request) {
             return self.error(&request, &McpError::HeaderMismatch(fault), true);
         }
-        let slots = match self.call_slots(&request) {
+        let slots = match self.call_slots(&request).await {
             Ok(slots) => slots,
             Err(error) => return self.error(&request, &error, true),
         };
@@ -578,12 +592,13 @@ impl Exchange<'_> {
     async fn legacy(&self, request: RpcRequest<'_>) -> Response<Body> {
         let identity = self.caller.identity.as_ref();
         let (session, opened) = match headers::text(self.head, MCP_SESSION_ID) {
-            Some(id) => match self.state.sessions.find(id, identity) {
-                Some(session) => (session, None),
-                None => {
+            Some(id) => match self.state.find_session(id, self.caller).await {
+                Ok(Some(session)) => (session, None),
+                Ok(None) => {
                     let error = McpError::Http(HttpRefusal::SessionNotFound);
                     return self.error(&request, &error, false);
                 }
+                Err(error) => return self.error(&request, &error, false),
             },
             None if request.method == RequestMethod::Initialize => {
                 let engine =
@@ -606,13 +621,25 @@ impl Exchange<'_> {
                 return self.error(&request, &error, false);
             }
         }
-        let slots = match self.call_slots(&request) {
+        let slots = match self.call_slots(&request).await {
             Ok(slots) => slots,
-            Err(error) => return self.error(&request, &error, false),
+            Err(error) => {
+                if let Some(id) = &opened {
+                    self.state.sessions.close(id, identity);
+                }
+                return self.error(&request, &error, false);
+            }
         };
+        let request_id = request.id.clone();
         let mut reply = self.run_in(&session, request, slots).await;
         if let Some(id) = opened {
             if session.engine().negotiated_version().is_some() {
+                if let Err(error) = self.state.publish_session(&id, &session, self.caller).await {
+                    tracing::debug!(%error, "a legacy session could not be shared");
+                    let mut out = Vec::new();
+                    response::write_error(&mut out, Some(&request_id), &error);
+                    return judged(json(out, Some(&error), false), Verdict::Neutral);
+                }
                 match HeaderValue::from_str(&id) {
                     Ok(value) => {
                         reply.headers_mut().insert(MCP_SESSION_ID, value);
@@ -696,23 +723,19 @@ impl Exchange<'_> {
         }
     }
 
-    /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot.
-    fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
+    /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot
+    /// (`replicas`); for another request, the cheap quota when a shared store counts it.
+    async fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
         if request.method != RequestMethod::ToolsCall {
+            self.state.admit_cheap().await?;
             return Ok(None);
         }
-        let state = self.state;
-        state.clients.admit_call(&self.caller.client)?;
-        let server =
-            Arc::clone(&state.calls)
-                .try_acquire_owned()
-                .map_err(|_| McpError::Overloaded {
-                    limit: state.shared.limits().max_in_flight.get(),
-                })?;
-        let client = state.clients.enter(&self.caller.client)?;
-        Ok(Some(CallSlots {
-            _server: server,
-            _client: client,
-        }))
+        let tool = request
+            .params
+            .as_ref()
+            .and_then(|params| params.name.as_ref())
+            .and_then(Text::as_str);
+        let slots = self.state.call_slots(&self.caller.client, tool).await?;
+        Ok(Some(slots))
     }
 }

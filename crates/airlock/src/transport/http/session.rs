@@ -13,6 +13,10 @@
 //! opens another session loses its own least recently used one. A client can only ever evict
 //! its own sessions; the server-wide cap then holds the rest (`503` when every slot belongs to
 //! sessions used within the idle timeout).
+//!
+//! With a shared store (`replicas`), this table is each replica's cache of the sessions it
+//! serves: the store's record decides whether a session lives, and a replica that does not
+//! hold one takes it over ([`Sessions::adopt`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -35,6 +39,10 @@ pub(crate) struct Session {
     owner: ClientKey,
     last_used: Mutex<Instant>,
     tasks: Mutex<HashMap<Ticket, AbortHandle>>,
+    /// Whether the shared store has this session's record (opened while it was unreachable,
+    /// under local limits, it has not).
+    #[cfg(feature = "redis")]
+    pub(crate) shared: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -94,6 +102,34 @@ impl Sessions {
         owner: ClientKey,
     ) -> Result<(String, Arc<Session>), McpError> {
         let id = new_id().ok_or(McpError::Internal("no randomness for a session id"))?;
+        let session = self.insert(id.clone(), engine, identity, owner)?;
+        Ok((id, session))
+    }
+
+    /// Takes over session `id`, opened on another replica (the shared store holds it), with
+    /// `engine` resumed at its handshake; bounded as [`Sessions::open`] is.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::TooManySessions`] when `max` live sessions exist here.
+    #[cfg(feature = "redis")]
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        engine: Engine,
+        identity: Option<Arc<str>>,
+        owner: ClientKey,
+    ) -> Result<Arc<Session>, McpError> {
+        self.insert(id.to_owned(), engine, identity, owner)
+    }
+
+    fn insert(
+        &self,
+        id: String,
+        engine: Engine,
+        identity: Option<Arc<str>>,
+        owner: ClientKey,
+    ) -> Result<Arc<Session>, McpError> {
         let mut map = lock(&self.map);
         let mut count = 0_usize;
         let mut oldest: Option<(&String, Instant)> = None;
@@ -123,9 +159,13 @@ impl Sessions {
             owner,
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
+            #[cfg(feature = "redis")]
+            shared: std::sync::atomic::AtomicBool::new(false),
         });
-        map.insert(id.clone(), Arc::clone(&session));
-        Ok((id, session))
+        if let Some(previous) = map.insert(id, Arc::clone(&session)) {
+            previous.stop_all();
+        }
+        Ok(session)
     }
 
     /// The live session `id` of `identity`, marked used.

@@ -21,7 +21,8 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         McpError::FrameTooLong { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         McpError::TooManyConnections { .. }
         | McpError::TooManyConnectionsFromAddress { .. }
-        | McpError::TooManySessions { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        | McpError::TooManySessions { .. }
+        | McpError::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         McpError::HeaderMismatch(_) => StatusCode::BAD_REQUEST,
         McpError::Batch
         | McpError::DuplicateKey
@@ -102,6 +103,9 @@ mod tests {
             429
         );
         assert_eq!(status(McpError::ToolPanicked, true), 500);
+        // Issue 20: an unreachable shared store is the server's state, not the request's.
+        assert_eq!(status(McpError::StoreUnavailable, true), 503);
+        assert_eq!(status(McpError::StoreUnavailable, false), 503);
         for error in every_variant() {
             let code = of(&error, true).as_u16();
             assert!((200..600).contains(&code), "{error:?}");

@@ -1,0 +1,373 @@
+//! What replicas share: every quota, in-flight cap and legacy session an HTTP request meets,
+//! counted in this process or, with a shared store (`store`, the `redis` feature), by every
+//! replica of the deployment together.
+//!
+//! Trusts the request's checked parts (its client, the tool name it asked for, the session id
+//! it presented: the store only ever sees ids of our own form) and the operator's limits.
+//! Owns the choice between the two counts, and the policy while the store is unreachable:
+//!
+//! - **no store** (stdio and the library's default): the client's quotas and call slots in
+//!   `clients`, the server's call slots in a semaphore, the server-wide and per-tool quotas
+//!   in the engine (`quota`), sessions in `session`. Nothing here changes that path.
+//! - **a store that answers**: the client's request quota before the body; then, before the
+//!   engine sees the request, for `tools/call` the client's, the tool's and the server's call
+//!   quotas and the server's and the client's in-flight leases, all in one atomic check, and
+//!   for any other request the server's quota on cheap methods. The engine's own quotas are
+//!   delegated (they admit at once), so nothing is counted twice. This replica's semaphore
+//!   still bounds what it runs itself. A legacy session is looked up in the store on every
+//!   request (which also restarts its idle timer), so one opened on any replica is served by
+//!   any other, and one ended on any replica is ended on all.
+//! - **a store that does not answer**: fail closed (`-31503`, `503`), or the local counts
+//!   above, by the operator's [`Unreachable`](super::Unreachable) policy.
+//!
+//! With a store, quotas are charged before the engine's own checks of the request: a
+//! malformed `tools/call` costs its quota too (stricter than one process alone).
+
+use std::sync::Arc;
+
+use crate::error::McpError;
+
+use super::State;
+use super::calls::CallSlots;
+use super::clients::ClientKey;
+use super::request::Caller;
+use super::session::Session;
+
+#[cfg(feature = "redis")]
+use super::store::{Refused, SessionRecord, Store, Unreachable};
+#[cfg(feature = "redis")]
+use crate::engine::Engine;
+#[cfg(feature = "redis")]
+use std::sync::atomic::Ordering;
+
+impl State {
+    /// One request of `client`, whatever it carries: the client's request quota.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`]; [`McpError::StoreUnavailable`] when failing closed.
+    pub(super) async fn admit_request(&self, client: &ClientKey) -> Result<(), McpError> {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let Some(rate) = self.limits.client_request_rate else {
+                return Ok(());
+            };
+            let quota = (
+                store.key(&["q", "client-requests", &Store::client_part(client)]),
+                rate,
+            );
+            match store.admit(&[quota], &[]).await {
+                Some(outcome) => return outcome.map(drop).map_err(|refused| self.refusal(refused)),
+                None => self.unreachable(store)?,
+            }
+        }
+        self.clients.admit_request(client)
+    }
+
+    /// A request other than `tools/call`: with a store, the server's quota on cheap methods
+    /// (without one, the engine charges it).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`]; [`McpError::StoreUnavailable`] when failing closed.
+    pub(super) async fn admit_cheap(&self) -> Result<(), McpError> {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let Some(rate) = self.shared.limits().cheap_method_rate else {
+                return Ok(());
+            };
+            let quota = (store.key(&["q", "cheap"]), rate);
+            return match store.admit(&[quota], &[]).await {
+                Some(outcome) => outcome.map(drop).map_err(|refused| self.refusal(refused)),
+                None => {
+                    self.unreachable(store)?;
+                    self.shared.quotas.admit_cheap_locally()
+                }
+            };
+        }
+        Ok(())
+    }
+
+    /// A `tools/call` of `tool` (the name asked for, if a string) by `client`: its quotas
+    /// and its slots, held until the returned slots are dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::RateLimited`], [`McpError::Overloaded`], [`McpError::ClientBusy`];
+    /// [`McpError::StoreUnavailable`] when failing closed.
+    pub(super) async fn call_slots(
+        &self,
+        client: &ClientKey,
+        tool: Option<&str>,
+    ) -> Result<CallSlots, McpError> {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            match self.shared_call_slots(store, client, tool).await {
+                Some(slots) => return slots,
+                None => {
+                    self.unreachable(store)?;
+                    // Local limits: the client's, then the tool's and the server's (which
+                    // the engine no longer charges), then local slots.
+                    self.clients.admit_call(client)?;
+                    self.shared.quotas.admit_call_locally(tool.unwrap_or(""))?;
+                    return self.local_slots(client);
+                }
+            }
+        }
+        let _unused = tool;
+        self.clients.admit_call(client)?;
+        self.local_slots(client)
+    }
+
+    /// This replica's server-wide slot and the client's slot, both counted here.
+    fn local_slots(&self, client: &ClientKey) -> Result<CallSlots, McpError> {
+        let server = self.server_slot()?;
+        let client = self.clients.enter(client)?;
+        Ok(CallSlots {
+            _server: server,
+            _client: Some(client),
+            #[cfg(feature = "redis")]
+            _lease: None,
+        })
+    }
+
+    fn server_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, McpError> {
+        Arc::clone(&self.calls)
+            .try_acquire_owned()
+            .map_err(|_| McpError::Overloaded {
+                limit: self.shared.limits().max_in_flight.get(),
+            })
+    }
+
+    /// The live legacy session `id` of `caller`: this replica's, or one another replica
+    /// opened (its engine built here from the store's record).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::StoreUnavailable`] when failing closed; [`McpError::TooManySessions`]
+    /// when this replica has no room to take it over.
+    pub(super) async fn find_session(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<Option<Arc<Session>>, McpError> {
+        let identity = caller.identity.as_ref();
+        let local = self.sessions.find(id, identity);
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let idle = self.limits.session_idle_timeout;
+            return match store.session_touch(id, idle).await {
+                Some(Some(record)) if record.identity.as_ref() != identity => Ok(None),
+                Some(Some(record)) => match local {
+                    Some(session) => {
+                        session.shared.store(true, Ordering::Relaxed);
+                        if record.confirmed {
+                            // Confirmed on another replica (`notifications/initialized`).
+                            session.engine().confirm_handshake();
+                        }
+                        Ok(Some(session))
+                    }
+                    None => {
+                        let engine = Engine::resumed(
+                            Arc::clone(&self.shared),
+                            caller.audited(),
+                            record.version,
+                            record.confirmed,
+                        );
+                        tracing::debug!("legacy session taken over from the shared store");
+                        let session = self.sessions.adopt(
+                            id,
+                            engine,
+                            identity.cloned(),
+                            caller.client.clone(),
+                        )?;
+                        session.shared.store(true, Ordering::Relaxed);
+                        Ok(Some(session))
+                    }
+                },
+                Some(None) => match local {
+                    // Opened here while the store was unreachable (local limits): shared now.
+                    Some(session) if !session.shared.load(Ordering::Relaxed) => {
+                        self.publish_session(id, &session, caller).await?;
+                        Ok(Some(session))
+                    }
+                    // Ended on another replica, or idle there for too long.
+                    Some(_) => {
+                        self.sessions.close(id, identity);
+                        Ok(None)
+                    }
+                    None => Ok(None),
+                },
+                None => {
+                    self.unreachable(store)?;
+                    Ok(local)
+                }
+            };
+        }
+        Ok(local)
+    }
+
+    /// Publishes session `id`, just opened here, so every replica serves it.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::StoreUnavailable`] when failing closed; the session is then ended.
+    pub(super) async fn publish_session(
+        &self,
+        id: &str,
+        session: &Session,
+        caller: &Caller,
+    ) -> Result<(), McpError> {
+        #[cfg(feature = "redis")]
+        let handshake = session.engine().handshake();
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store
+            && let Some((version, confirmed)) = handshake
+        {
+            let record = SessionRecord {
+                version,
+                confirmed,
+                identity: caller.identity.clone(),
+            };
+            let idle = self.limits.session_idle_timeout;
+            match store.session_open(id, &record, idle).await {
+                Some(true) => session.shared.store(true, Ordering::Relaxed),
+                Some(false) => {
+                    self.sessions.close(id, caller.identity.as_ref());
+                    return Err(McpError::Internal("session id taken in the shared store"));
+                }
+                None => {
+                    if let Err(error) = self.unreachable(store) {
+                        self.sessions.close(id, caller.identity.as_ref());
+                        return Err(error);
+                    }
+                }
+            }
+        }
+        let _unused = (id, session, caller);
+        Ok(())
+    }
+
+    /// After a message of session `id`: records its handshake in the store if it moved on
+    /// from `before` (`notifications/initialized`), so other replicas resume it there.
+    pub(super) async fn sync_session(
+        &self,
+        id: &str,
+        session: &Session,
+        caller: &Caller,
+        before: Option<(crate::version::ProtocolVersion, bool)>,
+    ) {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let now = { session.engine().handshake() };
+            if let Some((version, confirmed)) = now
+                && now != before
+            {
+                let record = SessionRecord {
+                    version,
+                    confirmed,
+                    identity: caller.identity.clone(),
+                };
+                let idle = self.limits.session_idle_timeout;
+                if store.session_update(id, &record, idle).await.is_none() {
+                    tracing::debug!("a session's handshake could not be recorded in the store");
+                }
+            }
+        }
+        let _unused = (id, session, caller, before);
+    }
+
+    /// Ends session `id` of `caller` here and in the store; whether there was one.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::StoreUnavailable`] when failing closed.
+    pub(super) async fn close_session(&self, id: &str, caller: &Caller) -> Result<bool, McpError> {
+        let identity = caller.identity.as_ref();
+        let local = self.sessions.close(id, identity);
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.store {
+            let idle = self.limits.session_idle_timeout;
+            return match store.session_touch(id, idle).await {
+                Some(Some(record)) if record.identity.as_ref() == identity => {
+                    match store.session_close(id).await {
+                        Some(()) => Ok(true),
+                        None => self.unreachable(store).map(|()| true),
+                    }
+                }
+                Some(_) => Ok(local),
+                None => self.unreachable(store).map(|()| local),
+            };
+        }
+        Ok(local)
+    }
+
+    /// Whether to go on with the local counts while the store is unreachable.
+    #[cfg(feature = "redis")]
+    fn unreachable(&self, store: &Store) -> Result<(), McpError> {
+        match store.unreachable {
+            Unreachable::FailClosed => Err(McpError::StoreUnavailable),
+            Unreachable::LocalLimits => Ok(()),
+        }
+    }
+
+    /// The error of a refusal by the shared counts.
+    #[cfg(feature = "redis")]
+    fn refusal(&self, refused: Refused) -> McpError {
+        match refused {
+            Refused::Quota { retry_after_ms } => McpError::RateLimited { retry_after_ms },
+            Refused::Full { index: 0 } => McpError::Overloaded {
+                limit: self.shared.limits().max_in_flight.get(),
+            },
+            Refused::Full { .. } => McpError::ClientBusy {
+                limit: self.limits.client_in_flight.get(),
+            },
+        }
+    }
+
+    /// The shared quotas and leases of one call; `None` when the store is unreachable.
+    #[cfg(feature = "redis")]
+    async fn shared_call_slots(
+        &self,
+        store: &Arc<Store>,
+        client: &ClientKey,
+        tool: Option<&str>,
+    ) -> Option<Result<CallSlots, McpError>> {
+        let who = Store::client_part(client);
+        let mut quotas = Vec::with_capacity(3);
+        if let Some(rate) = self.limits.client_call_rate {
+            quotas.push((store.key(&["q", "client-calls", &who]), rate));
+        }
+        // Only a registered tool's own name reaches a key; an unknown one is charged to the
+        // server's quota alone, as the engine does.
+        if let Some((name, rate)) = tool.and_then(|tool| {
+            let mut rated = self.shared.registry.rates();
+            rated.find(|(name, _)| *name == tool)
+        }) {
+            quotas.push((store.key(&["q", "tool", name]), rate));
+        }
+        if let Some(rate) = self.shared.limits().tool_call_rate {
+            quotas.push((store.key(&["q", "calls"]), rate));
+        }
+        let leases = [
+            (
+                store.key(&["l", "calls"]),
+                self.shared.limits().max_in_flight.get(),
+            ),
+            (
+                store.key(&["l", "client", &who]),
+                self.limits.client_in_flight.get(),
+            ),
+        ];
+        let lease = match store.admit(&quotas, &leases).await? {
+            Ok(lease) => lease,
+            Err(refused) => return Some(Err(self.refusal(refused))),
+        };
+        // This replica's own bound on what it runs: the lease goes back if it is full.
+        Some(self.server_slot().map(|server| CallSlots {
+            _server: server,
+            _client: None,
+            _lease: lease,
+        }))
+    }
+}

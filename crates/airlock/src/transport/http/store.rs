@@ -1,0 +1,791 @@
+//! The shared store (Redis): quotas, in-flight leases and legacy sessions that every replica
+//! of one deployment counts together.
+//!
+//! Trusts: the operator's URL and namespace; of Redis, only the shapes its scripts return (a
+//! reply of another shape is a failure, never a panic, and never reaches the wire). Owns the
+//! connections (a few multiplexed, reconnecting ones), the scripts, the store's health and
+//! the policy when it is unreachable.
+//!
+//! - **Quotas** are GCRA, as `governor` computes them (`quota`): per quota, a theoretical
+//!   arrival time in microseconds of the store's own clock (`TIME`, so replicas' clocks do
+//!   not matter), emission interval `60 s / per_minute`, tolerance `(burst - 1)` intervals;
+//!   a refusal's wait is `tat - tolerance - now`, rounded up to milliseconds as `quota` does.
+//!   One script checks every quota of a request and charges them only if all admit it.
+//!   Each key expires when its state is that of a fresh client, so nothing accumulates.
+//! - **In-flight caps** are leases: a sorted set per cap, one member per running call, scored
+//!   by its expiry. The same script takes the leases with the quotas, after dropping expired
+//!   members; the replica renews its leases every third of their expiry and removes them when
+//!   the call ends. A replica that dies stops renewing, and its leases lapse.
+//! - **Legacy sessions** are one key each (`s:<id>`, only for ids of the form this server
+//!   makes): the negotiated version, whether the handshake was confirmed, the identity that
+//!   opened it. It expires after the idle timeout, renewed on every use, and is deleted on
+//!   `DELETE`. A replica that does not hold a session builds its engine from this record.
+//!
+//! Every call runs under [`STORE_CALL_TIMEOUT`]. A failure or timeout marks the store down
+//! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it
+//! (every connection must answer a `PING` first, so that none still reconnecting fails the
+//! next request) and the others go straight to the policy: fail closed (`-31503`, `503`) or
+//! local limits. The first success after that logs one `info` line. The URL (which may hold a password) is a
+//! [`SecretString`] and is never logged; Redis's error texts are never logged either, only
+//! their kind.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{RedisResult, Script};
+use secrecy::{ExposeSecret, SecretString};
+use tokio::task::AbortHandle;
+
+use crate::limits::{
+    MAX_STORE_NAMESPACE_BYTES, Rate, STORE_CALL_TIMEOUT, STORE_CONNECTIONS, STORE_LEASE_TTL,
+    STORE_LEASE_TTL_RANGE, STORE_RETRY_INTERVAL,
+};
+use crate::quota::millis_rounded_up;
+use crate::version::ProtocolVersion;
+
+use super::clients::ClientKey;
+
+/// Checks quotas (GCRA) and takes leases, all or nothing.
+///
+/// KEYS: the quotas' keys, then the leases'. ARGV: the number of quotas, the number of
+/// leases, then per quota its interval and tolerance (µs), per lease its cap, then the
+/// lease expiry (ms) and the lease's member. Returns `{0, 0, 0}` when admitted, `{1, i, wait
+/// µs}` when quota `i` refuses, `{2, j, 0}` when lease `j` is at its cap.
+const ADMIT: &str = r"
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local quotas = tonumber(ARGV[1])
+local leases = tonumber(ARGV[2])
+local next_tat = {}
+for i = 1, quotas do
+  local interval = tonumber(ARGV[1 + 2 * i])
+  local tolerance = tonumber(ARGV[2 + 2 * i])
+  local tat = tonumber(redis.call('GET', KEYS[i]) or '') or now
+  local earliest = tat - tolerance
+  if now < earliest then
+    return {1, i, earliest - now}
+  end
+  next_tat[i] = math.max(tat, now) + interval
+end
+local base = 3 + 2 * quotas
+local expiry = tonumber(ARGV[base + leases])
+local member = ARGV[base + leases + 1]
+local now_ms = math.floor(now / 1000)
+for j = 1, leases do
+  local key = KEYS[quotas + j]
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
+  if redis.call('ZCARD', key) >= tonumber(ARGV[base + j - 1]) then
+    return {2, j, 0}
+  end
+end
+for i = 1, quotas do
+  local ttl = math.floor((next_tat[i] - now) / 1000) + 1
+  redis.call('SET', KEYS[i], string.format('%.0f', next_tat[i]), 'PX', ttl)
+end
+for j = 1, leases do
+  redis.call('ZADD', KEYS[quotas + j], now_ms + expiry, member)
+  redis.call('PEXPIRE', KEYS[quotas + j], expiry)
+end
+return {0, 0, 0}
+";
+
+/// Renews one call's leases. KEYS: the leases' keys; ARGV: the expiry (ms), the member.
+const RENEW: &str = r"
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expiry = tonumber(ARGV[1])
+for j = 1, #KEYS do
+  if redis.call('ZADD', KEYS[j], 'XX', 'CH', now_ms + expiry, ARGV[2]) == 1 then
+    redis.call('PEXPIRE', KEYS[j], expiry)
+  end
+end
+return 0
+";
+
+/// Releases one call's leases. KEYS: the leases' keys; ARGV: the member.
+const RELEASE: &str = r"
+for j = 1, #KEYS do
+  redis.call('ZREM', KEYS[j], ARGV[1])
+end
+return 0
+";
+
+/// What a server does while its shared store cannot be reached.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Unreachable {
+    /// Refuse what the store would have counted: `-31503` (`503`). The default: limits that
+    /// silently become N times looser are not limits.
+    #[default]
+    FailClosed,
+    /// Count in this replica's memory instead (each replica then admits the configured
+    /// rates on its own), until the store answers again.
+    LocalLimits,
+}
+
+/// Why a shared store configuration was refused. The URL is never shown.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Not a URL the Redis client takes (`redis://[user:password@]host[:port][/db]`, or
+    /// `redis+unix://` / `unix://` with a socket path).
+    #[error(
+        "the shared store URL is not a redis://, redis+unix:// or unix:// URL (it is not shown)"
+    )]
+    Url,
+    /// Not 1 to 64 bytes of `[A-Za-z0-9_.-]`.
+    #[error("the shared store namespace must be 1 to 64 bytes of A-Z a-z 0-9 _ . -")]
+    Namespace,
+    /// Outside [`STORE_LEASE_TTL_RANGE`].
+    #[error("the lease expiry must be between 1 second and 1 hour")]
+    LeaseTtl,
+}
+
+/// Where every replica of one deployment counts its quotas, in-flight calls and legacy
+/// sessions: a Redis server, keys under one namespace.
+pub struct SharedStore {
+    url: SecretString,
+    namespace: String,
+    unreachable: Unreachable,
+    lease_ttl: Duration,
+}
+
+impl SharedStore {
+    /// A Redis store at `url` (from the environment: it may hold a password), its keys under
+    /// `namespace`; failing closed, with leases of [`STORE_LEASE_TTL`].
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Url`], [`StoreError::Namespace`].
+    pub fn redis(url: SecretString, namespace: &str) -> Result<Self, StoreError> {
+        let valid_namespace = !namespace.is_empty()
+            && namespace.len() <= MAX_STORE_NAMESPACE_BYTES
+            && namespace
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || b"_.-".contains(&byte));
+        if !valid_namespace {
+            return Err(StoreError::Namespace);
+        }
+        let scheme_known = ["redis://", "redis+unix://", "unix://"]
+            .iter()
+            .any(|scheme| url.expose_secret().starts_with(scheme));
+        if !scheme_known || redis::Client::open(url.expose_secret()).is_err() {
+            return Err(StoreError::Url);
+        }
+        Ok(Self {
+            url,
+            namespace: namespace.to_owned(),
+            unreachable: Unreachable::FailClosed,
+            lease_ttl: STORE_LEASE_TTL,
+        })
+    }
+
+    /// The same, doing `policy` while the store is unreachable.
+    #[must_use]
+    pub fn when_unreachable(mut self, policy: Unreachable) -> Self {
+        self.unreachable = policy;
+        self
+    }
+
+    /// The same, with in-flight leases expiring `ttl` after their last renewal.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseTtl`] outside [`STORE_LEASE_TTL_RANGE`].
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Result<Self, StoreError> {
+        let (min, max) = STORE_LEASE_TTL_RANGE;
+        if ttl < min || ttl > max {
+            return Err(StoreError::LeaseTtl);
+        }
+        self.lease_ttl = ttl;
+        Ok(self)
+    }
+}
+
+impl fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedStore")
+            .field("url", &"[redacted]")
+            .field("namespace", &self.namespace)
+            .field("unreachable", &self.unreachable)
+            .field("lease_ttl", &self.lease_ttl)
+            .finish()
+    }
+}
+
+/// A refusal by the shared counts.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(super) enum Refused {
+    /// Quota number `index` (from 0, in the order given) refused; retry after this.
+    Quota { retry_after_ms: u64 },
+    /// Lease number `index` (from 0) is at its cap.
+    Full { index: usize },
+}
+
+/// The store of one running server.
+pub(crate) struct Store {
+    /// The first connection; `more` holds the others.
+    first: ConnectionManager,
+    more: Vec<ConnectionManager>,
+    next: AtomicUsize,
+    prefix: String,
+    pub(super) unreachable: Unreachable,
+    lease_ttl: Duration,
+    admit: Script,
+    renew: Script,
+    release: Script,
+    /// This replica's name in lease members: random, so replicas never collide.
+    replica: String,
+    serial: AtomicU64,
+    started: Instant,
+    down: AtomicBool,
+    /// When (ms since `started`) a request may try the store again while it is down.
+    retry_at: AtomicU64,
+}
+
+impl Store {
+    /// The running store of `config`: connections are made lazily (a store down at start is
+    /// like one that went down later), and one `PING` says at start whether it answers.
+    pub(crate) async fn start(config: SharedStore) -> Result<Arc<Self>, StoreError> {
+        let client =
+            redis::Client::open(config.url.expose_secret()).map_err(|_| StoreError::Url)?;
+        let settings = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(STORE_CALL_TIMEOUT))
+            .set_response_timeout(Some(STORE_CALL_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(STORE_RETRY_INTERVAL);
+        let connect = || {
+            ConnectionManager::new_lazy_with_config(client.clone(), settings.clone())
+                .map_err(|_| StoreError::Url)
+        };
+        let first = connect()?;
+        let more = (1..STORE_CONNECTIONS)
+            .map(|_| connect())
+            .collect::<Result<Vec<_>, _>>()?;
+        let store = Arc::new(Self {
+            first,
+            more,
+            next: AtomicUsize::new(0),
+            prefix: format!("airlock:{}:", config.namespace),
+            unreachable: config.unreachable,
+            lease_ttl: config.lease_ttl,
+            admit: Script::new(ADMIT),
+            renew: Script::new(RENEW),
+            release: Script::new(RELEASE),
+            replica: random_hex(8).unwrap_or_else(|| format!("{}", std::process::id())),
+            serial: AtomicU64::new(0),
+            started: Instant::now(),
+            down: AtomicBool::new(false),
+            retry_at: AtomicU64::new(0),
+        });
+        let mut connection = store.connection();
+        let ping = redis::cmd("PING");
+        let answered: Option<String> = store.guarded(ping.query_async(&mut connection)).await;
+        if answered.is_some() {
+            tracing::info!(
+                namespace = config.namespace.as_str(),
+                "shared quota store (Redis) answers: quotas, in-flight caps and legacy \
+                 sessions are shared by every replica"
+            );
+        }
+        Ok(store)
+    }
+
+    /// The next connection, round robin (a clone is a handle on the same connection).
+    fn connection(&self) -> ConnectionManager {
+        let turn = self.next.fetch_add(1, Ordering::Relaxed);
+        let index = turn
+            .checked_rem(self.more.len().saturating_add(1))
+            .unwrap_or(0);
+        index
+            .checked_sub(1)
+            .and_then(|index| self.more.get(index))
+            .unwrap_or(&self.first)
+            .clone()
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Runs `operation` under the timeout, keeping the store's health; `None` when the store
+    /// is down (now, or still within its retry interval).
+    async fn guarded<T>(&self, operation: impl Future<Output = RedisResult<T>>) -> Option<T> {
+        if self.down.load(Ordering::Acquire) {
+            let now = self.now_ms();
+            let retry_at = self.retry_at.load(Ordering::Acquire);
+            let next = now.saturating_add(millis(STORE_RETRY_INTERVAL));
+            // One request per interval tries; the others do not wait for a timeout.
+            if now < retry_at
+                || self
+                    .retry_at
+                    .compare_exchange(retry_at, next, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+            {
+                return None;
+            }
+            // Every connection must answer before the store counts as back: one that has not
+            // reconnected yet would fail the next request and mark it down again.
+            let probe = tokio::time::timeout(STORE_CALL_TIMEOUT, self.every_connection_answers());
+            match probe.await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    self.failed(Some(error.kind()));
+                    return None;
+                }
+                Err(_elapsed) => {
+                    self.failed(None);
+                    return None;
+                }
+            }
+        }
+        let outcome = tokio::time::timeout(STORE_CALL_TIMEOUT, operation).await;
+        match outcome {
+            Ok(Ok(value)) => {
+                if self.down.swap(false, Ordering::AcqRel) {
+                    tracing::info!("the shared quota store answers again: shared limits apply");
+                }
+                Some(value)
+            }
+            Ok(Err(error)) => {
+                self.failed(Some(error.kind()));
+                None
+            }
+            Err(_elapsed) => {
+                self.failed(None);
+                None
+            }
+        }
+    }
+
+    /// `PING` on each connection in turn.
+    async fn every_connection_answers(&self) -> RedisResult<()> {
+        for connection in std::iter::once(&self.first).chain(&self.more) {
+            let mut connection = connection.clone();
+            let _pong: String = redis::cmd("PING").query_async(&mut connection).await?;
+        }
+        Ok(())
+    }
+
+    fn failed(&self, kind: Option<redis::ErrorKind>) {
+        let retry_at = self.now_ms().saturating_add(millis(STORE_RETRY_INTERVAL));
+        self.retry_at.store(retry_at, Ordering::Release);
+        // Only the kind: an error's text may quote the server or the connection.
+        tracing::debug!(kind = ?kind, timed_out = kind.is_none(), "shared store call failed");
+        if !self.down.swap(true, Ordering::AcqRel) {
+            let policy = match self.unreachable {
+                Unreachable::FailClosed => "requests it would count are refused (-31503)",
+                Unreachable::LocalLimits => "each replica applies its local limits",
+            };
+            tracing::warn!(
+                policy,
+                "the shared quota store is unreachable; until it answers again, {policy}"
+            );
+        }
+    }
+
+    /// The key of `parts` in this deployment's namespace.
+    pub(super) fn key(&self, parts: &[&str]) -> String {
+        let mut key = self.prefix.clone();
+        for (index, part) in parts.iter().enumerate() {
+            if index > 0 {
+                key.push(':');
+            }
+            key.push_str(part);
+        }
+        key
+    }
+
+    /// A client as its keys name it: its identity (an operator-chosen variable name) or its
+    /// (masked) address; never anything the peer wrote.
+    pub(super) fn client_part(client: &ClientKey) -> String {
+        match client {
+            ClientKey::Identity(identity) => format!("id={identity}"),
+            ClientKey::Address(address) => format!("ip={address}"),
+        }
+    }
+
+    /// Checks `quotas` (key, rate) and takes `leases` (key, cap), all or nothing.
+    ///
+    /// `None`: the store is unreachable. `Some(Ok(lease))`: admitted, holding the leases
+    /// (none when `leases` is empty). `Some(Err(_))`: refused by the shared counts.
+    pub(super) async fn admit(
+        self: &Arc<Self>,
+        quotas: &[(String, Rate)],
+        leases: &[(String, usize)],
+    ) -> Option<Result<Option<Lease>, Refused>> {
+        let member = format!(
+            "{}-{}",
+            self.replica,
+            self.serial.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut invocation = self.admit.prepare_invoke();
+        invocation.arg(quotas.len()).arg(leases.len());
+        for (key, _) in quotas {
+            invocation.key(key);
+        }
+        for (key, _) in leases {
+            invocation.key(key);
+        }
+        for (_, rate) in quotas {
+            let (interval, tolerance) = gcra(*rate);
+            invocation.arg(interval).arg(tolerance);
+        }
+        for (_, cap) in leases {
+            invocation.arg(*cap);
+        }
+        invocation.arg(millis(self.lease_ttl)).arg(&member);
+        let mut connection = self.connection();
+        let reply: (i64, i64, i64) = self
+            .guarded(invocation.invoke_async(&mut connection))
+            .await?;
+        match reply {
+            (0, _, _) if leases.is_empty() => Some(Ok(None)),
+            (0, _, _) => Some(Ok(Some(Lease::hold(
+                Arc::clone(self),
+                leases.iter().map(|(key, _)| key.clone()).collect(),
+                member,
+            )))),
+            (1, _, wait) => {
+                let wait = Duration::from_micros(u64::try_from(wait).unwrap_or(1));
+                Some(Err(Refused::Quota {
+                    retry_after_ms: millis_rounded_up(wait),
+                }))
+            }
+            (2, index, _) => Some(Err(Refused::Full {
+                index: usize::try_from(index.saturating_sub(1)).unwrap_or(0),
+            })),
+            _ => {
+                tracing::error!("the shared store's admission script gave an unknown answer");
+                None
+            }
+        }
+    }
+
+    async fn renew_lease(&self, keys: &[String], member: &str) {
+        let mut invocation = self.renew.prepare_invoke();
+        for key in keys {
+            invocation.key(key);
+        }
+        invocation.arg(millis(self.lease_ttl)).arg(member);
+        let mut connection = self.connection();
+        let renewed: Option<i64> = self.guarded(invocation.invoke_async(&mut connection)).await;
+        if renewed.is_none() {
+            tracing::debug!("a lease could not be renewed; it lapses unless a renewal succeeds");
+        }
+    }
+
+    async fn release_lease(&self, keys: &[String], member: &str) {
+        let mut invocation = self.release.prepare_invoke();
+        for key in keys {
+            invocation.key(key);
+        }
+        invocation.arg(member);
+        let mut connection = self.connection();
+        let released: Option<i64> = self.guarded(invocation.invoke_async(&mut connection)).await;
+        if released.is_none() {
+            tracing::debug!("a lease could not be released; it lapses at its expiry");
+        }
+    }
+
+    /// The key of session `id`, if `id` has the form of the ids this server makes (64
+    /// lowercase hex digits): no other text a peer sends reaches the store.
+    fn session_key(&self, id: &str) -> Option<String> {
+        let ours = id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        ours.then(|| self.key(&["s", id]))
+    }
+
+    /// Records session `id`, new, for `idle`. `None`: unreachable; `Some(false)`: taken.
+    pub(super) async fn session_open(
+        &self,
+        id: &str,
+        record: &SessionRecord,
+        idle: Duration,
+    ) -> Option<bool> {
+        let key = self.session_key(id)?;
+        let mut command = redis::cmd("SET");
+        command
+            .arg(key)
+            .arg(record.encode())
+            .arg("PX")
+            .arg(millis(idle).max(1))
+            .arg("NX");
+        let mut connection = self.connection();
+        let set: Option<Option<String>> = self.guarded(command.query_async(&mut connection)).await;
+        set.map(|reply| reply.is_some())
+    }
+
+    /// Rewrites the record of live session `id` (its handshake moved on).
+    pub(super) async fn session_update(
+        &self,
+        id: &str,
+        record: &SessionRecord,
+        idle: Duration,
+    ) -> Option<()> {
+        let key = self.session_key(id)?;
+        let mut command = redis::cmd("SET");
+        command
+            .arg(key)
+            .arg(record.encode())
+            .arg("PX")
+            .arg(millis(idle).max(1))
+            .arg("XX");
+        let mut connection = self.connection();
+        let _set: Option<String> = self.guarded(command.query_async(&mut connection)).await?;
+        Some(())
+    }
+
+    /// The record of session `id`, its idle timer restarted. `None`: unreachable;
+    /// `Some(None)`: no such session (or a record this server would not have written).
+    pub(super) async fn session_touch(
+        &self,
+        id: &str,
+        idle: Duration,
+    ) -> Option<Option<SessionRecord>> {
+        let Some(key) = self.session_key(id) else {
+            return Some(None);
+        };
+        let mut command = redis::cmd("GETEX");
+        command.arg(key).arg("PX").arg(millis(idle).max(1));
+        let mut connection = self.connection();
+        let value: Option<String> = self.guarded(command.query_async(&mut connection)).await?;
+        Some(value.as_deref().and_then(SessionRecord::decode))
+    }
+
+    /// Forgets session `id`.
+    pub(super) async fn session_close(&self, id: &str) -> Option<()> {
+        let key = self.session_key(id)?;
+        let mut command = redis::cmd("DEL");
+        command.arg(key);
+        let mut connection = self.connection();
+        let _deleted: i64 = self.guarded(command.query_async(&mut connection)).await?;
+        Some(())
+    }
+}
+
+/// What the store keeps of a legacy session.
+#[derive(Clone, Debug, Eq, PartialEq)]
+pub(super) struct SessionRecord {
+    pub(super) version: ProtocolVersion,
+    pub(super) confirmed: bool,
+    pub(super) identity: Option<Arc<str>>,
+}
+
+impl SessionRecord {
+    /// `1 <version> <0|1> <identity or ->`: identities are variable names, without spaces.
+    fn encode(&self) -> String {
+        format!(
+            "1 {} {} {}",
+            self.version.as_str(),
+            u8::from(self.confirmed),
+            self.identity.as_deref().unwrap_or("-")
+        )
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        let mut fields = text.split(' ');
+        let (Some("1"), Some(version), Some(confirmed), Some(identity), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            return None;
+        };
+        let confirmed = match confirmed {
+            "0" => false,
+            "1" => true,
+            _ => return None,
+        };
+        let identity = match identity {
+            "-" => None,
+            name if !name.is_empty() => Some(Arc::from(name)),
+            _ => return None,
+        };
+        Some(Self {
+            version: ProtocolVersion::legacy(version)?,
+            confirmed,
+            identity,
+        })
+    }
+}
+
+/// The leases of one running call in the store: renewed while held, released when dropped.
+pub(crate) struct Lease {
+    renewer: AbortHandle,
+    store: Arc<Store>,
+    keys: Arc<[String]>,
+    member: Arc<str>,
+}
+
+impl Lease {
+    fn hold(store: Arc<Store>, keys: Vec<String>, member: String) -> Self {
+        let keys: Arc<[String]> = Arc::from(keys);
+        let member: Arc<str> = Arc::from(member);
+        let every = store.lease_ttl.checked_div(3).unwrap_or(store.lease_ttl);
+        let renewer = tokio::spawn({
+            let (store, keys, member) =
+                (Arc::clone(&store), Arc::clone(&keys), Arc::clone(&member));
+            async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    store.renew_lease(&keys, &member).await;
+                }
+            }
+        })
+        .abort_handle();
+        Self {
+            renewer,
+            store,
+            keys,
+            member,
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        let (store, keys, member) = (
+            Arc::clone(&self.store),
+            Arc::clone(&self.keys),
+            Arc::clone(&self.member),
+        );
+        // Dropped outside a runtime (never on the serving path), the lease lapses instead.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            drop(runtime.spawn(async move { store.release_lease(&keys, &member).await }));
+        }
+    }
+}
+
+/// A rate's GCRA parameters in microseconds: the emission interval and the tolerance,
+/// `(burst - 1)` intervals, as `governor` derives them.
+fn gcra(rate: Rate) -> (u64, u64) {
+    let interval = Duration::from_secs(60)
+        .checked_div(rate.per_minute.get())
+        .unwrap_or(Duration::from_secs(60));
+    let interval = u64::try_from(interval.as_micros())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    let tolerance = interval.saturating_mul(u64::from(rate.burst.get().saturating_sub(1)));
+    (interval, tolerance)
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `bytes` random bytes from the OS, hex-encoded.
+fn random_hex(bytes: usize) -> Option<String> {
+    let mut buffer = vec![0_u8; bytes];
+    getrandom::fill(&mut buffer).ok()?;
+    Some(buffer.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gcra_parameters_are_governors() {
+        // 60 a minute, bursts of 3: one a second, two seconds of tolerance.
+        assert_eq!(gcra(Rate::new_const(60, 3)), (1_000_000, 2_000_000));
+        assert_eq!(gcra(Rate::new_const(1, 1)), (60_000_000, 0));
+        assert_eq!(gcra(Rate::new_const(7, 2)), (8_571_428, 8_571_428));
+    }
+
+    #[test]
+    fn session_records_round_trip_and_anything_else_is_no_session() {
+        let record = SessionRecord {
+            version: ProtocolVersion::V2025_06_18,
+            confirmed: true,
+            identity: Some(Arc::from("ALICE")),
+        };
+        assert_eq!(record.encode(), "1 2025-06-18 1 ALICE");
+        assert_eq!(SessionRecord::decode(&record.encode()), Some(record));
+        let anonymous = SessionRecord {
+            version: ProtocolVersion::V2025_11_25,
+            confirmed: false,
+            identity: None,
+        };
+        assert_eq!(SessionRecord::decode(&anonymous.encode()), Some(anonymous));
+        for bad in [
+            "",
+            "2 2025-06-18 1 ALICE",
+            "1 2026-07-28 1 ALICE",
+            "1 2025-06-18 2 ALICE",
+            "1 2025-06-18 1",
+            "1 2025-06-18 1 ALICE extra",
+            "1 2025-06-18 1 ",
+        ] {
+            assert_eq!(SessionRecord::decode(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_store_is_configured_only_with_a_redis_url_and_a_plain_namespace() {
+        let url = |text: &str| SecretString::from(text.to_owned());
+        assert!(SharedStore::redis(url("redis://127.0.0.1:6379"), "prod").is_ok());
+        assert!(SharedStore::redis(url("redis://:hunter2@10.0.0.1/3"), "a.b-c_1").is_ok());
+        assert_eq!(
+            SharedStore::redis(url("http://127.0.0.1"), "prod").err(),
+            Some(StoreError::Url)
+        );
+        assert_eq!(
+            SharedStore::redis(url("not a url"), "prod").err(),
+            Some(StoreError::Url)
+        );
+        for namespace in ["", "a:b", "a b", "ä", &"n".repeat(65)] {
+            assert_eq!(
+                SharedStore::redis(url("redis://127.0.0.1"), namespace).err(),
+                Some(StoreError::Namespace),
+                "{namespace:?}"
+            );
+        }
+        let store = SharedStore::redis(url("redis://127.0.0.1"), "p").unwrap();
+        assert_eq!(
+            store.with_lease_ttl(Duration::from_millis(999)).err(),
+            Some(StoreError::LeaseTtl)
+        );
+    }
+
+    #[test]
+    fn a_store_shown_for_debugging_hides_its_url() {
+        let url = SecretString::from("redis://:hunter2@10.0.0.1/3".to_owned());
+        let store = SharedStore::redis(url, "prod").unwrap();
+        let shown = format!("{store:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("10.0.0.1"), "{shown}");
+    }
+
+    #[test]
+    fn only_ids_of_our_own_form_name_a_session_key() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let config =
+                SharedStore::redis(SecretString::from("redis://127.0.0.1:1".to_owned()), "t")
+                    .unwrap();
+            let store = Store::start(config).await.unwrap();
+            let id = "0123456789abcdef".repeat(4);
+            assert_eq!(store.session_key(&id), Some(format!("airlock:t:s:{id}")));
+            for bad in [
+                "",
+                "ABCDEF0123456789".repeat(4).as_str(),
+                &"0".repeat(63),
+                &"0".repeat(65),
+                "*",
+                "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde:",
+            ] {
+                assert_eq!(store.session_key(bad), None, "{bad:?}");
+            }
+        });
+    }
+}
