@@ -78,7 +78,10 @@
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - `engine`: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
-//!   CORS for listed origins, TLS with rustls) with the `http` feature.
+//!   CORS for listed origins, TLS with rustls) with the `http` feature; OAuth access tokens
+//!   (JWTs checked against a JWKS, RFC 9728 metadata, scopes per tool) with the `oauth`
+//!   feature; quotas, in-flight leases and legacy sessions shared by replicas in Redis with
+//!   the `redis` feature.
 //! - `server`: the builder and the one-call entry points.
 //! - `signals`: SIGTERM, SIGINT and SIGHUP, awaited on the session's runtime.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
