@@ -67,6 +67,10 @@ pub(crate) fn request(
     mut params: Option<&mut Params<'_>>,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
+    if !offered(cx.shared, method) {
+        // A method of a capability this server does not declare does not exist here.
+        return Err(McpError::MethodNotFound);
+    }
     let meta = params.as_deref().and_then(|params| params.meta.as_ref());
     let claims_modern = lifecycle::claimed_version(meta).is_some();
     if claims_modern
@@ -211,6 +215,24 @@ fn tools_list(
     Ok(Dispatched::Answered)
 }
 
+/// Whether `method` belongs to a capability this server declares: prompts, resources and
+/// completion only when it has something for them; the rest always.
+fn offered(shared: &Shared, method: RequestMethod) -> bool {
+    match method {
+        RequestMethod::PromptsList | RequestMethod::PromptsGet => !shared.prompts.is_empty(),
+        RequestMethod::ResourcesList
+        | RequestMethod::ResourcesTemplatesList
+        | RequestMethod::ResourcesRead => !shared.resources.is_empty(),
+        RequestMethod::CompletionComplete => completes(shared),
+        RequestMethod::Initialize
+        | RequestMethod::Ping
+        | RequestMethod::ServerDiscover
+        | RequestMethod::ToolsList
+        | RequestMethod::ToolsCall
+        | RequestMethod::LoggingSetLevel => true,
+    }
+}
+
 /// What this server declares.
 fn capabilities(shared: &Shared) -> Capabilities {
     Capabilities {
@@ -221,7 +243,7 @@ fn capabilities(shared: &Shared) -> Capabilities {
     }
 }
 
-/// A server without prompts answers `prompts/*` as methods it does not have.
+/// `prompts/list`.
 fn prompts_list(
     shared: &Shared,
     id: &RequestId,
@@ -229,9 +251,6 @@ fn prompts_list(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if shared.prompts.is_empty() {
-        return Err(McpError::MethodNotFound);
-    }
     let none = Params::default();
     let cursor = list_cursor(params.unwrap_or(&none))?;
     let (page, next_cursor) = shared
@@ -256,8 +275,7 @@ fn list_cursor<'p>(params: &'p Params<'_>) -> Result<Option<&'p str>, McpError> 
     }
 }
 
-/// `resources/list` (`templates` false) or `resources/templates/list`; a server without
-/// resources answers both as methods it does not have.
+/// `resources/list` (`templates` false) or `resources/templates/list`.
 fn resources_list(
     shared: &Shared,
     id: &RequestId,
@@ -266,9 +284,6 @@ fn resources_list(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if shared.resources.is_empty() {
-        return Err(McpError::MethodNotFound);
-    }
     let none = Params::default();
     let cursor = list_cursor(params.unwrap_or(&none))?;
     let (page, next_cursor) =
@@ -297,9 +312,6 @@ fn resources_read(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if shared.resources.is_empty() {
-        return Err(McpError::MethodNotFound);
-    }
     let params = params.ok_or(McpError::InvalidParams("resources/read needs params"))?;
     only_members(params, &[ParamKey::Uri, ParamKey::Meta])?;
     let uri = match &params.uri {
@@ -364,9 +376,6 @@ fn complete(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if !completes(shared) {
-        return Err(McpError::MethodNotFound);
-    }
     let params = params.ok_or(McpError::InvalidParams("completion/complete needs params"))?;
     only_members(
         params,
@@ -419,9 +428,6 @@ fn prompts_get(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if shared.prompts.is_empty() {
-        return Err(McpError::MethodNotFound);
-    }
     let params = params.ok_or(McpError::InvalidParams("prompts/get needs params"))?;
     only_members(
         params,
