@@ -6,7 +6,8 @@
 //! most [`MAX_RESOURCE_URI_BYTES`] bytes that is exactly a fixed resource's URI, or that a
 //! template matches. A template variable matches 1 to [`MAX_TEMPLATE_VALUE_BYTES`] bytes of
 //! unreserved characters and percent-escapes (`A-Z a-z 0-9 - . _ ~`, `%XX`), and the value the
-//! handler gets is decoded and guaranteed free of `/`, `\`, control characters and of being
+//! handler gets is decoded and guaranteed free of `/`, `\`, control characters, invisible
+//! ones (bidirectional overrides, zero-width characters) and of being
 //! `.` or `..`: a variable never spans or climbs path segments, however the handler uses it.
 //! Anything else is `-32602` `Invalid params: resource not found.`, with nothing of the URI
 //! said back (the specification suggests `data.uri`; airlock echoes no peer text).
@@ -289,8 +290,8 @@ impl UriTemplate {
 
 /// A variable's raw value decoded, or `None` when it is empty, longer than
 /// [`MAX_TEMPLATE_VALUE_BYTES`], holds a character that is neither unreserved nor part of a
-/// percent-escape, or decodes to text that is not UTF-8, holds `/`, `\` or a control
-/// character, or is `.` or `..`.
+/// percent-escape, or decodes to text that is not UTF-8, holds `/`, `\`, a control
+/// character or an invisible one ([`is_invisible`]), or is `.` or `..`.
 fn decoded(raw: &str) -> Option<String> {
     if raw.is_empty() || raw.len() > MAX_TEMPLATE_VALUE_BYTES {
         return None;
@@ -311,10 +312,20 @@ fn decoded(raw: &str) -> Option<String> {
     let text = String::from_utf8(bytes).ok()?;
     let refused = text
         .chars()
-        .any(|c| c == '/' || c == '\\' || c.is_control())
+        .any(|c| c == '/' || c == '\\' || c.is_control() || is_invisible(c))
         || text == "."
         || text == "..";
     (!refused).then_some(text)
+}
+
+/// Whether `c` changes how the text around it reads without being seen: bidirectional
+/// overrides and isolates, zero-width characters, the byte-order mark. A value holding one
+/// could show a client (or an operator reading a log) another name than the one read.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+    )
 }
 
 fn hex(digit: u8) -> Option<u8> {
@@ -657,6 +668,9 @@ mod tests {
             "test://item/a%5Cb/data",
             "test://item/%00/data",
             "test://item/%0A/data",
+            "test://item/%E2%80%AE/data",
+            "test://item/a%E2%80%8Bb/data",
+            "test://item/%EF%BB%BF/data",
             "test://item/%ZZ/data",
             "test://item/%4/data",
             "test://item/%FF/data",
