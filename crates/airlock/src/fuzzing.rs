@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -524,8 +522,36 @@ fn is_notification(frame: &[u8]) -> bool {
     if !readable(&top, crate::limits::MAX_JSON_DEPTH) {
         return false;
     }
-    serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(top.get())
-        .is_ok_and(|members| members.contains_key("method") && !members.contains_key("id"))
+    serde_json::from_str::<Members>(top.get()).is_ok_and(|Members(members)| {
+        members.iter().any(|(key, _)| key == "method") && members.iter().all(|(key, _)| key != "id")
+    })
+}
+
+/// An object's members in order, a repeated key as often as it appears (a map would keep one
+/// value of a repeated key and never look at the others).
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
 }
 
 /// Whether `raw` is JSON whose strings are all valid and whose arrays and objects nest at most
@@ -536,8 +562,9 @@ fn readable(raw: &RawValue, levels: usize) -> bool {
     match text.as_bytes().first() {
         Some(b'{') => {
             levels > 0
-                && serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(text)
-                    .is_ok_and(|members| members.values().all(|value| readable(value, below)))
+                && serde_json::from_str::<Members>(text).is_ok_and(|Members(members)| {
+                    members.iter().all(|(_, value)| readable(value, below))
+                })
         }
         Some(b'[') => {
             levels > 0
@@ -645,6 +672,24 @@ pub(crate) mod tests {
         ] {
             assert!(!is_notification(frame.as_bytes()), "{frame}");
         }
+    }
+
+    /// Found by the engine target: a member repeated after an unreadable value (a lone
+    /// surrogate) hid that value from the oracle, which keeps the last of a repeated key; the
+    /// engine answers the frame `-32700`, as it must. Every member is read, repeats included.
+    #[test]
+    fn a_repeated_member_does_not_hide_an_unreadable_value() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","method":"too\udc00l","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"ping","params":{"a":"\ud800","a":1}}"#,
+            r#"{"jsonrpc":"2.0","method":"ping","params":[{"a":[["\udfff"]],"a":2}]}"#,
+        ] {
+            assert!(!is_notification(frame.as_bytes()), "{frame}");
+            engine(frame.as_bytes());
+        }
+        let repeated = r#"{"jsonrpc":"2.0","method":"x","method":"ping"}"#;
+        assert!(is_notification(repeated.as_bytes()));
+        engine(repeated.as_bytes());
     }
 
     #[test]
