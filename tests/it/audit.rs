@@ -365,6 +365,53 @@ fn the_exposure_cases_catch_a_read_reported_as_an_error_or_in_a_huge_result() {
     }
 }
 
+/// A server that decodes a resource template's value and opens it unconfined is caught by
+/// the template reads alone, and by the `file:` reads too; our conformance fixture, whose
+/// template serves any value without touching files, passes with reads served.
+#[test]
+fn the_resource_exposure_case_catches_unconfined_template_reads() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_resource_server.py");
+    for mode in ["--template-only", "--file-too"] {
+        let (status, report, table) = audit(
+            "unsafe-resources",
+            &["--only", "exposure.resource-uris"],
+            &["python3", fixture.to_str().unwrap(), mode],
+        );
+        let report = report.expect("a JSON report");
+        assert_eq!(status, Some(1), "{mode}: {table}");
+        let found = exposure_findings(&report);
+        assert!(
+            found
+                .iter()
+                .any(|(id, kind, severity)| id == "exposure.resource-uris"
+                    && kind == "outside-read"
+                    && severity == "high"),
+            "{mode}: {found:?}\n{table}"
+        );
+    }
+    let fixture = example("conformance_server");
+    let (status, report, table) = audit(
+        "conformance-resources",
+        &["--only", "exposure.resource-uris,flood.subscriptions-10000"],
+        &[fixture.to_str().unwrap()],
+    );
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    let detail = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|case| case["id"] == "exposure.resource-uris")
+        .and_then(|case| case["detail"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        detail.contains("over 1 resource templates") && !detail.contains(": 0 served"),
+        "{detail}"
+    );
+}
+
 #[test]
 fn the_exposure_cases_catch_a_server_that_passes_values_to_a_shell() {
     let fixture =

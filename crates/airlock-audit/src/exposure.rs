@@ -204,14 +204,29 @@ fn random_hex() -> String {
     format!("{:016x}", RandomState::new().hash_one(Instant::now()))
 }
 
-/// Runs one exposure case: every value in every aimed argument, one call at a time, each
-/// judged by the canaries.
+/// Where an exposure case puts its values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// Every string argument of every tool the audit may call.
+    ToolArguments,
+    /// Resource reads: every variable of every resource template the server lists (as is,
+    /// percent-encoded and encoded twice), and a `file:` URI of each value (relative ones
+    /// against the served directory).
+    ResourceUris,
+}
+
+/// Runs one exposure case: every value in every aimed argument (or resource URI), one
+/// request at a time, each judged by the canaries.
 pub(crate) fn run(
     session: &mut Session<'_>,
     aims: &[Aim],
     scratch: &Scratch,
     values: Values,
+    via: Via,
 ) -> Judgement {
+    if via == Via::ResourceUris {
+        return run_resources(session, scratch, values);
+    }
     if aims.is_empty() {
         return Judgement {
             verdict: Verdict::Note,
@@ -240,7 +255,7 @@ pub(crate) fn run(
                 object.insert(aim.key.clone(), Value::String(value.clone()));
             }
             let request = json!({"name": aim.tool, "arguments": arguments});
-            let reply = call_until_admitted(session, &request);
+            let reply = until_admitted(session, "tools/call", &request);
             calls = calls.saturating_add(1);
             let where_ = format!(
                 "tool {} argument {}",
@@ -301,15 +316,16 @@ pub(crate) fn run(
     }
 }
 
-/// Calls `params`, calling again (up to [`MAX_ATTEMPTS`] times) while a quota or the
+/// Sends `method` with `params`, again (up to [`MAX_ATTEMPTS`] times) while a quota or the
 /// in-flight cap refuses it, so every value is tried.
-fn call_until_admitted(
+fn until_admitted(
     session: &mut Session<'_>,
+    method: &str,
     params: &Value,
 ) -> Result<super::judge::Response, String> {
     let mut attempt: u32 = 0;
     loop {
-        let id = session.request("tools/call", Some(params.clone()));
+        let id = session.request(method, Some(params.clone()));
         let deadline = session.deadline;
         let response = session.await_reply(&id, deadline)?;
         attempt = attempt.saturating_add(1);
@@ -333,6 +349,208 @@ fn call_until_admitted(
         }
     }
 }
+
+/// Runs the resource variant of an exposure case: each value in every variable of every
+/// listed resource template and as a `file:` URI, one `resources/read` at a time.
+fn run_resources(session: &mut Session<'_>, scratch: &Scratch, values: Values) -> Judgement {
+    let values = values(scratch);
+    let templates = listed_templates(session);
+    let mut reads: Vec<(String, String)> = Vec::new();
+    for template in &templates {
+        for value in &values {
+            for times in 0..=2 {
+                let uri = expand(template, &encoded(value, times));
+                reads.push((format!("template {}", shown(template, MAX_SHOWN_NAME)), uri));
+            }
+        }
+    }
+    for value in &values {
+        let uri = if value.starts_with('/') {
+            format!("file://{value}")
+        } else {
+            format!("file://{}/{value}", scratch.served().display())
+        };
+        reads.push(("a file: URI".to_owned(), uri));
+    }
+    session.target().watch_for(scratch.token.as_bytes());
+    let _earlier = session.take_canary_seen();
+    let (mut sent, mut served, mut unanswered) = (0_u64, 0_u64, 0_u64);
+    let mut worst: Option<Severity> = None;
+    for (where_, uri) in &reads {
+        if Instant::now() >= session.deadline || super::signals::interrupted() {
+            break;
+        }
+        let reply = until_admitted(session, "resources/read", &json!({ "uri": uri }));
+        sent = sent.saturating_add(1);
+        let in_result = match &reply {
+            Ok(Response {
+                outcome: Outcome::Result { value, .. },
+                ..
+            }) => {
+                served = served.saturating_add(1);
+                value
+                    .as_ref()
+                    .is_some_and(|result| result.to_string().contains(&scratch.token))
+            }
+            Ok(_) => false,
+            Err(_) => {
+                unanswered = unanswered.saturating_add(1);
+                false
+            }
+        };
+        if session.take_canary_seen() || in_result {
+            session.find(
+                Kind::OutsideRead,
+                format!("{where_}: a read returned the canary outside the served directory"),
+            );
+            worst = worst.max(Some(Kind::OutsideRead.severity()));
+        }
+        let breaches = scratch.breaches();
+        if !breaches.is_empty() {
+            for breach in breaches {
+                session.find(Kind::OutsideWrite, format!("{where_}: {breach}"));
+            }
+            worst = worst.max(Some(Kind::OutsideWrite.severity()));
+            scratch.restore();
+        }
+    }
+    let mut detail = format!(
+        "{sent} reads over {} resource templates and file: URIs, {} values each: {served} served",
+        templates.len(),
+        values.len()
+    );
+    let severity = (unanswered > 0).then(|| {
+        detail.push_str(&format!("; {unanswered} unanswered in time"));
+        Severity::High
+    });
+    match worst {
+        Some(level) => detail.push_str(&format!("; the canaries show a breach ({})", level.name())),
+        None => detail.push_str("; no canary read back or touched"),
+    }
+    Judgement {
+        verdict: severity.map_or(Verdict::Pass, finding_verdict),
+        severity,
+        detail,
+        answer: None,
+        follow_up: true,
+    }
+}
+
+/// The URI templates the server lists (`resources/templates/list`, up to [`MAX_PAGES`]
+/// pages, at most [`MAX_TEMPLATES`] of at most [`MAX_TEMPLATE_BYTES`] bytes); none from a
+/// server without resources.
+fn listed_templates(session: &mut Session<'_>) -> Vec<String> {
+    let mut templates = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_PAGES {
+        let params = cursor.take().map(|cursor| json!({ "cursor": cursor }));
+        let id = session.request("resources/templates/list", params);
+        let deadline = session.deadline;
+        let Ok(Response {
+            outcome:
+                Outcome::Result {
+                    value: Some(result),
+                    ..
+                },
+            ..
+        }) = session.await_reply(&id, deadline)
+        else {
+            break;
+        };
+        let listed = result
+            .get("resourceTemplates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|template| template.get("uriTemplate").and_then(Value::as_str))
+            .filter(|template| template.len() <= MAX_TEMPLATE_BYTES);
+        for template in listed {
+            if templates.len() < MAX_TEMPLATES {
+                templates.push(template.to_owned());
+            }
+        }
+        cursor = result
+            .get("nextCursor")
+            .filter(|next| next.is_string())
+            .cloned();
+        if cursor.is_none() || templates.len() >= MAX_TEMPLATES {
+            break;
+        }
+    }
+    templates
+}
+
+/// `template` with every expression replaced by `value`, after the expression's RFC 6570
+/// operator prefix (`{/x}` gives `/value`, `{?x}` gives `?x=value`); `value` goes in as
+/// given, so the caller decides its encoding.
+fn expand(template: &str, value: &str) -> String {
+    let mut uri = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let (literal, tail) = rest.split_at(open);
+        uri.push_str(literal);
+        let Some(close) = tail.find('}') else {
+            uri.push_str(tail);
+            return uri;
+        };
+        let (expression, after) = tail.split_at(close);
+        let expression = expression.trim_start_matches('{');
+        let (operator, names) = match expression.chars().next() {
+            Some(op @ ('+' | '#' | '.' | '/' | ';' | '?' | '&')) => {
+                (Some(op), expression.get(op.len_utf8()..).unwrap_or(""))
+            }
+            _ => (None, expression),
+        };
+        let name = names
+            .split(',')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('*')
+            .split(':')
+            .next()
+            .unwrap_or("");
+        match operator {
+            Some('#' | '.' | '/') => uri.extend(operator),
+            Some(op @ (';' | '?' | '&')) => {
+                uri.push(op);
+                uri.push_str(name);
+                uri.push('=');
+            }
+            _ => {}
+        }
+        uri.push_str(value);
+        rest = after.get(1..).unwrap_or("");
+    }
+    uri.push_str(rest);
+    uri
+}
+
+/// `value` percent-encoded `times` times (every byte outside RFC 3986's unreserved set), so a
+/// server that decodes more than once is tried too.
+fn encoded(value: &str, times: u32) -> String {
+    let mut text = value.to_owned();
+    for _ in 0..times {
+        let mut next = String::new();
+        for byte in text.bytes() {
+            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+                next.push(char::from(byte));
+            } else {
+                next.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        text = next;
+    }
+    text
+}
+
+/// Pages of `resources/templates/list` read.
+const MAX_PAGES: usize = 4;
+
+/// Templates tried.
+const MAX_TEMPLATES: usize = 16;
+
+/// Longest template tried.
+const MAX_TEMPLATE_BYTES: usize = 1024;
 
 /// `-31429`: rate limited.
 const BUSY_RATE: i64 = -31_429;
@@ -379,6 +597,14 @@ pub(crate) fn symlinks(_: &Scratch) -> Vec<String> {
         "./link-out".to_owned(),
         format!("link-parent/{OUTSIDE}"),
     ]
+}
+
+/// Every path value at once: traversal, absolute and through the planted symlinks.
+pub(crate) fn resource_values(scratch: &Scratch) -> Vec<String> {
+    let mut values = traversal(scratch);
+    values.extend(absolute(scratch));
+    values.extend(symlinks(scratch));
+    values
 }
 
 /// Values a program reads as options.
@@ -485,5 +711,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_template_is_expanded_with_the_value_after_each_operators_prefix() {
+        assert_eq!(expand("docs://{path}", "x"), "docs://x");
+        assert_eq!(expand("a{/seg}{?q,r}{#f}", "v"), "a/v?q=v#v");
+        assert_eq!(expand("t://{id}/data/{+rest*}", "v"), "t://v/data/v");
+        assert_eq!(expand("t://{unclosed", "v"), "t://{unclosed");
+        assert_eq!(expand("plain", "v"), "plain");
+    }
+
+    #[test]
+    fn a_value_is_percent_encoded_once_or_twice() {
+        assert_eq!(encoded("../a b", 0), "../a b");
+        assert_eq!(encoded("../a b", 1), "..%2Fa%20b");
+        assert_eq!(encoded("../a", 2), "..%252Fa");
     }
 }

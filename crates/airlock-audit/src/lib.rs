@@ -841,8 +841,8 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             },
         ) => cases::run_line(&mut session, input(&context.probe), arms, *echo_check),
         (None, Body::Custom { run, .. }) => run(&mut session),
-        (None, Body::Exposure { values }) => match &scratch {
-            Some(scratch) => exposure::run(&mut session, &context.aims, scratch, *values),
+        (None, Body::Exposure { values, via }) => match &scratch {
+            Some(scratch) => exposure::run(&mut session, &context.aims, scratch, *values, *via),
             None => Judgement::failed("no scratch directory".to_owned()),
         },
     };

@@ -11,7 +11,7 @@ use super::super::target::{Exit, Op};
 use super::super::{Verdict, signals};
 use super::Judgement;
 use super::expect::{ANY_CODE, NULL, SENT};
-use super::input::{big_string_ping, initialize_line};
+use super::input::{big_string_ping, initialize_line, subscriptions};
 
 /// `initialize` with a version that does not exist: the server answers with one it supports,
 /// or refuses.
@@ -90,6 +90,43 @@ pub(super) fn call_flood(session: &mut Session<'_>) -> Judgement {
     }
     let what = format!("calls of {}", session.probe.name());
     flood(session, &what, vec![Op::Bytes(lines)], COUNT)
+}
+
+/// 10,000 `resources/subscribe`, each for its own URI, when the server offers subscriptions
+/// (one subscribe first: a server without them answers `-32601`, and a flood of refusals
+/// would only test its garbage cut-off, which `flood.pings-100000`'s kin already do).
+pub(super) fn subscription_flood(session: &mut Session<'_>) -> Judgement {
+    const COUNT: u64 = 10_000;
+    let id = session.request(
+        "resources/subscribe",
+        Some(serde_json::json!({"uri": "audit://subscription/first"})),
+    );
+    let until = session.deadline;
+    match session.await_reply(&id, until) {
+        Ok(response) => {
+            if let judge::Outcome::Error { code: -32601, .. } = response.outcome {
+                return Judgement {
+                    verdict: Verdict::Pass,
+                    severity: None,
+                    detail: "resources/subscribe answered -32601: subscriptions not offered, \
+                             nothing to flood"
+                        .to_owned(),
+                    answer: None,
+                    follow_up: true,
+                };
+            }
+        }
+        Err(why) => {
+            return Judgement {
+                verdict: Verdict::Fail,
+                severity: Some(Severity::High),
+                detail: format!("one resources/subscribe: {why}"),
+                answer: None,
+                follow_up: true,
+            };
+        }
+    }
+    flood(session, "resources/subscribe", subscriptions(COUNT), COUNT)
 }
 
 pub(super) fn unread_pings(session: &mut Session<'_>) -> Judgement {

@@ -585,3 +585,58 @@ pub(super) const TWO_VALUES: &[Arm] = &[
         "JSON-RPC answers unparseable input with -32700 and id null",
     ),
 ];
+
+/// A malformed request of an optional method (resources, prompts, completion, logging): the
+/// method's refusal, or `-32601` from a server that does not offer it.
+pub(super) const BAD_OPTIONAL: &[Arm] = &[
+    pass(When::Error(&[-32602, -32601, -32600], SENT)),
+    note(
+        When::Error(ANY_CODE, NULL_OR_SENT),
+        "refused with another code than -32602 (or -32601 where the method is not offered)",
+    ),
+    note(
+        When::Result(SENT),
+        "serves a request whose params the method's schema refuses",
+    ),
+    fail(When::Silent, "a request is not answered"),
+];
+
+/// A prompt, resource or reference that does not exist: `-32602`, or `-32601` from a server
+/// that does not offer the method.
+pub(super) const NO_SUCH_ITEM: &[Arm] = &[
+    pass(When::Error(&[-32602, -32601], SENT)),
+    note(
+        When::Error(ANY_CODE, NULL_OR_SENT),
+        "refused with another code than -32602 (MCP's code for an unknown name or URI)",
+    ),
+    fail_as(
+        When::Result(SENT),
+        Severity::Medium,
+        "serves something that does not exist: a client cannot tell a typo from a result",
+    ),
+    fail(When::Silent, "a request is not answered"),
+];
+
+/// A log level RFC 5424 does not have.
+pub(super) const BAD_LEVEL: &[Arm] = &[
+    pass(When::Error(&[-32602, -32601], SENT)),
+    note(
+        When::Error(ANY_CODE, NULL_OR_SENT),
+        "refused with another code than -32602",
+    ),
+    note(
+        When::Result(SENT),
+        "accepts a log level that does not exist (which messages does it send now?)",
+    ),
+    fail(When::Silent, "a request is not answered"),
+];
+
+/// A huge URI or name for an optional method: refused, whatever the code.
+pub(super) const BIG_OPTIONAL: &[Arm] = &[
+    pass(When::Error(ANY_CODE, NULL_OR_SENT)),
+    note(
+        When::Result(SENT),
+        "serves a 1 MiB name or URI: nothing it names can be that long",
+    ),
+    fail(When::Silent, "a request is not answered"),
+];

@@ -43,5 +43,13 @@ pub(super) fn cases() -> Vec<Case> {
             "nothing run: values never reach a shell",
             exposure::separators,
         ),
+        Case::exposure(
+            "exposure.resource-uris",
+            "../outside-canary, its absolute path and the planted symlinks in every variable of \
+             every resource template (as is, percent-encoded, encoded twice), and as file: URIs",
+            "the canary outside the served directory never read back",
+            exposure::resource_values,
+        )
+        .in_resource_uris(),
     ]
 }

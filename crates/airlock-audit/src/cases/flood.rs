@@ -32,6 +32,15 @@ pub(super) fn cases() -> Vec<Case> {
             call_flood,
         )
         .budget(6),
+        Case::custom(
+            "flood.subscriptions-10000",
+            Flood,
+            "10,000 resources/subscribe, each for its own URI, written back to back",
+            "each answered exactly once (an error, or a result); memory within the limit; a server \
+             without subscriptions (-32601 to a first subscribe) is not flooded",
+            subscription_flood,
+        )
+        .budget(6),
         Case::line(
             "flood.slow-partial-line",
             Flood,

@@ -118,5 +118,39 @@ pub(super) fn cases() -> Vec<Case> {
             |_| long_string_id(1 << 20),
             LONG_ID,
         ),
+        Case::line(
+            "huge.resource-uri-1mib",
+            Huge,
+            "resources/read of a 1 MiB URI",
+            "a refusal (any code); memory within the limit",
+            |_| big_params("resources/read", r#"{"uri":"audit://"#, 1 << 20, r#""}"#),
+            BIG_OPTIONAL,
+        )
+        .echo_check(),
+        Case::line(
+            "huge.prompt-name-1mib",
+            Huge,
+            "prompts/get of a prompt whose name is 1 MiB",
+            "a refusal (any code); memory within the limit",
+            |_| big_params("prompts/get", r#"{"name":""#, 1 << 20, r#""}"#),
+            BIG_OPTIONAL,
+        )
+        .echo_check(),
+        Case::line(
+            "huge.complete-value-1mib",
+            Huge,
+            "completion/complete of a prompt argument whose typed value is 1 MiB",
+            "an answer (a refusal, or completions); memory within the limit",
+            |_| {
+                big_params(
+                    "completion/complete",
+                    r#"{"ref":{"type":"ref/prompt","name":"audit"},"argument":{"name":"a","value":""#,
+                    1 << 20,
+                    r#""}}"#,
+                )
+            },
+            BIG_CALL,
+        )
+        .echo_check(),
     ]
 }

@@ -334,3 +334,35 @@ pub(super) fn initialize_line(version: &serde_json::Value) -> Input {
         serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": params});
     bytes_line(line.to_string().as_bytes(), Some("7"))
 }
+
+/// A request (id 7) of `method` whose params are `before`, `bytes` bytes of `a` (streamed),
+/// then `after`: the caller puts the quotes, so the huge string goes where it likes.
+pub(super) fn big_params(method: &str, before: &str, bytes: u64, after: &str) -> Input {
+    let head = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{before}"#);
+    Input {
+        ops: vec![
+            Op::Bytes(head.into_bytes()),
+            Op::Repeat {
+                unit: b"a".to_vec(),
+                count: bytes,
+            },
+            Op::Bytes(format!("{after}}}\n").into_bytes()),
+        ],
+        id: seven(),
+    }
+}
+
+/// `count` `resources/subscribe` requests with the ids 1 to `count`, each for its own URI.
+pub(super) fn subscriptions(count: u64) -> Vec<Op> {
+    let mut lines = Vec::new();
+    for id in 1..=count {
+        lines.extend_from_slice(
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"audit://subscription/{id}"}}}}"#
+            )
+            .as_bytes(),
+        );
+        lines.push(b'\n');
+    }
+    vec![Op::Bytes(lines)]
+}

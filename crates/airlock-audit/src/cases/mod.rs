@@ -36,7 +36,7 @@ mod protocol;
 
 use custom::{
     call_flood, eof_at_start, eof_call_in_flight, eof_mid_message, flood, no_newline_then_eof,
-    unread_pings, unsupported_version,
+    subscription_flood, unread_pings, unsupported_version,
 };
 // The catalogue names dozens of expectation tables and input builders: listing them twice
 // would add nothing.
@@ -79,6 +79,8 @@ pub(crate) enum Body {
     Exposure {
         /// The values.
         values: crate::exposure::Values,
+        /// Where they go.
+        via: crate::exposure::Via,
     },
     /// A function of its own (after the handshake unless `handshake` is false).
     Custom {
@@ -158,8 +160,19 @@ impl Case {
             expects,
             slow: false,
             budget: 3,
-            body: Body::Exposure { values },
+            body: Body::Exposure {
+                values,
+                via: crate::exposure::Via::ToolArguments,
+            },
         }
+    }
+
+    /// An exposure case whose values go into resource URIs instead of tool arguments.
+    fn in_resource_uris(mut self) -> Self {
+        if let Body::Exposure { via, .. } = &mut self.body {
+            *via = crate::exposure::Via::ResourceUris;
+        }
+        self
     }
 
     fn slow(mut self) -> Self {

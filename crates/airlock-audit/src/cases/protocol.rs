@@ -236,5 +236,118 @@ pub(super) fn cases() -> Vec<Case> {
             |_| text_without_id(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#),
             SILENT,
         ),
+        // The methods beyond tools: a server that does not offer one answers -32601.
+        Case::line(
+            "protocol.resource-read-without-uri",
+            Protocol,
+            "resources/read whose params have no uri",
+            "-32602 (or -32601 where resources are not offered)",
+            |_| text(r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{}}"#),
+            BAD_OPTIONAL,
+        ),
+        Case::line(
+            "protocol.resource-uri-number",
+            Protocol,
+            "resources/read with \"uri\":42",
+            "-32602 (or -32601 where resources are not offered)",
+            |_| text(r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":42}}"#),
+            BAD_OPTIONAL,
+        ),
+        Case::line(
+            "protocol.resource-unknown",
+            Protocol,
+            "resources/read of audit://no-such-resource",
+            "-32602 (or -32601 where resources are not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"audit://no-such-resource"}}"#,
+                )
+            },
+            NO_SUCH_ITEM,
+        ),
+        Case::line(
+            "protocol.resource-uri-control",
+            Protocol,
+            "resources/read of a URI holding NUL, CR, LF and a bidirectional override",
+            "-32602 (or -32601 where resources are not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"audit://x\u0000\r\n\u202e/y"}}"#,
+                )
+            },
+            NO_SUCH_ITEM,
+        ),
+        Case::line(
+            "protocol.prompt-unknown",
+            Protocol,
+            "prompts/get of a prompt that does not exist",
+            "-32602 (or -32601 where prompts are not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"audit/no-such-prompt"}}"#,
+                )
+            },
+            NO_SUCH_ITEM,
+        ),
+        Case::line(
+            "protocol.prompt-arguments-string",
+            Protocol,
+            "prompts/get with \"arguments\":\"a\"",
+            "-32602 (or -32601 where prompts are not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"audit","arguments":"a"}}"#,
+                )
+            },
+            BAD_OPTIONAL,
+        ),
+        Case::line(
+            "protocol.complete-unknown-ref",
+            Protocol,
+            "completion/complete for a reference of type ref/audit",
+            "-32602 (or -32601 where completion is not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/audit","name":"x"},"argument":{"name":"a","value":"b"}}}"#,
+                )
+            },
+            NO_SUCH_ITEM,
+        ),
+        Case::line(
+            "protocol.complete-without-argument",
+            Protocol,
+            "completion/complete for a prompt without the argument to complete",
+            "-32602 (or -32601 where completion is not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"audit"}}}"#,
+                )
+            },
+            BAD_OPTIONAL,
+        ),
+        Case::line(
+            "protocol.log-level-unknown",
+            Protocol,
+            "logging/setLevel to the level \"audit\"",
+            "-32602 (or -32601 where logging is not offered)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"audit"}}"#,
+                )
+            },
+            BAD_LEVEL,
+        ),
+        Case::line(
+            "protocol.unsubscribe-never-subscribed",
+            Protocol,
+            "resources/unsubscribe of a URI never subscribed",
+            "an answer with id 7 (an error, or an empty result)",
+            |_| {
+                text(
+                    r#"{"jsonrpc":"2.0","id":7,"method":"resources/unsubscribe","params":{"uri":"audit://never"}}"#,
+                )
+            },
+            ANSWERED,
+        ),
     ]
 }
