@@ -4,7 +4,8 @@
 //! (programs resolved to absolute paths, templates parsed, risky shapes refused, environment
 //! read), with its parts in modules of their own: `template` (the checked argv template and
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
-//! `bounds` (limits, quotas, deadlines, resources) and `describe` (the `inputSchema` and
+//! `bounds` (limits, quotas, deadlines, resources), `surface` (`[[prompt]]` and
+//! `[[resource]]`) and `describe` (the `inputSchema` and
 //! `airlock check`'s account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
@@ -22,6 +23,7 @@ mod describe;
 mod raw;
 pub mod risk;
 mod schema;
+mod surface;
 mod template;
 
 use std::io::Read;
@@ -32,6 +34,7 @@ use std::path::Path;
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind, StoreSettings};
 pub(crate) use describe::input_schema;
 pub use schema::{SCHEMA_FILE, json_schema};
+pub use surface::{PromptArgument, PromptSpec, PromptText, ResourceFile, ResourceRoot, TextPart};
 
 use airlock::limits::MAX_MANIFEST_BYTES;
 
