@@ -180,10 +180,13 @@ pub(super) fn check(
     let mut errors = Vec::new();
     for mut resource in raw.resources {
         let span = resource.span().start;
-        let root = &mut resource.get_mut().root;
-        match super::defaults::expand(root.get_ref()) {
-            Ok(full) => *root.get_mut() = full,
-            Err(rule) => errors.push(at.error(Some(span), None, "root", &rule)),
+        let raw = resource.get_mut();
+        match super::defaults::expand(raw.root.get_ref()) {
+            Ok(full) => *raw.root.get_mut() = full,
+            Err(rule) => {
+                let name = Some(raw.name.as_str());
+                errors.push(at.error_in("resource", Some(span), name, "root", &rule));
+            }
         }
         expanded.push(resource);
     }

@@ -51,6 +51,8 @@ pub struct ManifestError {
     /// Line and column; `u32` keeps the error small (it travels in every check's `Result`).
     position: Option<(u32, u32)>,
     tool: Option<String>,
+    /// What `tool` names: `tool`, `prompt` or `resource`.
+    entry: &'static str,
     field: Option<Box<str>>,
     rule: String,
     /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
@@ -69,7 +71,7 @@ impl ManifestError {
         self.field.as_deref()
     }
 
-    /// The tool, if the error is inside one.
+    /// The tool (or prompt, or resource), if the error is inside one.
     pub fn tool(&self) -> Option<&str> {
         self.tool.as_deref()
     }
@@ -120,7 +122,7 @@ impl ManifestError {
         }
         text.push_str(": ");
         if let Some(tool) = &self.tool {
-            text.push_str(&format!("tool `{tool}`: "));
+            text.push_str(&format!("{} `{tool}`: ", self.entry));
         }
         if let Some(field) = &self.field {
             text.push_str(&format!("`{field}`: "));
@@ -144,10 +146,23 @@ impl Located<'_> {
         field: &str,
         rule: &str,
     ) -> ManifestError {
+        self.error_in("tool", offset, tool, field, rule)
+    }
+
+    /// [`Self::error`] inside an entry of kind `entry` (`prompt`, `resource`) named `name`.
+    pub(crate) fn error_in(
+        &self,
+        entry: &'static str,
+        offset: Option<usize>,
+        name: Option<&str>,
+        field: &str,
+        rule: &str,
+    ) -> ManifestError {
         ManifestError {
             source_name: self.source.to_owned(),
             position: offset.map(|offset| line_column(self.text, offset)),
-            tool: tool.map(str::to_owned),
+            tool: name.map(str::to_owned),
+            entry,
             field: Some(field.into()),
             rule: rule.to_owned(),
             also: Box::default(),
@@ -237,6 +252,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         source_name: source.clone(),
         position: None,
         tool: None,
+        entry: "tool",
         field: None,
         rule,
         also: Box::default(),
@@ -271,6 +287,7 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         source_name: "<embedded default>".to_owned(),
         position: None,
         tool: None,
+        entry: "tool",
         field: None,
         rule,
         also: Box::default(),
@@ -332,6 +349,7 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         source_name: source.to_owned(),
         position: error.span().map(|span| line_column(text, span.start)),
         tool: None,
+        entry: "tool",
         field: None,
         rule: with_hint(error.message().trim(), text, error.span()),
         also: Box::default(),

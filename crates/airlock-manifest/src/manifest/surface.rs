@@ -130,8 +130,9 @@ pub(super) fn prompts(
     for entry in raw {
         let span = entry.span().start;
         let raw = entry.into_inner();
-        let label = format!("prompt {}", raw.name);
-        let fail = |field: &str, rule: &str| at.error(Some(span), Some(&label), field, rule);
+        let label = raw.name.clone();
+        let fail =
+            |field: &str, rule: &str| at.error_in("prompt", Some(span), Some(&label), field, rule);
         match prompt(raw) {
             Ok(prompt) => {
                 if !names.insert(prompt.name.as_str().to_owned()) {
@@ -297,8 +298,10 @@ pub(super) fn resources(
     for entry in raw {
         let span = entry.span().start;
         let raw = entry.into_inner();
-        let label = format!("resource {}", raw.name);
-        let fail = |field: &str, rule: &str| at.error(Some(span), Some(&label), field, rule);
+        let label = raw.name.clone();
+        let fail = |field: &str, rule: &str| {
+            at.error_in("resource", Some(span), Some(&label), field, rule)
+        };
         match resource(raw, base, home) {
             Ok(root) => {
                 count = count.saturating_add(root.files.len());
