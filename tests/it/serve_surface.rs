@@ -267,13 +267,23 @@ fn a_link_or_fifo_planted_after_start_is_refused_at_read_time() {
     assert_eq!(moved["error"], not_found(), "{moved}");
     docs.assert_clean(&moved);
 
+    // A hard link to a file outside, under a listed name.
+    std::fs::remove_file(root.join("a b.txt")).unwrap();
+    std::fs::hard_link(docs.dir.join("outside.txt"), root.join("a b.txt")).unwrap();
+    let hard = read(&mut server, 7, "docs://a%20b.txt");
+    assert_eq!(hard["error"], not_found(), "{hard}");
+    docs.assert_clean(&hard);
+
     // A FIFO nobody writes: opening it must not block the session.
     std::fs::remove_file(root.join("pipe.txt")).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(root.join("pipe.txt"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        root.join("pipe.txt"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
     let fifo = read(&mut server, 4, "docs://pipe.txt");
     assert_eq!(fifo["error"], not_found(), "{fifo}");
     let ping = server.request(&request(5, "ping", json!({})));

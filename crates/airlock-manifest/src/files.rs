@@ -5,7 +5,8 @@
 //! root may replace a listed file with a symbolic link, a FIFO or a device, or a directory on
 //! its path with a link. Each read opens the file with `openat2(2)` beneath the root's
 //! descriptor (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, `O_NOFOLLOW`,
-//! `O_NONBLOCK` so that a FIFO cannot hold the open), takes only a regular file, and reads at
+//! `O_NONBLOCK` so that a FIFO cannot hold the open), takes only a regular file with one name
+//! (a hard link could be a file from outside the root under a listed name), and reads at
 //! most its cap plus one byte. The path read is always one listed at load, never anything
 //! of the peer's. A refusal is [`Unreadable`], which says why for the log and never reaches
 //! the wire (the peer gets `resource not found`).
@@ -30,6 +31,8 @@ pub enum Unreadable {
     Open,
     /// It is no longer a regular file (a FIFO, a device, a directory).
     NotRegular,
+    /// It has more than one name (a hard link): it may be a file from outside the root.
+    Linked,
     /// It holds more than the cap.
     TooLarge,
     /// Reading it failed.
@@ -70,6 +73,11 @@ impl Root {
         let stat = rustix::fs::fstat(&file).map_err(|_| Unreadable::Read)?;
         if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
             return Err(Unreadable::NotRegular);
+        }
+        // A second name for the file: a hard link planted in place of a listed file, naming
+        // a file elsewhere (a key of the user airlock runs as, on the same file system).
+        if stat.st_nlink != 1 {
+            return Err(Unreadable::Linked);
         }
         let size = usize::try_from(stat.st_size).unwrap_or(usize::MAX);
         if size > cap {
@@ -125,6 +133,13 @@ mod tests {
         std::fs::write(dir.join("elsewhere/b.txt"), "moved").unwrap();
         std::os::unix::fs::symlink(dir.join("elsewhere"), root_dir.join("sub")).unwrap();
         assert_eq!(root.read(Path::new("sub/b.txt"), 99), Err(Unreadable::Open));
+        std::fs::write(root_dir.join("c.txt"), "sea").unwrap();
+        std::fs::hard_link(dir.join("outside"), root_dir.join("hard.txt")).unwrap();
+        assert_eq!(
+            root.read(Path::new("hard.txt"), 99),
+            Err(Unreadable::Linked)
+        );
+        assert_eq!(root.read(Path::new("c.txt"), 99).unwrap(), b"sea");
         let fifo = root_dir.join("fifo");
         rustix::fs::mknodat(
             rustix::fs::CWD,

@@ -240,8 +240,13 @@ pub const MAX_RESOURCE_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Deepest directory under a manifest `[[resource]]` root that is listed at start (the root
 /// is depth 0); a deeper one fails the load rather than being left out unsaid. Together with
-/// [`MAX_RESOURCES_COUNT`] it bounds the walk at start.
+/// [`MAX_RESOURCES_COUNT`] and [`MAX_RESOURCE_WALK_ENTRIES`] it bounds the walk at start.
 pub const MAX_RESOURCE_ROOT_DEPTH: usize = 16;
+
+/// Most directory entries (of every kind, skipped ones included) looked at while listing one
+/// manifest `[[resource]]` root at start: a tree of empty directories or dot-files holds no
+/// listed file but would still be walked. Beyond it the load fails.
+pub const MAX_RESOURCE_WALK_ENTRIES: usize = 64 * 1024;
 
 /// Processes (and threads) one sandboxed call may have alive at once, its program included.
 ///

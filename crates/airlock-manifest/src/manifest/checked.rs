@@ -185,7 +185,7 @@ pub(super) fn check(
             Ok(full) => *raw.root.get_mut() = full,
             Err(rule) => {
                 let name = Some(raw.name.as_str());
-                errors.push(at.error_in("resource", Some(span), name, "root", &rule));
+                errors.push(at.error_in(super::Entry::Resource, Some(span), name, "root", &rule));
             }
         }
         expanded.push(resource);

@@ -51,8 +51,8 @@ pub struct ManifestError {
     /// Line and column; `u32` keeps the error small (it travels in every check's `Result`).
     position: Option<(u32, u32)>,
     tool: Option<String>,
-    /// What `tool` names: `tool`, `prompt` or `resource`.
-    entry: &'static str,
+    /// What `tool` names (one byte: the error stays small).
+    entry: Entry,
     field: Option<Box<str>>,
     rule: String,
     /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
@@ -122,7 +122,12 @@ impl ManifestError {
         }
         text.push_str(": ");
         if let Some(tool) = &self.tool {
-            text.push_str(&format!("{} `{tool}`: ", self.entry));
+            let entry = match self.entry {
+                Entry::Tool => "tool",
+                Entry::Prompt => "prompt",
+                Entry::Resource => "resource",
+            };
+            text.push_str(&format!("{entry} `{tool}`: "));
         }
         if let Some(field) = &self.field {
             text.push_str(&format!("`{field}`: "));
@@ -130,6 +135,17 @@ impl ManifestError {
         text.push_str(&self.rule);
         text
     }
+}
+
+/// The kind of manifest entry an error is inside.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Entry {
+    /// A `[[tool]]`.
+    Tool,
+    /// A `[[prompt]]`.
+    Prompt,
+    /// A `[[resource]]`.
+    Resource,
 }
 
 /// A manifest's text and name, for turning byte offsets into positions.
@@ -146,13 +162,13 @@ impl Located<'_> {
         field: &str,
         rule: &str,
     ) -> ManifestError {
-        self.error_in("tool", offset, tool, field, rule)
+        self.error_in(Entry::Tool, offset, tool, field, rule)
     }
 
-    /// [`Self::error`] inside an entry of kind `entry` (`prompt`, `resource`) named `name`.
+    /// [`Self::error`] inside an entry of kind `entry` named `name`.
     pub(crate) fn error_in(
         &self,
-        entry: &'static str,
+        entry: Entry,
         offset: Option<usize>,
         name: Option<&str>,
         field: &str,
@@ -252,7 +268,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         source_name: source.clone(),
         position: None,
         tool: None,
-        entry: "tool",
+        entry: Entry::Tool,
         field: None,
         rule,
         also: Box::default(),
@@ -287,7 +303,7 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         source_name: "<embedded default>".to_owned(),
         position: None,
         tool: None,
-        entry: "tool",
+        entry: Entry::Tool,
         field: None,
         rule,
         also: Box::default(),
@@ -349,7 +365,7 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         source_name: source.to_owned(),
         position: error.span().map(|span| line_column(text, span.start)),
         tool: None,
-        entry: "tool",
+        entry: Entry::Tool,
         field: None,
         rule: with_hint(error.message().trim(), text, error.span()),
         also: Box::default(),

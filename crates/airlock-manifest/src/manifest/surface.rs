@@ -14,12 +14,13 @@ use std::sync::Arc;
 use airlock::limits::{
     DEFAULT_RESOURCE_FILE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES,
     MAX_PROMPT_PLACEHOLDERS, MAX_PROMPT_TEXT_BYTES, MAX_RESOURCE_FILE_BYTES,
-    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_URI_BYTES, MAX_RESOURCES_COUNT,
+    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_URI_BYTES, MAX_RESOURCE_WALK_ENTRIES,
+    MAX_RESOURCES_COUNT,
 };
 use airlock::{Role, ToolName};
 
 use super::raw::{RawPrompt, RawResource, RawRole};
-use super::{Located, ManifestError};
+use super::{Entry, Located, ManifestError};
 use crate::files::Root;
 
 /// One checked `[[prompt]]`.
@@ -131,8 +132,9 @@ pub(super) fn prompts(
         let span = entry.span().start;
         let raw = entry.into_inner();
         let label = raw.name.clone();
-        let fail =
-            |field: &str, rule: &str| at.error_in("prompt", Some(span), Some(&label), field, rule);
+        let fail = |field: &str, rule: &str| {
+            at.error_in(Entry::Prompt, Some(span), Some(&label), field, rule)
+        };
         match prompt(raw) {
             Ok(prompt) => {
                 if !names.insert(prompt.name.as_str().to_owned()) {
@@ -300,7 +302,7 @@ pub(super) fn resources(
         let raw = entry.into_inner();
         let label = raw.name.clone();
         let fail = |field: &str, rule: &str| {
-            at.error_in("resource", Some(span), Some(&label), field, rule)
+            at.error_in(Entry::Resource, Some(span), Some(&label), field, rule)
         };
         match resource(raw, base, home) {
             Ok(root) => {
@@ -447,15 +449,17 @@ fn unreserved(b: u8) -> bool {
 
 /// The regular files under `dir`, sorted, each with its URI under `prefix`: symbolic links
 /// are not followed, names starting with `.` are skipped (files and directories), and so are
-/// names that are not UTF-8 text free of control characters.
+/// names that are not UTF-8 text free of control and invisible characters.
 ///
 /// # Errors
 ///
 /// Why the walk was given up: a directory deeper than [`MAX_RESOURCE_ROOT_DEPTH`], more than
-/// [`MAX_RESOURCES_COUNT`] files, a directory that cannot be read, a URI too long.
+/// [`MAX_RESOURCES_COUNT`] files or [`MAX_RESOURCE_WALK_ENTRIES`] entries, a directory that
+/// cannot be read, a URI too long.
 fn list(dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
     let mut files = Vec::new();
     let mut pending = vec![(PathBuf::new(), 0_usize)];
+    let mut visited = 0_usize;
     while let Some((relative, depth)) = pending.pop() {
         let here = dir.join(&relative);
         let entries = std::fs::read_dir(&here)
@@ -464,10 +468,17 @@ fn list(dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
             let entry = entry.map_err(|error| {
                 format!("{} cannot be listed ({:?})", here.display(), error.kind())
             })?;
+            visited = visited.saturating_add(1);
+            if visited > MAX_RESOURCE_WALK_ENTRIES {
+                return Err(format!(
+                    "{} holds more than {MAX_RESOURCE_WALK_ENTRIES} entries to look at",
+                    dir.display()
+                ));
+            }
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 continue;
             };
-            if name.starts_with('.') || name.chars().any(char::is_control) {
+            if name.starts_with('.') || name.chars().any(|c| c.is_control() || invisible(c)) {
                 continue;
             }
             // The entry's own type: a symbolic link is a link, never what it points to.
@@ -508,6 +519,16 @@ fn list(dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
     }
     files.sort_by(|a, b| a.uri.cmp(&b.uri));
     Ok(files)
+}
+
+/// Whether `c` changes how a name reads without being seen (bidirectional overrides and
+/// isolates, zero-width characters, the byte-order mark): a file named with one could show a
+/// client another name than the one read.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+    )
 }
 
 /// `prefix` then `relative`'s segments joined by `/`, each percent-encoded but for the
