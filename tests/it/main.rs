@@ -9,6 +9,9 @@
 //!   panics, end of input with work in flight;
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and
 //!   `airlock check` on good and bad manifests;
+//! - `serve_surface`: a manifest's `[[prompt]]` and `[[resource]]`: prompts rendered in one
+//!   pass, resource files read confined beneath their root, links and FIFOs planted after
+//!   start refused;
 //! - `arguments`: values a program reads as more than data (find's expressions, make's and
 //!   awk's assignments, `@file`, interpreters' code, options let through), refused by
 //!   `airlock check` unless accepted by name and at call time; absolute paths; literal braces;
@@ -78,4 +81,5 @@ mod redis;
 mod redteam;
 mod sandbox;
 mod serve;
+mod serve_surface;
 mod setup;

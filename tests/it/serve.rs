@@ -542,6 +542,18 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
              command may write",
         ),
         (
+            "bad-prompt-placeholder.toml",
+            "prompt `greet`: `messages`: the placeholder {language} names no declared argument",
+        ),
+        (
+            "bad-resource-root.toml",
+            "resource `config`: `root`: /etc may not be a resource root",
+        ),
+        (
+            "bad-resource-uri.toml",
+            "resource `docs`: `uri`: must be `scheme://`",
+        ),
+        (
             "bad-write-spool.toml",
             "tool `schedule`: `write`: /var/spool is a system tree no sandboxed command may write",
         ),

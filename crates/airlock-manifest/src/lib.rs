@@ -13,7 +13,9 @@
 //!
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
 //! - `locate`: the programs and directories a manifest names, found once at load.
-//! - [`command`]: a manifest tool as a handler: argv building, output, redaction.
+//! - [`command`]: a manifest tool as a handler: argv building, output, redaction; a manifest
+//!   prompt and resource root as the library's prompts and resources.
+//! - [`files`]: a resource root's files, read confined beneath the root (`openat2`).
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
 //! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
 
@@ -26,6 +28,7 @@
 )]
 
 pub mod command;
+pub mod files;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 mod locate;

@@ -214,6 +214,40 @@ pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Largest manifest file read, in bytes: a manifest is configuration, not data.
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
+/// Most arguments one manifest `[[prompt]]` may declare: a prompt is a form a user fills in,
+/// and each argument is a line of `prompts/list` every client holds.
+pub const MAX_PROMPT_ARGUMENTS: usize = 32;
+
+/// Most messages one manifest `[[prompt]]` may hold.
+pub const MAX_PROMPT_MESSAGES: usize = 32;
+
+/// Longest text of one manifest prompt message, in bytes, before substitution.
+pub const MAX_PROMPT_TEXT_BYTES: usize = 64 * 1024;
+
+/// Most `{argument}` placeholders in all the messages of one manifest `[[prompt]]`: each can
+/// become a value of up to `max_string_bytes`, so this bounds what one `prompts/get` builds
+/// (at most [`MAX_PROMPT_MESSAGES`] × [`MAX_PROMPT_TEXT_BYTES`] of text plus this many
+/// values), whatever the peer sends.
+pub const MAX_PROMPT_PLACEHOLDERS: usize = 64;
+
+/// What one file of a manifest `[[resource]]` root may hold unless its `max_bytes` says
+/// otherwise, in bytes: a read never takes more than this plus one byte into memory.
+pub const DEFAULT_RESOURCE_FILE_BYTES: usize = 1024 * 1024;
+
+/// Largest `max_bytes` of a manifest `[[resource]]`: a read runs inline on the session and
+/// its reply (base64 for binary files, a third larger) is one message.
+pub const MAX_RESOURCE_FILE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Deepest directory under a manifest `[[resource]]` root that is listed at start (the root
+/// is depth 0); a deeper one fails the load rather than being left out unsaid. Together with
+/// [`MAX_RESOURCES_COUNT`] and [`MAX_RESOURCE_WALK_ENTRIES`] it bounds the walk at start.
+pub const MAX_RESOURCE_ROOT_DEPTH: usize = 16;
+
+/// Most directory entries (of every kind, skipped ones included) looked at while listing one
+/// manifest `[[resource]]` root at start: a tree of empty directories or dot-files holds no
+/// listed file but would still be walked. Beyond it the load fails.
+pub const MAX_RESOURCE_WALK_ENTRIES: usize = 64 * 1024;
+
 /// Processes (and threads) one sandboxed call may have alive at once, its program included.
 ///
 /// A fork loop stops here instead of filling the machine's process table. Enforced by

@@ -191,6 +191,66 @@ impl PromptBuilder {
             completers: self.completers,
         }
     }
+
+    /// Finishes the prompt for a caller whose arguments are known only at run time (a
+    /// manifest, say), as [`ToolBuilder::dynamic`](crate::ToolBuilder::dynamic) does a tool:
+    /// `schema` is a JSON Schema object whose every property is a string (named in `required`
+    /// when the argument is), and `render` gets the arguments sent, checked as a typed
+    /// prompt's are (declared names only, every value a string within the bounds, every
+    /// required one present), by name. It runs inline on the session: it must not block.
+    ///
+    /// ```
+    /// use airlock::{Prompt, PromptMessage};
+    /// use serde_json::json;
+    ///
+    /// let schema = json!({
+    ///     "type": "object",
+    ///     "properties": {"change": {"type": "string", "description": "The change."}},
+    ///     "required": ["change"],
+    /// });
+    /// let prompt = Prompt::builder("review")
+    ///     .description("Asks for a review")
+    ///     .dynamic(schema, |args| {
+    ///         let change = args.get("change").map_or("", String::as_str);
+    ///         vec![PromptMessage::user(format!("Review {change}."))]
+    ///     });
+    /// # let _ = prompt;
+    /// ```
+    pub fn dynamic<F>(self, schema: Value, render: F) -> Prompt
+    where
+        F: Fn(BTreeMap<String, String>) -> Vec<PromptMessage> + Send + Sync + 'static,
+    {
+        Prompt {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            schema,
+            render: Arc::new(Dynamic { render }),
+            completers: self.completers,
+        }
+    }
+}
+
+/// A dynamic prompt's handler: the checked arguments as text, by name.
+struct Dynamic<F> {
+    render: F,
+}
+
+impl<F> Render for Dynamic<F>
+where
+    F: Fn(BTreeMap<String, String>) -> Vec<PromptMessage> + Send + Sync,
+{
+    fn render(&self, arguments: Map<String, Value>) -> Result<Vec<PromptMessage>, McpError> {
+        let mut text = BTreeMap::new();
+        for (name, value) in arguments {
+            // `PromptDef::render` let only strings through.
+            let Value::String(value) = value else {
+                return Err(McpError::InvalidPromptArguments);
+            };
+            text.insert(name, value);
+        }
+        Ok((self.render)(text))
+    }
 }
 
 /// A prompt's handler behind its argument type.
@@ -547,6 +607,64 @@ mod tests {
             def.render(Some(serde_json::json!({ "name": long })), &limits),
             Err(McpError::ArgumentBound { .. })
         ));
+    }
+
+    #[test]
+    fn a_dynamic_prompt_gets_its_checked_arguments_as_text_by_name() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "Who."},
+                "tone": {"type": "string"},
+            },
+            "required": ["name"],
+        });
+        let def = PromptDef::new(Prompt::builder("greet").description("Greets").dynamic(
+            schema,
+            |args| {
+                let shown: Vec<String> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                vec![PromptMessage::user(shown.join(","))]
+            },
+        ))
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(def.listing()).unwrap(),
+            serde_json::json!({
+                "name": "greet",
+                "description": "Greets",
+                "arguments": [
+                    {"name": "name", "description": "Who.", "required": true},
+                    {"name": "tone", "required": false},
+                ]
+            })
+        );
+        let limits = Limits::default();
+        assert_eq!(
+            def.render(
+                Some(serde_json::json!({"tone": "warm", "name": "Ada"})),
+                &limits
+            )
+            .unwrap(),
+            vec![PromptMessage::user("name=Ada,tone=warm")]
+        );
+        for refused in [
+            serde_json::json!({"tone": "warm"}),
+            serde_json::json!({"name": 1}),
+            serde_json::json!({"name": "Ada", "extra": "x"}),
+        ] {
+            assert!(
+                matches!(
+                    def.render(Some(refused.clone()), &limits),
+                    Err(McpError::InvalidPromptArguments)
+                ),
+                "{refused}"
+            );
+        }
+        let not_text = PromptDef::new(Prompt::builder("n").description("d").dynamic(
+            serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            |_| Vec::new(),
+        ));
+        assert!(matches!(not_text, Err(BuildError::PromptArgumentNotText(name)) if name == "n"));
     }
 
     #[test]

@@ -45,8 +45,11 @@ pub struct Resource {
     completers: Completers,
 }
 
+/// A fixed resource's reader: `None` when its contents cannot be given now.
+type FixedRead = Arc<dyn Fn() -> Option<ResourceBody> + Send + Sync>;
+
 enum Read {
-    Fixed(Arc<dyn Fn() -> ResourceBody + Send + Sync>),
+    Fixed(FixedRead),
     Template {
         schema: Value,
         render: Arc<dyn RenderTemplate>,
@@ -143,6 +146,27 @@ impl ResourceBuilder {
     pub fn fixed<F>(self, read: F) -> Resource
     where
         F: Fn() -> ResourceBody + Send + Sync + 'static,
+    {
+        self.with(Read::Fixed(Arc::new(move || Some(read()))))
+    }
+
+    /// Finishes a fixed resource whose reading can fail (a file, say): `read` gives its
+    /// contents, or `None` when they cannot be given now, which the peer gets as `-32602`
+    /// `Invalid params: resource not found.`, the same answer as for a URI no resource has,
+    /// with nothing of why. It runs inline on the session: it must not block.
+    ///
+    /// ```
+    /// use airlock::{Resource, ResourceBody};
+    ///
+    /// let motd = Resource::builder("docs://motd", "motd").fallible(|| {
+    ///     let text = std::fs::read_to_string("/nonexistent/motd").ok()?;
+    ///     Some(ResourceBody::Text(text))
+    /// });
+    /// # let _ = motd;
+    /// ```
+    pub fn fallible<F>(self, read: F) -> Resource
+    where
+        F: Fn() -> Option<ResourceBody> + Send + Sync + 'static,
     {
         self.with(Read::Fixed(Arc::new(read)))
     }
@@ -346,7 +370,7 @@ pub(crate) struct ResourceDef {
 }
 
 enum FrozenRead {
-    Fixed(Arc<dyn Fn() -> ResourceBody + Send + Sync>),
+    Fixed(FixedRead),
     Template {
         template: UriTemplate,
         render: Arc<dyn RenderTemplate>,
@@ -572,7 +596,8 @@ impl ResourceRegistry {
     /// # Errors
     ///
     /// [`McpError::UnknownResource`] when no fixed resource has that URI and no template
-    /// matches it (see the module's documentation).
+    /// matches it (see the module's documentation), or when the fixed resource's reader
+    /// gives nothing ([`ResourceBuilder::fallible`]).
     pub(crate) fn read(&self, uri: &str) -> Result<(&ResourceDef, ResourceBody), McpError> {
         if uri.len() > MAX_RESOURCE_URI_BYTES {
             return Err(McpError::UnknownResource);
@@ -583,7 +608,9 @@ impl ResourceRegistry {
             .and_then(|index| self.fixed.get(*index))
             && let FrozenRead::Fixed(read) = &def.read
         {
-            return Ok((def, read()));
+            return read()
+                .map(|body| (def, body))
+                .ok_or(McpError::UnknownResource);
         }
         for def in &self.templates {
             if let FrozenRead::Template { template, render } = &def.read
@@ -647,6 +674,21 @@ mod tests {
             text(registry.read("test://item/%C3%A9/data").unwrap().1),
             "item é"
         );
+    }
+
+    #[test]
+    fn a_fallible_resource_that_gives_nothing_reads_as_not_found() {
+        let registry = ResourceRegistry::new(vec![
+            Resource::builder("test://gone", "gone").fallible(|| None),
+            Resource::builder("test://here", "here")
+                .fallible(|| Some(ResourceBody::Text("here".into()))),
+        ])
+        .unwrap();
+        assert!(matches!(
+            registry.read("test://gone"),
+            Err(McpError::UnknownResource)
+        ));
+        assert_eq!(text(registry.read("test://here").unwrap().1), "here");
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! (`reply`): the output its `stderr` mode asks for, under the reply's cap, and on failure
 //! (`isError: true`) how it ended. Dropping the call's future (timeout, cancellation,
 //! shutdown) kills the command's process group.
+//!
+//! A manifest's `[[prompt]]` becomes a dynamic prompt (its texts rendered in one pass), and
+//! each file of a `[[resource]]` root a fixed resource read through [`crate::files`].
 
 pub mod argv;
 mod reply;
@@ -15,12 +18,12 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::manifest::checked::StderrMode;
-use crate::manifest::{CommandTool, Manifest};
+use crate::manifest::{CommandTool, Manifest, PromptSpec, ResourceRoot};
 use crate::process::{self, CommandSpec, Stderr};
-use airlock::secrets::{Redactor, Secret};
+use airlock::secrets::{Cut, Redactor, Secret};
 use airlock::{
-    BoxFuture, BuildError, CallContext, CallLog, Handler, RunNote, Server, ServerBuilder, Tool,
-    ToolOutput,
+    BoxFuture, BuildError, CallContext, CallLog, Content, Handler, Prompt, PromptMessage, Resource,
+    ResourceBody, RunNote, Server, ServerBuilder, Tool, ToolOutput,
 };
 
 /// The server a checked manifest describes.
@@ -65,6 +68,8 @@ pub fn server_with(
         instructions,
         limits,
         tools,
+        prompts,
+        resources,
         ..
     } = manifest;
     let redactor = Arc::new(Redactor::new(
@@ -83,7 +88,103 @@ pub fn server_with(
     for tool in tools {
         builder = builder.tool(tool_of(tool, Arc::clone(&redactor)));
     }
+    for prompt in prompts {
+        builder = builder.prompt(prompt_of(prompt));
+    }
+    for root in resources {
+        for resource in resources_of(root, &redactor) {
+            builder = builder.resource(resource);
+        }
+    }
     builder.build()
+}
+
+/// A manifest prompt as the library's dynamic prompt: its messages rendered in one pass over
+/// the checked arguments.
+fn prompt_of(prompt: PromptSpec) -> Prompt {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for argument in &prompt.arguments {
+        let mut property = Map::new();
+        property.insert("type".into(), Value::from("string"));
+        if let Some(description) = &argument.description {
+            property.insert("description".into(), Value::from(description.as_str()));
+        }
+        properties.insert(argument.name.clone(), Value::Object(property));
+        if argument.required {
+            required.push(Value::from(argument.name.as_str()));
+        }
+    }
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+    });
+    let mut builder = Prompt::builder(prompt.name.as_str());
+    if let Some(title) = &prompt.title {
+        builder = builder.title(title.as_str());
+    }
+    if let Some(description) = &prompt.description {
+        builder = builder.description(description.as_str());
+    }
+    let messages = prompt.messages;
+    builder.dynamic(schema, move |values| {
+        messages
+            .iter()
+            .map(|message| PromptMessage::new(message.role, Content::Text(message.render(&values))))
+            .collect()
+    })
+}
+
+/// A resource root's files as the library's fixed resources, each read at `resources/read`
+/// time confined beneath the root ([`crate::files`]), redacted like a command's output, text
+/// when it is UTF-8 and a blob otherwise. A file that cannot be read safely gives nothing:
+/// the peer gets `resource not found`, the log (stderr) the reason, without the path.
+fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
+    let ResourceRoot {
+        title,
+        description,
+        mime_type,
+        max_bytes,
+        root,
+        files,
+        ..
+    } = root;
+    files
+        .into_iter()
+        .map(|file| {
+            let mut builder = Resource::builder(file.uri, file.name);
+            if let Some(title) = &title {
+                builder = builder.title(title.as_str());
+            }
+            if let Some(description) = &description {
+                builder = builder.description(description.as_str());
+            }
+            if let Some(mime_type) = &mime_type {
+                builder = builder.mime_type(mime_type.as_str());
+            }
+            let root = Arc::clone(&root);
+            let redactor = Arc::clone(redactor);
+            let relative = file.relative;
+            builder.fallible(move || match root.read(&relative, max_bytes) {
+                Ok(bytes) => {
+                    let bytes = if redactor.is_empty() {
+                        bytes
+                    } else {
+                        redactor.redact(&bytes, Cut::default())
+                    };
+                    Some(match String::from_utf8(bytes) {
+                        Ok(text) => ResourceBody::Text(text),
+                        Err(binary) => ResourceBody::blob(binary.as_bytes()),
+                    })
+                }
+                Err(why) => {
+                    tracing::debug!(?why, "a resource file was refused at read time");
+                    None
+                }
+            })
+        })
+        .collect()
 }
 
 fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {

@@ -18,6 +18,7 @@ pub use super::bounds::StderrMode;
 use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
 use super::raw::{RawManifest, RawTool};
 use super::risk::{self, Reading, Risk};
+use super::surface::{PromptSpec, ResourceRoot};
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
@@ -50,6 +51,10 @@ pub struct Manifest {
     pub shared_store: Option<StoreSettings>,
     /// The tools, in file order.
     pub tools: Vec<CommandTool>,
+    /// The `[[prompt]]` entries, in file order.
+    pub prompts: Vec<PromptSpec>,
+    /// The `[[resource]]` roots, in file order, their files listed.
+    pub resources: Vec<ResourceRoot>,
 }
 
 /// The shared store settings of `[limits]` (the URL is never in a manifest: it comes from
@@ -170,6 +175,25 @@ pub(super) fn check(
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
     }
     refuse_grants_inside_writable_directories(&tools, &at)?;
+    let prompts = super::surface::prompts(raw.prompts, &at)?;
+    let mut expanded = Vec::with_capacity(raw.resources.len());
+    let mut errors = Vec::new();
+    for mut resource in raw.resources {
+        let span = resource.span().start;
+        let raw = resource.get_mut();
+        match super::defaults::expand(raw.root.get_ref()) {
+            Ok(full) => *raw.root.get_mut() = full,
+            Err(rule) => {
+                let name = Some(raw.name.as_str());
+                errors.push(at.error_in(super::Entry::Resource, Some(span), name, "root", &rule));
+            }
+        }
+        expanded.push(resource);
+    }
+    if let Some(error) = ManifestError::combined(errors) {
+        return Err(error);
+    }
+    let resources = super::surface::resources(expanded, &at, base, home_directory())?;
     let server = raw.server;
     Ok(Manifest {
         source: source.to_owned(),
@@ -182,6 +206,8 @@ pub(super) fn check(
         limits,
         shared_store,
         tools,
+        prompts,
+        resources,
     })
 }
 
@@ -189,7 +215,7 @@ pub(super) fn check(
 /// needs none of them about itself, and they hold every process's `/proc` entry (airlock's
 /// own, with its environment), kernel knobs and raw devices. The harmless devices a program
 /// uses are in the sandbox's fixed system list.
-const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
+pub(super) const NEVER_GRANTED: &[&str] = &["/proc", "/sys", "/dev"];
 
 /// Trees no sandboxed command may write, nor any directory that holds one (`/`): the
 /// programs, libraries, configuration, boot files, kernel interfaces and devices every command
@@ -366,7 +392,7 @@ fn system_trees() -> &'static [PathBuf] {
 
 /// The real path of every entry of the sandbox's fixed system lists (reading, the network's
 /// reading, writing), as this machine has them. Worked out once per process.
-fn fixed_system_entries() -> &'static [PathBuf] {
+pub(super) fn fixed_system_entries() -> &'static [PathBuf] {
     static FIXED: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
     FIXED.get_or_init(|| {
         SYSTEM_READ
@@ -847,7 +873,7 @@ impl ToolChecker<'_> {
     }
 }
 
-fn valid_arg_name(name: &str) -> bool {
+pub(super) fn valid_arg_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')

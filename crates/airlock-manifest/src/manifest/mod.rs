@@ -4,7 +4,8 @@
 //! (programs resolved to absolute paths, templates parsed, risky shapes refused, environment
 //! read), with its parts in modules of their own: `template` (the checked argv template and
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
-//! `bounds` (limits, quotas, deadlines, resources) and `describe` (the `inputSchema` and
+//! `bounds` (limits, quotas, deadlines, resources), `surface` (`[[prompt]]` and
+//! `[[resource]]`) and `describe` (the `inputSchema` and
 //! `airlock check`'s account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
@@ -22,6 +23,7 @@ mod describe;
 mod raw;
 pub mod risk;
 mod schema;
+mod surface;
 mod template;
 
 use std::io::Read;
@@ -32,6 +34,7 @@ use std::path::Path;
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind, StoreSettings};
 pub(crate) use describe::input_schema;
 pub use schema::{SCHEMA_FILE, json_schema};
+pub use surface::{PromptArgument, PromptSpec, PromptText, ResourceFile, ResourceRoot, TextPart};
 
 use airlock::limits::MAX_MANIFEST_BYTES;
 
@@ -48,6 +51,8 @@ pub struct ManifestError {
     /// Line and column; `u32` keeps the error small (it travels in every check's `Result`).
     position: Option<(u32, u32)>,
     tool: Option<String>,
+    /// What `tool` names (one byte: the error stays small).
+    entry: Entry,
     field: Option<Box<str>>,
     rule: String,
     /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
@@ -66,7 +71,7 @@ impl ManifestError {
         self.field.as_deref()
     }
 
-    /// The tool, if the error is inside one.
+    /// The tool (or prompt, or resource), if the error is inside one.
     pub fn tool(&self) -> Option<&str> {
         self.tool.as_deref()
     }
@@ -117,7 +122,12 @@ impl ManifestError {
         }
         text.push_str(": ");
         if let Some(tool) = &self.tool {
-            text.push_str(&format!("tool `{tool}`: "));
+            let entry = match self.entry {
+                Entry::Tool => "tool",
+                Entry::Prompt => "prompt",
+                Entry::Resource => "resource",
+            };
+            text.push_str(&format!("{entry} `{tool}`: "));
         }
         if let Some(field) = &self.field {
             text.push_str(&format!("`{field}`: "));
@@ -125,6 +135,17 @@ impl ManifestError {
         text.push_str(&self.rule);
         text
     }
+}
+
+/// The kind of manifest entry an error is inside.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Entry {
+    /// A `[[tool]]`.
+    Tool,
+    /// A `[[prompt]]`.
+    Prompt,
+    /// A `[[resource]]`.
+    Resource,
 }
 
 /// A manifest's text and name, for turning byte offsets into positions.
@@ -141,10 +162,23 @@ impl Located<'_> {
         field: &str,
         rule: &str,
     ) -> ManifestError {
+        self.error_in(Entry::Tool, offset, tool, field, rule)
+    }
+
+    /// [`Self::error`] inside an entry of kind `entry` named `name`.
+    pub(crate) fn error_in(
+        &self,
+        entry: Entry,
+        offset: Option<usize>,
+        name: Option<&str>,
+        field: &str,
+        rule: &str,
+    ) -> ManifestError {
         ManifestError {
             source_name: self.source.to_owned(),
             position: offset.map(|offset| line_column(self.text, offset)),
-            tool: tool.map(str::to_owned),
+            tool: name.map(str::to_owned),
+            entry,
             field: Some(field.into()),
             rule: rule.to_owned(),
             also: Box::default(),
@@ -234,6 +268,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         source_name: source.clone(),
         position: None,
         tool: None,
+        entry: Entry::Tool,
         field: None,
         rule,
         also: Box::default(),
@@ -268,6 +303,7 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         source_name: "<embedded default>".to_owned(),
         position: None,
         tool: None,
+        entry: Entry::Tool,
         field: None,
         rule,
         also: Box::default(),
@@ -329,6 +365,7 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         source_name: source.to_owned(),
         position: error.span().map(|span| line_column(text, span.start)),
         tool: None,
+        entry: Entry::Tool,
         field: None,
         rule: with_hint(error.message().trim(), text, error.span()),
         also: Box::default(),

@@ -26,6 +26,67 @@ pub(crate) struct RawManifest {
     #[serde(default, rename = "tool")]
     #[schemars(with = "Vec<RawTool>")]
     pub(crate) tools: Vec<Spanned<RawTool>>,
+    #[serde(default, rename = "prompt")]
+    #[schemars(with = "Vec<RawPrompt>")]
+    pub(crate) prompts: Vec<Spanned<RawPrompt>>,
+    #[serde(default, rename = "resource")]
+    #[schemars(with = "Vec<RawResource>")]
+    pub(crate) resources: Vec<Spanned<RawResource>>,
+}
+
+/// One `[[prompt]]`: text a client offers its user, with `{argument}` placeholders.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPrompt {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) arguments: Vec<RawPromptArgument>,
+    pub(crate) messages: Vec<RawPromptMessage>,
+}
+
+/// One argument of a `[[prompt]]`: always text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPromptArgument {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) required: bool,
+}
+
+/// One message of a `[[prompt]]`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPromptMessage {
+    pub(crate) role: RawRole,
+    pub(crate) text: String,
+}
+
+/// Who says a prompt message.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawRole {
+    User,
+    Assistant,
+}
+
+/// One `[[resource]]`: the regular files under a directory, read-only, by URI.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResource {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    /// The directory served (`~` and `${VAR}` expanded, relative to the manifest).
+    #[schemars(with = "String")]
+    pub(crate) root: Spanned<String>,
+    /// The URI prefix of its files, such as `docs://`.
+    pub(crate) uri: String,
+    /// The largest file read, in bytes.
+    pub(crate) max_bytes: Option<u64>,
 }
 
 /// `[server]`.

@@ -39,7 +39,20 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(tables, ["defaults", "limits", "server", "tool"]);
+        assert_eq!(
+            tables,
+            ["defaults", "limits", "prompt", "resource", "server", "tool"]
+        );
+        for table in ["RawPrompt", "RawPromptMessage", "RawResource"] {
+            assert_eq!(
+                schema["$defs"][table]["additionalProperties"], false,
+                "{table}"
+            );
+        }
+        assert_eq!(
+            schema["$defs"]["RawResource"]["required"],
+            serde_json::json!(["name", "root", "uri"])
+        );
         assert_eq!(schema["$defs"]["RawTool"]["additionalProperties"], false);
         assert_eq!(
             schema["$defs"]["RawTool"]["required"],
