@@ -1,7 +1,8 @@
 //! The official MCP clients against our servers: the Python SDK (`mcp`), the TypeScript SDK
 //! (v1 `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/client`) and the Inspector's CLI,
 //! at the versions `tests/clients/setup.sh` pins. `tests/clients/client.py` and `client.mjs`
-//! spawn a server, connect in one era, list every tool, make the calls they are given and
+//! spawn a server, connect in one era, list every tool, make the calls they are given, use
+//! the prompts, resources, completion and logging the server declares as they are asked, and
 //! print one JSON report; these tests assert on the reports, for every SDK and era.
 //!
 //! The clients live outside cargo's reach. When they are missing these tests fail if
