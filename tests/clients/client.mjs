@@ -1,7 +1,8 @@
 // Drives an MCP server over stdio with an official TypeScript SDK and prints one JSON report.
 //
 //   node client.mjs [--sdk v1|v2] [--era legacy|modern|auto] [--calls JSON|FILE]
-//                   [--timeout SECONDS] -- COMMAND [ARG...]
+//                   [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE]
+//                   [--log-level LEVEL] [--timeout SECONDS] -- COMMAND [ARG...]
 //
 // --sdk v1 is `@modelcontextprotocol/sdk` (legacy era only); v2 is `@modelcontextprotocol/client`,
 // whose `versionNegotiation` can also speak 2026-07-28: modern pins it (`server/discover`, then
@@ -11,6 +12,15 @@
 // file), and prints the report. A call answered with a JSON-RPC error is reported, not fatal;
 // anything else that goes wrong (the connection, the listing, a call the SDK rejects or that
 // outlives --timeout) is reported under "failures" and makes the exit status 1.
+//
+// What else the server declares is used too, each through the SDK's own method: `prompts`:
+// every prompt listed (all pages), then each of --prompts ({"name": ..., "arguments": {...}})
+// got; `resources`: every resource and template listed (all pages), then each URI of --reads
+// read; `completions`: each of --completions ({"ref": {...}, "argument": {...}}) asked.
+// `logging` (a legacy session's capability; the modern era has no `logging/setLevel`): the
+// level is set to --log-level before the calls, and each call reports the
+// `notifications/message` it received while it ran, under "logs". A get, read or completion
+// answered with a JSON-RPC error is reported, not fatal, as a call's is.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,6 +39,10 @@ const { values: options, positionals: command } = parseArgs({
     sdk: { type: 'string', default: 'v1' },
     era: { type: 'string', default: 'legacy' },
     calls: { type: 'string', default: '[]' },
+    prompts: { type: 'string', default: '[]' },
+    reads: { type: 'string', default: '[]' },
+    completions: { type: 'string', default: '[]' },
+    'log-level': { type: 'string' },
     timeout: { type: 'string', default: '20' },
   },
   allowPositionals: true,
@@ -40,20 +54,25 @@ function loadSdk(sdk, era) {
     if (era !== 'legacy') throw new Error('@modelcontextprotocol/sdk speaks the legacy era only');
     const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+    const { LoggingMessageNotificationSchema } = require('@modelcontextprotocol/sdk/types.js');
+    const client = new Client(clientInfo, { capabilities: {} });
     return {
       name: `@modelcontextprotocol/sdk ${versionOf('@modelcontextprotocol/sdk')}`,
-      client: new Client(clientInfo, { capabilities: {} }),
+      client,
       Transport: StdioClientTransport,
+      onLog: (handler) => client.setNotificationHandler(LoggingMessageNotificationSchema, handler),
     };
   }
   const { Client } = require('@modelcontextprotocol/client');
   const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
   const mode = { legacy: 'legacy', auto: 'auto', modern: { pin: '2026-07-28' } }[era];
   if (!mode) throw new Error(`unknown era ${era}`);
+  const client = new Client(clientInfo, { capabilities: {}, versionNegotiation: { mode } });
   return {
     name: `@modelcontextprotocol/client ${versionOf('@modelcontextprotocol/client')}`,
-    client: new Client(clientInfo, { capabilities: {}, versionNegotiation: { mode } }),
+    client,
     Transport: StdioClientTransport,
+    onLog: (handler) => client.setNotificationHandler('notifications/message', handler),
   };
 }
 
@@ -69,26 +88,27 @@ function recordRequests(transport, wire) {
   };
 }
 
-async function listAllTools(client, timeout) {
-  const tools = [];
+// Every item of a paged list: `list` called with each `nextCursor` until there is none. (v2's
+// list methods walk every page themselves when given no cursor; v1's return one page.)
+async function listAll(list, items, method, timeout) {
+  const listed = [];
   let cursor;
   for (let pages = 1; pages <= MAX_PAGES; pages++) {
-    const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-    tools.push(...page.tools);
+    const page = await list(cursor ? { cursor } : undefined, { timeout });
+    listed.push(...page[items]);
     cursor = page.nextCursor;
-    if (!cursor) return tools;
+    if (!cursor) return listed;
   }
-  throw new Error(`tools/list still had a nextCursor after ${MAX_PAGES} pages`);
+  throw new Error(`${method} still had a nextCursor after ${MAX_PAGES} pages`);
 }
 
-async function call(client, spec, timeout) {
-  const report = { name: spec.name };
+// A list method of `client`, bound to it.
+const lister = (client, method) => (params, opts) => client[method](params, opts);
+
+// `report` with what awaiting `request()` gave, its JSON-RPC error, or why it failed otherwise.
+async function answer(report, request) {
   try {
-    const result = await client.callTool({ name: spec.name, arguments: spec.arguments }, undefined, {
-      timeout,
-    });
-    const { content, structuredContent = null, isError = false } = result;
-    report.result = { content, structuredContent, isError };
+    report.result = await request();
   } catch (error) {
     if (Number.isInteger(error.code) && error.code !== REQUEST_TIMEOUT) {
       report.error = { code: error.code, message: error.message };
@@ -99,10 +119,73 @@ async function call(client, spec, timeout) {
   return report;
 }
 
+async function call(client, spec, timeout, logs) {
+  const before = logs.length;
+  const report = await answer({ name: spec.name }, async () => {
+    const result = await client.callTool({ name: spec.name, arguments: spec.arguments }, undefined, {
+      timeout,
+    });
+    const { content, structuredContent = null, isError = false } = result;
+    return { content, structuredContent, isError };
+  });
+  // Received while the call ran: the server sends a call's messages before its reply.
+  report.logs = logs.slice(before);
+  return report;
+}
+
+const failed = (what, reports, key) =>
+  reports.filter((r) => r.failure).map((r) => `${what} ${JSON.stringify(r[key])}: ${r.failure}`);
+
+// What the server declares besides tools, used as the options ask; `report` gains it.
+async function surface(client, capabilities, report, timeout, wire) {
+  const onWire = (method) => wire.filter((sent) => sent.method === method).length;
+  const lists = (method) => lister(client, method);
+  if (capabilities.prompts) {
+    report.prompts = await listAll(lists('listPrompts'), 'prompts', 'prompts/list', timeout);
+    report.promptPages = onWire('prompts/list');
+    report.gets = [];
+    for (const spec of jsonList(options.prompts)) {
+      const get = () => client.getPrompt({ name: spec.name, arguments: spec.arguments }, { timeout });
+      report.gets.push(await answer({ name: spec.name }, get));
+    }
+    report.failures.push(...failed('prompt', report.gets, 'name'));
+  }
+  if (capabilities.resources) {
+    report.resources = await listAll(lists('listResources'), 'resources', 'resources/list', timeout);
+    report.resourcePages = onWire('resources/list');
+    const templates = lists('listResourceTemplates');
+    const method = 'resources/templates/list';
+    report.resourceTemplates = await listAll(templates, 'resourceTemplates', method, timeout);
+    report.templatePages = onWire(method);
+    report.reads = [];
+    for (const uri of jsonList(options.reads)) {
+      report.reads.push(await answer({ uri }, () => client.readResource({ uri }, { timeout })));
+    }
+    report.failures.push(...failed('read', report.reads, 'uri'));
+  }
+  if (capabilities.completions) {
+    report.completions = [];
+    for (const spec of jsonList(options.completions)) {
+      const ask = async () => (await client.complete(spec, { timeout })).completion;
+      report.completions.push(await answer({ ref: spec.ref, argument: spec.argument }, ask));
+    }
+    report.failures.push(...failed('completion', report.completions, 'argument'));
+  }
+  const level = options['log-level'];
+  if (capabilities.logging && level) {
+    report.logLevel = await answer({ level }, async () => {
+      await client.setLoggingLevel(level, { timeout });
+      return {};
+    });
+    report.failures.push(...failed('logging/setLevel', [report.logLevel], 'level'));
+  }
+}
+
+// A JSON list given inline or as the name of a file holding one.
+const jsonList = (text) => JSON.parse(text.trimStart().startsWith('[') ? text : readFileSync(text, 'utf8'));
+
 async function run() {
-  const calls = JSON.parse(
-    options.calls.trimStart().startsWith('[') ? options.calls : readFileSync(options.calls, 'utf8'),
-  );
+  const calls = jsonList(options.calls);
   const timeout = Number(options.timeout) * 1000;
   const sdk = loadSdk(options.sdk, options.era);
   const { client } = sdk;
@@ -111,6 +194,8 @@ async function run() {
   recordRequests(transport, wire);
   let negotiated; // v1 tells a transport the version it agreed on, and nobody else
   transport.setProtocolVersion = (version) => (negotiated = version);
+  const logs = [];
+  sdk.onLog(({ params }) => logs.push({ level: params.level, data: params.data }));
 
   const report = { sdk: sdk.name, era: options.era, failures: [] };
   await client.connect(transport, { timeout });
@@ -119,11 +204,12 @@ async function run() {
     report.serverInfo = client.getServerVersion() ?? null;
     report.capabilities = client.getServerCapabilities() ?? null;
     report.instructions = client.getInstructions() ?? null;
-    report.tools = await listAllTools(client, timeout);
+    report.tools = await listAll(lister(client, 'listTools'), 'tools', 'tools/list', timeout);
     // Counted on the wire: v2's listTools() walks every page by itself when given no cursor.
     report.pages = wire.filter((sent) => sent.method === 'tools/list').length;
+    await surface(client, report.capabilities ?? {}, report, timeout, wire);
     report.calls = [];
-    for (const spec of calls) report.calls.push(await call(client, spec, timeout));
+    for (const spec of calls) report.calls.push(await call(client, spec, timeout, logs));
     report.failures.push(...report.calls.filter((c) => c.failure).map((c) => `${c.name}: ${c.failure}`));
     report.wire = wire;
   } finally {

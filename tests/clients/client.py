@@ -1,7 +1,8 @@
 """Drives an MCP server with the official Python SDK (`mcp`) and prints one report.
 
     python client.py [--era legacy|modern|auto] [--calls JSON|FILE] [--timeout SECONDS] \
-        -- COMMAND [ARG...]
+        [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE] \
+        [--log-level LEVEL] -- COMMAND [ARG...]
     python client.py [--era ...] [--calls ...] --url URL [--cafile PEM] \
         [--oauth-issuer URL --oauth-client-id ID --oauth-client-secret SECRET [--oauth-scope S]]
 
@@ -12,6 +13,15 @@ handshake; modern: `server/discover`, then the 2026-07-28 per-request `_meta`; a
 probe-then-fall-back policy `mcp.Client` uses by default), lists every tool following
 `nextCursor`, makes each call in --calls (a JSON list of {"name": ..., "arguments": {...}},
 inline or in a file), and prints one JSON report on stdout.
+
+What else the server declares is used too, each through the SDK's own method: `prompts`: every
+prompt listed (all pages), then each of --prompts ({"name": ..., "arguments": {...}}) got;
+`resources`: every resource and template listed (all pages), then each URI of --reads read;
+`completions`: each of --completions ({"ref": {...}, "argument": {"name": ..., "value": ...}})
+asked. `logging` (a legacy session's capability; the modern era has no `logging/setLevel`):
+the level is set to --log-level before the calls, and each call reports the
+`notifications/message` it received while it ran, under "logs". A get, read or completion
+answered with a JSON-RPC error is reported, not fatal, as a call's is.
 
 A call answered with a JSON-RPC error is reported, not fatal. Anything else that goes wrong
 (the connection, the listing, a call the SDK rejects or that outlives --timeout) is reported
@@ -28,6 +38,7 @@ import contextlib
 import json
 import ssl
 import sys
+import warnings
 from importlib.metadata import version
 from pathlib import Path
 
@@ -58,17 +69,22 @@ async def connect(session, era):
     return "auto"
 
 
-async def list_all_tools(session):
-    tools, cursor, pages = [], None, 0
+async def list_all(method, items, what):
+    """Every item of a paged list: `method` called with each `nextCursor` until there is none."""
+    listed, cursor, pages = [], None, 0
     while pages < MAX_PAGES:
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
+        page = await method(params=params)
         pages += 1
-        tools += page.tools
+        listed += getattr(page, items)
         cursor = page.next_cursor
         if not cursor:
-            return tools, pages
-    raise RuntimeError(f"tools/list still had a nextCursor after {MAX_PAGES} pages")
+            return listed, pages
+    raise RuntimeError(f"{what} still had a nextCursor after {MAX_PAGES} pages")
+
+
+async def list_all_tools(session):
+    return await list_all(session.list_tools, "tools", "tools/list")
 
 
 def schema_problems(tool):
@@ -85,16 +101,12 @@ def schema_problems(tool):
     return problems
 
 
-async def call(session, spec, timeout):
-    report = {"name": spec["name"]}
+async def answer(report, request, timeout):
+    """`report` with the result of awaiting `request()` (dumped), its JSON-RPC error, or why
+    it failed otherwise."""
     try:
         with anyio.fail_after(timeout):
-            result = await session.call_tool(spec["name"], spec.get("arguments"))
-        report["result"] = {
-            "content": [dump(block) for block in result.content],
-            "structuredContent": result.structured_content,
-            "isError": result.is_error,
-        }
+            report["result"] = await request()
     except MCPError as error:
         report["error"] = {"code": error.code, "message": error.message}
     except TimeoutError:
@@ -102,6 +114,63 @@ async def call(session, spec, timeout):
     except Exception as error:  # the SDK refused the result: a real finding, keep going
         report["failure"] = f"{type(error).__name__}: {error}"
     return report
+
+
+async def call(session, spec, timeout, logs):
+    async def request():
+        result = await session.call_tool(spec["name"], spec.get("arguments"))
+        return {
+            "content": [dump(block) for block in result.content],
+            "structuredContent": result.structured_content,
+            "isError": result.is_error,
+        }
+
+    before = len(logs)
+    report = await answer({"name": spec["name"]}, request, timeout)
+    # Received while the call ran: the server sends a call's messages before its reply.
+    report["logs"] = logs[before:]
+    return report
+
+
+async def get_prompt(session, spec, timeout):
+    async def request():
+        return dump(await session.get_prompt(spec["name"], spec.get("arguments")))
+
+    return await answer({"name": spec["name"]}, request, timeout)
+
+
+async def read(session, uri, timeout):
+    async def request():
+        return dump(await session.read_resource(uri))
+
+    return await answer({"uri": uri}, request, timeout)
+
+
+def reference(ref):
+    if ref.get("type") == "ref/prompt":
+        return mcp_types.PromptReference(name=ref["name"])
+    return mcp_types.ResourceTemplateReference(uri=ref["uri"])
+
+
+async def complete(session, spec, timeout):
+    async def request():
+        return dump((await session.complete(reference(spec["ref"]), spec["argument"])).completion)
+
+    return await answer({"ref": spec["ref"], "argument": spec["argument"]}, request, timeout)
+
+
+async def set_level(session, level, timeout):
+    async def request():
+        with warnings.catch_warnings():  # deprecated for the modern era, which is not this one
+            warnings.simplefilter("ignore")
+            await session.set_logging_level(level)
+        return {}
+
+    return await answer({"level": level}, request, timeout)
+
+
+def failed(what, reports, key):
+    return [f"{what} {r[key]}: {r['failure']}" for r in reports if "failure" in r]
 
 
 @contextlib.asynccontextmanager
@@ -153,9 +222,17 @@ class MemoryStorage:
         self.client_info = client_info
 
 
-async def run(args, calls):
+async def run(args, calls, surface):
     report = {"sdk": f"mcp {version('mcp')} (Python)", "era": args.era, "failures": []}
-    async with transport(args) as (read, write), ClientSession(read, write) as session:
+    logs = []
+
+    async def log(params):
+        logs.append({"level": params.level, "data": params.data})
+
+    async with (
+        transport(args) as (read_stream, write_stream),
+        ClientSession(read_stream, write_stream, logging_callback=log) as session,
+    ):
         with anyio.fail_after(args.timeout):
             report["offered"] = await connect(session, args.era)
         report["protocolVersion"] = session.protocol_version
@@ -170,15 +247,54 @@ async def run(args, calls):
             for tool in report["tools"]
             if (problems := schema_problems(tool))
         }
-        report["calls"] = [await call(session, spec, args.timeout) for spec in calls]
+        capabilities = session.server_capabilities
+        timeout = args.timeout
+        if capabilities.prompts:
+            with anyio.fail_after(timeout):
+                prompts, report["promptPages"] = await list_all(
+                    session.list_prompts, "prompts", "prompts/list"
+                )
+            report["prompts"] = [dump(prompt) for prompt in prompts]
+            report["gets"] = [await get_prompt(session, spec, timeout) for spec in surface["prompts"]]
+            report["failures"] += failed("prompt", report["gets"], "name")
+        if capabilities.resources:
+            with anyio.fail_after(timeout):
+                resources, report["resourcePages"] = await list_all(
+                    session.list_resources, "resources", "resources/list"
+                )
+                templates, report["templatePages"] = await list_all(
+                    session.list_resource_templates, "resource_templates", "resources/templates/list"
+                )
+            report["resources"] = [dump(resource) for resource in resources]
+            report["resourceTemplates"] = [dump(template) for template in templates]
+            report["reads"] = [await read(session, uri, timeout) for uri in surface["reads"]]
+            report["failures"] += failed("read", report["reads"], "uri")
+        if capabilities.completions:
+            report["completions"] = [
+                await complete(session, spec, timeout) for spec in surface["completions"]
+            ]
+            report["failures"] += failed("completion", report["completions"], "argument")
+        if capabilities.logging and args.log_level:
+            report["logLevel"] = await set_level(session, args.log_level, timeout)
+            report["failures"] += failed("logging/setLevel", [report["logLevel"]], "level")
+        report["calls"] = [await call(session, spec, timeout, logs) for spec in calls]
     report["failures"] += [f"{c['name']}: {c['failure']}" for c in report["calls"] if "failure" in c]
     return report
+
+
+def json_list(text):
+    """A JSON list given inline or as the name of a file holding one."""
+    return json.loads(text if text.lstrip().startswith("[") else Path(text).read_text())
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--era", choices=["legacy", "modern", "auto"], default="legacy")
     parser.add_argument("--calls", default="[]", help="JSON list of calls, or a file holding one")
+    parser.add_argument("--prompts", default="[]", help="JSON list of prompts to get, or a file")
+    parser.add_argument("--reads", default="[]", help="JSON list of URIs to read, or a file")
+    parser.add_argument("--completions", default="[]", help="JSON list of completions, or a file")
+    parser.add_argument("--log-level", help="the level to set when the server declares logging")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
     parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     parser.add_argument("--cafile", help="PEM certificates that an https --url must chain to")
@@ -190,9 +306,10 @@ def main():
     args = parser.parse_args()
     if bool(args.url) == bool(args.command):
         parser.error("give either --url or a server command after --")
-    calls = json.loads(args.calls if args.calls.lstrip().startswith("[") else Path(args.calls).read_text())
+    calls = json_list(args.calls)
+    surface = {key: json_list(getattr(args, key)) for key in ("prompts", "reads", "completions")}
     try:
-        report = anyio.run(run, args, calls)
+        report = anyio.run(run, args, calls, surface)
     except BaseException as error:  # the connection or the listing failed: protocol failure
         while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
             error = error.exceptions[0]

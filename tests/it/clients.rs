@@ -1,7 +1,8 @@
 //! The official MCP clients against our servers: the Python SDK (`mcp`), the TypeScript SDK
 //! (v1 `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/client`) and the Inspector's CLI,
 //! at the versions `tests/clients/setup.sh` pins. `tests/clients/client.py` and `client.mjs`
-//! spawn a server, connect in one era, list every tool, make the calls they are given and
+//! spawn a server, connect in one era, list every tool, make the calls they are given, use
+//! the prompts, resources, completion and logging the server declares as they are asked, and
 //! print one JSON report; these tests assert on the reports, for every SDK and era.
 //!
 //! The clients live outside cargo's reach. When they are missing these tests fail if
@@ -291,6 +292,314 @@ fn official_sdks_follow_next_cursor_through_every_page() {
     }
 }
 
+/// What the surface example's prompts, resources and completions are asked, by every client;
+/// `PLANTED` marks what a refusal must not say back.
+fn surface_options() -> Vec<String> {
+    let prompts = json!([
+        {"name": "summarize", "arguments": {"topic": "security", "style": "tersely"}},
+        {"name": "summarize", "arguments": {"topic": "sandbox"}},
+        {"name": "greet"},
+        // A required argument missing, an argument the prompt does not have, no such prompt.
+        {"name": "summarize", "arguments": {"style": "PLANTED-7f3a"}},
+        {"name": "summarize", "arguments": {"topic": "sandbox", "PLANTED-7f3a": "x"}},
+        {"name": "PLANTED-7f3a"},
+    ]);
+    let reads = json!([
+        "notes://readme",
+        "notes://logo",
+        "notes://topic/caf%C3%A9",
+        "notes://day/2026-12-01/entry",
+        // No such resource; a template value that climbs, plain and escaped; one that
+        // would span segments.
+        "notes://PLANTED-7f3a",
+        "notes://topic/..",
+        "notes://topic/%2E%2E",
+        "notes://topic/PLANTED%2F..%2F..%2Fetc",
+        "notes://day/PLANTED/../../entry",
+        // An empty value, one over 256 bytes, a right-to-left override, a fixed URI's
+        // neighbour.
+        "notes://topic/",
+        format!("notes://topic/PLANTED{}", "a".repeat(256)),
+        "notes://topic/PLANTED%E2%80%AEtxt",
+        "notes://readme/PLANTED",
+    ]);
+    let completions = json!([
+        {"ref": {"type": "ref/prompt", "name": "summarize"},
+         "argument": {"name": "topic", "value": "se"}},
+        {"ref": {"type": "ref/resource", "uri": "notes://topic/{name}"},
+         "argument": {"name": "name", "value": "s"}},
+        // An argument without a completer completes to nothing; no such prompt or argument.
+        {"ref": {"type": "ref/prompt", "name": "summarize"},
+         "argument": {"name": "style", "value": ""}},
+        {"ref": {"type": "ref/prompt", "name": "PLANTED-7f3a"},
+         "argument": {"name": "topic", "value": ""}},
+        {"ref": {"type": "ref/resource", "uri": "notes://topic/{name}"},
+         "argument": {"name": "PLANTED-7f3a", "value": ""}},
+        {"ref": {"type": "ref/resource", "uri": "notes://PLANTED/{name}"},
+         "argument": {"name": "name", "value": ""}},
+    ]);
+    [
+        ("--prompts", prompts.to_string()),
+        ("--reads", reads.to_string()),
+        ("--completions", completions.to_string()),
+        ("--log-level", "warning".to_owned()),
+    ]
+    .into_iter()
+    .flat_map(|(option, value)| [option.to_owned(), value])
+    .collect()
+}
+
+#[test]
+fn official_sdks_get_prompts_read_resources_complete_and_log_in_both_eras() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("surface");
+    let server = [path_str(&example("surface_server"))];
+    let calls = json!([
+        {"name": "log_every_level", "arguments": {}},
+        {"name": "log_every_level", "arguments": {}},
+    ]);
+    let options = surface_options();
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report_with(sdk, &dir.0, &server, &calls, &options);
+        assert_connected(&clients, sdk, &report, "surface");
+        assert_prompts_listed(sdk, &report);
+        assert_prompts_got(sdk, &report);
+        assert_resources_listed(sdk, &report);
+        assert_resources_read(sdk, &report);
+        assert_completions(sdk, &report);
+
+        // Logging: a legacy session's capability, at the level the client set; the modern
+        // era has no `logging/setLevel` and no log messages.
+        let calls = report["calls"].as_array().unwrap();
+        let legacy = sdk.version == LEGACY;
+        assert_eq!(
+            report["capabilities"]["logging"].is_object(),
+            legacy,
+            "{label}"
+        );
+        let expected = if legacy {
+            assert_eq!(
+                report["logLevel"],
+                json!({"level": "warning", "result": {}})
+            );
+            json!([
+                {"level": "warning", "data": "warning message"},
+                {"level": "error", "data": "error message"},
+                {"level": "critical", "data": "critical message"},
+                {"level": "alert", "data": "alert message"},
+                {"level": "emergency", "data": "emergency message"},
+            ])
+        } else {
+            assert!(report.get("logLevel").is_none(), "{label}");
+            json!([])
+        };
+        for call in calls {
+            assert_eq!(text(sdk, call), "logged", "{label}");
+            assert_eq!(call["logs"], expected, "{label}");
+        }
+    }
+}
+
+/// Every prompt, in the order registered, across both pages, with its arguments.
+fn assert_prompts_listed(sdk: &Sdk, report: &Value) {
+    let label = sdk.label;
+    assert_eq!(report["promptPages"], 2, "{label}");
+    let prompts = report["prompts"].as_array().unwrap();
+    let names: Vec<&str> = prompts
+        .iter()
+        .map(|prompt| prompt["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["greet", "summarize", "review"], "{label}");
+    assert_eq!(
+        prompts[1]["description"], "Summarizes a topic of the notes",
+        "{label}"
+    );
+    // Each argument with its description and whether it is required (listed in the order
+    // of the schema's properties, which schemars sorts by name).
+    let mut arguments: Vec<(&str, &str, bool)> = prompts[1]["arguments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|argument| {
+            let required = argument["required"].as_bool().unwrap_or(false);
+            let description = argument["description"].as_str().unwrap();
+            (argument["name"].as_str().unwrap(), description, required)
+        })
+        .collect();
+    arguments.sort_unstable();
+    assert_eq!(
+        arguments,
+        [
+            ("style", "How to write it (plain unless given).", false),
+            ("topic", "What to summarize.", true),
+        ],
+        "{label}"
+    );
+    assert!(prompts[0].get("arguments").is_none_or(|a| a == &json!([])));
+}
+
+/// The prompts got: their messages for the arguments given; the refusals `-32602` without
+/// what was sent.
+fn assert_prompts_got(sdk: &Sdk, report: &Value) {
+    let label = sdk.label;
+    let gets = report["gets"].as_array().unwrap();
+    let messages = |get: &Value| get["result"]["messages"].clone();
+    let said =
+        |role: &str, text: &str| json!({"role": role, "content": {"type": "text", "text": text}});
+    assert_eq!(
+        messages(&gets[0]),
+        json!([
+            said("user", "Summarize the notes on security."),
+            said("assistant", "I will write it tersely."),
+        ]),
+        "{label}: {}",
+        gets[0]
+    );
+    assert_eq!(
+        gets[0]["result"]["description"], "Summarizes a topic of the notes",
+        "{label}"
+    );
+    assert_eq!(
+        messages(&gets[1]),
+        json!([
+            said("user", "Summarize the notes on sandbox."),
+            said("assistant", "I will write it plain."),
+        ]),
+        "{label}"
+    );
+    assert_eq!(
+        messages(&gets[2]),
+        json!([said("user", "Hello from the notes.")]),
+        "{label}"
+    );
+    for refused in &gets[3..] {
+        assert_protocol_refusal(sdk, refused, "PLANTED");
+    }
+}
+
+/// Every resource and template, in the order registered, across both pages of each list.
+fn assert_resources_listed(sdk: &Sdk, report: &Value) {
+    let label = sdk.label;
+    assert_eq!(report["resourcePages"], 2, "{label}");
+    assert_eq!(report["templatePages"], 2, "{label}");
+    let listed = |key: &str, field: &str| -> Vec<(String, String)> {
+        report[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                let uri = item[field].as_str().unwrap().to_owned();
+                (uri, item["mimeType"].as_str().unwrap().to_owned())
+            })
+            .collect()
+    };
+    let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        listed("resources", "uri"),
+        owned(&[
+            ("notes://readme", "text/markdown"),
+            ("notes://logo", "image/png"),
+            ("notes://changelog", "text/plain"),
+        ]),
+        "{label}"
+    );
+    assert_eq!(
+        listed("resourceTemplates", "uriTemplate"),
+        owned(&[
+            ("notes://topic/{name}", "text/plain"),
+            ("notes://day/{date}/entry", "text/plain"),
+            ("notes://tag/{tag}", "text/plain"),
+        ]),
+        "{label}"
+    );
+    assert_eq!(report["resources"][0]["name"], "readme", "{label}");
+    assert_eq!(
+        report["resourceTemplates"][0]["description"], "The notes on one topic",
+        "{label}"
+    );
+}
+
+/// The reads: text, a blob, template values decoded; the refusals `-32602` without the URI.
+fn assert_resources_read(sdk: &Sdk, report: &Value) {
+    let label = sdk.label;
+    let reads = report["reads"].as_array().unwrap();
+    let contents = |read: &Value| read["result"]["contents"].clone();
+    assert_eq!(
+        contents(&reads[0]),
+        json!([{"uri": "notes://readme", "mimeType": "text/markdown",
+                "text": "# Notes\nRead me first.\n"}]),
+        "{label}: {}",
+        reads[0]
+    );
+    // The eight bytes 89 50 4E 47 00 FF FE 01, in base64.
+    assert_eq!(
+        contents(&reads[1]),
+        json!([{"uri": "notes://logo", "mimeType": "image/png", "blob": "iVBORwD//gE="}]),
+        "{label}"
+    );
+    assert_eq!(
+        contents(&reads[2]),
+        json!([{"uri": "notes://topic/caf%C3%A9", "mimeType": "text/plain",
+                "text": "Notes on café."}]),
+        "{label}"
+    );
+    assert_eq!(
+        contents(&reads[3]),
+        json!([{"uri": "notes://day/2026-12-01/entry", "mimeType": "text/plain",
+                "text": "Entry of 2026-12-01."}]),
+        "{label}"
+    );
+    for refused in &reads[4..] {
+        assert_protocol_refusal(sdk, refused, "PLANTED");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(!message.contains(".."), "{label}: {message}");
+        assert!(!message.contains("notes:"), "{label}: {message}");
+    }
+}
+
+/// The completions: a prompt's argument and a template's variable complete from what was
+/// typed; an argument without a completer to nothing; unknown references are refused.
+fn assert_completions(sdk: &Sdk, report: &Value) {
+    let label = sdk.label;
+    let completions = report["completions"].as_array().unwrap();
+    let values = |completion: &Value| completion["result"]["values"].clone();
+    assert_eq!(
+        values(&completions[0]),
+        json!(["security", "sessions"]),
+        "{label}: {}",
+        completions[0]
+    );
+    assert_eq!(
+        values(&completions[1]),
+        json!(["sandbox", "schemas", "security", "sessions"]),
+        "{label}"
+    );
+    assert_eq!(values(&completions[2]), json!([]), "{label}");
+    for completion in &completions[..3] {
+        assert_ne!(completion["result"]["hasMore"], true, "{label}");
+    }
+    for refused in &completions[3..] {
+        assert_protocol_refusal(sdk, refused, "PLANTED");
+    }
+}
+
+/// Checks a request refused with `-32602`, its message free of `planted`.
+fn assert_protocol_refusal(sdk: &Sdk, answer: &Value, planted: &str) {
+    let label = sdk.label;
+    assert_eq!(code(sdk, answer), -32602, "{label}: {answer}");
+    let error = answer["error"].to_string();
+    assert!(!error.contains(planted), "{label}: {error}");
+    assert!(answer.get("result").is_none(), "{label}: {answer}");
+}
+
 #[test]
 fn the_inspector_cli_lists_and_calls_tools_in_both_eras() {
     let Some(clients) = Clients::find() else {
@@ -387,12 +696,25 @@ impl Clients {
     /// `calls`; returns its report after checking that nothing but a call's JSON-RPC error
     /// went wrong.
     fn report(&self, sdk: &Sdk, cwd: &Path, server: &[String], calls: &Value) -> Value {
+        self.report_with(sdk, cwd, server, calls, &[])
+    }
+
+    /// [`Clients::report`] with more of the script's options (`--prompts`, `--reads`, ...).
+    fn report_with(
+        &self,
+        sdk: &Sdk,
+        cwd: &Path,
+        server: &[String],
+        calls: &Value,
+        options: &[String],
+    ) -> Value {
         let (program, script) = match sdk.script {
             Script::Python => (&self.python, "client.py"),
             Script::TypeScript => (&self.node, "client.mjs"),
         };
         let mut args: Vec<OsString> = vec![self.dir.join(script).into()];
         args.extend(sdk.args.iter().map(OsString::from));
+        args.extend(options.iter().map(OsString::from));
         args.extend(["--calls".into(), calls.to_string().into(), "--".into()]);
         args.extend(server.iter().map(OsString::from));
         let ran = run(program, &args, cwd, &[]);

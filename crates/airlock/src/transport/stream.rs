@@ -4,7 +4,8 @@
 //! first step inline: a handler that finishes without waiting (most in-process tools) is
 //! answered at once; one that waits (a command, a timer) goes on in a task of its own and
 //! reports back over a channel bounded by `max_in_flight`. The deadline and the panic guard
-//! hold either way. A handler that computes for long before its first `.await` therefore
+//! hold either way. Log messages and progress go through that channel in both cases: those of
+//! a call answered at once are handed to the engine before its reply, as a task's are. A handler that computes for long before its first `.await` therefore
 //! holds up the session (and on `Server::run_stdio`'s one-thread runtime, so does one that
 //! computes for long between two); such work belongs in `spawn_blocking`.
 //!
@@ -112,7 +113,7 @@ where
                 session.event(event);
                 Step::Go
             }
-            frame = frames.next(), if reading => session.frame(frame),
+            frame = frames.next(), if reading => session.frame(frame, &mut done_rx),
             () = sleep_until(session.drain_deadline), if session.drain_deadline.is_some() => {
                 tracing::info!(abandoned = session.engine.in_flight(), "calls still running at end of input were cancelled");
                 session.engine.abandon_all();
@@ -182,8 +183,9 @@ impl Session<'_> {
         }
     }
 
-    /// Takes what the frame reader returned.
-    fn frame(&mut self, frame: io::Result<Frame<'_>>) -> Step {
+    /// Takes what the frame reader returned. `events` is the channel of running calls'
+    /// reports (see [`Session::event`]).
+    fn frame(&mut self, frame: io::Result<Frame<'_>>, events: &mut mpsc::Receiver<Event>) -> Step {
         let effect = match frame {
             Ok(Frame::Line(line)) => self.engine.handle(line, &mut self.out),
             Ok(Frame::TooLong) => self.engine.frame_too_long(&mut self.out),
@@ -202,6 +204,13 @@ impl Session<'_> {
             Effect::None => {}
             Effect::Start(call) => {
                 if let Some(done) = self.tasks.start(call, &self.done_tx) {
+                    // A call answered at once sent its log messages and progress into the
+                    // channel as it ran: they go first, while the engine still holds the
+                    // call in flight (it drops reports of a call it has answered). The
+                    // events of other calls that are there go with them, in their order.
+                    while let Ok(event) = events.try_recv() {
+                        self.event(event);
+                    }
                     self.engine.complete(done, &mut self.out);
                 }
             }
@@ -243,7 +252,7 @@ impl Session<'_> {
             };
             match ready {
                 Poll::Ready(frame) => {
-                    if self.frame(frame) == Step::CutOff {
+                    if self.frame(frame, done_rx) == Step::CutOff {
                         return Ok(Step::CutOff);
                     }
                 }
@@ -367,5 +376,69 @@ impl Tasks {
 impl Drop for Tasks {
     fn drop(&mut self) {
         self.cancel_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::{CallContext, LogLevel, NoArguments, Server, Tool};
+
+    /// A session with one tool that logs twice and reports progress, then answers without
+    /// waiting: its first step is its last, so it is answered inline, with no task.
+    fn reporting_at_once() -> Engine {
+        let tool = Tool::builder("at_once")
+            .description("Logs twice and reports progress, then answers without waiting")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                context.log(LogLevel::Debug, "below the level");
+                context.log(LogLevel::Warning, "careful");
+                context.progress(1.0, Some(1.0), None);
+                "done"
+            });
+        let server = Server::builder("stream-tests", "1.0.0").tool(tool).build();
+        server.map(|server| server.engine()).unwrap()
+    }
+
+    /// Serves `lines` to the end and returns what the session wrote, one value per line.
+    async fn session(lines: &[Value]) -> Vec<Value> {
+        let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        let mut output = Vec::new();
+        let ending = serve(reporting_at_once(), input.as_bytes(), &mut output).await;
+        assert_eq!(ending.unwrap(), Ending::EndOfInput);
+        String::from_utf8(output)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_call_answered_at_once_sends_its_log_messages_and_progress_before_its_reply() {
+        let written = session(&[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+                   "params": {"level": "info"}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                "name": "at_once", "arguments": {}, "_meta": {"progressToken": "p"}}}),
+        ])
+        .await;
+        assert_eq!(
+            written.get(2..),
+            Some(
+                &[
+                    json!({"jsonrpc": "2.0", "method": "notifications/message",
+                           "params": {"level": "warning", "data": "careful"}}),
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                           "params": {"progressToken": "p", "progress": 1.0, "total": 1.0}}),
+                    json!({"jsonrpc": "2.0", "id": 3, "result": {
+                        "content": [{"type": "text", "text": "done"}]}}),
+                ][..]
+            )
+        );
     }
 }
