@@ -500,7 +500,7 @@ fn airlock_serve_passes_the_exposure_cases_with_its_default_manifest_and_git_rea
         let report = report.expect("a JSON report");
         assert_eq!(exposure_findings(&report), vec![], "{table}");
         let cases = report["cases"].as_array().unwrap();
-        assert_eq!(cases.len(), 6, "{table}");
+        assert_eq!(cases.len(), 7, "{table}");
         for case in cases {
             assert_eq!(case["verdict"], "pass", "{table}");
             assert!(
