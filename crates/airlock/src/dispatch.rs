@@ -7,6 +7,7 @@
 //! result naming the arguments and rules (SEP-1303); one that passes both becomes a [`Plan`]
 //! the engine starts.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -17,7 +18,7 @@ use crate::handler::LogLevel;
 use crate::id::{ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::{self, Lifecycle};
-use crate::limits::MAX_CALLED_TOOL_NAME_BYTES;
+use crate::limits::{MAX_CALLED_TOOL_NAME_BYTES, MAX_SUBSCRIPTIONS};
 use crate::output::ToolOutput;
 use crate::prompts::PromptDef;
 use crate::resources::ResourceDef;
@@ -52,6 +53,7 @@ pub(crate) struct Context<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) lifecycle: &'a mut Lifecycle,
     pub(crate) log_level: &'a mut Option<LogLevel>,
+    pub(crate) subscriptions: &'a mut BTreeSet<Box<str>>,
     pub(crate) in_flight: usize,
 }
 
@@ -120,6 +122,8 @@ pub(crate) fn request(
         RequestMethod::ResourcesRead => {
             resources_read(cx.shared, id, params.as_deref(), version, out)
         }
+        RequestMethod::ResourcesSubscribe => subscribe(cx, id, params.as_deref(), true, out),
+        RequestMethod::ResourcesUnsubscribe => subscribe(cx, id, params.as_deref(), false, out),
         RequestMethod::CompletionComplete => {
             complete(cx.shared, id, params.as_deref(), version, out)
         }
@@ -164,6 +168,7 @@ fn initialize(
             protocol_version: version.as_str(),
             capabilities: Capabilities {
                 logging: true,
+                subscribe: subscribable(shared),
                 ..capabilities(shared)
             },
             server_info: InfoFor {
@@ -223,6 +228,9 @@ fn offered(shared: &Shared, method: RequestMethod) -> bool {
         RequestMethod::ResourcesList
         | RequestMethod::ResourcesTemplatesList
         | RequestMethod::ResourcesRead => !shared.resources.is_empty(),
+        RequestMethod::ResourcesSubscribe | RequestMethod::ResourcesUnsubscribe => {
+            subscribable(shared)
+        }
         RequestMethod::CompletionComplete => completes(shared),
         RequestMethod::Initialize
         | RequestMethod::Ping
@@ -233,11 +241,19 @@ fn offered(shared: &Shared, method: RequestMethod) -> bool {
     }
 }
 
-/// What this server declares.
+/// Whether legacy sessions may subscribe to resources: the server was built to announce
+/// changes and has resources to subscribe to.
+fn subscribable(shared: &Shared) -> bool {
+    shared.updates.is_some() && !shared.resources.is_empty()
+}
+
+/// What this server declares (a legacy `initialize` adds logging and subscriptions, which
+/// the modern era does not have).
 fn capabilities(shared: &Shared) -> Capabilities {
     Capabilities {
         prompts: !shared.prompts.is_empty(),
         resources: !shared.resources.is_empty(),
+        subscribe: false,
         completions: completes(shared),
         logging: false,
     }
@@ -330,6 +346,40 @@ fn resources_read(
         }),
     };
     write_for_version(shared, id, &body, version, out);
+    Ok(Dispatched::Answered)
+}
+
+/// `resources/subscribe` (`subscribe` true) or `resources/unsubscribe` (sessions of
+/// 2025-11-25 and earlier): a subscription names a resource this server has, at most
+/// [`MAX_SUBSCRIPTIONS`] per session; subscribing twice or unsubscribing what was never
+/// subscribed changes nothing and is answered `{}`, as the state asked for holds.
+fn subscribe(
+    cx: Context<'_>,
+    id: &RequestId,
+    params: Option<&Params<'_>>,
+    subscribe: bool,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    let params = params.ok_or(McpError::InvalidParams("resources/subscribe needs params"))?;
+    only_members(params, &[ParamKey::Uri, ParamKey::Meta])?;
+    let uri = match &params.uri {
+        Some(Text::Str(uri)) => &**uri,
+        _ => return Err(McpError::UnknownResource),
+    };
+    if subscribe {
+        if !cx.subscriptions.contains(uri) {
+            if !cx.shared.resources.knows(uri) {
+                return Err(McpError::UnknownResource);
+            }
+            if cx.subscriptions.len() >= MAX_SUBSCRIPTIONS {
+                return Err(McpError::TooManySubscriptions);
+            }
+            cx.subscriptions.insert(Box::from(uri));
+        }
+    } else {
+        cx.subscriptions.remove(uri);
+    }
+    response::write_result(out, id, &Empty {});
     Ok(Dispatched::Answered)
 }
 

@@ -312,6 +312,10 @@ pub enum McpError {
     /// is not a string).
     #[error("unknown resource")]
     UnknownResource,
+    /// A `resources/subscribe` past [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS)
+    /// subscriptions in one session.
+    #[error("too many resource subscriptions")]
+    TooManySubscriptions,
     /// `prompts/get` arguments that are not an object of strings the prompt declares, with
     /// every required one, or that do not fit the prompt's argument type.
     #[error("invalid prompt arguments")]
@@ -470,6 +474,14 @@ impl McpError {
                 C::INVALID_PARAMS,
                 "Invalid params: resource not found.",
                 None,
+            ),
+            Self::TooManySubscriptions => (
+                C::INVALID_PARAMS,
+                "Invalid params: this session is subscribed to as many resources as it may be.",
+                Some(ErrorData::limit(
+                    "max_subscriptions",
+                    crate::limits::MAX_SUBSCRIPTIONS,
+                )),
             ),
             Self::InvalidPromptArguments => (
                 C::INVALID_PARAMS,
@@ -710,6 +722,7 @@ pub(crate) mod tests {
             McpError::UnknownTool,
             McpError::UnknownPrompt,
             McpError::UnknownResource,
+            McpError::TooManySubscriptions,
             McpError::InvalidPromptArguments,
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),

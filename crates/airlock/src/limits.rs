@@ -73,6 +73,20 @@ pub const MAX_RESOURCES_COUNT: usize = 1024;
 /// nothing and are never parsed.
 pub const MAX_RESOURCE_URI_BYTES: usize = 2048;
 
+/// Most resources one legacy session may be subscribed to at once (`resources/subscribe`);
+/// past it a new subscription is refused `-32602`. With [`MAX_RESOURCE_URI_BYTES`], a
+/// session holds at most 64 KiB of subscribed URIs.
+pub const MAX_SUBSCRIPTIONS: usize = 32;
+
+/// Resource updates announced ([`ResourceUpdates`](crate::ResourceUpdates)) and not yet
+/// taken by every session; a session that falls further behind is told that each of its
+/// subscriptions may have changed.
+pub const RESOURCE_UPDATES_QUEUE: usize = 64;
+
+/// How often a legacy HTTP session's `GET` stream carries a comment when it has nothing to
+/// say: proxies keep it open, and a stream whose session ended is closed by then.
+pub const LISTEN_KEEPALIVE: Duration = Duration::from_secs(15);
+
 /// Longest value of one URI-template variable in a read URI, before decoding.
 pub const MAX_TEMPLATE_VALUE_BYTES: usize = 256;
 

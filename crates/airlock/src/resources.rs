@@ -623,6 +623,76 @@ impl ResourceRegistry {
     }
 }
 
+/// Announces that resources changed, to every session subscribed to them
+/// (`notifications/resources/updated`); from [`Server::resource_updates`], on a server built
+/// with [`ServerBuilder::resource_subscriptions`].
+///
+/// Cheap to clone and to call from any thread; nothing waits for the sessions. A session that
+/// has fallen [`RESOURCE_UPDATES_QUEUE`] announcements behind is told that each of its
+/// subscriptions may have changed: a client re-reads what it cares about, never less.
+///
+/// [`Server::resource_updates`]: crate::Server::resource_updates
+/// [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
+/// [`RESOURCE_UPDATES_QUEUE`]: crate::limits::RESOURCE_UPDATES_QUEUE
+///
+/// ```
+/// use airlock::{Resource, ResourceBody, Server};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let notes = Resource::builder("notes://today", "today")
+///     .fixed(|| ResourceBody::text("nothing yet"));
+/// let server = Server::builder("notes", "1.0.0")
+///     .resource(notes)
+///     .resource_subscriptions()
+///     .build()?;
+/// let updates = server.resource_updates().ok_or("subscriptions are on")?;
+/// // Later, from the code that changed the notes:
+/// updates.updated("notes://today");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ResourceUpdates {
+    sender: tokio::sync::broadcast::Sender<Arc<str>>,
+}
+
+impl ResourceUpdates {
+    pub(crate) fn new() -> Self {
+        let (sender, _) =
+            tokio::sync::broadcast::channel(crate::limits::RESOURCE_UPDATES_QUEUE);
+        Self { sender }
+    }
+
+    /// Announces that the resource at `uri` changed. Sessions subscribed to exactly this URI
+    /// are told; a URI longer than [`MAX_RESOURCE_URI_BYTES`] names nothing and is ignored.
+    pub fn updated(&self, uri: &str) {
+        if uri.len() > MAX_RESOURCE_URI_BYTES {
+            return;
+        }
+        // No session listening is not an error: nobody is subscribed.
+        let _listeners = self.sender.send(Arc::from(uri));
+    }
+
+    /// A session's view of the announcements from now on.
+    pub(crate) fn listen(&self) -> tokio::sync::broadcast::Receiver<Arc<str>> {
+        self.sender.subscribe()
+    }
+}
+
+impl ResourceRegistry {
+    /// Whether `uri` names a fixed resource or matches a template: what a subscription may
+    /// name. Nothing is read (a template's reader may be costly or refuse the values).
+    pub(crate) fn knows(&self, uri: &str) -> bool {
+        if uri.len() > MAX_RESOURCE_URI_BYTES {
+            return false;
+        }
+        self.by_uri.contains_key(uri)
+            || self.templates.iter().any(|def| {
+                matches!(&def.read, FrozenRead::Template { template, .. } if template.matches(uri).is_some())
+            })
+    }
+}
+
 impl std::fmt::Debug for ResourceRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceRegistry")

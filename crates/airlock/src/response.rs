@@ -134,8 +134,11 @@ impl Serialize for InfoFor<'_> {
 pub(crate) struct Capabilities {
     /// Whether the server has prompts.
     pub(crate) prompts: bool,
-    /// Whether the server has resources (subscriptions are not offered).
+    /// Whether the server has resources.
     pub(crate) resources: bool,
+    /// Whether `resources/subscribe` is served (legacy sessions of a server built with
+    /// subscriptions).
+    pub(crate) subscribe: bool,
     /// Whether `completion/complete` is served (there is a prompt or a template).
     pub(crate) completions: bool,
     /// Whether `logging/setLevel` is served (legacy sessions only).
@@ -154,7 +157,12 @@ impl Serialize for Capabilities {
         if self.prompts {
             map.serialize_entry("prompts", &serde_json::json!({"listChanged": false}))?;
         }
-        if self.resources {
+        if self.resources && self.subscribe {
+            map.serialize_entry(
+                "resources",
+                &serde_json::json!({"listChanged": false, "subscribe": true}),
+            )?;
+        } else if self.resources {
             map.serialize_entry("resources", &serde_json::json!({"listChanged": false}))?;
         }
         map.serialize_entry("tools", &serde_json::json!({"listChanged": false}))?;

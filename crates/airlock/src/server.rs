@@ -35,7 +35,7 @@ use crate::call_log::CallLog;
 use crate::engine::{self, Engine, Shared};
 use crate::limits::Limits;
 use crate::prompts::{Prompt, PromptRegistry};
-use crate::resources::{Resource, ResourceRegistry};
+use crate::resources::{Resource, ResourceRegistry, ResourceUpdates};
 use crate::response::ServerInfo;
 use crate::signals::Termination;
 use crate::tools::{BuildError, Registry, Tool};
@@ -63,6 +63,7 @@ pub struct ServerBuilder {
     prompts: Vec<Prompt>,
     resources: Vec<Resource>,
     call_log: Option<Arc<CallLog>>,
+    subscriptions: bool,
 }
 
 impl Server {
@@ -101,7 +102,14 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             call_log: None,
+            subscriptions: false,
         }
+    }
+
+    /// Where to announce that resources changed, on a server built with
+    /// [`ServerBuilder::resource_subscriptions`]; `None` on one without.
+    pub fn resource_updates(&self) -> Option<ResourceUpdates> {
+        self.shared.updates.clone()
     }
 
     /// A new session's engine, for a transport of your own.
@@ -455,6 +463,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Offers resource subscriptions to legacy (2025-11-25 and earlier) sessions: the
+    /// `resources` capability says `subscribe`, a client may `resources/subscribe` to the URI
+    /// of a resource this server has (a fixed one, or one a template matches; at most
+    /// [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS) per session), and each
+    /// [`ResourceUpdates::updated`] from [`Server::resource_updates`] reaches the sessions
+    /// subscribed to that URI as `notifications/resources/updated`: over stdio on the
+    /// session's output, over HTTP on the session's `GET` stream. Without this call
+    /// `resources/subscribe` is `-32601`, as for any method not offered. The 2026-07-28
+    /// revision has no `resources/subscribe`.
+    pub fn resource_subscriptions(mut self) -> Self {
+        self.subscriptions = true;
+        self
+    }
+
     /// Checks every tool and freezes the server.
     ///
     /// # Errors
@@ -474,6 +496,7 @@ impl ServerBuilder {
                 resources,
                 self.limits,
                 self.call_log,
+                self.subscriptions.then(ResourceUpdates::new),
             ),
         })
     }

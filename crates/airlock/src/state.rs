@@ -9,7 +9,7 @@ use crate::call_log::CallLog;
 use crate::limits::Limits;
 use crate::prompts::PromptRegistry;
 use crate::quota::Quotas;
-use crate::resources::ResourceRegistry;
+use crate::resources::{ResourceRegistry, ResourceUpdates};
 use crate::response::ServerInfo;
 use crate::tools::Registry;
 
@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) quotas: Quotas,
     /// Where each call's audit record goes, if anywhere.
     pub(crate) call_log: Option<Arc<CallLog>>,
+    /// Announcements of changed resources, when the server offers subscriptions.
+    pub(crate) updates: Option<ResourceUpdates>,
 }
 
 impl Shared {
@@ -50,11 +52,12 @@ pub(crate) fn shared(
         ResourceRegistry::default(),
         limits,
         None,
+        None,
     )
 }
 
 /// Parameters of one server, as the builder assembles them, writing each call's audit record
-/// to `call_log`.
+/// to `call_log` and, when it offers subscriptions, announcing changes through `updates`.
 pub(crate) fn shared_logging(
     info: ServerInfo,
     instructions: Option<String>,
@@ -63,6 +66,7 @@ pub(crate) fn shared_logging(
     resources: ResourceRegistry,
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
+    updates: Option<ResourceUpdates>,
 ) -> Arc<Shared> {
     let quotas = Quotas::new(&limits, registry.rates());
     let shared = Shared {
@@ -74,6 +78,7 @@ pub(crate) fn shared_logging(
         limits,
         quotas,
         call_log,
+        updates,
     };
     Arc::new(shared)
 }
@@ -96,5 +101,6 @@ pub(crate) fn shared_with_quotas(
         limits,
         quotas,
         call_log: None,
+        updates: None,
     })
 }

@@ -106,6 +106,7 @@ pub(crate) fn with_everything(
         resources,
         limits,
         None,
+        None,
     ))
 }
 

@@ -10,7 +10,7 @@
 //! Dispatch runs inside a panic guard: a bug that panics while handling one request answers
 //! that request `-32603` and the session goes on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,6 +83,9 @@ pub struct Engine {
     /// The level `logging/setLevel` set: log messages of calls reach the client only at or
     /// above it, and none before it is set.
     log_level: Option<LogLevel>,
+    /// The resource URIs `resources/subscribe` named (legacy sessions; at most
+    /// `MAX_SUBSCRIPTIONS`, each a URI the server has). Ordered, like `in_flight`.
+    subscriptions: BTreeSet<Box<str>>,
     /// Who the peer is, for the audit record.
     client: Client,
 }
@@ -142,6 +145,7 @@ impl Engine {
             last_invalid: false,
             refused: None,
             log_level: None,
+            subscriptions: BTreeSet::new(),
             client,
         }
     }
@@ -426,6 +430,29 @@ impl Engine {
         );
     }
 
+    /// Takes an announcement that the resource at `uri` changed
+    /// ([`ResourceUpdates::updated`](crate::ResourceUpdates::updated)); writes
+    /// `notifications/resources/updated` if this session subscribed to exactly that URI.
+    pub fn resource_updated(&mut self, uri: &str, out: &mut Vec<u8>) {
+        if self.subscriptions.contains(uri) {
+            write_updated(out, uri);
+        }
+    }
+
+    /// Takes word that announcements were missed (the session fell behind): writes
+    /// `notifications/resources/updated` for every subscription, as each may have changed.
+    pub fn resources_maybe_updated(&mut self, out: &mut Vec<u8>) {
+        for uri in &self.subscriptions {
+            write_updated(out, uri);
+        }
+    }
+
+    /// Whether this session has subscriptions, so a transport knows whether announcements
+    /// concern it.
+    pub fn has_subscriptions(&self) -> bool {
+        !self.subscriptions.is_empty()
+    }
+
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
@@ -474,6 +501,7 @@ impl Engine {
             shared: &self.shared,
             lifecycle: &mut self.lifecycle,
             log_level: &mut self.log_level,
+            subscriptions: &mut self.subscriptions,
             in_flight: self.in_flight.len(),
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
@@ -621,11 +649,31 @@ impl Engine {
 /// - a call of a tool the server does not have is a client mistake (a model calling a name
 ///   it made up, again and again), not garbage: it is charged to the call quota instead
 ///   (`dispatch`), which slows a client that loops on it with `-31429`.
+/// - so is a prompt or a resource the server does not have (a read or a subscription of a
+///   URI it made up); these cost the cheap-request quota, as every request but a call does;
+/// - a subscription past the cap is refused for the session's state, not for its bytes.
 fn counts_as_garbage(error: &McpError) -> bool {
     !matches!(
         error,
-        McpError::Overloaded { .. } | McpError::RateLimited { .. } | McpError::UnknownTool
+        McpError::Overloaded { .. }
+            | McpError::RateLimited { .. }
+            | McpError::UnknownTool
+            | McpError::UnknownPrompt
+            | McpError::UnknownResource
+            | McpError::TooManySubscriptions
     )
+}
+
+/// `notifications/resources/updated` params.
+#[derive(serde::Serialize)]
+struct UpdatedParams<'a> {
+    uri: &'a str,
+}
+
+/// Writes `notifications/resources/updated` for `uri`: a URI the session subscribed to and
+/// the server announced, so it is the server's own text.
+fn write_updated(out: &mut Vec<u8>, uri: &str) {
+    response::write_notification(out, "notifications/resources/updated", &UpdatedParams { uri });
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

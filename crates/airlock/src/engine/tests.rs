@@ -1237,6 +1237,177 @@ fn hostile_resource_reads_are_one_fixed_error_that_echoes_no_uri() {
     );
 }
 
+/// A server with the test resources that offers subscriptions, and its announcer.
+fn subscribable() -> (crate::Server, crate::ResourceUpdates) {
+    let mut builder = crate::Server::builder("test", "1.0").resource_subscriptions();
+    for resource in crate::test_server::resources() {
+        builder = builder.resource(resource);
+    }
+    let server = builder.build().unwrap();
+    let updates = server.resource_updates().unwrap();
+    (server, updates)
+}
+
+fn subscribe(engine: &mut Engine, id: u32, uri: &str) -> Value {
+    ask(
+        engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#
+        ),
+    )
+}
+
+/// The `notifications/resources/updated` lines in `out`, by URI.
+fn updated(out: &[u8]) -> Vec<String> {
+    std::str::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let message: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(message["method"], "notifications/resources/updated", "{line}");
+            assert!(message.get("id").is_none(), "a notification: {line}");
+            message["params"]["uri"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_legacy_session_subscribes_to_resources_it_has_and_hears_only_of_those() {
+    let (server, _) = subscribable();
+    let mut engine = server.engine();
+    let reply = initialize(&mut engine, "2025-11-25");
+    assert_eq!(
+        reply["result"]["capabilities"]["resources"],
+        json!({"listChanged": false, "subscribe": true})
+    );
+    assert_eq!(subscribe(&mut engine, 1, "test://notes")["result"], json!({}));
+    assert_eq!(
+        subscribe(&mut engine, 2, "test://item/42")["result"],
+        json!({}),
+        "a URI a template matches"
+    );
+    assert_eq!(
+        subscribe(&mut engine, 3, "test://notes")["result"],
+        json!({}),
+        "twice is once"
+    );
+    let mut out = Vec::new();
+    engine.resource_updated("test://notes", &mut out);
+    engine.resource_updated("test://logo", &mut out);
+    engine.resource_updated("test://item/42", &mut out);
+    engine.resource_updated("test://item/43", &mut out);
+    assert_eq!(updated(&out), ["test://notes", "test://item/42"]);
+    let gone = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":4,"method":"resources/unsubscribe","params":{"uri":"test://notes"}}"#,
+    );
+    assert_eq!(gone["result"], json!({}));
+    let never = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://logo"}}"#,
+    );
+    assert_eq!(never["result"], json!({}), "the state asked for holds");
+    let mut out = Vec::new();
+    engine.resource_updated("test://notes", &mut out);
+    assert!(out.is_empty(), "unsubscribed");
+    engine.resources_maybe_updated(&mut out);
+    assert_eq!(updated(&out), ["test://item/42"], "missed: every subscription");
+}
+
+#[test]
+fn hostile_subscriptions_are_refused_with_fixed_errors_and_bounded_per_session() {
+    let (server, _) = subscribable();
+    let mut engine = server.engine();
+    initialize(&mut engine, "2025-11-25");
+    let secret = "SECRET-SUBSCRIBED-URI-3";
+    for params in [
+        format!(r#"{{"uri":"test://{secret}"}}"#),
+        format!(r#"{{"uri":"test://item/..%2F{secret}"}}"#),
+        r#"{"uri":7}"#.to_owned(),
+        r#"{}"#.to_owned(),
+        format!(r#"{{"uri":"test://item/{}"}}"#, "x".repeat(5000)),
+    ] {
+        let (reply, effect) = send(
+            &mut engine,
+            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{params}}}"#),
+        );
+        let reply = reply.unwrap();
+        assert_eq!(
+            reply["error"],
+            json!({"code": -32602, "message": "Invalid params: resource not found."}),
+            "{params}"
+        );
+        assert!(!reply.to_string().contains(secret), "{reply}");
+        assert!(matches!(effect, Effect::None));
+    }
+    let extra = ask(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"test://notes","x":1}}"#,
+    );
+    assert_eq!(extra["error"]["code"], -32602, "a member not defined");
+    for n in 0..crate::limits::MAX_SUBSCRIPTIONS {
+        let uri = format!("test://item/{n}");
+        assert_eq!(subscribe(&mut engine, 3, &uri)["result"], json!({}), "{n}");
+    }
+    let full = subscribe(&mut engine, 4, "test://notes");
+    assert_eq!(
+        full["error"],
+        json!({"code": -32602,
+               "message": "Invalid params: this session is subscribed to as many resources as it may be.",
+               "data": {"limit": "max_subscriptions", "value": crate::limits::MAX_SUBSCRIPTIONS}}),
+    );
+    assert_eq!(
+        subscribe(&mut engine, 5, "test://item/0")["result"],
+        json!({}),
+        "one held already is no new one"
+    );
+    // Thousands of refused subscriptions are answered, never taken for garbage: a client that
+    // subscribes to what it made up is slowed by the request quota, not cut off.
+    let mut slowed = 0;
+    for n in 0..2_000 {
+        let (reply, effect) = send(
+            &mut engine,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{n},"method":"resources/subscribe","params":{{"uri":"audit://made-up/{n}"}}}}"#
+            ),
+        );
+        let code = reply.unwrap()["error"]["code"].as_i64().unwrap();
+        assert!(code == -32602 || code == -31429, "{n}: {code}");
+        if code == -31429 {
+            slowed += 1;
+        }
+        assert!(matches!(effect, Effect::None), "{n}: not cut off");
+    }
+    assert!(slowed > 0, "the request quota slows the flood");
+}
+
+#[test]
+fn subscriptions_are_offered_only_when_built_for_and_never_in_the_modern_era() {
+    let (server, _) = subscribable();
+    let mut modern = server.engine();
+    let reply = ask(
+        &mut modern,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{{"uri":"test://notes",{MODERN_META}}}}}"#
+        ),
+    );
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    let discovered = ask(
+        &mut modern,
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{{{MODERN_META}}}}}"#),
+    );
+    assert_eq!(
+        discovered["result"]["capabilities"]["resources"],
+        json!({"listChanged": false})
+    );
+    let mut early = server.engine();
+    let before = subscribe(&mut early, 3, "test://notes");
+    assert_eq!(before["error"]["code"], -32602, "not initialized: {before}");
+    let mut plain = resource_engine();
+    initialize(&mut plain, "2025-11-25");
+    assert_eq!(subscribe(&mut plain, 4, "test://notes")["error"]["code"], -32601);
+}
+
 fn completion_engine() -> Engine {
     use crate::output::ResourceBody;
     use crate::prompts::{Prompt, PromptMessage};

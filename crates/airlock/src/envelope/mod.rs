@@ -83,6 +83,10 @@ pub enum RequestMethod {
     ResourcesTemplatesList,
     /// Read one resource.
     ResourcesRead,
+    /// Ask for `notifications/resources/updated` about one resource (legacy sessions).
+    ResourcesSubscribe,
+    /// Stop those notifications (legacy sessions).
+    ResourcesUnsubscribe,
     /// Complete a prompt's or a template's argument.
     CompletionComplete,
     /// Set the least severe log level sent (legacy sessions).
@@ -102,6 +106,8 @@ impl RequestMethod {
             "resources/list" => Self::ResourcesList,
             "resources/templates/list" => Self::ResourcesTemplatesList,
             "resources/read" => Self::ResourcesRead,
+            "resources/subscribe" => Self::ResourcesSubscribe,
+            "resources/unsubscribe" => Self::ResourcesUnsubscribe,
             "completion/complete" => Self::CompletionComplete,
             "logging/setLevel" => Self::LoggingSetLevel,
             _ => return None,
@@ -121,6 +127,8 @@ impl RequestMethod {
             Self::ResourcesList => "resources/list",
             Self::ResourcesTemplatesList => "resources/templates/list",
             Self::ResourcesRead => "resources/read",
+            Self::ResourcesSubscribe => "resources/subscribe",
+            Self::ResourcesUnsubscribe => "resources/unsubscribe",
             Self::CompletionComplete => "completion/complete",
             Self::LoggingSetLevel => "logging/setLevel",
         }

@@ -23,9 +23,11 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
@@ -96,6 +98,12 @@ where
     // reply. Progress is dropped when the channel is full; completions wait for room.
     let capacity = limits.max_in_flight.get().saturating_mul(4);
     let (done_tx, mut done_rx) = mpsc::channel::<Event>(capacity);
+    // Announcements of changed resources, when the server offers subscriptions.
+    let mut updates = engine
+        .shared()
+        .updates
+        .as_ref()
+        .map(crate::ResourceUpdates::listen);
     let mut session = Session {
         engine: &mut engine,
         tasks: Tasks::default(),
@@ -114,6 +122,10 @@ where
                 Step::Go
             }
             frame = frames.next(), if reading => session.frame(frame, &mut done_rx),
+            update = next_update(&mut updates), if updates.is_some() => {
+                session.update(update, &mut updates);
+                Step::Go
+            }
             () = sleep_until(session.drain_deadline), if session.drain_deadline.is_some() => {
                 tracing::info!(abandoned = session.engine.in_flight(), "calls still running at end of input were cancelled");
                 session.engine.abandon_all();
@@ -180,6 +192,18 @@ impl Session<'_> {
                     .progress(report, std::time::Instant::now(), &mut self.out);
             }
             Event::Log(message) => self.engine.log(message, &mut self.out),
+        }
+    }
+
+    /// Takes an announcement that a resource changed (or word that some were missed).
+    fn update(&mut self, update: Result<Arc<str>, RecvError>, updates: &mut Option<Updates>) {
+        match update {
+            Ok(uri) => self.engine.resource_updated(&uri, &mut self.out),
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "resource announcements missed; every subscription told");
+                self.engine.resources_maybe_updated(&mut self.out);
+            }
+            Err(RecvError::Closed) => *updates = None,
         }
     }
 
@@ -304,6 +328,17 @@ fn deadline_after(after: std::time::Duration) -> Instant {
     now.checked_add(after)
         .or_else(|| now.checked_add(crate::limits::MAX_TOOL_TIMEOUT))
         .unwrap_or(now)
+}
+
+/// A session's receiver of resource announcements.
+type Updates = broadcast::Receiver<Arc<str>>;
+
+/// The next announcement, or never without a receiver.
+async fn next_update(updates: &mut Option<Updates>) -> Result<Arc<str>, RecvError> {
+    match updates {
+        Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -440,5 +475,53 @@ mod tests {
                 ][..]
             )
         );
+    }
+
+    #[tokio::test]
+    async fn a_stdio_session_hears_of_the_resources_it_subscribed_to_as_they_change() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+        let notes = crate::Resource::builder("test://notes", "notes")
+            .fixed(|| crate::ResourceBody::text("Buy milk."));
+        let other = crate::Resource::builder("test://other", "other")
+            .fixed(|| crate::ResourceBody::text("Not watched."));
+        let server = Server::builder("stream-tests", "1.0.0")
+            .resource(notes)
+            .resource(other)
+            .resource_subscriptions()
+            .build()
+            .unwrap();
+        let updates = server.resource_updates().unwrap();
+        let (client, serving) = tokio::io::duplex(64 * 1024);
+        let (server_in, server_out) = tokio::io::split(serving);
+        let session = tokio::spawn(serve(server.engine(), server_in, server_out));
+        let (client_in, mut client_out) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_in).lines();
+        let mut next = async || -> Value {
+            let line = lines.next_line().await.unwrap().unwrap();
+            serde_json::from_str(&line).unwrap()
+        };
+        for line in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                   "params": {"uri": "test://notes"}}),
+        ] {
+            client_out.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        }
+        assert_eq!(next().await["id"], 1);
+        assert_eq!(next().await, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+        updates.updated("test://other");
+        updates.updated("test://notes");
+        assert_eq!(
+            next().await,
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                   "params": {"uri": "test://notes"}}),
+            "only the subscribed one"
+        );
+        client_out.shutdown().await.unwrap();
+        assert_eq!(session.await.unwrap().unwrap(), Ending::EndOfInput);
     }
 }

@@ -55,6 +55,7 @@ mod cors;
 #[doc(hidden)]
 pub mod fuzzing;
 mod headers;
+mod listen;
 mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;

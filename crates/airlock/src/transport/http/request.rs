@@ -173,6 +173,7 @@ async fn serve_request(
     match *request.method() {
         Method::POST => post(state, caller, request).await,
         Method::DELETE => delete(state, &caller, request.headers()).await,
+        Method::GET => super::listen::get(state, &caller, request.headers()).await,
         _ => {
             let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
             reply

@@ -39,6 +39,8 @@ pub(crate) struct Session {
     owner: ClientKey,
     last_used: Mutex<Instant>,
     tasks: Mutex<HashMap<Ticket, AbortHandle>>,
+    /// The task of the session's `GET` stream, if one is open.
+    listener: Mutex<Option<AbortHandle>>,
     /// Whether the shared store has this session's record (opened while it was unreachable,
     /// under local limits, it has not).
     #[cfg(feature = "redis")]
@@ -63,9 +65,19 @@ impl Session {
         }
     }
 
+    /// Makes `task` the session's `GET` stream, ending the one before it.
+    pub(crate) fn listen(&self, task: AbortHandle) {
+        if let Some(previous) = lock(&self.listener).replace(task) {
+            previous.abort();
+        }
+    }
+
     fn stop_all(&self) {
         for (_, task) in self.tasks().drain() {
             task.abort();
+        }
+        if let Some(listener) = lock(&self.listener).take() {
+            listener.abort();
         }
     }
 }
@@ -159,6 +171,7 @@ impl Sessions {
             owner,
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
+            listener: Mutex::new(None),
             #[cfg(feature = "redis")]
             shared: std::sync::atomic::AtomicBool::new(false),
         });

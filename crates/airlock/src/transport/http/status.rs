@@ -47,6 +47,7 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::UnknownTool
         | McpError::UnknownPrompt
         | McpError::UnknownResource
+        | McpError::TooManySubscriptions
         | McpError::InvalidPromptArguments
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
