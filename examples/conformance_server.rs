@@ -5,8 +5,9 @@
 //!
 //! Only test tools, prompts and resources live here; the production binary carries none of
 //! them. The tools need no capability airlock does not offer: content of every kind, an
-//! `isError` result, progress, log messages; the prompts and resources are the suite's.
-//! Scenarios that need sampling, elicitation or resource subscriptions are listed with their
+//! `isError` result, progress, log messages; the prompts and resources are the suite's, and
+//! `test://watched-resource` may be subscribed to (`test_touch_watched_resource` announces
+//! that it changed). Scenarios that need sampling or elicitation are listed with their
 //! reasons in `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
@@ -19,8 +20,8 @@ use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{
-    Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody, Role,
-    Server, Tool, ToolOutput,
+    Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody,
+    ResourceUpdates, Role, Server, Tool, ToolOutput,
 };
 use base64::Engine as _;
 
@@ -72,9 +73,29 @@ fn suite_http_limits() -> HttpLimits {
     limits
 }
 
+/// The resource the subscription scenarios subscribe to.
+const WATCHED: &str = "test://watched-resource";
+
 fn server() -> Result<Server, airlock::BuildError> {
+    let updates = ResourceUpdates::new();
+    let announcer = updates.clone();
     Server::builder("airlock-conformance", env!("CARGO_PKG_VERSION"))
         .limits(suite_limits())
+        .resource_subscriptions(updates)
+        .tool(
+            Tool::builder("test_touch_watched_resource")
+                .description("Announces that test://watched-resource changed")
+                .handler(move |_: NoArguments| {
+                    announcer.updated(WATCHED);
+                    async { "announced" }
+                }),
+        )
+        .resource(
+            Resource::builder(WATCHED, "watched-resource")
+                .description("A resource clients may subscribe to")
+                .mime_type("text/plain")
+                .fixed(|| ResourceBody::text("Watched.")),
+        )
         .tool(
             Tool::builder("test_simple_text")
                 .description("Returns a fixed text")

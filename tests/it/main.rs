@@ -33,6 +33,8 @@
 //!   eras, per-client quotas, a thousand connections;
 //! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
 //!   read, garbage) while another client must still be served;
+//! - `http_listen`: resource subscriptions over HTTP: a session's `GET` stream carries the
+//!   updates of what it subscribed to, one stream per session, ended with the session;
 //! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
 //!   using airlock with `fetch` from a listed origin and refused from another;
 //! - `http_oauth`: `--oauth-…`: airlock as an OAuth resource server against a test
@@ -71,6 +73,7 @@ mod hostile;
 mod http;
 mod http_abuse;
 mod http_browser;
+mod http_listen;
 mod http_oauth;
 mod http_tls;
 mod operator;

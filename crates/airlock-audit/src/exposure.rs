@@ -240,11 +240,7 @@ pub(crate) fn run(
     // Every stdout line is searched for the token, whatever it is (an error's message, a
     // result too large to keep, a notification): a server that reads outside the served
     // directory must not pass because it reported what it read as an error.
-    session.target().watch_for(scratch.token.as_bytes());
-    let _earlier = session.take_canary_seen();
-    let mut calls: u64 = 0;
-    let mut unanswered: u64 = 0;
-    let mut worst: Option<Severity> = None;
+    let mut tally = Tally::start(session, scratch);
     'aims: for aim in aims {
         for value in &values {
             if Instant::now() >= session.deadline || super::signals::interrupted() {
@@ -256,63 +252,113 @@ pub(crate) fn run(
             }
             let request = json!({"name": aim.tool, "arguments": arguments});
             let reply = until_admitted(session, "tools/call", &request);
-            calls = calls.saturating_add(1);
             let where_ = format!(
                 "tool {} argument {}",
                 shown(&aim.tool, MAX_SHOWN_NAME),
                 shown(&aim.key, MAX_SHOWN_NAME)
             );
-            // The raw lines, and the result as parsed (a token written with `\u` escapes).
-            let in_result = matches!(
-                &reply,
-                Ok(Response {
-                    outcome: Outcome::Result {
-                        value: Some(result),
-                        ..
-                    },
-                    ..
-                }) if result.to_string().contains(&scratch.token)
-            );
-            if session.take_canary_seen() || in_result {
-                session.find(
-                    Kind::OutsideRead,
-                    format!("{where_}: a value returned the canary outside the served directory"),
-                );
-                worst = worst.max(Some(Kind::OutsideRead.severity()));
-            }
-            if reply.is_err() {
-                unanswered = unanswered.saturating_add(1);
-            }
-            let breaches = scratch.breaches();
-            if !breaches.is_empty() {
-                for breach in breaches {
-                    session.find(Kind::OutsideWrite, format!("{where_}: {breach}"));
-                }
-                worst = worst.max(Some(Kind::OutsideWrite.severity()));
-                scratch.restore();
-            }
+            tally.judge(session, scratch, &where_, "a value", &reply);
         }
     }
-    let mut detail = format!(
-        "{calls} calls over {} tool arguments, {} values each",
+    let detail = format!(
+        "{} calls over {} tool arguments, {} values each",
+        tally.sent,
         aims.len(),
         values.len()
     );
-    let mut severity = None;
-    if unanswered > 0 {
-        detail.push_str(&format!("; {unanswered} unanswered in time"));
-        severity = Some(Severity::High);
+    tally.finish(detail)
+}
+
+/// What an exposure case has seen so far: requests sent and answered, and the worst breach
+/// the canaries showed.
+struct Tally {
+    sent: u64,
+    served: u64,
+    unanswered: u64,
+    worst: Option<Severity>,
+}
+
+impl Tally {
+    /// Starts watching every stdout line for the scratch tree's token and forgets any
+    /// sighting from before the case.
+    fn start(session: &mut Session<'_>, scratch: &Scratch) -> Self {
+        session.target().watch_for(scratch.token.as_bytes());
+        let _earlier = session.take_canary_seen();
+        Self {
+            sent: 0,
+            served: 0,
+            unanswered: 0,
+            worst: None,
+        }
     }
-    match worst {
-        Some(level) => detail.push_str(&format!("; the canaries show a breach ({})", level.name())),
-        None => detail.push_str("; no canary read back or touched"),
+
+    /// Judges one request's reply by the canaries: the token seen on any line or in the
+    /// parsed result (a token written with `\u` escapes) is a read outside the served
+    /// directory; anything the scratch tree shows changed outside it is a write, undone
+    /// before the next request. `what` names the request in a finding ("a value", "a read").
+    fn judge(
+        &mut self,
+        session: &mut Session<'_>,
+        scratch: &Scratch,
+        where_: &str,
+        what: &str,
+        reply: &Result<Response, String>,
+    ) {
+        self.sent = self.sent.saturating_add(1);
+        let in_result = match reply {
+            Ok(Response {
+                outcome: Outcome::Result { value, .. },
+                ..
+            }) => {
+                self.served = self.served.saturating_add(1);
+                value
+                    .as_ref()
+                    .is_some_and(|result| result.to_string().contains(&scratch.token))
+            }
+            Ok(_) => false,
+            Err(_) => {
+                self.unanswered = self.unanswered.saturating_add(1);
+                false
+            }
+        };
+        if session.take_canary_seen() || in_result {
+            session.find(
+                Kind::OutsideRead,
+                format!("{where_}: {what} returned the canary outside the served directory"),
+            );
+            self.worst = self.worst.max(Some(Kind::OutsideRead.severity()));
+        }
+        let breaches = scratch.breaches();
+        if !breaches.is_empty() {
+            for breach in breaches {
+                session.find(Kind::OutsideWrite, format!("{where_}: {breach}"));
+            }
+            self.worst = self.worst.max(Some(Kind::OutsideWrite.severity()));
+            scratch.restore();
+        }
     }
-    Judgement {
-        verdict: severity.map_or(Verdict::Pass, finding_verdict),
-        severity,
-        detail,
-        answer: None,
-        follow_up: true,
+
+    /// The case's judgement: `detail` (what was sent), then what went unanswered and what
+    /// the canaries showed. Unanswered requests are high; the breaches are findings of
+    /// their own.
+    fn finish(self, mut detail: String) -> Judgement {
+        let severity = (self.unanswered > 0).then(|| {
+            detail.push_str(&format!("; {} unanswered in time", self.unanswered));
+            Severity::High
+        });
+        match self.worst {
+            Some(level) => {
+                detail.push_str(&format!("; the canaries show a breach ({})", level.name()));
+            }
+            None => detail.push_str("; no canary read back or touched"),
+        }
+        Judgement {
+            verdict: severity.map_or(Verdict::Pass, finding_verdict),
+            severity,
+            detail,
+            answer: None,
+            follow_up: true,
+        }
     }
 }
 
@@ -372,68 +418,22 @@ fn run_resources(session: &mut Session<'_>, scratch: &Scratch, values: Values) -
         };
         reads.push(("a file: URI".to_owned(), uri));
     }
-    session.target().watch_for(scratch.token.as_bytes());
-    let _earlier = session.take_canary_seen();
-    let (mut sent, mut served, mut unanswered) = (0_u64, 0_u64, 0_u64);
-    let mut worst: Option<Severity> = None;
+    let mut tally = Tally::start(session, scratch);
     for (where_, uri) in &reads {
         if Instant::now() >= session.deadline || super::signals::interrupted() {
             break;
         }
         let reply = until_admitted(session, "resources/read", &json!({ "uri": uri }));
-        sent = sent.saturating_add(1);
-        let in_result = match &reply {
-            Ok(Response {
-                outcome: Outcome::Result { value, .. },
-                ..
-            }) => {
-                served = served.saturating_add(1);
-                value
-                    .as_ref()
-                    .is_some_and(|result| result.to_string().contains(&scratch.token))
-            }
-            Ok(_) => false,
-            Err(_) => {
-                unanswered = unanswered.saturating_add(1);
-                false
-            }
-        };
-        if session.take_canary_seen() || in_result {
-            session.find(
-                Kind::OutsideRead,
-                format!("{where_}: a read returned the canary outside the served directory"),
-            );
-            worst = worst.max(Some(Kind::OutsideRead.severity()));
-        }
-        let breaches = scratch.breaches();
-        if !breaches.is_empty() {
-            for breach in breaches {
-                session.find(Kind::OutsideWrite, format!("{where_}: {breach}"));
-            }
-            worst = worst.max(Some(Kind::OutsideWrite.severity()));
-            scratch.restore();
-        }
+        tally.judge(session, scratch, where_, "a read", &reply);
     }
-    let mut detail = format!(
-        "{sent} reads over {} resource templates and file: URIs, {} values each: {served} served",
+    let detail = format!(
+        "{} reads over {} resource templates and file: URIs, {} values each: {} served",
+        tally.sent,
         templates.len(),
-        values.len()
+        values.len(),
+        tally.served
     );
-    let severity = (unanswered > 0).then(|| {
-        detail.push_str(&format!("; {unanswered} unanswered in time"));
-        Severity::High
-    });
-    match worst {
-        Some(level) => detail.push_str(&format!("; the canaries show a breach ({})", level.name())),
-        None => detail.push_str("; no canary read back or touched"),
-    }
-    Judgement {
-        verdict: severity.map_or(Verdict::Pass, finding_verdict),
-        severity,
-        detail,
-        answer: None,
-        follow_up: true,
-    }
+    tally.finish(detail)
 }
 
 /// The URI templates the server lists (`resources/templates/list`, up to [`MAX_PAGES`]

@@ -624,30 +624,37 @@ impl ResourceRegistry {
 }
 
 /// Announces that resources changed, to every session subscribed to them
-/// (`notifications/resources/updated`); from [`Server::resource_updates`], on a server built
-/// with [`ServerBuilder::resource_subscriptions`].
+/// (`notifications/resources/updated`): give a clone to
+/// [`ServerBuilder::resource_subscriptions`] and keep others where resources change (a
+/// tool's handler, a watcher thread).
 ///
 /// Cheap to clone and to call from any thread; nothing waits for the sessions. A session that
 /// has fallen [`RESOURCE_UPDATES_QUEUE`] announcements behind is told that each of its
 /// subscriptions may have changed: a client re-reads what it cares about, never less.
 ///
-/// [`Server::resource_updates`]: crate::Server::resource_updates
 /// [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
 /// [`RESOURCE_UPDATES_QUEUE`]: crate::limits::RESOURCE_UPDATES_QUEUE
 ///
 /// ```
-/// use airlock::{Resource, ResourceBody, Server};
+/// use airlock::{NoArguments, Resource, ResourceBody, ResourceUpdates, Server, Tool};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let updates = ResourceUpdates::new();
+/// let announcer = updates.clone();
+/// let touch = Tool::builder("touch")
+///     .description("Marks today's notes changed")
+///     .handler(move |_: NoArguments| {
+///         announcer.updated("notes://today");
+///         async { "touched" }
+///     });
 /// let notes = Resource::builder("notes://today", "today")
 ///     .fixed(|| ResourceBody::text("nothing yet"));
 /// let server = Server::builder("notes", "1.0.0")
+///     .tool(touch)
 ///     .resource(notes)
-///     .resource_subscriptions()
+///     .resource_subscriptions(updates)
 ///     .build()?;
-/// let updates = server.resource_updates().ok_or("subscriptions are on")?;
-/// // Later, from the code that changed the notes:
-/// updates.updated("notes://today");
+/// assert!(server.resource_updates().is_some());
 /// # Ok(())
 /// # }
 /// ```
@@ -656,8 +663,15 @@ pub struct ResourceUpdates {
     sender: tokio::sync::broadcast::Sender<Arc<str>>,
 }
 
+impl Default for ResourceUpdates {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl ResourceUpdates {
-    pub(crate) fn new() -> Self {
+    /// An announcer no server listens to yet.
+    pub fn new() -> Self {
         let (sender, _) =
             tokio::sync::broadcast::channel(crate::limits::RESOURCE_UPDATES_QUEUE);
         Self { sender }

@@ -63,7 +63,7 @@ pub struct ServerBuilder {
     prompts: Vec<Prompt>,
     resources: Vec<Resource>,
     call_log: Option<Arc<CallLog>>,
-    subscriptions: bool,
+    subscriptions: Option<ResourceUpdates>,
 }
 
 impl Server {
@@ -102,12 +102,12 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             call_log: None,
-            subscriptions: false,
+            subscriptions: None,
         }
     }
 
-    /// Where to announce that resources changed, on a server built with
-    /// [`ServerBuilder::resource_subscriptions`]; `None` on one without.
+    /// Where to announce that resources changed: the [`ResourceUpdates`] given to
+    /// [`ServerBuilder::resource_subscriptions`]; `None` on a server built without.
     pub fn resource_updates(&self) -> Option<ResourceUpdates> {
         self.shared.updates.clone()
     }
@@ -467,13 +467,13 @@ impl ServerBuilder {
     /// `resources` capability says `subscribe`, a client may `resources/subscribe` to the URI
     /// of a resource this server has (a fixed one, or one a template matches; at most
     /// [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS) per session), and each
-    /// [`ResourceUpdates::updated`] from [`Server::resource_updates`] reaches the sessions
+    /// [`ResourceUpdates::updated`] on `updates` (or a clone of it) reaches the sessions
     /// subscribed to that URI as `notifications/resources/updated`: over stdio on the
     /// session's output, over HTTP on the session's `GET` stream. Without this call
     /// `resources/subscribe` is `-32601`, as for any method not offered. The 2026-07-28
     /// revision has no `resources/subscribe`.
-    pub fn resource_subscriptions(mut self) -> Self {
-        self.subscriptions = true;
+    pub fn resource_subscriptions(mut self, updates: ResourceUpdates) -> Self {
+        self.subscriptions = Some(updates);
         self
     }
 
@@ -496,7 +496,7 @@ impl ServerBuilder {
                 resources,
                 self.limits,
                 self.call_log,
-                self.subscriptions.then(ResourceUpdates::new),
+                self.subscriptions,
             ),
         })
     }

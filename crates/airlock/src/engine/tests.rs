@@ -1239,7 +1239,7 @@ fn hostile_resource_reads_are_one_fixed_error_that_echoes_no_uri() {
 
 /// A server with the test resources that offers subscriptions, and its announcer.
 fn subscribable() -> (crate::Server, crate::ResourceUpdates) {
-    let mut builder = crate::Server::builder("test", "1.0").resource_subscriptions();
+    let mut builder = crate::Server::builder("test", "1.0").resource_subscriptions(crate::ResourceUpdates::new());
     for resource in crate::test_server::resources() {
         builder = builder.resource(resource);
     }

@@ -488,7 +488,7 @@ mod tests {
         let server = Server::builder("stream-tests", "1.0.0")
             .resource(notes)
             .resource(other)
-            .resource_subscriptions()
+            .resource_subscriptions(crate::ResourceUpdates::new())
             .build()
             .unwrap();
         let updates = server.resource_updates().unwrap();
