@@ -893,3 +893,36 @@ fn a_stdio_peer_that_reads_no_resource_replies_holds_bounded_memory() {
         "peak RSS {peak} KiB past the bound of {STDIO_RSS_KIB} KiB"
     );
 }
+
+/// Holds: over HTTP the bearer token is one of the secrets redacted from a resource file (a
+/// proxy's log that recorded it, say).
+#[test]
+fn the_http_bearer_token_is_redacted_from_resource_files() {
+    let token = format!("tok-{}", "Z".repeat(40));
+    let tree = Tree::new("http-token");
+    tree.write("proxy.log", format!("Authorization: Bearer {token}\n"));
+    let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
+    let server = crate::http::HttpServer::airlock(
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--auth-token-env",
+            "RT_RESOURCE_TOKEN",
+        ],
+        &[("RT_RESOURCE_TOKEN", &token)],
+    );
+    let bearer = format!("Bearer {token}");
+    let reply = crate::http::modern(
+        server.addr,
+        1,
+        "resources/read",
+        json!({"uri": "docs://proxy.log"}),
+        &[("Authorization", &bearer)],
+    );
+    let body = reply.json();
+    assert_eq!(
+        body["result"]["contents"][0]["text"], "Authorization: Bearer [REDACTED]\n",
+        "{body}"
+    );
+    assert!(!body.to_string().contains(&token), "{body}");
+}
