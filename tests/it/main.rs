@@ -82,6 +82,7 @@ mod product;
 mod protocol;
 mod redis;
 mod redteam;
+mod redteam_resources;
 mod sandbox;
 mod serve;
 mod serve_surface;
