@@ -91,7 +91,8 @@ impl Listening {
 
     /// Whether `text` arrives on the stream in time.
     fn hears(&mut self, text: &str) -> bool {
-        self.read_until(|seen| find(seen, text.as_bytes())).is_some()
+        self.read_until(|seen| find(seen, text.as_bytes()))
+            .is_some()
     }
 
     /// Whether `text` arrives within a second: for what must not arrive (the change it would
@@ -194,7 +195,11 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
     assert_eq!(unsubscribed.status, 200);
     // Any session's call may change the resource; only subscribers hear of it.
     touch(addr, &bystander);
-    assert!(listening.hears(UPDATED), "{:?}", String::from_utf8_lossy(&listening.seen));
+    assert!(
+        listening.hears(UPDATED),
+        "{:?}",
+        String::from_utf8_lossy(&listening.seen)
+    );
     assert!(
         !unsubscribed.hears_soon("resources/updated"),
         "a session that did not subscribe hears nothing: {:?}",
@@ -215,7 +220,10 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
     );
     let mut second = Listening::open(addr, &accept);
     assert_eq!(second.status, 200);
-    assert!(listening.ends(), "the first stream ends when a second opens");
+    assert!(
+        listening.ends(),
+        "the first stream ends when a second opens"
+    );
     touch(addr, &watcher);
     assert!(second.hears(UPDATED));
     // DELETE ends the session and its stream.
@@ -238,7 +246,10 @@ fn a_get_stream_needs_a_live_session_of_the_caller_and_an_event_stream_accept() 
     assert_eq!(unknown.status, 404);
     let json_only = Listening::open(
         addr,
-        &[("Mcp-Session-Id", session.as_str()), ("Accept", "application/json")],
+        &[
+            ("Mcp-Session-Id", session.as_str()),
+            ("Accept", "application/json"),
+        ],
     );
     assert_eq!(json_only.status, 406);
     let modern = Listening::open(addr, &[("MCP-Protocol-Version", "2026-07-28"), sse]);

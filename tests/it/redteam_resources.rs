@@ -278,17 +278,18 @@ fn a_file_renamed_over_a_listed_name_is_not_served() {
 
 /// Peak resident memory allowed to the server with clients that never read their replies
 /// (`SECURITY.md`: 48 MiB with the defaults).
-const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
+/// Peak RSS allowed to the server while clients never read their `resources/read` replies:
+/// the replies hold call slots now, so at most `max_in_flight` (8) of them wait, each at most
+/// 6 MiB here (1 MiB of control bytes escaped), beside the process itself (SECURITY.md).
+const NON_READING_CLIENTS_RSS_KIB: u64 = 64 * 1024;
 
-/// Finding (medium): over HTTP, a `resources/read` reply is a cheap method's: no call slot
-/// is held while it waits for a reader, so each client that sends one and never reads keeps
-/// the whole reply, until its connection's write timeout (and a client that takes a byte now
-/// and then never reaches it). A 1 MiB file of control bytes is a 6 MiB reply: 40 clients,
-/// within the defaults (64 connections per address, a burst of 100 requests per client),
-/// took the server to about 270 to 290 MiB; 1,024 connections (16 loopback addresses), or a
-/// root with `max_bytes = 4194304` (24 MiB replies), would go to gigabytes (not run). A
-/// file of plain text costs its size per client. `tools/call` replies are bounded by their
-/// slots (`http_abuse.rs`); resource reads are not.
+/// Was a finding (medium), fixed: over HTTP, a `resources/read` reply was a cheap method's,
+/// holding no call slot while it waited for a reader, so each client that sent one and never
+/// read kept the whole reply until its connection's write timeout (and a client that takes a
+/// byte now and then never reaches it). A 1 MiB file of control bytes is a 6 MiB reply: 40
+/// clients, within the defaults, took the server to about 270 to 290 MiB. Now a large reply
+/// (`resources/read`, `prompts/get`) holds the server's and the client's slots until it is
+/// written, as a call's does: about 48 MiB.
 #[test]
 fn http_clients_that_never_read_resource_replies_hold_bounded_memory() {
     crate::http::raise_open_files(4096);
@@ -410,11 +411,10 @@ fn uri_prefixes_of_schemes_clients_act_on_are_refused() {
     assert!(accepted.is_empty(), "prefixes accepted: {accepted:?}");
 }
 
-/// Finding (informational): `max_bytes` is the largest file read, and what a read gives can
-/// be larger: each occurrence of a secret becomes the 10-byte marker, so a 64-byte file of a
+/// Was a finding (informational), fixed: `max_bytes` was the largest file read, and what a
+/// read gave could be larger: each occurrence of a secret becomes the 10-byte marker, so a 64-byte file of a
 /// 4-byte secret (the shortest allowed) repeated gives 142 bytes, up to about 2.2 times the
-/// cap. Bounded, but the reply is not within the cap the operator set (and `SECURITY.md`
-/// says a read holds at most the cap + 1 bytes).
+/// cap. Now a file redacted past its cap is not served (whole or not at all).
 #[test]
 fn redaction_does_not_make_a_read_longer_than_its_cap() {
     let tree = Tree::new("redaction-cap");
@@ -435,14 +435,30 @@ max_bytes = 64
 "#,
         &[("SHORT_TOKEN", "ABCD")],
     );
+    // Whole or not at all: redacted past its cap, the file is not served.
     let reply = read(&mut server, 1, "docs://many.txt");
-    let text = text_of(&reply);
-    assert!(!text.contains("ABCD"), "{text}");
-    assert!(
-        text.len() <= 64,
-        "{} bytes from a 64-byte cap: {text}",
-        text.len()
+    assert_eq!(reply["error"], not_found(), "{reply}");
+    assert!(!reply.to_string().contains("ABCD"), "{reply}");
+    tree.write("few.txt", "one ABCD here");
+    drop(server);
+    let mut server = tree.serve_with(
+        r#"
+[[tool]]
+name = "echo"
+description = "Says hello"
+command = ["echo", "hello"]
+secret_env = ["SHORT_TOKEN"]
+
+[[resource]]
+name = "docs"
+root = "docs"
+uri = "docs://"
+max_bytes = 64
+"#,
+        &[("SHORT_TOKEN", "ABCD")],
     );
+    let reply = read(&mut server, 2, "docs://few.txt");
+    assert_eq!(text_of(&reply), "one [REDACTED] here");
 }
 
 // --- Attacks that held ------------------------------------------------------------------

@@ -142,7 +142,7 @@ pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 pub use limits::{HttpLimits, Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
-pub use resources::{Resource, ResourceBuilder, ResourceUpdates};
+pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
 pub use tools::schema::SchemaError;
 pub use tools::{

@@ -342,13 +342,39 @@ fn decoded(raw: &str) -> Option<String> {
     (!refused).then_some(text)
 }
 
-/// Whether `c` changes how the text around it reads without being seen: bidirectional
-/// overrides and isolates, zero-width characters, the byte-order mark. A value holding one
-/// could show a client (or an operator reading a log) another name than the one read.
-fn is_invisible(c: char) -> bool {
+/// Whether `c` changes how the text around it reads without being seen, or is not seen at
+/// all: bidirectional marks, overrides and isolates, zero-width and other default-ignorable
+/// characters (soft hyphen, joiners, fillers, variation selectors, tag characters, which
+/// can carry hidden ASCII a model reads), line and paragraph separators, interlinear
+/// annotations and other format controls. A name or value holding one could show a client
+/// (or an operator reading a log) another text than the one read. Control characters are
+/// refused on their own (`char::is_control`).
+///
+/// ```
+/// assert!(airlock::is_invisible('\u{202E}'));
+/// assert!(airlock::is_invisible('\u{E0041}'));
+/// assert!(!airlock::is_invisible('é'));
+/// ```
+pub fn is_invisible(c: char) -> bool {
     matches!(
         c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
     )
 }
 
@@ -672,8 +698,7 @@ impl Default for ResourceUpdates {
 impl ResourceUpdates {
     /// An announcer no server listens to yet.
     pub fn new() -> Self {
-        let (sender, _) =
-            tokio::sync::broadcast::channel(crate::limits::RESOURCE_UPDATES_QUEUE);
+        let (sender, _) = tokio::sync::broadcast::channel(crate::limits::RESOURCE_UPDATES_QUEUE);
         Self { sender }
     }
 

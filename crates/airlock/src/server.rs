@@ -492,11 +492,13 @@ impl ServerBuilder {
                 self.info,
                 self.instructions,
                 registry,
-                prompts,
-                resources,
+                crate::state::Surface {
+                    prompts,
+                    resources,
+                    updates: self.subscriptions,
+                },
                 self.limits,
                 self.call_log,
-                self.subscriptions,
             ),
         })
     }

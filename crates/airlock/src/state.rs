@@ -36,6 +36,15 @@ impl Shared {
     }
 }
 
+/// What a server serves besides tools: prompts, resources and, when it offers subscriptions,
+/// where changes are announced.
+#[derive(Default)]
+pub(crate) struct Surface {
+    pub(crate) prompts: PromptRegistry,
+    pub(crate) resources: ResourceRegistry,
+    pub(crate) updates: Option<ResourceUpdates>,
+}
+
 /// Parameters of one server, without a call log (tests).
 #[cfg(test)]
 pub(crate) fn shared(
@@ -48,10 +57,8 @@ pub(crate) fn shared(
         info,
         instructions,
         registry,
-        PromptRegistry::default(),
-        ResourceRegistry::default(),
+        Surface::default(),
         limits,
-        None,
         None,
     )
 }
@@ -62,12 +69,15 @@ pub(crate) fn shared_logging(
     info: ServerInfo,
     instructions: Option<String>,
     registry: Registry,
-    prompts: PromptRegistry,
-    resources: ResourceRegistry,
+    surface: Surface,
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
-    updates: Option<ResourceUpdates>,
 ) -> Arc<Shared> {
+    let Surface {
+        prompts,
+        resources,
+        updates,
+    } = surface;
     let quotas = Quotas::new(&limits, registry.rates());
     let shared = Shared {
         info,

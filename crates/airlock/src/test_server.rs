@@ -102,10 +102,12 @@ pub(crate) fn with_everything(
         },
         None,
         registry,
-        prompts,
-        resources,
+        crate::state::Surface {
+            prompts,
+            resources,
+            updates: None,
+        },
         limits,
-        None,
         None,
     ))
 }

@@ -137,8 +137,8 @@ fn prompt_of(prompt: PromptSpec) -> Prompt {
 }
 
 /// A resource root's files as the library's fixed resources, each read at `resources/read`
-/// time confined beneath the root ([`crate::files`]), redacted like a command's output, text
-/// when it is UTF-8 and a blob otherwise. A file that cannot be read safely gives nothing:
+/// time confined beneath the root ([`crate::files`]), redacted like a command's output (and
+/// refused if that takes it past `max_bytes`), text when it is UTF-8 and a blob otherwise. A file that cannot be read safely gives nothing:
 /// the peer gets `resource not found`, the log (stderr) the reason, without the path.
 fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
     let ResourceRoot {
@@ -166,13 +166,22 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
             let root = Arc::clone(&root);
             let redactor = Arc::clone(redactor);
             let relative = file.relative;
-            builder.fallible(move || match root.read(&relative, max_bytes) {
+            let listed = file.id;
+            builder.fallible(move || match root.read(&relative, listed, max_bytes) {
                 Ok(bytes) => {
                     let bytes = if redactor.is_empty() {
                         bytes
                     } else {
                         redactor.redact(&bytes, Cut::default())
                     };
+                    // Whole or not at all: markers longer than the secrets they replace must
+                    // not take a read past the cap the operator set.
+                    if bytes.len() > max_bytes {
+                        tracing::debug!(
+                            "a resource file was refused: longer than its cap once redacted"
+                        );
+                        return None;
+                    }
                     Some(match String::from_utf8(bytes) {
                         Ok(text) => ResourceBody::Text(text),
                         Err(binary) => ResourceBody::blob(binary.as_bytes()),

@@ -21,7 +21,7 @@ use airlock::{Role, ToolName};
 
 use super::raw::{RawPrompt, RawResource, RawRole};
 use super::{Entry, Located, ManifestError};
-use crate::files::Root;
+use crate::files::{Entry as Listed, FileId, Root, Unlisted};
 
 /// One checked `[[prompt]]`.
 #[derive(Debug)]
@@ -114,6 +114,8 @@ pub struct ResourceFile {
     pub relative: PathBuf,
     /// Its relative path as text: the resource's name.
     pub name: String,
+    /// The file it named at load: a read serves that file only.
+    pub id: FileId,
 }
 
 /// Checks the `[[prompt]]` entries.
@@ -345,8 +347,9 @@ fn resource(
     if !valid_prefix(&raw.uri) {
         return Err((
             "uri",
-            "must be `scheme://` (a lowercase scheme other than file, http and https), \
-             optionally followed by segments of A-Z a-z 0-9 - . _ ~ each ending in /"
+            "must be `scheme://` (a lowercase scheme of its own, not one a client acts on: \
+             file, http, https, ftp, smb, data, javascript…), optionally followed by segments \
+             of A-Z a-z 0-9 - . _ ~ each ending in /"
                 .to_owned(),
         ));
     }
@@ -383,7 +386,7 @@ fn resource(
             ),
         )
     })?;
-    let files = list(&dir, &raw.uri).map_err(|rule| ("root", rule))?;
+    let files = list(&root, &dir, &raw.uri).map_err(|rule| ("root", rule))?;
     Ok(ResourceRoot {
         name: raw.name,
         title: raw.title,
@@ -396,30 +399,96 @@ fn resource(
     })
 }
 
+/// Trees of other users' and the system's private data that a root may not be, hold or lie
+/// inside, though a sandboxed command might be granted them: credentials' backups
+/// (`/var/backups`), caches holding secrets (debconf's `passwords.dat` in `/var/cache`),
+/// services' state, logs, mail and spools, root's home.
+const PRIVATE_TREES: &[&str] = &[
+    "/root",
+    "/var/backups",
+    "/var/cache",
+    "/var/lib",
+    "/var/log",
+    "/var/mail",
+    "/var/spool",
+];
+
+/// Trees shared by every user that a root may lie inside (a project of one's own) but may
+/// not be or hold: each holds other users' files.
+const SHARED_TREES: &[&str] = &["/home", "/tmp", "/var/tmp", "/run", "/mnt", "/media"];
+
 /// Why `dir` (canonical) may not be a resource root, or `None`: a root is served whole to the
 /// agent, so it passes what a sandbox `write` grant must (not `/`, not a system tree nor a
 /// directory holding one, not an entry of the sandbox's fixed system list, not the home
 /// directory, a directory holding it, or inside one of its dot-directories), and it must
-/// not be, hold or lie inside `/proc`, `/sys` or `/dev`, which no sandbox grants.
+/// not be, hold or lie inside `/proc`, `/sys` or `/dev`, which no sandbox grants, nor the
+/// [`PRIVATE_TREES`]; nor be or hold one of the [`SHARED_TREES`], nor be any user's home
+/// directory (a directory of `/home`).
 pub(super) fn root_refusal(dir: &Path, home: Option<&Path>) -> Option<String> {
     let system =
         super::checked::system_write_refusal(dir, super::checked::fixed_system_entries(), home);
     let never = super::checked::NEVER_GRANTED
         .iter()
+        .chain(PRIVATE_TREES)
         .any(|tree| Path::new(tree).starts_with(dir) || dir.starts_with(tree));
-    (system.is_some() || never).then(|| {
+    let shared = SHARED_TREES
+        .iter()
+        .any(|tree| Path::new(tree).starts_with(dir));
+    // A user's home directory, whoever's: `HOME` names only the one airlock runs with.
+    let a_home = dir.parent() == Some(Path::new("/home"));
+    (system.is_some() || never || shared || a_home).then(|| {
         format!(
-            "{} may not be a resource root: it is, holds or lies inside a system tree, the \
-             home directory or one of its dot-directories (every file of a root is served to \
-             the agent); serve a directory of the project instead",
+            "{} may not be a resource root: it is, holds or lies inside a system tree, a tree \
+             of private system or other users' data, a home directory or one of its \
+             dot-directories (every file of a root is served to the agent); serve a directory \
+             of the project instead",
             dir.display()
         )
     })
 }
 
+/// Schemes a client acts on by itself (fetches, runs, opens, mounts or dials) or takes for a
+/// host path: a resource URI is a name the server answers for, never one of those.
+const ACTED_ON_SCHEMES: &[&str] = &[
+    "about",
+    "blob",
+    "chrome",
+    "data",
+    "dav",
+    "davs",
+    "file",
+    "ftp",
+    "ftps",
+    "git",
+    "gopher",
+    "http",
+    "https",
+    "irc",
+    "javascript",
+    "jar",
+    "ldap",
+    "ldaps",
+    "mailto",
+    "news",
+    "nfs",
+    "sftp",
+    "sip",
+    "smb",
+    "sms",
+    "ssh",
+    "steam",
+    "tel",
+    "telnet",
+    "vbscript",
+    "view-source",
+    "vnc",
+    "ws",
+    "wss",
+    "xmpp",
+];
+
 /// Whether `prefix` is `scheme://` then segments of unreserved characters each ending in
-/// `/`, with a lowercase scheme other than `file`, `http` and `https` (a client could fetch
-/// those itself, or take them for a host path).
+/// `/`, with a lowercase scheme none of the [`ACTED_ON_SCHEMES`].
 fn valid_prefix(prefix: &str) -> bool {
     let Some((scheme, path)) = prefix.split_once("://") else {
         return false;
@@ -431,7 +500,7 @@ fn valid_prefix(prefix: &str) -> bool {
         && scheme.bytes().all(|b| {
             b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'+' | b'.' | b'-')
         })
-        && !matches!(scheme, "file" | "http" | "https");
+        && !ACTED_ON_SCHEMES.contains(&scheme);
     let path_ok = path.is_empty()
         || (path.ends_with('/')
             && path.split_terminator('/').all(|segment| {
@@ -447,46 +516,68 @@ fn unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-/// The regular files under `dir`, sorted, each with its URI under `prefix`: symbolic links
-/// are not followed, names starting with `.` are skipped (files and directories), and so are
-/// names that are not UTF-8 text free of control and invisible characters.
+/// The regular files under `root` (opened at `dir`, named in messages), sorted, each with
+/// its URI under `prefix` and its identity: every directory is opened beneath the root
+/// without following a link ([`Root::entries`]), names starting with `.` are skipped (files
+/// and directories), and so are names that are not UTF-8 text free of control and invisible
+/// characters ([`airlock::is_invisible`]) and directories below the root that cannot be
+/// opened so (gone, a link, unreadable).
 ///
 /// # Errors
 ///
 /// Why the walk was given up: a directory deeper than [`MAX_RESOURCE_ROOT_DEPTH`], more than
 /// [`MAX_RESOURCES_COUNT`] files or [`MAX_RESOURCE_WALK_ENTRIES`] entries, a directory that
 /// cannot be read, a URI too long.
-fn list(dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
+fn list(root: &Root, dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
     let mut files = Vec::new();
     let mut pending = vec![(PathBuf::new(), 0_usize)];
-    let mut visited = 0_usize;
+    let mut budget = MAX_RESOURCE_WALK_ENTRIES;
     while let Some((relative, depth)) = pending.pop() {
-        let here = dir.join(&relative);
-        let entries = std::fs::read_dir(&here)
-            .map_err(|error| format!("{} cannot be listed ({:?})", here.display(), error.kind()))?;
+        let entries = match root.entries(&relative, &mut budget) {
+            // A directory below the root that is gone, became a link or something else since
+            // its parent was read, or that airlock may not read, is not served: skipped, so
+            // that whoever can write under the root cannot stop the server from starting.
+            Err(Unlisted::Io(errno))
+                if !relative.as_os_str().is_empty()
+                    && [
+                        rustix::io::Errno::LOOP,
+                        rustix::io::Errno::NOTDIR,
+                        rustix::io::Errno::NOENT,
+                        rustix::io::Errno::XDEV,
+                        rustix::io::Errno::ACCESS,
+                    ]
+                    .contains(&errno) =>
+            {
+                continue;
+            }
+            other => other,
+        };
+        let entries = entries.map_err(|why| match why {
+            Unlisted::TooMany => format!(
+                "{} holds more than {MAX_RESOURCE_WALK_ENTRIES} entries to look at",
+                dir.display()
+            ),
+            Unlisted::Io(errno) => format!(
+                "{} cannot be listed ({:?})",
+                dir.join(&relative).display(),
+                std::io::Error::from(errno).kind()
+            ),
+        })?;
         for entry in entries {
-            let entry = entry.map_err(|error| {
-                format!("{} cannot be listed ({:?})", here.display(), error.kind())
-            })?;
-            visited = visited.saturating_add(1);
-            if visited > MAX_RESOURCE_WALK_ENTRIES {
-                return Err(format!(
-                    "{} holds more than {MAX_RESOURCE_WALK_ENTRIES} entries to look at",
-                    dir.display()
-                ));
-            }
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
+            let (name, id) = match entry {
+                Listed::File(name, id) => (name, Some(id)),
+                Listed::Dir(name) => (name, None),
+                Listed::Other => continue,
             };
-            if name.starts_with('.') || name.chars().any(|c| c.is_control() || invisible(c)) {
+            if name.starts_with('.')
+                || name
+                    .chars()
+                    .any(|c| c.is_control() || airlock::is_invisible(c))
+            {
                 continue;
             }
-            // The entry's own type: a symbolic link is a link, never what it points to.
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
             let path = relative.join(&name);
-            if kind.is_dir() {
+            let Some(id) = id else {
                 if depth >= MAX_RESOURCE_ROOT_DEPTH {
                     return Err(format!(
                         "{} is deeper than {MAX_RESOURCE_ROOT_DEPTH} directories under the root",
@@ -494,41 +585,32 @@ fn list(dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
                     ));
                 }
                 pending.push((path, depth.saturating_add(1)));
-            } else if kind.is_file() {
-                if files.len() >= MAX_RESOURCES_COUNT {
-                    return Err(format!(
-                        "{} holds more than {MAX_RESOURCES_COUNT} files",
-                        dir.display()
-                    ));
-                }
-                let uri = uri_of(prefix, &path);
-                if uri.len() > MAX_RESOURCE_URI_BYTES {
-                    return Err(format!(
-                        "the URI of {} would be longer than {MAX_RESOURCE_URI_BYTES} bytes",
-                        dir.join(&path).display()
-                    ));
-                }
-                let name = path.to_string_lossy().into_owned();
-                files.push(ResourceFile {
-                    uri,
-                    relative: path,
-                    name,
-                });
+                continue;
+            };
+            if files.len() >= MAX_RESOURCES_COUNT {
+                return Err(format!(
+                    "{} holds more than {MAX_RESOURCES_COUNT} files",
+                    dir.display()
+                ));
             }
+            let uri = uri_of(prefix, &path);
+            if uri.len() > MAX_RESOURCE_URI_BYTES {
+                return Err(format!(
+                    "the URI of {} would be longer than {MAX_RESOURCE_URI_BYTES} bytes",
+                    dir.join(&path).display()
+                ));
+            }
+            let name = path.to_string_lossy().into_owned();
+            files.push(ResourceFile {
+                uri,
+                relative: path,
+                name,
+                id,
+            });
         }
     }
     files.sort_by(|a, b| a.uri.cmp(&b.uri));
     Ok(files)
-}
-
-/// Whether `c` changes how a name reads without being seen (bidirectional overrides and
-/// isolates, zero-width characters, the byte-order mark): a file named with one could show a
-/// client another name than the one read.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
-    )
 }
 
 /// `prefix` then `relative`'s segments joined by `/`, each percent-encoded but for the
@@ -675,6 +757,11 @@ mod tests {
             "docs://{x}/",
             "1docs://",
             "://",
+            "javascript://",
+            "data://",
+            "smb://",
+            "ftp://",
+            "vbscript://",
         ] {
             assert!(!valid_prefix(bad), "{bad}");
         }
@@ -703,13 +790,34 @@ mod tests {
             "/home/op",
             "/home/op/.ssh",
             "/home/op/.config/app",
+            "/home/alice",
+            "/root",
+            "/root/docs",
+            "/var/cache",
+            "/var/cache/debconf",
+            "/var/backups",
+            "/var/lib/app",
+            "/var/mail",
+            "/var/spool/cron",
+            "/var/log",
+            "/tmp",
+            "/var/tmp",
+            "/run",
+            "/mnt",
         ] {
             assert!(
                 root_refusal(Path::new(refused), Some(home)).is_some(),
                 "{refused}"
             );
         }
-        for allowed in ["/home/op/project/docs", "/srv/docs", "/tmp/docs"] {
+        for allowed in [
+            "/home/op/project/docs",
+            "/home/alice/shared/docs",
+            "/srv/docs",
+            "/tmp/docs",
+            "/var/www/docs",
+            "/mnt/data/docs",
+        ] {
             assert_eq!(
                 root_refusal(Path::new(allowed), Some(home)),
                 None,

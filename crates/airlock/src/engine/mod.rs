@@ -673,7 +673,11 @@ struct UpdatedParams<'a> {
 /// Writes `notifications/resources/updated` for `uri`: a URI the session subscribed to and
 /// the server announced, so it is the server's own text.
 fn write_updated(out: &mut Vec<u8>, uri: &str) {
-    response::write_notification(out, "notifications/resources/updated", &UpdatedParams { uri });
+    response::write_notification(
+        out,
+        "notifications/resources/updated",
+        &UpdatedParams { uri },
+    );
 }
 
 /// `text` cut to at most `max` bytes at a character boundary.

@@ -1239,7 +1239,8 @@ fn hostile_resource_reads_are_one_fixed_error_that_echoes_no_uri() {
 
 /// A server with the test resources that offers subscriptions, and its announcer.
 fn subscribable() -> (crate::Server, crate::ResourceUpdates) {
-    let mut builder = crate::Server::builder("test", "1.0").resource_subscriptions(crate::ResourceUpdates::new());
+    let mut builder =
+        crate::Server::builder("test", "1.0").resource_subscriptions(crate::ResourceUpdates::new());
     for resource in crate::test_server::resources() {
         builder = builder.resource(resource);
     }
@@ -1264,7 +1265,10 @@ fn updated(out: &[u8]) -> Vec<String> {
         .lines()
         .map(|line| {
             let message: Value = serde_json::from_str(line).unwrap();
-            assert_eq!(message["method"], "notifications/resources/updated", "{line}");
+            assert_eq!(
+                message["method"], "notifications/resources/updated",
+                "{line}"
+            );
             assert!(message.get("id").is_none(), "a notification: {line}");
             message["params"]["uri"].as_str().unwrap().to_owned()
         })
@@ -1280,7 +1284,10 @@ fn a_legacy_session_subscribes_to_resources_it_has_and_hears_only_of_those() {
         reply["result"]["capabilities"]["resources"],
         json!({"listChanged": false, "subscribe": true})
     );
-    assert_eq!(subscribe(&mut engine, 1, "test://notes")["result"], json!({}));
+    assert_eq!(
+        subscribe(&mut engine, 1, "test://notes")["result"],
+        json!({})
+    );
     assert_eq!(
         subscribe(&mut engine, 2, "test://item/42")["result"],
         json!({}),
@@ -1311,7 +1318,11 @@ fn a_legacy_session_subscribes_to_resources_it_has_and_hears_only_of_those() {
     engine.resource_updated("test://notes", &mut out);
     assert!(out.is_empty(), "unsubscribed");
     engine.resources_maybe_updated(&mut out);
-    assert_eq!(updated(&out), ["test://item/42"], "missed: every subscription");
+    assert_eq!(
+        updated(&out),
+        ["test://item/42"],
+        "missed: every subscription"
+    );
 }
 
 #[test]
@@ -1329,7 +1340,9 @@ fn hostile_subscriptions_are_refused_with_fixed_errors_and_bounded_per_session()
     ] {
         let (reply, effect) = send(
             &mut engine,
-            &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{params}}}"#),
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{params}}}"#
+            ),
         );
         let reply = reply.unwrap();
         assert_eq!(
@@ -1394,7 +1407,9 @@ fn subscriptions_are_offered_only_when_built_for_and_never_in_the_modern_era() {
     assert_eq!(reply["error"]["code"], -32601, "{reply}");
     let discovered = ask(
         &mut modern,
-        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{{{MODERN_META}}}}}"#),
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{{{MODERN_META}}}}}"#
+        ),
     );
     assert_eq!(
         discovered["result"]["capabilities"]["resources"],
@@ -1405,7 +1420,10 @@ fn subscriptions_are_offered_only_when_built_for_and_never_in_the_modern_era() {
     assert_eq!(before["error"]["code"], -32602, "not initialized: {before}");
     let mut plain = resource_engine();
     initialize(&mut plain, "2025-11-25");
-    assert_eq!(subscribe(&mut plain, 4, "test://notes")["error"]["code"], -32601);
+    assert_eq!(
+        subscribe(&mut plain, 4, "test://notes")["error"]["code"],
+        -32601
+    );
 }
 
 fn completion_engine() -> Engine {

@@ -200,7 +200,10 @@ impl Session<'_> {
         match update {
             Ok(uri) => self.engine.resource_updated(&uri, &mut self.out),
             Err(RecvError::Lagged(missed)) => {
-                tracing::debug!(missed, "resource announcements missed; every subscription told");
+                tracing::debug!(
+                    missed,
+                    "resource announcements missed; every subscription told"
+                );
                 self.engine.resources_maybe_updated(&mut self.out);
             }
             Err(RecvError::Closed) => *updates = None,
@@ -509,10 +512,16 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
                    "params": {"uri": "test://notes"}}),
         ] {
-            client_out.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            client_out
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .unwrap();
         }
         assert_eq!(next().await["id"], 1);
-        assert_eq!(next().await, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+        assert_eq!(
+            next().await,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+        );
         updates.updated("test://other");
         updates.updated("test://notes");
         assert_eq!(

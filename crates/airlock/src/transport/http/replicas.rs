@@ -119,6 +119,14 @@ impl State {
         self.local_slots(client)
     }
 
+    /// The slots a reply that may be large holds until it is written (`resources/read`,
+    /// `prompts/get`: up to a few MiB of escaped text, answered at once): this replica's
+    /// server-wide slot and the client's, as a call's. Counted here even with a shared store:
+    /// what they bound is this process's memory.
+    pub(super) fn reply_slots(&self, client: &ClientKey) -> Result<CallSlots, McpError> {
+        self.local_slots(client)
+    }
+
     /// This replica's server-wide slot and the client's slot, both counted here.
     fn local_slots(&self, client: &ClientKey) -> Result<CallSlots, McpError> {
         let server = self.server_slot()?;

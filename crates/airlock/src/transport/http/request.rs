@@ -278,6 +278,15 @@ fn metadata(
     judged(reply, Verdict::Neutral)
 }
 
+/// `reply` keeping `slots` (a large reply's, see `call_slots`) until its body is written or
+/// dropped.
+fn holding(reply: Response<Body>, slots: Option<CallSlots>) -> Response<Body> {
+    match slots {
+        Some(slots) => reply.map(|body| body.holding(Arc::new(slots))),
+        None => reply,
+    }
+}
+
 /// Who sent a request.
 pub(super) struct Caller {
     /// The identity its token proved, if tokens are configured.
@@ -691,7 +700,7 @@ impl Exchange<'_> {
                 session.cancel(&ticket);
                 finished(&mut session.engine(), out, false)
             }
-            Effect::None => finished(&mut session.engine(), out, false),
+            Effect::None => holding(finished(&mut session.engine(), out, false), slots),
             Effect::CutOff => {
                 let reply = finished(&mut session.engine(), out, false);
                 tracing::debug!("legacy session cut off after too many invalid messages");
@@ -718,17 +727,26 @@ impl Exchange<'_> {
                 tracing::error!("a call started without call slots");
                 status_only(StatusCode::INTERNAL_SERVER_ERROR)
             }
-            (Effect::None | Effect::Cancel(_) | Effect::CutOff, _) => {
-                finished(&mut lock(&engine), out, modern)
+            (Effect::None | Effect::Cancel(_) | Effect::CutOff, slots) => {
+                holding(finished(&mut lock(&engine), out, modern), slots)
             }
         }
     }
 
     /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot
-    /// (`replicas`); for another request, the cheap quota when a shared store counts it.
+    /// (`replicas`); for another request, the cheap quota when a shared store counts it, and
+    /// for one whose reply may be large (`resources/read`, `prompts/get`) the same two slots,
+    /// held by the reply until it is written: a client that never reads its replies holds
+    /// at most as many as it may have calls in flight, and the server `max_in_flight`.
     async fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
         if request.method != RequestMethod::ToolsCall {
             self.state.admit_cheap().await?;
+            if matches!(
+                request.method,
+                RequestMethod::ResourcesRead | RequestMethod::PromptsGet
+            ) {
+                return self.state.reply_slots(&self.caller.client).map(Some);
+            }
             return Ok(None);
         }
         let tool = request
