@@ -942,3 +942,58 @@ fn the_http_bearer_token_is_redacted_from_resource_files() {
     );
     assert!(!body.to_string().contains(&token), "{body}");
 }
+
+/// A tmpfs mounted at `dir`, unmounted when dropped.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    /// Mounts a small tmpfs at `dir`; the test cannot run without it (root, as on CI).
+    fn tmpfs(dir: &Path) -> Self {
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir)
+            .status()
+            .expect("run mount(8)");
+        assert!(
+            status.success(),
+            "this test needs to mount a tmpfs (run as root, as CI does): mount failed"
+        );
+        Self(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _unmounted = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Holds (RESOLVE_NO_XDEV): a file system mounted inside the root is not crossed, by the
+/// listing or by a read: a mount over a listed directory after start does not serve what it
+/// holds under the listed names (a FUSE or network mount there could also stall a read).
+#[test]
+fn a_mount_inside_the_root_is_neither_listed_nor_read() {
+    let tree = Tree::new("mounts");
+    tree.write("plain.md", "plain");
+    tree.write("over/x.txt", "listed at start");
+    std::fs::create_dir_all(tree.docs().join("mnt")).unwrap();
+    let early = Mounted::tmpfs(&tree.docs().join("mnt"));
+    std::fs::write(tree.docs().join("mnt/mounted.txt"), SECRET).unwrap();
+    let mut server = tree.serve();
+    assert_eq!(
+        listed_uris(&mut server, 1),
+        ["docs://over/x.txt", "docs://plain.md"]
+    );
+    assert_eq!(
+        text_of(&read(&mut server, 2, "docs://over/x.txt")),
+        "listed at start"
+    );
+    let late = Mounted::tmpfs(&tree.docs().join("over"));
+    std::fs::write(tree.docs().join("over/x.txt"), SECRET).unwrap();
+    let reply = read(&mut server, 3, "docs://over/x.txt");
+    assert_eq!(reply["error"], not_found(), "{reply}");
+    tree.assert_clean(&reply);
+    drop(server);
+    drop(late);
+    drop(early);
+}

@@ -4,7 +4,8 @@
 //! Trusts nothing of the tree: between the load and a read, anyone who can write under the
 //! root may replace a listed file with a symbolic link, a FIFO or a device, or a directory on
 //! its path with a link. Each read opens the file with `openat2(2)` beneath the root's
-//! descriptor (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, `O_NOFOLLOW`,
+//! descriptor (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+//! RESOLVE_NO_XDEV`: no mount point inside the root is crossed; `O_NOFOLLOW`,
 //! `O_NONBLOCK` so that a FIFO cannot hold the open), takes only a regular file with one name
 //! (a hard link could be a file from outside the root under a listed name), and reads at
 //! most its cap plus one byte; and only the file listed at load: its device and inode are
@@ -30,6 +31,14 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 pub struct Root {
     dir: OwnedFd,
 }
+
+/// How every path beneath the root is resolved: never above it, through no symbolic or magic
+/// link, and never across a mount point (a FUSE or network file system mounted inside the
+/// root could stall a read; what is mounted there was not what the operator listed).
+const BENEATH_THE_ROOT: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS)
+    .union(ResolveFlags::NO_XDEV);
 
 /// Which file a listed name named at load: its device and inode.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -126,7 +135,7 @@ impl Root {
             at,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+            BENEATH_THE_ROOT,
         )
         .map_err(Unlisted::Io)?;
         let mut listing = rustix::fs::Dir::read_from(&dir).map_err(Unlisted::Io)?;
@@ -169,7 +178,7 @@ impl Root {
             relative,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
             Mode::empty(),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+            BENEATH_THE_ROOT,
         )
         .map_err(|_| Unreadable::Open)?;
         let stat = rustix::fs::fstat(&file).map_err(|_| Unreadable::Read)?;

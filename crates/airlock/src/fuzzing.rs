@@ -604,10 +604,12 @@ fn build_fuzz_server() -> Arc<Shared> {
         cheap_method_rate: None,
         ..Limits::default()
     };
-    crate::test_server::with_everything(
+    // With subscriptions, so that inputs reach `resources/subscribe` and its bound.
+    crate::test_server::served(
         limits,
         crate::test_server::prompts(),
         crate::test_server::resources(),
+        Some(crate::ResourceUpdates::new()),
     )
     .unwrap_or_else(|_| fail("the fuzz server's tools are invalid"))
 }

@@ -91,6 +91,20 @@ pub(crate) fn with_everything(
     prompts: Vec<crate::prompts::Prompt>,
     resources: Vec<crate::resources::Resource>,
 ) -> Result<Arc<Shared>, crate::tools::BuildError> {
+    served(limits, prompts, resources, None)
+}
+
+/// The same, offering resource subscriptions announced through `updates` when given.
+///
+/// # Errors
+///
+/// The prompts or resources do not build a registry.
+pub(crate) fn served(
+    limits: Limits,
+    prompts: Vec<crate::prompts::Prompt>,
+    resources: Vec<crate::resources::Resource>,
+    updates: Option<crate::ResourceUpdates>,
+) -> Result<Arc<Shared>, crate::tools::BuildError> {
     let registry = Registry::new(tools())?;
     let prompts = crate::prompts::PromptRegistry::new(prompts)?;
     let resources = crate::resources::ResourceRegistry::new(resources)?;
@@ -105,7 +119,7 @@ pub(crate) fn with_everything(
         crate::state::Surface {
             prompts,
             resources,
-            updates: None,
+            updates,
         },
         limits,
         None,
