@@ -949,7 +949,7 @@ struct Mounted(PathBuf);
 impl Mounted {
     /// Mounts a small tmpfs at `dir`; the test cannot run without it (root, as on CI).
     fn tmpfs(dir: &Path) -> Self {
-        let status = std::process::Command::new("mount")
+        let status = crate::harness::spawn_command(Path::new("mount"))
             .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
             .arg(dir)
             .status()
@@ -964,7 +964,9 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _unmounted = std::process::Command::new("umount").arg(&self.0).status();
+        let _unmounted = crate::harness::spawn_command(Path::new("umount"))
+            .arg(&self.0)
+            .status();
     }
 }
 
