@@ -192,10 +192,20 @@ impl CallContext {
         let Some(reporter) = self.reporter.as_ref().filter(|reporter| reporter.logs) else {
             return;
         };
+        // Cut here too, so a message waiting in the session's channel holds no more than
+        // what will be sent.
+        let mut text: String = text.into();
+        if text.len() > crate::limits::MAX_LOG_MESSAGE_BYTES {
+            let mut end = crate::limits::MAX_LOG_MESSAGE_BYTES;
+            while !text.is_char_boundary(end) {
+                end = end.saturating_sub(1);
+            }
+            text.truncate(end);
+        }
         let message = LogMessage {
             ticket: reporter.ticket.clone(),
             level,
-            text: text.into(),
+            text,
         };
         if reporter.events.try_send(Event::Log(message)).is_err() {
             tracing::trace!("log message dropped: the session is busy or gone");

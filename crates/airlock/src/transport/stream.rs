@@ -96,7 +96,14 @@ where
     let mut frames = FrameReader::new(reader, limits.max_frame_bytes.get());
     // Completions and progress share one channel so a call's progress is never behind its
     // reply. Progress is dropped when the channel is full; completions wait for room.
-    let capacity = limits.max_in_flight.get().saturating_mul(4);
+    // Room for every log message a call answered at once may send (they wait in the channel
+    // until its reply), beside the reports of the calls running on tasks.
+    let capacity = limits
+        .max_in_flight
+        .get()
+        .saturating_mul(4)
+        .saturating_add(usize::try_from(crate::limits::MAX_LOG_MESSAGES_PER_CALL).unwrap_or(0))
+        .saturating_add(2);
     let (done_tx, mut done_rx) = mpsc::channel::<Event>(capacity);
     // Announcements of changed resources, when the server offers subscriptions.
     let mut updates = engine
@@ -532,5 +539,51 @@ mod tests {
         );
         client_out.shutdown().await.unwrap();
         assert_eq!(session.await.unwrap().unwrap(), Ending::EndOfInput);
+    }
+
+    #[tokio::test]
+    async fn a_call_answered_at_once_gets_all_its_log_messages_through_up_to_the_cap() {
+        let tool = Tool::builder("chatty")
+            .description("Logs 150 messages, then answers without waiting")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                for n in 0..150 {
+                    context.log(LogLevel::Info, format!("message {n}"));
+                }
+                "done"
+            });
+        let engine = Server::builder("stream-tests", "1.0.0")
+            .tool(tool)
+            .build()
+            .unwrap()
+            .engine();
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+                   "params": {"level": "info"}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "chatty", "arguments": {}}}),
+        ];
+        let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        let mut output = Vec::new();
+        let ending = serve(engine, input.as_bytes(), &mut output).await;
+        assert_eq!(ending.unwrap(), Ending::EndOfInput);
+        let written: Vec<Value> = String::from_utf8(output)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let logged: Vec<&Value> = written
+            .iter()
+            .filter(|line| line["method"] == "notifications/message")
+            .collect();
+        assert_eq!(
+            logged.len(),
+            usize::try_from(crate::limits::MAX_LOG_MESSAGES_PER_CALL).unwrap()
+        );
+        assert_eq!(logged[99]["params"]["data"], "message 99");
+        assert_eq!(written.last().unwrap()["id"], 3, "the reply comes last");
     }
 }
