@@ -151,6 +151,49 @@ pub fn engine(data: &[u8]) {
             assert_eq!(lines, 1, "a completed call must be answered exactly once");
         }
     }
+    // Whatever the session subscribed to, announcements give bounded, well-formed
+    // notifications only: one per subscribed URI announced, one per subscription when some
+    // were missed.
+    let mut told = Vec::new();
+    for uri in ["test://notes", "test://logo", "test://item/1"] {
+        engine.resource_updated(uri, &mut told);
+    }
+    let announced = check_updates(&told).unwrap_or_else(|broken| fail(&broken));
+    assert!(
+        announced <= 3,
+        "more than one notification per announcement"
+    );
+    let mut missed = Vec::new();
+    engine.resources_maybe_updated(&mut missed);
+    let all = check_updates(&missed).unwrap_or_else(|broken| fail(&broken));
+    assert!(
+        all <= crate::limits::MAX_SUBSCRIPTIONS,
+        "more subscriptions than the cap"
+    );
+}
+
+/// Checks that `out` holds only `notifications/resources/updated` lines, each naming a URI
+/// within the bound; returns how many.
+fn check_updates(out: &[u8]) -> Result<usize, String> {
+    let text = std::str::from_utf8(out).map_err(|_| "updates are not UTF-8".to_owned())?;
+    let mut lines = 0_usize;
+    for line in text.lines() {
+        lines = lines.saturating_add(1);
+        let value: Value =
+            serde_json::from_str(line).map_err(|_| format!("an update is not JSON: {line:?}"))?;
+        let uri = value
+            .get("params")
+            .and_then(|params| params.get("uri"))
+            .and_then(Value::as_str);
+        let well_formed = value.get("jsonrpc") == Some(&Value::from("2.0"))
+            && value.get("method") == Some(&Value::from("notifications/resources/updated"))
+            && value.get("id").is_none()
+            && uri.is_some_and(|uri| uri.len() <= crate::limits::MAX_RESOURCE_URI_BYTES);
+        if !well_formed {
+            return Err(format!("not a resource update: {line}"));
+        }
+    }
+    Ok(lines)
 }
 
 /// Arguments: any JSON object through the argument bounds and a rich schema; the walk and

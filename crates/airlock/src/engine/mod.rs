@@ -447,12 +447,6 @@ impl Engine {
         }
     }
 
-    /// Whether this session has subscriptions, so a transport knows whether announcements
-    /// concern it.
-    pub fn has_subscriptions(&self) -> bool {
-        !self.subscriptions.is_empty()
-    }
-
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
