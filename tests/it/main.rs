@@ -83,6 +83,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_resources;
+mod redteam_subscriptions;
 mod sandbox;
 mod serve;
 mod serve_surface;
