@@ -332,7 +332,7 @@ fn resources_read(
     only_members(params, &[ParamKey::Uri, ParamKey::Meta])?;
     let uri = match &params.uri {
         Some(Text::Str(uri)) => &**uri,
-        _ => return Err(McpError::UnknownResource),
+        _ => return Err(McpError::MalformedResourceUri),
     };
     let (resource, body) = shared.resources.read(uri)?;
     let body = ReadResourceResult {
@@ -364,7 +364,7 @@ fn subscribe(
     only_members(params, &[ParamKey::Uri, ParamKey::Meta])?;
     let uri = match &params.uri {
         Some(Text::Str(uri)) => &**uri,
-        _ => return Err(McpError::UnknownResource),
+        _ => return Err(McpError::MalformedResourceUri),
     };
     if subscribe {
         if !cx.subscriptions.contains(uri) {

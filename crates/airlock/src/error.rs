@@ -312,6 +312,11 @@ pub enum McpError {
     /// is not a string).
     #[error("unknown resource")]
     UnknownResource,
+    /// A `resources/read`, `resources/subscribe` or `resources/unsubscribe` whose `uri` is
+    /// missing or not a string: answered as [`McpError::UnknownResource`] is, but a malformed
+    /// request, so it counts toward the garbage cut-off where an unknown URI does not.
+    #[error("resource uri missing or not a string")]
+    MalformedResourceUri,
     /// A `resources/subscribe` past [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS)
     /// subscriptions in one session.
     #[error("too many resource subscriptions")]
@@ -470,7 +475,7 @@ impl McpError {
             ),
             Self::UnknownTool => (C::INVALID_PARAMS, "Invalid params: unknown tool.", None),
             Self::UnknownPrompt => (C::INVALID_PARAMS, "Invalid params: unknown prompt.", None),
-            Self::UnknownResource => (
+            Self::UnknownResource | Self::MalformedResourceUri => (
                 C::INVALID_PARAMS,
                 "Invalid params: resource not found.",
                 None,
@@ -722,6 +727,7 @@ pub(crate) mod tests {
             McpError::UnknownTool,
             McpError::UnknownPrompt,
             McpError::UnknownResource,
+            McpError::MalformedResourceUri,
             McpError::TooManySubscriptions,
             McpError::InvalidPromptArguments,
             McpError::UnsupportedVersion {

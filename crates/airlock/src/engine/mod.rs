@@ -643,8 +643,9 @@ impl Engine {
 /// - a call of a tool the server does not have is a client mistake (a model calling a name
 ///   it made up, again and again), not garbage: it is charged to the call quota instead
 ///   (`dispatch`), which slows a client that loops on it with `-31429`.
-/// - so is a prompt or a resource the server does not have (a read or a subscription of a
-///   URI it made up); these cost the cheap-request quota, as every request but a call does;
+/// - so is a resource the server does not have (a read or a subscription of a URI it made
+///   up; a `uri` that is not a string is garbage); these cost the cheap-request quota, as
+///   every request but a call does;
 /// - a subscription past the cap is refused for the session's state, not for its bytes.
 fn counts_as_garbage(error: &McpError) -> bool {
     !matches!(
@@ -652,7 +653,6 @@ fn counts_as_garbage(error: &McpError) -> bool {
         McpError::Overloaded { .. }
             | McpError::RateLimited { .. }
             | McpError::UnknownTool
-            | McpError::UnknownPrompt
             | McpError::UnknownResource
             | McpError::TooManySubscriptions
     )
@@ -664,8 +664,10 @@ struct UpdatedParams<'a> {
     uri: &'a str,
 }
 
-/// Writes `notifications/resources/updated` for `uri`: a URI the session subscribed to and
-/// the server announced, so it is the server's own text.
+/// Writes `notifications/resources/updated` for `uri`: a URI the session subscribed to, so
+/// one the server has: a fixed resource's, or one a template matched (then the peer's own
+/// text, checked by the template, sent back only to that peer when announcements were
+/// missed).
 fn write_updated(out: &mut Vec<u8>, uri: &str) {
     response::write_notification(
         out,

@@ -36,8 +36,8 @@ const LISTEN_QUEUE: usize = 16;
 
 /// `GET`: opens the caller's session's stream, or refuses.
 pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
-    let modern = headers::text(head, MCP_PROTOCOL_VERSION)
-        .is_some_and(|version| ProtocolVersion::legacy(version).is_none());
+    let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
+    let modern = header_version.is_some_and(|version| ProtocolVersion::modern(version).is_some());
     let Some(updates) = state.shared.updates.as_ref().filter(|_| !modern) else {
         let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
         reply
@@ -56,8 +56,12 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
         Ok(None) => return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound))),
         Err(error) => return judged(refusal(&error), Verdict::Neutral),
     };
-    if session.engine().negotiated_version().is_none() {
+    let Some(negotiated) = session.engine().negotiated_version() else {
         return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound)));
+    };
+    // As for a POST: a version header must be the session's (a revision nobody serves too).
+    if header_version.is_some_and(|version| version != negotiated.as_str()) {
+        return garbage(refusal(&McpError::Http(HttpRefusal::VersionHeader)));
     }
     tracing::debug!("legacy session opened its notification stream");
     stream(&session, updates.listen())

@@ -47,6 +47,7 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::UnknownTool
         | McpError::UnknownPrompt
         | McpError::UnknownResource
+        | McpError::MalformedResourceUri
         | McpError::TooManySubscriptions
         | McpError::InvalidPromptArguments
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
