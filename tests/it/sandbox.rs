@@ -2400,7 +2400,16 @@ fn live_launchers_never_share_a_uid() {
             json!({ "script": "/usr/bin/cat /dev/zero" }),
         )));
         assert!(failed && text.contains("passed the limit"), "{text}");
-        let uids = live_uids(&server);
+        // A launcher just started (the next call's, or the long call's at first) is still
+        // root for a moment, before it takes its leased uid: wait, briefly, until none is.
+        let mut uids = live_uids(&server);
+        let settle = std::time::Instant::now();
+        while uids.iter().any(|(_, uid)| *uid == 0)
+            && settle.elapsed() < std::time::Duration::from_secs(2)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            uids = live_uids(&server);
+        }
         let mut distinct: Vec<u32> = uids.iter().map(|(_, uid)| *uid).collect();
         distinct.sort_unstable();
         distinct.dedup();
