@@ -205,11 +205,15 @@ fn config() -> HttpConfig {
     HttpConfig::new(allow_list(), tokens, http_limits())
 }
 
+/// The one origin listed for CORS: the server writes it (its configuration, not the
+/// request) in `Access-Control-Allow-Origin`.
+const LISTED_ORIGIN: &str = "https://app.fuzz.example";
+
 /// The loopback names, one more host, and one origin listed for CORS.
 fn allow_list() -> AllowList {
     AllowList::new(
         &["mcp.fuzz.example".to_owned()],
-        &["https://app.fuzz.example".to_owned()],
+        &[LISTED_ORIGIN.to_owned()],
     )
 }
 
@@ -412,7 +416,9 @@ const MIN_ECHO_BYTES: usize = 12;
 /// [`MIN_ECHO_BYTES`] long) of a header in [`SENSITIVE`] found in `sent`, when it occurs in
 /// `out` but nowhere in `sent` outside those headers (a body's string may be echoed by the
 /// echo tool, an id by design). An `Origin` the allow-list accepts is echoed by CORS by
-/// design and not looked for. A value found here is an echo only if it depends on the
+/// design and not looked for, nor is a part of the listed origin (the server writes the
+/// listed origin from its configuration, which masking the part in the request cannot
+/// change: a request that had it listed no longer has). A value found here is an echo only if it depends on the
 /// request: [`http`] replays the input with it masked.
 pub fn echoes(sent: &[u8], out: &[u8]) -> Vec<Vec<u8>> {
     let allow = allow_list();
@@ -443,7 +449,9 @@ pub fn echoes(sent: &[u8], out: &[u8]) -> Vec<Vec<u8>> {
             None => rest.extend_from_slice(line),
         }
     }
-    values.retain(|value| value.len() >= MIN_ECHO_BYTES);
+    values.retain(|value| {
+        value.len() >= MIN_ECHO_BYTES && !contains(LISTED_ORIGIN.as_bytes(), value)
+    });
     values.sort();
     values.dedup();
     values
@@ -625,6 +633,24 @@ mod tests {
         assert!(echoes(sent, b"the-same-value-42").is_empty());
         // Too short to tell from a fixed text.
         assert!(echoes(b"Host: short\r\n", b"short").is_empty());
+    }
+
+    #[test]
+    fn a_part_of_the_listed_origin_is_not_an_echo() {
+        // CI's finding: a granted preflight (which writes the listed origin), then a line
+        // carrying the listed origin's first 17 bytes. Masking that part masks the
+        // preflight's origin too, so the grant and its header went away: not an echo.
+        let sent = b"OPTIONS /mcp HTTP/1.1\r\nHost: localhost\r\nOrigin: https://app.fuzz.example\r\nAccess-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type, authorization, mcp-protocol-version\r\n\r\nOrigin: https://app.fuzz.\n";
+        http(sent);
+        let out =
+            b"HTTP/1.1 204 x\r\naccess-control-allow-origin: https://app.fuzz.example\r\n\r\n";
+        assert!(echoes(b"Origin: https://app.fuzz.\r\n", out).is_empty());
+        // A value longer than the listed origin is still looked for.
+        let sent = b"Origin: https://app.fuzz.example.evil\r\n";
+        assert_eq!(
+            echoes(sent, b"https://app.fuzz.example.evil"),
+            vec![b"https://app.fuzz.example.evil".to_vec()]
+        );
     }
 
     #[test]
