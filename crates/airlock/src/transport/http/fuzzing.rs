@@ -460,20 +460,54 @@ pub fn echoes(sent: &[u8], out: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// `sent` with every occurrence of `value` replaced by as many bytes that are not in it.
+/// `sent` with `value` replaced, by as many bytes that are not in it, wherever it is the
+/// whole value of a header in [`SENSITIVE`] (or the token of `Bearer <token>`): the request
+/// as it would be with another value there, and nothing else changed. (Replacing every
+/// occurrence would also break the text around it, such as `Authorization: application/json`
+/// for the value `: application/json`, and change replies for that reason alone.)
 fn mask(sent: &[u8], value: &[u8]) -> Vec<u8> {
     let filler = if value.contains(&b'q') { b'z' } else { b'q' };
-    let mut masked = sent.to_vec();
-    let mut at = 0_usize;
-    while let Some(found) = masked.get(at..).and_then(|tail| find(tail, value)) {
-        let start = at.saturating_add(found);
-        let end = start.saturating_add(value.len());
-        for byte in masked.get_mut(start..end).into_iter().flatten() {
-            *byte = filler;
+    let mut masked = Vec::with_capacity(sent.len());
+    for line in sent.split_inclusive(|&b| b == b'\n') {
+        let start = masked.len();
+        masked.extend_from_slice(line);
+        let Some(span) = header_value(line) else {
+            continue;
+        };
+        let token = line
+            .get(span.clone())
+            .and_then(|text| text.strip_prefix(b"Bearer "))
+            .map(<[u8]>::trim_ascii);
+        let target = if line.get(span.clone()) == Some(value) {
+            Some(span)
+        } else if token == Some(value) {
+            // The token is the value's tail (it was trimmed, and the value ends the span).
+            Some(span.end.saturating_sub(value.len())..span.end)
+        } else {
+            None
+        };
+        for at in target.into_iter().flatten() {
+            if let Some(byte) = masked.get_mut(start.saturating_add(at)) {
+                *byte = filler;
+            }
         }
-        at = end;
     }
     masked
+}
+
+/// Where the value of a header in [`SENSITIVE`] is in `line`, trimmed, if it is one.
+fn header_value(line: &[u8]) -> Option<std::ops::Range<usize>> {
+    let colon = line.iter().position(|&b| b == b':')?;
+    let name = std::str::from_utf8(line.get(..colon)?).ok()?.trim();
+    if !SENSITIVE.contains(&name.to_ascii_lowercase().as_str()) {
+        return None;
+    }
+    let after = colon.saturating_add(1);
+    let rest = line.get(after..)?;
+    let lead = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let trimmed = rest.trim_ascii();
+    let begin = after.saturating_add(lead);
+    Some(begin..begin.saturating_add(trimmed.len()))
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -678,8 +712,24 @@ mod tests {
     }
 
     #[test]
-    fn masking_replaces_every_occurrence_with_a_byte_not_in_the_value() {
-        assert_eq!(mask(b"a-b-a", b"a"), b"q-b-q".to_vec());
-        assert_eq!(mask(b"qq.qq", b"qq"), b"zz.zz".to_vec());
+    fn masking_replaces_a_whole_header_value_with_bytes_not_in_it() {
+        assert_eq!(
+            mask(b"Host: a\r\nX: a\r\nHost: ab\r\n", b"a"),
+            b"Host: q\r\nX: a\r\nHost: ab\r\n".to_vec()
+        );
+        assert_eq!(mask(b"Origin:  qq \n", b"qq"), b"Origin:  zz \n".to_vec());
+        assert_eq!(
+            mask(b"Authorization: Bearer tok\r\n", b"tok"),
+            b"Authorization: Bearer qqq\r\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn a_value_that_straddles_a_header_name_is_not_an_echo() {
+        // The http target's finding: `Host: : application/json` beside
+        // `Authorization: application/json` lines. Masking every occurrence of the value
+        // broke those lines (so the replies changed); the value is the server's own
+        // `content-type: application/json`, not an echo.
+        http(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: application/json\r\n\r\nPOST /mcp HTTP/1.1\r\nHost: : application/json\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
     }
 }
