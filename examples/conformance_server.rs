@@ -4,11 +4,12 @@
 //! with `--http 127.0.0.1:PORT`; without `--http` it serves stdio.
 //!
 //! Only test tools, prompts and resources live here; the production binary carries none of
-//! them. The tools need no capability airlock does not offer: content of every kind, an
-//! `isError` result, progress, log messages; the prompts and resources are the suite's, and
-//! `test://watched-resource` may be subscribed to (`test_touch_watched_resource` announces
-//! that it changed). Scenarios that need sampling or elicitation are listed with their
-//! reasons in `tests/conformance/expected-failures-<revision>.yml`.
+//! them. The tools use what airlock offers: content of every kind, an `isError` result,
+//! progress, log messages, and questions for the client (sampling, elicitation: legacy
+//! sessions); the prompts and resources are the suite's, and `test://watched-resource` may be
+//! subscribed to (`test_touch_watched_resource` announces that it changed). Scenarios it
+//! does not pass are listed with their reasons in
+//! `tests/conformance/expected-failures-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -18,10 +19,11 @@ use airlock::CallContext;
 use airlock::Content;
 use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
+use airlock::serde_json::json;
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{
-    Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource, ResourceBody,
-    ResourceUpdates, Role, Server, Tool, ToolOutput,
+    Elicitation, Elicited, Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource,
+    ResourceBody, ResourceUpdates, Role, Sampling, Server, Tool, ToolError, ToolOutput,
 };
 use base64::Engine as _;
 
@@ -182,6 +184,110 @@ fn server() -> Result<Server, airlock::BuildError> {
                     ToolOutput::text("Tool with logging executed successfully.")
                 }),
         )
+        .tool(
+            Tool::builder("test_sampling")
+                .description("Asks the client's model to answer the prompt")
+                .handler(|args: SamplingArguments, context: CallContext| async move {
+                    let request = Sampling::new(args.prompt).max_tokens(100);
+                    match context.sample(request).await {
+                        Ok(sampled) => ToolOutput::text(format!("LLM response: {}", sampled.text)),
+                        Err(error) => ToolError::new(error.to_string()).into(),
+                    }
+                }),
+        )
+        .tool(
+            Tool::builder("test_elicitation")
+                .description("Asks the user for a username and an email address")
+                .timeout(Duration::from_secs(130))
+                .handler(
+                    |args: ElicitationArguments, context: CallContext| async move {
+                        let schema = json!({
+                            "type": "object",
+                            "properties": {
+                                "username": {"type": "string", "description": "User's response"},
+                                "email": {"type": "string", "description": "User's email address"}
+                            },
+                            "required": ["username", "email"]
+                        });
+                        elicit(&context, &args.message, schema, "User response").await
+                    },
+                ),
+        )
+        .tool(
+            Tool::builder("test_elicitation_sep1034_defaults")
+                .description("Asks for a form whose fields all have defaults")
+                .handler(|_: NoArguments, context: CallContext| async move {
+                    let schema = json!({
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "default": "John Doe"},
+                            "age": {"type": "integer", "default": 30},
+                            "score": {"type": "number", "default": 95.5},
+                            "status": {
+                                "type": "string",
+                                "enum": ["active", "inactive", "pending"],
+                                "default": "active"
+                            },
+                            "verified": {"type": "boolean", "default": true}
+                        }
+                    });
+                    let message = "Please review and update the form fields with defaults";
+                    elicit(&context, message, schema, "Elicitation completed").await
+                }),
+        )
+        .tool(
+            Tool::builder("test_elicitation_sep1330_enums")
+                .description("Asks for a form with every kind of enum field")
+                .handler(|_: NoArguments, context: CallContext| async move {
+                    let titled = |pairs: &[(&str, &str)]| {
+                        pairs
+                            .iter()
+                            .map(|(value, title)| json!({"const": value, "title": title}))
+                            .collect::<Vec<_>>()
+                    };
+                    let schema = json!({
+                        "type": "object",
+                        "properties": {
+                            "untitledSingle": {
+                                "type": "string",
+                                "enum": ["option1", "option2", "option3"]
+                            },
+                            "titledSingle": {
+                                "type": "string",
+                                "oneOf": titled(&[
+                                    ("value1", "First Option"),
+                                    ("value2", "Second Option"),
+                                    ("value3", "Third Option"),
+                                ])
+                            },
+                            "legacyEnum": {
+                                "type": "string",
+                                "enum": ["opt1", "opt2", "opt3"],
+                                "enumNames": ["Option One", "Option Two", "Option Three"]
+                            },
+                            "untitledMulti": {
+                                "type": "array",
+                                "items": {
+                                    "type": "string",
+                                    "enum": ["option1", "option2", "option3"]
+                                }
+                            },
+                            "titledMulti": {
+                                "type": "array",
+                                "items": {
+                                    "anyOf": titled(&[
+                                        ("value1", "First Choice"),
+                                        ("value2", "Second Choice"),
+                                        ("value3", "Third Choice"),
+                                    ])
+                                }
+                            }
+                        }
+                    });
+                    let message = "Please select options from the enum fields";
+                    elicit(&context, message, schema, "Elicitation completed").await
+                }),
+        )
         .prompt(
             Prompt::builder("test_simple_prompt")
                 .description("A prompt without arguments")
@@ -270,6 +376,42 @@ fn server() -> Result<Server, airlock::BuildError> {
 #[derive(serde::Deserialize, JsonSchema)]
 struct TemplateId {
     id: String,
+}
+
+/// Asks the user to fill in the form `schema` and says what came back, after `label`.
+async fn elicit(
+    context: &CallContext,
+    message: &str,
+    schema: airlock::serde_json::Value,
+    label: &str,
+) -> ToolOutput {
+    let form = match Elicitation::new(message, schema) {
+        Ok(form) => form,
+        Err(error) => return ToolError::new(error.to_string()).into(),
+    };
+    match context.elicit(form).await {
+        Ok(Elicited::Accepted(content)) => ToolOutput::text(format!(
+            "{label}: action=accept, content={}",
+            airlock::serde_json::Value::Object(content)
+        )),
+        Ok(Elicited::Declined) => ToolOutput::text(format!("{label}: action=decline")),
+        Ok(_) => ToolOutput::text(format!("{label}: action=cancel")),
+        Err(error) => ToolError::new(error.to_string()).into(),
+    }
+}
+
+/// `test_sampling`'s argument.
+#[derive(serde::Deserialize, JsonSchema)]
+struct SamplingArguments {
+    /// The prompt to send to the LLM.
+    prompt: String,
+}
+
+/// `test_elicitation`'s argument.
+#[derive(serde::Deserialize, JsonSchema)]
+struct ElicitationArguments {
+    /// The message to show the user.
+    message: String,
 }
 
 /// `test_prompt_with_arguments`'s arguments.

@@ -16,6 +16,8 @@
 //!   awk's assignments, `@file`, interpreters' code, options let through), refused by
 //!   `airlock check` unless accepted by name and at call time; absolute paths; literal braces;
 //! - `abuse`: quotas, floods, the in-flight cap and cancellation, a client that stops reading;
+//! - `asking`: a tool asks the client (elicitation, sampling) over real pipes; hostile answers
+//!   reach it as fixed errors;
 //! - `audit`: `airlock audit` against our own servers, a rule-breaking server, and process
 //!   cleanup (the full battery is an ignored test, run by CI);
 //! - `audit_http`: `airlock audit --url` against `airlock serve --http` (both eras, slow and
@@ -64,6 +66,7 @@
 
 mod abuse;
 mod arguments;
+mod asking;
 mod audit;
 mod audit_http;
 mod audit_reports;

@@ -30,6 +30,9 @@ pub struct Call {
     /// Whether the session had a log level set when the call started (so log messages are
     /// worth sending).
     pub(crate) wants_logs: bool,
+    /// Whether the session's client declared `elicitation` or `sampling` (legacy sessions):
+    /// then the call may ask it something.
+    pub(crate) may_ask: bool,
 }
 
 impl Call {
@@ -48,10 +51,17 @@ impl Call {
         self.wants_logs
     }
 
-    /// Whether the call has anything to report besides its completion (progress or log
-    /// messages): then a transport gives it a [`CallContext::reporting`] context.
+    /// Whether the call may ask the client something (elicitation, sampling): its session's
+    /// client declared a capability for it.
+    pub fn may_ask(&self) -> bool {
+        self.may_ask
+    }
+
+    /// Whether the call has anything to say besides its completion (progress, log messages,
+    /// questions for the client): then a transport gives it a [`CallContext::reporting`]
+    /// context (and over HTTP, an event stream).
     pub fn wants_reports(&self) -> bool {
-        self.wants_progress || self.wants_logs
+        self.wants_progress || self.wants_logs || self.may_ask
     }
 
     /// Runs the handler under the call's deadline and the panic guard.
@@ -75,6 +85,7 @@ impl Call {
             timeout,
             wants_progress: _,
             wants_logs: _,
+            may_ask: _,
         } = self;
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
         let mut guarded = match started {

@@ -54,7 +54,36 @@ pub(crate) struct Context<'a> {
     pub(crate) lifecycle: &'a mut Lifecycle,
     pub(crate) log_level: &'a mut Option<LogLevel>,
     pub(crate) subscriptions: &'a mut BTreeSet<Box<str>>,
+    pub(crate) client_can: &'a mut ClientCan,
     pub(crate) in_flight: usize,
+}
+
+/// What a legacy session's client said in `initialize` it can answer.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub(crate) struct ClientCan {
+    /// `capabilities.elicitation` was an object.
+    pub(crate) elicit: bool,
+    /// `capabilities.sampling` was an object.
+    pub(crate) sample: bool,
+}
+
+impl ClientCan {
+    fn declared(capabilities: Option<&Value>) -> Self {
+        let has = |name: &str| {
+            capabilities
+                .and_then(|capabilities| capabilities.get(name))
+                .is_some_and(Value::is_object)
+        };
+        Self {
+            elicit: has("elicitation"),
+            sample: has("sampling"),
+        }
+    }
+
+    /// Whether the client can answer anything at all.
+    pub(crate) fn any(self) -> bool {
+        self.elicit || self.sample
+    }
 }
 
 /// Runs one request.
@@ -144,7 +173,11 @@ fn initialize(
         .and_then(Text::as_str)
         .ok_or(McpError::InvalidParams("protocolVersion must be a string"))?;
     for (member, kind, is_object) in [
-        ("capabilities", "object", params.capabilities_is_object),
+        (
+            "capabilities",
+            "object",
+            params.capabilities.as_ref().map(Value::is_object),
+        ),
         ("clientInfo", "object", params.client_info_is_object),
     ] {
         if is_object == Some(false) {
@@ -179,6 +212,7 @@ fn initialize(
         },
     );
     cx.lifecycle.initialized(version);
+    *cx.client_can = ClientCan::declared(params.capabilities.as_ref());
     tracing::info!(version = version.as_str(), "session initialized");
     Ok(Dispatched::Answered)
 }

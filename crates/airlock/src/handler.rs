@@ -12,8 +12,9 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
+use crate::asking::{Answer, AskError, Elicitation, Elicited, Question, Sampled, Sampling};
 use crate::id::IdKey;
 use crate::output::ToolOutput;
 
@@ -39,6 +40,9 @@ pub enum Event {
     Progress(Progress),
     /// A log message for the client (best effort, as progress).
     Log(LogMessage),
+    /// A question for the client (elicitation, sampling), for
+    /// [`Engine::ask`](crate::engine::Engine::ask).
+    Ask(Ask),
     /// The call ended.
     Done(Completion),
 }
@@ -67,6 +71,14 @@ pub struct LogMessage {
     pub level: LogLevel,
     /// The text, as the handler gave it (the engine bounds it).
     pub text: String,
+}
+
+/// A question of a running call for the client, and where its answer goes.
+#[derive(Debug)]
+pub struct Ask {
+    pub(crate) ticket: Ticket,
+    pub(crate) question: Question,
+    pub(crate) answer: oneshot::Sender<Result<Answer, AskError>>,
 }
 
 /// The severity of a log message (RFC 5424's, least severe first), as `logging/setLevel` and
@@ -131,6 +143,8 @@ struct Reporter {
     events: mpsc::Sender<Event>,
     progress: bool,
     logs: bool,
+    /// Whether the session's client declared a capability a question needs.
+    asks: bool,
 }
 
 impl CallContext {
@@ -148,6 +162,7 @@ impl CallContext {
                 events,
                 progress: call.wants_progress(),
                 logs: call.wants_logs(),
+                asks: call.may_ask(),
             }),
         }
     }
@@ -209,6 +224,81 @@ impl CallContext {
         };
         if reporter.events.try_send(Event::Log(message)).is_err() {
             tracing::trace!("log message dropped: the session is busy or gone");
+        }
+    }
+}
+
+impl CallContext {
+    /// Asks the user to fill in `form` (`elicitation/create`, sessions of 2025-06-18 to
+    /// 2025-11-25 whose client declared `elicitation`), and waits at most
+    /// [`ANSWER_TIMEOUT`](crate::limits::ANSWER_TIMEOUT) for the answer.
+    ///
+    /// The answer is the client's, so it is checked before it gets here: every field is one
+    /// of the form's, of its kind and within its bounds, every required one is there.
+    /// Whatever the user typed is still the user's text: treat it as a tool argument.
+    ///
+    /// # Errors
+    ///
+    /// [`AskError`], with a fixed text a tool may hand to the agent as it is.
+    ///
+    /// ```
+    /// use airlock::{AskError, CallContext, Elicitation};
+    /// use airlock::serde_json::json;
+    ///
+    /// let form = Elicitation::new("Proceed?", json!({"type": "object"})).unwrap();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let answer = runtime.block_on(CallContext::detached().elicit(form));
+    /// assert_eq!(answer, Err(AskError::Unsupported)); // no session, nobody to ask
+    /// ```
+    pub async fn elicit(&self, form: Elicitation) -> Result<Elicited, AskError> {
+        match self.ask(Question::Elicit(form)).await? {
+            Answer::Elicited(elicited) => Ok(elicited),
+            Answer::Sampled(_) => Err(AskError::Malformed),
+        }
+    }
+
+    /// Asks the client's model for a reply (`sampling/createMessage`, sessions whose client
+    /// declared `sampling`), and waits at most
+    /// [`ANSWER_TIMEOUT`](crate::limits::ANSWER_TIMEOUT) for it. The reply is text only.
+    ///
+    /// # Errors
+    ///
+    /// [`AskError`]; [`AskError::TooLarge`] when a prompt is over
+    /// [`MAX_SAMPLING_PROMPT_BYTES`](crate::limits::MAX_SAMPLING_PROMPT_BYTES).
+    pub async fn sample(&self, request: Sampling) -> Result<Sampled, AskError> {
+        let max = crate::limits::MAX_SAMPLING_PROMPT_BYTES;
+        if request.prompt.len() > max
+            || request
+                .system_prompt
+                .as_ref()
+                .is_some_and(|text| text.len() > max)
+        {
+            return Err(AskError::TooLarge);
+        }
+        match self.ask(Question::Sample(request)).await? {
+            Answer::Sampled(sampled) => Ok(sampled),
+            Answer::Elicited(_) => Err(AskError::Malformed),
+        }
+    }
+
+    async fn ask(&self, question: Question) -> Result<Answer, AskError> {
+        let Some(reporter) = self.reporter.as_ref().filter(|reporter| reporter.asks) else {
+            return Err(AskError::Unsupported);
+        };
+        let (answer, answered) = oneshot::channel();
+        let ask = Ask {
+            ticket: reporter.ticket.clone(),
+            question,
+            answer,
+        };
+        // Never waits for room: a session too busy to take a question says so.
+        if reporter.events.try_send(Event::Ask(ask)).is_err() {
+            return Err(AskError::Busy);
+        }
+        match tokio::time::timeout(crate::limits::ANSWER_TIMEOUT, answered).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_dropped)) => Err(AskError::Gone),
+            Err(_elapsed) => Err(AskError::TimedOut),
         }
     }
 }

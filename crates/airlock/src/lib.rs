@@ -105,6 +105,7 @@
     )
 )]
 
+mod asking;
 mod call;
 mod call_log;
 mod completion;
@@ -137,6 +138,7 @@ mod tools;
 pub mod transport;
 mod version;
 
+pub use asking::{AskError, Elicitation, Elicited, FormError, Sampled, Sampling};
 pub use call_log::{CallLog, RunNote};
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 pub use limits::{HttpLimits, Limits, Rate};

@@ -179,6 +179,40 @@ pub const MAX_LOG_MESSAGES_PER_CALL: u32 = 100;
 /// Longest log message text sent; longer ones are cut at a character boundary.
 pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
 
+/// Most requests (elicitation, sampling) one session waits on the client to answer at once;
+/// a tool that asks past it gets [`AskError::Busy`](crate::AskError::Busy).
+pub const MAX_OUTSTANDING_ASKS: usize = 4;
+
+/// How long a tool waits for the client's answer before it gets
+/// [`AskError::TimedOut`](crate::AskError::TimedOut); the tool's own time limit still
+/// applies (a tool that asks a person needs one longer than the default).
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Largest `result` of an answer to an elicitation or a sampling request, in bytes (the frame
+/// bound applies first); a larger one is malformed, unread.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// Longest elicitation message, and longest choice of a form, in bytes.
+pub const MAX_ASK_TEXT_BYTES: usize = 4096;
+
+/// Longest sampling prompt (and system prompt), in bytes.
+pub const MAX_SAMPLING_PROMPT_BYTES: usize = 256 * 1024;
+
+/// Most fields of one elicitation form.
+pub const MAX_FORM_FIELDS: usize = 32;
+
+/// Longest field name of an elicitation form, in bytes.
+pub const MAX_FORM_FIELD_NAME_BYTES: usize = 64;
+
+/// Most choices of one form field.
+pub const MAX_FORM_OPTIONS: usize = 64;
+
+/// Longest free-text answer to a form field, in characters, whatever its `maxLength` says.
+pub const MAX_ELICITED_TEXT_CHARS: usize = 4096;
+
+/// Longest `model` and `stopReason` of a sampling answer, in bytes.
+pub const MAX_SAMPLED_MODEL_BYTES: usize = 256;
+
 /// Capacity a frame buffer keeps between messages; a larger one is shrunk back after use, so
 /// one big message does not pin its memory for the rest of the session.
 pub const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;

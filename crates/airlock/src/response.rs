@@ -66,6 +66,33 @@ pub(crate) fn write_notification<T: Serialize>(
     );
 }
 
+/// Appends a request the server sends the client (elicitation, sampling) as one line: the
+/// id is the server's own number, the params the server's own text.
+pub(crate) fn write_request<T: Serialize>(
+    out: &mut Vec<u8>,
+    id: u64,
+    method: &'static str,
+    params: &T,
+) {
+    write_line(
+        out,
+        &RequestLine {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        },
+    );
+}
+
+#[derive(Serialize)]
+struct RequestLine<'a, T> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'static str,
+    params: &'a T,
+}
+
 #[derive(Serialize)]
 struct NotificationLine<'a, T> {
     jsonrpc: &'static str,

@@ -15,20 +15,22 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::asking::{Answer, AskError, Question};
 use crate::call::Call;
 use crate::call_log::{self, Client, Entry, RunNote};
-use crate::dispatch::{self, Context, Dispatched};
+use crate::dispatch::{self, ClientCan, Context, Dispatched};
 use crate::envelope::{
-    self, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request, RequestMethod,
+    self, AnswerPart, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request,
+    RequestMethod, Response,
 };
 use crate::error::McpError;
-use crate::handler::{Completion, LogLevel, LogMessage, Outcome, Progress, Ticket};
+use crate::handler::{Ask, Completion, LogLevel, LogMessage, Outcome, Progress, Ticket};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
 use crate::limits::{
-    MAX_LOG_MESSAGE_BYTES, MAX_LOG_MESSAGES_PER_CALL, MAX_PROGRESS_MESSAGE_BYTES,
-    PROGRESS_MIN_INTERVAL,
+    MAX_LOG_MESSAGE_BYTES, MAX_LOG_MESSAGES_PER_CALL, MAX_OUTSTANDING_ASKS,
+    MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_MIN_INTERVAL,
 };
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
@@ -86,8 +88,30 @@ pub struct Engine {
     /// The resource URIs `resources/subscribe` named (legacy sessions; at most
     /// `MAX_SUBSCRIPTIONS`, each a URI the server has). Ordered, like `in_flight`.
     subscriptions: BTreeSet<Box<str>>,
+    /// What the client declared it can answer (legacy `initialize`).
+    client_can: ClientCan,
+    /// Questions sent to the client and not yet answered, by the id the server gave them
+    /// (at most [`MAX_OUTSTANDING_ASKS`] whose call still waits).
+    asks: BTreeMap<u64, Asked>,
+    /// The last id given to a question.
+    last_ask_id: u64,
     /// Who the peer is, for the audit record.
     client: Client,
+}
+
+/// A question sent to the client, waiting for its answer.
+#[derive(Debug)]
+struct Asked {
+    ticket: Ticket,
+    question: Question,
+    answer: tokio::sync::oneshot::Sender<Result<Answer, AskError>>,
+}
+
+/// `notifications/cancelled` params, for a question the server stopped waiting on.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelledParams {
+    request_id: u64,
 }
 
 /// A call in flight: what its reply needs.
@@ -146,6 +170,9 @@ impl Engine {
             refused: None,
             log_level: None,
             subscriptions: BTreeSet::new(),
+            client_can: ClientCan::default(),
+            asks: BTreeMap::new(),
+            last_ask_id: 0,
             client,
         }
     }
@@ -248,13 +275,10 @@ impl Engine {
             }
         };
         match message {
-            Message::Response => {
-                tracing::debug!("unsolicited response dropped");
-                self.invalid()
-            }
+            Message::Response(response) => self.answer(&response),
             // Only a request answered with a result resets the count: valid notifications cost
             // a sender nothing and would otherwise keep a garbage stream alive forever.
-            Message::Notification(notification) => self.notification(notification),
+            Message::Notification(notification) => self.notification(notification, out),
             Message::Request(request) => self.request(request, out),
         }
     }
@@ -282,6 +306,7 @@ impl Engine {
             self.in_flight.insert(ticket.key, pending);
             return;
         }
+        self.stop_asking(&ticket, Some(out));
         let (output, ended) = match outcome {
             Outcome::Finished(output) => {
                 let ended = if output.is_error() && output.note.arguments_refused {
@@ -430,6 +455,120 @@ impl Engine {
         );
     }
 
+    /// Takes a running call's question for the client ([`CallContext::elicit`],
+    /// [`CallContext::sample`]): writes the request if the call is still in flight, its
+    /// session is a legacy one whose client declared the capability the question needs, and
+    /// fewer than [`MAX_OUTSTANDING_ASKS`] questions wait; otherwise the call is told why at
+    /// once. The request's id is the server's own number; the answer comes back through
+    /// [`Engine::handle`] as a response with that id.
+    ///
+    /// [`CallContext::elicit`]: crate::CallContext::elicit
+    /// [`CallContext::sample`]: crate::CallContext::sample
+    pub fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
+        let Ask {
+            ticket,
+            question,
+            answer,
+        } = ask;
+        let Some(pending) = self
+            .in_flight
+            .get(&ticket.key)
+            .filter(|pending| pending.serial == ticket.serial)
+        else {
+            // The call ended: dropping `answer` tells it so, if it still listens.
+            return;
+        };
+        let declared = match question {
+            Question::Elicit(_) => self.client_can.elicit,
+            Question::Sample(_) => self.client_can.sample,
+        };
+        if pending.version.is_modern() || !declared {
+            tell(answer, Err(AskError::Unsupported));
+            return;
+        }
+        // Questions whose call gave up waiting (timed out) no longer count; the client is
+        // told it need not answer them.
+        let given_up: Vec<u64> = self
+            .asks
+            .iter()
+            .filter(|(_, asked)| asked.answer.is_closed())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in given_up {
+            self.asks.remove(&id);
+            write_cancelled(out, id);
+        }
+        if self.asks.len() >= MAX_OUTSTANDING_ASKS {
+            tell(answer, Err(AskError::Busy));
+            return;
+        }
+        self.last_ask_id = self.last_ask_id.wrapping_add(1).max(1);
+        let id = self.last_ask_id;
+        response::write_request(out, id, question.method(), &question.params());
+        tracing::debug!(method = question.method(), "question sent to the client");
+        self.asks.insert(
+            id,
+            Asked {
+                ticket,
+                question,
+                answer,
+            },
+        );
+    }
+
+    /// Takes a response: the answer to a question the session waits on, checked against the
+    /// question before the call sees it; anything else is dropped and counts as invalid.
+    fn answer(&mut self, response: &Response<'_>) -> Effect {
+        let asked = response
+            .id
+            .as_ref()
+            .and_then(|id| match id.key() {
+                IdKey::Integer(n) => u64::try_from(*n).ok(),
+                IdKey::String(_) => None,
+            })
+            .and_then(|id| self.asks.remove(&id));
+        let Some(asked) = asked else {
+            tracing::debug!("unsolicited response dropped");
+            return self.invalid();
+        };
+        let checked = match envelope::answer_parts(response.frame) {
+            Some(AnswerPart::Result(raw)) => asked.question.check(raw.get()),
+            Some(AnswerPart::Error) => Err(AskError::Refused),
+            None => Err(AskError::Malformed),
+        };
+        let malformed = matches!(checked, Err(AskError::Malformed));
+        if let Err(error) = &checked {
+            tracing::debug!(%error, "the client's answer is not one the call gets");
+        }
+        tell(asked.answer, checked);
+        if malformed {
+            self.invalid()
+        } else {
+            Effect::None
+        }
+    }
+
+    /// Forgets the questions of a call that ended; with `out`, tells the client it need not
+    /// answer them (`notifications/cancelled` with each question's id).
+    fn stop_asking(&mut self, ticket: &Ticket, out: Option<&mut Vec<u8>>) {
+        if self.asks.is_empty() {
+            return;
+        }
+        let ids: Vec<u64> = self
+            .asks
+            .iter()
+            .filter(|(_, asked)| asked.ticket == *ticket)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut out = out;
+        for id in ids {
+            self.asks.remove(&id);
+            if let Some(out) = out.as_deref_mut() {
+                write_cancelled(out, id);
+            }
+        }
+    }
+
     /// Takes an announcement that the resource at `uri` changed
     /// ([`ResourceUpdates::updated`](crate::ResourceUpdates::updated)); writes
     /// `notifications/resources/updated` if this session subscribed to exactly that URI.
@@ -450,6 +589,7 @@ impl Engine {
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
+        self.asks.clear();
         std::mem::take(&mut self.in_flight)
             .into_iter()
             .map(|(key, pending)| {
@@ -496,6 +636,7 @@ impl Engine {
             lifecycle: &mut self.lifecycle,
             log_level: &mut self.log_level,
             subscriptions: &mut self.subscriptions,
+            client_can: &mut self.client_can,
             in_flight: self.in_flight.len(),
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
@@ -582,10 +723,11 @@ impl Engine {
             timeout,
             wants_progress: progress_token.is_some(),
             wants_logs: self.log_level.is_some() && !version.is_modern(),
+            may_ask: self.client_can.any() && !version.is_modern(),
         })
     }
 
-    fn notification(&mut self, notification: Notification) -> Effect {
+    fn notification(&mut self, notification: Notification, out: &mut Vec<u8>) -> Effect {
         match notification.method {
             NotificationMethod::Initialized => {
                 self.lifecycle.confirmed();
@@ -602,10 +744,12 @@ impl Engine {
                     Some((key, pending)) => {
                         tracing::debug!("call cancelled by the client");
                         self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
-                        Effect::Cancel(Ticket {
+                        let ticket = Ticket {
                             key,
                             serial: pending.serial,
-                        })
+                        };
+                        self.stop_asking(&ticket, Some(out));
+                        Effect::Cancel(ticket)
                     }
                     None => Effect::None,
                 }
@@ -656,6 +800,26 @@ fn counts_as_garbage(error: &McpError) -> bool {
             | McpError::UnknownResource
             | McpError::TooManySubscriptions
     )
+}
+
+/// Tells the client it need not answer the server's question `id`.
+fn write_cancelled(out: &mut Vec<u8>, id: u64) {
+    response::write_notification(
+        out,
+        "notifications/cancelled",
+        &CancelledParams { request_id: id },
+    );
+}
+
+/// Hands a call the answer to its question; a call that stopped listening has nothing to be
+/// told.
+fn tell(
+    answer: tokio::sync::oneshot::Sender<Result<Answer, AskError>>,
+    told: Result<Answer, AskError>,
+) {
+    if answer.send(told).is_err() {
+        tracing::debug!("an answer came after its call stopped waiting");
+    }
 }
 
 /// `notifications/resources/updated` params.

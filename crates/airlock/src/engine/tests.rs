@@ -1628,3 +1628,322 @@ fn log_messages_reach_the_client_only_at_its_level_bounded_in_number_and_size() 
             .is_none()
     );
 }
+
+/// A server whose tools ask the client: `form` (one elicitation of a required `name`),
+/// `five` (five elicitations at once), `llm` (one sampling request). Each says in its text
+/// what it got.
+fn asking_engine() -> Engine {
+    use crate::asking::{Elicitation, Elicited, Sampling};
+    use crate::handler::CallContext;
+    fn form() -> Elicitation {
+        Elicitation::new(
+            "Your name?",
+            json!({"type": "object", "properties": {"name": {"type": "string", "maxLength": 16}}, "required": ["name"]}),
+        )
+        .unwrap()
+    }
+    fn said(answer: Result<Elicited, crate::asking::AskError>) -> String {
+        match answer {
+            Ok(Elicited::Accepted(content)) => format!("accepted {}", Value::Object(content)),
+            Ok(other) => format!("{other:?}"),
+            Err(error) => format!("error: {error}"),
+        }
+    }
+    let tools = vec![
+        Tool::builder("form")
+            .description("Asks for a name")
+            .timeout(Duration::from_secs(600))
+            .handler(|_: NoArguments, context: CallContext| async move {
+                ToolOutput::text(said(context.elicit(form()).await))
+            }),
+        Tool::builder("five")
+            .description("Asks five times at once")
+            .timeout(Duration::from_secs(600))
+            .handler(|_: NoArguments, context: CallContext| async move {
+                let (a, b, c, d, e) = tokio::join!(
+                    context.elicit(form()),
+                    context.elicit(form()),
+                    context.elicit(form()),
+                    context.elicit(form()),
+                    context.elicit(form()),
+                );
+                ToolOutput::text([a, b, c, d, e].map(said).join("; "))
+            }),
+        Tool::builder("llm")
+            .description("Asks the client's model")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match context.sample(Sampling::new("Say hi").max_tokens(8)).await {
+                    Ok(sampled) => {
+                        ToolOutput::text(format!("{} by {}", sampled.text, sampled.model))
+                    }
+                    Err(error) => ToolOutput::text(format!("error: {error}")),
+                }
+            }),
+    ];
+    Engine::new(crate::test_server::shared(Limits::default(), tools).unwrap())
+}
+
+fn initialize_with(engine: &mut Engine, capabilities: &str) {
+    let reply = ask(
+        engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+        ),
+    );
+    assert!(reply.get("result").is_some(), "{reply}");
+    let (reply, _) = send(
+        engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert!(reply.is_none());
+}
+
+fn lines(out: &[u8]) -> Vec<Value> {
+    std::str::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// Runs the call `frame` with a reporting context on a paused clock; each request the server
+/// writes is given to `client`, whose frame (if any) is fed back to the engine. Returns every
+/// line the server wrote, the call's reply last, and the effects of the client's frames.
+fn run_asking(
+    engine: &mut Engine,
+    frame: &str,
+    mut client: impl FnMut(&Value) -> Option<String>,
+) -> (Vec<Value>, Vec<Effect>) {
+    use crate::handler::{CallContext, Event};
+    let mut out = Vec::new();
+    let Effect::Start(call) = engine.handle(frame.as_bytes(), &mut out) else {
+        panic!("not a call: {}", String::from_utf8_lossy(&out))
+    };
+    assert!(call.wants_reports() || !call.may_ask());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(64);
+        let context = CallContext::reporting(&call, events_tx.clone());
+        tokio::spawn(async move {
+            let completion = call.run(context).await;
+            events_tx.send(Event::Done(completion)).await.unwrap();
+        });
+        let mut written = Vec::new();
+        let mut effects = Vec::new();
+        loop {
+            let mut out = Vec::new();
+            match events_rx.recv().await.unwrap() {
+                Event::Ask(question) => engine.ask(question, &mut out),
+                Event::Done(completion) => {
+                    engine.complete(completion, &mut out);
+                    written.extend(lines(&out));
+                    return (written, effects);
+                }
+                _ => {}
+            }
+            for line in lines(&out) {
+                if let Some(answer) = client(&line) {
+                    let mut replies = Vec::new();
+                    effects.push(engine.handle(answer.as_bytes(), &mut replies));
+                    assert!(replies.is_empty(), "an answer is never answered");
+                }
+                written.push(line);
+            }
+        }
+    })
+}
+
+const FORM_CALL: &str =
+    r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"form"}}"#;
+
+fn answering(result: &'static str) -> impl FnMut(&Value) -> Option<String> {
+    move |request| {
+        Some(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+            request["id"]
+        ))
+    }
+}
+
+#[test]
+fn a_tool_asks_the_client_and_gets_its_checked_answer() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"elicitation":{}}"#);
+    let (written, effects) = run_asking(
+        &mut engine,
+        FORM_CALL,
+        answering(r#"{"action":"accept","content":{"name":"Ada"}}"#),
+    );
+    assert_eq!(
+        written[0],
+        json!({"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{
+            "message":"Your name?",
+            "requestedSchema":{"type":"object","properties":{"name":{"type":"string","maxLength":16}},"required":["name"]}
+        }})
+    );
+    assert!(matches!(effects[..], [Effect::None]));
+    assert_eq!(written.len(), 2);
+    assert_eq!(written[1]["id"], "c");
+    assert_eq!(
+        written[1]["result"]["content"][0]["text"],
+        r#"accepted {"name":"Ada"}"#
+    );
+    // Declined: the next question gets the next id.
+    let (written, _) = run_asking(&mut engine, FORM_CALL, answering(r#"{"action":"decline"}"#));
+    assert_eq!(written[0]["id"], 2);
+    assert_eq!(written[1]["result"]["content"][0]["text"], "Declined");
+}
+
+#[test]
+fn a_hostile_answer_reaches_the_tool_as_a_fixed_error_and_echoes_nothing() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"elicitation":{}}"#);
+    for (result, error) in [
+        (
+            r#"{"action":"accept","content":{"name":"Ada","evil-extra-field":"x"}}"#,
+            "error: the client's answer was not valid",
+        ),
+        (
+            r#"{"action":"accept","content":{"name":"evil-much-too-long-name"}}"#,
+            "error: the client's answer was not valid",
+        ),
+        (
+            r#"{"action":"accept"}"#,
+            "error: the client's answer was not valid",
+        ),
+        (r#"[1]"#, "error: the client's answer was not valid"),
+    ] {
+        let (written, effects) = run_asking(&mut engine, FORM_CALL, answering(result));
+        let reply = written.last().unwrap();
+        assert_eq!(reply["result"]["content"][0]["text"], error, "{result}");
+        assert!(!reply.to_string().contains("evil"), "{reply}");
+        assert!(
+            matches!(effects[..], [Effect::None]),
+            "counted, not cut off"
+        );
+        assert!(engine.last_invalid, "a malformed answer counts as invalid");
+    }
+    let (written, _) = run_asking(&mut engine, FORM_CALL, |request| {
+        Some(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-1,"message":"evil text"}}}}"#,
+            request["id"]
+        ))
+    });
+    let reply = written.last().unwrap();
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "error: the client refused the request"
+    );
+    assert!(!reply.to_string().contains("evil"));
+}
+
+#[test]
+fn only_a_client_that_declared_the_capability_is_asked() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"sampling":{}}"#);
+    let (written, _) = run_asking(&mut engine, FORM_CALL, |_| panic!("asked"));
+    assert_eq!(written.len(), 1, "no request: {written:?}");
+    assert_eq!(
+        written[0]["result"]["content"][0]["text"],
+        "error: the client cannot answer this request"
+    );
+    let (written, _) = run_asking(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"llm"}}"#,
+        answering(r#"{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m1"}"#),
+    );
+    assert_eq!(written[0]["method"], "sampling/createMessage");
+    assert_eq!(written[0]["params"]["maxTokens"], 8);
+    assert_eq!(written[1]["result"]["content"][0]["text"], "hi by m1");
+    // A modern call never asks.
+    let mut modern = asking_engine();
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"form",{MODERN_META}}}}}"#
+    );
+    let (written, _) = run_asking(&mut modern, &call, |_| panic!("asked"));
+    assert_eq!(written.len(), 1);
+    assert_eq!(
+        written[0]["result"]["content"][0]["text"],
+        "error: the client cannot answer this request"
+    );
+}
+
+#[test]
+fn a_silent_client_times_out_and_is_told_to_stop() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"elicitation":{}}"#);
+    let (written, _) = run_asking(&mut engine, FORM_CALL, |_| None);
+    assert_eq!(written[0]["method"], "elicitation/create");
+    assert_eq!(
+        written[1],
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})
+    );
+    assert_eq!(
+        written[2]["result"]["content"][0]["text"],
+        "error: the client did not answer in time"
+    );
+    assert!(engine.asks.is_empty());
+    // Its answer, late, is no answer to anything.
+    let (_, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"name":"Ada"}}}"#,
+    );
+    assert!(matches!(effect, Effect::None));
+    assert!(engine.last_invalid);
+}
+
+#[test]
+fn at_most_four_questions_wait_at_once() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"elicitation":{}}"#);
+    // A client that never answers: four wait, the fifth is refused at once.
+    let (written, _) = run_asking(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"five"}}"#,
+        |_| None,
+    );
+    let count = |method: &str| {
+        written
+            .iter()
+            .filter(|line| line["method"] == method)
+            .count()
+    };
+    assert_eq!(
+        count("elicitation/create"),
+        crate::limits::MAX_OUTSTANDING_ASKS
+    );
+    assert_eq!(
+        count("notifications/cancelled"),
+        4,
+        "the client is told at the call's end to stop asking"
+    );
+    let text = written.last().unwrap()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(text.matches("did not answer in time").count(), 4, "{text}");
+    assert_eq!(text.matches("asked too much at once").count(), 1, "{text}");
+}
+
+#[test]
+fn responses_nobody_asked_for_count_toward_the_cut_off() {
+    let mut engine = asking_engine();
+    initialize_with(&mut engine, r#"{"elicitation":{}}"#);
+    let limit = Limits::default().max_consecutive_errors.get();
+    let mut cut = false;
+    for n in 0..limit {
+        let frame = match n % 3 {
+            0 => format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}}}}"#),
+            1 => r#"{"jsonrpc":"2.0","id":"1","result":{}}"#.to_owned(),
+            _ => r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#.to_owned(),
+        };
+        let (reply, effect) = send(&mut engine, &frame);
+        assert!(reply.is_none());
+        cut = matches!(effect, Effect::CutOff);
+    }
+    assert!(cut, "only garbage: cut off at the limit");
+}

@@ -12,8 +12,10 @@
 //! 5. `method` too long: `-32600`; unknown: `-32601`;
 //! 6. `params` present but not an object: `-32602`.
 //!
-//! A message with no `method` but a `result` or `error` is an unsolicited response: dropped,
-//! never answered (answering garbage feeds ping-pong storms). A message with a `method` and no
+//! A message with no `method` but a `result` or `error` is a response: never answered
+//! (answering garbage feeds ping-pong storms); the engine takes it only as the answer to a
+//! request it sent (elicitation, sampling) and otherwise drops it. Its members are not read
+//! here: [`answer_parts`] reads them later, once the id matched. A message with a `method` and no
 //! `id` is a notification: never answered, even when malformed or unknown. Step 7, a request
 //! whose id is still in flight, needs session state and is checked by the engine.
 
@@ -36,8 +38,19 @@ pub enum Message<'a> {
     Request(Request<'a>),
     /// A notification: it never gets a reply.
     Notification(Notification<'a>),
-    /// An unsolicited response (we never send requests): dropped.
-    Response,
+    /// A response: an answer to a request the server sent, or unsolicited garbage.
+    Response(Response<'a>),
+}
+
+/// A response as the envelope saw it: its id and the frame it came in, read further only
+/// when the id names a request the server is waiting on.
+#[derive(Debug)]
+pub struct Response<'a> {
+    /// Its id when it is well formed: `jsonrpc` is `"2.0"`, the id valid and not repeated,
+    /// no key repeated anywhere, exactly one of `result` and `error`, nothing else.
+    pub id: Option<RequestId>,
+    /// The whole frame (JSON, checked for depth and keys).
+    pub frame: &'a str,
 }
 
 /// A checked request.
@@ -217,7 +230,16 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message<'_>, Rejecti
         }
     };
     if members.method.is_none() && members.has_result_or_error {
-        return Ok(Message::Response);
+        let sound = is_version_2(members.jsonrpc.as_ref())
+            && !members.repeated_key
+            && !members.id_repeated
+            && !members.has_unknown_member
+            && members.params.is_none();
+        let id = match id {
+            Some(Ok(id)) if sound => Some(id),
+            _ => None,
+        };
+        return Ok(Message::Response(Response { id, frame }));
     }
     match id {
         None if members.method.is_some() => notification(members).map_err(|error| Rejection {
@@ -319,6 +341,33 @@ fn notification(members: Members<'_>) -> Result<Message<'_>, McpError> {
         }
     };
     Ok(Message::Notification(Notification { method, params }))
+}
+
+/// What a response carries: its `result`, or `true` when it is an `error`.
+#[derive(Debug)]
+pub(crate) enum AnswerPart<'a> {
+    /// The raw `result`.
+    Result(&'a serde_json::value::RawValue),
+    /// An `error` (its contents are the peer's text and are never read).
+    Error,
+}
+
+/// The `result` or `error` of a response the envelope let through ([`Response::frame`]);
+/// `None` when it has both, or neither.
+pub(crate) fn answer_parts(frame: &str) -> Option<AnswerPart<'_>> {
+    #[derive(serde::Deserialize)]
+    struct Parts<'a> {
+        #[serde(borrow, default)]
+        result: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        error: Option<&'a serde_json::value::RawValue>,
+    }
+    let parts: Parts<'_> = serde_json::from_str(frame).ok()?;
+    match (parts.result, parts.error) {
+        (Some(result), None) => Some(AnswerPart::Result(result)),
+        (None, Some(_)) => Some(AnswerPart::Error),
+        _ => None,
+    }
 }
 
 fn is_version_2(jsonrpc: Option<&Text<'_>>) -> bool {
@@ -471,9 +520,53 @@ mod tests {
             r#"{"id":{"deep":1},"result":null}"#,
         ] {
             assert!(
-                matches!(parse(frame.as_bytes(), 64), Ok(Message::Response)),
+                matches!(parse(frame.as_bytes(), 64), Ok(Message::Response(_))),
                 "{frame}"
             );
         }
+    }
+
+    fn response_id(frame: &str) -> Option<String> {
+        match parse(frame.as_bytes(), 64) {
+            Ok(Message::Response(response)) => response.id.map(|id| id.raw().to_owned()),
+            other => panic!("{frame}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_response_keeps_its_id_only_when_it_is_well_formed() {
+        assert_eq!(
+            response_id(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#).as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            response_id(r#"{"jsonrpc":"2.0","id":"a","error":{"code":1}}"#).as_deref(),
+            Some("\"a\"")
+        );
+        for frame in [
+            r#"{"id":7,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"id":8,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"a":1,"a":2}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"extra":1}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+        ] {
+            assert_eq!(response_id(frame), None, "{frame}");
+        }
+    }
+
+    #[test]
+    fn a_response_has_a_result_or_an_error_never_both() {
+        let result = answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":{"x":[1]}}"#);
+        assert!(matches!(result, Some(AnswerPart::Result(raw)) if raw.get() == r#"{"x":[1]}"#));
+        assert!(matches!(
+            answer_parts(r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#),
+            Some(AnswerPart::Error)
+        ));
+        assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":1,"error":{}}"#).is_none());
+        assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7}"#).is_none());
     }
 }

@@ -48,8 +48,9 @@ pub struct Params<'a> {
     /// `_meta` (any request); a number in it that no `f64` holds reads `null` (every rule
     /// that reads `_meta` refuses a `null` where it expects a value, and ignores the rest).
     pub(crate) meta: Option<Value>,
-    /// Whether `capabilities` (`initialize`), when present, is an object.
-    pub(crate) capabilities_is_object: Option<bool>,
+    /// `capabilities` (`initialize`): which the client declared decides what the server may
+    /// ask it (elicitation, sampling); a number no `f64` holds reads `null`.
+    pub(crate) capabilities: Option<Value>,
     /// Whether `clientInfo` (`initialize`), when present, is an object.
     pub(crate) client_info_is_object: Option<bool>,
     /// `requestId` (`notifications/cancelled`); `null` if it was a number out of range, which
@@ -140,7 +141,7 @@ impl Params<'_> {
             argument: self.argument,
             arguments: self.arguments,
             meta: self.meta,
-            capabilities_is_object: self.capabilities_is_object,
+            capabilities: self.capabilities,
             client_info_is_object: self.client_info_is_object,
             request_id: self.request_id,
             arguments_out_of_range: self.arguments_out_of_range,
@@ -172,11 +173,13 @@ impl<'a> KeptParams<'a> for Params<'a> {
             | ParamKey::Uri
             | ParamKey::Level => Take::Text,
             ParamKey::Arguments => Take::Flagged,
-            ParamKey::Meta | ParamKey::RequestId | ParamKey::Ref | ParamKey::Argument => {
-                Take::Value
-            }
+            ParamKey::Meta
+            | ParamKey::RequestId
+            | ParamKey::Ref
+            | ParamKey::Argument
+            | ParamKey::Capabilities => Take::Value,
             ParamKey::Context => Take::Skip,
-            ParamKey::Capabilities | ParamKey::ClientInfo => Take::IsObject,
+            ParamKey::ClientInfo => Take::IsObject,
             ParamKey::Task => Take::Skip,
             ParamKey::Other => return None,
         };
@@ -200,9 +203,7 @@ impl<'a> KeptParams<'a> for Params<'a> {
             (ParamKey::RequestId, Taken::Value(value)) => self.request_id = Some(value),
             (ParamKey::Ref, Taken::Value(value)) => self.reference = Some(value),
             (ParamKey::Argument, Taken::Value(value)) => self.argument = Some(value),
-            (ParamKey::Capabilities, Taken::IsObject(object)) => {
-                self.capabilities_is_object = Some(object);
-            }
+            (ParamKey::Capabilities, Taken::Value(value)) => self.capabilities = Some(value),
             (ParamKey::ClientInfo, Taken::IsObject(object)) => {
                 self.client_info_is_object = Some(object);
             }

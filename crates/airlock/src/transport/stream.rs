@@ -199,6 +199,7 @@ impl Session<'_> {
                     .progress(report, std::time::Instant::now(), &mut self.out);
             }
             Event::Log(message) => self.engine.log(message, &mut self.out),
+            Event::Ask(ask) => self.engine.ask(ask, &mut self.out),
         }
     }
 

@@ -198,6 +198,16 @@ fn stream(
                             client_gone = true;
                         }
                     }
+                    Some(Event::Ask(ask)) => {
+                        let mut out = Vec::new();
+                        owner.with_engine(|engine| engine.ask(ask, &mut out));
+                        if !out.is_empty()
+                            && !client_gone
+                            && sse_tx.send(sse_events(&out)).await.is_err()
+                        {
+                            client_gone = true;
+                        }
+                    }
                     Some(Event::Done(completion)) => {
                         let reply = owner.with_engine(|engine| complete(engine, completion));
                         if !client_gone && sse_tx.send(sse_events(&reply.out)).await.is_err() {

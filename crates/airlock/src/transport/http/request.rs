@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
 use crate::engine::{Effect, Engine};
-use crate::envelope::{self, Message, Notification, Request as RpcRequest, RequestMethod};
+use crate::envelope::{self, Message, Request as RpcRequest, RequestMethod};
 use crate::error::{HeaderFault, HttpRefusal, McpError};
 use crate::json::Text;
 use crate::lifecycle;
@@ -382,11 +382,11 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let parsed = envelope::parse(&frame, state.shared.limits().max_json_depth.get());
     let request = match parsed {
         Ok(Message::Request(request)) => request,
-        Ok(Message::Notification(notification)) => {
-            return self::notification(state, &caller, head, notification).await;
+        Ok(message @ (Message::Notification(_) | Message::Response(_))) => {
+            return one_way(state, &caller, head, message).await;
         }
-        // Refused at the envelope, or an unsolicited response: no session takes it, and an
-        // engine of its own answers and counts it.
+        // Refused at the envelope: no session takes it, and an engine of its own answers and
+        // counts it.
         unanswered => {
             let mut engine = Engine::for_client(Arc::clone(&state.shared), caller.audited());
             let mut out = Vec::new();
@@ -424,15 +424,17 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     call.legacy(request).await
 }
 
-/// A notification: for a legacy session, handed to its engine (cancellation); otherwise
-/// accepted and ignored (modern clients cancel by closing the stream).
-async fn notification(
+/// A notification or a response, never answered: for a legacy session, handed to its engine
+/// (a cancellation, the answer to a question one of its calls asked); otherwise handed to an
+/// engine of its own, which ignores it (modern clients cancel by closing the stream, and are
+/// never asked anything) or counts it invalid.
+async fn one_way(
     state: &State,
     caller: &Caller,
     head: &HeaderMap,
-    notification: Notification<'_>,
+    message: Message<'_>,
 ) -> Response<Body> {
-    let message = Ok(Message::Notification(notification));
+    let message = Ok(message);
     let mut out = Vec::new();
     if let Some(id) = headers::text(head, MCP_SESSION_ID) {
         let session = match state.find_session(id, caller).await {
