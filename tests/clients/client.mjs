@@ -2,7 +2,8 @@
 //
 //   node client.mjs [--sdk v1|v2] [--era legacy|modern|auto] [--calls JSON|FILE]
 //                   [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE]
-//                   [--log-level LEVEL] [--timeout SECONDS] -- COMMAND [ARG...]
+//                   [--log-level LEVEL] [--elicit JSON] [--sample TEXT] [--timeout SECONDS]
+//                   -- COMMAND [ARG...]
 //
 // --sdk v1 is `@modelcontextprotocol/sdk` (legacy era only); v2 is `@modelcontextprotocol/client`,
 // whose `versionNegotiation` can also speak 2026-07-28: modern pins it (`server/discover`, then
@@ -21,6 +22,11 @@
 // level is set to --log-level before the calls, and each call reports the
 // `notifications/message` it received while it ran, under "logs". A get, read or completion
 // answered with a JSON-RPC error is reported, not fatal, as a call's is.
+//
+// With --elicit (an `ElicitResult` as JSON) the client declares `elicitation` and answers every
+// `elicitation/create` with it; with --sample it declares `sampling` and answers every
+// `sampling/createMessage` with that text (model `test-model`). Each request received is
+// reported under "asked" (its method, the message or the prompt, the form's field names).
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -43,10 +49,43 @@ const { values: options, positionals: command } = parseArgs({
     reads: { type: 'string', default: '[]' },
     completions: { type: 'string', default: '[]' },
     'log-level': { type: 'string' },
+    elicit: { type: 'string' },
+    sample: { type: 'string' },
     timeout: { type: 'string', default: '20' },
   },
   allowPositionals: true,
 });
+
+// The capabilities --elicit and --sample declare.
+function declared() {
+  const capabilities = {};
+  if (options.elicit !== undefined) capabilities.elicitation = {};
+  if (options.sample !== undefined) capabilities.sampling = {};
+  return capabilities;
+}
+
+// Answers the server's questions as --elicit and --sample say; each is noted in `asked`.
+function answerQuestions(setHandler, asked) {
+  if (options.elicit !== undefined) {
+    const result = JSON.parse(options.elicit);
+    setHandler('elicitation/create', async (request) => {
+      const fields = Object.keys(request.params?.requestedSchema?.properties ?? {}).sort();
+      asked.push({ method: 'elicitation/create', message: request.params?.message, fields });
+      return result;
+    });
+  }
+  if (options.sample !== undefined) {
+    setHandler('sampling/createMessage', async (request) => {
+      asked.push({ method: 'sampling/createMessage', prompt: request.params?.messages?.[0]?.content?.text });
+      return {
+        role: 'assistant',
+        content: { type: 'text', text: options.sample },
+        model: 'test-model',
+        stopReason: 'endTurn',
+      };
+    });
+  }
+}
 
 function loadSdk(sdk, era) {
   const clientInfo = { name: 'airlock-tests', version: '1' };
@@ -54,25 +93,31 @@ function loadSdk(sdk, era) {
     if (era !== 'legacy') throw new Error('@modelcontextprotocol/sdk speaks the legacy era only');
     const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
-    const { LoggingMessageNotificationSchema } = require('@modelcontextprotocol/sdk/types.js');
-    const client = new Client(clientInfo, { capabilities: {} });
+    const types = require('@modelcontextprotocol/sdk/types.js');
+    const client = new Client(clientInfo, { capabilities: declared() });
+    const schemas = {
+      'elicitation/create': types.ElicitRequestSchema,
+      'sampling/createMessage': types.CreateMessageRequestSchema,
+    };
     return {
       name: `@modelcontextprotocol/sdk ${versionOf('@modelcontextprotocol/sdk')}`,
       client,
       Transport: StdioClientTransport,
-      onLog: (handler) => client.setNotificationHandler(LoggingMessageNotificationSchema, handler),
+      onLog: (handler) => client.setNotificationHandler(types.LoggingMessageNotificationSchema, handler),
+      onRequest: (method, handler) => client.setRequestHandler(schemas[method], handler),
     };
   }
   const { Client } = require('@modelcontextprotocol/client');
   const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
   const mode = { legacy: 'legacy', auto: 'auto', modern: { pin: '2026-07-28' } }[era];
   if (!mode) throw new Error(`unknown era ${era}`);
-  const client = new Client(clientInfo, { capabilities: {}, versionNegotiation: { mode } });
+  const client = new Client(clientInfo, { capabilities: declared(), versionNegotiation: { mode } });
   return {
     name: `@modelcontextprotocol/client ${versionOf('@modelcontextprotocol/client')}`,
     client,
     Transport: StdioClientTransport,
     onLog: (handler) => client.setNotificationHandler('notifications/message', handler),
+    onRequest: (method, handler) => client.setRequestHandler(method, handler),
   };
 }
 
@@ -197,7 +242,8 @@ async function run() {
   const logs = [];
   sdk.onLog(({ params }) => logs.push({ level: params.level, data: params.data }));
 
-  const report = { sdk: sdk.name, era: options.era, failures: [] };
+  const report = { sdk: sdk.name, era: options.era, failures: [], asked: [] };
+  answerQuestions(sdk.onRequest, report.asked);
   await client.connect(transport, { timeout });
   try {
     report.protocolVersion = client.getNegotiatedProtocolVersion?.() ?? negotiated;

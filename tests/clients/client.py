@@ -2,7 +2,7 @@
 
     python client.py [--era legacy|modern|auto] [--calls JSON|FILE] [--timeout SECONDS] \
         [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE] \
-        [--log-level LEVEL] -- COMMAND [ARG...]
+        [--log-level LEVEL] [--elicit JSON] [--sample TEXT] -- COMMAND [ARG...]
     python client.py [--era ...] [--calls ...] --url URL [--cafile PEM] \
         [--oauth-issuer URL --oauth-client-id ID --oauth-client-secret SECRET [--oauth-scope S]]
 
@@ -22,6 +22,11 @@ asked. `logging` (a legacy session's capability; the modern era has no `logging/
 the level is set to --log-level before the calls, and each call reports the
 `notifications/message` it received while it ran, under "logs". A get, read or completion
 answered with a JSON-RPC error is reported, not fatal, as a call's is.
+
+With --elicit (an `ElicitResult` as JSON) the client declares `elicitation` and answers every
+`elicitation/create` with it; with --sample it declares `sampling` and answers every
+`sampling/createMessage` with that text (model `test-model`). Each request received is
+reported under "asked" (its method, the message or the prompt, the form's field names).
 
 A call answered with a JSON-RPC error is reported, not fatal. Anything else that goes wrong
 (the connection, the listing, a call the SDK rejects or that outlives --timeout) is reported
@@ -229,9 +234,36 @@ async def run(args, calls, surface):
     async def log(params):
         logs.append({"level": params.level, "data": params.data})
 
+    report["asked"] = []
+    callbacks = {}
+    if args.elicit:
+        answer_elicitation = mcp_types.ElicitResult.model_validate(json.loads(args.elicit))
+
+        async def elicit(context, params):
+            fields = sorted((params.requested_schema or {}).get("properties", {}))
+            report["asked"].append(
+                {"method": "elicitation/create", "message": params.message, "fields": fields}
+            )
+            return answer_elicitation
+
+        callbacks["elicitation_callback"] = elicit
+    if args.sample is not None:
+
+        async def sample(context, params):
+            prompt = params.messages[0].content.text if params.messages else None
+            report["asked"].append({"method": "sampling/createMessage", "prompt": prompt})
+            return mcp_types.CreateMessageResult(
+                role="assistant",
+                content=mcp_types.TextContent(type="text", text=args.sample),
+                model="test-model",
+                stop_reason="endTurn",
+            )
+
+        callbacks["sampling_callback"] = sample
+
     async with (
         transport(args) as (read_stream, write_stream),
-        ClientSession(read_stream, write_stream, logging_callback=log) as session,
+        ClientSession(read_stream, write_stream, logging_callback=log, **callbacks) as session,
     ):
         with anyio.fail_after(args.timeout):
             report["offered"] = await connect(session, args.era)
@@ -295,6 +327,8 @@ def main():
     parser.add_argument("--reads", default="[]", help="JSON list of URIs to read, or a file")
     parser.add_argument("--completions", default="[]", help="JSON list of completions, or a file")
     parser.add_argument("--log-level", help="the level to set when the server declares logging")
+    parser.add_argument("--elicit", help="an ElicitResult (JSON) to answer every elicitation with")
+    parser.add_argument("--sample", help="the text to answer every sampling request with")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
     parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     parser.add_argument("--cafile", help="PEM certificates that an https --url must chain to")

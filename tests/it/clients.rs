@@ -403,6 +403,59 @@ fn official_sdks_get_prompts_read_resources_complete_and_log_in_both_eras() {
     }
 }
 
+#[test]
+fn official_sdks_answer_an_elicitation_and_a_sampling_request() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("asking");
+    let server = [path_str(&example("conformance_server"))];
+    let calls = json!([
+        {"name": "test_elicitation", "arguments": {"message": "Who are you?"}},
+        {"name": "test_sampling", "arguments": {"prompt": "Say hi"}},
+    ]);
+    let options = [
+        "--elicit".to_owned(),
+        json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}})
+            .to_string(),
+        "--sample".to_owned(),
+        "hi there".to_owned(),
+    ];
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report_with(sdk, &dir.0, &server, &calls, &options);
+        let calls = report["calls"].as_array().unwrap();
+        if sdk.version == LEGACY {
+            // Each SDK's own handler answered the server's request; the tool got the answer.
+            assert_eq!(
+                report["asked"],
+                json!([
+                    {"method": "elicitation/create", "message": "Who are you?", "fields": ["email", "username"]},
+                    {"method": "sampling/createMessage", "prompt": "Say hi"},
+                ]),
+                "{label}"
+            );
+            assert_eq!(
+                text(sdk, &calls[0]),
+                r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#,
+                "{label}"
+            );
+            assert_eq!(text(sdk, &calls[1]), "LLM response: hi there", "{label}");
+        } else {
+            // 2026-07-28 has no server-to-client requests, and airlock does not build its
+            // input-required results yet: the tool is told the client cannot answer.
+            assert_eq!(report["asked"], json!([]), "{label}");
+            for call in calls {
+                assert_eq!(
+                    tool_error(sdk, call),
+                    "the client cannot answer this request",
+                    "{label}"
+                );
+            }
+        }
+    }
+}
+
 /// Every prompt, in the order registered, across both pages, with its arguments.
 fn assert_prompts_listed(sdk: &Sdk, report: &Value) {
     let label = sdk.label;
