@@ -531,7 +531,20 @@ fn prompts_get(
         messages: &messages,
         version,
     };
-    write_for_version(shared, id, &body, version, out);
+    // A prompt may repeat its arguments: its reply is bounded as sent, not by its input.
+    let max = crate::limits::MAX_PROMPT_REPLY_BYTES;
+    let fits = if version.is_modern() {
+        let body = Modern {
+            body: &body,
+            info: &shared.info,
+        };
+        response::write_result_within(out, id, &body, max)
+    } else {
+        response::write_result_within(out, id, &body, max)
+    };
+    if !fits {
+        return Err(McpError::PromptTooLarge);
+    }
     Ok(Dispatched::Answered)
 }
 

@@ -325,6 +325,11 @@ pub enum McpError {
     /// every required one, or that do not fit the prompt's argument type.
     #[error("invalid prompt arguments")]
     InvalidPromptArguments,
+    /// A `prompts/get` whose messages, as sent, would be over
+    /// [`MAX_PROMPT_REPLY_BYTES`](crate::limits::MAX_PROMPT_REPLY_BYTES) (arguments
+    /// substituted many times, or escaping that multiplies them).
+    #[error("prompt reply too large")]
+    PromptTooLarge,
     /// A modern request for a protocol version we do not serve.
     #[error("unsupported protocol version")]
     UnsupportedVersion {
@@ -486,6 +491,14 @@ impl McpError {
                 Some(ErrorData::limit(
                     "max_subscriptions",
                     crate::limits::MAX_SUBSCRIPTIONS,
+                )),
+            ),
+            Self::PromptTooLarge => (
+                C::INVALID_PARAMS,
+                "Invalid params: the prompt these arguments make is larger than this server sends.",
+                Some(ErrorData::limit(
+                    "max_prompt_reply_bytes",
+                    crate::limits::MAX_PROMPT_REPLY_BYTES,
                 )),
             ),
             Self::InvalidPromptArguments => (
@@ -730,6 +743,7 @@ pub(crate) mod tests {
             McpError::MalformedResourceUri,
             McpError::TooManySubscriptions,
             McpError::InvalidPromptArguments,
+            McpError::PromptTooLarge,
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),
             },

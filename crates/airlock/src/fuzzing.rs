@@ -129,6 +129,104 @@ pub fn envelope(data: &[u8]) {
     }
 }
 
+/// Answers: the input as the frame of a client's response to one of the server's questions
+/// (an elicitation of a form with every kind of field, and a sampling request). Whatever it
+/// holds, the check returns, and what it lets through fits the question: accepted content
+/// holds only the form's fields, each of its kind, every required one; a sampled text is at
+/// most the answer bound.
+pub fn answers(data: &[u8]) {
+    use crate::asking::{Answer, Elicited, Question};
+    use crate::envelope::{AnswerPart, Message};
+    let Ok(Message::Response(response)) =
+        crate::envelope::parse(data, crate::limits::MAX_JSON_DEPTH)
+    else {
+        return;
+    };
+    let Some(AnswerPart::Result(raw)) = crate::envelope::answer_parts(response.frame) else {
+        return;
+    };
+    FUZZ_QUESTIONS.with(|questions| {
+        for question in questions {
+            match question.check(raw.get()) {
+                Ok(Answer::Elicited(Elicited::Accepted(content))) => {
+                    assert!(
+                        matches!(question, Question::Elicit(_)),
+                        "a form answer to a prompt"
+                    );
+                    check_form_content(&content);
+                }
+                Ok(Answer::Sampled(sampled)) => {
+                    assert!(
+                        matches!(question, Question::Sample(_)),
+                        "a text answer to a form"
+                    );
+                    assert!(sampled.text.len() <= crate::limits::MAX_ANSWER_BYTES);
+                    assert!(sampled.model.len() <= crate::limits::MAX_SAMPLED_MODEL_BYTES);
+                }
+                Ok(Answer::Elicited(_)) | Err(_) => {}
+            }
+        }
+    });
+}
+
+thread_local! {
+    static FUZZ_QUESTIONS: Vec<crate::asking::Question> = fuzz_questions();
+}
+
+/// The form of [`answers`]: `name` (required text of 1 to 8 characters), `age` (an integer
+/// 0 to 150), `score` (a number), `status` (one of two), `verified` (a flag), `tags` (one to
+/// two of three).
+fn fuzz_questions() -> Vec<crate::asking::Question> {
+    use crate::asking::{Elicitation, Question, Sampling};
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 8},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "score": {"type": "number"},
+            "status": {"type": "string", "oneOf": [{"const": "on", "title": "On"}, {"const": "off", "title": "Off"}]},
+            "verified": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "minItems": 1, "maxItems": 2}
+        },
+        "required": ["name"]
+    });
+    let form =
+        Elicitation::new("fuzz", schema).unwrap_or_else(|_| fail("the fuzz form is refused"));
+    vec![
+        Question::Elicit(form),
+        Question::Sample(Sampling::new("fuzz")),
+    ]
+}
+
+/// What [`answers`] asserts of content the form let through.
+fn check_form_content(content: &serde_json::Map<String, Value>) {
+    assert!(
+        content
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|name| { (1..=8).contains(&name.chars().count()) }),
+        "required name missing or out of bounds: {content:?}"
+    );
+    for (key, value) in content {
+        let fits = match key.as_str() {
+            "name" => true,
+            "age" => value.as_i64().is_some_and(|age| (0..=150).contains(&age)),
+            "score" => value.as_f64().is_some_and(f64::is_finite),
+            "status" => matches!(value.as_str(), Some("on" | "off")),
+            "verified" => value.is_boolean(),
+            "tags" => value.as_array().is_some_and(|tags| {
+                (1..=2).contains(&tags.len())
+                    && tags
+                        .iter()
+                        .all(|tag| matches!(tag.as_str(), Some("a" | "b" | "c")))
+                    && tags.first() != tags.get(1)
+            }),
+            _ => false,
+        };
+        assert!(fits, "field {key:?} let through with {value}");
+    }
+}
+
 /// Engine: the input is split into lines, each fed to one session with in-process tools;
 /// after each line, the output is checked, notifications get nothing, and a started call
 /// completes with exactly one reply.
@@ -745,6 +843,11 @@ pub(crate) mod tests {
     #[test]
     fn corpus_replays_envelope() {
         assert!(replay("envelope", envelope) > 0);
+    }
+
+    #[test]
+    fn corpus_replays_answers() {
+        assert!(replay("answers", answers) > 0);
     }
 
     #[test]

@@ -278,6 +278,11 @@ pub const MAX_PROMPT_TEXT_BYTES: usize = 64 * 1024;
 /// values), whatever the peer sends.
 pub const MAX_PROMPT_PLACEHOLDERS: usize = 64;
 
+/// Largest `prompts/get` reply, in bytes as sent (JSON-escaped: a control character costs
+/// six): a prompt that repeats its arguments cannot multiply a request into a reply larger
+/// than this. One more is refused with `-32602` (`max_prompt_reply_bytes`), nothing sent.
+pub const MAX_PROMPT_REPLY_BYTES: usize = 1024 * 1024;
+
 /// What one file of a manifest `[[resource]]` root may hold unless its `max_bytes` says
 /// otherwise, in bytes: a read never takes more than this plus one byte into memory.
 pub const DEFAULT_RESOURCE_FILE_BYTES: usize = 1024 * 1024;

@@ -21,6 +21,51 @@ pub(crate) fn write_result<T: Serialize>(out: &mut Vec<u8>, id: &RequestId, resu
     write_reply(out, Some(id), b"result", result);
 }
 
+/// [`write_result`], unless the result is over `max` bytes as serialised: then nothing is
+/// appended and `false` returned. Serialising stops as soon as it passes `max`, so a result
+/// that would be huge never takes more than `max` bytes of memory here.
+pub(crate) fn write_result_within<T: Serialize>(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    result: &T,
+    max: usize,
+) -> bool {
+    let start = out.len();
+    write_head(out, Some(id), b"result");
+    let capped = Capped {
+        out: &mut *out,
+        left: max,
+    };
+    let fits = serde_json::to_writer(capped, result).is_ok();
+    if fits {
+        out.extend_from_slice(b"}\n");
+    } else {
+        out.truncate(start);
+    }
+    fits
+}
+
+/// Writes into a buffer until `left` bytes are used, then fails.
+struct Capped<'a> {
+    out: &'a mut Vec<u8>,
+    left: usize,
+}
+
+impl std::io::Write for Capped<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.left = self
+            .left
+            .checked_sub(bytes.len())
+            .ok_or_else(|| std::io::Error::other("over the cap"))?;
+        self.out.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Appends an error line for `id` (`null` when the id could not be read).
 pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &McpError) {
     write_reply(out, id, b"error", &error.to_wire());
@@ -33,6 +78,18 @@ pub(crate) fn write_error(out: &mut Vec<u8>, id: Option<&RequestId>, error: &Mcp
 /// stays one message per line.
 fn write_reply<T: Serialize>(out: &mut Vec<u8>, id: Option<&RequestId>, member: &[u8], body: &T) {
     let start = out.len();
+    write_head(out, id, member);
+    match serde_json::to_writer(&mut *out, body) {
+        Ok(()) => out.extend_from_slice(b"}\n"),
+        Err(_) => {
+            out.truncate(start);
+            tracing::error!("a reply could not be serialised and was dropped");
+        }
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":…,"<member>":`, the part of a reply before its body.
+fn write_head(out: &mut Vec<u8>, id: Option<&RequestId>, member: &[u8]) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     match id {
         Some(id) => id.write_to(out),
@@ -41,13 +98,6 @@ fn write_reply<T: Serialize>(out: &mut Vec<u8>, id: Option<&RequestId>, member: 
     out.extend_from_slice(b",\"");
     out.extend_from_slice(member);
     out.extend_from_slice(b"\":");
-    match serde_json::to_writer(&mut *out, body) {
-        Ok(()) => out.extend_from_slice(b"}\n"),
-        Err(_) => {
-            out.truncate(start);
-            tracing::error!("a reply could not be serialised and was dropped");
-        }
-    }
 }
 
 /// Appends a notification line.

@@ -50,6 +50,7 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::MalformedResourceUri
         | McpError::TooManySubscriptions
         | McpError::InvalidPromptArguments
+        | McpError::PromptTooLarge
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
         McpError::ClientBusy { .. } | McpError::Overloaded { .. } => {
