@@ -7,15 +7,24 @@
 //!
 //! Findings (each `#[ignore]`d test asserts the correct behaviour and fails now):
 //!
-//! - finding 1: a `prompts/get` reply is bounded by neither `max_output_bytes` nor anything
-//!   the memory bound counts: one argument of 64 KiB of control bytes placed by 64
+//! - finding 1 (medium): a `prompts/get` reply is bounded by neither `max_output_bytes` nor
+//!   anything the memory bound counts: one argument of 43,000 control bytes placed by 64
 //!   placeholders is a 16.5 MB reply line (nothing refuses the manifest). Over HTTP,
 //!   clients that never read such replies hold them: 113 MiB peak with 40 clients, 247 MiB
 //!   with 600 (release), against the 48 MiB bound;
 //! - finding 2 (low): over stdio the same prompt takes the server past its documented 32 MiB
-//!   bound with one request in the test profile's build (37.5 MiB); release holds (26 MiB).
+//!   bound with one request in the test profile's build (37.5 MiB); release holds (26 MiB);
+//! - finding 3 (low): a `GET` raced with its session's `DELETE` can leave a stream open on
+//!   the ended session (15 s to more than 30 s), still delivering that session's
+//!   `notifications/resources/updated`.
 //!
-//! Everything else here held, and is kept so that it goes on holding.
+//! Everything else here held, and is kept so that it goes on holding. Tried by hand against
+//! the release binaries and not encoded: `resources/read` timing over stdio (median 181 µs
+//! for an unlisted URI, 217 µs listed, 214 µs listed but refused as a hard link: it tells
+//! only whether a URI is listed, which `resources/list` says anyway); `SIGTERM` to `airlock
+//! serve --http` with eight 16.5 MB prompt replies unread (exit 0 after 0.02 s); release
+//! arithmetic (`overflow-checks = true`, no `debug_assert!` in the crates, the one wrapping
+//! add a `u64` call serial).
 
 use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
@@ -484,17 +493,36 @@ fn never_read_get_streams_of_many_sessions_under_an_announcement_flood_hold_boun
     drop(streams);
 }
 
-/// Holds: a `GET` and the `DELETE` of its session sent at once, in both orders, 60 times: a
-/// stream answered `200` always ends with its session (none waits for the 15 s keepalive
-/// to notice). Release: 150 runs, 56 streams opened before the DELETE, every one ended.
+/// Finding 3 (low): a `GET` and the `DELETE` of its session sent at once (on two
+/// connections, in both orders) race: the `GET` finds the session, the `DELETE` ends it and
+/// answers `204`, and the stream is then installed on the ended session. That stream is not
+/// ended: it stays open at least until its first keepalive (15 s), some past 30 s sending
+/// keepalives, and it goes on delivering the ended session's
+/// `notifications/resources/updated` when another session announces a change. Release
+/// conformance fixture: 5 such streams in 1,500 runs (547 streams opened before their
+/// DELETE), one ending after 15 s, four still open after 30 s; debug: 4 in 1,500, three of
+/// them delivering the update after the `204`. The session table's caps no longer count
+/// such a session. Reproduce: `initialize`, `notifications/initialized`,
+/// `resources/subscribe` `test://watched-resource`, then write the `GET /mcp` (Accept
+/// `text/event-stream`, the session id and version) and the `DELETE /mcp` on two fresh
+/// connections back to back; repeat. The race is narrow: this test tries up to 3,000 times.
 #[test]
+#[ignore = "finding 3: a GET raced with its session's DELETE leaves a stream open on the ended session, still delivering its updates"]
 fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
     let mut client = Client::new(addr, Ipv4Addr::LOCALHOST);
+    let mut announcer = Client::new(addr, Ipv4Addr::new(127, 0, 0, 9));
+    let announcing = open_session(&mut announcer);
+    let touch = request(
+        3,
+        "tools/call",
+        json!({"name": "test_touch_watched_resource", "arguments": {}}),
+    );
     let mut opened = 0;
-    for run in 0..60 {
+    for run in 0..3000 {
         let session = open_session(&mut client);
+        subscribe(&mut client, &session, WATCHED);
         let delete = format!(
             "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
              MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
@@ -516,10 +544,24 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
             "{}",
             String::from_utf8_lossy(&deleted)
         );
-        let (seen, ended) = read_until(&mut get, Duration::from_secs(3), |_| false);
+        // A refusal is one JSON body on a kept-alive connection; a stream must end by itself.
+        let (seen, ended) = read_until(&mut get, Duration::from_secs(2), |seen| {
+            seen.starts_with(b"HTTP/1.1 4") && seen.ends_with(b"}")
+        });
         if seen.starts_with(b"HTTP/1.1 200") {
             opened += 1;
-            assert!(ended, "run {run}: the stream outlived its session's DELETE");
+            if !ended {
+                let reply = announcer.post(&session_headers(&announcing), &touch);
+                assert_eq!(reply.status, 200);
+                let (more, _) = read_until(&mut get, Duration::from_secs(3), |seen| {
+                    find(seen, b"notifications/resources/updated").is_some()
+                });
+                panic!(
+                    "run {run}: the stream is open 2 s after its session's DELETE was answered 204; \
+                     after another session's announcement it carried: {:?}",
+                    String::from_utf8_lossy(&more)
+                );
+            }
         } else {
             assert!(
                 seen.starts_with(b"HTTP/1.1 404"),
@@ -528,7 +570,7 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
             );
         }
     }
-    eprintln!("{opened} of 60 streams opened before their session's DELETE; all ended");
+    eprintln!("{opened} of 3,000 streams opened before their session's DELETE; all ended");
 }
 
 /// Holds: nothing of a `GET`'s head comes back, whatever it is refused for (or when it is
@@ -717,4 +759,198 @@ fn a_listed_file_exchanged_in_a_tight_loop_serves_only_itself() {
         original > 0,
         "the listed file is served between the exchanges"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Echoes over stdio
+// ---------------------------------------------------------------------------------------
+
+/// Holds: 25 hostile `prompts/get`, `completion/complete`, `resources/*` and cursor requests
+/// with a canary in every peer-chosen place (an undeclared argument's name, an argument's
+/// value, a prompt name, a completion's ref and argument, URIs with `./`, `%2e`, NUL, case
+/// and scheme changes, an extra member, cursors, a log level): every reply is a fixed
+/// refusal holding nothing of the canary, and the session goes on.
+#[test]
+fn hostile_prompt_resource_and_completion_requests_echo_nothing() {
+    const C: &str = "zq7canary";
+    let tree = Tree::new("echo");
+    std::fs::write(tree.docs().join("a.txt"), "hi").unwrap();
+    let mut server = tree.serve(&format!(
+        "{ECHO}\n[[prompt]]\nname = \"review\"\ndescription = \"r\"\n\
+         arguments = [ {{ name = \"change\", required = true }}, {{ name = \"focus\" }} ]\n\
+         messages = [ {{ role = \"user\", text = \"Review {{change}} for {{focus}}.\" }} ]\n{DOCS}"
+    ));
+    let prompt_refusal = "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.";
+    let probes = [
+        (
+            "prompts/get",
+            json!({"name": "review", "arguments": {"change": "x", C: "y"}}),
+            prompt_refusal,
+        ),
+        (
+            "prompts/get",
+            json!({"name": "review", "arguments": {"change": "x", "focus": C, "zz": 1}}),
+            prompt_refusal,
+        ),
+        (
+            "prompts/get",
+            json!({"name": C, "arguments": {}}),
+            "Invalid params: unknown prompt.",
+        ),
+        (
+            "prompts/get",
+            json!({"name": "review", "arguments": {"change": {C: C}}}),
+            prompt_refusal,
+        ),
+        (
+            "prompts/get",
+            json!({"name": "review", "arguments": [C]}),
+            prompt_refusal,
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": C}, "argument": {"name": "change", "value": C}}),
+            "Invalid params: unknown prompt.",
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": C, "value": C}}),
+            "Invalid params.",
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": format!("docs://{C}")}, "argument": {"name": "x", "value": C}}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "completion/complete",
+            json!({"ref": {"type": C}, "argument": {"name": "x", "value": C}}),
+            "Invalid params.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": format!("docs://{C}")}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "docs://a.txt", "extra": C}),
+            "Invalid params.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": format!("docs://a.txt/{C}")}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "docs://./a.txt"}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "docs://A.TXT"}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "docs://a.txt\u{0}"}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "docs://a%2etxt"}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "DOCS://a.txt"}),
+            "Invalid params: resource not found.",
+        ),
+        (
+            "resources/subscribe",
+            json!({"uri": format!("docs://{C}")}),
+            "Method not found.",
+        ),
+        (
+            "resources/templates/list",
+            json!({"cursor": C}),
+            "Invalid params: unknown cursor.",
+        ),
+        (
+            "resources/list",
+            json!({"cursor": C}),
+            "Invalid params: unknown cursor.",
+        ),
+        (
+            "prompts/list",
+            json!({"cursor": C}),
+            "Invalid params: unknown cursor.",
+        ),
+        ("logging/setLevel", json!({"level": C}), "Invalid params."),
+    ];
+    for (n, (method, params, message)) in probes.iter().enumerate() {
+        let reply = server.request(&request(n as u64 + 1, method, params.clone()));
+        let text = reply.to_string();
+        assert!(!text.contains(C), "{method} {params}: {text}");
+        assert_eq!(
+            reply["error"]["message"], *message,
+            "{method} {params}: {text}"
+        );
+    }
+    let ping = server.request(&request(99, "ping", json!({})));
+    assert_eq!(ping["result"], json!({}));
+}
+
+// ---------------------------------------------------------------------------------------
+// Hangs
+// ---------------------------------------------------------------------------------------
+
+/// Whether process `pid` has exited (gone, or a zombie waiting to be reaped).
+fn exited(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'))
+    })
+}
+
+/// Holds: `SIGTERM` with open `GET` streams (one per session, never ending by themselves)
+/// and a `GET` that never reads stops the server at once; the streams end (release: exit
+/// 0 after under 10 ms, the stream's connection closed).
+#[test]
+fn sigterm_with_open_get_streams_stops_the_server_at_once() {
+    let server = HttpServer::fixtures();
+    let addr = server.addr;
+    let mut streams = Vec::new();
+    for n in 0..4 {
+        let session = initialize(addr);
+        let mut stream = if n == 0 {
+            connect_from(addr, Ipv4Addr::LOCALHOST, Some(1024))
+        } else {
+            TcpStream::connect(addr).unwrap()
+        };
+        stream.write_all(&get_stream_bytes(addr, &session)).unwrap();
+        let (seen, _ended) = read_until(&mut stream, REPLY_TIMEOUT, |seen| {
+            find(seen, b"\r\n\r\n").is_some()
+        });
+        assert!(
+            seen.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&seen)
+        );
+        streams.push(stream);
+    }
+    let started = Instant::now();
+    harness::signal(server.pid(), "TERM");
+    while !exited(server.pid()) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the server did not stop on SIGTERM with streams open"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    for mut stream in streams.into_iter().skip(1) {
+        let (_seen, ended) = read_until(&mut stream, Duration::from_secs(5), |_| false);
+        assert!(ended, "a stream outlived the server");
+    }
 }
