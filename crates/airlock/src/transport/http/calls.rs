@@ -14,7 +14,6 @@ use std::time::Instant;
 use hyper::Response;
 use hyper::StatusCode;
 use hyper::body::Bytes;
-use hyper::header::{self, HeaderValue};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
@@ -26,7 +25,7 @@ use crate::handler::{CallContext, Event};
 use super::body::Body;
 use super::clients::Slot;
 use super::lock;
-use super::reply::{json, status_only};
+use super::reply::{json, sse_reply, status_only};
 use super::session::Session;
 
 /// Progress reports a call may queue for its SSE stream before further ones are dropped.
@@ -221,15 +220,7 @@ fn stream(
             }
         }
     });
-    let mut reply = Response::new(Body::stream(sse_rx));
-    let head = reply.headers_mut();
-    head.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    head.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    head.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    reply
+    sse_reply(Body::stream(sse_rx))
 }
 
 /// Each line of `out` (one JSON-RPC message) as an SSE `message` event.

@@ -12,9 +12,9 @@
 
 use std::sync::{Arc, Weak};
 
+use hyper::Response;
 use hyper::body::Bytes;
 use hyper::header::{self, HeaderMap, HeaderValue};
-use hyper::{Response, StatusCode};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -26,7 +26,7 @@ use crate::version::ProtocolVersion;
 use super::body::Body;
 use super::calls::sse_events;
 use super::headers::{self, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use super::reply::{garbage, judged, refusal};
+use super::reply::{garbage, judged, refusal, sse_reply};
 use super::request::Caller;
 use super::session::Session;
 use super::{State, Verdict};
@@ -63,15 +63,22 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
     if header_version.is_some_and(|version| version != negotiated.as_str()) {
         return garbage(refusal(&McpError::Http(HttpRefusal::VersionHeader)));
     }
-    tracing::debug!("legacy session opened its notification stream");
-    stream(&session, updates.listen())
+    match stream(&session, updates.listen()) {
+        Some(reply) => {
+            tracing::debug!("legacy session opened its notification stream");
+            reply
+        }
+        // Ended (DELETE, expiry) between the lookup and now.
+        None => garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound))),
+    }
 }
 
-/// The stream of `session`: a task forwarding the announcements that concern it.
+/// The stream of `session`: a task forwarding the announcements that concern it; `None` when
+/// the session ended before the task could be made its stream.
 fn stream(
     session: &Arc<Session>,
     mut updates: tokio::sync::broadcast::Receiver<Arc<str>>,
-) -> Response<Body> {
+) -> Option<Response<Body>> {
     let (events_tx, events_rx) = mpsc::channel::<Bytes>(LISTEN_QUEUE);
     // Weak: the stream must not keep an ended session alive.
     let weak: Weak<Session> = Arc::downgrade(session);
@@ -117,15 +124,8 @@ fn stream(
             }
         }
     });
-    session.listen(task.abort_handle());
-    let mut reply = Response::new(Body::stream(events_rx));
-    *reply.status_mut() = StatusCode::OK;
-    let head = reply.headers_mut();
-    head.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    head.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    head.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    reply
+    if !session.listen(task.abort_handle()) {
+        return None;
+    }
+    Some(sse_reply(Body::stream(events_rx)))
 }

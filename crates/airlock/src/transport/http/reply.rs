@@ -81,6 +81,19 @@ pub(super) fn finished(engine: &mut Engine, out: Vec<u8>, modern: bool) -> Respo
     judged(json(out, error.as_ref(), modern), verdict)
 }
 
+/// A `200` event stream of `body`, not to be cached or buffered by a proxy.
+pub(super) fn sse_reply(body: Body) -> Response<Body> {
+    let mut reply = Response::new(body);
+    let head = reply.headers_mut();
+    head.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    head.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    head.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    reply
+}
+
 /// A JSON reply: `out` (one line) with the status of `error`, or `200`.
 pub(super) fn json(mut out: Vec<u8>, error: Option<&McpError>, modern: bool) -> Response<Body> {
     if out.last() == Some(&b'\n') {

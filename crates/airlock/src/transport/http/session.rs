@@ -32,6 +32,13 @@ use crate::handler::Ticket;
 /// Bytes of randomness in a session id.
 const SESSION_ID_BYTES: usize = 32;
 
+/// A session's `GET` stream.
+#[derive(Default)]
+struct Listener {
+    task: Option<AbortHandle>,
+    ended: bool,
+}
+
 /// One legacy session.
 pub(crate) struct Session {
     engine: Mutex<Engine>,
@@ -39,8 +46,10 @@ pub(crate) struct Session {
     owner: ClientKey,
     last_used: Mutex<Instant>,
     tasks: Mutex<HashMap<Ticket, AbortHandle>>,
-    /// The task of the session's `GET` stream, if one is open.
-    listener: Mutex<Option<AbortHandle>>,
+    /// The task of the session's `GET` stream, if one is open, and whether the session has
+    /// ended (then no stream may open: a `GET` that found the session just before its `DELETE`
+    /// must not leave one behind).
+    listener: Mutex<Listener>,
     /// Whether the shared store has this session's record (opened while it was unreachable,
     /// under local limits, it has not).
     #[cfg(feature = "redis")]
@@ -66,18 +75,28 @@ impl Session {
     }
 
     /// Makes `task` the session's `GET` stream, ending the one before it.
-    pub(crate) fn listen(&self, task: AbortHandle) {
-        if let Some(previous) = lock(&self.listener).replace(task) {
+    ///
+    /// Returns `false`, with `task` stopped, when the session has ended meanwhile.
+    pub(crate) fn listen(&self, task: AbortHandle) -> bool {
+        let mut listener = lock(&self.listener);
+        if listener.ended {
+            task.abort();
+            return false;
+        }
+        if let Some(previous) = listener.task.replace(task) {
             previous.abort();
         }
+        true
     }
 
     fn stop_all(&self) {
         for (_, task) in self.tasks().drain() {
             task.abort();
         }
-        if let Some(listener) = lock(&self.listener).take() {
-            listener.abort();
+        let mut listener = lock(&self.listener);
+        listener.ended = true;
+        if let Some(task) = listener.task.take() {
+            task.abort();
         }
     }
 }
@@ -171,7 +190,7 @@ impl Sessions {
             owner,
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
-            listener: Mutex::new(None),
+            listener: Mutex::new(Listener::default()),
             #[cfg(feature = "redis")]
             shared: std::sync::atomic::AtomicBool::new(false),
         });
@@ -302,6 +321,30 @@ mod tests {
         assert!(sessions.close(&id, Some(&alice)));
         assert!(sessions.find(&id, Some(&alice)).is_none());
         assert_eq!(sessions.len(), 1);
+    }
+
+    /// The release red team's finding 3: a `GET` that found its session just before the
+    /// `DELETE` ended it made its stream afterwards, on the ended session, and it lived on.
+    #[test]
+    fn a_stream_made_after_its_session_ended_is_stopped_at_once() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let sessions = Sessions::new(2, 2, Duration::from_secs(60));
+            let (id, _) = sessions.open(engine(), None, owner("A")).unwrap();
+            let found = sessions.find(&id, None).unwrap();
+            let first = tokio::spawn(std::future::pending::<()>());
+            assert!(found.listen(first.abort_handle()));
+            assert!(sessions.close(&id, None));
+            assert!(
+                first.await.unwrap_err().is_cancelled(),
+                "ended with its session"
+            );
+            let late = tokio::spawn(std::future::pending::<()>());
+            assert!(!found.listen(late.abort_handle()), "the session has ended");
+            assert!(late.await.unwrap_err().is_cancelled());
+        });
     }
 
     #[test]
