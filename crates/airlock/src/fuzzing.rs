@@ -232,7 +232,8 @@ fn check_form_content(content: &serde_json::Map<String, Value>) {
 /// completes with exactly one reply.
 pub fn engine(data: &[u8]) {
     let mut engine = Engine::new(fuzz_server());
-    for frame in data.split(|b| *b == b'\n') {
+    let mut frames = data.split(|b| *b == b'\n').peekable();
+    while let Some(frame) = frames.next() {
         let mut out = Vec::new();
         let effect = engine.handle(frame, &mut out);
         let lines = check_output(&out).unwrap_or_else(|broken| fail(&broken));
@@ -242,9 +243,15 @@ pub fn engine(data: &[u8]) {
         }
         if let Effect::Start(call) = effect {
             assert_eq!(lines, 0, "a started call was also answered at once");
-            let completion = runtime().block_on(call.run(crate::handler::CallContext::detached()));
+            let completion = if call.may_ask() {
+                run_asking(&mut engine, call, &mut frames)
+            } else {
+                runtime().block_on(call.run(crate::handler::CallContext::detached()))
+            };
             let mut done = Vec::new();
             engine.complete(completion, &mut done);
+            // Questions the call left unanswered are withdrawn before its reply.
+            let done = without_withdrawals(&done);
             let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken));
             assert_eq!(lines, 1, "a completed call must be answered exactly once");
         }
@@ -268,6 +275,112 @@ pub fn engine(data: &[u8]) {
         all <= crate::limits::MAX_SUBSCRIPTIONS,
         "more subscriptions than the cap"
     );
+}
+
+/// Runs a call that may ask the client (its session declared a capability): each question the
+/// engine writes is checked, then answered by the input's next frame when that is a
+/// response (the frame is the client's answer, hostile like any other); a question nobody
+/// answers times out on a paused clock, with no wait.
+fn run_asking<'a>(
+    engine: &mut Engine,
+    call: crate::call::Call,
+    frames: &mut std::iter::Peekable<impl Iterator<Item = &'a [u8]>>,
+) -> crate::handler::Completion {
+    use crate::handler::{CallContext, Event};
+    asking_runtime().block_on(async {
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(16);
+        let context = CallContext::reporting(&call, events_tx.clone());
+        let task = tokio::spawn(async move {
+            let completion = call.run(context).await;
+            if events_tx.send(Event::Done(completion)).await.is_err() {
+                fail("the call's completion had nowhere to go");
+            }
+        });
+        let completion = loop {
+            match events_rx.recv().await {
+                Some(Event::Ask(ask)) => {
+                    let mut out = Vec::new();
+                    engine.ask(ask, &mut out);
+                    check_questions(&out).unwrap_or_else(|broken| fail(&broken));
+                    if let Some(answer) = frames.next_if(|frame| is_response(frame)) {
+                        let mut replies = Vec::new();
+                        let _effect = engine.handle(answer, &mut replies);
+                        assert!(replies.is_empty(), "an answer was answered");
+                    }
+                }
+                Some(Event::Done(completion)) => break completion,
+                Some(_) => {}
+                None => fail("a call ended without its completion"),
+            }
+        };
+        drop(task);
+        completion
+    })
+}
+
+/// A runtime whose clock is paused: a question's deadline passes as soon as nothing else
+/// can run.
+fn asking_runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap_or_else(|_| fail("the fuzzer cannot run without a runtime"))
+    })
+}
+
+/// Whether `frame` is a response (a possible answer to a question).
+fn is_response(frame: &[u8]) -> bool {
+    matches!(
+        crate::envelope::parse(frame, crate::limits::MAX_JSON_DEPTH),
+        Ok(crate::envelope::Message::Response(_))
+    )
+}
+
+/// Checks what [`Engine::ask`] wrote: nothing, or one `elicitation/create` request with a
+/// positive integer id and the fuzz form's message, after any withdrawals
+/// (`notifications/cancelled` of earlier questions).
+fn check_questions(out: &[u8]) -> Result<(), String> {
+    let text = std::str::from_utf8(out).map_err(|_| "a question is not UTF-8".to_owned())?;
+    let mut requests = 0_usize;
+    for line in text.lines() {
+        let message: Value =
+            serde_json::from_str(line).map_err(|_| format!("a question is not JSON: {line}"))?;
+        match message.get("method").and_then(Value::as_str) {
+            Some("elicitation/create") => {
+                requests = requests.saturating_add(1);
+                if message.get("id").and_then(Value::as_u64).unwrap_or(0) == 0 {
+                    return Err(format!("a question without a positive id: {line}"));
+                }
+                if message.pointer("/params/message") != Some(&Value::from("fuzz")) {
+                    return Err(format!("a question that is not the tool's: {line}"));
+                }
+            }
+            Some("notifications/cancelled") if message.get("id").is_none() => {}
+            _ => return Err(format!("not a question: {line}")),
+        }
+    }
+    if requests > 1 {
+        return Err("more than one request for one question".to_owned());
+    }
+    Ok(())
+}
+
+/// `out` without its `notifications/cancelled` lines (questions withdrawn at a call's end).
+fn without_withdrawals(out: &[u8]) -> Vec<u8> {
+    let mut kept = Vec::with_capacity(out.len());
+    for line in out.split_inclusive(|&b| b == b'\n') {
+        let withdrawal = serde_json::from_slice::<Value>(line).is_ok_and(|message| {
+            message.get("method").and_then(Value::as_str) == Some("notifications/cancelled")
+                && message.get("id").is_none()
+        });
+        if !withdrawal {
+            kept.extend_from_slice(line);
+        }
+    }
+    kept
 }
 
 /// Checks that `out` holds only `notifications/resources/updated` lines, each naming a URI
@@ -745,8 +858,32 @@ fn build_fuzz_server() -> Arc<Shared> {
         cheap_method_rate: None,
         ..Limits::default()
     };
-    // With subscriptions, so that inputs reach `resources/subscribe` and its bound.
-    crate::test_server::served(
+    // With subscriptions, so that inputs reach `resources/subscribe` and its bound; and a
+    // tool that asks the client (`ask`), so that inputs reach the questions and answers.
+    let mut tools = crate::test_server::tools();
+    tools.push(
+        crate::tools::Tool::builder("ask")
+            .description("Asks the client to fill in the fuzz form")
+            .handler(
+                |_: crate::tools::NoArguments, context: crate::handler::CallContext| async move {
+                    let Some(crate::asking::Question::Elicit(form)) =
+                        fuzz_questions().into_iter().next()
+                    else {
+                        return crate::output::ToolOutput::text("no form");
+                    };
+                    match context.elicit(form).await {
+                        Ok(crate::asking::Elicited::Accepted(content)) => {
+                            check_form_content(&content);
+                            crate::output::ToolOutput::text("accepted")
+                        }
+                        Ok(_) => crate::output::ToolOutput::text("declined"),
+                        Err(error) => crate::output::ToolOutput::text(error.to_string()),
+                    }
+                },
+            ),
+    );
+    crate::test_server::served_with(
+        tools,
         limits,
         crate::test_server::prompts(),
         crate::test_server::resources(),

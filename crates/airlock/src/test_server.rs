@@ -105,7 +105,18 @@ pub(crate) fn served(
     resources: Vec<crate::resources::Resource>,
     updates: Option<crate::ResourceUpdates>,
 ) -> Result<Arc<Shared>, crate::tools::BuildError> {
-    let registry = Registry::new(tools())?;
+    served_with(tools(), limits, prompts, resources, updates)
+}
+
+/// [`served`] with `tools` instead of the usual ones.
+pub(crate) fn served_with(
+    tools: Vec<Tool>,
+    limits: Limits,
+    prompts: Vec<crate::prompts::Prompt>,
+    resources: Vec<crate::resources::Resource>,
+    updates: Option<crate::ResourceUpdates>,
+) -> Result<Arc<Shared>, crate::tools::BuildError> {
+    let registry = Registry::new(tools)?;
     let prompts = crate::prompts::PromptRegistry::new(prompts)?;
     let resources = crate::resources::ResourceRegistry::new(resources)?;
     Ok(crate::state::shared_logging(
