@@ -158,6 +158,26 @@ impl Server {
         }
     }
 
+    /// The next line, parsed, waiting at most `wait` (for replies slower than
+    /// [`REPLY_TIMEOUT`], such as a tool's time limit).
+    pub fn recv_within(&mut self, wait: Duration) -> Value {
+        match self.lines.recv_timeout(wait) {
+            Ok(line) => {
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+            }
+            Err(RecvTimeoutError::Timeout) => panic!("no reply within {wait:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("server closed stdout"),
+        }
+    }
+
+    /// Writes raw bytes, returning the error instead of failing (a server that ended its
+    /// session closes its input).
+    pub fn try_write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
     /// Sends a line and returns the next reply.
     pub fn request(&mut self, line: &str) -> Value {
         self.send(line);

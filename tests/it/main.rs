@@ -85,6 +85,7 @@ mod product;
 mod protocol;
 mod redis;
 mod redteam;
+mod redteam_asking;
 mod redteam_release;
 mod redteam_resources;
 mod redteam_subscriptions;
