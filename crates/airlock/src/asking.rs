@@ -566,6 +566,9 @@ impl Kind {
                 },
                 Value::Number(number),
             ) => {
+                // Written as an integer of at most 64 bits: `30.0` and `3e1` are refused (JSON
+                // Schema would take them), so a tool never gets an "integer" that `as_i64`
+                // cannot read, or one past 64 bits rounded into a float.
                 let whole = number.is_i64() || number.is_u64();
                 number.as_f64().is_some_and(|n| {
                     n.is_finite()
@@ -711,6 +714,7 @@ mod tests {
             json!({"action": "accept", "content": {"name": "123456789"}}),
             json!({"action": "accept", "content": {"name": 5}}),
             json!({"action": "accept", "content": {"name": "J", "age": 1.5}}),
+            json!({"action": "accept", "content": {"name": "J", "age": 30.0}}),
             json!({"action": "accept", "content": {"name": "J", "age": 151}}),
             json!({"action": "accept", "content": {"name": "J", "status": "gone"}}),
             json!({"action": "accept", "content": {"name": "J", "many": ["x", "x"]}}),

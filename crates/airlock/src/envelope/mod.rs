@@ -355,11 +355,18 @@ pub(crate) enum AnswerPart<'a> {
 /// The `result` or `error` of a response the envelope let through ([`Response::frame`]);
 /// `None` when it has both, or neither.
 pub(crate) fn answer_parts(frame: &str) -> Option<AnswerPart<'_>> {
+    // A member that is present is kept even when it is `null` (`Option` alone would read a
+    // `null` as absent, and `"error": null` beside a result would pass for a result alone).
+    fn present<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<&'de serde_json::value::RawValue>, D::Error> {
+        serde::Deserialize::deserialize(deserializer).map(Some)
+    }
     #[derive(serde::Deserialize)]
     struct Parts<'a> {
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "present")]
         result: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "present")]
         error: Option<&'a serde_json::value::RawValue>,
     }
     let parts: Parts<'_> = serde_json::from_str(frame).ok()?;
@@ -567,6 +574,13 @@ mod tests {
             Some(AnswerPart::Error)
         ));
         assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":1,"error":{}}"#).is_none());
+        // The red team's finding: a `null` beside the other member is still a member.
+        assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":{},"error":null}"#).is_none());
+        assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":null,"error":{}}"#).is_none());
+        assert!(matches!(
+            answer_parts(r#"{"jsonrpc":"2.0","id":7,"result":null}"#),
+            Some(AnswerPart::Result(raw)) if raw.get() == "null"
+        ));
         assert!(answer_parts(r#"{"jsonrpc":"2.0","id":7}"#).is_none());
     }
 }

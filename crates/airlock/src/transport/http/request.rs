@@ -442,6 +442,14 @@ async fn one_way(
             Ok(None) => return garbage(refusal(&McpError::Http(HttpRefusal::SessionNotFound))),
             Err(error) => return judged(refusal(&error), Verdict::Neutral),
         };
+        // As for a request: a version header must be the session's (an answer to one of its
+        // questions, or a cancellation, too).
+        if let Some(header) = headers::text(head, MCP_PROTOCOL_VERSION) {
+            let negotiated = session.engine().negotiated_version();
+            if negotiated.is_some_and(|version| version.as_str() != header) {
+                return garbage(refusal(&McpError::Http(HttpRefusal::VersionHeader)));
+            }
+        }
         let (before, effect, verdict) = {
             let mut engine = session.engine();
             let before = engine.handshake();
