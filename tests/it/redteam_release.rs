@@ -399,6 +399,11 @@ fn subscribe(client: &mut Client, session: &str, uri: &str) {
             &session_headers(session),
             &request(1, "resources/subscribe", json!({ "uri": uri })),
         );
+        // The client's request quota, at the HTTP boundary (429) or in the session (-31429).
+        if reply.status == 429 {
+            thread::sleep(Duration::from_millis(200));
+            continue;
+        }
         assert_eq!(reply.status, 200, "{reply:?}");
         let reply = reply.json();
         if reply["error"]["code"] == -31429 {
@@ -424,12 +429,17 @@ fn open_session(client: &mut Client) -> String {
         );
         if let Some(session) = reply.header("mcp-session-id") {
             let session = session.to_owned();
-            let initialized = client.post(
-                &session_headers(&session),
-                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            );
-            assert_eq!(initialized.status, 202);
-            return session;
+            loop {
+                let initialized = client.post(
+                    &session_headers(&session),
+                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                );
+                if initialized.status != 429 {
+                    assert_eq!(initialized.status, 202);
+                    return session;
+                }
+                thread::sleep(Duration::from_millis(200));
+            }
         }
         if reply.status != 429 {
             assert_eq!(reply.json()["error"]["code"], -31429, "{reply:?}");
@@ -571,6 +581,12 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
         let (seen, ended) = read_until(&mut get, Duration::from_secs(2), |seen| {
             seen.starts_with(b"HTTP/1.1 4") && seen.ends_with(b"}")
         });
+        if seen.starts_with(b"HTTP/1.1 429") {
+            // The GET was refused for the quota: this run proves nothing either.
+            limited += 1;
+            thread::sleep(Duration::from_millis(1100));
+            continue;
+        }
         if seen.starts_with(b"HTTP/1.1 200") {
             opened += 1;
             if !ended {
