@@ -28,7 +28,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -36,69 +35,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT, Server, airlock, request};
+use crate::harness::{self, REPLY_TIMEOUT, request};
 use crate::http::{HttpServer, Reply, initialize, parse_reply, post};
+use crate::redteam_resources::{DOCS, ECHO, SECRET, Tree};
 
-const SECRET: &str = "outside-the-root-secret-rt-release";
 const WATCHED: &str = "test://watched-resource";
-
-/// A scratch directory holding `docs/` (a resource root) and a manifest; removed on drop.
-struct Tree {
-    dir: PathBuf,
-}
-
-const ECHO: &str = r#"
-[[tool]]
-name = "echo"
-description = "Says hello"
-command = ["echo", "hello"]
-"#;
-
-const DOCS: &str = r#"
-[[resource]]
-name = "docs"
-root = "docs"
-uri = "docs://"
-"#;
-
-impl Tree {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "airlock-it-rt-release-{name}-{}",
-            std::process::id()
-        ));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("docs")).unwrap();
-        std::fs::write(dir.join("outside.txt"), SECRET).unwrap();
-        Self { dir }
-    }
-
-    fn docs(&self) -> PathBuf {
-        self.dir.join("docs")
-    }
-
-    fn manifest(&self, text: &str) -> PathBuf {
-        let path = self.dir.join("tools.toml");
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    fn serve(&self, text: &str) -> Server {
-        let manifest = self.manifest(text);
-        let mut server = Server::start(
-            &airlock(),
-            &["serve", "--manifest", manifest.to_str().unwrap()],
-        );
-        server.initialize("2025-11-25");
-        server
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn not_found() -> Value {
     json!({"code": -32602, "message": "Invalid params: resource not found."})
@@ -365,7 +306,7 @@ fn http_clients_that_never_read_prompt_replies_hold_bounded_memory() {
 #[test]
 fn a_stdio_peer_asking_for_an_amplified_prompt_stays_under_the_memory_bound() {
     let tree = Tree::new("prompt-stdio");
-    let mut server = tree.serve(&amplifying_prompt());
+    let mut server = tree.serve_with(&amplifying_prompt(), &[]);
     let reply = server.request(&request(1, "prompts/get", amplifying_arguments()));
     assert_eq!(reply["error"]["code"], -32602, "{:.300}", reply.to_string());
     assert_eq!(reply["error"]["data"]["limit"], "max_prompt_reply_bytes");
@@ -747,7 +688,7 @@ fn a_listed_file_exchanged_in_a_tight_loop_serves_only_itself() {
     let tree = Tree::new("exchange");
     let docs = tree.docs();
     std::fs::write(docs.join("a.txt"), "original").unwrap();
-    let mut server = tree.serve(&format!("{ECHO}{DOCS}"));
+    let mut server = tree.serve_with(&format!("{ECHO}{DOCS}"), &[]);
     std::os::unix::fs::symlink(tree.dir.join("outside.txt"), docs.join(".sym")).unwrap();
     std::fs::hard_link(tree.dir.join("outside.txt"), docs.join(".hard")).unwrap();
     std::fs::write(docs.join(".dot"), SECRET).unwrap();
@@ -821,11 +762,14 @@ fn hostile_prompt_resource_and_completion_requests_echo_nothing() {
     const C: &str = "zq7canary";
     let tree = Tree::new("echo");
     std::fs::write(tree.docs().join("a.txt"), "hi").unwrap();
-    let mut server = tree.serve(&format!(
-        "{ECHO}\n[[prompt]]\nname = \"review\"\ndescription = \"r\"\n\
+    let mut server = tree.serve_with(
+        &format!(
+            "{ECHO}\n[[prompt]]\nname = \"review\"\ndescription = \"r\"\n\
          arguments = [ {{ name = \"change\", required = true }}, {{ name = \"focus\" }} ]\n\
          messages = [ {{ role = \"user\", text = \"Review {{change}} for {{focus}}.\" }} ]\n{DOCS}"
-    ));
+        ),
+        &[],
+    );
     let prompt_refusal = "Invalid params: the prompt's arguments must be an object of the strings it declares, with every required one.";
     let probes = [
         (

@@ -34,21 +34,22 @@ use serde_json::{Value, json};
 
 use crate::harness::{Server, airlock, request, run};
 
-const SECRET: &str = "outside-the-root-secret";
+pub(crate) const SECRET: &str = "outside-the-root-secret";
 
-/// A scratch directory holding `docs/` (the root) and `tools.toml`; removed on drop.
-struct Tree {
-    dir: PathBuf,
+/// A scratch directory holding `docs/` (the root), `outside.txt` beside it (holding
+/// [`SECRET`]) and `tools.toml`; removed on drop. Shared with `redteam_release`.
+pub(crate) struct Tree {
+    pub(crate) dir: PathBuf,
 }
 
-const ECHO: &str = r#"
+pub(crate) const ECHO: &str = r#"
 [[tool]]
 name = "echo"
 description = "Says hello"
 command = ["echo", "hello"]
 "#;
 
-const DOCS: &str = r#"
+pub(crate) const DOCS: &str = r#"
 [[resource]]
 name = "docs"
 root = "docs"
@@ -56,7 +57,7 @@ uri = "docs://"
 "#;
 
 impl Tree {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir = std::env::temp_dir().join(format!(
             "airlock-it-rt-resources-{name}-{}",
             std::process::id()
@@ -67,7 +68,7 @@ impl Tree {
         Self { dir }
     }
 
-    fn docs(&self) -> PathBuf {
+    pub(crate) fn docs(&self) -> PathBuf {
         self.dir.join("docs")
     }
 
@@ -77,13 +78,13 @@ impl Tree {
         std::fs::write(path, contents).unwrap();
     }
 
-    fn manifest(&self, text: &str) -> PathBuf {
+    pub(crate) fn manifest(&self, text: &str) -> PathBuf {
         let path = self.dir.join("tools.toml");
         std::fs::write(&path, text).unwrap();
         path
     }
 
-    fn serve_with(&self, text: &str, env: &[(&str, &str)]) -> Server {
+    pub(crate) fn serve_with(&self, text: &str, env: &[(&str, &str)]) -> Server {
         let manifest = self.manifest(text);
         let mut server = Server::start_with(
             &airlock(),

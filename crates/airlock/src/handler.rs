@@ -245,10 +245,13 @@ impl CallContext {
     /// use airlock::{AskError, CallContext, Elicitation};
     /// use airlock::serde_json::json;
     ///
-    /// let form = Elicitation::new("Proceed?", json!({"type": "object"})).unwrap();
-    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let form = Elicitation::new("Proceed?", json!({"type": "object"}))?;
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
     /// let answer = runtime.block_on(CallContext::detached().elicit(form));
     /// assert_eq!(answer, Err(AskError::Unsupported)); // no session, nobody to ask
+    /// # Ok(())
+    /// # }
     /// ```
     pub async fn elicit(&self, form: Elicitation) -> Result<Elicited, AskError> {
         match self.ask(Question::Elicit(form)).await? {

@@ -24,7 +24,7 @@ use crate::envelope::{
     RequestMethod, Response,
 };
 use crate::error::McpError;
-use crate::handler::{Ask, Completion, LogLevel, LogMessage, Outcome, Progress, Ticket};
+use crate::handler::{Ask, Completion, Event, LogLevel, LogMessage, Outcome, Progress, Ticket};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
@@ -453,6 +453,20 @@ impl Engine {
                 data: truncate(&message.text, MAX_LOG_MESSAGE_BYTES),
             },
         );
+    }
+
+    /// Takes what a running call told its session: a progress report, a log message or a
+    /// question is written as [`Engine::progress`], [`Engine::log`] and [`Engine::ask`] do
+    /// (`now` is the transport's clock); the call's end is handed back, for the transport to
+    /// finish its own bookkeeping before [`Engine::complete`].
+    pub fn report(&mut self, event: Event, now: Instant, out: &mut Vec<u8>) -> Option<Completion> {
+        match event {
+            Event::Progress(report) => self.progress(report, now, out),
+            Event::Log(message) => self.log(message, out),
+            Event::Ask(ask) => self.ask(ask, out),
+            Event::Done(completion) => return Some(completion),
+        }
+        None
     }
 
     /// Takes a running call's question for the client ([`CallContext::elicit`],

@@ -189,17 +189,10 @@ struct Session<'e> {
 impl Session<'_> {
     /// Takes an event of a running call.
     fn event(&mut self, event: Event) {
-        match event {
-            Event::Done(done) => {
-                self.tasks.finished(&done.ticket);
-                self.engine.complete(done, &mut self.out);
-            }
-            Event::Progress(report) => {
-                self.engine
-                    .progress(report, std::time::Instant::now(), &mut self.out);
-            }
-            Event::Log(message) => self.engine.log(message, &mut self.out),
-            Event::Ask(ask) => self.engine.ask(ask, &mut self.out),
+        let now = std::time::Instant::now();
+        if let Some(done) = self.engine.report(event, now, &mut self.out) {
+            self.tasks.finished(&done.ticket);
+            self.engine.complete(done, &mut self.out);
         }
     }
 

@@ -174,49 +174,27 @@ fn stream(
                     }
                     client_gone = true;
                 }
-                event = events.recv() => match event {
-                    Some(Event::Progress(report)) => {
-                        let mut out = Vec::new();
-                        owner.with_engine(|engine| {
-                            engine.progress(report, Instant::now(), &mut out);
-                        });
-                        if !out.is_empty()
-                            && !client_gone
-                            && sse_tx.send(sse_events(&out)).await.is_err()
-                        {
-                            client_gone = true;
-                        }
-                    }
-                    Some(Event::Log(message)) => {
-                        let mut out = Vec::new();
-                        owner.with_engine(|engine| engine.log(message, &mut out));
-                        if !out.is_empty()
-                            && !client_gone
-                            && sse_tx.send(sse_events(&out)).await.is_err()
-                        {
-                            client_gone = true;
-                        }
-                    }
-                    Some(Event::Ask(ask)) => {
-                        let mut out = Vec::new();
-                        owner.with_engine(|engine| engine.ask(ask, &mut out));
-                        if !out.is_empty()
-                            && !client_gone
-                            && sse_tx.send(sse_events(&out)).await.is_err()
-                        {
-                            client_gone = true;
-                        }
-                    }
-                    Some(Event::Done(completion)) => {
-                        let reply = owner.with_engine(|engine| complete(engine, completion));
+                event = events.recv() => {
+                    // Cancelled: the stream ends with no reply.
+                    let Some(event) = event else { break };
+                    let mut out = Vec::new();
+                    let done = owner.with_engine(|engine| {
+                        let done = engine.report(event, Instant::now(), &mut out)?;
+                        Some(complete(engine, done))
+                    });
+                    if let Some(reply) = done {
                         if !client_gone && sse_tx.send(sse_events(&reply.out)).await.is_err() {
                             tracing::debug!("SSE client went away before the reply");
                         }
                         break;
                     }
-                    // Cancelled: the stream ends with no reply.
-                    None => break,
-                },
+                    if !out.is_empty()
+                        && !client_gone
+                        && sse_tx.send(sse_events(&out)).await.is_err()
+                    {
+                        client_gone = true;
+                    }
+                }
             }
         }
     });
