@@ -22,8 +22,8 @@ use airlock::schemars::{self, JsonSchema};
 use airlock::serde_json::json;
 use airlock::transport::http::{AllowList, HttpConfig, Tokens};
 use airlock::{
-    Elicitation, Elicited, Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate, Resource,
-    ResourceBody, ResourceUpdates, Role, Sampling, Server, Tool, ToolError, ToolOutput,
+    Capability, Elicitation, Elicited, Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate,
+    Resource, ResourceBody, ResourceUpdates, Role, Sampling, Server, Tool, ToolError, ToolOutput,
 };
 use base64::Engine as _;
 
@@ -81,7 +81,7 @@ const WATCHED: &str = "test://watched-resource";
 fn server() -> Result<Server, airlock::BuildError> {
     let updates = ResourceUpdates::new();
     let announcer = updates.clone();
-    Server::builder("airlock-conformance", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("airlock-conformance", env!("CARGO_PKG_VERSION"))
         .limits(suite_limits())
         .resource_subscriptions(updates)
         .tool(
@@ -368,8 +368,204 @@ fn server() -> Result<Server, airlock::BuildError> {
                     });
                     ResourceBody::text(data.to_string())
                 }),
-        )
+        );
+    input_required_tools()
+        .into_iter()
+        .fold(builder, airlock::ServerBuilder::tool)
         .build()
+}
+
+/// The tools of the 2026-07-28 input-required scenarios: each asks the client through its
+/// `CallContext` as a legacy tool does; airlock turns the questions into `input_required`
+/// results and the retries' answers back into what the questions return.
+fn input_required_tools() -> Vec<Tool> {
+    vec![
+        Tool::builder("test_input_required_result_elicitation")
+            .description("Asks the user's name, then greets them")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match ask_name(&context, "user_name", "What is your name?").await {
+                    Ok(name) => ToolOutput::text(format!("Hello, {name}!")),
+                    Err(output) => output,
+                }
+            }),
+        Tool::builder("test_input_required_result_sampling")
+            .description("Asks the client's model a question")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                let request = Sampling::new("What is the capital of France?").max_tokens(100);
+                match context.sample(request).await {
+                    Ok(sampled) => ToolOutput::text(format!("The model said: {}", sampled.text)),
+                    Err(error) => ToolError::new(error.to_string()).into(),
+                }
+            }),
+        Tool::builder("test_input_required_result_list_roots")
+            .description("Lists the client's roots")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match context.list_roots().await {
+                    Ok(roots) => {
+                        ToolOutput::text(format!("{} root(s): {}", roots.len(), uris(&roots)))
+                    }
+                    Err(error) => ToolError::new(error.to_string()).into(),
+                }
+            }),
+        Tool::builder("test_input_required_result_request_state")
+            .description("Asks for a confirmation; says state-ok when its state came back verified")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match confirm(&context).await {
+                    Ok(()) if context.input_round() > 0 => ToolOutput::text(format!(
+                        "state-ok: confirmed in round {}",
+                        context.input_round()
+                    )),
+                    Ok(()) => ToolOutput::text("confirmed without a state"),
+                    Err(output) => output,
+                }
+            }),
+        Tool::builder("test_input_required_result_tampered_state")
+            .description("Asks for a confirmation")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match confirm(&context).await {
+                    Ok(()) => ToolOutput::text("confirmed"),
+                    Err(output) => output,
+                }
+            }),
+        Tool::builder("test_input_required_result_multiple_inputs")
+            .description("Asks a form, the client's model and its roots at once")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                let (name, greeting, roots) = tokio::join!(
+                    ask_name(&context, "user_name", "What is your name?"),
+                    context.sample(Sampling::new("Generate a greeting").max_tokens(50)),
+                    context.list_roots(),
+                );
+                match (name, greeting, roots) {
+                    (Ok(name), Ok(greeting), Ok(roots)) => ToolOutput::text(format!(
+                        "{} {name}; roots: {}",
+                        greeting.text,
+                        uris(&roots)
+                    )),
+                    (Err(output), _, _) => output,
+                    (_, Err(error), _) | (_, _, Err(error)) => {
+                        ToolError::new(error.to_string()).into()
+                    }
+                }
+            }),
+        Tool::builder("test_input_required_result_multi_round")
+            .description("Asks a name, then a colour, in two rounds")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                let name = match ask_name(&context, "step1", "Step 1: What is your name?").await {
+                    Ok(name) => name,
+                    Err(output) => return output,
+                };
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"color": {"type": "string", "maxLength": 64}},
+                    "required": ["color"]
+                });
+                let colour = match Elicitation::new("Step 2: What is your favorite color?", schema)
+                    .and_then(|form| form.named("step2"))
+                {
+                    Ok(form) => context.elicit(form).await,
+                    Err(error) => return ToolError::new(error.to_string()).into(),
+                };
+                match colour {
+                    Ok(Elicited::Accepted(content)) => ToolOutput::text(format!(
+                        "{name} likes {}",
+                        content
+                            .get("color")
+                            .and_then(|colour| colour.as_str())
+                            .unwrap_or("?")
+                    )),
+                    Ok(_) => ToolOutput::text(format!("{name} did not say")),
+                    Err(error) => ToolError::new(error.to_string()).into(),
+                }
+            }),
+        Tool::builder("test_input_required_result_capabilities")
+            .description("Asks only what the client declared it can answer")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                let mut said = Vec::new();
+                if context.client_declares(Capability::Elicitation) {
+                    match ask_name(&context, "user_name", "What is your name?").await {
+                        Ok(name) => said.push(format!("name {name}")),
+                        Err(output) => return output,
+                    }
+                }
+                if context.client_declares(Capability::Sampling) {
+                    match context
+                        .sample(Sampling::new("Say hello").max_tokens(20))
+                        .await
+                    {
+                        Ok(sampled) => said.push(format!("model {}", sampled.text)),
+                        Err(error) => return ToolError::new(error.to_string()).into(),
+                    }
+                }
+                ToolOutput::text(said.join("; "))
+            }),
+        Tool::builder("test_missing_capability")
+            .description("Needs the client's sampling capability")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                match context
+                    .sample(Sampling::new("Say hello").max_tokens(20))
+                    .await
+                {
+                    Ok(sampled) => ToolOutput::text(sampled.text),
+                    Err(error) => ToolError::new(error.to_string()).into(),
+                }
+            }),
+        Tool::builder("test_streaming_elicitation")
+            .description("Reports progress, then asks the user a question")
+            .handler(|_: NoArguments, context: CallContext| async move {
+                context.progress(1.0, Some(2.0), Some("asking"));
+                match ask_name(&context, "user_name", "What is your name?").await {
+                    Ok(name) => ToolOutput::text(format!("Hello, {name}!")),
+                    Err(output) => output,
+                }
+            }),
+    ]
+}
+
+/// Asks for a name under `key`: the text, or the output to return instead.
+async fn ask_name(context: &CallContext, key: &str, message: &str) -> Result<String, ToolOutput> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 64}},
+        "required": ["name"]
+    });
+    let form = Elicitation::new(message, schema)
+        .and_then(|form| form.named(key))
+        .map_err(|error| ToolOutput::from(ToolError::new(error.to_string())))?;
+    match context.elicit(form).await {
+        Ok(Elicited::Accepted(content)) => Ok(content
+            .get("name")
+            .and_then(|name| name.as_str())
+            .unwrap_or_default()
+            .to_owned()),
+        Ok(_) => Err(ToolOutput::text("No name given.")),
+        Err(error) => Err(ToolError::new(error.to_string()).into()),
+    }
+}
+
+/// Asks for a confirmation (`confirm`: `{ok: boolean}`); `Err` with the output to return when
+/// there is none.
+async fn confirm(context: &CallContext) -> Result<(), ToolOutput> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"]
+    });
+    let form = Elicitation::new("Please confirm", schema)
+        .and_then(|form| form.named("confirm"))
+        .map_err(|error| ToolOutput::from(ToolError::new(error.to_string())))?;
+    match context.elicit(form).await {
+        Ok(Elicited::Accepted(content)) if content.get("ok") == Some(&json!(true)) => Ok(()),
+        Ok(_) => Err(ToolOutput::text("Not confirmed.")),
+        Err(error) => Err(ToolError::new(error.to_string()).into()),
+    }
+}
+
+fn uris(roots: &[airlock::Root]) -> String {
+    roots
+        .iter()
+        .map(|root| root.uri.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `test://template/{id}/data`'s variable.

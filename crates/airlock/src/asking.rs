@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::limits::{
     MAX_ANSWER_BYTES, MAX_ASK_TEXT_BYTES, MAX_ELICITED_TEXT_CHARS, MAX_FORM_FIELD_NAME_BYTES,
-    MAX_FORM_FIELDS, MAX_FORM_OPTIONS, MAX_SAMPLED_MODEL_BYTES,
+    MAX_FORM_FIELDS, MAX_FORM_OPTIONS, MAX_ROOT_URI_BYTES, MAX_ROOTS, MAX_SAMPLED_MODEL_BYTES,
 };
 
 /// A form for the user (`elicitation/create`): a message and the fields to fill in.
@@ -42,6 +42,7 @@ use crate::limits::{
 pub struct Elicitation {
     pub(crate) message: String,
     pub(crate) form: Arc<Form>,
+    pub(crate) key: Option<String>,
 }
 
 impl Elicitation {
@@ -65,7 +66,35 @@ impl Elicitation {
         Ok(Self {
             message,
             form: Arc::new(form),
+            key: None,
         })
+    }
+
+    /// Names the question in a 2026-07-28 call's `inputRequests` (else it is named by its
+    /// place among the call's questions: `q1`, `q2`, …): a client that answers it knows it by
+    /// this name.
+    ///
+    /// # Errors
+    ///
+    /// [`FormError`] unless `key` is 1 to 64 characters of `A-Z a-z 0-9 _ . -`.
+    ///
+    /// ```
+    /// use airlock::Elicitation;
+    /// use airlock::serde_json::json;
+    ///
+    /// # fn main() -> Result<(), airlock::FormError> {
+    /// let form = Elicitation::new("Your name?", json!({"type": "object"}))?.named("user_name")?;
+    /// # let _ = form;
+    /// assert!(Elicitation::new("?", json!({"type": "object"}))?.named("two words").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn named(mut self, key: &str) -> Result<Self, FormError> {
+        if !crate::rounds::is_key(key) {
+            return Err(FormError("the name is not 1 to 64 of A-Z a-z 0-9 _ . -"));
+        }
+        self.key = Some(key.to_owned());
+        Ok(self)
     }
 }
 
@@ -137,6 +166,18 @@ pub struct Sampled {
     pub stop_reason: Option<String>,
 }
 
+/// One of the client's roots (`roots/list`), as the client names it: its claim, checked for
+/// shape and size only. A `file://` URI is where the client says its user works; it grants
+/// nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Root {
+    /// The root's URI (`file://` only), at most [`MAX_ROOT_URI_BYTES`] bytes.
+    pub uri: String,
+    /// Its name, if the client gives one, at most [`MAX_SAMPLED_MODEL_BYTES`] bytes.
+    pub name: Option<String>,
+}
+
 /// Why a question to the client got no usable answer. The texts are fixed: a tool may hand
 /// them to the agent as they are.
 #[derive(Clone, Copy, Debug, Eq, PartialEq, thiserror::Error)]
@@ -175,6 +216,7 @@ pub enum AskError {
 pub(crate) enum Answer {
     Elicited(Elicited),
     Sampled(Sampled),
+    Roots(Vec<Root>),
 }
 
 /// What a tool asks, as the engine sends it.
@@ -182,6 +224,7 @@ pub(crate) enum Answer {
 pub(crate) enum Question {
     Elicit(Elicitation),
     Sample(Sampling),
+    Roots,
 }
 
 impl Question {
@@ -190,6 +233,25 @@ impl Question {
         match self {
             Self::Elicit(_) => "elicitation/create",
             Self::Sample(_) => "sampling/createMessage",
+            Self::Roots => "roots/list",
+        }
+    }
+
+    /// The client capability the question needs.
+    pub(crate) fn capability(&self) -> crate::error::Capability {
+        use crate::error::Capability;
+        match self {
+            Self::Elicit(_) => Capability::Elicitation,
+            Self::Sample(_) => Capability::Sampling,
+            Self::Roots => Capability::Roots,
+        }
+    }
+
+    /// The name the tool gave the question, if any.
+    pub(crate) fn key(&self) -> Option<&str> {
+        match self {
+            Self::Elicit(elicitation) => elicitation.key.as_deref(),
+            Self::Sample(_) | Self::Roots => None,
         }
     }
 
@@ -215,6 +277,7 @@ impl Question {
                 }
                 params
             }
+            Self::Roots => Value::Object(Map::new()),
         }
     }
 
@@ -224,12 +287,27 @@ impl Question {
             return Err(AskError::Malformed);
         }
         let value: Value = serde_json::from_str(raw).map_err(|_| AskError::Malformed)?;
+        self.check_parsed(value)
+    }
+
+    /// Checks an answer given as a value (a 2026-07-28 `inputResponses` member): the same
+    /// checks, the same bound on its size as sent.
+    pub(crate) fn check_value(&self, value: &Value) -> Result<Answer, AskError> {
+        let fits = serde_json::to_vec(value).is_ok_and(|bytes| bytes.len() <= MAX_ANSWER_BYTES);
+        if !fits {
+            return Err(AskError::Malformed);
+        }
+        self.check_parsed(value.clone())
+    }
+
+    fn check_parsed(&self, value: Value) -> Result<Answer, AskError> {
         let Value::Object(result) = value else {
             return Err(AskError::Malformed);
         };
         match self {
             Self::Elicit(elicitation) => elicitation.form.check(result).map(Answer::Elicited),
             Self::Sample(_) => check_sampled(result).map(Answer::Sampled),
+            Self::Roots => check_roots(result).map(Answer::Roots),
         }
     }
 }
@@ -600,6 +678,45 @@ impl Kind {
     }
 }
 
+/// Checks a `roots/list` result: at most [`MAX_ROOTS`] roots, each a `file://` URI of
+/// bounded length without control characters, and an optional bounded name.
+fn check_roots(mut result: Map<String, Value>) -> Result<Vec<Root>, AskError> {
+    let Some(Value::Array(listed)) = result.remove("roots") else {
+        return Err(AskError::Malformed);
+    };
+    result.remove("_meta");
+    if !result.is_empty() || listed.len() > MAX_ROOTS {
+        return Err(AskError::Malformed);
+    }
+    let mut roots = Vec::with_capacity(listed.len());
+    for root in listed {
+        let Value::Object(mut root) = root else {
+            return Err(AskError::Malformed);
+        };
+        let uri = match root.remove("uri") {
+            Some(Value::String(uri))
+                if uri.len() <= MAX_ROOT_URI_BYTES
+                    && uri.starts_with("file://")
+                    && !uri.chars().any(char::is_control) =>
+            {
+                uri
+            }
+            _ => return Err(AskError::Malformed),
+        };
+        let name = match root.remove("name") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) if name.len() <= MAX_SAMPLED_MODEL_BYTES => Some(name),
+            Some(_) => return Err(AskError::Malformed),
+        };
+        root.remove("_meta");
+        if !root.is_empty() {
+            return Err(AskError::Malformed);
+        }
+        roots.push(Root { uri, name });
+    }
+    Ok(roots)
+}
+
 /// Checks a `sampling/createMessage` result: the assistant's text only.
 fn check_sampled(mut result: Map<String, Value>) -> Result<Sampled, AskError> {
     if result.remove("role") != Some(Value::from("assistant")) {
@@ -661,7 +778,7 @@ mod tests {
     fn elicited(question: &Question, result: Value) -> Result<Elicited, AskError> {
         match question.check(&result.to_string()) {
             Ok(Answer::Elicited(elicited)) => Ok(elicited),
-            Ok(Answer::Sampled(_)) => Err(AskError::Gone),
+            Ok(Answer::Sampled(_) | Answer::Roots(_)) => Err(AskError::Gone),
             Err(error) => Err(error),
         }
     }
@@ -778,8 +895,50 @@ mod tests {
     fn sampled(result: Value) -> Result<Sampled, AskError> {
         match Question::Sample(Sampling::new("p")).check(&result.to_string()) {
             Ok(Answer::Sampled(sampled)) => Ok(sampled),
-            Ok(Answer::Elicited(_)) => Err(AskError::Gone),
+            Ok(Answer::Elicited(_) | Answer::Roots(_)) => Err(AskError::Gone),
             Err(error) => Err(error),
+        }
+    }
+
+    /// The roots an answer gives, both ways in (a legacy response's raw result, a modern
+    /// `inputResponses` value), which must agree; `None` when it is malformed.
+    fn roots(result: Value) -> Option<Vec<Root>> {
+        let raw = Question::Roots.check(&result.to_string());
+        let value = Question::Roots.check_value(&result);
+        match (raw, value) {
+            (Ok(Answer::Roots(a)), Ok(Answer::Roots(b))) if a == b => Some(a),
+            (Err(AskError::Malformed), Err(AskError::Malformed)) => None,
+            other => panic!("the two checks disagree: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_roots_answer_is_file_uris_of_bounded_size() {
+        let listed = roots(json!({"roots": [
+            {"uri": "file:///home/u/project", "name": "Project"},
+            {"uri": "file:///tmp"},
+        ]}))
+        .unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].name.as_deref(), Some("Project"));
+        assert_eq!(listed[1].uri, "file:///tmp");
+        assert_eq!(roots(json!({"roots": []})).unwrap(), vec![]);
+        let too_many: Vec<Value> = (0..=MAX_ROOTS)
+            .map(|_| json!({"uri": "file:///a"}))
+            .collect();
+        for bad in [
+            json!({}),
+            json!({"roots": {}}),
+            json!({"roots": [{"uri": "https://example.com/"}]}),
+            json!({"roots": [{"uri": "file:///a\nb"}]}),
+            json!({"roots": [{"uri": format!("file:///{}", "a".repeat(MAX_ROOT_URI_BYTES))}]}),
+            json!({"roots": [{"uri": "file:///a", "name": 5}]}),
+            json!({"roots": [{"uri": "file:///a", "extra": 1}]}),
+            json!({"roots": [{"name": "no uri"}]}),
+            json!({"roots": [], "other": true}),
+            json!({"roots": too_many}),
+        ] {
+            assert_eq!(roots(bad.clone()), None, "{bad:.80}");
         }
     }
 

@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::dispatch::ClientCan;
 use crate::handler::{BoxFuture, CallContext, Completion, Outcome, Ticket};
 use crate::output::ToolOutput;
+use crate::rounds::{Round, RoundEnd};
 use crate::tools::ToolDef;
 
 /// A tool call the engine admitted, ready to run.
@@ -30,9 +32,11 @@ pub struct Call {
     /// Whether the session had a log level set when the call started (so log messages are
     /// worth sending).
     pub(crate) wants_logs: bool,
-    /// Whether the session's client declared `elicitation` or `sampling` (legacy sessions):
-    /// then the call may ask it something.
-    pub(crate) may_ask: bool,
+    /// What the session's client declared it can answer (legacy sessions; nothing in a
+    /// modern call, which asks through its round).
+    pub(crate) client_can: ClientCan,
+    /// A 2026-07-28 call's round: the answers it brought, and where its questions go.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 impl Call {
@@ -54,14 +58,14 @@ impl Call {
     /// Whether the call may ask the client something (elicitation, sampling): its session's
     /// client declared a capability for it.
     pub fn may_ask(&self) -> bool {
-        self.may_ask
+        self.client_can.any()
     }
 
     /// Whether the call has anything to say besides its completion (progress, log messages,
     /// questions for the client): then a transport gives it a [`CallContext::reporting`]
     /// context (and over HTTP, an event stream).
     pub fn wants_reports(&self) -> bool {
-        self.wants_progress || self.wants_logs || self.may_ask
+        self.wants_progress || self.wants_logs || self.may_ask()
     }
 
     /// Runs the handler under the call's deadline and the panic guard.
@@ -85,11 +89,16 @@ impl Call {
             timeout,
             wants_progress: _,
             wants_logs: _,
-            may_ask: _,
+            client_can: _,
+            round,
         } = self;
+        let context = context.in_round(round.clone());
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
         let mut guarded = match started {
-            Ok(future) => CatchUnwind { inner: future },
+            Ok(future) => CatchUnwind {
+                inner: future,
+                round,
+            },
             Err(payload) => {
                 drop(payload);
                 return Started::Done(Completion {
@@ -100,7 +109,8 @@ impl Call {
         };
         let mut cx = Context::from_waker(Waker::noop());
         let outcome = match Pin::new(&mut guarded).poll(&mut cx) {
-            Poll::Ready(Ok(output)) => Outcome::Finished(output),
+            Poll::Ready(Ok(Ran::Output(output))) => Outcome::Finished(output),
+            Poll::Ready(Ok(Ran::Round(end))) => Outcome::Round(end),
             Poll::Ready(Err(Panicked)) => panicked(&tool),
             Poll::Pending => {
                 return Started::Running(Running {
@@ -156,7 +166,8 @@ impl Running {
             timeout,
         } = self;
         let outcome = match tokio::time::timeout(timeout, guarded).await {
-            Ok(Ok(output)) => Outcome::Finished(output),
+            Ok(Ok(Ran::Output(output))) => Outcome::Finished(output),
+            Ok(Ok(Ran::Round(end))) => Outcome::Round(end),
             Ok(Err(Panicked)) => panicked(&tool),
             Err(_elapsed) => {
                 tracing::info!(tool = tool.name.as_str(), ?timeout, "tool call timed out");
@@ -178,19 +189,31 @@ fn panicked(tool: &ToolDef) -> Outcome {
 /// Marker for a caught panic; the payload is gone.
 struct Panicked;
 
-/// Polls a boxed future inside `catch_unwind`.
+/// What a handler's future came to: its output, or the end of its call's round.
+enum Ran {
+    Output(ToolOutput),
+    Round(RoundEnd),
+}
+
+/// Polls a boxed future inside `catch_unwind`; in a 2026-07-28 call, a step that leaves the
+/// handler waiting on a question without an answer ends the call's round.
 struct CatchUnwind {
     inner: BoxFuture<ToolOutput>,
+    round: Option<Arc<Round>>,
 }
 
 impl Future for CatchUnwind {
-    type Output = Result<ToolOutput, Panicked>;
+    type Output = Result<Ran, Panicked>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.get_mut().inner;
+        let this = self.get_mut();
+        let inner = &mut this.inner;
         match catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(Ran::Output(output))),
+            Ok(Poll::Pending) => match this.round.as_ref().and_then(|round| round.end()) {
+                Some(end) => Poll::Ready(Ok(Ran::Round(end))),
+                None => Poll::Pending,
+            },
             Err(payload) => {
                 drop(payload);
                 Poll::Ready(Err(Panicked))

@@ -73,8 +73,12 @@ pub(crate) enum Outcome {
     /// The arguments did not pass the tool's schema, or the handler refused them before
     /// running anything ([`RunNote::arguments_refused`]); answered with an `isError` result.
     InvalidArguments,
-    /// Refused before it ran, with a JSON-RPC error.
+    /// Refused before it ran, with a JSON-RPC error (or, in a 2026-07-28 call's round of
+    /// input, refused for an answer that does not fit or a capability not declared).
     Refused,
+    /// A 2026-07-28 call that ended asking the client for input (`input_required`); its
+    /// retry with the answers has a record of its own.
+    InputRequired,
 }
 
 /// What a command's run adds to its record: set by the command handler on its result.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::envelope::{ParamKey, Params, RequestMethod};
-use crate::error::McpError;
+use crate::error::{Capability, McpError};
 use crate::handler::LogLevel;
 use crate::id::{ProgressToken, RequestId};
 use crate::json::Text;
@@ -27,6 +27,7 @@ use crate::response::{
     InfoFor, InitializeResult, Modern, PromptsListResult, ReadResourceResult, ResourcesListResult,
     ToolsListResult,
 };
+use crate::rounds::Round;
 use crate::state::Shared;
 use crate::tools::{ToolDef, arguments};
 use crate::version::ProtocolVersion;
@@ -46,6 +47,8 @@ pub(crate) struct Plan {
     pub(crate) version: ProtocolVersion,
     /// The caller's `_meta.progressToken`, if it wants progress.
     pub(crate) progress_token: Option<ProgressToken>,
+    /// A modern call's round: the answers it brought, and where its questions go.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 /// The session state dispatch may read and change.
@@ -58,17 +61,20 @@ pub(crate) struct Context<'a> {
     pub(crate) in_flight: usize,
 }
 
-/// What a legacy session's client said in `initialize` it can answer.
+/// What a client said it can answer: a legacy session's in `initialize`, a modern request's
+/// in `_meta.clientCapabilities`.
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub(crate) struct ClientCan {
     /// `capabilities.elicitation` was an object.
     pub(crate) elicit: bool,
     /// `capabilities.sampling` was an object.
     pub(crate) sample: bool,
+    /// `capabilities.roots` was an object.
+    pub(crate) roots: bool,
 }
 
 impl ClientCan {
-    fn declared(capabilities: Option<&Value>) -> Self {
+    pub(crate) fn declared(capabilities: Option<&Value>) -> Self {
         let has = |name: &str| {
             capabilities
                 .and_then(|capabilities| capabilities.get(name))
@@ -77,12 +83,22 @@ impl ClientCan {
         Self {
             elicit: has("elicitation"),
             sample: has("sampling"),
+            roots: has("roots"),
         }
     }
 
     /// Whether the client can answer anything at all.
     pub(crate) fn any(self) -> bool {
-        self.elicit || self.sample
+        self.elicit || self.sample || self.roots
+    }
+
+    /// Whether the client declared `capability`.
+    pub(crate) fn declares(self, capability: Capability) -> bool {
+        match capability {
+            Capability::Elicitation => self.elicit,
+            Capability::Sampling => self.sample,
+            Capability::Roots => self.roots,
+        }
     }
 }
 
@@ -560,10 +576,23 @@ fn tools_call(
         // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
         return Err(McpError::MethodNotFound);
     }
-    only_members(
-        params,
-        &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
-    )?;
+    if version.is_modern() {
+        only_members(
+            params,
+            &[
+                ParamKey::Name,
+                ParamKey::Arguments,
+                ParamKey::Meta,
+                ParamKey::InputResponses,
+                ParamKey::RequestState,
+            ],
+        )?;
+    } else {
+        only_members(
+            params,
+            &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
+        )?;
+    }
     let name = match &params.name {
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
@@ -616,11 +645,24 @@ fn tools_call(
     let Value::Object(arguments) = arguments else {
         return Err(McpError::Internal("arguments changed type"));
     };
+    let round = if version.is_modern() {
+        let can = ClientCan::declared(lifecycle::client_capabilities(params.meta.as_ref()));
+        Some(Arc::new(Round::open(
+            &cx.shared.request_states,
+            ("tools/call", tool.name.as_str(), &arguments),
+            can,
+            params.input_responses.take(),
+            params.request_state.as_ref(),
+        )?))
+    } else {
+        None
+    };
     Ok(Dispatched::Call(Plan {
         tool: Arc::clone(tool),
         arguments,
         version,
         progress_token,
+        round,
     }))
 }
 

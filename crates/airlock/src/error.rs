@@ -9,6 +9,7 @@
 use std::fmt;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
 
 use crate::version::{ProtocolVersion, VersionToken};
 
@@ -30,6 +31,9 @@ impl ErrorCode {
     /// MCP 2026-07-28 (HTTP): a required header is missing, malformed, or disagrees with the
     /// body.
     pub const HEADER_MISMATCH: Self = Self(-32_020);
+    /// MCP 2026-07-28: the request needs a capability the client did not declare in
+    /// `_meta.clientCapabilities`.
+    pub const MISSING_CLIENT_CAPABILITY: Self = Self(-32_021);
     /// MCP 2026-07-28: the request asks for a protocol version this server does not serve.
     pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32_022);
     /// airlock: a rate limit was exceeded. Outside -32768..-32000, as MCP 2026-07-28 asks of
@@ -45,13 +49,14 @@ impl ErrorCode {
 
     /// Every code above: the table any transport's errors come from.
     #[cfg(any(test, fuzzing))]
-    pub(crate) const ALL: [Self; 9] = [
+    pub(crate) const ALL: [Self; 10] = [
         Self::PARSE_ERROR,
         Self::INVALID_REQUEST,
         Self::METHOD_NOT_FOUND,
         Self::INVALID_PARAMS,
         Self::INTERNAL_ERROR,
         Self::HEADER_MISMATCH,
+        Self::MISSING_CLIENT_CAPABILITY,
         Self::UNSUPPORTED_PROTOCOL_VERSION,
         Self::RATE_LIMITED,
         Self::OVERLOADED,
@@ -330,12 +335,47 @@ pub enum McpError {
     /// substituted many times, or escaping that multiplies them).
     #[error("prompt reply too large")]
     PromptTooLarge,
+    /// A modern request's `requestState` that is not one this server signed for this call
+    /// (tampered with, of another call or tool or arguments), or has expired.
+    #[error("invalid request state")]
+    InvalidRequestState,
+    /// A modern request's `inputResponses` answer to a question the tool asks that does not
+    /// fit the question.
+    #[error("invalid input response")]
+    InvalidInputResponse,
+    /// A modern call whose tool asks the client something its `clientCapabilities` did not
+    /// declare.
+    #[error("missing required client capability")]
+    MissingClientCapability(Capability),
     /// A modern request for a protocol version we do not serve.
     #[error("unsupported protocol version")]
     UnsupportedVersion {
         /// The version the client asked for, already checked to be a short version token.
         requested: VersionToken,
     },
+}
+
+/// A capability a client declares for what the server may ask it.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+#[non_exhaustive]
+pub enum Capability {
+    /// `elicitation`: forms for the user.
+    Elicitation,
+    /// `sampling`: replies of the client's model.
+    Sampling,
+    /// `roots`: the client's roots.
+    Roots,
+}
+
+impl Capability {
+    /// The capability's member name in `capabilities`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Elicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Roots => "roots",
+        }
+    }
 }
 
 impl McpError {
@@ -518,6 +558,22 @@ impl McpError {
                 Some(ErrorData::limit(bound.limit_name(), *limit)),
             ),
             Self::Internal(_) | Self::ToolPanicked => (C::INTERNAL_ERROR, "Internal error.", None),
+            Self::InvalidRequestState => (
+                C::INVALID_PARAMS,
+                "Invalid params: requestState is not one this server issued for this request, \
+                 or it has expired.",
+                None,
+            ),
+            Self::InvalidInputResponse => (
+                C::INVALID_PARAMS,
+                "Invalid params: an input response does not answer its input request.",
+                None,
+            ),
+            Self::MissingClientCapability(capability) => (
+                C::MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability.",
+                Some(ErrorData::RequiredCapability(*capability)),
+            ),
             Self::UnsupportedVersion { requested } => (
                 C::UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version.",
@@ -643,6 +699,9 @@ pub enum ErrorData {
         /// Milliseconds.
         retry_after_ms: u64,
     },
+    /// MCP 2026-07-28 `MissingRequiredClientCapability` data: `requiredCapabilities`, a
+    /// client capabilities object naming the one missing.
+    RequiredCapability(Capability),
     /// MCP 2026-07-28 `UnsupportedProtocolVersion` data.
     Versions {
         /// The version the client asked for.
@@ -673,6 +732,13 @@ impl Serialize for ErrorData {
             Self::RetryAfter { retry_after_ms } => {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry("retryAfterMs", retry_after_ms)?;
+                map.end()
+            }
+            Self::RequiredCapability(capability) => {
+                let mut required = Map::new();
+                required.insert(capability.name().to_owned(), Value::Object(Map::new()));
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("requiredCapabilities", &required)?;
                 map.end()
             }
             Self::Versions { requested } => {
@@ -744,6 +810,11 @@ pub(crate) mod tests {
             McpError::TooManySubscriptions,
             McpError::InvalidPromptArguments,
             McpError::PromptTooLarge,
+            McpError::InvalidRequestState,
+            McpError::InvalidInputResponse,
+            McpError::MissingClientCapability(Capability::Sampling),
+            McpError::MissingClientCapability(Capability::Elicitation),
+            McpError::MissingClientCapability(Capability::Roots),
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),
             },
@@ -809,7 +880,8 @@ pub(crate) mod tests {
     #[test]
     fn every_variant_maps_to_a_code_of_the_design_table() {
         let table = [
-            -32_700, -32_600, -32_601, -32_602, -32_603, -32_020, -32_022, -31_429, -31_503,
+            -32_700, -32_600, -32_601, -32_602, -32_603, -32_020, -32_021, -32_022, -31_429,
+            -31_503,
         ];
         for error in every_variant() {
             let wire = error.to_wire();

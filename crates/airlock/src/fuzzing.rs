@@ -163,7 +163,25 @@ pub fn answers(data: &[u8]) {
                     assert!(sampled.text.len() <= crate::limits::MAX_ANSWER_BYTES);
                     assert!(sampled.model.len() <= crate::limits::MAX_SAMPLED_MODEL_BYTES);
                 }
+                Ok(Answer::Roots(roots)) => {
+                    assert!(
+                        matches!(question, Question::Roots),
+                        "roots answering a form"
+                    );
+                    assert!(roots.len() <= crate::limits::MAX_ROOTS);
+                    for root in &roots {
+                        assert!(root.uri.starts_with("file://"));
+                        assert!(root.uri.len() <= crate::limits::MAX_ROOT_URI_BYTES);
+                        assert!(!root.uri.chars().any(char::is_control));
+                    }
+                }
                 Ok(Answer::Elicited(_)) | Err(_) => {}
+            }
+            // The same answer as a 2026-07-28 `inputResponses` value gets the same verdict.
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(raw.get()) {
+                let as_value = question.check_value(&value).is_ok();
+                let as_raw = question.check(raw.get()).is_ok();
+                assert_eq!(as_value, as_raw, "the two ways in disagree");
             }
         }
     });
@@ -195,6 +213,7 @@ fn fuzz_questions() -> Vec<crate::asking::Question> {
     vec![
         Question::Elicit(form),
         Question::Sample(Sampling::new("fuzz")),
+        Question::Roots,
     ]
 }
 

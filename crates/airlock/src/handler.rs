@@ -9,14 +9,18 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::asking::{Answer, AskError, Elicitation, Elicited, Question, Sampled, Sampling};
+use crate::asking::{Answer, AskError, Elicitation, Elicited, Question, Root, Sampled, Sampling};
+use crate::dispatch::ClientCan;
+use crate::error::Capability;
 use crate::id::IdKey;
 use crate::output::ToolOutput;
+use crate::rounds::{Round, RoundEnd, Step};
 
 /// A boxed, sendable future: what a [`Handler`] returns.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -135,6 +139,8 @@ impl LogLevel {
 #[derive(Clone, Debug)]
 pub struct CallContext {
     reporter: Option<Reporter>,
+    /// A 2026-07-28 call's round: where its questions find their answers.
+    round: Option<Arc<Round>>,
 }
 
 #[derive(Clone, Debug)]
@@ -143,14 +149,23 @@ struct Reporter {
     events: mpsc::Sender<Event>,
     progress: bool,
     logs: bool,
-    /// Whether the session's client declared a capability a question needs.
-    asks: bool,
+    /// What the session's client declared it can answer (legacy sessions).
+    can: ClientCan,
 }
 
 impl CallContext {
     /// A context that reports nothing (a call made outside a session).
     pub fn detached() -> Self {
-        Self { reporter: None }
+        Self {
+            reporter: None,
+            round: None,
+        }
+    }
+
+    /// The same context, asking through `round` (a 2026-07-28 call's).
+    pub(crate) fn in_round(mut self, round: Option<Arc<Round>>) -> Self {
+        self.round = round;
+        self
     }
 
     /// A context reporting to `events` what `call` has a reader for (progress, log
@@ -162,8 +177,9 @@ impl CallContext {
                 events,
                 progress: call.wants_progress(),
                 logs: call.wants_logs(),
-                asks: call.may_ask(),
+                can: call.client_can,
             }),
+            round: None,
         }
     }
 
@@ -256,8 +272,40 @@ impl CallContext {
     pub async fn elicit(&self, form: Elicitation) -> Result<Elicited, AskError> {
         match self.ask(Question::Elicit(form)).await? {
             Answer::Elicited(elicited) => Ok(elicited),
-            Answer::Sampled(_) => Err(AskError::Malformed),
+            Answer::Sampled(_) | Answer::Roots(_) => Err(AskError::Malformed),
         }
+    }
+
+    /// Asks the client for its roots (`roots/list`, clients that declared `roots`): where it
+    /// says its user works. The client's claim, checked for shape and size; it grants nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`AskError`].
+    pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
+        match self.ask(Question::Roots).await? {
+            Answer::Roots(roots) => Ok(roots),
+            Answer::Elicited(_) | Answer::Sampled(_) => Err(AskError::Malformed),
+        }
+    }
+
+    /// Whether the client declared `capability`: in `initialize` (sessions of 2025-11-25 and
+    /// earlier, whose calls can carry a request to it), or in this request's
+    /// `_meta.clientCapabilities` (2026-07-28). A tool that can do without an answer asks
+    /// this first: in a 2026-07-28 call, a question the client did not declare ends the call
+    /// with `-32021`, as that revision asks.
+    pub fn client_declares(&self, capability: Capability) -> bool {
+        match (&self.round, &self.reporter) {
+            (Some(round), _) => round.declares(capability),
+            (None, Some(reporter)) => reporter.can.declares(capability),
+            (None, None) => false,
+        }
+    }
+
+    /// How many rounds of input this call took before this one: in a 2026-07-28 call retried
+    /// with a `requestState` this server issued (and verified), its round number; else 0.
+    pub fn input_round(&self) -> u64 {
+        self.round.as_ref().map_or(0, |round| round.number())
     }
 
     /// Asks the client's model for a reply (`sampling/createMessage`, sessions whose client
@@ -280,12 +328,24 @@ impl CallContext {
         }
         match self.ask(Question::Sample(request)).await? {
             Answer::Sampled(sampled) => Ok(sampled),
-            Answer::Elicited(_) => Err(AskError::Malformed),
+            Answer::Elicited(_) | Answer::Roots(_) => Err(AskError::Malformed),
         }
     }
 
     async fn ask(&self, question: Question) -> Result<Answer, AskError> {
-        let Some(reporter) = self.reporter.as_ref().filter(|reporter| reporter.asks) else {
+        if let Some(round) = &self.round {
+            // A question without an answer ends the round: the call stops here, and its
+            // reply asks the client (see `rounds`).
+            return match round.ask(&question, question.key()) {
+                Step::Answered(answer) => answer,
+                Step::Wait => std::future::pending().await,
+            };
+        }
+        let Some(reporter) = self
+            .reporter
+            .as_ref()
+            .filter(|reporter| reporter.can.declares(question.capability()))
+        else {
             return Err(AskError::Unsupported);
         };
         let (answer, answered) = oneshot::channel();
@@ -324,6 +384,10 @@ pub enum Outcome {
     TimedOut(Duration),
     /// The handler panicked.
     Panicked,
+    /// A 2026-07-28 call's round ended before the handler did: it asks the client for input
+    /// (an `input_required` result), or the request is refused (an answer that does not fit,
+    /// a capability the client did not declare).
+    Round(RoundEnd),
 }
 
 /// A finished call, for [`Engine::complete`](crate::engine::Engine::complete).

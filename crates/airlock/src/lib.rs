@@ -131,6 +131,7 @@ mod prompts;
 mod quota;
 mod resources;
 mod response;
+mod rounds;
 pub mod secrets;
 mod server;
 mod signals;
@@ -142,8 +143,9 @@ mod tools;
 pub mod transport;
 mod version;
 
-pub use asking::{AskError, Elicitation, Elicited, FormError, Sampled, Sampling};
+pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Sampling};
 pub use call_log::{CallLog, RunNote};
+pub use error::Capability;
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 pub use limits::{HttpLimits, Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};

@@ -99,6 +99,11 @@ pub(crate) fn claimed_version(meta: Option<&Value>) -> Option<&Value> {
         .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
 }
 
+/// A modern request's `_meta.clientCapabilities`, when `_meta` is an object that has it.
+pub(crate) fn client_capabilities(meta: Option<&Value>) -> Option<&Value> {
+    meta?.get(META_CLIENT_CAPABILITIES)
+}
+
 /// Whether a request is modern: `Some(version)` when its `_meta` (given here) names a protocol
 /// version.
 ///

@@ -192,6 +192,38 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 /// bound applies first); a larger one is malformed, unread.
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
+/// Most roots a `roots/list` answer may list.
+pub const MAX_ROOTS: usize = 64;
+
+/// Longest root URI in a `roots/list` answer, in bytes.
+pub const MAX_ROOT_URI_BYTES: usize = 2048;
+
+/// Most questions one round of a 2026-07-28 call may ask (`inputRequests`); a tool that asks
+/// past it gets [`AskError::Busy`](crate::AskError::Busy).
+pub const MAX_INPUT_REQUESTS: usize = 8;
+
+/// Most members of a 2026-07-28 call's `inputResponses`; more refuse the request (`-32602`).
+pub const MAX_INPUT_RESPONSES: usize = 32;
+
+/// Most rounds one 2026-07-28 call may take: past it, a question gets
+/// [`AskError::Busy`](crate::AskError::Busy) instead of another `input_required` result.
+pub const MAX_INPUT_ROUNDS: u64 = 16;
+
+/// Longest name of a question (an `inputRequests` key), in bytes.
+pub const MAX_INPUT_KEY_BYTES: usize = 64;
+
+/// Most bytes of answers a `requestState` carries from round to round; an answer past it
+/// gets [`AskError::TooLarge`](crate::AskError::TooLarge).
+pub const MAX_CARRIED_ANSWER_BYTES: usize = 128 * 1024;
+
+/// Longest `requestState`, in bytes (as issued and as accepted); a longer one is refused
+/// unread (`-32602`).
+pub const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
+
+/// How long a `requestState` is good for after it is issued: a retry after it is refused
+/// (`-32602`) and the client starts the call again.
+pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+
 /// Longest elicitation message, and longest choice of a form, in bytes.
 pub const MAX_ASK_TEXT_BYTES: usize = 4096;
 

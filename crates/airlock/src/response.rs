@@ -528,6 +528,48 @@ impl Serialize for ResourceContents<'_> {
 }
 
 /// A modern result: the body, plus `resultType` and `_meta.serverInfo`.
+/// Writes a 2026-07-28 `input_required` result: the questions, and the state to send back.
+pub(crate) fn write_input_required(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    requests: &serde_json::Map<String, Value>,
+    state: &str,
+    info: &ServerInfo,
+) {
+    write_result(
+        out,
+        id,
+        &InputRequired {
+            requests,
+            state,
+            info,
+        },
+    );
+}
+
+struct InputRequired<'a> {
+    requests: &'a serde_json::Map<String, Value>,
+    state: &'a str,
+    info: &'a ServerInfo,
+}
+
+impl Serialize for InputRequired<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("resultType", "input_required")?;
+        map.serialize_entry("inputRequests", self.requests)?;
+        map.serialize_entry("requestState", self.state)?;
+        map.serialize_entry(
+            "_meta",
+            &MetaInfo(InfoFor {
+                info: self.info,
+                version: ProtocolVersion::V2026_07_28,
+            }),
+        )?;
+        map.end()
+    }
+}
+
 pub(crate) struct Modern<'a, T> {
     pub(crate) body: T,
     pub(crate) info: &'a ServerInfo,

@@ -64,6 +64,7 @@ pub struct ServerBuilder {
     resources: Vec<Resource>,
     call_log: Option<Arc<CallLog>>,
     subscriptions: Option<ResourceUpdates>,
+    request_states: Option<Arc<crate::rounds::StateKey>>,
 }
 
 impl Server {
@@ -103,6 +104,7 @@ impl Server {
             resources: Vec::new(),
             call_log: None,
             subscriptions: None,
+            request_states: None,
         }
     }
 
@@ -477,6 +479,19 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that signs the `requestState` a 2026-07-28 call hands the client between its
+    /// rounds of input ([`CallContext::elicit`](crate::CallContext::elicit) and the other
+    /// questions). Replicas behind one load balancer must share it, so that any of them takes
+    /// the state another issued; keep it as secret as a session key. Without this call each
+    /// server draws its own at start (then a retry must come back to the same process).
+    pub fn request_state_key(mut self, key: &secrecy::SecretSlice<u8>) -> Self {
+        use secrecy::ExposeSecret;
+        self.request_states = Some(Arc::new(crate::rounds::StateKey::from_bytes(
+            key.expose_secret(),
+        )));
+        self
+    }
+
     /// Checks every tool and freezes the server.
     ///
     /// # Errors
@@ -496,10 +511,11 @@ impl ServerBuilder {
                     prompts,
                     resources,
                     updates: self.subscriptions,
+                    request_states: self.request_states,
                 },
                 self.limits,
                 self.call_log,
-            ),
+            )?,
         })
     }
 }

@@ -11,7 +11,8 @@ use crate::prompts::PromptRegistry;
 use crate::quota::Quotas;
 use crate::resources::{ResourceRegistry, ResourceUpdates};
 use crate::response::ServerInfo;
-use crate::tools::Registry;
+use crate::rounds::StateKey;
+use crate::tools::{BuildError, Registry};
 
 /// What every session of one server shares. Immutable once built.
 #[derive(Debug)]
@@ -27,6 +28,8 @@ pub(crate) struct Shared {
     pub(crate) call_log: Option<Arc<CallLog>>,
     /// Announcements of changed resources, when the server offers subscriptions.
     pub(crate) updates: Option<ResourceUpdates>,
+    /// The key a modern call's `requestState` is signed with.
+    pub(crate) request_states: Arc<StateKey>,
 }
 
 impl Shared {
@@ -43,6 +46,8 @@ pub(crate) struct Surface {
     pub(crate) prompts: PromptRegistry,
     pub(crate) resources: ResourceRegistry,
     pub(crate) updates: Option<ResourceUpdates>,
+    /// The key request states are signed with; one drawn at start when none is given.
+    pub(crate) request_states: Option<Arc<StateKey>>,
 }
 
 /// Parameters of one server, without a call log (tests).
@@ -61,6 +66,7 @@ pub(crate) fn shared(
         limits,
         None,
     )
+    .expect("the random source works")
 }
 
 /// Parameters of one server, as the builder assembles them, writing each call's audit record
@@ -72,12 +78,17 @@ pub(crate) fn shared_logging(
     surface: Surface,
     limits: Limits,
     call_log: Option<Arc<CallLog>>,
-) -> Arc<Shared> {
+) -> Result<Arc<Shared>, BuildError> {
     let Surface {
         prompts,
         resources,
         updates,
+        request_states,
     } = surface;
+    let request_states = match request_states {
+        Some(key) => key,
+        None => Arc::new(StateKey::random().map_err(|_| BuildError::NoRandomness)?),
+    };
     let quotas = Quotas::new(&limits, registry.rates());
     let shared = Shared {
         info,
@@ -89,8 +100,9 @@ pub(crate) fn shared_logging(
         quotas,
         call_log,
         updates,
+        request_states,
     };
-    Arc::new(shared)
+    Ok(Arc::new(shared))
 }
 
 /// The same with given quotas (tests drive their clock).
@@ -112,5 +124,6 @@ pub(crate) fn shared_with_quotas(
         quotas,
         call_log: None,
         updates: None,
+        request_states: Arc::new(StateKey::from_bytes(b"tests")),
     })
 }

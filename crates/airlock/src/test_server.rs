@@ -119,7 +119,7 @@ pub(crate) fn served_with(
     let registry = Registry::new(tools)?;
     let prompts = crate::prompts::PromptRegistry::new(prompts)?;
     let resources = crate::resources::ResourceRegistry::new(resources)?;
-    Ok(crate::state::shared_logging(
+    crate::state::shared_logging(
         ServerInfo {
             name: "test".into(),
             version: "1.0".into(),
@@ -131,10 +131,11 @@ pub(crate) fn served_with(
             prompts,
             resources,
             updates,
+            request_states: None,
         },
         limits,
         None,
-    ))
+    )
 }
 
 /// `greet`'s arguments.

@@ -34,6 +34,7 @@ use crate::limits::{
 };
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
+use crate::rounds::{Ending, RoundEnd};
 use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
@@ -334,6 +335,27 @@ impl Engine {
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
                 return;
             }
+            Outcome::Round(RoundEnd(Ending::InputRequired { requests, state })) => {
+                self.record(
+                    pending.audit.as_deref(),
+                    call_log::Outcome::InputRequired,
+                    None,
+                );
+                response::write_input_required(
+                    out,
+                    &pending.id,
+                    &requests,
+                    &state,
+                    &self.shared.info,
+                );
+                return;
+            }
+            Outcome::Round(RoundEnd(Ending::Refused(error))) => {
+                self.record(pending.audit.as_deref(), call_log::Outcome::Refused, None);
+                tracing::debug!(%error, "call refused in its round of input");
+                self.refuse(out, Some(&pending.id), error);
+                return;
+            }
         };
         self.record(pending.audit.as_deref(), ended, Some(&output));
         dispatch::write_call_result(&self.shared, &pending.id, &output, pending.version, out);
@@ -495,6 +517,7 @@ impl Engine {
         let declared = match question {
             Question::Elicit(_) => self.client_can.elicit,
             Question::Sample(_) => self.client_can.sample,
+            Question::Roots => self.client_can.roots,
         };
         if pending.version.is_modern() || !declared {
             tell(answer, Err(AskError::Unsupported));
@@ -700,6 +723,7 @@ impl Engine {
             arguments,
             version,
             progress_token,
+            round,
         } = plan;
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
@@ -737,7 +761,12 @@ impl Engine {
             timeout,
             wants_progress: progress_token.is_some(),
             wants_logs: self.log_level.is_some() && !version.is_modern(),
-            may_ask: self.client_can.any() && !version.is_modern(),
+            client_can: if version.is_modern() {
+                ClientCan::default()
+            } else {
+                self.client_can
+            },
+            round,
         })
     }
 

@@ -1859,17 +1859,93 @@ fn only_a_client_that_declared_the_capability_is_asked() {
     assert_eq!(written[0]["method"], "sampling/createMessage");
     assert_eq!(written[0]["params"]["maxTokens"], 8);
     assert_eq!(written[1]["result"]["content"][0]["text"], "hi by m1");
-    // A modern call never asks.
+    // A modern call sends no request to the client: one whose client declared nothing is
+    // refused -32021, naming the capability.
     let mut modern = asking_engine();
     let call = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"form",{MODERN_META}}}}}"#
     );
     let (written, _) = run_asking(&mut modern, &call, |_| panic!("asked"));
     assert_eq!(written.len(), 1);
+    assert_eq!(written[0]["error"]["code"], -32_021);
+    assert_eq!(
+        written[0]["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {}}})
+    );
+}
+
+/// A modern call of `form` with `extra` params members, from a client that declared
+/// elicitation.
+fn modern_form_call(id: u32, extra: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"form",{extra}"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}}}}}}}}"#
+    )
+}
+
+#[test]
+fn a_modern_call_asks_with_an_input_required_result_and_takes_the_answer_on_its_retry() {
+    let mut engine = asking_engine();
+    let (written, _) = run_asking(&mut engine, &modern_form_call(1, ""), |_| panic!("asked"));
+    assert_eq!(written.len(), 1, "{written:?}");
+    let result = &written[0]["result"];
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(
+        result["inputRequests"]["q1"]["method"],
+        "elicitation/create"
+    );
+    assert_eq!(
+        result["inputRequests"]["q1"]["params"]["message"],
+        "Your name?"
+    );
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    // The retry, with the answer and the state.
+    let retry = modern_form_call(
+        2,
+        &format!(
+            r#""inputResponses":{{"q1":{{"action":"accept","content":{{"name":"Ada"}}}}}},"requestState":"{state}","#
+        ),
+    );
+    let (written, _) = run_asking(&mut engine, &retry, |_| panic!("asked"));
+    assert_eq!(written[0]["id"], 2);
+    assert_eq!(written[0]["result"]["resultType"], "complete");
     assert_eq!(
         written[0]["result"]["content"][0]["text"],
-        "error: the client cannot answer this request"
+        r#"accepted {"name":"Ada"}"#
     );
+    // A tampered state, an answer that does not fit: -32602, nothing echoed.
+    let tampered = format!(
+        r#""inputResponses":{{"q1":{{"action":"accept","content":{{"name":"Ada"}}}}}},"requestState":"{state}x","#
+    );
+    let mut out = Vec::new();
+    let effect = engine.handle(modern_form_call(3, &tampered).as_bytes(), &mut out);
+    assert!(matches!(effect, Effect::None));
+    let refused: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(refused["error"]["code"], -32_602);
+    assert!(!refused.to_string().contains(&state));
+    for (id, extra) in [
+        (
+            4,
+            r#""inputResponses":{"q1":{"action":"accept","content":{"name":"evil-evil-evil-evil"}}},"#,
+        ),
+        (5, r#""inputResponses":{"q1":12345},"#),
+    ] {
+        let (written, _) = run_asking(&mut engine, &modern_form_call(id, extra), |_| {
+            panic!("asked")
+        });
+        assert_eq!(written[0]["error"]["code"], -32_602, "{extra}: {written:?}");
+        assert!(!written[0].to_string().contains("evil"));
+        assert!(!written[0].to_string().contains("12345"));
+    }
+    // inputResponses in a legacy session is a member tools/call does not define there.
+    let mut legacy = asking_engine();
+    initialize_with(&mut legacy, r#"{"elicitation":{}}"#);
+    let mut out = Vec::new();
+    let frame = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"form","inputResponses":{}}}"#;
+    assert!(matches!(
+        legacy.handle(frame.as_bytes(), &mut out),
+        Effect::None
+    ));
+    assert!(String::from_utf8_lossy(&out).contains("-32602"));
 }
 
 #[test]

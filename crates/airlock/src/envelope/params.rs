@@ -3,7 +3,7 @@
 //! The strict reader (`json`) knows JSON-RPC's top-level members and nothing of MCP; this
 //! module names, for it, the `params` members some method reads (`name`, `cursor`,
 //! `protocolVersion`, `arguments`, `_meta`, `capabilities`, `clientInfo`, `requestId`,
-//! `uri`, `task`) and how each is taken. Every other member is checked like the rest of the frame and
+//! `uri`, `task`, `inputResponses`, `requestState`) and how each is taken. Every other member is checked like the rest of the frame and
 //! dropped; which members a method allows is the method's rule (`dispatch`), through
 //! [`Params::has`] and [`Params::only`].
 
@@ -56,11 +56,15 @@ pub struct Params<'a> {
     /// `requestId` (`notifications/cancelled`); `null` if it was a number out of range, which
     /// matches no call.
     pub(crate) request_id: Option<Value>,
+    /// `inputResponses` (a 2026-07-28 `tools/call` retried with the client's answers).
+    pub(crate) input_responses: Option<Value>,
+    /// `requestState` (the state a 2026-07-28 `input_required` result gave the client).
+    pub(crate) request_state: Option<Value>,
     /// Whether `arguments` holds a number no `f64` holds (`1e400`): it is `null` in
     /// [`Params::arguments`], so the arguments must be refused, never used.
     pub(crate) arguments_out_of_range: bool,
     /// Which members are present, as [`ParamKey`] bits.
-    present: u16,
+    present: u32,
 }
 
 /// The `params` members some method reads, and one bit for all others.
@@ -82,6 +86,10 @@ pub(crate) enum ParamKey {
     Context,
     /// `task` (task-augmented calls, 2025-11-25).
     Task,
+    /// `inputResponses` (2026-07-28).
+    InputResponses,
+    /// `requestState` (2026-07-28).
+    RequestState,
     /// Any other member (`reason` of a cancellation, or a name no method defines).
     Other,
 }
@@ -103,11 +111,13 @@ impl ParamKey {
             "argument" => Self::Argument,
             "context" => Self::Context,
             "task" => Self::Task,
+            "inputResponses" => Self::InputResponses,
+            "requestState" => Self::RequestState,
             _ => Self::Other,
         }
     }
 
-    fn bit(self) -> u16 {
+    fn bit(self) -> u32 {
         match self {
             Self::Name => 1,
             Self::Cursor => 1 << 1,
@@ -124,6 +134,8 @@ impl ParamKey {
             Self::Argument => 1 << 12,
             Self::Context => 1 << 13,
             Self::Level => 1 << 14,
+            Self::InputResponses => 1 << 15,
+            Self::RequestState => 1 << 16,
         }
     }
 }
@@ -144,6 +156,8 @@ impl Params<'_> {
             capabilities: self.capabilities,
             client_info_is_object: self.client_info_is_object,
             request_id: self.request_id,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
             arguments_out_of_range: self.arguments_out_of_range,
             present: self.present,
         }
@@ -177,7 +191,9 @@ impl<'a> KeptParams<'a> for Params<'a> {
             | ParamKey::RequestId
             | ParamKey::Ref
             | ParamKey::Argument
-            | ParamKey::Capabilities => Take::Value,
+            | ParamKey::Capabilities
+            | ParamKey::InputResponses
+            | ParamKey::RequestState => Take::Value,
             ParamKey::Context => Take::Skip,
             ParamKey::ClientInfo => Take::IsObject,
             ParamKey::Task => Take::Skip,
@@ -204,6 +220,8 @@ impl<'a> KeptParams<'a> for Params<'a> {
             (ParamKey::Ref, Taken::Value(value)) => self.reference = Some(value),
             (ParamKey::Argument, Taken::Value(value)) => self.argument = Some(value),
             (ParamKey::Capabilities, Taken::Value(value)) => self.capabilities = Some(value),
+            (ParamKey::InputResponses, Taken::Value(value)) => self.input_responses = Some(value),
+            (ParamKey::RequestState, Taken::Value(value)) => self.request_state = Some(value),
             (ParamKey::ClientInfo, Taken::IsObject(object)) => {
                 self.client_info_is_object = Some(object);
             }

@@ -140,6 +140,10 @@ pub enum BuildError {
     /// More tools than [`MAX_TOOLS_COUNT`].
     #[error("more than {MAX_TOOLS_COUNT} tools")]
     TooManyTools,
+    /// The operating system's random source failed (the key of request states is drawn
+    /// from it).
+    #[error("the operating system's random source failed")]
+    NoRandomness,
     /// A zero or absurd timeout.
     #[error("tool `{0}`: the timeout must be between 1 ms and 24 h")]
     InvalidTimeout(String),

@@ -51,6 +51,9 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::TooManySubscriptions
         | McpError::InvalidPromptArguments
         | McpError::PromptTooLarge
+        | McpError::InvalidRequestState
+        | McpError::InvalidInputResponse
+        | McpError::MissingClientCapability(_)
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
         McpError::ClientBusy { .. } | McpError::Overloaded { .. } => {
