@@ -368,7 +368,8 @@ fn server() -> Result<Server, airlock::BuildError> {
                     });
                     ResourceBody::text(data.to_string())
                 }),
-        );
+        )
+        .prompt(context_prompt());
     input_required_tools()
         .into_iter()
         .fold(builder, airlock::ServerBuilder::tool)
@@ -519,6 +520,36 @@ fn input_required_tools() -> Vec<Tool> {
                 }
             }),
     ]
+}
+
+/// `test_input_required_result_prompt`: asks the user for its context first (2026-07-28
+/// requests that do not give it).
+fn context_prompt() -> Prompt {
+    let form = Elicitation::new(
+        "What context should the prompt use?",
+        json!({
+            "type": "object",
+            "properties": {"context": {"type": "string", "maxLength": 256}},
+            "required": ["context"]
+        }),
+    )
+    .and_then(|form| form.named("user_context"));
+    let builder = Prompt::builder("test_input_required_result_prompt")
+        .description("A prompt that asks the user for its context");
+    let builder = match form {
+        Ok(form) => builder.asking(form),
+        Err(_) => builder,
+    };
+    builder.dynamic(
+        json!({
+            "type": "object",
+            "properties": {"context": {"type": "string", "description": "The prompt's context"}}
+        }),
+        |args| {
+            let context = args.get("context").map_or("none given", String::as_str);
+            vec![PromptMessage::user(format!("Use this context: {context}"))]
+        },
+    )
 }
 
 /// Asks for a name under `key`: the text, or the output to return instead.

@@ -350,6 +350,18 @@ enum Kind {
 const COMMON_KEYWORDS: [&str; 4] = ["type", "title", "description", "default"];
 
 impl Form {
+    /// The names of the form's fields, when every one answers with text (a string, or one
+    /// of a set of strings).
+    pub(crate) fn text_fields(&self) -> Option<Vec<&str>> {
+        self.fields
+            .iter()
+            .map(|field| match field.kind {
+                Kind::Text { .. } | Kind::Choice(_) => Some(field.name.as_str()),
+                Kind::Number { .. } | Kind::Flag | Kind::Choices { .. } => None,
+            })
+            .collect()
+    }
+
     fn compile(schema: Value) -> Result<Self, FormError> {
         let object = schema
             .as_object()

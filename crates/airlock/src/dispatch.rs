@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::asking::{Answer, Elicitation, Elicited, Question};
 use crate::envelope::{ParamKey, Params, RequestMethod};
 use crate::error::{Capability, McpError};
 use crate::handler::LogLevel;
@@ -27,7 +28,7 @@ use crate::response::{
     InfoFor, InitializeResult, Modern, PromptsListResult, ReadResourceResult, ResourcesListResult,
     ToolsListResult,
 };
-use crate::rounds::Round;
+use crate::rounds::{Ending, Round, RoundEnd, Step};
 use crate::state::Shared;
 use crate::tools::{ToolDef, arguments};
 use crate::version::ProtocolVersion;
@@ -529,10 +530,23 @@ fn prompts_get(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let params = params.ok_or(McpError::InvalidParams("prompts/get needs params"))?;
-    only_members(
-        params,
-        &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
-    )?;
+    if version.is_modern() {
+        only_members(
+            params,
+            &[
+                ParamKey::Name,
+                ParamKey::Arguments,
+                ParamKey::Meta,
+                ParamKey::InputResponses,
+                ParamKey::RequestState,
+            ],
+        )?;
+    } else {
+        only_members(
+            params,
+            &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
+        )?;
+    }
     let prompt = match &params.name {
         Some(Text::Str(name)) => shared.prompts.get(name),
         _ => None,
@@ -541,7 +555,33 @@ fn prompts_get(
     if params.arguments_out_of_range {
         return Err(McpError::NumberOutOfRange);
     }
-    let messages = prompt.render(params.arguments.take(), &shared.limits)?;
+    let mut arguments = params.arguments.take();
+    if let Some(form) = prompt
+        .form_for(arguments.as_ref())
+        .filter(|_| version.is_modern())
+    {
+        match ask_before_rendering(shared, prompt, form, params, arguments.as_ref())? {
+            Asked::Answered(content) => {
+                // The user's answer fills the fields the client left out; the prompt's
+                // checks below see them as arguments.
+                let mut filled = match arguments {
+                    Some(Value::Object(given)) => given,
+                    None => Map::new(),
+                    Some(_) => return Err(McpError::InvalidPromptArguments),
+                };
+                for (field, value) in content {
+                    filled.entry(field).or_insert(value);
+                }
+                arguments = Some(Value::Object(filled));
+            }
+            Asked::NoAnswer => {}
+            Asked::InputRequired { requests, state } => {
+                response::write_input_required(out, id, &requests, &state, &shared.info);
+                return Ok(Dispatched::Answered);
+            }
+        }
+    }
+    let messages = prompt.render(arguments, &shared.limits)?;
     let body = GetPromptResult {
         description: prompt.description(),
         messages: &messages,
@@ -562,6 +602,59 @@ fn prompts_get(
         return Err(McpError::PromptTooLarge);
     }
     Ok(Dispatched::Answered)
+}
+
+/// What the user's answer to a prompt's form came to.
+enum Asked {
+    /// Accepted: the content, checked against the form.
+    Answered(Map<String, Value>),
+    /// Declined, dismissed, or no answer can come (the round has asked its most): the prompt
+    /// renders with the arguments sent.
+    NoAnswer,
+    /// Not answered yet: the reply asks.
+    InputRequired {
+        requests: Map<String, Value>,
+        state: String,
+    },
+}
+
+/// Asks a modern `prompts/get`'s form through the request's round: its answer if the retry
+/// brought one, else the `input_required` reply to send.
+fn ask_before_rendering(
+    shared: &Shared,
+    prompt: &PromptDef,
+    form: &Elicitation,
+    params: &mut Params<'_>,
+    arguments: Option<&Value>,
+) -> Result<Asked, McpError> {
+    let empty = Map::new();
+    let bound = match arguments {
+        Some(Value::Object(arguments)) => arguments,
+        None => &empty,
+        Some(_) => return Err(McpError::InvalidPromptArguments),
+    };
+    let can = ClientCan::declared(lifecycle::client_capabilities(params.meta.as_ref()));
+    let round = Round::open(
+        &shared.request_states,
+        ("prompts/get", prompt.name(), bound),
+        can,
+        params.input_responses.take(),
+        params.request_state.as_ref(),
+    )?;
+    let question = Question::Elicit(form.clone());
+    match round.ask(&question, question.key()) {
+        Step::Answered(Ok(Answer::Elicited(Elicited::Accepted(content)))) => {
+            Ok(Asked::Answered(content))
+        }
+        Step::Answered(_) => Ok(Asked::NoAnswer),
+        Step::Wait => match round.end() {
+            Some(RoundEnd(Ending::InputRequired { requests, state })) => {
+                Ok(Asked::InputRequired { requests, state })
+            }
+            Some(RoundEnd(Ending::Refused(error))) => Err(error),
+            None => Err(McpError::Internal("a round waited on nothing")),
+        },
+    }
 }
 
 fn tools_call(

@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::asking::Elicitation;
 use crate::completion::{Completers, Completion};
 use crate::error::McpError;
 use crate::limits::{Limits, MAX_PROMPTS_COUNT, MAX_TOOL_NAME_BYTES};
@@ -81,6 +82,7 @@ pub struct Prompt {
     schema: Value,
     render: Arc<dyn Render>,
     completers: Completers,
+    asks: Option<Elicitation>,
 }
 
 impl Prompt {
@@ -111,6 +113,7 @@ impl Prompt {
             title: None,
             description: None,
             completers: Completers::default(),
+            asks: None,
         }
     }
 }
@@ -131,6 +134,7 @@ pub struct PromptBuilder {
     title: Option<String>,
     description: Option<String>,
     completers: Completers,
+    asks: Option<Elicitation>,
 }
 
 impl PromptBuilder {
@@ -143,6 +147,40 @@ impl PromptBuilder {
     /// A human-readable name for clients to show.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Asks the user to fill in `form` before the prompt renders, when a 2026-07-28 request
+    /// leaves out one of the form's fields: the `prompts/get` is answered with an
+    /// `input_required` result, and its retry with the user's answer renders the prompt with
+    /// the form's fields filled in from the answer (arguments the client sent win). Each
+    /// field of the form must be a text argument the prompt declares (checked when the server
+    /// is built). Legacy sessions are not asked (that `prompts/get` cannot wait): the prompt
+    /// renders with the arguments sent. A user who declines renders it with those too.
+    ///
+    /// ```
+    /// use airlock::{Elicitation, Prompt, PromptMessage};
+    /// use airlock::serde_json::json;
+    ///
+    /// # fn main() -> Result<(), airlock::FormError> {
+    /// let form = Elicitation::new(
+    ///     "What should the review focus on?",
+    ///     json!({"type": "object", "properties": {"focus": {"type": "string"}}, "required": ["focus"]}),
+    /// )?;
+    /// let schema = json!({"type": "object", "properties": {"focus": {"type": "string"}}});
+    /// let prompt = Prompt::builder("review")
+    ///     .description("Asks for a review")
+    ///     .asking(form)
+    ///     .dynamic(schema, |args| {
+    ///         let focus = args.get("focus").map_or("correctness", String::as_str);
+    ///         vec![PromptMessage::user(format!("Review this change for {focus}."))]
+    ///     });
+    /// # let _ = prompt;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn asking(mut self, form: Elicitation) -> Self {
+        self.asks = Some(form);
         self
     }
 
@@ -189,6 +227,7 @@ impl PromptBuilder {
                 _arguments: PhantomData::<fn() -> A>,
             }),
             completers: self.completers,
+            asks: self.asks,
         }
     }
 
@@ -227,6 +266,7 @@ impl PromptBuilder {
             schema,
             render: Arc::new(Dynamic { render }),
             completers: self.completers,
+            asks: self.asks,
         }
     }
 }
@@ -295,6 +335,9 @@ pub(crate) struct PromptDef {
     arguments: Vec<ArgumentDef>,
     render: Arc<dyn Render>,
     completers: Completers,
+    /// The form asked before rendering, in 2026-07-28 requests that leave one of its fields
+    /// out.
+    asks: Option<Elicitation>,
 }
 
 impl PromptDef {
@@ -310,6 +353,16 @@ impl PromptDef {
         if !completes_declared {
             return Err(BuildError::InvalidCompletion(prompt.name));
         }
+        if let Some(form) = &prompt.asks {
+            let fills_arguments = form.form.text_fields().is_some_and(|fields| {
+                fields
+                    .iter()
+                    .all(|field| arguments.iter().any(|argument| argument.name == *field))
+            });
+            if !fills_arguments {
+                return Err(BuildError::InvalidPromptForm(prompt.name));
+            }
+        }
         Ok(Self {
             name,
             title: prompt.title,
@@ -317,7 +370,26 @@ impl PromptDef {
             arguments,
             render: prompt.render,
             completers: prompt.completers,
+            asks: prompt.asks,
         })
+    }
+
+    /// The prompt's name.
+    pub(crate) fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// The form to ask before rendering with `arguments` (as sent): the prompt's, when it has
+    /// one and `arguments` leaves one of its fields out.
+    pub(crate) fn form_for(&self, arguments: Option<&Value>) -> Option<&Elicitation> {
+        let form = self.asks.as_ref()?;
+        let given = |field: &str| {
+            arguments
+                .and_then(|arguments| arguments.get(field))
+                .is_some()
+        };
+        let fields = form.form.text_fields()?;
+        (!fields.iter().all(|field| given(field))).then_some(form)
     }
 
     /// Suggestions for `argument` given `typed`, or `None` when the prompt has no such

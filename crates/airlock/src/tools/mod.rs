@@ -157,6 +157,10 @@ pub enum BuildError {
     /// are strings on the wire: `String`, or `Option<String>` for an optional one).
     #[error("prompt `{0}`: every argument must be a `String` or an `Option<String>`")]
     PromptArgumentNotText(String),
+    /// A prompt whose form ([`PromptBuilder::asking`](crate::PromptBuilder::asking)) has a
+    /// field that is not a text argument the prompt declares.
+    #[error("prompt `{0}`: every field of its form must be a text argument it declares")]
+    InvalidPromptForm(String),
     /// More prompts than [`MAX_PROMPTS_COUNT`](crate::limits::MAX_PROMPTS_COUNT).
     #[error("more than {} prompts", crate::limits::MAX_PROMPTS_COUNT)]
     TooManyPrompts,
