@@ -33,7 +33,7 @@ for target in $(cargo $toolchain fuzz list); do
             xargs -0 -r zip -q -j "$out/${target}_seed_corpus.zip"
     fi
     case "$target" in
-        envelope|engine|answers|arguments|argv) cp dicts/mcp.dict "$out/$target.dict" ;;
+        envelope|engine|answers|rounds|arguments|argv) cp dicts/mcp.dict "$out/$target.dict" ;;
         http) cp dicts/http.dict "$out/$target.dict" ;;
         manifest) cp dicts/toml.dict "$out/$target.dict" ;;
         policy) cat dicts/toml.dict dicts/policy.dict >"$out/$target.dict" ;;

@@ -160,13 +160,19 @@ fn a_client_that_did_not_declare_the_capability_is_never_asked() {
     let reply = server.request(&harness::call(1, "test_sampling", json!({"prompt": "p"})));
     assert_eq!(reply["id"], 1, "the reply, no request first: {reply}");
     assert_eq!(text(&reply), "the client cannot answer this request");
-    // Nor is a modern client (2026-07-28 has no server-to-client requests).
+    // Nor is a modern client: 2026-07-28 has no server-to-client requests, and one that
+    // declared nothing gets -32021 naming what the tool needed (tests/it/input_required.rs
+    // has the rounds of one that did).
     let mut modern = fixture();
     let mut params = json!({"name": "test_sampling", "arguments": {"prompt": "p"}});
     params["_meta"] = harness::modern_meta();
     let reply = modern.request(&harness::request(2, "tools/call", params));
     assert_eq!(reply["id"], 2, "{reply}");
-    assert_eq!(text(&reply), "the client cannot answer this request");
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32021, "message": "Missing required client capability.",
+               "data": {"requiredCapabilities": {"sampling": {}}}})
+    );
 }
 
 #[test]

@@ -73,6 +73,7 @@ mod audit_reports;
 mod clients;
 mod harness;
 mod hostile;
+mod input_required;
 mod http;
 mod http_abuse;
 mod http_browser;

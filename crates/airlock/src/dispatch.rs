@@ -50,6 +50,9 @@ pub(crate) struct Plan {
     pub(crate) progress_token: Option<ProgressToken>,
     /// A modern call's round: the answers it brought, and where its questions go.
     pub(crate) round: Option<Arc<Round>>,
+    /// The level a modern call asked its log messages at (`_meta.logLevel`); legacy calls
+    /// follow their session's `logging/setLevel`.
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 /// The session state dispatch may read and change.
@@ -738,6 +741,11 @@ fn tools_call(
     let Value::Object(arguments) = arguments else {
         return Err(McpError::Internal("arguments changed type"));
     };
+    let log_level = if version.is_modern() {
+        lifecycle::requested_log_level(params.meta.as_ref())
+    } else {
+        None
+    };
     let round = if version.is_modern() {
         let can = ClientCan::declared(lifecycle::client_capabilities(params.meta.as_ref()));
         Some(Arc::new(Round::open(
@@ -756,6 +764,7 @@ fn tools_call(
         version,
         progress_token,
         round,
+        log_level,
     }))
 }
 

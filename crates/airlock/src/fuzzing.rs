@@ -187,7 +187,113 @@ pub fn answers(data: &[u8]) {
     });
 }
 
+/// Rounds of input (2026-07-28): the input's first line is a call's `inputResponses` (JSON,
+/// if it reads), the rest its `requestState`. The round opens at a fixed time under a fixed
+/// key, so a state sealed once (a seed) stays good. Then the fuzz questions are asked in
+/// order (a form named `user_name`, a sampling request, roots): what an answer lets through
+/// fits its question, as in [`answers`]. When the round ends asking, its state is opened again
+/// with no answers: it must open, one round later, and each question must get again exactly
+/// what it got (an answer carried) or still wait; the same state with one byte changed must
+/// be refused.
+pub fn rounds(data: &[u8]) {
+    use crate::asking::{Answer, Elicited, Question};
+    use crate::rounds::{Ending, Round, RoundEnd, StateKey, Step};
+    const NOW: u64 = 2_000_000_000;
+    let (responses, state) = match data.iter().position(|byte| *byte == b'\n') {
+        Some(end) => data.split_at(end),
+        None => (data, &[][..]),
+    };
+    let responses = serde_json::from_slice::<Value>(responses).ok();
+    let state = (!state.is_empty()).then(|| {
+        Value::String(String::from_utf8_lossy(state.get(1..).unwrap_or_default()).into_owned())
+    });
+    let key = FUZZ_STATE_KEY.with(Arc::clone);
+    let arguments = serde_json::Map::new();
+    let call = ("tools/call", "ask", &arguments);
+    let can = crate::dispatch::ClientCan {
+        elicit: true,
+        sample: true,
+        roots: true,
+    };
+    let Ok(round) = Round::open_at(&key, call, can, responses, state.as_ref(), NOW) else {
+        return;
+    };
+    FUZZ_QUESTIONS.with(|questions| {
+        let named: Vec<Question> = questions
+            .iter()
+            .map(|question| match question {
+                Question::Elicit(form) => Question::Elicit(
+                    form.clone()
+                        .named("user_name")
+                        .unwrap_or_else(|_| fail("the fuzz key is refused")),
+                ),
+                Question::Sample(sampling) => Question::Sample(sampling.clone()),
+                Question::Roots => Question::Roots,
+            })
+            .collect();
+        let mut got = Vec::new();
+        for question in &named {
+            let step = round.ask(question, question.key());
+            got.push(match &step {
+                Step::Answered(Ok(Answer::Elicited(Elicited::Accepted(content)))) => {
+                    check_form_content(content);
+                    Some(format!("{content:?}"))
+                }
+                Step::Answered(Ok(Answer::Sampled(sampled))) => {
+                    assert!(sampled.text.len() <= crate::limits::MAX_ANSWER_BYTES);
+                    Some(format!("{sampled:?}"))
+                }
+                Step::Answered(Ok(Answer::Roots(roots))) => {
+                    assert!(roots.len() <= crate::limits::MAX_ROOTS);
+                    Some(format!("{roots:?}"))
+                }
+                Step::Answered(other) => Some(format!("{other:?}")),
+                Step::Wait => None,
+            });
+        }
+        let Some(RoundEnd(Ending::InputRequired { requests, state })) = round.end() else {
+            return;
+        };
+        assert!(requests.len() <= crate::limits::MAX_INPUT_REQUESTS);
+        assert!(state.len() <= crate::limits::MAX_REQUEST_STATE_BYTES);
+        let reopened = Round::open_at(&key, call, can, None, Some(&Value::from(state.as_str())), NOW)
+            .unwrap_or_else(|error| fail(&format!("our own state is refused: {error}")));
+        for (question, before) in named.iter().zip(&got) {
+            let again = match round_step(&reopened, question) {
+                Step::Wait => None,
+                Step::Answered(Ok(Answer::Elicited(Elicited::Accepted(content)))) => {
+                    Some(format!("{content:?}"))
+                }
+                Step::Answered(Ok(Answer::Sampled(sampled))) => Some(format!("{sampled:?}")),
+                Step::Answered(Ok(Answer::Roots(roots))) => Some(format!("{roots:?}")),
+                Step::Answered(other) => Some(format!("{other:?}")),
+            };
+            // A refused or unanswerable question (say, Busy) carries nothing; an answer is
+            // carried exactly; a question still asked still waits.
+            if before.as_deref().is_some_and(|text| !text.starts_with("Err")) {
+                assert_eq!(&again, before, "an answer changed on its way through the state");
+            }
+        }
+        let mut bytes = state.into_bytes();
+        let at = data.len() % bytes.len().max(1);
+        if let Some(byte) = bytes.get_mut(at) {
+            *byte = if *byte == b'A' { b'B' } else { b'A' };
+        }
+        let changed = String::from_utf8_lossy(&bytes).into_owned();
+        assert!(
+            Round::open_at(&key, call, can, None, Some(&Value::from(changed)), NOW).is_err(),
+            "a state with a byte changed is taken"
+        );
+    });
+}
+
+fn round_step(round: &crate::rounds::Round, question: &crate::asking::Question) -> crate::rounds::Step {
+    round.ask(question, question.key())
+}
+
 thread_local! {
+    static FUZZ_STATE_KEY: Arc<crate::rounds::StateKey> =
+        Arc::new(crate::rounds::StateKey::from_bytes(b"the fuzz target's request state key"));
     static FUZZ_QUESTIONS: Vec<crate::asking::Question> = fuzz_questions();
 }
 
@@ -1004,6 +1110,55 @@ pub(crate) mod tests {
     #[test]
     fn corpus_replays_answers() {
         assert!(replay("answers", answers) > 0);
+    }
+
+    #[test]
+    fn corpus_replays_rounds() {
+        assert!(replay("rounds", rounds) > 0);
+    }
+
+    /// The seeds of the rounds target: answers for each question, alone and together, and
+    /// states the fuzz key sealed (so a mutation starts from a state that opens).
+    #[test]
+    #[ignore = "writes fuzz/corpus/rounds; run by hand when the seeds change"]
+    fn write_rounds_seeds() {
+        use crate::rounds::{Ending, Round, RoundEnd, Step};
+        let form = r#"{"action":"accept","content":{"name":"Ada","age":30,"tags":["a"]}}"#;
+        let sampled = r#"{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}"#;
+        let roots = r#"{"roots":[{"uri":"file:///work","name":"w"}]}"#;
+        let mut seeds = vec![
+            format!(r#"{{"user_name":{form}}}"#),
+            format!(r#"{{"q2":{sampled}}}"#),
+            format!(r#"{{"q3":{roots}}}"#),
+            format!(r#"{{"user_name":{form},"q2":{sampled},"q3":{roots}}}"#),
+            r#"{"user_name":{"action":"decline"},"extra":{}}"#.to_owned(),
+            r#"{"user_name":12345}"#.to_owned(),
+        ];
+        // States: after the form only, and after form and sampling.
+        let key = FUZZ_STATE_KEY.with(Arc::clone);
+        let arguments = serde_json::Map::new();
+        let can = crate::dispatch::ClientCan { elicit: true, sample: true, roots: true };
+        for given in [format!(r#"{{"user_name":{form}}}"#), format!(r#"{{"user_name":{form},"q2":{sampled}}}"#)] {
+            let round = Round::open_at(&key, ("tools/call", "ask", &arguments), can, serde_json::from_str(&given).ok(), None, 2_000_000_000).unwrap();
+            let questions: Vec<crate::asking::Question> = FUZZ_QUESTIONS.with(|questions| {
+                questions.iter().map(|question| match question {
+                    crate::asking::Question::Elicit(form) => crate::asking::Question::Elicit(form.clone().named("user_name").unwrap()),
+                    crate::asking::Question::Sample(sampling) => crate::asking::Question::Sample(sampling.clone()),
+                    crate::asking::Question::Roots => crate::asking::Question::Roots,
+                }).collect()
+            });
+            for question in &questions {
+                let _: Step = round.ask(question, question.key());
+            }
+            let Some(RoundEnd(Ending::InputRequired { state, .. })) = round.end() else { panic!("no state") };
+            seeds.push(format!("{{}}\n{state}"));
+            seeds.push(format!("{{\"q3\":{roots}}}\n{state}"));
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/rounds");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (n, seed) in seeds.iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{}", n + 1)), seed).unwrap();
+        }
     }
 
     #[test]

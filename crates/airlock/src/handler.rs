@@ -130,8 +130,9 @@ impl LogLevel {
 ///
 /// Progress reaches the client only if it asked for it (a `progressToken`), only while the
 /// call is in flight, only when `progress` increases, and no more often than the engine's
-/// progress interval. Log messages reach it only if it set a level (`logging/setLevel`, in
-/// sessions of 2025-11-25 and earlier) that the message's meets, at most
+/// progress interval. Log messages reach it only if it set a level the message's meets
+/// (`logging/setLevel` in sessions of 2025-11-25 and earlier; the request's `_meta.logLevel`
+/// in 2026-07-28, where they go on that request's own response stream), at most
 /// [`MAX_LOG_MESSAGES_PER_CALL`](crate::limits::MAX_LOG_MESSAGES_PER_CALL) per call, each cut
 /// to [`MAX_LOG_MESSAGE_BYTES`](crate::limits::MAX_LOG_MESSAGE_BYTES). Anything else is
 /// dropped. Reporting never blocks the handler. What a handler logs is sent as it is: a

@@ -47,7 +47,7 @@
 //! prompts ([`Prompt`], [`PromptBuilder`], [`PromptMessage`], [`Role`]), resources
 //! ([`Resource`], [`ResourceBuilder`], [`ResourceBody`]), questions a tool asks the client
 //! through its [`CallContext`] ([`Elicitation`], [`Elicited`], [`Sampling`], [`Sampled`],
-//! [`AskError`], [`FormError`]), the audit record [`CallLog`], and
+//! [`Root`], [`Capability`], [`AskError`], [`FormError`]), the audit record [`CallLog`], and
 //! [`telemetry`]. For an untyped tool (a schema given as
 //! JSON): [`Handler`]. For a transport author: [`transport`] ([`transport::serve`] over any
 //! byte stream, the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP
@@ -75,8 +75,10 @@
 //! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
 //!   completion, tickets); shared by `tools`, `call`, the engine and the transports.
 //! - `quota`: rate quotas (governor GCRA) decided before any work.
-//! - `asking`: what a tool may ask the client (elicitation forms, sampling requests) and the
-//!   checks the client's answer passes before the tool sees it.
+//! - `asking`: what a tool may ask the client (elicitation forms, sampling requests, roots)
+//!   and the checks the client's answer passes before the tool sees it.
+//! - `rounds`: a 2026-07-28 call's rounds of input: `input_required` results, the answers its
+//!   retry brings, and the signed `requestState` that carries them from round to round.
 //! - `call`: a tool call under its deadline and panic guard.
 //! - `call_log`: the per-call audit record (one JSON line per tool call, no argument values).
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.

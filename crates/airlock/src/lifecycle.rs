@@ -9,6 +9,7 @@
 use serde_json::Value;
 
 use crate::envelope::RequestMethod;
+use crate::handler::LogLevel;
 use crate::error::McpError;
 use crate::version::{ProtocolVersion, VersionToken};
 
@@ -97,6 +98,12 @@ impl Lifecycle {
 pub(crate) fn claimed_version(meta: Option<&Value>) -> Option<&Value> {
     meta.and_then(Value::as_object)
         .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+}
+
+/// The level a modern request asks its log messages at (`_meta.logLevel`, already checked
+/// by [`modern_version`]): none when it sets none, and then none are sent.
+pub(crate) fn requested_log_level(meta: Option<&Value>) -> Option<LogLevel> {
+    meta?.get(META_LOG_LEVEL)?.as_str().and_then(LogLevel::parse)
 }
 
 /// A modern request's `_meta.clientCapabilities`, when `_meta` is an object that has it.

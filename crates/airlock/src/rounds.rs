@@ -95,6 +95,8 @@ struct Inner {
     /// Questions asked so far in this run (for their default keys).
     count: u64,
     refused: Option<McpError>,
+    /// When the round opened: a state it seals is issued then.
+    now: u64,
 }
 
 /// How a call's round ended, when it did not end with the handler's output.
@@ -138,6 +140,19 @@ impl Round {
         responses: Option<Value>,
         state: Option<&Value>,
     ) -> Result<Self, McpError> {
+        Self::open_at(key, call, can, responses, state, now_secs())
+    }
+
+    /// [`Round::open`] at `now` (seconds since the epoch), which is also when a state it
+    /// seals is issued.
+    pub(crate) fn open_at(
+        key: &Arc<StateKey>,
+        call: (&str, &str, &Map<String, Value>),
+        can: ClientCan,
+        responses: Option<Value>,
+        state: Option<&Value>,
+        now: u64,
+    ) -> Result<Self, McpError> {
         let given = match responses {
             None => Map::new(),
             Some(Value::Object(given)) if given.len() <= MAX_INPUT_RESPONSES => given,
@@ -153,7 +168,7 @@ impl Round {
         let binding = binding(call);
         let (number, carried) = match state {
             None => (0, Map::new()),
-            Some(Value::String(state)) => open_state(key, state, &binding, now_secs())?,
+            Some(Value::String(state)) => open_state(key, state, &binding, now)?,
             Some(_) => {
                 return Err(McpError::InvalidParams("requestState must be a string"));
             }
@@ -172,6 +187,7 @@ impl Round {
                 asked: Map::new(),
                 count: 0,
                 refused: None,
+                now,
             }),
         })
     }
@@ -252,7 +268,7 @@ impl Round {
             &inner.binding,
             inner.number.saturating_add(1),
             answers,
-            now_secs(),
+            inner.now,
         ) {
             Some(state) => Ending::InputRequired { requests, state },
             None => Ending::Refused(McpError::Internal("request state over its bound")),

@@ -126,6 +126,9 @@ struct Pending {
     progress: Option<Box<ProgressState>>,
     /// Log messages of the call sent so far.
     logs_sent: u32,
+    /// The level a modern call asked its log messages at; legacy calls follow the
+    /// session's.
+    log_level: Option<LogLevel>,
     /// What the call's audit record needs; `None` when no call log is kept.
     audit: Option<Box<Audited>>,
 }
@@ -453,9 +456,7 @@ impl Engine {
     /// [`MAX_LOG_MESSAGES_PER_CALL`]; its text is cut to [`MAX_LOG_MESSAGE_BYTES`]. Otherwise
     /// it is dropped: logging is best effort and never follows the call's reply.
     pub fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
-        if self.log_level.is_none_or(|least| message.level < least) {
-            return;
-        }
+        let session_level = self.log_level;
         let Some(pending) = self
             .in_flight
             .get_mut(&message.ticket.key)
@@ -463,6 +464,14 @@ impl Engine {
         else {
             return;
         };
+        let least = if pending.version.is_modern() {
+            pending.log_level
+        } else {
+            session_level
+        };
+        if least.is_none_or(|least| message.level < least) {
+            return;
+        }
         if pending.logs_sent >= MAX_LOG_MESSAGES_PER_CALL {
             return;
         }
@@ -724,6 +733,7 @@ impl Engine {
             version,
             progress_token,
             round,
+            log_level,
         } = plan;
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
@@ -751,6 +761,7 @@ impl Engine {
                     })
                 }),
                 logs_sent: 0,
+                log_level,
                 audit,
             },
         );
@@ -760,7 +771,11 @@ impl Engine {
             arguments,
             timeout,
             wants_progress: progress_token.is_some(),
-            wants_logs: self.log_level.is_some() && !version.is_modern(),
+            wants_logs: if version.is_modern() {
+                log_level.is_some()
+            } else {
+                self.log_level.is_some()
+            },
             client_can: if version.is_modern() {
                 ClientCan::default()
             } else {

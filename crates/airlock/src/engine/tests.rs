@@ -1629,6 +1629,39 @@ fn log_messages_reach_the_client_only_at_its_level_bounded_in_number_and_size() 
     );
 }
 
+#[test]
+fn a_modern_call_logs_at_the_level_its_request_asks_and_without_one_not_at_all() {
+    let mut engine = logging_engine();
+    let call = |id: u32, level: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"chatty","_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}{level}}}}}}}"#
+        )
+    };
+    let (logs, done) = run_logged(&mut engine, &call(1, ""));
+    assert!(logs.is_empty(), "no logLevel, no message: {logs:?}");
+    assert_eq!(done["result"]["content"][0]["text"], "done");
+    let (logs, _) = run_logged(
+        &mut engine,
+        &call(2, r#","io.modelcontextprotocol/logLevel":"warning""#),
+    );
+    assert_eq!(logs[0]["params"], json!({"level": "warning", "data": "careful"}));
+    assert_eq!(logs[1]["params"]["level"], "error", "info dropped at warning");
+    assert_eq!(
+        logs.len(),
+        usize::try_from(crate::limits::MAX_LOG_MESSAGES_PER_CALL).unwrap()
+    );
+    // The level is the request's: the next request without one gets nothing again.
+    let (logs, _) = run_logged(&mut engine, &call(3, ""));
+    assert!(logs.is_empty());
+    let mut out = Vec::new();
+    engine.handle(
+        call(4, r#","io.modelcontextprotocol/logLevel":"loud""#).as_bytes(),
+        &mut out,
+    );
+    assert!(String::from_utf8_lossy(&out).contains("-32602"));
+    assert!(!String::from_utf8_lossy(&out).contains("loud"));
+}
+
 /// A server whose tools ask the client: `form` (one elicitation of a required `name`),
 /// `five` (five elicitations at once), `llm` (one sampling request). Each says in its text
 /// what it got.
