@@ -197,7 +197,7 @@ pub fn answers(data: &[u8]) {
 /// be refused.
 pub fn rounds(data: &[u8]) {
     use crate::asking::{Answer, Elicited, Question};
-    use crate::rounds::{Ending, Round, RoundEnd, StateKey, Step};
+    use crate::rounds::{Ending, Round, RoundEnd, Step};
     const NOW: u64 = 2_000_000_000;
     let (responses, state) = match data.iter().position(|byte| *byte == b'\n') {
         Some(end) => data.split_at(end),

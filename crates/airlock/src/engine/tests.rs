@@ -1654,7 +1654,7 @@ fn a_modern_call_logs_at_the_level_its_request_asks_and_without_one_not_at_all()
     let (logs, _) = run_logged(&mut engine, &call(3, ""));
     assert!(logs.is_empty());
     let mut out = Vec::new();
-    engine.handle(
+    let _refused = engine.handle(
         call(4, r#","io.modelcontextprotocol/logLevel":"loud""#).as_bytes(),
         &mut out,
     );
