@@ -56,10 +56,18 @@ fn call(server: &HttpServer, id: i64, params: Value) -> Reply {
 
 /// The `input_required` result of a reply: its requests and its state.
 fn input_required(reply: &Reply) -> (Value, String) {
-    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
     let result = &reply.json()["result"];
     assert_eq!(result["resultType"], "input_required", "{result}");
-    let state = result["requestState"].as_str().expect("a requestState").to_owned();
+    let state = result["requestState"]
+        .as_str()
+        .expect("a requestState")
+        .to_owned();
     (result["inputRequests"].clone(), state)
 }
 
@@ -78,7 +86,12 @@ fn accept(content: Value) -> Value {
 
 /// Asserts a refusal: `status`, `code`, the fixed message, and none of `carried` in it.
 fn refused(reply: &Reply, status: u16, code: i64, carried: &[&str]) {
-    assert_eq!(reply.status, status, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.status,
+        status,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
     assert_eq!(reply.code(), code);
     let body = String::from_utf8_lossy(&reply.body);
     for text in carried {
@@ -137,13 +150,17 @@ fn a_call_takes_its_answers_over_three_rounds_and_each_state_carries_the_last() 
     let mut retry = many;
     retry["inputResponses"] = answers;
     retry["requestState"] = json!(state);
-    assert_eq!(text(&call(&server, 5, retry)), "Hi Ada; roots: file:///work");
+    assert_eq!(
+        text(&call(&server, 5, retry)),
+        "Hi Ada; roots: file:///work"
+    );
 }
 
 #[test]
 fn a_prompt_asks_before_it_renders_and_a_given_argument_is_not_asked() {
     let server = HttpServer::fixtures();
-    let get = |id, params: Value| modern_call(&server, id, "prompts/get", params, all_capabilities());
+    let get =
+        |id, params: Value| modern_call(&server, id, "prompts/get", params, all_capabilities());
     let prompt = json!({"name": "test_input_required_result_prompt"});
     let (requests, state) = input_required(&get(1, prompt.clone()));
     assert_eq!(
@@ -158,7 +175,11 @@ fn a_prompt_asks_before_it_renders_and_a_given_argument_is_not_asked() {
         reply["result"]["messages"][0]["content"]["text"],
         "Use this context: tests"
     );
-    let given = get(3, json!({"name": "test_input_required_result_prompt", "arguments": {"context": "given"}})).json();
+    let given = get(
+        3,
+        json!({"name": "test_input_required_result_prompt", "arguments": {"context": "given"}}),
+    )
+    .json();
     assert_eq!(
         given["result"]["messages"][0]["content"]["text"],
         "Use this context: given"
@@ -168,7 +189,8 @@ fn a_prompt_asks_before_it_renders_and_a_given_argument_is_not_asked() {
 /// A state whose payload says something else, under the signature of the real one.
 fn with_payload(state: &str, change: impl FnOnce(&mut Value)) -> String {
     let (payload, tag) = state.split_once('.').unwrap();
-    let mut decoded: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let mut decoded: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
     change(&mut decoded);
     format!(
         "{}.{tag}",
@@ -193,7 +215,9 @@ fn a_state_tampered_with_forged_replayed_or_brought_elsewhere_is_refused() {
         state_2[..state_2.len() - 3].to_owned(),
         format!("{payload_2}.{}", state_2.split_once('.').unwrap().1),
         // The answers changed, the round skipped, the expiry pushed out, under the old tag.
-        with_payload(&state_2, |payload| payload["a"]["step1"]["content"]["name"] = json!("Mallory")),
+        with_payload(&state_2, |payload| {
+            payload["a"]["step1"]["content"]["name"] = json!("Mallory")
+        }),
         with_payload(&state_2, |payload| payload["r"] = json!(0)),
         with_payload(&state_2, |payload| payload["x"] = json!(u64::MAX)),
         // Not a state at all.
@@ -213,37 +237,54 @@ fn a_state_tampered_with_forged_replayed_or_brought_elsewhere_is_refused() {
             "Invalid params: requestState is not one this server issued for this request, or it has expired."
         );
     }
-    // The state of one call is no good for another tool, or other arguments.
-    for other in [
-        json!({"name": "test_input_required_result_tampered_state", "arguments": {}}),
-        json!({"name": "test_input_required_result_multi_round", "arguments": {"x": 1}}),
-    ] {
-        let mut replay = other;
-        replay["inputResponses"] = answer.clone();
-        replay["requestState"] = json!(state_2);
-        refused(&call(&server, 30, replay), 400, -32602, &[CANARY]);
-    }
+    // The state of one call is no good for another tool, or for other arguments.
+    let mut replay = json!({"name": "test_input_required_result_tampered_state", "arguments": {}});
+    replay["inputResponses"] = answer.clone();
+    replay["requestState"] = json!(state_2);
+    refused(&call(&server, 30, replay), 400, -32602, &[CANARY]);
+    let asked = json!({"name": "test_elicitation", "arguments": {"message": "A"}});
+    let (_, state_a) = input_required(&call(&server, 34, asked));
+    let mut other_arguments = json!({"name": "test_elicitation", "arguments": {"message": "B"}});
+    other_arguments["requestState"] = json!(state_a);
+    refused(&call(&server, 35, other_arguments), 400, -32602, &[CANARY]);
     // Nor on a server of its own key (each draws one at start).
     let elsewhere = HttpServer::fixtures();
     let mut replay = tool.clone();
     replay["inputResponses"] = answer.clone();
     replay["requestState"] = json!(state_2);
-    refused(&call(&elsewhere, 31, replay.clone()), 400, -32602, &[CANARY]);
+    refused(
+        &call(&elsewhere, 31, replay.clone()),
+        400,
+        -32602,
+        &[CANARY],
+    );
     // Nor in the legacy era, which has no such members.
     let session = crate::http::initialize(server.addr);
-    let body = json!({"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": replay}).to_string();
+    let body =
+        json!({"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": replay}).to_string();
     let reply = post(
         server.addr,
-        &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")],
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
         &body,
     );
-    assert_eq!(reply.code(), -32602, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(
+        reply.code(),
+        -32602,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
     assert!(!String::from_utf8_lossy(&reply.body).contains(CANARY));
     // The genuine state still works: refusals consumed nothing.
     let mut genuine = tool;
     genuine["inputResponses"] = answer;
     genuine["requestState"] = json!(state_2);
-    assert_eq!(text(&call(&server, 33, genuine)), format!("{CANARY} likes red"));
+    assert_eq!(
+        text(&call(&server, 33, genuine)),
+        format!("{CANARY} likes red")
+    );
 }
 
 #[test]
@@ -275,7 +316,12 @@ fn answers_that_do_not_fit_and_bounds_crossed_are_refused_without_echo() {
     let many: serde_json::Map<String, Value> = (0..33)
         .map(|n| (format!("{CANARY}-{n}"), json!({})))
         .collect();
-    for responses in [json!(null), json!([CANARY]), json!(CANARY), Value::Object(many)] {
+    for responses in [
+        json!(null),
+        json!([CANARY]),
+        json!(CANARY),
+        Value::Object(many),
+    ] {
         let mut retry = tool.clone();
         retry["inputResponses"] = responses;
         refused(&call(&server, 40, retry), 400, -32602, &[CANARY]);
@@ -296,7 +342,13 @@ fn answers_that_do_not_fit_and_bounds_crossed_are_refused_without_echo() {
 fn a_question_the_client_did_not_declare_is_minus_32021_with_status_400() {
     let server = HttpServer::fixtures();
     let tool = json!({"name": "test_missing_capability", "arguments": {}});
-    let reply = modern_call(&server, 1, "tools/call", tool.clone(), json!({"elicitation": {}}));
+    let reply = modern_call(
+        &server,
+        1,
+        "tools/call",
+        tool.clone(),
+        json!({"elicitation": {}}),
+    );
     refused(&reply, 400, -32021, &[]);
     assert_eq!(
         reply.json()["error"],
@@ -304,11 +356,23 @@ fn a_question_the_client_did_not_declare_is_minus_32021_with_status_400() {
                "data": {"requiredCapabilities": {"sampling": {}}}})
     );
     // With the capability, the same call asks instead.
-    let (requests, _) = input_required(&modern_call(&server, 2, "tools/call", tool, json!({"sampling": {}})));
+    let (requests, _) = input_required(&modern_call(
+        &server,
+        2,
+        "tools/call",
+        tool,
+        json!({"sampling": {}}),
+    ));
     assert_eq!(requests["q1"]["method"], "sampling/createMessage");
     // A tool that asks only what was declared.
     let capabilities = json!({"name": "test_input_required_result_capabilities", "arguments": {}});
-    let (requests, _) = input_required(&modern_call(&server, 3, "tools/call", capabilities, json!({"sampling": {}})));
+    let (requests, _) = input_required(&modern_call(
+        &server,
+        3,
+        "tools/call",
+        capabilities,
+        json!({"sampling": {}}),
+    ));
     assert_eq!(requests.as_object().unwrap().len(), 1);
     assert_eq!(requests["q1"]["method"], "sampling/createMessage");
 }
@@ -317,7 +381,8 @@ fn a_question_the_client_did_not_declare_is_minus_32021_with_status_400() {
 fn a_modern_call_over_stdio_takes_two_rounds_too() {
     let mut server = Server::start(&harness::example("conformance_server"), &[]);
     let params = |extra: Value| {
-        let mut params = json!({"name": "test_input_required_result_request_state", "arguments": {}});
+        let mut params =
+            json!({"name": "test_input_required_result_request_state", "arguments": {}});
         params["_meta"] = meta(all_capabilities());
         if let Value::Object(extra) = extra {
             for (key, value) in extra {
@@ -329,15 +394,17 @@ fn a_modern_call_over_stdio_takes_two_rounds_too() {
     let reply = server.request(&harness::request(1, "tools/call", params(json!({}))));
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
     let state = reply["result"]["requestState"].as_str().unwrap().to_owned();
-    assert_eq!(reply["result"]["inputRequests"]["confirm"]["method"], "elicitation/create");
+    assert_eq!(
+        reply["result"]["inputRequests"]["confirm"]["method"],
+        "elicitation/create"
+    );
     let retry = params(json!({
         "inputResponses": {"confirm": accept(json!({"ok": true}))},
         "requestState": state,
     }));
     let reply = server.request(&harness::request(2, "tools/call", retry));
     assert_eq!(
-        reply["result"]["content"][0]["text"],
-        "state-ok: confirmed in round 1",
+        reply["result"]["content"][0]["text"], "state-ok: confirmed in round 1",
         "{reply}"
     );
 }

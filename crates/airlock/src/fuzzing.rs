@@ -256,8 +256,15 @@ pub fn rounds(data: &[u8]) {
         };
         assert!(requests.len() <= crate::limits::MAX_INPUT_REQUESTS);
         assert!(state.len() <= crate::limits::MAX_REQUEST_STATE_BYTES);
-        let reopened = Round::open_at(&key, call, can, None, Some(&Value::from(state.as_str())), NOW)
-            .unwrap_or_else(|error| fail(&format!("our own state is refused: {error}")));
+        let reopened = Round::open_at(
+            &key,
+            call,
+            can,
+            None,
+            Some(&Value::from(state.as_str())),
+            NOW,
+        )
+        .unwrap_or_else(|error| fail(&format!("our own state is refused: {error}")));
         for (question, before) in named.iter().zip(&got) {
             let again = match round_step(&reopened, question) {
                 Step::Wait => None,
@@ -270,8 +277,14 @@ pub fn rounds(data: &[u8]) {
             };
             // A refused or unanswerable question (say, Busy) carries nothing; an answer is
             // carried exactly; a question still asked still waits.
-            if before.as_deref().is_some_and(|text| !text.starts_with("Err")) {
-                assert_eq!(&again, before, "an answer changed on its way through the state");
+            if before
+                .as_deref()
+                .is_some_and(|text| !text.starts_with("Err"))
+            {
+                assert_eq!(
+                    &again, before,
+                    "an answer changed on its way through the state"
+                );
             }
         }
         let mut bytes = state.into_bytes();
@@ -287,7 +300,10 @@ pub fn rounds(data: &[u8]) {
     });
 }
 
-fn round_step(round: &crate::rounds::Round, question: &crate::asking::Question) -> crate::rounds::Step {
+fn round_step(
+    round: &crate::rounds::Round,
+    question: &crate::asking::Question,
+) -> crate::rounds::Step {
     round.ask(question, question.key())
 }
 
@@ -1137,20 +1153,44 @@ pub(crate) mod tests {
         // States: after the form only, and after form and sampling.
         let key = FUZZ_STATE_KEY.with(Arc::clone);
         let arguments = serde_json::Map::new();
-        let can = crate::dispatch::ClientCan { elicit: true, sample: true, roots: true };
-        for given in [format!(r#"{{"user_name":{form}}}"#), format!(r#"{{"user_name":{form},"q2":{sampled}}}"#)] {
-            let round = Round::open_at(&key, ("tools/call", "ask", &arguments), can, serde_json::from_str(&given).ok(), None, 2_000_000_000).unwrap();
+        let can = crate::dispatch::ClientCan {
+            elicit: true,
+            sample: true,
+            roots: true,
+        };
+        for given in [
+            format!(r#"{{"user_name":{form}}}"#),
+            format!(r#"{{"user_name":{form},"q2":{sampled}}}"#),
+        ] {
+            let round = Round::open_at(
+                &key,
+                ("tools/call", "ask", &arguments),
+                can,
+                serde_json::from_str(&given).ok(),
+                None,
+                2_000_000_000,
+            )
+            .unwrap();
             let questions: Vec<crate::asking::Question> = FUZZ_QUESTIONS.with(|questions| {
-                questions.iter().map(|question| match question {
-                    crate::asking::Question::Elicit(form) => crate::asking::Question::Elicit(form.clone().named("user_name").unwrap()),
-                    crate::asking::Question::Sample(sampling) => crate::asking::Question::Sample(sampling.clone()),
-                    crate::asking::Question::Roots => crate::asking::Question::Roots,
-                }).collect()
+                questions
+                    .iter()
+                    .map(|question| match question {
+                        crate::asking::Question::Elicit(form) => crate::asking::Question::Elicit(
+                            form.clone().named("user_name").unwrap(),
+                        ),
+                        crate::asking::Question::Sample(sampling) => {
+                            crate::asking::Question::Sample(sampling.clone())
+                        }
+                        crate::asking::Question::Roots => crate::asking::Question::Roots,
+                    })
+                    .collect()
             });
             for question in &questions {
                 let _: Step = round.ask(question, question.key());
             }
-            let Some(RoundEnd(Ending::InputRequired { state, .. })) = round.end() else { panic!("no state") };
+            let Some(RoundEnd(Ending::InputRequired { state, .. })) = round.end() else {
+                panic!("no state")
+            };
             seeds.push(format!("{{}}\n{state}"));
             seeds.push(format!("{{\"q3\":{roots}}}\n{state}"));
         }

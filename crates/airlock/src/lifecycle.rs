@@ -9,8 +9,8 @@
 use serde_json::Value;
 
 use crate::envelope::RequestMethod;
-use crate::handler::LogLevel;
 use crate::error::McpError;
+use crate::handler::LogLevel;
 use crate::version::{ProtocolVersion, VersionToken};
 
 /// The reserved `_meta` keys of MCP 2026-07-28.
@@ -103,7 +103,10 @@ pub(crate) fn claimed_version(meta: Option<&Value>) -> Option<&Value> {
 /// The level a modern request asks its log messages at (`_meta.logLevel`, already checked
 /// by [`modern_version`]): none when it sets none, and then none are sent.
 pub(crate) fn requested_log_level(meta: Option<&Value>) -> Option<LogLevel> {
-    meta?.get(META_LOG_LEVEL)?.as_str().and_then(LogLevel::parse)
+    meta?
+        .get(META_LOG_LEVEL)?
+        .as_str()
+        .and_then(LogLevel::parse)
 }
 
 /// A modern request's `_meta.clientCapabilities`, when `_meta` is an object that has it.

@@ -1644,8 +1644,14 @@ fn a_modern_call_logs_at_the_level_its_request_asks_and_without_one_not_at_all()
         &mut engine,
         &call(2, r#","io.modelcontextprotocol/logLevel":"warning""#),
     );
-    assert_eq!(logs[0]["params"], json!({"level": "warning", "data": "careful"}));
-    assert_eq!(logs[1]["params"]["level"], "error", "info dropped at warning");
+    assert_eq!(
+        logs[0]["params"],
+        json!({"level": "warning", "data": "careful"})
+    );
+    assert_eq!(
+        logs[1]["params"]["level"], "error",
+        "info dropped at warning"
+    );
     assert_eq!(
         logs.len(),
         usize::try_from(crate::limits::MAX_LOG_MESSAGES_PER_CALL).unwrap()
