@@ -329,7 +329,7 @@ fn a_get_stream_is_refused_for_a_rebinding_host_or_a_foreign_origin() {
         let stream = Stream::open(addr, None, &with_origin);
         assert_eq!(stream.status, 403, "Origin {origin}");
     }
-    // A browser is never told it may GET (the preflight offers POST and DELETE only).
+    // A page of an origin not listed is never told it may GET.
     let preflight = format!(
         "OPTIONS /mcp HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://localhost:3000\r\n\
          Access-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: mcp-session-id\r\n\

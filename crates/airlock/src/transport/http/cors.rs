@@ -27,8 +27,9 @@ use super::reply::{refusal, status_only};
 use crate::error::{HttpRefusal, McpError};
 use crate::limits::CORS_MAX_AGE;
 
-/// The methods MCP's Streamable HTTP uses here: POST, and DELETE to end a legacy session (GET
-/// is `405`: no standalone stream).
+/// The methods MCP's Streamable HTTP uses here: POST, and DELETE to end a legacy session; GET
+/// too where the server offers a legacy session's stream (resource subscriptions), else it is
+/// `405` and no preflight grants it.
 pub(crate) const ALLOW_METHODS: [&str; 2] = ["POST", "DELETE"];
 
 /// The request headers MCP clients send beyond the safelisted ones, as spelled in the specs.
@@ -62,7 +63,7 @@ pub(super) fn is_preflight<B>(request: &Request<B>) -> bool {
 
 /// The answer to a preflight whose `Host` and `Origin` already passed: `204` with the CORS
 /// headers when its origin is listed and it asks only for what MCP uses, else `403` without.
-pub(super) fn preflight(allow: &AllowList, head: &HeaderMap) -> Response<Body> {
+pub(super) fn preflight(allow: &AllowList, head: &HeaderMap, serves_get: bool) -> Response<Body> {
     let Some(origin) = head.get(header::ORIGIN).filter(|o| allow.cors(o)) else {
         tracing::debug!(origin = ?head.get(header::ORIGIN), "preflight refused: origin not listed");
         return refused_preflight(HttpRefusal::Origin);
@@ -70,7 +71,7 @@ pub(super) fn preflight(allow: &AllowList, head: &HeaderMap) -> Response<Body> {
     let method_ok = head
         .get(header::ACCESS_CONTROL_REQUEST_METHOD)
         .and_then(|value| value.to_str().ok())
-        .is_some_and(|method| ALLOW_METHODS.contains(&method));
+        .is_some_and(|method| ALLOW_METHODS.contains(&method) || (serves_get && method == "GET"));
     if !method_ok || !asks_only_for_mcp_headers(head) {
         tracing::debug!(
             method = ?head.get(header::ACCESS_CONTROL_REQUEST_METHOD),
@@ -84,7 +85,11 @@ pub(super) fn preflight(allow: &AllowList, head: &HeaderMap) -> Response<Body> {
     out.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
     out.insert(
         header::ACCESS_CONTROL_ALLOW_METHODS,
-        HeaderValue::from_static("POST, DELETE"),
+        HeaderValue::from_static(if serves_get {
+            "GET, POST, DELETE"
+        } else {
+            "POST, DELETE"
+        }),
     );
     out.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
@@ -190,7 +195,7 @@ mod tests {
             ("origin", "http://localhost:5173"),
             ("access-control-request-method", "POST"),
         ]);
-        let reply = preflight(&allow(), request.headers());
+        let reply = preflight(&allow(), request.headers(), false);
         assert_eq!(reply.status(), StatusCode::NO_CONTENT);
         let head = reply.headers();
         assert_eq!(
@@ -200,6 +205,21 @@ mod tests {
         assert_eq!(
             head[header::ACCESS_CONTROL_ALLOW_HEADERS],
             ALLOW_HEADERS.join(", ")
+        );
+        // GET only where the server serves a session's stream.
+        let get = options(&[
+            ("origin", "http://localhost:5173"),
+            ("access-control-request-method", "GET"),
+        ]);
+        assert_eq!(
+            preflight(&allow(), get.headers(), false).status(),
+            StatusCode::FORBIDDEN
+        );
+        let granted = preflight(&allow(), get.headers(), true);
+        assert_eq!(granted.status(), StatusCode::NO_CONTENT);
+        assert_eq!(
+            granted.headers()[header::ACCESS_CONTROL_ALLOW_METHODS],
+            "GET, POST, DELETE"
         );
     }
 

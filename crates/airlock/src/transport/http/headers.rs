@@ -192,7 +192,9 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
-/// Reads `Accept`; without one, JSON only. Parameters (`q=`) are ignored.
+/// Reads `Accept`; without one, JSON only. A range of weight zero (`q=0`) is one the client
+/// refuses; other weights and parameters are not ranked (either reply is acceptable). `*/*`
+/// covers both.
 pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
     let mut accepts = Accepts {
         json: false,
@@ -206,12 +208,24 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
             continue;
         };
         for range in value.split(',') {
-            let media = range.split(';').next().unwrap_or_default().trim();
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|parameter| {
+                let (name, weight) = parameter.split_once('=').unwrap_or_default();
+                name.trim().eq_ignore_ascii_case("q")
+                    && weight
+                        .trim()
+                        .parse::<f64>()
+                        .is_ok_and(|weight| weight == 0.0)
+            });
+            if refused {
+                continue;
+            }
             let is = |name: &str| media.eq_ignore_ascii_case(name);
             if is("application/json") || is("application/*") || is("*/*") {
                 accepts.json = true;
             }
-            if is("text/event-stream") || is("text/*") {
+            if is("text/event-stream") || is("text/*") || is("*/*") {
                 accepts.sse = true;
             }
         }
@@ -422,6 +436,19 @@ mod tests {
                 sse: false
             }
         );
+        // A weight of zero refuses; `*/*` covers both.
+        for (accept, json, sse) in [
+            ("application/json, text/event-stream;q=0", true, false),
+            ("application/json;q=0.000, text/event-stream", false, true),
+            ("application/json; Q = 0", false, false),
+            ("application/json;q=0.001", true, false),
+            ("application/json;q=junk", true, false),
+            ("*/*", true, true),
+            ("*/*;q=0, application/json", true, false),
+        ] {
+            headers.insert(hyper::header::ACCEPT, value(accept));
+            assert_eq!(accepts(&headers), Accepts { json, sse }, "{accept}");
+        }
         headers.insert(
             hyper::header::CONTENT_TYPE,
             value("Application/JSON; charset=utf-8"),

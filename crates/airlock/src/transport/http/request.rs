@@ -112,7 +112,7 @@ async fn serve_request(
             );
             return judged(refusal(&error), Verdict::Neutral);
         }
-        let reply = cors::preflight(&state.allow, head);
+        let reply = cors::preflight(&state.allow, head, state.shared.updates.is_some());
         return if reply.status() == StatusCode::NO_CONTENT {
             judged(reply, Verdict::Neutral)
         } else {

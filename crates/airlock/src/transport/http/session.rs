@@ -89,6 +89,15 @@ impl Session {
         true
     }
 
+    /// Whether the session's `GET` stream is open: a session someone listens on is in use,
+    /// however long ago its last request was.
+    fn is_listening(&self) -> bool {
+        lock(&self.listener)
+            .task
+            .as_ref()
+            .is_some_and(|task| !task.is_finished())
+    }
+
     fn stop_all(&self) {
         for (_, task) in self.tasks().drain() {
             task.abort();
@@ -209,7 +218,7 @@ impl Sessions {
         }
         let now = Instant::now();
         let mut last_used = lock(&session.last_used);
-        if now.saturating_duration_since(*last_used) > self.idle {
+        if now.saturating_duration_since(*last_used) > self.idle && !session.is_listening() {
             drop(last_used);
             if let Some(session) = map.remove(id) {
                 session.stop_all();
@@ -246,7 +255,7 @@ impl Sessions {
         let now = Instant::now();
         map.retain(|_, session| {
             let idle = now.saturating_duration_since(*lock(&session.last_used));
-            let live = idle <= self.idle;
+            let live = idle <= self.idle || session.is_listening();
             if !live {
                 session.stop_all();
             }
@@ -362,6 +371,28 @@ mod tests {
         assert!(sessions.find(&third, None).is_some());
         assert!(sessions.find(&other, None).is_some());
         assert_eq!(sessions.len(), 3);
+    }
+
+    #[test]
+    fn a_session_with_an_open_stream_is_not_idle() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let sessions = Sessions::new(4, 4, Duration::ZERO);
+            let (id, session) = sessions.open(engine(), None, owner("A")).unwrap();
+            let stream = tokio::spawn(std::future::pending::<()>());
+            assert!(session.listen(stream.abort_handle()));
+            std::thread::sleep(Duration::from_millis(5));
+            sessions.sweep();
+            assert!(sessions.find(&id, None).is_some(), "kept while listened to");
+            // Once the stream ends, the session idles out as any other.
+            stream.abort();
+            let _ended = stream.await;
+            std::thread::sleep(Duration::from_millis(5));
+            sessions.sweep();
+            assert_eq!(sessions.len(), 0);
+        });
     }
 
     #[test]
