@@ -2,8 +2,10 @@
 //! (v1 `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/client`) and the Inspector's CLI,
 //! at the versions `tests/clients/setup.sh` pins. `tests/clients/client.py` and `client.mjs`
 //! spawn a server, connect in one era, list every tool, make the calls they are given, use
-//! the prompts, resources, completion and logging the server declares as they are asked, and
-//! print one JSON report; these tests assert on the reports, for every SDK and era.
+//! the prompts, resources, completion and logging the server declares as they are asked,
+//! answer the server's questions (elicitation, sampling, roots: server-to-client requests in
+//! a legacy session, `input_required` results their SDK's own driver retries in a modern
+//! one), and print one JSON report; these tests assert on the reports, for every SDK and era.
 //!
 //! The clients live outside cargo's reach. When they are missing these tests fail if
 //! `AIRLOCK_REQUIRE_CLIENTS=1` (CI sets it) and otherwise skip, saying why on stderr.
