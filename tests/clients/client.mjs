@@ -2,10 +2,12 @@
 //
 //   node client.mjs [--sdk v1|v2] [--era legacy|modern|auto] [--calls JSON|FILE]
 //                   [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE]
-//                   [--log-level LEVEL] [--elicit JSON] [--sample TEXT] [--timeout SECONDS]
-//                   -- COMMAND [ARG...]
+//                   [--log-level LEVEL] [--elicit JSON]... [--sample TEXT] [--roots JSON]
+//                   [--timeout SECONDS] -- COMMAND [ARG...]
 //
-// --sdk v1 is `@modelcontextprotocol/sdk` (legacy era only); v2 is `@modelcontextprotocol/client`,
+// --sdk v1 is `@modelcontextprotocol/sdk`, legacy era only: its SUPPORTED_PROTOCOL_VERSIONS
+// stop at 2025-11-25 (the report lists them under "versions"), so it has no 2026-07-28 and no
+// input_required results; v2 is `@modelcontextprotocol/client`,
 // whose `versionNegotiation` can also speak 2026-07-28: modern pins it (`server/discover`, then
 // per-request `_meta`), auto probes and falls back to `initialize`. The script spawns COMMAND
 // with `StdioClientTransport`, connects a `Client`, lists every tool following `nextCursor`,
@@ -23,10 +25,19 @@
 // `notifications/message` it received while it ran, under "logs". A get, read or completion
 // answered with a JSON-RPC error is reported, not fatal, as a call's is.
 //
-// With --elicit (an `ElicitResult` as JSON) the client declares `elicitation` and answers every
-// `elicitation/create` with it; with --sample it declares `sampling` and answers every
-// `sampling/createMessage` with that text (model `test-model`). Each request received is
-// reported under "asked" (its method, the message or the prompt, the form's field names).
+// With --elicit (an `ElicitResult` as JSON; repeatable) the client declares `elicitation` and
+// answers every `elicitation/create` with the first --elicit whose `content` has exactly the
+// form's fields, else with the first --elicit; with --sample it declares `sampling` and answers
+// every `sampling/createMessage` with that text (model `test-model`); with --roots (a JSON list
+// of roots, {"uri": ..., "name": ...}) it declares `roots` and answers every `roots/list` with
+// them. Each request received is reported under "asked" (its method, the message or the
+// prompt, the form's field names).
+//
+// The same handlers answer in both eras. A legacy server asks with server-to-client requests; a
+// modern (2026-07-28) one ends a call or a prompt get with an `input_required` result, which
+// v2's own multi round-trip driver (`inputRequired: { autoFulfill: true }`, its default, set
+// here explicitly) answers through these handlers and retries with a new id. Each call and get
+// reports under "rounds" how many retries of it went on the wire.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -49,8 +60,9 @@ const { values: options, positionals: command } = parseArgs({
     reads: { type: 'string', default: '[]' },
     completions: { type: 'string', default: '[]' },
     'log-level': { type: 'string' },
-    elicit: { type: 'string' },
+    elicit: { type: 'string', multiple: true },
     sample: { type: 'string' },
+    roots: { type: 'string' },
     timeout: { type: 'string', default: '20' },
   },
   allowPositionals: true,
@@ -61,17 +73,27 @@ function declared() {
   const capabilities = {};
   if (options.elicit !== undefined) capabilities.elicitation = {};
   if (options.sample !== undefined) capabilities.sampling = {};
+  if (options.roots !== undefined) capabilities.roots = {};
   return capabilities;
 }
 
-// Answers the server's questions as --elicit and --sample say; each is noted in `asked`.
+// Answers the server's questions as --elicit, --sample and --roots say; each is noted in `asked`.
 function answerQuestions(setHandler, asked) {
   if (options.elicit !== undefined) {
-    const result = JSON.parse(options.elicit);
+    const answers = options.elicit.map((text) => JSON.parse(text));
+    const named = (fields) => (answer) =>
+      JSON.stringify(Object.keys(answer.content ?? {}).sort()) === JSON.stringify(fields);
     setHandler('elicitation/create', async (request) => {
       const fields = Object.keys(request.params?.requestedSchema?.properties ?? {}).sort();
       asked.push({ method: 'elicitation/create', message: request.params?.message, fields });
-      return result;
+      return answers.find(named(fields)) ?? answers[0];
+    });
+  }
+  if (options.roots !== undefined) {
+    const roots = JSON.parse(options.roots);
+    setHandler('roots/list', async () => {
+      asked.push({ method: 'roots/list' });
+      return { roots };
     });
   }
   if (options.sample !== undefined) {
@@ -90,17 +112,22 @@ function answerQuestions(setHandler, asked) {
 function loadSdk(sdk, era) {
   const clientInfo = { name: 'airlock-tests', version: '1' };
   if (sdk === 'v1') {
-    if (era !== 'legacy') throw new Error('@modelcontextprotocol/sdk speaks the legacy era only');
+    const types = require('@modelcontextprotocol/sdk/types.js');
+    const versions = types.SUPPORTED_PROTOCOL_VERSIONS;
+    if (era !== 'legacy') {
+      throw new Error(`@modelcontextprotocol/sdk speaks the legacy era only (${versions.join(', ')})`);
+    }
     const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
-    const types = require('@modelcontextprotocol/sdk/types.js');
     const client = new Client(clientInfo, { capabilities: declared() });
     const schemas = {
       'elicitation/create': types.ElicitRequestSchema,
       'sampling/createMessage': types.CreateMessageRequestSchema,
+      'roots/list': types.ListRootsRequestSchema,
     };
     return {
       name: `@modelcontextprotocol/sdk ${versionOf('@modelcontextprotocol/sdk')}`,
+      versions,
       client,
       Transport: StdioClientTransport,
       onLog: (handler) => client.setNotificationHandler(types.LoggingMessageNotificationSchema, handler),
@@ -111,7 +138,11 @@ function loadSdk(sdk, era) {
   const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
   const mode = { legacy: 'legacy', auto: 'auto', modern: { pin: '2026-07-28' } }[era];
   if (!mode) throw new Error(`unknown era ${era}`);
-  const client = new Client(clientInfo, { capabilities: declared(), versionNegotiation: { mode } });
+  const client = new Client(clientInfo, {
+    capabilities: declared(),
+    versionNegotiation: { mode },
+    inputRequired: { autoFulfill: true },
+  });
   return {
     name: `@modelcontextprotocol/client ${versionOf('@modelcontextprotocol/client')}`,
     client,
@@ -164,9 +195,19 @@ async function answer(report, request) {
   return report;
 }
 
-async function call(client, spec, timeout, logs) {
+// How many more `method` requests than one went on the wire while `request()` ran: the retries
+// of an input_required result.
+async function counted(wire, method, report, request) {
+  const sent = () => wire.filter((message) => message.method === method).length;
+  const before = sent();
+  await answer(report, request);
+  report.rounds = Math.max(sent() - before - 1, 0);
+  return report;
+}
+
+async function call(client, spec, timeout, logs, wire) {
   const before = logs.length;
-  const report = await answer({ name: spec.name }, async () => {
+  const report = await counted(wire, 'tools/call', { name: spec.name }, async () => {
     const result = await client.callTool({ name: spec.name, arguments: spec.arguments }, undefined, {
       timeout,
     });
@@ -191,7 +232,7 @@ async function surface(client, capabilities, report, timeout, wire) {
     report.gets = [];
     for (const spec of jsonList(options.prompts)) {
       const get = () => client.getPrompt({ name: spec.name, arguments: spec.arguments }, { timeout });
-      report.gets.push(await answer({ name: spec.name }, get));
+      report.gets.push(await counted(wire, 'prompts/get', { name: spec.name }, get));
     }
     report.failures.push(...failed('prompt', report.gets, 'name'));
   }
@@ -242,7 +283,7 @@ async function run() {
   const logs = [];
   sdk.onLog(({ params }) => logs.push({ level: params.level, data: params.data }));
 
-  const report = { sdk: sdk.name, era: options.era, failures: [], asked: [] };
+  const report = { sdk: sdk.name, versions: sdk.versions, era: options.era, failures: [], asked: [] };
   answerQuestions(sdk.onRequest, report.asked);
   await client.connect(transport, { timeout });
   try {
@@ -255,7 +296,7 @@ async function run() {
     report.pages = wire.filter((sent) => sent.method === 'tools/list').length;
     await surface(client, report.capabilities ?? {}, report, timeout, wire);
     report.calls = [];
-    for (const spec of calls) report.calls.push(await call(client, spec, timeout, logs));
+    for (const spec of calls) report.calls.push(await call(client, spec, timeout, logs, wire));
     report.failures.push(...report.calls.filter((c) => c.failure).map((c) => `${c.name}: ${c.failure}`));
     report.wire = wire;
   } finally {

@@ -2,7 +2,8 @@
 
     python client.py [--era legacy|modern|auto] [--calls JSON|FILE] [--timeout SECONDS] \
         [--prompts JSON|FILE] [--reads JSON|FILE] [--completions JSON|FILE] \
-        [--log-level LEVEL] [--elicit JSON] [--sample TEXT] -- COMMAND [ARG...]
+        [--log-level LEVEL] [--elicit JSON]... [--sample TEXT] [--roots JSON] \
+        -- COMMAND [ARG...]
     python client.py [--era ...] [--calls ...] --url URL [--cafile PEM] \
         [--oauth-issuer URL --oauth-client-id ID --oauth-client-secret SECRET [--oauth-scope S]]
 
@@ -23,10 +24,21 @@ the level is set to --log-level before the calls, and each call reports the
 `notifications/message` it received while it ran, under "logs". A get, read or completion
 answered with a JSON-RPC error is reported, not fatal, as a call's is.
 
-With --elicit (an `ElicitResult` as JSON) the client declares `elicitation` and answers every
-`elicitation/create` with it; with --sample it declares `sampling` and answers every
-`sampling/createMessage` with that text (model `test-model`). Each request received is
-reported under "asked" (its method, the message or the prompt, the form's field names).
+With --elicit (an `ElicitResult` as JSON; repeatable) the client declares `elicitation` and
+answers every `elicitation/create` with the first --elicit whose `content` has exactly the
+form's fields, else with the first --elicit; with --sample it declares `sampling` and answers
+every `sampling/createMessage` with that text (model `test-model`); with --roots (a JSON list
+of roots, {"uri": ..., "name": ...}) it declares `roots` and answers every `roots/list` with
+them. Each request received is reported under "asked" (its method, the message or the
+prompt, the form's field names).
+
+The same handlers answer in both eras. A legacy server asks with server-to-client requests;
+a modern (2026-07-28) one ends a call or a prompt get with an `input_required` result, and
+the SDK's own multi round-trip driver (`run_input_required_driver`, what `mcp.Client` runs,
+dispatching through `ClientSession.dispatch_input_request` to these handlers) answers and
+retries it. Each call and get reports under "rounds" how many `input_required` results it
+took. Only a modern session accepts one: in a legacy session the SDK's refusal of it is a
+failure.
 
 A call answered with a JSON-RPC error is reported, not fatal. Anything else that goes wrong
 (the connection, the listing, a call the SDK rejects or that outlives --timeout) is reported
@@ -52,9 +64,15 @@ import httpx2
 import jsonschema
 import mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client._input_required import run_input_required_driver  # what mcp.Client runs
 from mcp.client._probe import negotiate_auto  # what mcp.Client(mode="auto") runs
+from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
+from mcp_types.version import (
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_MODERN_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
 
 MAX_PAGES = 100
 
@@ -121,9 +139,42 @@ async def answer(report, request, timeout):
     return report
 
 
+async def until_complete(session, send, rounds):
+    """The final result of a request `send(input_responses, request_state)` makes: in a modern
+    session its `input_required` results are answered by the SDK's driver, as `mcp.Client`
+    does it, each counted in `rounds`; a legacy session takes none (the SDK refuses one)."""
+    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return await send(None, None, allow=False)
+
+    async def retry(responses, state):
+        rounds[0] += 1
+        return await send(responses, state, allow=True)
+
+    async def dispatch(key, request):
+        meta = request.params.meta if request.params else None
+        context = ClientRequestContext(session=session, request_id=key, meta=meta)
+        return await session.dispatch_input_request(context, request)
+
+    first = await send(None, None, allow=True)
+    if not isinstance(first, mcp_types.InputRequiredResult):
+        return first
+    return await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+
+
 async def call(session, spec, timeout, logs):
+    rounds = [0]
+
+    async def send(responses, state, allow):
+        return await session.call_tool(
+            spec["name"],
+            spec.get("arguments"),
+            input_responses=responses,
+            request_state=state,
+            allow_input_required=allow,
+        )
+
     async def request():
-        result = await session.call_tool(spec["name"], spec.get("arguments"))
+        result = await until_complete(session, send, rounds)
         return {
             "content": [dump(block) for block in result.content],
             "structuredContent": result.structured_content,
@@ -132,16 +183,30 @@ async def call(session, spec, timeout, logs):
 
     before = len(logs)
     report = await answer({"name": spec["name"]}, request, timeout)
+    report["rounds"] = rounds[0]
     # Received while the call ran: the server sends a call's messages before its reply.
     report["logs"] = logs[before:]
     return report
 
 
 async def get_prompt(session, spec, timeout):
-    async def request():
-        return dump(await session.get_prompt(spec["name"], spec.get("arguments")))
+    rounds = [0]
 
-    return await answer({"name": spec["name"]}, request, timeout)
+    async def send(responses, state, allow):
+        return await session.get_prompt(
+            spec["name"],
+            spec.get("arguments"),
+            input_responses=responses,
+            request_state=state,
+            allow_input_required=allow,
+        )
+
+    async def request():
+        return dump(await until_complete(session, send, rounds))
+
+    report = await answer({"name": spec["name"]}, request, timeout)
+    report["rounds"] = rounds[0]
+    return report
 
 
 async def read(session, uri, timeout):
@@ -237,14 +302,15 @@ async def run(args, calls, surface):
     report["asked"] = []
     callbacks = {}
     if args.elicit:
-        answer_elicitation = mcp_types.ElicitResult.model_validate(json.loads(args.elicit))
+        answers = [mcp_types.ElicitResult.model_validate(json.loads(text)) for text in args.elicit]
 
         async def elicit(context, params):
             fields = sorted((params.requested_schema or {}).get("properties", {}))
             report["asked"].append(
                 {"method": "elicitation/create", "message": params.message, "fields": fields}
             )
-            return answer_elicitation
+            fitting = (a for a in answers if sorted(a.content or {}) == fields)
+            return next(fitting, answers[0])
 
         callbacks["elicitation_callback"] = elicit
     if args.sample is not None:
@@ -260,6 +326,14 @@ async def run(args, calls, surface):
             )
 
         callbacks["sampling_callback"] = sample
+    if args.roots is not None:
+        roots = mcp_types.ListRootsResult(roots=json.loads(args.roots))
+
+        async def list_roots(context):
+            report["asked"].append({"method": "roots/list"})
+            return roots
+
+        callbacks["list_roots_callback"] = list_roots
 
     async with (
         transport(args) as (read_stream, write_stream),
@@ -327,8 +401,11 @@ def main():
     parser.add_argument("--reads", default="[]", help="JSON list of URIs to read, or a file")
     parser.add_argument("--completions", default="[]", help="JSON list of completions, or a file")
     parser.add_argument("--log-level", help="the level to set when the server declares logging")
-    parser.add_argument("--elicit", help="an ElicitResult (JSON) to answer every elicitation with")
+    parser.add_argument(
+        "--elicit", action="append", help="an ElicitResult (JSON) to answer elicitations with"
+    )
     parser.add_argument("--sample", help="the text to answer every sampling request with")
+    parser.add_argument("--roots", help="the roots (a JSON list) to answer every roots/list with")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per request")
     parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a command")
     parser.add_argument("--cafile", help="PEM certificates that an https --url must chain to")

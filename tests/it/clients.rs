@@ -2,8 +2,10 @@
 //! (v1 `@modelcontextprotocol/sdk`, v2 `@modelcontextprotocol/client`) and the Inspector's CLI,
 //! at the versions `tests/clients/setup.sh` pins. `tests/clients/client.py` and `client.mjs`
 //! spawn a server, connect in one era, list every tool, make the calls they are given, use
-//! the prompts, resources, completion and logging the server declares as they are asked, and
-//! print one JSON report; these tests assert on the reports, for every SDK and era.
+//! the prompts, resources, completion and logging the server declares as they are asked,
+//! answer the server's questions (elicitation, sampling, roots: server-to-client requests in
+//! a legacy session, `input_required` results their SDK's own driver retries in a modern
+//! one), and print one JSON report; these tests assert on the reports, for every SDK and era.
 //!
 //! The clients live outside cargo's reach. When they are missing these tests fail if
 //! `AIRLOCK_REQUIRE_CLIENTS=1` (CI sets it) and otherwise skip, saying why on stderr.
@@ -403,6 +405,29 @@ fn official_sdks_get_prompts_read_resources_complete_and_log_in_both_eras() {
     }
 }
 
+/// The conformance server's questions, answered: `--elicit` once per form (each client picks
+/// the answer whose fields are the form's), the model's text and one root.
+fn asking_options(elicit: &[Value]) -> Vec<String> {
+    let mut options = Vec::new();
+    for answer in elicit {
+        options.extend(["--elicit".to_owned(), answer.to_string()]);
+    }
+    options.extend(["--sample".to_owned(), "hi there".to_owned()]);
+    let roots = json!([{"uri": "file:///tmp/notes", "name": "notes"}]);
+    options.extend(["--roots".to_owned(), roots.to_string()]);
+    options
+}
+
+/// An elicitation answered with `content`.
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+/// A tool asks the same way in both eras and gets the same answers: in a legacy session
+/// through server-to-client requests, in a modern one through `input_required` results that
+/// each SDK's own driver answers with the same handlers and retries. TypeScript SDK v1 has no
+/// 2026-07-28 (its supported versions stop at 2025-11-25), so it has no input_required
+/// support to drive: it takes the legacy path only.
 #[test]
 fn official_sdks_answer_an_elicitation_and_a_sampling_request() {
     let Some(clients) = Clients::find() else {
@@ -413,46 +438,185 @@ fn official_sdks_answer_an_elicitation_and_a_sampling_request() {
     let calls = json!([
         {"name": "test_elicitation", "arguments": {"message": "Who are you?"}},
         {"name": "test_sampling", "arguments": {"prompt": "Say hi"}},
+        {"name": "test_input_required_result_multi_round", "arguments": {}},
+        {"name": "test_input_required_result_list_roots", "arguments": {}},
+        {"name": "test_input_required_result_request_state", "arguments": {}},
+        {"name": "test_input_required_result_multiple_inputs", "arguments": {}},
     ]);
-    let options = [
-        "--elicit".to_owned(),
-        json!({"action": "accept", "content": {"username": "ada", "email": "ada@example.com"}})
-            .to_string(),
-        "--sample".to_owned(),
-        "hi there".to_owned(),
-    ];
+    let mut options = asking_options(&[
+        accept(json!({"username": "ada", "email": "ada@example.com"})),
+        accept(json!({"name": "Ada"})),
+        accept(json!({"color": "teal"})),
+        accept(json!({"ok": true})),
+        accept(json!({"context": "the notes"})),
+    ]);
+    let prompts = json!([
+        {"name": "test_input_required_result_prompt"},
+        {"name": "test_input_required_result_prompt", "arguments": {"context": "given"}},
+    ]);
+    options.extend(["--prompts".to_owned(), prompts.to_string()]);
+    let elicited = |message: &str, fields: &[&str]| {
+        let method = "elicitation/create";
+        json!({"method": method, "message": message, "fields": fields})
+    };
+    let sampled = |prompt: &str| json!({"method": "sampling/createMessage", "prompt": prompt});
+    let roots = json!({"method": "roots/list"});
+    for sdk in SDKS {
+        let label = sdk.label;
+        let report = clients.report_with(sdk, &dir.0, &server, &calls, &options);
+        assert_connected(&clients, sdk, &report, "airlock-conformance");
+        if sdk.package == "@modelcontextprotocol/sdk" {
+            let versions = report["versions"].as_array().unwrap();
+            assert_eq!(versions[0], LEGACY, "{label}: {versions:?}");
+            assert!(!versions.contains(&json!(MODERN)), "{label}: {versions:?}");
+        }
+        let legacy = sdk.version == LEGACY;
+        // Each SDK's own handler answered each question once, in the order asked: a modern
+        // prompt get asks for the context it was not given first; a legacy one is not asked.
+        let mut asked = report["asked"].as_array().unwrap().clone();
+        let at_once = asked.split_off(asked.len().saturating_sub(3));
+        let mut expected = vec![
+            elicited("Who are you?", &["email", "username"]),
+            sampled("Say hi"),
+            elicited("Step 1: What is your name?", &["name"]),
+            elicited("Step 2: What is your favorite color?", &["color"]),
+            roots.clone(),
+            elicited("Please confirm", &["ok"]),
+        ];
+        if !legacy {
+            expected.insert(
+                0,
+                elicited("What context should the prompt use?", &["context"]),
+            );
+        }
+        assert_eq!(asked, expected, "{label}");
+        // Three questions at once: answered concurrently, in any order.
+        let mut at_once: Vec<String> = at_once.iter().map(Value::to_string).collect();
+        at_once.sort_unstable();
+        let mut three = [
+            elicited("What is your name?", &["name"]).to_string(),
+            sampled("Generate a greeting").to_string(),
+            roots.to_string(),
+        ];
+        three.sort_unstable();
+        assert_eq!(at_once, three, "{label}");
+
+        // The tools got the answers, in both eras alike.
+        let calls = report["calls"].as_array().unwrap();
+        assert_eq!(
+            text(sdk, &calls[0]),
+            r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#,
+            "{label}"
+        );
+        assert_eq!(text(sdk, &calls[1]), "LLM response: hi there", "{label}");
+        assert_eq!(text(sdk, &calls[2]), "Ada likes teal", "{label}");
+        assert_eq!(
+            text(sdk, &calls[3]),
+            "1 root(s): file:///tmp/notes",
+            "{label}"
+        );
+        // The state came back as it was sent: the tool saw its signature verified.
+        let confirmed = if legacy {
+            "confirmed without a state"
+        } else {
+            "state-ok: confirmed in round 1"
+        };
+        assert_eq!(text(sdk, &calls[4]), confirmed, "{label}");
+        assert_eq!(
+            text(sdk, &calls[5]),
+            "hi there Ada; roots: file:///tmp/notes",
+            "{label}"
+        );
+        // The rounds each took: one retry per question asked at a time, two for the tool that
+        // asks its second question after the first answer; none in a legacy session.
+        let rounds = |answers: &Value| -> Vec<u64> {
+            answers
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|answer| answer["rounds"].as_u64().unwrap())
+                .collect()
+        };
+        let (call_rounds, get_rounds) = if legacy {
+            (vec![0; 6], vec![0, 0])
+        } else {
+            (vec![1, 1, 2, 1, 1, 1], vec![1, 0])
+        };
+        assert_eq!(rounds(&report["calls"]), call_rounds, "{label}");
+        assert_eq!(rounds(&report["gets"]), get_rounds, "{label}");
+
+        // The prompt: a modern get that leaves out `context` is filled in by the user's
+        // answer; a legacy one renders without it; a given context is used as given.
+        let gets = report["gets"].as_array().unwrap();
+        let said =
+            |text: &str| json!([{"role": "user", "content": {"type": "text", "text": text}}]);
+        let filled = if legacy {
+            "Use this context: none given"
+        } else {
+            "Use this context: the notes"
+        };
+        assert_eq!(
+            gets[0]["result"]["messages"],
+            said(filled),
+            "{label}: {}",
+            gets[0]
+        );
+        assert_eq!(
+            gets[1]["result"]["messages"],
+            said("Use this context: given"),
+            "{label}: {}",
+            gets[1]
+        );
+    }
+}
+
+/// The client's answers are hostile input: one that does not fit its form is refused
+/// without being said back (a modern retry with `-32602`, a legacy tool with a tool error),
+/// and the session carries on.
+#[test]
+fn official_sdks_see_an_answer_that_does_not_fit_its_form_refused() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("asking-refused");
+    let server = [path_str(&example("conformance_server"))];
+    let calls = json!([
+        {"name": "test_input_required_result_elicitation", "arguments": {}},
+        {"name": "test_input_required_result_sampling", "arguments": {}},
+    ]);
+    // Over the form's 64 (name) and 256 (context) characters.
+    let mut options = asking_options(&[
+        accept(json!({"name": format!("PLANTED-7f3a{}", "a".repeat(64))})),
+        accept(json!({"context": format!("PLANTED-7f3a{}", "a".repeat(256))})),
+    ]);
+    let prompts = json!([{"name": "test_input_required_result_prompt"}]);
+    options.extend(["--prompts".to_owned(), prompts.to_string()]);
     for sdk in SDKS {
         let label = sdk.label;
         let report = clients.report_with(sdk, &dir.0, &server, &calls, &options);
         let calls = report["calls"].as_array().unwrap();
+        let gets = report["gets"].as_array().unwrap();
         if sdk.version == LEGACY {
-            // Each SDK's own handler answered the server's request; the tool got the answer.
             assert_eq!(
-                report["asked"],
-                json!([
-                    {"method": "elicitation/create", "message": "Who are you?", "fields": ["email", "username"]},
-                    {"method": "sampling/createMessage", "prompt": "Say hi"},
-                ]),
+                tool_error(sdk, &calls[0]),
+                "the client's answer was not valid",
                 "{label}"
             );
-            assert_eq!(
-                text(sdk, &calls[0]),
-                r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#,
-                "{label}"
-            );
-            assert_eq!(text(sdk, &calls[1]), "LLM response: hi there", "{label}");
+            assert!(!calls[0].to_string().contains("PLANTED"), "{label}");
+            let none = json!([{"role": "user",
+                "content": {"type": "text", "text": "Use this context: none given"}}]);
+            assert_eq!(gets[0]["result"]["messages"], none, "{label}");
         } else {
-            // 2026-07-28 has no server-to-client requests, and airlock does not build its
-            // input-required results yet: the tool is told the client cannot answer.
-            assert_eq!(report["asked"], json!([]), "{label}");
-            for call in calls {
+            for refused in [&calls[0], &gets[0]] {
+                assert_protocol_refusal(sdk, refused, "PLANTED");
                 assert_eq!(
-                    tool_error(sdk, call),
-                    "the client cannot answer this request",
+                    refused["error"]["message"],
+                    "Invalid params: an input response does not answer its input request.",
                     "{label}"
                 );
             }
         }
+        assert_eq!(text(sdk, &calls[1]), "The model said: hi there", "{label}");
     }
 }
 
