@@ -31,8 +31,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use ring::{digest, hmac};
+use hmac::{Hmac, Mac};
+use secrecy::{ExposeSecret, SecretSlice};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::asking::{Answer, AskError, Question};
 use crate::dispatch::ClientCan;
@@ -48,18 +50,25 @@ const STATE_FORMAT: u64 = 1;
 /// The key that signs request states. Replicas that serve one deployment share one
 /// ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)); by
 /// default each server draws its own at start.
-pub(crate) struct StateKey(hmac::Key);
+pub(crate) struct StateKey(SecretSlice<u8>);
 
 impl StateKey {
     /// A key from the operating system's random source.
-    pub(crate) fn random() -> Result<Self, ring::error::Unspecified> {
-        let bytes: [u8; 32] = ring::rand::generate(&ring::rand::SystemRandom::new())?.expose();
-        Ok(Self::from_bytes(&bytes))
+    pub(crate) fn random() -> Result<Self, getrandom::Error> {
+        let mut bytes = vec![0_u8; 32];
+        getrandom::fill(&mut bytes)?;
+        Ok(Self(SecretSlice::from(bytes)))
     }
 
     /// A key of the given bytes.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
-        Self(hmac::Key::new(hmac::HMAC_SHA256, bytes))
+        Self(SecretSlice::from(bytes.to_vec()))
+    }
+
+    /// An HMAC-SHA-256 under this key, ready for bytes (HMAC takes a key of any length, so
+    /// there is always one).
+    fn mac(&self) -> Option<Hmac<Sha256>> {
+        Hmac::<Sha256>::new_from_slice(self.0.expose_secret()).ok()
     }
 }
 
@@ -299,16 +308,14 @@ pub(crate) fn is_key(key: &str) -> bool {
 /// The digest naming one call: its method, its name and its arguments (serialised with
 /// their keys in order, so the same arguments give the same digest).
 fn binding((method, name, arguments): (&str, &str, &Map<String, Value>)) -> [u8; 32] {
-    let mut context = digest::Context::new(&digest::SHA256);
+    let mut digest = Sha256::new();
     for part in [method.as_bytes(), name.as_bytes()] {
-        context.update(&u64::try_from(part.len()).unwrap_or(u64::MAX).to_be_bytes());
-        context.update(part);
+        digest.update(u64::try_from(part.len()).unwrap_or(u64::MAX).to_be_bytes());
+        digest.update(part);
     }
     let arguments = serde_json::to_vec(arguments).unwrap_or_default();
-    context.update(&arguments);
-    let mut out = [0; 32];
-    out.copy_from_slice(context.finish().as_ref());
-    out
+    digest.update(&arguments);
+    digest.finalize().into()
 }
 
 fn now_secs() -> u64 {
@@ -338,11 +345,13 @@ fn seal(
         "a": answers,
     });
     let payload = serde_json::to_vec(&payload).ok()?;
-    let tag = hmac::sign(&key.0, &payload);
+    let mut mac = key.mac()?;
+    mac.update(&payload);
+    let tag = mac.finalize().into_bytes();
     let state = format!(
         "{}.{}",
         URL_SAFE_NO_PAD.encode(&payload),
-        URL_SAFE_NO_PAD.encode(tag.as_ref())
+        URL_SAFE_NO_PAD.encode(tag)
     );
     (state.len() <= MAX_REQUEST_STATE_BYTES).then_some(state)
 }
@@ -362,7 +371,10 @@ fn open_state(
     let (payload, tag) = state.split_once('.').ok_or_else(invalid)?;
     let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| invalid())?;
     let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid())?;
-    hmac::verify(&key.0, &payload, &tag).map_err(|_| invalid())?;
+    let mut mac = key.mac().ok_or_else(invalid)?;
+    mac.update(&payload);
+    // Compared in constant time.
+    mac.verify_slice(&tag).map_err(|_| invalid())?;
     let Ok(Value::Object(mut payload)) = serde_json::from_slice::<Value>(&payload) else {
         return Err(invalid());
     };
