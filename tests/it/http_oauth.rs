@@ -192,10 +192,10 @@ pub(crate) struct JwksServer {
     /// Requests received (fetches started by airlock).
     fetches: Arc<AtomicUsize>,
     /// Told when a held fetch arrives; and how to release it.
-    held: mpsc::Receiver<()>,
-    release: mpsc::Sender<()>,
+    pub(crate) held: mpsc::Receiver<()>,
+    pub(crate) release: mpsc::Sender<()>,
     /// After a release: whether the held fetch was still waited on.
-    still_open: mpsc::Receiver<bool>,
+    pub(crate) still_open: mpsc::Receiver<bool>,
 }
 
 impl JwksServer {

@@ -9,8 +9,8 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ fn rsa_signature(
 
 /// A token with `header`, signed RS256 by the issuer's RSA key whatever the header says.
 fn rs256_with(issuer: &Issuer, header: &Value, claims: &Value) -> String {
-    rs256_raw(issuer, &header.to_string(), &claims.to_string())
+    rs256_raw(issuer, &header.to_string(), claims.to_string())
 }
 
 /// A token with `header`, signed ES256 by the issuer's P-256 key whatever the header says.
@@ -689,10 +689,7 @@ fn claim_tricks_are_refused() {
                 now() + 3600
             ),
         ),
-        (
-            "claims not an object",
-            format!("[{}]", claims("alice", "").to_string()),
-        ),
+        ("claims not an object", format!("[{}]", claims("alice", ""))),
         ("claims a string", "\"alice\"".to_owned()),
         (
             "claims with trailing bytes",
@@ -1140,6 +1137,13 @@ enum Answer {
     Drip { bytes: Vec<u8>, every: Duration },
     /// `200`, chunked, `{"keys":[` and then whitespace chunks for as long as airlock reads.
     EndlessChunks,
+    /// `200` with `keys` after `delay`, unless airlock hangs up first; says which on
+    /// `outcome`.
+    Slow {
+        delay: Duration,
+        keys: Value,
+        outcome: mpsc::Sender<&'static str>,
+    },
 }
 
 /// A JWKS endpoint on loopback that serves `first` once, then `then` for every fetch; counts
@@ -1205,6 +1209,26 @@ impl HostileJwks {
                                 count(1);
                                 thread::sleep(every);
                             }
+                        }
+                        Answer::Slow {
+                            delay,
+                            keys,
+                            outcome,
+                        } => {
+                            let until = std::time::Instant::now() + delay;
+                            stream
+                                .set_read_timeout(Some(Duration::from_millis(20)))
+                                .unwrap();
+                            while std::time::Instant::now() < until {
+                                if matches!(stream.read(&mut byte), Ok(0)) {
+                                    let _told = outcome.send("airlock hung up");
+                                    return;
+                                }
+                            }
+                            let reply = ok_json(&keys.to_string());
+                            let sent = stream.write_all(reply.as_bytes());
+                            count(reply.len());
+                            let _told = outcome.send(if sent.is_ok() { "answered" } else { "cut" });
                         }
                         Answer::EndlessChunks => {
                             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
@@ -1479,5 +1503,54 @@ fn a_key_rotated_out_of_the_jwks_stops_verifying_after_the_next_fetch() {
         &list(addr, &issuer.es256("ec-1", &claims("alice", ""))),
         "rotated out",
     );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Regression (red team): a client that sent a token with an unknown `kid` and hung up
+/// while the fetch it started ran cancelled that fetch, and the fetch still counted as the
+/// one allowed per 30 s (the background refresh waits for it too). Once every 30 s, such a
+/// client kept airlock from ever learning the issuer's new keys (every token signed by a
+/// rotated key refused) or dropping a key the issuer withdrew. A fetch now runs to its end
+/// (within its time-out) whoever waits for it.
+#[test]
+fn a_client_hanging_up_during_a_jwks_fetch_does_not_cancel_it() {
+    let issuer = Issuer::new();
+    let (outcome, outcomes) = mpsc::channel();
+    let jwks = HostileJwks::start(
+        issuer.jwks(),
+        Answer::Slow {
+            delay: Duration::from_millis(1500),
+            keys: rotated(&issuer),
+            outcome,
+        },
+    );
+    let (server, dir) = serve_manifest(crate::http_oauth::MANIFEST, &jwks.uri(), &[]);
+    let addr = server.addr;
+    // The attacker: a made-up kid, and a hang-up as soon as the fetch has started.
+    let made_up = issuer.es256("made-up", &claims("mallory", ""));
+    let request = crate::http::modern_bytes(
+        addr,
+        1,
+        "tools/list",
+        json!({}),
+        &[("Authorization", &bearer(&made_up))],
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.write_all(&request).unwrap();
+    let started = std::time::Instant::now();
+    while jwks.fetches.load(Ordering::SeqCst) < 2 {
+        assert!(started.elapsed() < REPLY_TIMEOUT, "the fetch never started");
+        thread::sleep(Duration::from_millis(10));
+    }
+    drop(stream);
+    assert_eq!(
+        outcomes.recv_timeout(REPLY_TIMEOUT).unwrap(),
+        "answered",
+        "the fetch was abandoned with the client that started it"
+    );
+    // The issuer's new key was learned: a token it signed is served without another fetch.
+    let rotated_token = issuer.es256("ec-2", &claims("alice", ""));
+    assert_eq!(list(addr, &rotated_token).status, 200);
+    assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
     std::fs::remove_dir_all(dir).unwrap();
 }

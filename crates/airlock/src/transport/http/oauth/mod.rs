@@ -397,7 +397,7 @@ impl Verifier {
         let kid = header.kid.as_deref();
         let mut held = self.keys.held();
         if held.find(kid, header.alg).is_none() {
-            held = self.keys.refresh_for(kid, header.alg).await;
+            held = Arc::clone(&self.keys).refresh_for(kid, header.alg).await;
         } else if self.keys.stale() {
             tokio::spawn(Arc::clone(&self.keys).refresh_in_background());
         }

@@ -387,3 +387,69 @@ fn configurations_outside_the_accepted_forms_are_refused_at_start() {
         OAuthError::JwksRoots
     );
 }
+
+/// A JWKS endpoint on loopback: the first fetch (at start) is answered with `first` at once,
+/// every later one with `then` after `delay`.
+fn slow_jwks(first: Value, then: Value, delay: std::time::Duration) -> JwksSource {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let uri = format!("http://{}/jwks", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let body = if n == 0 {
+                first.to_string()
+            } else {
+                std::thread::sleep(delay);
+                then.to_string()
+            };
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _sent = stream.write_all(reply.as_bytes());
+        }
+    });
+    JwksSource::Uri(JwksUri::parse(&uri, Path::new("/nonexistent")).unwrap())
+}
+
+/// Regression (red team): the request that started a fetch for an unknown `kid` cancelled it
+/// when it stopped waiting (its client hung up), and the cancelled fetch still counted as
+/// the one allowed per `JWKS_MIN_REFETCH_INTERVAL`; a client doing so every 30 s kept the
+/// issuer's rotated keys from ever being learned. The fetch now runs to its end whoever
+/// waits, and a token of the new key waits for it.
+#[test]
+fn a_fetch_outlives_the_request_that_started_it() {
+    let held = Signer::new("k1");
+    let rotated = Signer::new("k2");
+    let source = slow_jwks(
+        json!({"keys": [held.jwk()]}),
+        json!({"keys": [held.jwk(), rotated.jwk()]}),
+        std::time::Duration::from_millis(300),
+    );
+    let config = OAuth::new(RESOURCE, ISSUER, source).unwrap();
+    let verifier = Verifier::new(config, BTreeSet::new());
+    let token = rotated.token(&rotated.header(), &claims());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            verifier.load().await.unwrap();
+            let given_up = tokio::time::timeout(
+                std::time::Duration::from_millis(50),
+                verifier.verify(token.as_bytes()),
+            )
+            .await;
+            assert!(given_up.is_err(), "the fetch was answered at once");
+            assert_eq!(
+                &*verifier.verify(token.as_bytes()).await.unwrap().identity,
+                "oauth:user-1#agent-7"
+            );
+        });
+}
