@@ -16,7 +16,8 @@
 //! that never finish and keep the issuer's new keys from being learned.
 //!
 //! Only signing keys of the kinds `crypto` verifies are kept: RSA, and EC on P-256 or P-384;
-//! `oct` (symmetric) keys, keys whose `use` is not `sig` and keys of other types are dropped.
+//! `oct` (symmetric) keys, keys whose `use` is not `sig` or whose `key_ops` lack `verify`,
+//! and keys of other types are dropped.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,9 @@ use hyper::body::Bytes;
 use hyper::header;
 use hyper::{Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, PublicKeyUse};
+use jsonwebtoken::jwk::{
+    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyOperations, PublicKeyUse,
+};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -252,13 +255,22 @@ impl KeySet {
     }
 }
 
-/// `jwk` as a key, if it is a signing key of a kind `crypto` verifies.
+/// `jwk` as a key, if it is a signing key of a kind `crypto` verifies: no `use` other than
+/// `sig`, no `key_ops` without `verify` (RFC 7517 §4.2, §4.3).
 fn usable(jwk: &Jwk) -> Option<Key> {
     if jwk
         .common
         .public_key_use
         .as_ref()
         .is_some_and(|usage| *usage != PublicKeyUse::Signature)
+    {
+        return None;
+    }
+    if jwk
+        .common
+        .key_operations
+        .as_ref()
+        .is_some_and(|operations| !operations.contains(&KeyOperations::Verify))
     {
         return None;
     }
