@@ -28,9 +28,7 @@ use hyper::body::Bytes;
 use hyper::header;
 use hyper::{Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
-use jsonwebtoken::jwk::{
-    AlgorithmParameters, EllipticCurve, Jwk, JwkSet, KeyOperations, PublicKeyUse,
-};
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyOperations, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -194,7 +192,9 @@ pub(super) struct KeySet {
 }
 
 impl KeySet {
-    /// Parses a JWKS document of at most [`MAX_JWKS_BYTES`], keeping the usable keys.
+    /// Parses a JWKS document of at most [`MAX_JWKS_BYTES`], keeping the usable keys. A key
+    /// that cannot be read as a JWK (a member of the wrong type, a repeated member) is
+    /// skipped like an unusable one (RFC 7517 §5): it does not make the others unreadable.
     ///
     /// # Errors
     ///
@@ -203,9 +203,9 @@ impl KeySet {
         if bytes.len() > MAX_JWKS_BYTES {
             return Err(OAuthError::JwksInvalid);
         }
-        let set: JwkSet = serde_json::from_slice(bytes).map_err(|_| OAuthError::JwksInvalid)?;
+        let set: RawSet<'_> = serde_json::from_slice(bytes).map_err(|_| OAuthError::JwksInvalid)?;
         let mut keys = Vec::new();
-        for jwk in &set.keys {
+        for raw in set.keys {
             if keys.len() == MAX_JWKS_KEYS {
                 tracing::warn!(
                     kept = MAX_JWKS_KEYS,
@@ -213,7 +213,11 @@ impl KeySet {
                 );
                 break;
             }
-            match usable(jwk) {
+            let Ok(jwk) = serde_json::from_str::<Jwk>(raw.get()) else {
+                tracing::debug!("a JWKS key that is not a readable JWK was skipped");
+                continue;
+            };
+            match usable(&jwk) {
                 Some(key) => keys.push(key),
                 None => tracing::debug!(kid = ?jwk.common.key_id, "a JWKS key was skipped"),
             }
@@ -253,6 +257,13 @@ impl KeySet {
     pub(super) fn len(&self) -> usize {
         self.keys.len()
     }
+}
+
+/// A JWKS document, each key left unread until [`KeySet::parse`] reads it alone.
+#[derive(serde::Deserialize)]
+struct RawSet<'a> {
+    #[serde(borrow)]
+    keys: Vec<&'a serde_json::value::RawValue>,
 }
 
 /// `jwk` as a key, if it is a signing key of a kind `crypto` verifies: no `use` other than

@@ -592,3 +592,53 @@ fn a_key_whose_operations_exclude_verify_is_dropped() {
     let (verifier, _dir) = verifier_of(json!([wrapping])).unwrap();
     assert!(verify(&verifier, &signer.token(&signer.header(), &claims())).is_ok());
 }
+
+/// Red team: one key the JWKS writes in a form `jsonwebtoken` cannot read (a numeric `kid`,
+/// a string `x5c`, a `use` or `alg` that is not a string) made the whole set unreadable, so
+/// airlock did not start, or (fetched later) never learned the set's other, rotated keys.
+/// RFC 7517 §5: such a key is ignored, and the others are used.
+#[test]
+fn a_malformed_key_in_the_set_is_skipped_not_fatal() {
+    let signer = Signer::new("k1");
+    for odd in [
+        json!({"kty": "RSA", "kid": 5, "n": "AQAB", "e": "AQAB"}),
+        json!({"kty": "EC", "crv": "P-256", "kid": "x", "x5c": "not a list", "x": "AA", "y": "AA"}),
+        json!({"kty": "EC", "crv": "P-256", "kid": "x", "use": 1, "x": "AA", "y": "AA"}),
+        json!({"kty": "RSA", "kid": "x", "alg": ["RS256"], "n": "AQAB", "e": "AQAB"}),
+        json!({"kty": "RSA", "kid": "x", "key_ops": "verify", "n": "AQAB", "e": "AQAB"}),
+        json!("not an object"),
+        json!(null),
+    ] {
+        for keys in [json!([odd, signer.jwk()]), json!([signer.jwk(), odd])] {
+            let (verifier, _dir) = verifier_of(keys.clone()).unwrap_or_else(|error| {
+                panic!("{keys}: {error}");
+            });
+            assert!(
+                verify(&verifier, &signer.token(&signer.header(), &claims())).is_ok(),
+                "{keys}"
+            );
+        }
+    }
+    // A key that repeats a member is one of them: skipped, whichever copy a parser believes.
+    let repeated = format!(
+        r#"{{"keys": [{{"kty":"EC","crv":"P-256","kid":"k1","kid":"k2","x":"{x}","y":"{y}"}}]}}"#,
+        x = signer.jwk()["x"].as_str().unwrap(),
+        y = signer.jwk()["y"].as_str().unwrap(),
+    );
+    assert_eq!(
+        jwks::KeySet::parse(repeated.as_bytes()).err(),
+        Some(OAuthError::JwksInvalid)
+    );
+    for not_a_set in [
+        r#"{"keys": {}}"#,
+        r#"{"keys": [], "keys": []}"#,
+        "[]",
+        r#"{"keys": 1}"#,
+    ] {
+        assert_eq!(
+            jwks::KeySet::parse(not_a_set.as_bytes()).err(),
+            Some(OAuthError::JwksInvalid),
+            "{not_a_set}"
+        );
+    }
+}
