@@ -423,6 +423,36 @@ fn tokens_and_headers_of_any_other_shape_are_refused() {
         let reply = list_with_authorization(addr, &value);
         assert_invalid(&reply, &value);
     }
+    // A token anywhere but the header (the query, RFC 6750 §2.3, which MCP forbids; a form
+    // body, §2.2; a cookie) is not read: the challenge of a request that presented none.
+    let body = harness::request(1, "tools/list", json!({}));
+    for (target, extra) in [
+        (format!("/mcp?access_token={good}"), String::new()),
+        (
+            "/mcp".to_owned(),
+            format!("Cookie: access_token={good}\r\n"),
+        ),
+        ("/mcp".to_owned(), format!("X-Access-Token: {good}\r\n")),
+    ] {
+        let request = format!(
+            "POST {target} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{extra}Connection: close\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let reply = exchange(addr, request.as_bytes());
+        assert_eq!(reply.status, 401, "{target} {extra}");
+        assert_eq!(reply.header("www-authenticate"), Some(challenge().as_str()));
+    }
+    let form = format!("access_token={good}");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    );
+    let reply = exchange(addr, request.as_bytes());
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.header("www-authenticate"), Some(challenge().as_str()));
     // The scheme in any case; whitespace around the value is not part of it (RFC 9110 §5.5).
     for value in [
         format!("bearer {good}"),
