@@ -240,7 +240,8 @@ pub(crate) enum Rejection {
     /// Not three base64url parts with a JSON header, or an algorithm not allowed (`none`
     /// included).
     Header,
-    /// No held key for its `kid` and algorithm, even after a refresh.
+    /// No held key for its `kid` and algorithm, even after a refresh (or the one held has
+    /// not the shape the algorithm needs).
     UnknownKey,
     /// The signature does not verify.
     Signature,
@@ -412,10 +413,14 @@ impl Verifier {
                 ErrorKind::InvalidIssuer => Rejection::Issuer,
                 ErrorKind::InvalidAudience => Rejection::Audience,
                 ErrorKind::MissingRequiredClaim(claim) if claim == "exp" => Rejection::Expired,
+                // A part that is not base64url: the token is not three such parts.
                 ErrorKind::InvalidAlgorithm
                 | ErrorKind::InvalidToken
                 | ErrorKind::InvalidAlgorithmName
-                | ErrorKind::MissingAlgorithm => Rejection::Header,
+                | ErrorKind::MissingAlgorithm
+                | ErrorKind::Base64(_) => Rejection::Header,
+                // The held key has not the shape the algorithm needs (`crypto`): no key for it.
+                ErrorKind::InvalidKeyFormat => Rejection::UnknownKey,
                 _ => Rejection::Claims,
             })?;
         if data.claims.iss != self.issuer {

@@ -642,3 +642,41 @@ fn a_malformed_key_in_the_set_is_skipped_not_fatal() {
         );
     }
 }
+
+/// Red team: the fixed word logged for a refused token named the wrong check for a part
+/// that is not base64url (logged `Claims`, though no claim was read: the token is not three
+/// base64url parts, `Header`) and for a held key that cannot verify the algorithm at all (an
+/// EC point of another curve's size: `Claims`, though it is no key for it, `UnknownKey`).
+#[test]
+fn the_logged_rejection_names_the_check_that_failed() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let token = signer.token(&signer.header(), &claims());
+    let (message, _) = token.rsplit_once('.').unwrap();
+    for signature in ["@@@@", "AAA=", "A", "AB+/", "AB CD"] {
+        assert_eq!(
+            verify(&verifier, &format!("{message}.{signature}")).unwrap_err(),
+            Rejection::Header,
+            "{signature}"
+        );
+    }
+    // Claims that are not base64url, signed as they are.
+    let (header, _) = message.split_once('.').unwrap();
+    let odd = format!("{header}.@@@@");
+    let signature = signer
+        .pair
+        .sign(&SystemRandom::new(), odd.as_bytes())
+        .unwrap();
+    let signed = format!("{odd}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+    assert_eq!(verify(&verifier, &signed).unwrap_err(), Rejection::Header);
+    let (verifier, _dir) = verifier_of(json!([
+        {"kty": "EC", "crv": "P-256", "kid": "wide", "x": URL_SAFE_NO_PAD.encode([7u8; 48]),
+         "y": URL_SAFE_NO_PAD.encode([9u8; 48])},
+    ]))
+    .unwrap();
+    let header = json!({"alg": "ES256", "kid": "wide"});
+    assert_eq!(
+        verify(&verifier, &signer.token(&header, &claims())).unwrap_err(),
+        Rejection::UnknownKey
+    );
+}
