@@ -953,6 +953,12 @@ fn no_part_of_a_token_reaches_the_log_at_trace_or_a_command() {
             "{needle:?} reached the command's environment"
         );
     }
+    // Each refusal is logged with the word of the check that failed (a signature that is
+    // not base64url was once `Claims`, though no claim was read).
+    for word in ["Expired", "UnknownKey", "TooLong"] {
+        assert!(log.contains(&format!("rejection={word}")), "{word}:\n{log}");
+    }
+    assert!(!log.contains("rejection=Claims"), "{log}");
     assert!(!printed.contains("IT_OAUTH_STATIC"), "{printed}");
     assert!(!printed.contains(STATIC_TOKEN), "{printed}");
     std::fs::remove_dir_all(dir).unwrap();
@@ -1582,5 +1588,30 @@ fn a_client_hanging_up_during_a_jwks_fetch_does_not_cancel_it() {
     let rotated_token = issuer.es256("ec-2", &claims("alice", ""));
     assert_eq!(list(addr, &rotated_token).status, 200);
     assert_eq!(jwks.fetches.load(Ordering::SeqCst), 2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Regression (red team): one key of the issuer's JWKS that `jsonwebtoken` cannot read (here
+/// a numeric `kid`) made the whole set unreadable and airlock did not start; and a key
+/// published for encryption only (`key_ops` without `verify`) verified tokens. The first is
+/// now skipped and the others served; the second is dropped.
+#[test]
+fn a_jwks_with_a_malformed_or_non_signing_key_serves_its_signing_keys_only() {
+    let issuer = Issuer::new();
+    let mut wrapping = issuer.ec_jwk("ec-1");
+    wrapping.as_object_mut().unwrap().remove("use");
+    wrapping["key_ops"] = json!(["encrypt", "wrapKey"]);
+    let odd = json!({"kty": "RSA", "kid": 5, "n": "AQAB", "e": "AQAB"});
+    let jwks = JwksServer::start(json!({"keys": [odd, issuer.rsa_jwk("rsa-1"), wrapping]}));
+    let (server, dir) = serve(&jwks);
+    let addr = server.addr;
+    assert_eq!(
+        list(addr, &issuer.rs256("rsa-1", &claims("alice", ""))).status,
+        200
+    );
+    assert_invalid(
+        &list(addr, &issuer.es256("ec-1", &claims("alice", ""))),
+        "a key not for verifying",
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
