@@ -1615,3 +1615,56 @@ fn a_jwks_with_a_malformed_or_non_signing_key_serves_its_signing_keys_only() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Red team: a JWT the issuer signed as something other than an access token (its `typ`
+/// says so: an OpenID Connect back-channel logout token, a security event, a DPoP proof, an
+/// introspection response, RFC 8725 §3.11) was taken for an access token whenever its claims
+/// fit. A `typ` other than an access token's (`at+jwt`, RFC 9068) or a plain `JWT` (which
+/// most identity providers still write), or none, is now refused.
+#[test]
+fn a_jwt_typed_as_something_else_is_not_an_access_token() {
+    let issuer = Issuer::new();
+    let jwks = JwksServer::start(issuer.jwks());
+    let (server, dir) = serve(&jwks);
+    let addr = server.addr;
+    let claims = claims("alice", "echo:run");
+    for typ in [
+        "logout+jwt",
+        "secevent+jwt",
+        "dpop+jwt",
+        "token-introspection+jwt",
+        "application/logout+jwt",
+        "id_token",
+        "JWE",
+        "",
+    ] {
+        let header = json!({"alg": "RS256", "kid": "rsa-1", "typ": typ});
+        assert_invalid(&list(addr, &rs256_with(&issuer, &header, &claims)), typ);
+    }
+    let header = json!({"alg": "RS256", "kid": "rsa-1", "typ": 7});
+    assert_invalid(
+        &list(addr, &rs256_with(&issuer, &header, &claims)),
+        "numeric typ",
+    );
+    for typ in [
+        "at+jwt",
+        "AT+JWT",
+        "application/at+jwt",
+        "JWT",
+        "jwt",
+        "application/jwt",
+    ] {
+        let header = json!({"alg": "RS256", "kid": "rsa-1", "typ": typ});
+        assert_eq!(
+            list(addr, &rs256_with(&issuer, &header, &claims)).status,
+            200,
+            "{typ}"
+        );
+    }
+    let untyped = json!({"alg": "RS256", "kid": "rsa-1"});
+    assert_eq!(
+        list(addr, &rs256_with(&issuer, &untyped, &claims)).status,
+        200
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

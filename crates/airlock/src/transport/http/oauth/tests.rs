@@ -680,3 +680,30 @@ fn the_logged_rejection_names_the_check_that_failed() {
         Rejection::UnknownKey
     );
 }
+
+/// Red team: a JWT the issuer typed as something else (a back-channel logout token, a
+/// security event, a DPoP proof) was taken for an access token when its claims fit.
+#[test]
+fn only_an_access_tokens_typ_is_accepted() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let typed = |typ: Value| {
+        let header = json!({"alg": "ES256", "kid": "k1", "typ": typ});
+        verify(&verifier, &signer.token(&header, &claims()))
+    };
+    for typ in [
+        "logout+jwt",
+        "secevent+jwt",
+        "dpop+jwt",
+        "application/",
+        "at+jwt ",
+        "x/at+jwt",
+        "",
+    ] {
+        assert_eq!(typed(json!(typ)).unwrap_err(), Rejection::Header, "{typ}");
+    }
+    for typ in ["at+jwt", "Application/AT+JWT", "JWT", "application/jwt"] {
+        assert!(typed(json!(typ)).is_ok(), "{typ}");
+    }
+    assert!(typed(Value::Null).is_ok());
+}
