@@ -5,6 +5,12 @@
 //! a drip, an endless body, a flood of unknown `kid`s). Each case asserts the exact status and
 //! `WWW-Authenticate`; what held is kept as a regression guard.
 //!
+//! What broke, each with its regression test at the end of the file: a client hanging up
+//! cancelled the JWKS fetch it started while spending the refetch interval (rotated keys
+//! never learned); one unreadable key made the whole JWKS unreadable; a key for encryption
+//! only (`key_ops`) verified tokens; a JWT typed as something else (`logout+jwt`) was served
+//! as an access token; refusals were logged with the wrong word.
+//!
 //! The test authorization server, its keys and its JWKS endpoint are `http_oauth`'s.
 
 use std::io::{Read, Write};
