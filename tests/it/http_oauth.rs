@@ -24,13 +24,14 @@ use serde_json::{Value, json};
 use crate::harness::{self, REPLY_TIMEOUT};
 use crate::http::{HttpServer, Reply, exchange, modern, parse_reply, post, scratch_manifest};
 
-const RESOURCE: &str = "https://airlock.test/mcp";
-const ISSUER: &str = "https://issuer.test";
-const METADATA_URL: &str = "https://airlock.test/.well-known/oauth-protected-resource/mcp";
-const STATIC_TOKEN: &str = "it-oauth-static-token-0123456789";
+pub(crate) const RESOURCE: &str = "https://airlock.test/mcp";
+pub(crate) const ISSUER: &str = "https://issuer.test";
+pub(crate) const METADATA_URL: &str =
+    "https://airlock.test/.well-known/oauth-protected-resource/mcp";
+pub(crate) const STATIC_TOKEN: &str = "it-oauth-static-token-0123456789";
 
 /// `echo` needs the scope `echo:run`; `hello` needs none.
-const MANIFEST: &str = r#"
+pub(crate) const MANIFEST: &str = r#"
 [server]
 name = "oauth"
 
@@ -47,15 +48,15 @@ description = "Says hello."
 command = ["echo", "hello"]
 "#;
 
-fn challenge() -> String {
+pub(crate) fn challenge() -> String {
     format!(r#"Bearer resource_metadata="{METADATA_URL}""#)
 }
 
-fn invalid_token() -> String {
+pub(crate) fn invalid_token() -> String {
     format!(r#"Bearer resource_metadata="{METADATA_URL}", error="invalid_token""#)
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     i64::try_from(
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -66,13 +67,13 @@ fn now() -> i64 {
 }
 
 /// The test authorization server's keys and tokens.
-struct Issuer {
-    rsa: RsaKeyPair,
-    ec: EcdsaKeyPair,
+pub(crate) struct Issuer {
+    pub(crate) rsa: RsaKeyPair,
+    pub(crate) ec: EcdsaKeyPair,
 }
 
 impl Issuer {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = std::env::temp_dir().join(format!("airlock-it-oauth-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let der = dir.join(format!("rsa-{}.der", rand_u64()));
@@ -100,14 +101,14 @@ impl Issuer {
         Self { rsa, ec }
     }
 
-    fn rsa_jwk(&self, kid: &str) -> Value {
+    pub(crate) fn rsa_jwk(&self, kid: &str) -> Value {
         let public: ring::rsa::PublicKeyComponents<Vec<u8>> = self.rsa.public().into();
         json!({"kty": "RSA", "kid": kid, "use": "sig", "alg": "RS256",
                "n": URL_SAFE_NO_PAD.encode(&public.n),
                "e": URL_SAFE_NO_PAD.encode(&public.e)})
     }
 
-    fn ec_jwk(&self, kid: &str) -> Value {
+    pub(crate) fn ec_jwk(&self, kid: &str) -> Value {
         let point = self.ec.public_key().as_ref();
         json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig",
                "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
@@ -115,11 +116,11 @@ impl Issuer {
     }
 
     /// The JWKS at start: `rsa-1` and `ec-1`.
-    fn jwks(&self) -> Value {
+    pub(crate) fn jwks(&self) -> Value {
         json!({"keys": [self.rsa_jwk("rsa-1"), self.ec_jwk("ec-1")]})
     }
 
-    fn rs256(&self, kid: &str, claims: &Value) -> String {
+    pub(crate) fn rs256(&self, kid: &str, claims: &Value) -> String {
         let header = json!({"alg": "RS256", "typ": "at+jwt", "kid": kid});
         sign(&header, claims, |message| {
             let mut signature = vec![0; self.rsa.public().modulus_len()];
@@ -135,7 +136,7 @@ impl Issuer {
         })
     }
 
-    fn es256(&self, kid: &str, claims: &Value) -> String {
+    pub(crate) fn es256(&self, kid: &str, claims: &Value) -> String {
         let header = json!({"alg": "ES256", "typ": "at+jwt", "kid": kid});
         sign(&header, claims, |message| {
             self.ec
@@ -147,14 +148,14 @@ impl Issuer {
     }
 }
 
-fn rand_u64() -> u64 {
+pub(crate) fn rand_u64() -> u64 {
     let mut bytes = [0u8; 8];
     ring::rand::SecureRandom::fill(&SystemRandom::new(), &mut bytes).unwrap();
     u64::from_le_bytes(bytes)
 }
 
 /// `base64url(header).base64url(claims).base64url(signature)`.
-fn sign(header: &Value, claims: &Value, signer: impl Fn(&[u8]) -> Vec<u8>) -> String {
+pub(crate) fn sign(header: &Value, claims: &Value, signer: impl Fn(&[u8]) -> Vec<u8>) -> String {
     let message = format!(
         "{}.{}",
         URL_SAFE_NO_PAD.encode(header.to_string()),
@@ -165,14 +166,14 @@ fn sign(header: &Value, claims: &Value, signer: impl Fn(&[u8]) -> Vec<u8>) -> St
 }
 
 /// Claims of a valid token for `sub` with `scope`.
-fn claims(sub: &str, scope: &str) -> Value {
+pub(crate) fn claims(sub: &str, scope: &str) -> Value {
     json!({"iss": ISSUER, "aud": RESOURCE, "sub": sub, "client_id": "it-agent",
            "iat": now(), "exp": now() + 300, "scope": scope})
 }
 
 /// How the JWKS endpoint answers.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
-enum Mode {
+pub(crate) enum Mode {
     /// `200` with the key set.
     Serve,
     /// Takes the connection, reads the request, and answers nothing until released.
@@ -184,21 +185,21 @@ enum Mode {
 }
 
 /// The test authorization server's JWKS endpoint on loopback.
-struct JwksServer {
-    addr: SocketAddr,
+pub(crate) struct JwksServer {
+    pub(crate) addr: SocketAddr,
     mode: Arc<Mutex<Mode>>,
-    keys: Arc<Mutex<Value>>,
+    pub(crate) keys: Arc<Mutex<Value>>,
     /// Requests received (fetches started by airlock).
     fetches: Arc<AtomicUsize>,
     /// Told when a held fetch arrives; and how to release it.
-    held: mpsc::Receiver<()>,
-    release: mpsc::Sender<()>,
+    pub(crate) held: mpsc::Receiver<()>,
+    pub(crate) release: mpsc::Sender<()>,
     /// After a release: whether the held fetch was still waited on.
-    still_open: mpsc::Receiver<bool>,
+    pub(crate) still_open: mpsc::Receiver<bool>,
 }
 
 impl JwksServer {
-    fn start(keys: Value) -> Self {
+    pub(crate) fn start(keys: Value) -> Self {
         Self::serving(keys, None)
     }
 
@@ -290,21 +291,21 @@ impl JwksServer {
         }
     }
 
-    fn set(&self, mode: Mode) {
+    pub(crate) fn set(&self, mode: Mode) {
         *self.mode.lock().unwrap() = mode;
     }
 
-    fn fetches(&self) -> usize {
+    pub(crate) fn fetches(&self) -> usize {
         self.fetches.load(Ordering::SeqCst)
     }
 
-    fn uri(&self) -> String {
+    pub(crate) fn uri(&self) -> String {
         format!("http://{}/jwks", self.addr)
     }
 }
 
 /// A `200` JSON reply closing the connection.
-fn ok_json(body: &str) -> String {
+pub(crate) fn ok_json(body: &str) -> String {
     format!(
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",
@@ -386,7 +387,7 @@ fn url_decode(text: &str) -> String {
 }
 
 /// airlock serving [`MANIFEST`] with OAuth against `jwks`, and the static token too.
-fn serve(jwks: &JwksServer) -> (HttpServer, std::path::PathBuf) {
+pub(crate) fn serve(jwks: &JwksServer) -> (HttpServer, std::path::PathBuf) {
     let (dir, manifest) = scratch_manifest(&format!("oauth-{}", rand_u64()), MANIFEST);
     let uri = jwks.uri();
     let server = HttpServer::airlock(
@@ -407,12 +408,12 @@ fn serve(jwks: &JwksServer) -> (HttpServer, std::path::PathBuf) {
     (server, dir)
 }
 
-fn bearer(token: &str) -> String {
+pub(crate) fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
 
 /// A modern `tools/list` with `token`.
-fn list(addr: SocketAddr, token: &str) -> Reply {
+pub(crate) fn list(addr: SocketAddr, token: &str) -> Reply {
     let auth = bearer(token);
     modern(
         addr,
@@ -424,13 +425,13 @@ fn list(addr: SocketAddr, token: &str) -> Reply {
 }
 
 /// A modern `tools/call` of `tool` with `token`.
-fn call(addr: SocketAddr, token: &str, tool: &str) -> Reply {
+pub(crate) fn call(addr: SocketAddr, token: &str, tool: &str) -> Reply {
     let auth = bearer(token);
     let params = json!({"name": tool, "arguments": if tool == "echo" {json!({"text": "hi"})} else {json!({})}});
     modern(addr, 2, "tools/call", params, &[("Authorization", &auth)])
 }
 
-fn assert_invalid(reply: &Reply, what: &str) {
+pub(crate) fn assert_invalid(reply: &Reply, what: &str) {
     assert_eq!(reply.status, 401, "{what}: {reply:?}");
     assert_eq!(
         reply.header("www-authenticate"),
@@ -601,7 +602,7 @@ fn valid_tokens_are_served_and_each_bad_one_gets_its_exact_401() {
 
 /// Sends a request whose token is `token` (far past the head cap) and reads the reply, the
 /// writer on its own thread (the server stops reading at its cap).
-fn oversized(addr: SocketAddr, token: &str) -> Reply {
+pub(crate) fn oversized(addr: SocketAddr, token: &str) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
     let request = format!(

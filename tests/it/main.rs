@@ -43,6 +43,10 @@
 //!   authorization server on loopback (keys per run, its JWKS served by the test): valid,
 //!   expired, forged and misdirected tokens, scopes per tool, the metadata, a JWKS endpoint
 //!   that is slow, huge or down, and the official Python SDK's OAuth client signing in;
+//! - `redteam_oauth`: the OAuth resource server attacked as a hostile client (forged,
+//!   confused and oddly shaped tokens, claims read two ways, substring scopes, hostile `Host`
+//!   headers, another subject's session) and as a hostile JWKS endpoint (redirects, drips,
+//!   endless bodies, floods of unknown `kid`s);
 //! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
@@ -87,6 +91,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_asking;
+mod redteam_oauth;
 mod redteam_release;
 mod redteam_resources;
 mod redteam_subscriptions;

@@ -10,10 +10,14 @@
 //! fetch at start does not count), and in
 //! the background once the held set is older than [`JWKS_REFRESH_AFTER`]. A fetch that fails
 //! (slow, huge, down, garbage) keeps the held keys: a request whose key is held never waits
-//! for the network, and one whose key is unknown waits for at most one fetch.
+//! for the network, and one whose key is unknown waits for at most one fetch. A fetch runs
+//! in a task of its own, to its end or its time-out: a request that stops waiting for it (its
+//! client hung up) does not cancel it, so no client can spend the refetch interval on fetches
+//! that never finish and keep the issuer's new keys from being learned.
 //!
 //! Only signing keys of the kinds `crypto` verifies are kept: RSA, and EC on P-256 or P-384;
-//! `oct` (symmetric) keys, keys whose `use` is not `sig` and keys of other types are dropped.
+//! `oct` (symmetric) keys, keys whose `use` is not `sig` or whose `key_ops` lack `verify`,
+//! and keys of other types are dropped.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,7 +28,7 @@ use hyper::body::Bytes;
 use hyper::header;
 use hyper::{Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, PublicKeyUse};
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyOperations, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -188,7 +192,9 @@ pub(super) struct KeySet {
 }
 
 impl KeySet {
-    /// Parses a JWKS document of at most [`MAX_JWKS_BYTES`], keeping the usable keys.
+    /// Parses a JWKS document of at most [`MAX_JWKS_BYTES`], keeping the usable keys. A key
+    /// that cannot be read as a JWK (a member of the wrong type, a repeated member) is
+    /// skipped like an unusable one (RFC 7517 §5): it does not make the others unreadable.
     ///
     /// # Errors
     ///
@@ -197,9 +203,9 @@ impl KeySet {
         if bytes.len() > MAX_JWKS_BYTES {
             return Err(OAuthError::JwksInvalid);
         }
-        let set: JwkSet = serde_json::from_slice(bytes).map_err(|_| OAuthError::JwksInvalid)?;
+        let set: RawSet<'_> = serde_json::from_slice(bytes).map_err(|_| OAuthError::JwksInvalid)?;
         let mut keys = Vec::new();
-        for jwk in &set.keys {
+        for raw in set.keys {
             if keys.len() == MAX_JWKS_KEYS {
                 tracing::warn!(
                     kept = MAX_JWKS_KEYS,
@@ -207,7 +213,11 @@ impl KeySet {
                 );
                 break;
             }
-            match usable(jwk) {
+            let Ok(jwk) = serde_json::from_str::<Jwk>(raw.get()) else {
+                tracing::debug!("a JWKS key that is not a readable JWK was skipped");
+                continue;
+            };
+            match usable(&jwk) {
                 Some(key) => keys.push(key),
                 None => tracing::debug!(kid = ?jwk.common.key_id, "a JWKS key was skipped"),
             }
@@ -249,13 +259,29 @@ impl KeySet {
     }
 }
 
-/// `jwk` as a key, if it is a signing key of a kind `crypto` verifies.
+/// A JWKS document, each key left unread until [`KeySet::parse`] reads it alone.
+#[derive(serde::Deserialize)]
+struct RawSet<'a> {
+    #[serde(borrow)]
+    keys: Vec<&'a serde_json::value::RawValue>,
+}
+
+/// `jwk` as a key, if it is a signing key of a kind `crypto` verifies: no `use` other than
+/// `sig`, no `key_ops` without `verify` (RFC 7517 §4.2, §4.3).
 fn usable(jwk: &Jwk) -> Option<Key> {
     if jwk
         .common
         .public_key_use
         .as_ref()
         .is_some_and(|usage| *usage != PublicKeyUse::Signature)
+    {
+        return None;
+    }
+    if jwk
+        .common
+        .key_operations
+        .as_ref()
+        .is_some_and(|operations| !operations.contains(&KeyOperations::Verify))
     {
         return None;
     }
@@ -296,8 +322,9 @@ const MAX_KID_BYTES: usize = 256;
 pub(super) struct Keys {
     source: JwksSource,
     held: RwLock<Arc<KeySet>>,
-    /// When a fetch last started; held while one runs, so only one runs at a time.
-    fetching: tokio::sync::Mutex<Option<Instant>>,
+    /// When a fetch last started; held while one runs (by the task running it), so only one
+    /// runs at a time.
+    fetching: Arc<tokio::sync::Mutex<Option<Instant>>>,
 }
 
 impl Keys {
@@ -322,7 +349,7 @@ impl Keys {
         Ok(Self {
             source,
             held: RwLock::new(Arc::new(held)),
-            fetching: tokio::sync::Mutex::new(None),
+            fetching: Arc::new(tokio::sync::Mutex::new(None)),
         })
     }
 
@@ -356,11 +383,20 @@ impl Keys {
     /// For a token whose key is not held: one fetch, unless one ran less than
     /// [`JWKS_MIN_REFETCH_INTERVAL`] ago; waits at most for that fetch (or another one
     /// running). Returns the keys held afterwards.
-    pub(super) async fn refresh_for(&self, kid: Option<&str>, alg: Algorithm) -> Arc<KeySet> {
-        let JwksSource::Uri(uri) = &self.source else {
+    ///
+    /// The fetch is a task holding the lock until it ends: dropping this future (the
+    /// request's client hung up) leaves it running, and the next request for the key waits
+    /// for it rather than finding the interval spent on nothing.
+    pub(super) async fn refresh_for(
+        self: Arc<Self>,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Arc<KeySet> {
+        if !matches!(self.source, JwksSource::Uri(_)) {
             return self.held();
-        };
-        let Ok(mut last) = timeout(JWKS_FETCH_TIMEOUT, self.fetching.lock()).await else {
+        }
+        let lock = Arc::clone(&self.fetching).lock_owned();
+        let Ok(mut last) = timeout(JWKS_FETCH_TIMEOUT, lock).await else {
             return self.held();
         };
         // A fetch that ran while this request waited may have brought the key.
@@ -369,7 +405,14 @@ impl Keys {
             return held;
         }
         *last = Some(Instant::now());
-        self.fetch_into(uri).await;
+        let keys = Arc::clone(&self);
+        let fetch = tokio::spawn(async move {
+            let _fetching = last;
+            keys.fetch_into().await;
+        });
+        if fetch.await.is_err() {
+            tracing::error!("the JWKS fetch task ended abnormally; the keys held are kept");
+        }
         self.held()
     }
 
@@ -383,9 +426,6 @@ impl Keys {
 
     /// A refresh that no request waits for (the held set is stale).
     pub(super) async fn refresh_in_background(self: Arc<Self>) {
-        let JwksSource::Uri(uri) = &self.source else {
-            return;
-        };
         let Ok(mut last) = self.fetching.try_lock() else {
             return;
         };
@@ -393,11 +433,15 @@ impl Keys {
             return;
         }
         *last = Some(Instant::now());
-        self.fetch_into(uri).await;
+        self.fetch_into().await;
     }
 
-    /// One fetch; its keys replace the held ones only if it succeeded.
-    async fn fetch_into(&self, uri: &JwksUri) {
+    /// One fetch (of a URI source; a file source has nothing to fetch); its keys replace the
+    /// held ones only if it succeeded.
+    async fn fetch_into(&self) {
+        let JwksSource::Uri(uri) = &self.source else {
+            return;
+        };
         match fetch_set(uri).await {
             Ok(set) => {
                 tracing::info!(keys = set.len(), "JWKS refreshed");

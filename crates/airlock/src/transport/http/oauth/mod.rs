@@ -5,7 +5,9 @@
 //! built from a request's `Host`, which is the peer's), the issuer, the authorization servers
 //! named in the metadata, the algorithms allowed, and the keys (`jwks`). Trusts no token: a
 //! token is checked, in order, for its length ([`MAX_ACCESS_TOKEN_BYTES`]), its header (an
-//! allowed algorithm; `none` does not parse, HMAC is never allowed), its key (the `kid` held,
+//! allowed algorithm; `none` does not parse, HMAC is never allowed; no `typ`, or one that
+//! says an access token, `at+jwt`, or a plain `JWT`: a JWT the issuer typed as something else,
+//! a logout token or a security event, is never taken for one), its key (the `kid` held,
 //! of the algorithm's kind), its signature (`crypto`, on ring), then its claims: `iss` the
 //! issuer, `aud` holding the resource (RFC 8707: a token minted for another server is
 //! refused), `exp` and `nbf` with [`TOKEN_LEEWAY_SECONDS`], a `sub` (and client id) of at
@@ -237,10 +239,11 @@ pub(crate) struct Grant {
 pub(crate) enum Rejection {
     /// Longer than [`MAX_ACCESS_TOKEN_BYTES`].
     TooLong,
-    /// Not three base64url parts with a JSON header, or an algorithm not allowed (`none`
-    /// included).
+    /// Not three base64url parts with a JSON header, an algorithm not allowed (`none`
+    /// included), or a `typ` that is not an access token's.
     Header,
-    /// No held key for its `kid` and algorithm, even after a refresh.
+    /// No held key for its `kid` and algorithm, even after a refresh (or the one held has
+    /// not the shape the algorithm needs).
     UnknownKey,
     /// The signature does not verify.
     Signature,
@@ -387,6 +390,9 @@ impl Verifier {
             return Err(Rejection::TooLong);
         }
         let header = jsonwebtoken::decode_header(token).map_err(|_| Rejection::Header)?;
+        if !header.typ.as_deref().is_none_or(is_access_token_type) {
+            return Err(Rejection::Header);
+        }
         let Some((_, validation)) = self
             .validations
             .iter()
@@ -397,7 +403,7 @@ impl Verifier {
         let kid = header.kid.as_deref();
         let mut held = self.keys.held();
         if held.find(kid, header.alg).is_none() {
-            held = self.keys.refresh_for(kid, header.alg).await;
+            held = Arc::clone(&self.keys).refresh_for(kid, header.alg).await;
         } else if self.keys.stale() {
             tokio::spawn(Arc::clone(&self.keys).refresh_in_background());
         }
@@ -412,10 +418,14 @@ impl Verifier {
                 ErrorKind::InvalidIssuer => Rejection::Issuer,
                 ErrorKind::InvalidAudience => Rejection::Audience,
                 ErrorKind::MissingRequiredClaim(claim) if claim == "exp" => Rejection::Expired,
+                // A part that is not base64url: the token is not three such parts.
                 ErrorKind::InvalidAlgorithm
                 | ErrorKind::InvalidToken
                 | ErrorKind::InvalidAlgorithmName
-                | ErrorKind::MissingAlgorithm => Rejection::Header,
+                | ErrorKind::MissingAlgorithm
+                | ErrorKind::Base64(_) => Rejection::Header,
+                // The held key has not the shape the algorithm needs (`crypto`): no key for it.
+                ErrorKind::InvalidKeyFormat => Rejection::UnknownKey,
                 _ => Rejection::Claims,
             })?;
         if data.claims.iss != self.issuer {
@@ -423,6 +433,19 @@ impl Verifier {
         }
         data.claims.grant()
     }
+}
+
+/// Whether the JWS `typ` `typ` says an access token: `at+jwt` (RFC 9068 §2.1) or `JWT`, the
+/// type most identity providers write, in any case and with or without `application/` (RFC
+/// 7515 §4.1.9). Any other type (`logout+jwt`, `secevent+jwt`, `dpop+jwt`…) is another kind
+/// of JWT (RFC 8725 §3.11).
+fn is_access_token_type(typ: &str) -> bool {
+    const PREFIX: &str = "application/";
+    let bare = match typ.get(..PREFIX.len()) {
+        Some(prefix) if prefix.eq_ignore_ascii_case(PREFIX) => typ.get(PREFIX.len()..),
+        _ => Some(typ),
+    };
+    bare.is_some_and(|bare| bare.eq_ignore_ascii_case("at+jwt") || bare.eq_ignore_ascii_case("jwt"))
 }
 
 /// `resource` as its origin (`scheme://authority`) and its path.

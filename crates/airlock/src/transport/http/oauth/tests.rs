@@ -387,3 +387,323 @@ fn configurations_outside_the_accepted_forms_are_refused_at_start() {
         OAuthError::JwksRoots
     );
 }
+
+/// A JWKS endpoint on loopback: the first fetch (at start) is answered with `first` at once,
+/// every later one with `then` after `delay`.
+fn slow_jwks(first: Value, then: Value, delay: std::time::Duration) -> JwksSource {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let uri = format!("http://{}/jwks", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let body = if n == 0 {
+                first.to_string()
+            } else {
+                std::thread::sleep(delay);
+                then.to_string()
+            };
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _sent = stream.write_all(reply.as_bytes());
+        }
+    });
+    JwksSource::Uri(JwksUri::parse(&uri, Path::new("/nonexistent")).unwrap())
+}
+
+/// Regression (red team): the request that started a fetch for an unknown `kid` cancelled it
+/// when it stopped waiting (its client hung up), and the cancelled fetch still counted as
+/// the one allowed per `JWKS_MIN_REFETCH_INTERVAL`; a client doing so every 30 s kept the
+/// issuer's rotated keys from ever being learned. The fetch now runs to its end whoever
+/// waits, and a token of the new key waits for it.
+#[test]
+fn a_fetch_outlives_the_request_that_started_it() {
+    let held = Signer::new("k1");
+    let rotated = Signer::new("k2");
+    let source = slow_jwks(
+        json!({"keys": [held.jwk()]}),
+        json!({"keys": [held.jwk(), rotated.jwk()]}),
+        std::time::Duration::from_millis(300),
+    );
+    let config = OAuth::new(RESOURCE, ISSUER, source).unwrap();
+    let verifier = Verifier::new(config, BTreeSet::new());
+    let token = rotated.token(&rotated.header(), &claims());
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            verifier.load().await.unwrap();
+            let given_up = tokio::time::timeout(
+                std::time::Duration::from_millis(50),
+                verifier.verify(token.as_bytes()),
+            )
+            .await;
+            assert!(given_up.is_err(), "the fetch was answered at once");
+            assert_eq!(
+                &*verifier.verify(token.as_bytes()).await.unwrap().identity,
+                "oauth:user-1#agent-7"
+            );
+        });
+}
+
+/// A verifier whose JWKS file holds `keys`, or the start-up error.
+fn verifier_of(keys: Value) -> Result<(Verifier, tempdir::Dir), OAuthError> {
+    let dir = tempdir::Dir::new();
+    let path = dir.0.join("jwks.json");
+    std::fs::write(&path, json!({ "keys": keys }).to_string()).unwrap();
+    let config = OAuth::new(RESOURCE, ISSUER, JwksSource::File(path))?
+        .algorithms(["RS256", "PS256", "ES256", "ES384"])?;
+    Ok((Verifier::new(config, BTreeSet::new()), dir))
+}
+
+/// The `RS256` signing input of `header`/`claims` and the token made with `signature`.
+fn with_signature(header: &Value, claims: &Value, signature: &[u8]) -> (String, String) {
+    let message = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let token = format!("{message}.{}", URL_SAFE_NO_PAD.encode(signature));
+    (message, token)
+}
+
+/// Red team, the keys a hostile or careless JWKS may hold: an RSA key whose public exponent
+/// is 1 (any padded digest is its own signature), one of 1,024 bits, an EC point off its
+/// curve or of another curve, a symmetric key, keys labelled for another algorithm or use.
+/// None of them can verify a token forged without a private key: they are dropped when read,
+/// or refused by ring's checks at verification.
+#[test]
+fn keys_that_would_make_forgery_trivial_verify_nothing() {
+    let rsa_forgery = |n: &[u8], kid: &str| {
+        // RSASSA-PKCS1-v1_5 with SHA-256: with e = 1, the encoded message is the signature.
+        let header = json!({"alg": "RS256", "kid": kid});
+        let (message, _) = with_signature(&header, &claims(), &[]);
+        let digest = ring::digest::digest(&ring::digest::SHA256, message.as_bytes());
+        let prefix = [
+            0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02,
+            0x01, 0x05, 0x00, 0x04, 0x20,
+        ];
+        let mut encoded = vec![0x00, 0x01];
+        encoded.resize(n.len() - prefix.len() - 32 - 1, 0xff);
+        encoded.push(0x00);
+        encoded.extend_from_slice(&prefix);
+        encoded.extend_from_slice(digest.as_ref());
+        with_signature(&header, &claims(), &encoded).1
+    };
+    let n2048 = vec![0xffu8; 256];
+    let n1024 = vec![0xffu8; 128];
+    let (verifier, _dir) = verifier_of(json!([
+        {"kty": "RSA", "kid": "e1", "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQ"},
+        {"kty": "RSA", "kid": "small", "n": URL_SAFE_NO_PAD.encode(&n1024), "e": "AQ"},
+    ]))
+    .unwrap();
+    for kid in ["e1", "small"] {
+        let n = if kid == "e1" { &n2048 } else { &n1024 };
+        assert_eq!(
+            verify(&verifier, &rsa_forgery(n, kid)).unwrap_err(),
+            Rejection::Signature,
+            "{kid}"
+        );
+    }
+    // ECDSA: a point off the curve, a P-384 point labelled P-256, r = s = 0 on a good key.
+    let signer = Signer::new("good");
+    let point = signer.pair.public_key().as_ref().to_vec();
+    let mut off_curve = point.clone();
+    off_curve[64] ^= 1;
+    let (verifier, _dir) = verifier_of(json!([
+        {"kty": "EC", "crv": "P-256", "kid": "off", "x": URL_SAFE_NO_PAD.encode(&off_curve[1..33]),
+         "y": URL_SAFE_NO_PAD.encode(&off_curve[33..65])},
+        {"kty": "EC", "crv": "P-256", "kid": "wide", "x": URL_SAFE_NO_PAD.encode([7u8; 48]),
+         "y": URL_SAFE_NO_PAD.encode([9u8; 48])},
+        signer.jwk(),
+    ]))
+    .unwrap();
+    let header = |kid: &str| json!({"alg": "ES256", "kid": kid});
+    let forged_off = Signer {
+        pair: Signer::new("x").pair,
+        kid: "off",
+    };
+    assert!(verify(&verifier, &forged_off.token(&header("off"), &claims())).is_err());
+    assert!(verify(&verifier, &signer.token(&header("wide"), &claims())).is_err());
+    let (_, zero) = with_signature(&header("good"), &claims(), &[0u8; 64]);
+    assert_eq!(verify(&verifier, &zero).unwrap_err(), Rejection::Signature);
+    assert!(verify(&verifier, &signer.token(&header("good"), &claims())).is_ok());
+    // Keys that are never kept: symmetric, labelled for HMAC, for encryption, or for an
+    // algorithm of another kind (a set of only these is no key set at all).
+    for key in [
+        json!({"kty": "oct", "kid": "h", "k": URL_SAFE_NO_PAD.encode(b"secret")}),
+        json!({"kty": "oct", "kid": "h", "alg": "HS256", "k": URL_SAFE_NO_PAD.encode(b"secret")}),
+        json!({"kty": "RSA", "kid": "h", "alg": "HS256", "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQAB"}),
+        json!({"kty": "RSA", "kid": "h", "use": "enc", "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQAB"}),
+        json!({"kty": "RSA", "kid": "h", "alg": "RSA-OAEP", "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQAB"}),
+        json!({"kty": "RSA", "kid": "h", "alg": "ES256", "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQAB"}),
+        json!({"kty": "EC", "crv": "P-256", "kid": "h", "alg": "ES384", "x": "AA", "y": "AA"}),
+        json!({"kty": "EC", "crv": "P-521", "kid": "h", "x": "AA", "y": "AA"}),
+        json!({"kty": "OKP", "crv": "Ed25519", "kid": "h", "x": URL_SAFE_NO_PAD.encode([1u8; 32])}),
+        json!({"kty": "RSA", "kid": "k".repeat(257), "n": URL_SAFE_NO_PAD.encode(&n2048), "e": "AQAB"}),
+    ] {
+        assert_eq!(
+            verifier_of(json!([key])).err(),
+            Some(OAuthError::JwksInvalid),
+            "{key}"
+        );
+    }
+    // An HS256 token under an `oct` key's kid (the key dropped, alongside a usable one).
+    let (verifier, _dir) = verifier_of(json!([
+        {"kty": "oct", "kid": "h", "k": URL_SAFE_NO_PAD.encode(b"secret")},
+        signer.jwk(),
+    ]))
+    .unwrap();
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, b"secret");
+    let hs_header = json!({"alg": "HS256", "kid": "h"});
+    let (message, _) = with_signature(&hs_header, &claims(), &[]);
+    let tag = ring::hmac::sign(&key, message.as_bytes());
+    let (_, hs) = with_signature(&hs_header, &claims(), tag.as_ref());
+    assert_eq!(verify(&verifier, &hs).unwrap_err(), Rejection::Header);
+}
+
+/// Red team: a key published for other operations (`key_ops` without `verify`, RFC 7517
+/// §4.3: an encryption or key-wrapping key with no `use`) was kept and verified signatures;
+/// like a key whose `use` is not `sig`, it is now dropped.
+#[test]
+fn a_key_whose_operations_exclude_verify_is_dropped() {
+    let signer = Signer::new("k1");
+    let mut wrapping = signer.jwk();
+    let jwk = wrapping.as_object_mut().unwrap();
+    jwk.remove("use");
+    jwk.remove("alg");
+    for ops in [json!(["encrypt", "wrapKey"]), json!(["sign"]), json!([])] {
+        wrapping["key_ops"] = ops.clone();
+        assert_eq!(
+            verifier_of(json!([wrapping])).err(),
+            Some(OAuthError::JwksInvalid),
+            "{ops}"
+        );
+    }
+    wrapping["key_ops"] = json!(["verify"]);
+    let (verifier, _dir) = verifier_of(json!([wrapping])).unwrap();
+    assert!(verify(&verifier, &signer.token(&signer.header(), &claims())).is_ok());
+}
+
+/// Red team: one key the JWKS writes in a form `jsonwebtoken` cannot read (a numeric `kid`,
+/// a string `x5c`, a `use` or `alg` that is not a string) made the whole set unreadable, so
+/// airlock did not start, or (fetched later) never learned the set's other, rotated keys.
+/// RFC 7517 §5: such a key is ignored, and the others are used.
+#[test]
+fn a_malformed_key_in_the_set_is_skipped_not_fatal() {
+    let signer = Signer::new("k1");
+    for odd in [
+        json!({"kty": "RSA", "kid": 5, "n": "AQAB", "e": "AQAB"}),
+        json!({"kty": "EC", "crv": "P-256", "kid": "x", "x5c": "not a list", "x": "AA", "y": "AA"}),
+        json!({"kty": "EC", "crv": "P-256", "kid": "x", "use": 1, "x": "AA", "y": "AA"}),
+        json!({"kty": "RSA", "kid": "x", "alg": ["RS256"], "n": "AQAB", "e": "AQAB"}),
+        json!({"kty": "RSA", "kid": "x", "key_ops": "verify", "n": "AQAB", "e": "AQAB"}),
+        json!("not an object"),
+        json!(null),
+    ] {
+        for keys in [json!([odd, signer.jwk()]), json!([signer.jwk(), odd])] {
+            let (verifier, _dir) = verifier_of(keys.clone()).unwrap_or_else(|error| {
+                panic!("{keys}: {error}");
+            });
+            assert!(
+                verify(&verifier, &signer.token(&signer.header(), &claims())).is_ok(),
+                "{keys}"
+            );
+        }
+    }
+    // A key that repeats a member is one of them: skipped, whichever copy a parser believes.
+    let repeated = format!(
+        r#"{{"keys": [{{"kty":"EC","crv":"P-256","kid":"k1","kid":"k2","x":"{x}","y":"{y}"}}]}}"#,
+        x = signer.jwk()["x"].as_str().unwrap(),
+        y = signer.jwk()["y"].as_str().unwrap(),
+    );
+    assert_eq!(
+        jwks::KeySet::parse(repeated.as_bytes()).err(),
+        Some(OAuthError::JwksInvalid)
+    );
+    for not_a_set in [
+        r#"{"keys": {}}"#,
+        r#"{"keys": [], "keys": []}"#,
+        "[]",
+        r#"{"keys": 1}"#,
+    ] {
+        assert_eq!(
+            jwks::KeySet::parse(not_a_set.as_bytes()).err(),
+            Some(OAuthError::JwksInvalid),
+            "{not_a_set}"
+        );
+    }
+}
+
+/// Red team: the fixed word logged for a refused token named the wrong check for a part
+/// that is not base64url (logged `Claims`, though no claim was read: the token is not three
+/// base64url parts, `Header`) and for a held key that cannot verify the algorithm at all (an
+/// EC point of another curve's size: `Claims`, though it is no key for it, `UnknownKey`).
+#[test]
+fn the_logged_rejection_names_the_check_that_failed() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let token = signer.token(&signer.header(), &claims());
+    let (message, _) = token.rsplit_once('.').unwrap();
+    for signature in ["@@@@", "AAA=", "A", "AB+/", "AB CD"] {
+        assert_eq!(
+            verify(&verifier, &format!("{message}.{signature}")).unwrap_err(),
+            Rejection::Header,
+            "{signature}"
+        );
+    }
+    // Claims that are not base64url, signed as they are.
+    let (header, _) = message.split_once('.').unwrap();
+    let odd = format!("{header}.@@@@");
+    let signature = signer
+        .pair
+        .sign(&SystemRandom::new(), odd.as_bytes())
+        .unwrap();
+    let signed = format!("{odd}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+    assert_eq!(verify(&verifier, &signed).unwrap_err(), Rejection::Header);
+    let (verifier, _dir) = verifier_of(json!([
+        {"kty": "EC", "crv": "P-256", "kid": "wide", "x": URL_SAFE_NO_PAD.encode([7u8; 48]),
+         "y": URL_SAFE_NO_PAD.encode([9u8; 48])},
+    ]))
+    .unwrap();
+    let header = json!({"alg": "ES256", "kid": "wide"});
+    assert_eq!(
+        verify(&verifier, &signer.token(&header, &claims())).unwrap_err(),
+        Rejection::UnknownKey
+    );
+}
+
+/// Red team: a JWT the issuer typed as something else (a back-channel logout token, a
+/// security event, a DPoP proof) was taken for an access token when its claims fit.
+#[test]
+fn only_an_access_tokens_typ_is_accepted() {
+    let signer = Signer::new("k1");
+    let (verifier, _dir) = verifier(&signer);
+    let typed = |typ: Value| {
+        let header = json!({"alg": "ES256", "kid": "k1", "typ": typ});
+        verify(&verifier, &signer.token(&header, &claims()))
+    };
+    for typ in [
+        "logout+jwt",
+        "secevent+jwt",
+        "dpop+jwt",
+        "application/",
+        "at+jwt ",
+        "x/at+jwt",
+        "",
+    ] {
+        assert_eq!(typed(json!(typ)).unwrap_err(), Rejection::Header, "{typ}");
+    }
+    for typ in ["at+jwt", "Application/AT+JWT", "JWT", "application/jwt"] {
+        assert!(typed(json!(typ)).is_ok(), "{typ}");
+    }
+    assert!(typed(Value::Null).is_ok());
+}
