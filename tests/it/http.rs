@@ -589,6 +589,55 @@ fn without_a_valid_token_requests_are_401() {
         &[("Authorization", "Bearer alice-secret-token-0123456789")],
     );
     assert_eq!(right.status, 200);
+    // Two credentials, the right one among them: refused (which one a proxy checked is not
+    // known), as a presented credential.
+    let twice = modern(
+        server.addr,
+        2,
+        "tools/list",
+        json!({}),
+        &[
+            ("Authorization", "Bearer alice-secret-token-0123456789"),
+            ("X-Pad", "1"),
+        ],
+    );
+    assert_eq!(twice.status, 200, "one header: served");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nConnection: close\r\n\
+         Authorization: Bearer alice-secret-token-0123456789\r\n\
+         Authorization: Bearer mallory\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len(),
+        addr = server.addr,
+    );
+    let twice = exchange(server.addr, request.as_bytes());
+    assert_eq!(twice.status, 401);
+    assert!(
+        twice
+            .header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
+    // Another scheme is no Bearer credential: no error code (RFC 6750 §3.1); one or more
+    // spaces after the scheme are one credential.
+    let basic = post(
+        server.addr,
+        &[("Authorization", "Basic YWxpY2U6c2VjcmV0")],
+        &body,
+    );
+    assert_eq!(basic.status, 401);
+    assert_eq!(
+        basic.header("www-authenticate"),
+        Some(r#"Bearer realm="airlock""#)
+    );
+    let spaced = modern(
+        server.addr,
+        3,
+        "tools/list",
+        json!({}),
+        &[("Authorization", "Bearer   alice-secret-token-0123456789")],
+    );
+    assert_eq!(spaced.status, 200);
 }
 
 #[test]

@@ -413,22 +413,37 @@ fn tokens_and_headers_of_any_other_shape_are_refused() {
         assert_invalid(&reply, what);
         assert_nothing_echoed(&reply, token, what);
     }
-    // The header around the token.
+    // The header around the token: a malformed Bearer credential is invalid_token; another
+    // scheme (or none) is no Bearer credential, told no error code (RFC 6750 §3.1); one or
+    // more spaces after the scheme are one credential (§2.1).
     for value in [
-        format!("Bearer  {good}"),
-        format!("Bearer\t{good}"),
-        format!("Bearer{good}"),
-        format!("Token {good}"),
-        format!("Basic {}", STANDARD.encode(format!("alice:{good}"))),
         format!("Bearer {good} extra"),
-        format!("Bearer: {good}"),
-        format!("DPoP {good}"),
         "Bearer".to_owned(),
         "Bearer ".to_owned(),
     ] {
         let reply = list_with_authorization(addr, &value);
         assert_invalid(&reply, &value);
     }
+    for value in [
+        format!("Bearer\t{good}"),
+        format!("Bearer{good}"),
+        format!("Token {good}"),
+        format!("Basic {}", STANDARD.encode(format!("alice:{good}"))),
+        format!("Bearer: {good}"),
+        format!("DPoP {good}"),
+    ] {
+        let reply = list_with_authorization(addr, &value);
+        assert_eq!(reply.status, 401, "{value}");
+        assert_eq!(
+            reply.header("www-authenticate"),
+            Some(crate::http_oauth::challenge().as_str()),
+            "{value}"
+        );
+    }
+    assert_eq!(
+        list_with_authorization(addr, &format!("Bearer  {good}")).status,
+        200
+    );
     // A token anywhere but the header (the query, RFC 6750 §2.3, which MCP forbids; a form
     // body, §2.2; a cookie) is not read: the challenge of a request that presented none.
     let body = harness::request(1, "tools/list", json!({}));

@@ -151,7 +151,7 @@ impl Tokens {
             .and_then(bearer);
         let Some(presented) = presented else {
             return Err(Denied {
-                presented: header.is_some(),
+                presented: header.is_some_and(|value| is_bearer(value.as_bytes())),
             });
         };
         // Every token is compared, whichever matches: the time taken does not say which one
@@ -193,13 +193,23 @@ pub(crate) struct Denied {
     pub(crate) presented: bool,
 }
 
-/// The token of `Bearer <token>` (scheme in any case, one space).
+/// The token of `Bearer <token>` (scheme in any case, then one or more spaces, as RFC 6750
+/// §2.1 writes it).
 pub(super) fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let (scheme, token) = value.split_at_checked(7)?;
-    scheme
-        .eq_ignore_ascii_case(b"bearer ")
-        .then_some(token)
-        .filter(|token| !token.is_empty())
+    let (scheme, rest) = value.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer") || !rest.starts_with(b" ") {
+        return None;
+    }
+    let token = rest.trim_ascii_start();
+    (!token.is_empty()).then_some(token)
+}
+
+/// Whether `value` is a Bearer credential at all (well formed or not): a request that sent
+/// another scheme, or none, is told no `error` (RFC 6750 §3.1).
+pub(super) fn is_bearer(value: &[u8]) -> bool {
+    value.split_at_checked(6).is_some_and(|(scheme, rest)| {
+        scheme.eq_ignore_ascii_case(b"bearer") && (rest.is_empty() || rest.starts_with(b" "))
+    })
 }
 
 /// Compares `presented` with `expected` in time that depends only on `expected`'s length:
@@ -256,9 +266,9 @@ mod tests {
         for bad in [
             "Bearer alice-token-012345678",
             "Bearer alice-token-01234567890",
-            "Basic alice-token-0123456789",
             "Bearer ",
-            "alice-token-0123456789",
+            "Bearer",
+            "bearer alice-token-0123456789x",
         ] {
             let header = HeaderValue::from_str(bad).unwrap();
             assert_eq!(
@@ -267,6 +277,22 @@ mod tests {
                 "{bad}"
             );
         }
+        // Another scheme, or none: no Bearer credential was presented.
+        for other in [
+            "Basic alice-token-0123456789",
+            "alice-token-0123456789",
+            "Bearerx alice-token-0123456789",
+        ] {
+            let header = HeaderValue::from_str(other).unwrap();
+            assert_eq!(
+                tokens.check_header(Some(&header)),
+                Err(Denied { presented: false }),
+                "{other}"
+            );
+        }
+        // One or more spaces after the scheme (RFC 6750 §2.1).
+        let spaced = HeaderValue::from_static("Bearer   alice-token-0123456789");
+        assert!(tokens.check_header(Some(&spaced)).is_ok());
     }
 
     #[test]

@@ -119,18 +119,29 @@ async fn serve_request(
             garbage(reply)
         };
     }
-    let (identity, scopes) = match authenticate(state, head.get(header::AUTHORIZATION)).await {
+    // Two credentials are one too many: which of them a proxy in front checked is not known.
+    let mut authorizations = head.get_all(header::AUTHORIZATION).iter();
+    let authorization = authorizations.next();
+    let authenticated = if authorizations.next().is_some() {
+        Err(super::auth::Denied { presented: true })
+    } else {
+        authenticate(state, authorization).await
+    };
+    let (identity, scopes) = match authenticated {
         Ok(granted) => granted,
         Err(denied) => {
+            // A cut-off address is refused without a log line per request: its garbage is
+            // what got it cut off, and its requests must not flood the log either.
+            if let Err(error) = state.clients.admit_unless_cut_off(address) {
+                tracing::debug!(client = %from, "request refused: no valid token, cut off");
+                return judged(closing(refusal(&error)), Verdict::Neutral);
+            }
             tracing::info!(
                 client = %from,
                 status = 401,
                 presented = denied.presented,
                 "request refused: no valid token"
             );
-            if let Err(error) = state.clients.admit_unless_cut_off(address) {
-                return judged(closing(refusal(&error)), Verdict::Neutral);
-            }
             let mut reply = refusal(&McpError::Http(HttpRefusal::Unauthorized));
             reply
                 .headers_mut()
@@ -200,7 +211,7 @@ async fn authenticate(
         }
         let Some(token) = header.and_then(|value| super::auth::bearer(value.as_bytes())) else {
             return Err(Denied {
-                presented: header.is_some(),
+                presented: header.is_some_and(|value| super::auth::is_bearer(value.as_bytes())),
             });
         };
         return match verifier.verify(token).await {
