@@ -86,6 +86,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_asking;
+mod redteam_redis;
 mod redteam_release;
 mod redteam_resources;
 mod redteam_subscriptions;

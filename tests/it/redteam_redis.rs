@@ -1,0 +1,410 @@
+//! Red team of the shared store (`--quota-store redis`): what a client can make reach Redis
+//! (session ids of every shape, floods of them), what stays in Redis after an attack (every
+//! key expires; no lease outlives its call), sessions across replicas and identities, and a
+//! hostile Redis (a fake one on loopback: endless replies, nonsense numbers, wrong shapes,
+//! silence), which must neither grow the server's memory nor reach the wire.
+//!
+//! Real-Redis tests use `redis::Redis` (skipped loudly without `/usr/bin/redis-server`); the
+//! fake needs nothing.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::harness::{self, REPLY_TIMEOUT};
+use crate::http::{self, HttpServer, Reply, modern, modern_bytes, post};
+use crate::redis::{Redis, bearer, eventually, log_of, manifest, quick, replicas, tools_list};
+
+/// One command to a real Redis at `port` over raw RESP; its reply, as Redis wrote it.
+fn redis_command(port: u16, args: &[&str]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+    let mut request = format!("*{}\r\n", args.len());
+    for arg in args {
+        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    read_resp(&mut reader)
+}
+
+/// One RESP2 reply, flattened: bulk strings and simple values one per line.
+fn read_resp(reader: &mut impl BufRead) -> String {
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let line = line.trim_end().to_owned();
+    match line.as_bytes().first() {
+        Some(b'*') => {
+            let count: i64 = line[1..].parse().unwrap();
+            (0..count.max(0))
+                .map(|_| read_resp(reader))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Some(b'$') => {
+            let length: i64 = line[1..].parse().unwrap();
+            if length < 0 {
+                return String::new();
+            }
+            let mut value = vec![0_u8; usize::try_from(length).unwrap() + 2];
+            reader.read_exact(&mut value).unwrap();
+            String::from_utf8_lossy(&value[..value.len() - 2]).into_owned()
+        }
+        _ => line[1..].to_owned(),
+    }
+}
+
+/// Every key of the Redis at `port`.
+fn keys(port: u16) -> Vec<String> {
+    let mut keys: Vec<String> = redis_command(port, &["KEYS", "*"])
+        .lines()
+        .filter(|key| !key.is_empty())
+        .map(str::to_owned)
+        .collect();
+    keys.sort();
+    keys
+}
+
+fn send(server: &HttpServer, headers: &[(&str, &str)], body: &str) -> Reply {
+    post(server.addr, headers, body)
+}
+
+/// A legacy session opened (and confirmed) on `server` by the holder of `token`.
+fn open_session(server: &HttpServer, token: &str) -> String {
+    let auth = bearer(token);
+    http::initialize_with(server.addr, &[("Authorization", &auth)])
+}
+
+fn list_in(server: &HttpServer, session: &str, token: &str) -> Reply {
+    let auth = bearer(token);
+    send(
+        server,
+        &[
+            ("Authorization", &auth),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &harness::request(9, "tools/list", json!({})),
+    )
+}
+
+fn delete_in(server: &HttpServer, session: &str, token: &str) -> Reply {
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAuthorization: {}\r\n\
+         Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+        server.addr,
+        bearer(token)
+    );
+    http::exchange(server.addr, request.as_bytes())
+}
+
+fn assert_unknown_session(reply: &Reply) {
+    assert_eq!(reply.status, 404, "{reply:?}");
+    assert_eq!(
+        reply.json()["error"],
+        json!({"code": -32_600, "message": "Invalid request: unknown or expired session."}),
+        "{reply:?}"
+    );
+}
+
+const TOKEN_A: (&str, &str) = ("IT_TOKEN_A", "token-of-client-a-0123456789");
+const TOKEN_B: (&str, &str) = ("IT_TOKEN_B", "token-of-client-b-0123456789");
+
+/// Finding: a session a client lost to `--max-sessions-per-client` kept its record in Redis,
+/// and the next request with its id took it over again (on the very replica that evicted it,
+/// and on every other): the per-client cap bounded nothing and the evicted id was not `404`.
+#[test]
+fn a_session_lost_to_the_per_client_cap_is_ended_on_every_replica() {
+    let Some(redis) = Redis::start("rt-cap", None) else {
+        return;
+    };
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--redis-namespace",
+            "rt-cap",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--max-sessions-per-client",
+            "2",
+        ],
+        &[TOKEN_A],
+    );
+    let first = open_session(&servers[0], TOKEN_A.1);
+    let second = open_session(&servers[0], TOKEN_A.1);
+    let third = open_session(&servers[0], TOKEN_A.1);
+    // The first is gone: here, on the other replica, and in the store.
+    assert_unknown_session(&list_in(&servers[0], &first, TOKEN_A.1));
+    assert_unknown_session(&list_in(&servers[1], &first, TOKEN_A.1));
+    let sessions: Vec<String> = keys(redis.port)
+        .into_iter()
+        .filter(|key| key.starts_with("airlock:rt-cap:s:"))
+        .collect();
+    assert_eq!(
+        sessions,
+        {
+            let mut live = vec![
+                format!("airlock:rt-cap:s:{second}"),
+                format!("airlock:rt-cap:s:{third}"),
+            ];
+            live.sort();
+            live
+        },
+        "the evicted session's record is still in the store"
+    );
+    // The others are served on both.
+    for session in [&second, &third] {
+        for server in &servers {
+            let listed = list_in(server, session, TOKEN_A.1);
+            assert_eq!(listed.status, 200, "{listed:?}");
+        }
+    }
+}
+
+/// Holds: a session id of any shape but ours reaches no Redis key and gets the fixed `404`;
+/// after a flood of calls, sessions, fake ids and refusals by several clients on two
+/// replicas, every key in Redis has an expiry, and no lease is left.
+#[test]
+fn odd_session_ids_reach_no_key_and_every_key_left_by_a_flood_expires() {
+    let Some(redis) = Redis::start("rt-keys", None) else {
+        return;
+    };
+    let (dir, manifest) = manifest("rt-keys");
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--redis-namespace",
+            "rt-keys",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--auth-token-env",
+            TOKEN_B.0,
+            "--client-calls-per-minute",
+            "1",
+        ],
+        &[TOKEN_A, TOKEN_B],
+    );
+    let hex = "0123456789abcdef".repeat(4);
+    let huge = "a".repeat(8 * 1024);
+    let odd: Vec<String> = vec![
+        "*".into(),
+        "airlock:rt-keys:*".into(),
+        "{airlock}:s:x".into(),
+        "a:b:c".into(),
+        hex.to_ascii_uppercase(),
+        format!("{}*", &hex[..63]),
+        format!("{hex}0"),
+        huge,
+        "%0d%0aFLUSHALL%0d%0a".into(),
+        "\"quoted\"".into(),
+    ];
+    for id in &odd {
+        for server in &servers {
+            assert_unknown_session(&list_in(server, id, TOKEN_A.1));
+            assert_unknown_session(&delete_in(server, id, TOKEN_A.1));
+        }
+    }
+    // Ours in form, but never made: no key either (a read is not a write).
+    assert_unknown_session(&list_in(&servers[0], &hex, TOKEN_A.1));
+    let before = keys(redis.port);
+    assert!(
+        before.iter().all(|key| !key.contains(":s:")),
+        "a session key from a made-up id: {before:?}"
+    );
+    // The flood: both clients, both replicas, past their call quota (1 a minute, burst 20).
+    for id in 0..60_i64 {
+        let server = &servers[usize::try_from(id).unwrap() % 2];
+        let token = if id % 3 == 0 { TOKEN_B.1 } else { TOKEN_A.1 };
+        let reply = quick(server, id, Some(token));
+        assert!([200, 429].contains(&reply.status), "{reply:?}");
+    }
+    let _session = open_session(&servers[1], TOKEN_B.1);
+    let all = keys(redis.port);
+    assert!(
+        all.iter()
+            .any(|key| key == "airlock:rt-keys:q:client-calls:id=IT_TOKEN_A"),
+        "{all:?}"
+    );
+    for key in &all {
+        assert!(key.starts_with("airlock:rt-keys:"), "{key}");
+        let ttl: i64 = redis_command(redis.port, &["PTTL", key]).parse().unwrap();
+        // -2: gone since KEYS; -1 would be a key that never expires.
+        assert!(ttl > 0 || ttl == -2, "{key} has no expiry ({ttl})");
+    }
+    // No lease outlives its call (released as the call ends, asynchronously).
+    eventually(
+        "the leases of finished calls to be released",
+        || tools_list(&servers[0], 1),
+        |_| keys(redis.port).iter().all(|key| !key.contains(":l:")),
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Holds: on another replica, another identity holding a session's id can neither use it
+/// nor end it; its owner still can, everywhere.
+#[test]
+fn another_identity_cannot_end_a_session_on_another_replica() {
+    let Some(redis) = Redis::start("rt-bind", None) else {
+        return;
+    };
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--redis-namespace",
+            "rt-bind",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--auth-token-env",
+            TOKEN_B.0,
+        ],
+        &[TOKEN_A, TOKEN_B],
+    );
+    let session = open_session(&servers[0], TOKEN_A.1);
+    for server in &servers {
+        assert_unknown_session(&list_in(server, &session, TOKEN_B.1));
+        assert_unknown_session(&delete_in(server, &session, TOKEN_B.1));
+    }
+    for server in servers.iter().rev() {
+        let listed = list_in(server, &session, TOKEN_A.1);
+        assert_eq!(listed.status, 200, "{listed:?}");
+    }
+    assert_eq!(delete_in(&servers[1], &session, TOKEN_A.1).status, 204);
+    for server in &servers {
+        assert_unknown_session(&list_in(server, &session, TOKEN_A.1));
+    }
+}
+
+/// Holds: a call that times out, one whose client hangs up mid-call, and a legacy call
+/// cancelled by its client each give their leases back at once (not at the lease expiry).
+#[test]
+fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
+    let Some(redis) = Redis::start("rt-lease", None) else {
+        return;
+    };
+    let (dir, manifest) = http::scratch_manifest(
+        "redis-rt-lease",
+        "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps a minute\"\n\
+         command = [\"sleep\", \"60\"]\n\n\
+         [[tool]]\nname = \"short\"\ndescription = \"Sleeps past its limit\"\n\
+         command = [\"sleep\", \"60\"]\ntimeout_ms = 1000\n",
+    );
+    // Leases of an hour: only a release gives them back within the test.
+    let server = replicas(
+        1,
+        &redis,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--redis-namespace",
+            "rt-lease",
+            "--redis-lease-ms",
+            "3600000",
+        ],
+        &[],
+    )
+    .remove(0);
+    let leases = || {
+        keys(redis.port)
+            .iter()
+            .filter(|key| key.contains(":l:"))
+            .map(|key| redis_command(redis.port, &["ZCARD", key]))
+            .map(|count| count.parse::<u64>().unwrap())
+            .sum::<u64>()
+    };
+    let wait_for = |what: &str, count: u64| {
+        let started = Instant::now();
+        while leases() != count {
+            assert!(started.elapsed() < REPLY_TIMEOUT, "{what}: {}", leases());
+            thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // Timed out.
+    let timed_out = modern(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "short", "arguments": {}}),
+        &[],
+    );
+    assert_eq!(timed_out.json()["result"]["isError"], true, "{timed_out:?}");
+    wait_for("the lease of a call that timed out", 0);
+    // The client hangs up mid-call.
+    let mut held = TcpStream::connect(server.addr).unwrap();
+    let nap = modern_bytes(
+        server.addr,
+        2,
+        "tools/call",
+        json!({"name": "nap", "arguments": {}}),
+        &[],
+    );
+    held.write_all(&nap).unwrap();
+    // Two leases of one call: the server's cap and the client's.
+    wait_for("the call to hold its leases", 2);
+    drop(held);
+    wait_for("the lease of a call whose client left", 0);
+    // Cancelled in a legacy session.
+    let session = http::initialize(server.addr);
+    let in_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let addr = server.addr;
+    let id = session.clone();
+    let call = thread::spawn(move || {
+        let session = id;
+        let in_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        post(addr, &in_session, &harness::call(3, "nap", json!({})))
+    });
+    wait_for("the legacy call to hold its leases", 2);
+    let cancelled = post(
+        server.addr,
+        &in_session,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
+    );
+    assert_eq!(cancelled.status, 202, "{cancelled:?}");
+    wait_for("the lease of a cancelled call", 0);
+    drop(call.join().unwrap());
+    assert!(!log_of(&server).contains("panicked"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Holds: the Redis password (right or wrong) is in no log line even at `trace`, the most
+/// verbose level, nor in a reply.
+#[test]
+fn the_redis_password_is_in_no_log_even_at_trace() {
+    let password = "rt-redis-password-5b4a39";
+    let Some(redis) = Redis::start("rt-password", Some(password)) else {
+        return;
+    };
+    let trace = [("AIRLOCK_LOG", "trace")];
+    let right = replicas(1, &redis, &["--redis-namespace", "rt-pw"], &trace).remove(0);
+    let wrong_url = format!("redis://:wrong-{password}@127.0.0.1:{}", redis.port);
+    let wrong = HttpServer::airlock(
+        &["--quota-store", "redis", "--redis-namespace", "rt-pw"],
+        &[("AIRLOCK_REDIS_URL", &wrong_url), ("AIRLOCK_LOG", "trace")],
+    );
+    let served = tools_list(&right, 1);
+    assert_eq!(served.status, 200, "{served:?}");
+    let _session = http::initialize(right.addr);
+    let refused = tools_list(&wrong, 1);
+    assert_eq!(refused.status, 503, "{refused:?}");
+    for reply in [&served, &refused] {
+        assert!(!String::from_utf8_lossy(&reply.body).contains(password));
+    }
+    for server in [&right, &wrong] {
+        let log = log_of(server);
+        assert!(!log.contains(password), "{log}");
+        assert!(!log.contains("redis://"), "{log}");
+    }
+}
