@@ -7,8 +7,10 @@
 //! Real-Redis tests use `redis::Redis` (skipped loudly without `/usr/bin/redis-server`); the
 //! fake needs nothing.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -407,4 +409,234 @@ fn the_redis_password_is_in_no_log_even_at_trace() {
         assert!(!log.contains(password), "{log}");
         assert!(!log.contains("redis://"), "{log}");
     }
+}
+
+/// What a fake Redis answers to a command other than the handshake's and `PING`.
+#[derive(Clone)]
+enum Answer {
+    /// These bytes.
+    Bytes(&'static [u8]),
+    /// A bulk string announced as 100 GB, then 1 MiB every 16 ms (64 MiB/s) for as long as
+    /// the socket takes them.
+    Endless,
+    /// Nothing, ever.
+    Silence,
+}
+
+/// A hostile Redis on a loopback port: answers the client's handshake and `PING` as Redis
+/// does, and every other command with what `answer` holds at that moment.
+struct FakeRedis {
+    port: u16,
+    answer: Arc<Mutex<Answer>>,
+    /// Commands answered with `answer`.
+    asked: Arc<AtomicUsize>,
+}
+
+impl FakeRedis {
+    fn start(answer: Answer) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let answer = Arc::new(Mutex::new(answer));
+        let asked = Arc::new(AtomicUsize::new(0));
+        let (shared, counted) = (Arc::clone(&answer), Arc::clone(&asked));
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let (answer, asked) = (Arc::clone(&shared), Arc::clone(&counted));
+                thread::spawn(move || Self::serve(stream, &answer, &asked));
+            }
+        });
+        Self {
+            port,
+            answer,
+            asked,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn set(&self, answer: Answer) {
+        *self.answer.lock().unwrap() = answer;
+    }
+
+    fn serve(stream: TcpStream, answer: &Mutex<Answer>, asked: &AtomicUsize) {
+        let mut writer = stream.try_clone().unwrap();
+        let mut reader = BufReader::new(stream);
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let Some(count) = line.trim_end().strip_prefix('*') else {
+                return;
+            };
+            let mut args = Vec::new();
+            for _ in 0..count.parse::<usize>().unwrap_or(0) {
+                let mut length = String::new();
+                if reader.read_line(&mut length).unwrap_or(0) == 0 {
+                    return;
+                }
+                let length: usize = length.trim_end()[1..].parse().unwrap_or(0);
+                let mut arg = vec![0_u8; length + 2];
+                if reader.read_exact(&mut arg).is_err() {
+                    return;
+                }
+                arg.truncate(length);
+                args.push(String::from_utf8_lossy(&arg).to_ascii_uppercase());
+            }
+            let command = args.first().map_or("", String::as_str);
+            let written = match command {
+                "PING" => writer.write_all(b"+PONG\r\n"),
+                "CLIENT" | "SELECT" | "AUTH" => writer.write_all(b"+OK\r\n"),
+                _ => {
+                    asked.fetch_add(1, Ordering::Relaxed);
+                    let now = answer.lock().unwrap().clone();
+                    match now {
+                        Answer::Bytes(bytes) => writer.write_all(bytes),
+                        Answer::Silence => Ok(()),
+                        Answer::Endless => {
+                            let chunk = vec![b'x'; 1 << 20];
+                            let mut written = writer.write_all(b"$100000000000\r\n");
+                            while written.is_ok() {
+                                written = writer.write_all(&chunk);
+                                thread::sleep(Duration::from_millis(16));
+                            }
+                            written
+                        }
+                    }
+                }
+            };
+            if written.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Resident memory allowed to a server whose Redis streams an endless reply: what it holds
+/// at rest plus a few of the 16 MiB a 250 ms call time-out lets through at 64 MiB/s.
+const ENDLESS_REPLY_RSS_KIB: u64 = 160 * 1024;
+
+fn assert_store_unreachable(reply: &Reply) {
+    assert_eq!(reply.status, 503, "{reply:?}");
+    assert_eq!(
+        reply.json()["error"],
+        json!({"code": -31_503, "message": "The shared quota store is unreachable; retry later."}),
+        "{reply:?}"
+    );
+}
+
+/// Finding: a Redis answering with a bulk string that never ends was read, and kept, for as
+/// long as it kept sending (the connection outlived the call's time-out): 64 MiB/s of
+/// "reply" was 64 MiB/s of the server's memory, with or without requests (2.9 GB in 15 s
+/// from a Python loop on loopback). A connection whose call failed is now dropped.
+#[test]
+fn an_endless_reply_from_redis_is_not_kept() {
+    let fake = FakeRedis::start(Answer::Endless);
+    let server = HttpServer::airlock(
+        &["--quota-store", "redis"],
+        &[("AIRLOCK_REDIS_URL", &fake.url())],
+    );
+    let started = Instant::now();
+    let mut peak = 0;
+    let mut id = 0;
+    while started.elapsed() < Duration::from_secs(4) {
+        let reply = tools_list(&server, id);
+        assert_store_unreachable(&reply);
+        id += 1;
+        peak = peak.max(rss_kib(server.pid()));
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        peak < ENDLESS_REPLY_RSS_KIB,
+        "the server holds {peak} KiB of a reply that never ends"
+    );
+    assert!(fake.asked.load(Ordering::Relaxed) >= 1, "Redis was asked");
+    assert!(!log_of(&server).contains("panicked"));
+}
+
+/// Finding: a Redis answering a quota check with a wait of `i64::MAX` µs put
+/// `retryAfterMs: 9223372036854776` on the wire: the store chose the number a client was
+/// told. Now a wait is at most one emission interval (the longest GCRA gives). Holds: other
+/// nonsense (an unknown index, a wrong arity, a double, an error with text, a RESP3 push, a
+/// huge array) is `503` with the fixed text, nothing of Redis on the wire; and a Redis that
+/// never answers holds no request past the time-outs.
+#[test]
+fn a_hostile_redis_neither_reaches_the_wire_nor_stalls_requests() {
+    let fake = FakeRedis::start(Answer::Bytes(b"*3\r\n:1\r\n:1\r\n:9223372036854775807\r\n"));
+    let server = HttpServer::airlock(
+        &["--quota-store", "redis"],
+        &[("AIRLOCK_REDIS_URL", &fake.url())],
+    );
+    // The client's request quota (3,000 a minute): one interval is 20 ms.
+    let refused = tools_list(&server, 1);
+    assert_eq!(refused.status, 429, "{refused:?}");
+    assert_eq!(
+        refused.json()["error"],
+        json!({"code": -31_429, "message": "Rate limit exceeded; retry later.",
+               "data": {"retryAfterMs": 20}}),
+        "{refused:?}"
+    );
+    assert_eq!(refused.header("retry-after"), Some("1"), "{refused:?}");
+    let nonsense: [&'static [u8]; 8] = [
+        b"*3\r\n:7\r\n:99\r\n:0\r\n",
+        b"*3\r\n:2\r\n:-4\r\n:0\r\n",
+        b"*2\r\n:0\r\n:0\r\n",
+        b"*3\r\n:1\r\n:1\r\n,nan\r\n",
+        b"-ERR rt-secret-text-of-redis\r\n",
+        b">2\r\n$7\r\nmessage\r\n$15\r\nrt-secret-text!\r\n",
+        b"$22\r\nrt-secret-text-of-bulk\r\n",
+        b"*100000000\r\n:1\r\n:1\r\n",
+    ];
+    for answer in nonsense {
+        fake.set(Answer::Bytes(answer));
+        // Past the retry interval, so that this request asks the store again.
+        thread::sleep(Duration::from_millis(1100));
+        let asked = fake.asked.load(Ordering::Relaxed);
+        let reply = tools_list(&server, 2);
+        assert!(fake.asked.load(Ordering::Relaxed) > asked, "not asked");
+        let answer_text = String::from_utf8_lossy(answer);
+        if reply.status == 429 {
+            // A lone `nan` may read as a number; a wait is still GCRA's.
+            assert!(answer_text.contains("nan"), "{answer_text}: {reply:?}");
+            let wait = reply.json()["error"]["data"]["retryAfterMs"]
+                .as_u64()
+                .unwrap();
+            assert!((1..=20).contains(&wait), "{answer_text}: {reply:?}");
+        } else {
+            assert_store_unreachable(&reply);
+        }
+        assert!(
+            !String::from_utf8_lossy(&reply.body).contains("rt-secret"),
+            "{reply:?}"
+        );
+    }
+    // Silence: every request answered within the time-outs (a probe of the connections and
+    // the call, 250 ms each), most at once.
+    fake.set(Answer::Silence);
+    thread::sleep(Duration::from_millis(1100));
+    for id in 0..10 {
+        let asked_at = Instant::now();
+        assert_store_unreachable(&tools_list(&server, id));
+        assert!(
+            asked_at.elapsed() < Duration::from_secs(3),
+            "a request waited {:?} on a silent Redis",
+            asked_at.elapsed()
+        );
+    }
+    let log = log_of(&server);
+    assert!(!log.contains("rt-secret"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
 }
