@@ -421,6 +421,8 @@ enum Answer {
     Endless,
     /// Nothing, ever.
     Silence,
+    /// `PONG` to the first `PING` of all, then (never asked) [`Answer::Endless`]'s stream.
+    EndlessUnasked,
 }
 
 /// A hostile Redis on a loopback port: answers the client's handshake and `PING` as Redis
@@ -461,6 +463,17 @@ impl FakeRedis {
         *self.answer.lock().unwrap() = answer;
     }
 
+    /// A bulk string announced as 100 GB, then 1 MiB every 16 ms until the socket fails.
+    fn endless(writer: &mut TcpStream) -> std::io::Result<()> {
+        let chunk = vec![b'x'; 1 << 20];
+        let mut written = writer.write_all(b"$100000000000\r\n");
+        while written.is_ok() {
+            written = writer.write_all(&chunk);
+            thread::sleep(Duration::from_millis(16));
+        }
+        written
+    }
+
     fn serve(stream: TcpStream, answer: &Mutex<Answer>, asked: &AtomicUsize) {
         let mut writer = stream.try_clone().unwrap();
         let mut reader = BufReader::new(stream);
@@ -488,23 +501,23 @@ impl FakeRedis {
             }
             let command = args.first().map_or("", String::as_str);
             let written = match command {
-                "PING" => writer.write_all(b"+PONG\r\n"),
+                "PING" => {
+                    let pong = writer.write_all(b"+PONG\r\n");
+                    let unasked = matches!(*answer.lock().unwrap(), Answer::EndlessUnasked);
+                    if pong.is_ok() && unasked && asked.fetch_add(1, Ordering::Relaxed) == 0 {
+                        Self::endless(&mut writer)
+                    } else {
+                        pong
+                    }
+                }
                 "CLIENT" | "SELECT" | "AUTH" => writer.write_all(b"+OK\r\n"),
                 _ => {
                     asked.fetch_add(1, Ordering::Relaxed);
                     let now = answer.lock().unwrap().clone();
                     match now {
                         Answer::Bytes(bytes) => writer.write_all(bytes),
-                        Answer::Silence => Ok(()),
-                        Answer::Endless => {
-                            let chunk = vec![b'x'; 1 << 20];
-                            let mut written = writer.write_all(b"$100000000000\r\n");
-                            while written.is_ok() {
-                                written = writer.write_all(&chunk);
-                                thread::sleep(Duration::from_millis(16));
-                            }
-                            written
-                        }
+                        Answer::Silence | Answer::EndlessUnasked => Ok(()),
+                        Answer::Endless => Self::endless(&mut writer),
                     }
                 }
             };
@@ -563,7 +576,34 @@ fn an_endless_reply_from_redis_is_not_kept() {
         peak < ENDLESS_REPLY_RSS_KIB,
         "the server holds {peak} KiB of a reply that never ends"
     );
+    eprintln!("peak resident memory: {peak} KiB");
     assert!(fake.asked.load(Ordering::Relaxed) >= 1, "Redis was asked");
+    assert!(!log_of(&server).contains("panicked"));
+}
+
+/// Finding (the same, once fixed for replies to calls): Redis streaming an endless reply to
+/// no request at all, on a connection of an idle server, was read and kept for ever (no call
+/// failed, so none was replaced). An idle server now pings its connections every second.
+#[test]
+fn an_endless_reply_to_no_request_is_not_kept_by_an_idle_server() {
+    let fake = FakeRedis::start(Answer::EndlessUnasked);
+    let server = HttpServer::airlock(
+        &["--quota-store", "redis"],
+        &[("AIRLOCK_REDIS_URL", &fake.url())],
+    );
+    let started = Instant::now();
+    let mut peak = 0;
+    while started.elapsed() < Duration::from_secs(4) {
+        peak = peak.max(rss_kib(server.pid()));
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        peak < ENDLESS_REPLY_RSS_KIB,
+        "the server holds {peak} KiB of a reply no one asked for"
+    );
+    eprintln!("peak resident memory: {peak} KiB");
+    // Counted: the `PING`s of this mode (the first of which began the stream).
+    assert!(fake.asked.load(Ordering::Relaxed) >= 1);
     assert!(!log_of(&server).contains("panicked"));
 }
 

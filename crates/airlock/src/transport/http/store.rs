@@ -32,7 +32,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -298,7 +298,34 @@ impl Store {
                  sessions are shared by every replica"
             );
         }
+        drop(tokio::spawn(Self::keep(Arc::downgrade(&store))));
         Ok(store)
+    }
+
+    /// Every [`STORE_RETRY_INTERVAL`], a `PING` on each connection under the call time-out;
+    /// one that does not answer is replaced. A failed call replaces its connection, but an
+    /// idle server makes no call: without this, Redis sending what no one asked for (an
+    /// endless reply to no request) would be read, and kept, for as long as it sent it.
+    /// Ends with the store.
+    async fn keep(store: Weak<Self>) {
+        loop {
+            tokio::time::sleep(STORE_RETRY_INTERVAL).await;
+            let Some(store) = store.upgrade() else {
+                return;
+            };
+            for slot in 0..=store.more.len() {
+                let mut connection = lock(store.held(slot)).clone();
+                let ping = redis::cmd("PING");
+                let pong = tokio::time::timeout(
+                    STORE_CALL_TIMEOUT,
+                    ping.query_async::<String>(&mut connection),
+                );
+                if !matches!(pong.await, Ok(Ok(_))) {
+                    tracing::debug!("a shared store connection did not answer; replaced");
+                    store.replace(slot);
+                }
+            }
+        }
     }
 
     /// The next connection, round robin, with its slot (a clone is a handle on the same
