@@ -220,6 +220,16 @@ fn odd_session_ids_reach_no_key_and_every_key_left_by_a_flood_expires() {
         before.iter().all(|key| !key.contains(":s:")),
         "a session key from a made-up id: {before:?}"
     );
+    // A tool name that is not registered reaches no key (the server's quota alone).
+    let unknown = modern(
+        servers[0].addr,
+        99,
+        "tools/call",
+        json!({"name": "airlock:*{rt}:calls", "arguments": {}}),
+        &[("Authorization", &bearer(TOKEN_A.1))],
+    );
+    assert_eq!(unknown.status, 400, "{unknown:?}");
+    assert_eq!(unknown.code(), -32_602, "{unknown:?}");
     // The flood: both clients, both replicas, past their call quota (1 a minute, burst 20).
     for id in 0..60_i64 {
         let server = &servers[usize::try_from(id).unwrap() % 2];
@@ -229,6 +239,7 @@ fn odd_session_ids_reach_no_key_and_every_key_left_by_a_flood_expires() {
     }
     let _session = open_session(&servers[1], TOKEN_B.1);
     let all = keys(redis.port);
+    assert!(all.iter().all(|key| !key.contains("rt}")), "{all:?}");
     assert!(
         all.iter()
             .any(|key| key == "airlock:rt-keys:q:client-calls:id=IT_TOKEN_A"),
@@ -246,6 +257,64 @@ fn odd_session_ids_reach_no_key_and_every_key_left_by_a_flood_expires() {
         || tools_list(&servers[0], 1),
         |_| keys(redis.port).iter().all(|key| !key.contains(":l:")),
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Known gap (not fixed here: it needs `listener.rs`): a legacy session ended by `DELETE` on
+/// one replica is ended on another only when that replica next sees its id; a call of the
+/// session running there goes on to its own deadline, holding its leases and its slot, and
+/// the replica keeps the session in its table until its idle timeout. The fix: the
+/// listener's sweep also asks the store about the shared sessions it holds and ends those
+/// gone (`State::find_session` does it per request).
+#[test]
+#[ignore = "known gap: a DELETE on one replica does not stop the session's calls on another"]
+fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
+    let Some(redis) = Redis::start("rt-end", None) else {
+        return;
+    };
+    let (dir, manifest) = manifest("rt-end");
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--redis-namespace",
+            "rt-end",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--redis-lease-ms",
+            "3600000",
+        ],
+        &[TOKEN_A],
+    );
+    let session = open_session(&servers[0], TOKEN_A.1);
+    let addr = servers[1].addr;
+    let id = session.clone();
+    let call = thread::spawn(move || {
+        let auth = bearer(TOKEN_A.1);
+        let in_session = [
+            ("Authorization", auth.as_str()),
+            ("Mcp-Session-Id", id.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        post(addr, &in_session, &harness::call(1, "nap", json!({})))
+    });
+    let started = Instant::now();
+    while !http::runs_a_descendant(servers[1].pid(), "sleep") {
+        assert!(started.elapsed() < REPLY_TIMEOUT, "the call never started");
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(delete_in(&servers[0], &session, TOKEN_A.1).status, 204);
+    let ended = Instant::now();
+    while http::runs_a_descendant(servers[1].pid(), "sleep") {
+        assert!(
+            ended.elapsed() < Duration::from_secs(45),
+            "the session's call still runs on the other replica"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    drop(call.join().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
