@@ -318,6 +318,50 @@ fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Finding: another identity presenting a session's id was refused (`404`), but its request
+/// had restarted the session's idle timer in Redis first (`GETEX`): whoever holds an id, with
+/// any token, could keep another's session alive for ever. Without a store the refused
+/// request touches nothing. Now only the owner's requests restart it.
+#[test]
+fn another_identity_does_not_keep_a_session_alive() {
+    let Some(redis) = Redis::start("rt-alive", None) else {
+        return;
+    };
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--redis-namespace",
+            "rt-alive",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--auth-token-env",
+            TOKEN_B.0,
+        ],
+        &[TOKEN_A, TOKEN_B],
+    );
+    let session = open_session(&servers[0], TOKEN_A.1);
+    let key = format!("airlock:rt-alive:s:{session}");
+    let ttl = || -> i64 { redis_command(redis.port, &["PTTL", &key]).parse().unwrap() };
+    thread::sleep(Duration::from_millis(1500));
+    let before = ttl();
+    for server in &servers {
+        assert_unknown_session(&list_in(server, &session, TOKEN_B.1));
+        assert_unknown_session(&delete_in(server, &session, TOKEN_B.1));
+    }
+    let after = ttl();
+    assert!(
+        after <= before,
+        "another identity restarted the session's idle timer: {before} ms, then {after} ms"
+    );
+    // Its owner's request does restart it.
+    assert_eq!(list_in(&servers[1], &session, TOKEN_A.1).status, 200);
+    assert!(
+        ttl() > after + 1000,
+        "the owner's request did not restart it"
+    );
+}
+
 /// Holds: on another replica, another identity holding a session's id can neither use it
 /// nor end it; its owner still can, everywhere.
 #[test]

@@ -164,7 +164,7 @@ impl State {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
-            return match store.session_touch(id, idle).await {
+            return match store.session_touch(id, idle, identity).await {
                 Some(Some(record)) if record.identity.as_ref() != identity => Ok(None),
                 Some(Some(record)) => match local {
                     Some(session) => {
@@ -298,7 +298,7 @@ impl State {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
-            return match store.session_touch(id, idle).await {
+            return match store.session_touch(id, idle, identity).await {
                 Some(Some(record)) if record.identity.as_ref() == identity => {
                     match store.session_close(id).await {
                         Some(()) => Ok(true),

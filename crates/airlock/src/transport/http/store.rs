@@ -18,8 +18,8 @@
 //!   the call ends. A replica that dies stops renewing, and its leases lapse.
 //! - **Legacy sessions** are one key each (`s:<id>`, only for ids of the form this server
 //!   makes): the negotiated version, whether the handshake was confirmed, the identity that
-//!   opened it. It expires after the idle timeout, renewed on every use, and is deleted on
-//!   `DELETE`. A replica that does not hold a session builds its engine from this record.
+//!   opened it. It expires after the idle timeout, renewed on every use by that identity
+//!   (never by another's refused request), and is deleted on `DELETE`. A replica that does not hold a session builds its engine from this record.
 //!
 //! Every call runs under [`STORE_CALL_TIMEOUT`]. A failure or timeout marks the store down
 //! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it
@@ -104,6 +104,21 @@ for j = 1, #KEYS do
   end
 end
 return 0
+";
+
+/// Reads a session's record, restarting its idle timer only if it is the caller's: the last
+/// field of a record is its identity (without spaces). KEYS: the session's key; ARGV: the
+/// idle timeout (ms), the caller's identity (`-` for none). Returns the record, or nil.
+const TOUCH: &str = r"
+local record = redis.call('GET', KEYS[1])
+if not record then
+  return false
+end
+local owner = ' ' .. ARGV[2]
+if string.sub(record, -string.len(owner)) == owner then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return record
 ";
 
 /// Releases one call's leases. KEYS: the leases' keys; ARGV: the member.
@@ -242,6 +257,7 @@ pub(crate) struct Store {
     admit: Script,
     renew: Script,
     release: Script,
+    touch: Script,
     /// This replica's name in lease members: random, so replicas never collide.
     replica: String,
     serial: AtomicU64,
@@ -282,6 +298,7 @@ impl Store {
             admit: Script::new(ADMIT),
             renew: Script::new(RENEW),
             release: Script::new(RELEASE),
+            touch: Script::new(TOUCH),
             replica: random_hex(8).unwrap_or_else(|| format!("{}", std::process::id())),
             serial: AtomicU64::new(0),
             started: Instant::now(),
@@ -618,21 +635,26 @@ impl Store {
         Some(())
     }
 
-    /// The record of session `id`, its idle timer restarted. `None`: unreachable;
+    /// The record of session `id`, its idle timer restarted if `identity` opened it (another
+    /// identity's request, refused, must not keep it alive). `None`: unreachable;
     /// `Some(None)`: no such session (or a record this server would not have written).
     pub(super) async fn session_touch(
         &self,
         id: &str,
         idle: Duration,
+        identity: Option<&Arc<str>>,
     ) -> Option<Option<SessionRecord>> {
         let Some(key) = self.session_key(id) else {
             return Some(None);
         };
-        let mut command = redis::cmd("GETEX");
-        command.arg(key).arg("PX").arg(millis(idle).max(1));
+        let mut invocation = self.touch.prepare_invoke();
+        invocation
+            .key(key)
+            .arg(millis(idle).max(1))
+            .arg(identity.map_or("-", |identity| &**identity));
         let (slot, mut connection) = self.connection();
         let value: Option<String> = self
-            .guarded(slot, command.query_async(&mut connection))
+            .guarded(slot, invocation.invoke_async(&mut connection))
             .await?;
         Some(value.as_deref().and_then(SessionRecord::decode))
     }
