@@ -362,6 +362,57 @@ fn another_identity_does_not_keep_a_session_alive() {
     );
 }
 
+/// Holds: records written into Redis by someone else (SECURITY.md: whoever can write there
+/// can make records) serve nobody but the identity they name, in the version they name:
+/// another identity's record, garbage, a huge record and a record of another version are
+/// `404` or the fixed `400`, never a panic, never their text on the wire.
+#[test]
+fn forged_session_records_serve_no_one_else_and_nothing_else() {
+    let Some(redis) = Redis::start("rt-forged", None) else {
+        return;
+    };
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--redis-namespace",
+            "rt-forged",
+            "--auth-token-env",
+            TOKEN_A.0,
+            "--auth-token-env",
+            TOKEN_B.0,
+        ],
+        &[TOKEN_A, TOKEN_B],
+    );
+    let huge = format!("1 2025-11-25 1 {}", "A".repeat(1 << 20));
+    let forged: [(&str, &str); 5] = [
+        ("1", "1 2025-11-25 1 IT_TOKEN_B"),
+        ("2", "rt-forged-garbage\r\n-ERR x"),
+        ("3", &huge),
+        ("4", "1 2025-11-25 1 IT_TOKEN_A extra"),
+        ("5", "1 2024-11-05 1 IT_TOKEN_A"),
+    ];
+    for (digit, record) in forged {
+        let id = digit.repeat(64);
+        let key = format!("airlock:rt-forged:s:{id}");
+        assert_eq!(redis_command(redis.port, &["SET", &key, record]), "OK");
+        for server in &servers {
+            let reply = list_in(server, &id, TOKEN_A.1);
+            if digit == "5" {
+                // A's, in 2024-11-05: the 2025-11-25 header does not match it.
+                assert_eq!(reply.status, 400, "{reply:?}");
+                assert_eq!(reply.code(), -32_600, "{reply:?}");
+            } else {
+                assert_unknown_session(&reply);
+            }
+            assert!(!String::from_utf8_lossy(&reply.body).contains("rt-forged"));
+        }
+    }
+    for server in &servers {
+        assert!(!log_of(server).contains("panicked"));
+    }
+}
+
 /// Holds: on another replica, another identity holding a session's id can neither use it
 /// nor end it; its owner still can, everywhere.
 #[test]
