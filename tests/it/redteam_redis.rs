@@ -362,6 +362,73 @@ fn another_identity_does_not_keep_a_session_alive() {
     );
 }
 
+/// Finding: a client that hangs up while its call is being admitted (its request dropped
+/// after Redis granted the leases, before the reply was read) left its leases in Redis, to
+/// lapse only at their expiry: 400 such calls from one address held its 4 in-flight slots
+/// and 4 of the server's 8 across the deployment for the whole lease (15 s by default),
+/// renewable by doing it again. The admission now finishes in a task of its own.
+#[test]
+fn a_client_hanging_up_during_admission_leaves_no_lease() {
+    let Some(redis) = Redis::start("rt-hangup", None) else {
+        return;
+    };
+    let (dir, manifest) = manifest("rt-hangup");
+    let server = replicas(
+        1,
+        &redis,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--redis-namespace",
+            "rt-hangup",
+            "--redis-lease-ms",
+            "3600000",
+            "--calls-per-minute",
+            "1000000",
+            "--client-calls-per-minute",
+            "1000000",
+            "--client-requests-per-minute",
+            "1000000",
+        ],
+        &[],
+    )
+    .remove(0);
+    let call = modern_bytes(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}}),
+        &[],
+    );
+    for attempt in 0..400_u64 {
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        stream.write_all(&call).unwrap();
+        thread::sleep(Duration::from_micros((attempt % 20) * 50));
+        drop(stream);
+    }
+    let leases = || {
+        keys(redis.port)
+            .iter()
+            .filter(|key| key.contains(":l:"))
+            .map(|key| redis_command(redis.port, &["ZCARD", key]))
+            .map(|count| count.parse::<u64>().unwrap())
+            .sum::<u64>()
+    };
+    let started = Instant::now();
+    while leases() != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{} leases of calls whose clients hung up are still held",
+            leases()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    // And the client's slots are free.
+    let served = quick(&server, 2, None);
+    assert_eq!(served.status, 200, "{served:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Holds: records written into Redis by someone else (SECURITY.md: whoever can write there
 /// can make records) serve nobody but the identity they name, in the version they name:
 /// another identity's record, garbage, a huge record and a record of another version are

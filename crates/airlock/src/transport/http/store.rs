@@ -493,7 +493,26 @@ impl Store {
     ///
     /// `None`: the store is unreachable. `Some(Ok(lease))`: admitted, holding the leases
     /// (none when `leases` is empty). `Some(Err(_))`: refused by the shared counts.
+    ///
+    /// With leases, the check runs in a task of its own: a request dropped while it waits
+    /// (its client hung up) must not lose leases Redis has already granted. The task's
+    /// `Lease` is then dropped, which releases them.
     pub(super) async fn admit(
+        self: &Arc<Self>,
+        quotas: &[(String, Rate)],
+        leases: &[(String, usize)],
+    ) -> Option<Result<Option<Lease>, Refused>> {
+        if leases.is_empty() {
+            return self.admit_here(quotas, leases).await;
+        }
+        let (store, quotas, leases) = (Arc::clone(self), quotas.to_vec(), leases.to_vec());
+        tokio::spawn(async move { store.admit_here(&quotas, &leases).await })
+            .await
+            .ok()
+            .flatten()
+    }
+
+    async fn admit_here(
         self: &Arc<Self>,
         quotas: &[(String, Rate)],
         leases: &[(String, usize)],
