@@ -92,6 +92,7 @@ mod redis;
 mod redteam;
 mod redteam_asking;
 mod redteam_oauth;
+mod redteam_redis;
 mod redteam_release;
 mod redteam_resources;
 mod redteam_subscriptions;

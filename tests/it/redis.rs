@@ -26,9 +26,9 @@ use crate::http::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, po
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 
 /// A `redis-server` of one test: loopback, a free port, a scratch directory, no persistence.
-struct Redis {
+pub(crate) struct Redis {
     child: Option<Child>,
-    port: u16,
+    pub(crate) port: u16,
     dir: PathBuf,
     password: Option<String>,
 }
@@ -36,7 +36,7 @@ struct Redis {
 impl Redis {
     /// A running Redis, or `None` after saying loudly why there is none (a failure under
     /// `AIRLOCK_REQUIRE_CLIENTS=1`).
-    fn start(test: &str, password: Option<&str>) -> Option<Self> {
+    pub(crate) fn start(test: &str, password: Option<&str>) -> Option<Self> {
         if !Path::new(REDIS_SERVER).exists() {
             let reason = format!(
                 "{REDIS_SERVER} is missing: run `bash tests/clients/setup.sh` (as root it \
@@ -70,7 +70,7 @@ impl Redis {
     }
 
     /// The URL replicas are given (through the environment).
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match &self.password {
             Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
             None => format!("redis://127.0.0.1:{}", self.port),
@@ -182,7 +182,12 @@ impl Connection {
 }
 
 /// Replicas of one deployment: `airlock serve --http` with `args`, all on `redis`.
-fn replicas(count: usize, redis: &Redis, args: &[&str], env: &[(&str, &str)]) -> Vec<HttpServer> {
+pub(crate) fn replicas(
+    count: usize,
+    redis: &Redis,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Vec<HttpServer> {
     let url = redis.url();
     let mut env = env.to_vec();
     env.push(("AIRLOCK_REDIS_URL", &url));
@@ -194,7 +199,7 @@ fn replicas(count: usize, redis: &Redis, args: &[&str], env: &[(&str, &str)]) ->
 }
 
 /// A manifest with a tool that returns at once and one that sleeps a minute.
-fn manifest(name: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn manifest(name: &str) -> (PathBuf, PathBuf) {
     http::scratch_manifest(
         &format!("redis-{name}"),
         "[[tool]]\nname = \"quick\"\ndescription = \"Returns at once\"\n\
@@ -204,11 +209,11 @@ fn manifest(name: &str) -> (PathBuf, PathBuf) {
     )
 }
 
-fn bearer(token: &str) -> String {
+pub(crate) fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
 
-fn quick(server: &HttpServer, id: i64, token: Option<&str>) -> Reply {
+pub(crate) fn quick(server: &HttpServer, id: i64, token: Option<&str>) -> Reply {
     let auth = token.map(bearer);
     let mut extra = Vec::new();
     if let Some(auth) = &auth {
@@ -223,7 +228,7 @@ fn quick(server: &HttpServer, id: i64, token: Option<&str>) -> Reply {
     )
 }
 
-fn log_of(server: &HttpServer) -> String {
+pub(crate) fn log_of(server: &HttpServer) -> String {
     server.log.lock().unwrap().join("\n")
 }
 
@@ -493,7 +498,7 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
 }
 
 /// The first reply of `send` (retried every 20 ms) for which `until` holds.
-fn eventually(
+pub(crate) fn eventually(
     what: &str,
     mut send: impl FnMut() -> Reply,
     until: impl Fn(&Reply) -> bool,
@@ -512,7 +517,7 @@ fn eventually(
     }
 }
 
-fn tools_list(server: &HttpServer, id: i64) -> Reply {
+pub(crate) fn tools_list(server: &HttpServer, id: i64) -> Reply {
     modern(server.addr, id, "tools/list", json!({}), &[])
 }
 

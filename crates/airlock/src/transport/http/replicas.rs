@@ -164,7 +164,7 @@ impl State {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
-            return match store.session_touch(id, idle).await {
+            return match store.session_touch(id, idle, identity).await {
                 Some(Some(record)) if record.identity.as_ref() != identity => Ok(None),
                 Some(Some(record)) => match local {
                     Some(session) => {
@@ -190,6 +190,7 @@ impl State {
                             caller.client.clone(),
                         )?;
                         session.shared.store(true, Ordering::Relaxed);
+                        self.end_evicted(store).await;
                         Ok(Some(session))
                     }
                 },
@@ -238,6 +239,7 @@ impl State {
                 identity: caller.identity.clone(),
             };
             let idle = self.limits.session_idle_timeout;
+            self.end_evicted(store).await;
             match store.session_open(id, &record, idle).await {
                 Some(true) => session.shared.store(true, Ordering::Relaxed),
                 Some(false) => {
@@ -296,7 +298,7 @@ impl State {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
-            return match store.session_touch(id, idle).await {
+            return match store.session_touch(id, idle, identity).await {
                 Some(Some(record)) if record.identity.as_ref() == identity => {
                     match store.session_close(id).await {
                         Some(()) => Ok(true),
@@ -308,6 +310,17 @@ impl State {
             };
         }
         Ok(local)
+    }
+
+    /// Ends in the store the sessions a client at its cap lost here: else any replica would
+    /// take them over again from their records, and the cap would bound nothing.
+    #[cfg(feature = "redis")]
+    async fn end_evicted(&self, store: &Store) {
+        for id in self.sessions.take_evicted() {
+            if store.session_close(&id).await.is_none() {
+                tracing::debug!("an evicted session could not be ended in the store");
+            }
+        }
     }
 
     /// Whether to go on with the local counts while the store is unreachable.

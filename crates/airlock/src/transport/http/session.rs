@@ -113,6 +113,10 @@ impl Session {
 /// Every session of one server.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
+    /// The ids of shared sessions (in the store) that a client at its cap lost here, until
+    /// `replicas` ends them in the store too ([`Sessions::take_evicted`]); at most `max`.
+    #[cfg(feature = "redis")]
+    evicted: Mutex<Vec<String>>,
     max: usize,
     per_client: usize,
     idle: Duration,
@@ -122,6 +126,8 @@ impl Sessions {
     pub(crate) fn new(max: usize, per_client: usize, idle: Duration) -> Self {
         Self {
             map: Mutex::new(HashMap::new()),
+            #[cfg(feature = "redis")]
+            evicted: Mutex::new(Vec::new()),
             max,
             per_client: per_client.max(1),
             idle,
@@ -183,9 +189,21 @@ impl Sessions {
         let evicted = oldest
             .filter(|_| count >= self.per_client)
             .map(|(id, _)| id.clone());
-        if let Some(session) = evicted.and_then(|id| map.remove(&id)) {
+        if let Some((id, session)) = evicted.and_then(|id| map.remove_entry(&id)) {
             session.stop_all();
             tracing::debug!("a client at its session cap lost its least recently used one");
+            // Its record in the shared store would let any replica (this one too) take it
+            // over again: it is ended there as well.
+            #[cfg(feature = "redis")]
+            if session.shared.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut evicted = lock(&self.evicted);
+                if evicted.len() >= self.max {
+                    evicted.remove(0);
+                }
+                evicted.push(id);
+            }
+            #[cfg(not(feature = "redis"))]
+            drop(id);
         }
         if map.len() >= self.max {
             self.expire(&mut map);
@@ -207,6 +225,12 @@ impl Sessions {
             previous.stop_all();
         }
         Ok(session)
+    }
+
+    /// The ids of shared sessions lost to the per-client cap since the last call.
+    #[cfg(feature = "redis")]
+    pub(crate) fn take_evicted(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.evicted))
     }
 
     /// The live session `id` of `identity`, marked used.
@@ -371,6 +395,28 @@ mod tests {
         assert!(sessions.find(&third, None).is_some());
         assert!(sessions.find(&other, None).is_some());
         assert_eq!(sessions.len(), 3);
+    }
+
+    /// Red team (Redis): a shared session lost to the per-client cap stayed in the store,
+    /// and the next request with its id took it over again (on this replica too).
+    #[cfg(feature = "redis")]
+    #[test]
+    fn a_shared_session_lost_to_the_cap_is_handed_over_to_be_ended_in_the_store() {
+        use std::sync::atomic::Ordering;
+        let sessions = Sessions::new(8, 1, Duration::from_secs(60));
+        let (local, _) = sessions.open(engine(), None, owner("A")).unwrap();
+        let (shared, session) = sessions.open(engine(), None, owner("A")).unwrap();
+        assert!(sessions.find(&local, None).is_none());
+        assert_eq!(
+            sessions.take_evicted(),
+            Vec::<String>::new(),
+            "not in the store"
+        );
+        session.shared.store(true, Ordering::Relaxed);
+        sessions.open(engine(), None, owner("A")).unwrap();
+        assert!(sessions.find(&shared, None).is_none());
+        assert_eq!(sessions.take_evicted(), [shared]);
+        assert_eq!(sessions.take_evicted(), Vec::<String>::new());
     }
 
     #[test]

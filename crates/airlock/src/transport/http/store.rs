@@ -18,8 +18,8 @@
 //!   the call ends. A replica that dies stops renewing, and its leases lapse.
 //! - **Legacy sessions** are one key each (`s:<id>`, only for ids of the form this server
 //!   makes): the negotiated version, whether the handshake was confirmed, the identity that
-//!   opened it. It expires after the idle timeout, renewed on every use, and is deleted on
-//!   `DELETE`. A replica that does not hold a session builds its engine from this record.
+//!   opened it. It expires after the idle timeout, renewed on every use by that identity
+//!   (never by another's refused request), and is deleted on `DELETE`. A replica that does not hold a session builds its engine from this record.
 //!
 //! Every call runs under [`STORE_CALL_TIMEOUT`]. A failure or timeout marks the store down
 //! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it
@@ -31,8 +31,8 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -104,6 +104,21 @@ for j = 1, #KEYS do
   end
 end
 return 0
+";
+
+/// Reads a session's record, restarting its idle timer only if it is the caller's: the last
+/// field of a record is its identity (without spaces). KEYS: the session's key; ARGV: the
+/// idle timeout (ms), the caller's identity (`-` for none). Returns the record, or nil.
+const TOUCH: &str = r"
+local record = redis.call('GET', KEYS[1])
+if not record then
+  return false
+end
+local owner = ' ' .. ARGV[2]
+if string.sub(record, -string.len(owner)) == owner then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return record
 ";
 
 /// Releases one call's leases. KEYS: the leases' keys; ARGV: the member.
@@ -228,9 +243,13 @@ pub(super) enum Refused {
 
 /// The store of one running server.
 pub(crate) struct Store {
-    /// The first connection; `more` holds the others.
-    first: ConnectionManager,
-    more: Vec<ConnectionManager>,
+    /// The first connection (slot 0); `more` holds the others. One whose call failed is
+    /// replaced by a new one: dropping it closes its socket, so what Redis was still sending
+    /// on it (an endless reply, say) is neither kept nor read any further.
+    first: Mutex<ConnectionManager>,
+    more: Vec<Mutex<ConnectionManager>>,
+    client: redis::Client,
+    settings: ConnectionManagerConfig,
     next: AtomicUsize,
     prefix: String,
     pub(super) unreachable: Unreachable,
@@ -238,6 +257,7 @@ pub(crate) struct Store {
     admit: Script,
     renew: Script,
     release: Script,
+    touch: Script,
     /// This replica's name in lease members: random, so replicas never collide.
     replica: String,
     serial: AtomicU64,
@@ -262,13 +282,15 @@ impl Store {
             ConnectionManager::new_lazy_with_config(client.clone(), settings.clone())
                 .map_err(|_| StoreError::Url)
         };
-        let first = connect()?;
+        let first = Mutex::new(connect()?);
         let more = (1..STORE_CONNECTIONS)
-            .map(|_| connect())
+            .map(|_| connect().map(Mutex::new))
             .collect::<Result<Vec<_>, _>>()?;
         let store = Arc::new(Self {
             first,
             more,
+            client,
+            settings,
             next: AtomicUsize::new(0),
             prefix: format!("airlock:{}:", config.namespace),
             unreachable: config.unreachable,
@@ -276,15 +298,16 @@ impl Store {
             admit: Script::new(ADMIT),
             renew: Script::new(RENEW),
             release: Script::new(RELEASE),
+            touch: Script::new(TOUCH),
             replica: random_hex(8).unwrap_or_else(|| format!("{}", std::process::id())),
             serial: AtomicU64::new(0),
             started: Instant::now(),
             down: AtomicBool::new(false),
             retry_at: AtomicU64::new(0),
         });
-        let mut connection = store.connection();
+        let (slot, mut connection) = store.connection();
         let ping = redis::cmd("PING");
-        let answered: Option<String> = store.guarded(ping.query_async(&mut connection)).await;
+        let answered: Option<String> = store.guarded(slot, ping.query_async(&mut connection)).await;
         if answered.is_some() {
             tracing::info!(
                 namespace = config.namespace.as_str(),
@@ -292,20 +315,69 @@ impl Store {
                  sessions are shared by every replica"
             );
         }
+        drop(tokio::spawn(Self::keep(Arc::downgrade(&store))));
         Ok(store)
     }
 
-    /// The next connection, round robin (a clone is a handle on the same connection).
-    fn connection(&self) -> ConnectionManager {
+    /// Every [`STORE_RETRY_INTERVAL`], a `PING` on each connection under the call time-out;
+    /// one that does not answer is replaced. A failed call replaces its connection, but an
+    /// idle server makes no call: without this, Redis sending what no one asked for (an
+    /// endless reply to no request) would be read, and kept, for as long as it sent it.
+    /// Ends with the store.
+    async fn keep(store: Weak<Self>) {
+        loop {
+            tokio::time::sleep(STORE_RETRY_INTERVAL).await;
+            let Some(store) = store.upgrade() else {
+                return;
+            };
+            for slot in 0..=store.more.len() {
+                let mut connection = lock(store.held(slot)).clone();
+                let ping = redis::cmd("PING");
+                let pong = tokio::time::timeout(
+                    STORE_CALL_TIMEOUT,
+                    ping.query_async::<String>(&mut connection),
+                );
+                if !matches!(pong.await, Ok(Ok(_))) {
+                    tracing::debug!("a shared store connection did not answer; replaced");
+                    store.replace(slot);
+                }
+            }
+        }
+    }
+
+    /// The next connection, round robin, with its slot (a clone is a handle on the same
+    /// connection).
+    fn connection(&self) -> (usize, ConnectionManager) {
         let turn = self.next.fetch_add(1, Ordering::Relaxed);
-        let index = turn
+        let slot = turn
             .checked_rem(self.more.len().saturating_add(1))
             .unwrap_or(0);
-        index
-            .checked_sub(1)
+        (slot, lock(self.held(slot)).clone())
+    }
+
+    /// The connection of `slot` (0 is `first`).
+    fn held(&self, slot: usize) -> &Mutex<ConnectionManager> {
+        slot.checked_sub(1)
             .and_then(|index| self.more.get(index))
             .unwrap_or(&self.first)
-            .clone()
+    }
+
+    /// Replaces the connection in `slot` after a failed call on it: the old one is dropped
+    /// (and its socket closed) once the calls still holding it give it up, within their
+    /// timeout. Without this, a reply that never ends would be read and kept for ever.
+    fn replace(&self, slot: usize) {
+        let fresh =
+            ConnectionManager::new_lazy_with_config(self.client.clone(), self.settings.clone());
+        if let Ok(fresh) = fresh {
+            drop(std::mem::replace(&mut *lock(self.held(slot)), fresh));
+        }
+    }
+
+    /// Every slot, as [`Store::replace`] does it for one.
+    fn replace_all(&self) {
+        for slot in 0..=self.more.len() {
+            self.replace(slot);
+        }
     }
 
     fn now_ms(&self) -> u64 {
@@ -314,7 +386,11 @@ impl Store {
 
     /// Runs `operation` under the timeout, keeping the store's health; `None` when the store
     /// is down (now, or still within its retry interval).
-    async fn guarded<T>(&self, operation: impl Future<Output = RedisResult<T>>) -> Option<T> {
+    async fn guarded<T>(
+        &self,
+        slot: usize,
+        operation: impl Future<Output = RedisResult<T>>,
+    ) -> Option<T> {
         if self.down.load(Ordering::Acquire) {
             let now = self.now_ms();
             let retry_at = self.retry_at.load(Ordering::Acquire);
@@ -334,10 +410,12 @@ impl Store {
             match probe.await {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => {
+                    self.replace_all();
                     self.failed(Some(error.kind()));
                     return None;
                 }
                 Err(_elapsed) => {
+                    self.replace_all();
                     self.failed(None);
                     return None;
                 }
@@ -352,10 +430,12 @@ impl Store {
                 Some(value)
             }
             Ok(Err(error)) => {
+                self.replace(slot);
                 self.failed(Some(error.kind()));
                 None
             }
             Err(_elapsed) => {
+                self.replace(slot);
                 self.failed(None);
                 None
             }
@@ -364,8 +444,8 @@ impl Store {
 
     /// `PING` on each connection in turn.
     async fn every_connection_answers(&self) -> RedisResult<()> {
-        for connection in std::iter::once(&self.first).chain(&self.more) {
-            let mut connection = connection.clone();
+        for held in std::iter::once(&self.first).chain(&self.more) {
+            let mut connection = lock(held).clone();
             let _pong: String = redis::cmd("PING").query_async(&mut connection).await?;
         }
         Ok(())
@@ -413,7 +493,26 @@ impl Store {
     ///
     /// `None`: the store is unreachable. `Some(Ok(lease))`: admitted, holding the leases
     /// (none when `leases` is empty). `Some(Err(_))`: refused by the shared counts.
+    ///
+    /// With leases, the check runs in a task of its own: a request dropped while it waits
+    /// (its client hung up) must not lose leases Redis has already granted. The task's
+    /// `Lease` is then dropped, which releases them.
     pub(super) async fn admit(
+        self: &Arc<Self>,
+        quotas: &[(String, Rate)],
+        leases: &[(String, usize)],
+    ) -> Option<Result<Option<Lease>, Refused>> {
+        if leases.is_empty() {
+            return self.admit_here(quotas, leases).await;
+        }
+        let (store, quotas, leases) = (Arc::clone(self), quotas.to_vec(), leases.to_vec());
+        tokio::spawn(async move { store.admit_here(&quotas, &leases).await })
+            .await
+            .ok()
+            .flatten()
+    }
+
+    async fn admit_here(
         self: &Arc<Self>,
         quotas: &[(String, Rate)],
         leases: &[(String, usize)],
@@ -439,10 +538,16 @@ impl Store {
             invocation.arg(*cap);
         }
         invocation.arg(millis(self.lease_ttl)).arg(&member);
-        let mut connection = self.connection();
+        let (slot, mut connection) = self.connection();
         let reply: (i64, i64, i64) = self
-            .guarded(invocation.invoke_async(&mut connection))
+            .guarded(slot, invocation.invoke_async(&mut connection))
             .await?;
+        let refused = |index: i64, count: usize| {
+            usize::try_from(index)
+                .ok()
+                .and_then(|index| index.checked_sub(1))
+                .filter(|index| *index < count)
+        };
         match reply {
             (0, _, _) if leases.is_empty() => Some(Ok(None)),
             (0, _, _) => Some(Ok(Some(Lease::hold(
@@ -450,15 +555,17 @@ impl Store {
                 leases.iter().map(|(key, _)| key.clone()).collect(),
                 member,
             )))),
-            (1, _, wait) => {
-                let wait = Duration::from_micros(u64::try_from(wait).unwrap_or(1));
+            (1, index, wait)
+                if let Some((_, rate)) =
+                    refused(index, quotas.len()).and_then(|index| quotas.get(index)) =>
+            {
                 Some(Err(Refused::Quota {
-                    retry_after_ms: millis_rounded_up(wait),
+                    retry_after_ms: millis_rounded_up(quota_wait(wait, *rate)),
                 }))
             }
-            (2, index, _) => Some(Err(Refused::Full {
-                index: usize::try_from(index.saturating_sub(1)).unwrap_or(0),
-            })),
+            (2, index, _) if let Some(index) = refused(index, leases.len()) => {
+                Some(Err(Refused::Full { index }))
+            }
             _ => {
                 tracing::error!("the shared store's admission script gave an unknown answer");
                 None
@@ -472,8 +579,10 @@ impl Store {
             invocation.key(key);
         }
         invocation.arg(millis(self.lease_ttl)).arg(member);
-        let mut connection = self.connection();
-        let renewed: Option<i64> = self.guarded(invocation.invoke_async(&mut connection)).await;
+        let (slot, mut connection) = self.connection();
+        let renewed: Option<i64> = self
+            .guarded(slot, invocation.invoke_async(&mut connection))
+            .await;
         if renewed.is_none() {
             tracing::debug!("a lease could not be renewed; it lapses unless a renewal succeeds");
         }
@@ -485,8 +594,10 @@ impl Store {
             invocation.key(key);
         }
         invocation.arg(member);
-        let mut connection = self.connection();
-        let released: Option<i64> = self.guarded(invocation.invoke_async(&mut connection)).await;
+        let (slot, mut connection) = self.connection();
+        let released: Option<i64> = self
+            .guarded(slot, invocation.invoke_async(&mut connection))
+            .await;
         if released.is_none() {
             tracing::debug!("a lease could not be released; it lapses at its expiry");
         }
@@ -514,8 +625,10 @@ impl Store {
             .arg("PX")
             .arg(millis(idle).max(1))
             .arg("NX");
-        let mut connection = self.connection();
-        let set: Option<Option<String>> = self.guarded(command.query_async(&mut connection)).await;
+        let (slot, mut connection) = self.connection();
+        let set: Option<Option<String>> = self
+            .guarded(slot, command.query_async(&mut connection))
+            .await;
         set.map(|reply| reply.is_some())
     }
 
@@ -534,25 +647,34 @@ impl Store {
             .arg("PX")
             .arg(millis(idle).max(1))
             .arg("XX");
-        let mut connection = self.connection();
-        let _set: Option<String> = self.guarded(command.query_async(&mut connection)).await?;
+        let (slot, mut connection) = self.connection();
+        let _set: Option<String> = self
+            .guarded(slot, command.query_async(&mut connection))
+            .await?;
         Some(())
     }
 
-    /// The record of session `id`, its idle timer restarted. `None`: unreachable;
+    /// The record of session `id`, its idle timer restarted if `identity` opened it (another
+    /// identity's request, refused, must not keep it alive). `None`: unreachable;
     /// `Some(None)`: no such session (or a record this server would not have written).
     pub(super) async fn session_touch(
         &self,
         id: &str,
         idle: Duration,
+        identity: Option<&Arc<str>>,
     ) -> Option<Option<SessionRecord>> {
         let Some(key) = self.session_key(id) else {
             return Some(None);
         };
-        let mut command = redis::cmd("GETEX");
-        command.arg(key).arg("PX").arg(millis(idle).max(1));
-        let mut connection = self.connection();
-        let value: Option<String> = self.guarded(command.query_async(&mut connection)).await?;
+        let mut invocation = self.touch.prepare_invoke();
+        invocation
+            .key(key)
+            .arg(millis(idle).max(1))
+            .arg(identity.map_or("-", |identity| &**identity));
+        let (slot, mut connection) = self.connection();
+        let value: Option<String> = self
+            .guarded(slot, invocation.invoke_async(&mut connection))
+            .await?;
         Some(value.as_deref().and_then(SessionRecord::decode))
     }
 
@@ -561,8 +683,10 @@ impl Store {
         let key = self.session_key(id)?;
         let mut command = redis::cmd("DEL");
         command.arg(key);
-        let mut connection = self.connection();
-        let _deleted: i64 = self.guarded(command.query_async(&mut connection)).await?;
+        let (slot, mut connection) = self.connection();
+        let _deleted: i64 = self
+            .guarded(slot, command.query_async(&mut connection))
+            .await?;
         Some(())
     }
 }
@@ -676,8 +800,21 @@ fn gcra(rate: Rate) -> (u64, u64) {
     (interval, tolerance)
 }
 
+/// The wait of a refusal by `rate`, as the script gave it (µs), within what GCRA can give:
+/// at least 1 µs, at most one emission interval (a refusal right after an admission). A
+/// store that answers more (or less) does not choose what a client is told to wait.
+fn quota_wait(wait: i64, rate: Rate) -> Duration {
+    let (interval, _) = gcra(rate);
+    let wait = u64::try_from(wait).unwrap_or(1).clamp(1, interval);
+    Duration::from_micros(wait)
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `bytes` random bytes from the OS, hex-encoded.
@@ -697,6 +834,21 @@ mod tests {
         assert_eq!(gcra(Rate::new_const(60, 3)), (1_000_000, 2_000_000));
         assert_eq!(gcra(Rate::new_const(1, 1)), (60_000_000, 0));
         assert_eq!(gcra(Rate::new_const(7, 2)), (8_571_428, 8_571_428));
+    }
+
+    /// Red team (Redis): a store answering a refusal with a wait of `i64::MAX` µs put
+    /// `retryAfterMs: 9223372036854776` (and its `Retry-After`) on the wire.
+    #[test]
+    fn a_refusals_wait_is_what_gcra_can_give_whatever_the_store_says() {
+        let rate = Rate::new_const(60, 3);
+        assert_eq!(quota_wait(250_000, rate), Duration::from_millis(250));
+        assert_eq!(quota_wait(i64::MAX, rate), Duration::from_secs(1));
+        assert_eq!(quota_wait(-5, rate), Duration::from_micros(1));
+        assert_eq!(quota_wait(0, rate), Duration::from_micros(1));
+        assert_eq!(
+            quota_wait(i64::MAX, Rate::new_const(1, 1)),
+            Duration::from_secs(60)
+        );
     }
 
     #[test]
