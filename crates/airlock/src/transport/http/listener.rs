@@ -107,6 +107,8 @@ async fn sweep(state: Arc<State>) {
         every.tick().await;
         state.sessions.sweep();
         state.clients.sweep();
+        #[cfg(feature = "redis")]
+        state.sweep_shared_sessions().await;
     }
 }
 

@@ -312,6 +312,23 @@ impl State {
         Ok(local)
     }
 
+    /// Ends here the shared sessions whose record is gone from the store (ended by a
+    /// `DELETE` on another replica, or idle there for too long): their calls running here are
+    /// stopped and their slots given back, without waiting for their next request. While the
+    /// store is unreachable nothing is ended.
+    #[cfg(feature = "redis")]
+    pub(super) async fn sweep_shared_sessions(&self) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        for (id, identity) in self.sessions.shared_ids() {
+            if store.session_exists(&id).await == Some(false) {
+                tracing::debug!("a shared session ended elsewhere is ended here too");
+                self.sessions.close(&id, identity.as_ref());
+            }
+        }
+    }
+
     /// Ends in the store the sessions a client at its cap lost here: else any replica would
     /// take them over again from their records, and the cap would bound nothing.
     #[cfg(feature = "redis")]

@@ -269,6 +269,16 @@ impl Sessions {
         true
     }
 
+    /// The ids and identities of the sessions the shared store has a record of.
+    #[cfg(feature = "redis")]
+    pub(crate) fn shared_ids(&self) -> Vec<(String, Option<Arc<str>>)> {
+        lock(&self.map)
+            .iter()
+            .filter(|(_, session)| session.shared.load(std::sync::atomic::Ordering::Relaxed))
+            .map(|(id, session)| (id.clone(), session.identity.clone()))
+            .collect()
+    }
+
     /// Forgets sessions idle for longer than the timeout.
     pub(crate) fn sweep(&self) {
         let mut map = lock(&self.map);

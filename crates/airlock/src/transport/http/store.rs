@@ -678,6 +678,20 @@ impl Store {
         Some(value.as_deref().and_then(SessionRecord::decode))
     }
 
+    /// Whether session `id` has a record, its idle timer untouched. `None`: unreachable.
+    pub(super) async fn session_exists(&self, id: &str) -> Option<bool> {
+        let Some(key) = self.session_key(id) else {
+            return Some(false);
+        };
+        let mut command = redis::cmd("EXISTS");
+        command.arg(key);
+        let (slot, mut connection) = self.connection();
+        let count: i64 = self
+            .guarded(slot, command.query_async(&mut connection))
+            .await?;
+        Some(count > 0)
+    }
+
     /// Forgets session `id`.
     pub(super) async fn session_close(&self, id: &str) -> Option<()> {
         let key = self.session_key(id)?;
