@@ -654,7 +654,10 @@ fn the_conformance_fixture_passes_the_asking_cases() {
         ),
         (
             "test_input_required_result_multi_round",
-            &["asking.modern-extra-field", "asking.modern-state-byte-changed"],
+            &[
+                "asking.modern-extra-field",
+                "asking.modern-state-byte-changed",
+            ],
         ),
         (
             "test_input_required_result_tampered_state",

@@ -340,7 +340,9 @@ impl<'p> Session<'p> {
     /// What went wrong, for the report.
     pub(crate) fn handshake(&mut self, until: Instant) -> Result<Response, String> {
         let mut params = initialize_params(PROTOCOL_VERSION);
-        params["capabilities"] = self.capabilities.clone();
+        if let Some(object) = params.as_object_mut() {
+            object.insert("capabilities".to_owned(), self.capabilities.clone());
+        }
         let id = self.request("initialize", Some(params));
         let reply = self
             .await_reply(&id, until)
