@@ -568,13 +568,37 @@ fn kinds(case: &Value) -> Vec<(String, String)> {
 fn the_asking_cases_catch_a_server_that_trusts_its_answers_and_its_state() {
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_asking_server.py");
+    let tmp = std::env::temp_dir();
+    let sarif = tmp.join(format!("airlock-it-asking-{}.sarif", std::process::id()));
+    let junit = tmp.join(format!("airlock-it-asking-{}.xml", std::process::id()));
     let (status, report, table) = audit(
         "unsafe-asking",
-        &["--only", "asking"],
+        &[
+            "--only",
+            "asking",
+            "--sarif",
+            sarif.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
         &["python3", fixture.to_str().unwrap()],
     );
     let report = report.expect("a JSON report");
     assert_eq!(status, Some(1), "{table}");
+    // The findings reach the other reports as every case's do.
+    let sarif_text = std::fs::read_to_string(&sarif).expect("the SARIF report");
+    let junit_text = std::fs::read_to_string(&junit).expect("the JUnit report");
+    std::fs::remove_file(&sarif).unwrap();
+    std::fs::remove_file(&junit).unwrap();
+    assert!(
+        sarif_text.contains("airlock-audit/asking.legacy-extra-field/unfit-answer-used")
+            && sarif_text.contains("asking.modern-state-appended/tampered-state-accepted"),
+        "{sarif_text}"
+    );
+    assert!(
+        junit_text.contains(r#"<testsuite name="asking" tests="15" failures="13""#),
+        "{junit_text}"
+    );
     let ids: Vec<&str> = report["cases"]
         .as_array()
         .unwrap()
