@@ -145,6 +145,10 @@ struct Tally {
     hostile: u64,
     /// Hostile answer lines the server refused as unreadable (`-32700`/`-32600`, id null).
     refusals: u64,
+    /// Valid answers sent to questions still open a second after their hostile answer.
+    fallbacks: u64,
+    /// How the judged calls (legacy) or retries (modern) ended: results, tool errors, errors.
+    ended: [u64; 3],
     unanswered: u64,
     /// Modern calls that ended `input_required` (with a state, for the state cases).
     asked: u64,
@@ -188,6 +192,18 @@ impl Tally {
                 self.calls, self.asked, self.hostile
             )
         };
+        if self.hostile > 0 {
+            let [results, tool_errors, errors] = self.ended;
+            detail.push_str(&format!(
+                " ({results} results, {tool_errors} tool errors, {errors} errors)"
+            ));
+        }
+        if self.fallbacks > 0 {
+            detail.push_str(&format!(
+                "; {} questions still open a second after their hostile answer answered validly",
+                self.fallbacks
+            ));
+        }
         if self.refusals > 0 {
             detail.push_str(&format!(
                 "; {} hostile lines refused as unreadable (id null)",
@@ -296,6 +312,7 @@ fn legacy_call(
         let mut still_open = Vec::new();
         for (asked, at) in open.drain(..) {
             if now >= at {
+                tally.fallbacks = tally.fallbacks.saturating_add(1);
                 let valid = valid_result(&asked, PLAIN);
                 session.send_line(response_line(&asked.id, &valid));
             } else {
@@ -396,6 +413,14 @@ fn judge_canary(
         None => judged.seen,
     };
     let shown_tool = judged.shown_tool;
+    let slot = match reply.outcome {
+        Outcome::Result {
+            is_error: false, ..
+        } => &mut tally.ended[0],
+        Outcome::Result { is_error: true, .. } => &mut tally.ended[1],
+        Outcome::Error { .. } => &mut tally.ended[2],
+    };
+    *slot = slot.saturating_add(1);
     match &reply.outcome {
         Outcome::Result {
             is_error: false,
@@ -904,6 +929,10 @@ fn modern_call(
         Variant::StateAppended | Variant::StateByteChanged | Variant::StateTruncated
     );
     let (responses, malformed) = input_responses(&requests, variant, canary);
+    if !state_cases && !malformed {
+        // No question of the kind this variant makes unfit: nothing hostile to send.
+        return;
+    }
     let state = match (state, state_cases) {
         (Some(state), true) => Value::String(tampered(&state, variant)),
         (None, true) => return,
