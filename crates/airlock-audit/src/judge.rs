@@ -745,6 +745,15 @@ mod tests {
                 params: None
             })
         );
+        // A question's params are kept for the asking cases (its requested schema).
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"message":"m"}}"#),
+            Line::Request(Asked {
+                id: Id::Number("4".to_owned()),
+                method: "elicitation/create".to_owned(),
+                params: Some(serde_json::json!({"message": "m"}))
+            })
+        );
         assert_eq!(classify(b" \r"), Line::Blank);
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":1,"result":{}} "#),
