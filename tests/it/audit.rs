@@ -94,7 +94,7 @@ fn quick_audit_of_airlock_serve_passes_every_case() {
     assert_eq!(report["server"]["probe"], "list_directory {}");
     // Every category ran.
     for category in [
-        "json", "encoding", "envelope", "batch", "nesting", "huge", "protocol", "flood",
+        "json", "encoding", "envelope", "batch", "nesting", "huge", "protocol", "flood", "asking",
     ] {
         assert!(
             report["cases"]
@@ -242,6 +242,8 @@ fn the_case_list_names_every_category() {
         "huge input (huge)",
         "protocol misuse (protocol)",
         "floods and stream ends (flood)",
+        "command exposure (exposure)",
+        "hostile answers to the server's questions (asking)",
     ] {
         assert!(listing.contains(heading), "{listing}");
     }
@@ -512,5 +514,229 @@ fn airlock_serve_passes_the_exposure_cases_with_its_default_manifest_and_git_rea
             );
         }
         assert_no_case_fails(status, &report, &table);
+    }
+}
+
+/// The ids of the `asking` cases.
+const ASKING_CASES: [&str; 15] = [
+    "asking.legacy-extra-field",
+    "asking.legacy-wrong-type",
+    "asking.legacy-huge-string",
+    "asking.legacy-deep-nesting",
+    "asking.legacy-result-and-error",
+    "asking.legacy-unasked-id",
+    "asking.legacy-answer-twice",
+    "asking.legacy-sampling-image",
+    "asking.legacy-roots-non-file",
+    "asking.modern-extra-field",
+    "asking.modern-wrong-type",
+    "asking.modern-state-appended",
+    "asking.modern-state-byte-changed",
+    "asking.modern-state-truncated",
+    "asking.modern-state-other-tool",
+];
+
+/// The `asking` case `id` of `report`.
+fn case<'r>(report: &'r Value, id: &str) -> &'r Value {
+    report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|case| case["id"] == id)
+        .unwrap_or_else(|| panic!("{id} did not run"))
+}
+
+/// The kinds and severities of a case's findings.
+fn kinds(case: &Value) -> Vec<(String, String)> {
+    case["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| {
+            (
+                finding["kind"].as_str().unwrap().to_owned(),
+                finding["severity"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A server that passes whatever the client answers to its tools, and never checks the
+/// state it hands out, is caught by every asking case that can show it: an unfit answer's
+/// canary in a tool's result, a tampered or replayed state that completes a call.
+#[test]
+fn the_asking_cases_catch_a_server_that_trusts_its_answers_and_its_state() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_asking_server.py");
+    let tmp = std::env::temp_dir();
+    let sarif = tmp.join(format!("airlock-it-asking-{}.sarif", std::process::id()));
+    let junit = tmp.join(format!("airlock-it-asking-{}.xml", std::process::id()));
+    let (status, report, table) = audit(
+        "unsafe-asking",
+        &[
+            "--only",
+            "asking",
+            "--sarif",
+            sarif.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &["python3", fixture.to_str().unwrap()],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(status, Some(1), "{table}");
+    // The findings reach the other reports as every case's do.
+    let sarif_text = std::fs::read_to_string(&sarif).expect("the SARIF report");
+    let junit_text = std::fs::read_to_string(&junit).expect("the JUnit report");
+    std::fs::remove_file(&sarif).unwrap();
+    std::fs::remove_file(&junit).unwrap();
+    assert!(
+        sarif_text.contains("airlock-audit/asking.legacy-extra-field/unfit-answer-used")
+            && sarif_text.contains("asking.modern-state-appended/tampered-state-accepted"),
+        "{sarif_text}"
+    );
+    assert!(
+        junit_text.contains(r#"<testsuite name="asking" tests="15" failures="13""#),
+        "{junit_text}"
+    );
+    let ids: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ASKING_CASES, "{table}");
+    let used = ("unfit-answer-used".to_owned(), "high".to_owned());
+    let accepted = ("tampered-state-accepted".to_owned(), "high".to_owned());
+    for id in [
+        "asking.legacy-extra-field",
+        "asking.legacy-wrong-type",
+        "asking.legacy-huge-string",
+        "asking.legacy-result-and-error",
+        "asking.legacy-unasked-id",
+        "asking.legacy-sampling-image",
+        "asking.legacy-roots-non-file",
+        "asking.modern-extra-field",
+        "asking.modern-wrong-type",
+    ] {
+        let case = case(&report, id);
+        assert!(kinds(case).contains(&used), "{id}: {case}");
+        assert_eq!(case["verdict"], "fail", "{id}");
+        assert_eq!(case["fails"], true, "{id}");
+    }
+    for id in [
+        "asking.modern-state-appended",
+        "asking.modern-state-byte-changed",
+        "asking.modern-state-truncated",
+        "asking.modern-state-other-tool",
+    ] {
+        let case = case(&report, id);
+        let found = kinds(case);
+        assert!(!found.is_empty(), "{id}: {case}");
+        assert!(found.iter().all(|kind| *kind == accepted), "{id}: {case}");
+    }
+    // It skips a line it cannot parse and takes the first of two answers: these judge only
+    // that it stays alive and answers each call once.
+    for id in ["asking.legacy-deep-nesting", "asking.legacy-answer-twice"] {
+        let case = case(&report, id);
+        assert_eq!(case["verdict"], "pass", "{id}: {case}");
+    }
+}
+
+/// The conformance fixture (airlock checks every answer against its question and signs its
+/// state) passes every asking case, through the tools that ask each kind of question.
+#[test]
+fn the_conformance_fixture_passes_the_asking_cases() {
+    let fixture = example("conformance_server");
+    // Which cases each tool makes judge something (the rest say "nothing to judge").
+    let exercised: [(&str, &[&str]); 5] = [
+        (
+            "test_elicitation",
+            &[
+                "asking.legacy-extra-field",
+                "asking.legacy-wrong-type",
+                "asking.legacy-huge-string",
+                "asking.legacy-deep-nesting",
+                "asking.legacy-result-and-error",
+                "asking.legacy-unasked-id",
+                "asking.legacy-answer-twice",
+                "asking.modern-extra-field",
+                "asking.modern-wrong-type",
+            ],
+        ),
+        (
+            "test_sampling",
+            &["asking.legacy-sampling-image", "asking.legacy-wrong-type"],
+        ),
+        (
+            "test_input_required_result_list_roots",
+            &[
+                "asking.legacy-roots-non-file",
+                "asking.modern-wrong-type",
+                "asking.modern-state-truncated",
+            ],
+        ),
+        (
+            "test_input_required_result_multi_round",
+            &[
+                "asking.modern-extra-field",
+                "asking.modern-state-byte-changed",
+            ],
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            &[
+                "asking.modern-state-appended",
+                "asking.modern-state-byte-changed",
+                "asking.modern-state-truncated",
+            ],
+        ),
+    ];
+    for (tool, judged) in exercised {
+        let (status, report, table) = audit(
+            &format!("conformance-asking-{tool}"),
+            &["--only", "asking", "--call-tool", tool],
+            &[fixture.to_str().unwrap()],
+        );
+        let report = report.expect("a JSON report");
+        assert_no_case_fails(status, &report, &table);
+        for id in ASKING_CASES {
+            let case = case(&report, id);
+            assert_eq!(kinds(case), vec![], "{tool} {id}: {case}");
+        }
+        for id in judged {
+            let case = case(&report, id);
+            assert_eq!(case["verdict"], "pass", "{tool} {id}: {case}");
+            let detail = case["detail"].as_str().unwrap();
+            assert!(
+                detail.contains("no canary passed on, no bad state accepted"),
+                "{tool} {id}: {detail}"
+            );
+        }
+    }
+}
+
+/// With `--no-tool-calls` the asking cases call nothing and say so at info.
+#[test]
+fn the_asking_cases_call_no_tool_with_no_tool_calls() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/unsafe_asking_server.py");
+    let (status, report, table) = audit(
+        "unsafe-asking-no-calls",
+        &["--only", "asking", "--no-tool-calls"],
+        &["python3", fixture.to_str().unwrap()],
+    );
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    for id in ASKING_CASES {
+        let case = case(&report, id);
+        assert_eq!(case["severity"], "info", "{id}: {case}");
+        assert!(
+            case["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("no tool the audit may call"),
+            "{id}: {case}"
+        );
     }
 }

@@ -200,7 +200,7 @@ fn real_dir(path: &Path) -> bool {
 }
 
 /// 64 random bits as hex (the standard library's per-process random hash keys).
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     format!("{:016x}", RandomState::new().hash_one(Instant::now()))
 }
 

@@ -138,7 +138,7 @@ fn line_cases() -> &'static [LineCase] {
                         echo_check,
                     })
                 }
-                Body::Custom { .. } | Body::Exposure { .. } => None,
+                Body::Custom { .. } | Body::Exposure { .. } | Body::Asking { .. } => None,
             })
             .collect()
     })

@@ -72,15 +72,26 @@ pub(crate) enum Line {
     Batch(Vec<Response>),
     /// A notification from the server (allowed at any time; not judged further).
     Notification,
-    /// A request from the server (sampling, roots, elicitation…), by its id; answered
-    /// "method not found" by the session, not judged further.
-    Request(Id),
+    /// A request from the server (sampling, roots, elicitation…): answered "method not
+    /// found" by the session, or by the `asking` cases with hostile answers.
+    Request(Asked),
     /// An empty or whitespace-only line.
     Blank,
     /// Anything else; the text says what is wrong with it.
     Invalid(&'static str),
     /// A line longer than the reader keeps; its bytes were counted and dropped.
     TooLong,
+}
+
+/// A request the server wrote to the audit (its question to the client).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Asked {
+    /// Its id, which the answer must carry.
+    pub(crate) id: Id,
+    /// Its method (`elicitation/create`, `sampling/createMessage`, `roots/list`, …).
+    pub(crate) method: String,
+    /// Its params, when its line is at most [`MAX_KEPT_RESULT_BYTES`].
+    pub(crate) params: Option<Value>,
 }
 
 /// A response the server wrote.
@@ -175,15 +186,18 @@ fn message(mut map: Map<String, Value>, raw: Option<&[u8]>) -> Line {
         return Line::Invalid("\"jsonrpc\" is not \"2.0\"");
     }
     if let Some(method) = map.get("method") {
-        if !method.is_string() {
+        let Some(method) = method.as_str().map(str::to_owned) else {
             return Line::Invalid("\"method\" is not a string");
-        }
-        return match map.get("id") {
-            None => Line::Notification,
-            Some(Value::String(id)) => Line::Request(Id::Str(id.clone())),
-            Some(Value::Number(number)) => Line::Request(Id::Number(number.to_string())),
-            Some(_) => Line::Invalid("a request whose id is not a string or a number"),
         };
+        let id = match map.get("id") {
+            None => return Line::Notification,
+            Some(Value::String(id)) => Id::Str(id.clone()),
+            Some(Value::Number(number)) => Id::Number(number.to_string()),
+            Some(_) => return Line::Invalid("a request whose id is not a string or a number"),
+        };
+        let small = raw.is_some_and(|raw| raw.len() <= MAX_KEPT_RESULT_BYTES);
+        let params = map.remove("params").filter(|_| small);
+        return Line::Request(Asked { id, method, params });
     }
     let Some(id_value) = map.get("id") else {
         return Line::Invalid("neither a request, a notification nor a response");
@@ -725,7 +739,20 @@ mod tests {
         );
         assert_eq!(
             classify(br#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#),
-            Line::Request(Id::Str("s1".to_owned()))
+            Line::Request(Asked {
+                id: Id::Str("s1".to_owned()),
+                method: "roots/list".to_owned(),
+                params: None
+            })
+        );
+        // A question's params are kept for the asking cases (its requested schema).
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":4,"method":"elicitation/create","params":{"message":"m"}}"#),
+            Line::Request(Asked {
+                id: Id::Number("4".to_owned()),
+                method: "elicitation/create".to_owned(),
+                params: Some(serde_json::json!({"message": "m"}))
+            })
         );
         assert_eq!(classify(b" \r"), Line::Blank);
         assert_eq!(

@@ -21,6 +21,8 @@
 //!
 //! - `cases`: the catalogue, as data plus a few functions.
 //! - `exposure`: the scratch directory, canaries and values of the `exposure` category.
+//! - `asking`: hostile answers to the server's questions (elicitation, sampling, roots) and
+//!   tampered 2026-07-28 request states, the `asking` category.
 //! - `http`: the `--url` audit: the endpoint, its cases, and a bounded HTTP/1.1 client.
 //! - `judge`: classifying stdout lines and judging replies (pure).
 //! - `session`: one case's conversation, with the follow-up checks.
@@ -39,6 +41,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+mod asking;
 mod baseline;
 mod cases;
 mod exposure;
@@ -113,13 +116,16 @@ pub enum Category {
     /// Traversal, option injection and shell metacharacters in tools' string arguments,
     /// judged by canary files.
     Exposure,
+    /// Hostile answers to the server's own questions (elicitation, sampling, roots), and
+    /// 2026-07-28 request states tampered with.
+    Asking,
     /// The HTTP transport's own cases (`--url` only).
     Http,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Json,
         Self::Encoding,
         Self::Envelope,
@@ -129,6 +135,7 @@ impl Category {
         Self::Protocol,
         Self::Flood,
         Self::Exposure,
+        Self::Asking,
         Self::Http,
     ];
 
@@ -144,6 +151,7 @@ impl Category {
             Self::Protocol => "protocol",
             Self::Flood => "flood",
             Self::Exposure => "exposure",
+            Self::Asking => "asking",
             Self::Http => "http",
         }
     }
@@ -160,6 +168,7 @@ impl Category {
             Self::Protocol => "protocol misuse",
             Self::Flood => "floods and stream ends",
             Self::Exposure => "command exposure",
+            Self::Asking => "hostile answers to the server's questions",
             Self::Http => "HTTP transport",
         }
     }
@@ -410,10 +419,11 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         case_timeout: options.case_timeout,
         probe: Probe::none(),
         aims: Vec::new(),
+        callable: Vec::new(),
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
-        Ok((facts, probe, aims)) => {
+        Ok((facts, probe, aims, callable)) => {
             progress.line(&format!(
                 "auditing {} {}; calls go to {}\n",
                 facts.name, facts.version, facts.probe
@@ -422,6 +432,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
             Context {
                 probe,
                 aims,
+                callable,
                 ..context
             }
         }
@@ -580,6 +591,7 @@ struct Context {
     case_timeout: Duration,
     probe: Probe,
     aims: Vec<probe::Aim>,
+    callable: Vec<probe::Callable>,
 }
 
 /// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
@@ -650,12 +662,13 @@ impl Selectable for http::HttpCase {
     }
 }
 
+/// What [`discover`] learns: the facts, the probe, the exposure cases' aims and the tools the
+/// asking cases call.
+type Learned = (ServerFacts, Probe, Vec<probe::Aim>, Vec<probe::Callable>);
+
 /// One run of the server to learn its name, its tools and the probe tool. On failure, why,
 /// and the end of the server's stderr.
-fn discover(
-    context: &Context,
-    options: &Options,
-) -> Result<(ServerFacts, Probe, Vec<probe::Aim>), (String, String)> {
+fn discover(context: &Context, options: &Options) -> Result<Learned, (String, String)> {
     let target =
         Target::spawn(&context.program, &context.args, context.max_memory_kib).map_err(|kind| {
             (
@@ -682,7 +695,7 @@ fn learn(
     session: &mut Session<'_>,
     deadline: Instant,
     options: &Options,
-) -> Result<(ServerFacts, Probe, Vec<probe::Aim>), String> {
+) -> Result<Learned, String> {
     let initialized = session.handshake(deadline)?;
     let info = match initialized.outcome {
         judge::Outcome::Result { value, .. } => value,
@@ -761,6 +774,12 @@ fn learn(
         options.call_tool.as_deref(),
         options.no_tool_calls,
     );
+    let callable = probe::callable(
+        tools.as_ref(),
+        options.call_tool.as_deref(),
+        options.call_arguments.as_ref(),
+        options.no_tool_calls,
+    );
     let facts = ServerFacts {
         name,
         version,
@@ -769,7 +788,7 @@ fn learn(
         tool_names,
         probe: probe.describe(),
     };
-    Ok((facts, probe, aims))
+    Ok((facts, probe, aims, callable))
 }
 
 /// Runs one case against a fresh server process.
@@ -824,6 +843,13 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         }
     };
     let mut session = Session::new(target, &context.probe, deadline, context.case_timeout);
+    if let Body::Asking { variant } = &case.body {
+        session.answer_questions(if variant.legacy() {
+            asking::capabilities()
+        } else {
+            serde_json::json!({})
+        });
+    }
     let refused = if case.handshake() {
         session.handshake(deadline).err()
     } else {
@@ -845,6 +871,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             Some(scratch) => exposure::run(&mut session, &context.aims, scratch, *values, *via),
             None => Judgement::failed("no scratch directory".to_owned()),
         },
+        (None, Body::Asking { variant }) => asking::run(&mut session, &context.callable, *variant),
     };
     let mut findings: Vec<Finding> = Vec::new();
     if judgement.follow_up && !signals::interrupted() {

@@ -137,7 +137,7 @@ fn read_only(tool: &Value) -> bool {
 /// The smallest arguments `schema` accepts: each required property gets its first enum value,
 /// its minimum, `false`, `"a"` (repeated to `minLength`), `[]` or a nested object. `None` if a
 /// required property has a shape this does not know.
-fn synthesize(schema: &Value) -> Option<Value> {
+pub(crate) fn synthesize(schema: &Value) -> Option<Value> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let required = schema
         .get("required")
@@ -153,7 +153,7 @@ fn synthesize(schema: &Value) -> Option<Value> {
     Some(Value::Object(arguments))
 }
 
-fn value_for(schema: &Value) -> Option<Value> {
+pub(crate) fn value_for(schema: &Value) -> Option<Value> {
     if let Some(first) = schema
         .get("enum")
         .and_then(Value::as_array)
@@ -300,6 +300,53 @@ pub(crate) fn aims(
     aims
 }
 
+/// A tool the `asking` cases call, with the arguments of a valid call.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Callable {
+    /// The tool.
+    pub(crate) tool: String,
+    /// Its arguments: `--call-args` for the `--call-tool`, else the smallest the schema
+    /// accepts.
+    pub(crate) arguments: Value,
+}
+
+/// The tools the `asking` cases call, chosen as [`aims`] chooses (those the server marks
+/// read-only and the operator's `--call-tool`, at most [`MAX_AIMED_TOOLS`]; none with
+/// `no_tool_calls`), string arguments or not: they look at what a tool asks, not at its
+/// arguments.
+pub(crate) fn callable(
+    tools: Option<&Value>,
+    call_tool: Option<&str>,
+    call_arguments: Option<&Value>,
+    no_tool_calls: bool,
+) -> Vec<Callable> {
+    if no_tool_calls {
+        return Vec::new();
+    }
+    let listed = tools
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    listed
+        .iter()
+        .filter_map(|tool| {
+            let name = tool.get("name").and_then(Value::as_str)?;
+            let named = Some(name) == call_tool;
+            if !read_only(tool) && !named {
+                return None;
+            }
+            let arguments = match call_arguments {
+                Some(arguments) if named => arguments.clone(),
+                _ => synthesize(tool.get("inputSchema").unwrap_or(&json!({})))?,
+            };
+            Some(Callable {
+                tool: name.to_owned(),
+                arguments,
+            })
+        })
+        .take(MAX_AIMED_TOOLS)
+        .collect()
+}
+
 /// Tools the exposure cases try.
 const MAX_AIMED_TOOLS: usize = 32;
 
@@ -365,6 +412,37 @@ mod tests {
         );
         assert_eq!(named[0].base["value"], json!(-5));
         assert!(aims(Some(&listed), Some("write_note"), true).is_empty());
+    }
+
+    #[test]
+    fn asking_calls_read_only_tools_and_the_named_one_with_or_without_string_arguments() {
+        let mut listed = tools();
+        listed.as_array_mut().unwrap().push(json!({
+            "name": "ask", "annotations": {"readOnlyHint": false},
+            "inputSchema": {"type": "object"}}));
+        let names = |tools: Vec<Callable>| {
+            tools
+                .into_iter()
+                .map(|tool| format!("{} {}", tool.tool, tool.arguments))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(callable(
+                Some(&listed),
+                Some("ask"),
+                Some(&json!({"k": 1})),
+                false
+            )),
+            vec![
+                r#"convert {"flag":false,"from":"celsius","n":10,"text":"aaa","value":-5}"#,
+                r#"ask {"k":1}"#
+            ]
+        );
+        assert_eq!(
+            names(callable(Some(&listed), Some("ask"), None, false))[1],
+            "ask {}"
+        );
+        assert!(callable(Some(&listed), Some("ask"), None, true).is_empty());
     }
 
     #[test]

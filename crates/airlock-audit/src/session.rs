@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::judge::{Id, Line, Outcome, Reply, Response};
+use super::judge::{Asked, Id, Line, Outcome, Reply, Response};
 use super::probe::Probe;
 use super::severity::Kind;
 use super::signals;
@@ -73,6 +73,13 @@ pub(crate) struct Session<'p> {
     stdout_closed: bool,
     /// Whether a line held the watched canary since [`Session::take_canary_seen`].
     canary_seen: bool,
+    /// The `capabilities` the handshake's `initialize` declares.
+    capabilities: Value,
+    /// Whether the server's requests are kept for the case to answer (the `asking` cases)
+    /// instead of being answered "method not found".
+    keeps_questions: bool,
+    /// The server's requests kept for the case, oldest first (at most [`MAX_KEPT_QUESTIONS`]).
+    questions: VecDeque<Asked>,
 }
 
 impl<'p> Session<'p> {
@@ -95,7 +102,34 @@ impl<'p> Session<'p> {
             input_closed: false,
             stdout_closed: false,
             canary_seen: false,
+            capabilities: json!({}),
+            keeps_questions: false,
+            questions: VecDeque::new(),
         }
+    }
+
+    /// Declares `capabilities` in the handshake's `initialize`, and keeps the server's
+    /// requests for the case to answer ([`Session::take_question`]) instead of answering
+    /// them "method not found".
+    pub(crate) fn answer_questions(&mut self, capabilities: Value) {
+        self.capabilities = capabilities;
+        self.keeps_questions = true;
+    }
+
+    /// The oldest request of the server's not yet taken (see [`Session::answer_questions`]).
+    pub(crate) fn take_question(&mut self) -> Option<Asked> {
+        self.questions.pop_front()
+    }
+
+    /// The time limit of one case (what the follow-up checks may take).
+    pub(crate) fn case_timeout(&self) -> Duration {
+        self.followup_budget
+    }
+
+    /// Sends one line of raw bytes (a newline is added).
+    pub(crate) fn send_line(&mut self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        self.send(Op::Bytes(line));
     }
 
     /// The target, for its memory and exit.
@@ -213,7 +247,12 @@ impl<'p> Session<'p> {
     fn check(&mut self, line: Line, leak: bool) -> Option<Reply> {
         match screen(&mut self.findings, line, leak) {
             Screened::Reply(reply) => Some(reply),
-            Screened::Request(id) => {
+            Screened::Request(asked) => {
+                if self.keeps_questions && self.questions.len() < MAX_KEPT_QUESTIONS {
+                    self.questions.push_back(asked);
+                    return None;
+                }
+                let id = asked.id;
                 // A receiver must answer requests; the audit offers no client features.
                 if !self.input_closed {
                     let mut line = format!(
@@ -300,7 +339,11 @@ impl<'p> Session<'p> {
     ///
     /// What went wrong, for the report.
     pub(crate) fn handshake(&mut self, until: Instant) -> Result<Response, String> {
-        let id = self.request("initialize", Some(initialize_params(PROTOCOL_VERSION)));
+        let mut params = initialize_params(PROTOCOL_VERSION);
+        if let Some(object) = params.as_object_mut() {
+            object.insert("capabilities".to_owned(), self.capabilities.clone());
+        }
+        let id = self.request("initialize", Some(params));
         let reply = self
             .await_reply(&id, until)
             .map_err(|why| format!("handshake failed: {why}"))?;
@@ -554,8 +597,9 @@ impl Findings {
 pub(crate) enum Screened {
     /// A reply (a response or an array of them).
     Reply(Reply),
-    /// A request from the server, which the session answers "method not found".
-    Request(Id),
+    /// A request from the server, which the session answers "method not found" (or keeps
+    /// for an `asking` case).
+    Request(Asked),
     /// Nothing to act on (a notification, or a bad line, now a finding).
     Other,
 }
@@ -570,7 +614,7 @@ pub(crate) fn screen(findings: &mut Findings, line: Line, leak: bool) -> Screene
         Line::Response(response) => Screened::Reply(Reply::Single(response)),
         Line::Batch(responses) => Screened::Reply(Reply::Batch(responses)),
         Line::Notification => Screened::Other,
-        Line::Request(id) => Screened::Request(id),
+        Line::Request(asked) => Screened::Request(asked),
         Line::Blank => {
             findings.find(
                 Kind::BlankLine,
@@ -603,6 +647,10 @@ pub(crate) fn initialize_params(version: &str) -> Value {
 
 /// The protocol revision the audit asks for.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Requests of the server's an `asking` case keeps unanswered at once; past this they are
+/// answered "method not found".
+const MAX_KEPT_QUESTIONS: usize = 64;
 
 /// How long to keep listening after the marker ping's reply for a reply the input is owed
 /// (a server that answers requests concurrently may answer the ping first).

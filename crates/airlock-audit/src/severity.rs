@@ -160,6 +160,15 @@ pub(crate) enum Kind {
     /// A tool created or changed something outside its served directory, or ran a command a
     /// value smuggled in (exposure).
     OutsideWrite,
+    /// A tool's result held the canary of an answer that did not fit the server's own
+    /// question (or of an answer it never asked for, or a duplicate): the server passed it on
+    /// (`asking`).
+    UnfitAnswerUsed,
+    /// A 2026-07-28 retry whose `requestState` was tampered with, or belongs to another
+    /// tool, completed: the server accepted state that fails integrity (`asking`).
+    StateAccepted,
+    /// An error or a tool error echoed the canary of a hostile answer (`asking`).
+    AnswerEchoed,
 }
 
 impl Kind {
@@ -182,20 +191,25 @@ impl Kind {
             Self::UnaskedReply => "unasked-reply",
             Self::OutsideRead => "outside-read",
             Self::OutsideWrite => "outside-write",
+            Self::UnfitAnswerUsed => "unfit-answer-used",
+            Self::StateAccepted => "tampered-state-accepted",
+            Self::AnswerEchoed => "answer-echoed",
         }
     }
 
     /// How bad it is.
     pub(crate) fn severity(self) -> Severity {
         match self {
-            Self::BlankLine => Severity::Low,
+            Self::BlankLine | Self::AnswerEchoed => Severity::Low,
             Self::FollowUpShape => Severity::Medium,
             Self::InvalidLine
             | Self::LongLine
             | Self::TooManyReplies
             | Self::TwoReplies
             | Self::UnaskedReply
-            | Self::OutsideRead => Severity::High,
+            | Self::OutsideRead
+            | Self::UnfitAnswerUsed
+            | Self::StateAccepted => Severity::High,
             Self::ChildLeftRunning
             | Self::FollowUp
             | Self::Hang

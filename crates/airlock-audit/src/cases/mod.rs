@@ -6,7 +6,8 @@
 //! (note), and known wrong ones (fail; anything unlisted fails too). Inputs are built in
 //! `input`; the cases that need code of their own (floods, end of input, the version offer)
 //! are in `custom`. The catalogue itself is one module per [`Category`] (`json`, `encoding`,
-//! `envelope`, `batch`, `nesting`, `huge`, `protocol`, `flood`), concatenated in report order
+//! `envelope`, `batch`, `nesting`, `huge`, `protocol`, `flood`, `exposure`, `asking`),
+//! concatenated in report order
 //! by [`catalogue`].
 //!
 //! Cases judge against the specifications, not against airlock's stricter choices: a server
@@ -21,6 +22,7 @@ use super::severity::Severity;
 use super::target::Op;
 use super::{Category, Verdict};
 
+mod asking;
 mod batch;
 mod custom;
 mod encoding;
@@ -81,6 +83,12 @@ pub(crate) enum Body {
         values: crate::exposure::Values,
         /// Where they go.
         via: crate::exposure::Via,
+    },
+    /// Hostile answers to the server's questions (`asking`): after a handshake declaring
+    /// the client capabilities (2025-11-25 variants), or none (2026-07-28 ones).
+    Asking {
+        /// What it answers, or how it retries.
+        variant: crate::asking::Variant,
     },
     /// A function of its own (after the handshake unless `handshake` is false).
     Custom {
@@ -167,6 +175,23 @@ impl Case {
         }
     }
 
+    fn asking(
+        id: &'static str,
+        sends: &'static str,
+        expects: &'static str,
+        variant: crate::asking::Variant,
+    ) -> Self {
+        Self {
+            id,
+            category: Category::Asking,
+            sends,
+            expects,
+            slow: false,
+            budget: 3,
+            body: Body::Asking { variant },
+        }
+    }
+
     /// An exposure case whose values go into resource URIs instead of tool arguments.
     fn in_resource_uris(mut self) -> Self {
         if let Body::Exposure { via, .. } = &mut self.body {
@@ -188,7 +213,7 @@ impl Case {
     fn before_handshake(mut self) -> Self {
         match &mut self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => *handshake = false,
-            Body::Exposure { .. } => {}
+            Body::Exposure { .. } | Body::Asking { .. } => {}
         }
         self
     }
@@ -205,6 +230,7 @@ impl Case {
         match self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => handshake,
             Body::Exposure { .. } => true,
+            Body::Asking { variant } => variant.legacy(),
         }
     }
 }
@@ -261,6 +287,7 @@ pub(crate) fn catalogue() -> Vec<Case> {
         protocol::cases(),
         flood::cases(),
         exposure::cases(),
+        asking::cases(),
     ]
     .into_iter()
     .flatten()
