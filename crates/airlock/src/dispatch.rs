@@ -309,7 +309,8 @@ fn capabilities(shared: &Shared) -> Capabilities {
         resources: !shared.resources.is_empty(),
         subscribe: false,
         completions: completes(shared),
-        logging: false,
+        // A modern request's `_meta.logLevel` is honoured (its messages on its own stream).
+        logging: true,
     }
 }
 

@@ -218,7 +218,8 @@ pub(crate) struct Capabilities {
     pub(crate) subscribe: bool,
     /// Whether `completion/complete` is served (there is a prompt or a template).
     pub(crate) completions: bool,
-    /// Whether `logging/setLevel` is served (legacy sessions only).
+    /// Whether the server logs to the client: `logging/setLevel` (legacy sessions), a request's
+    /// `_meta.logLevel` (2026-07-28).
     pub(crate) logging: bool,
 }
 

@@ -1622,10 +1622,10 @@ fn log_messages_reach_the_client_only_at_its_level_bounded_in_number_and_size() 
             r#"{{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{{{MODERN_META}}}}}"#
         ),
     );
-    assert!(
-        discovered["result"]["capabilities"]
-            .get("logging")
-            .is_none()
+    assert_eq!(
+        discovered["result"]["capabilities"]["logging"],
+        json!({}),
+        "a request's _meta.logLevel is honoured"
     );
 }
 
