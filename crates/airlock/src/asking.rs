@@ -76,7 +76,8 @@ impl Elicitation {
     ///
     /// # Errors
     ///
-    /// [`FormError`] unless `key` is 1 to 64 characters of `A-Z a-z 0-9 _ . -`.
+    /// [`FormError`] unless `key` is 1 to 64 characters of `A-Z a-z 0-9 _ . -`, and not of
+    /// the form of the names unnamed questions get (`q` and digits).
     ///
     /// ```
     /// use airlock::Elicitation;
@@ -86,12 +87,18 @@ impl Elicitation {
     /// let form = Elicitation::new("Your name?", json!({"type": "object"}))?.named("user_name")?;
     /// # let _ = form;
     /// assert!(Elicitation::new("?", json!({"type": "object"}))?.named("two words").is_err());
+    /// assert!(Elicitation::new("?", json!({"type": "object"}))?.named("q2").is_err());
     /// # Ok(())
     /// # }
     /// ```
     pub fn named(mut self, key: &str) -> Result<Self, FormError> {
         if !crate::rounds::is_key(key) {
             return Err(FormError("the name is not 1 to 64 of A-Z a-z 0-9 _ . -"));
+        }
+        if crate::rounds::is_default_key(key) {
+            return Err(FormError(
+                "names of the form q1, q2, … are the unnamed questions'",
+            ));
         }
         self.key = Some(key.to_owned());
         Ok(self)

@@ -305,6 +305,13 @@ pub(crate) fn is_key(key: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'))
 }
 
+/// Whether `key` has the form of an unnamed question's name (`q` and digits), which a tool
+/// may not give one of its questions: it could be another question's.
+pub(crate) fn is_default_key(key: &str) -> bool {
+    key.strip_prefix('q')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The digest naming one call: its method, its name and its arguments (serialised with
 /// their keys in order, so the same arguments give the same digest).
 fn binding((method, name, arguments): (&str, &str, &Map<String, Value>)) -> [u8; 32] {
@@ -665,6 +672,16 @@ mod tests {
         ));
         let (requests, _) = input_required(&round);
         assert_eq!(requests.len(), MAX_INPUT_REQUESTS);
+    }
+
+    #[test]
+    fn a_tool_cannot_name_a_question_as_an_unnamed_one_is_named() {
+        for taken in ["q1", "q2", "q10", "q007"] {
+            assert!(is_default_key(taken));
+        }
+        for free in ["q", "qa", "q1a", "Q1", "user_name"] {
+            assert!(!is_default_key(free), "{free}");
+        }
     }
 
     #[test]
