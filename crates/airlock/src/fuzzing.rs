@@ -1023,10 +1023,34 @@ fn build_fuzz_server() -> Arc<Shared> {
                 },
             ),
     );
+    // And a prompt that asks the user first (2026-07-28 requests), so that inputs reach its
+    // round.
+    let mut prompts = crate::test_server::prompts();
+    let form = crate::asking::Elicitation::new(
+        "Which tone?",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"tone": {"type": "string", "maxLength": 16}},
+            "required": ["tone"]
+        }),
+    )
+    .unwrap_or_else(|_| fail("the fuzz prompt's form is refused"));
+    prompts.push(
+        crate::prompts::Prompt::builder("ask_prompt")
+            .description("Asks for its tone")
+            .asking(form)
+            .dynamic(
+                serde_json::json!({"type": "object", "properties": {"tone": {"type": "string"}}}),
+                |args| {
+                    let tone = args.get("tone").map_or("none", String::as_str);
+                    vec![crate::prompts::PromptMessage::user(format!("Tone: {tone}"))]
+                },
+            ),
+    );
     crate::test_server::served_with(
         tools,
         limits,
-        crate::test_server::prompts(),
+        prompts,
         crate::test_server::resources(),
         Some(crate::ResourceUpdates::new()),
     )
