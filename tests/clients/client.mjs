@@ -20,10 +20,16 @@
 // every prompt listed (all pages), then each of --prompts ({"name": ..., "arguments": {...}})
 // got; `resources`: every resource and template listed (all pages), then each URI of --reads
 // read; `completions`: each of --completions ({"ref": {...}, "argument": {...}}) asked.
-// `logging` (a legacy session's capability; the modern era has no `logging/setLevel`): the
-// level is set to --log-level before the calls, and each call reports the
-// `notifications/message` it received while it ran, under "logs". A get, read or completion
-// answered with a JSON-RPC error is reported, not fatal, as a call's is.
+// `logging`, in both eras, at --log-level: a legacy session sets it with `logging/setLevel`
+// before the calls; a modern (2026-07-28) one has no session level, and each call asks for it in
+// its own `_meta["io.modelcontextprotocol/logLevel"]`. v2 (2.4.0) has no option of its own for
+// that (its codec can stamp a `logLevel`, but `Client` never gives it one), so the key goes in
+// through the request's own `params._meta`, which v2 merges over its envelope; the report says
+// so ({"level": ..., "via": "_meta"}). Without --log-level a modern call asks for nothing. Each
+// call reports the `notifications/message` it received while it ran, under "logs", and the
+// level its `tools/call` requests carried on the wire, under "logLevelSent" (one per request,
+// null for none). A get, read or completion answered with a JSON-RPC error is reported, not
+// fatal, as a call's is.
 //
 // With --elicit (an `ElicitResult` as JSON; repeatable) the client declares `elicitation` and
 // answers every `elicitation/create` with the first --elicit whose `content` has exactly the
@@ -50,6 +56,8 @@ const versionOf = (name) =>
   JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, modules))).version;
 const MAX_PAGES = 100;
 const REQUEST_TIMEOUT = -32001; // the SDKs' own code for a request that got no answer in time
+const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 
 const { values: options, positionals: command } = parseArgs({
   options: {
@@ -134,7 +142,7 @@ function loadSdk(sdk, era) {
       onRequest: (method, handler) => client.setRequestHandler(schemas[method], handler),
     };
   }
-  const { Client } = require('@modelcontextprotocol/client');
+  const { Client, LOG_LEVEL_META_KEY, SUPPORTED_PROTOCOL_VERSIONS } = require('@modelcontextprotocol/client');
   const { StdioClientTransport } = require('@modelcontextprotocol/client/stdio');
   const mode = { legacy: 'legacy', auto: 'auto', modern: { pin: '2026-07-28' } }[era];
   if (!mode) throw new Error(`unknown era ${era}`);
@@ -149,6 +157,10 @@ function loadSdk(sdk, era) {
     Transport: StdioClientTransport,
     onLog: (handler) => client.setNotificationHandler('notifications/message', handler),
     onRequest: (method, handler) => client.setRequestHandler(method, handler),
+    // The `_meta` a modern call asks for `level` with; v2's SUPPORTED_PROTOCOL_VERSIONS are the
+    // legacy ones, so a version outside them is modern.
+    logMeta: (version, level) =>
+      SUPPORTED_PROTOCOL_VERSIONS.includes(version) ? undefined : { [LOG_LEVEL_META_KEY]: level },
   };
 }
 
@@ -157,8 +169,10 @@ function recordRequests(transport, wire) {
   const send = transport.send.bind(transport);
   transport.send = (message, ...rest) => {
     if (message.method && message.id !== undefined) {
-      const meta = message.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
-      wire.push({ method: message.method, version: message.params?.protocolVersion ?? meta ?? null });
+      const meta = message.params?._meta ?? {};
+      const version = message.params?.protocolVersion ?? meta[PROTOCOL_VERSION] ?? null;
+      const level = meta[LOG_LEVEL];
+      wire.push({ method: message.method, version, ...(level !== undefined && { logLevel: level }) });
     }
     return send(message, ...rest);
   };
@@ -205,17 +219,21 @@ async function counted(wire, method, report, request) {
   return report;
 }
 
-async function call(client, spec, timeout, logs, wire) {
+async function call(client, spec, timeout, logs, wire, logMeta) {
   const before = logs.length;
+  const sentBefore = wire.length;
+  const params = { name: spec.name, arguments: spec.arguments, ...(logMeta && { _meta: logMeta }) };
   const report = await counted(wire, 'tools/call', { name: spec.name }, async () => {
-    const result = await client.callTool({ name: spec.name, arguments: spec.arguments }, undefined, {
-      timeout,
-    });
+    const result = await client.callTool(params, undefined, { timeout });
     const { content, structuredContent = null, isError = false } = result;
     return { content, structuredContent, isError };
   });
   // Received while the call ran: the server sends a call's messages before its reply.
   report.logs = logs.slice(before);
+  report.logLevelSent = wire
+    .slice(sentBefore)
+    .filter((sent) => sent.method === 'tools/call')
+    .map((sent) => sent.logLevel ?? null);
   return report;
 }
 
@@ -223,7 +241,7 @@ const failed = (what, reports, key) =>
   reports.filter((r) => r.failure).map((r) => `${what} ${JSON.stringify(r[key])}: ${r.failure}`);
 
 // What the server declares besides tools, used as the options ask; `report` gains it.
-async function surface(client, capabilities, report, timeout, wire) {
+async function surface(client, capabilities, report, timeout, wire, logMeta) {
   const onWire = (method) => wire.filter((sent) => sent.method === method).length;
   const lists = (method) => lister(client, method);
   if (capabilities.prompts) {
@@ -258,7 +276,9 @@ async function surface(client, capabilities, report, timeout, wire) {
     report.failures.push(...failed('completion', report.completions, 'argument'));
   }
   const level = options['log-level'];
-  if (capabilities.logging && level) {
+  if (capabilities.logging && level && logMeta) {
+    report.logLevel = { level, via: '_meta' };
+  } else if (capabilities.logging && level) {
     report.logLevel = await answer({ level }, async () => {
       await client.setLoggingLevel(level, { timeout });
       return {};
@@ -294,9 +314,11 @@ async function run() {
     report.tools = await listAll(lister(client, 'listTools'), 'tools', 'tools/list', timeout);
     // Counted on the wire: v2's listTools() walks every page by itself when given no cursor.
     report.pages = wire.filter((sent) => sent.method === 'tools/list').length;
-    await surface(client, report.capabilities ?? {}, report, timeout, wire);
+    const level = options['log-level'];
+    const logMeta = level && report.capabilities?.logging ? sdk.logMeta?.(report.protocolVersion, level) : undefined;
+    await surface(client, report.capabilities ?? {}, report, timeout, wire, logMeta);
     report.calls = [];
-    for (const spec of calls) report.calls.push(await call(client, spec, timeout, logs, wire));
+    for (const spec of calls) report.calls.push(await call(client, spec, timeout, logs, wire, logMeta));
     report.failures.push(...report.calls.filter((c) => c.failure).map((c) => `${c.name}: ${c.failure}`));
     report.wire = wire;
   } finally {

@@ -19,10 +19,13 @@ What else the server declares is used too, each through the SDK's own method: `p
 prompt listed (all pages), then each of --prompts ({"name": ..., "arguments": {...}}) got;
 `resources`: every resource and template listed (all pages), then each URI of --reads read;
 `completions`: each of --completions ({"ref": {...}, "argument": {"name": ..., "value": ...}})
-asked. `logging` (a legacy session's capability; the modern era has no `logging/setLevel`):
-the level is set to --log-level before the calls, and each call reports the
-`notifications/message` it received while it ran, under "logs". A get, read or completion
-answered with a JSON-RPC error is reported, not fatal, as a call's is.
+asked. `logging`, in both eras, at --log-level: a legacy session sets it with
+`logging/setLevel` before the calls; a modern (2026-07-28) one has no session level, so the SDK
+stamps `_meta["io.modelcontextprotocol/logLevel"]` on every request itself
+(`ClientSession(log_level=...)`, what `mcp.Client(log_level=...)` passes on; reported as
+{"level": ..., "via": "log_level"}). Without --log-level a modern session opts in to nothing.
+Each call reports the `notifications/message` it received while it ran, under "logs". A get,
+read or completion answered with a JSON-RPC error is reported, not fatal, as a call's is.
 
 With --elicit (an `ElicitResult` as JSON; repeatable) the client declares `elicitation` and
 answers every `elicitation/create` with the first --elicit whose `content` has exactly the
@@ -337,7 +340,15 @@ async def run(args, calls, surface):
 
     async with (
         transport(args) as (read_stream, write_stream),
-        ClientSession(read_stream, write_stream, logging_callback=log, **callbacks) as session,
+        # `log_level` is the SDK's per-request opt-in of the modern era (it stamps every
+        # request's `_meta`); a legacy session ignores it and is set with `logging/setLevel`.
+        ClientSession(
+            read_stream,
+            write_stream,
+            logging_callback=log,
+            log_level=args.log_level,
+            **callbacks,
+        ) as session,
     ):
         with anyio.fail_after(args.timeout):
             report["offered"] = await connect(session, args.era)
@@ -381,8 +392,11 @@ async def run(args, calls, surface):
             ]
             report["failures"] += failed("completion", report["completions"], "argument")
         if capabilities.logging and args.log_level:
-            report["logLevel"] = await set_level(session, args.log_level, timeout)
-            report["failures"] += failed("logging/setLevel", [report["logLevel"]], "level")
+            if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                report["logLevel"] = {"level": args.log_level, "via": "log_level"}
+            else:
+                report["logLevel"] = await set_level(session, args.log_level, timeout)
+                report["failures"] += failed("logging/setLevel", [report["logLevel"]], "level")
         report["calls"] = [await call(session, spec, timeout, logs) for spec in calls]
     report["failures"] += [f"{c['name']}: {c['failure']}" for c in report["calls"] if "failure" in c]
     return report
@@ -400,7 +414,9 @@ def main():
     parser.add_argument("--prompts", default="[]", help="JSON list of prompts to get, or a file")
     parser.add_argument("--reads", default="[]", help="JSON list of URIs to read, or a file")
     parser.add_argument("--completions", default="[]", help="JSON list of completions, or a file")
-    parser.add_argument("--log-level", help="the level to set when the server declares logging")
+    parser.add_argument(
+        "--log-level", help="the level to ask for (legacy: logging/setLevel; modern: per request)"
+    )
     parser.add_argument(
         "--elicit", action="append", help="an ElicitResult (JSON) to answer elicitations with"
     )

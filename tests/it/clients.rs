@@ -373,34 +373,67 @@ fn official_sdks_get_prompts_read_resources_complete_and_log_in_both_eras() {
         assert_resources_read(sdk, &report);
         assert_completions(sdk, &report);
 
-        // Logging: a legacy session's capability, at the level the client set; the modern
-        // era has no `logging/setLevel` and no log messages.
-        let calls = report["calls"].as_array().unwrap();
-        let legacy = sdk.version == LEGACY;
-        assert_eq!(
-            report["capabilities"]["logging"].is_object(),
-            legacy,
-            "{label}"
-        );
-        let expected = if legacy {
-            assert_eq!(
-                report["logLevel"],
-                json!({"level": "warning", "result": {}})
-            );
-            json!([
-                {"level": "warning", "data": "warning message"},
-                {"level": "error", "data": "error message"},
-                {"level": "critical", "data": "critical message"},
-                {"level": "alert", "data": "alert message"},
-                {"level": "emergency", "data": "emergency message"},
-            ])
+        // Logging, in both eras, at the level the client asked for: a legacy session with
+        // `logging/setLevel`, a modern call in its own `_meta` (Python's `log_level`, v2's
+        // request `_meta`: it has no option of its own).
+        assert!(report["capabilities"]["logging"].is_object(), "{label}");
+        let (via, sent) = if sdk.version == LEGACY {
+            (json!({"level": "warning", "result": {}}), json!([null]))
         } else {
-            assert!(report.get("logLevel").is_none(), "{label}");
-            json!([])
+            let via = match sdk.script {
+                Script::Python => "log_level",
+                Script::TypeScript => "_meta",
+            };
+            (json!({"level": "warning", "via": via}), json!(["warning"]))
         };
+        assert_eq!(report["logLevel"], via, "{label}");
+        let calls = report["calls"].as_array().unwrap();
         for call in calls {
             assert_eq!(text(sdk, call), "logged", "{label}");
-            assert_eq!(call["logs"], expected, "{label}");
+            assert_eq!(call["logs"], logged_at_warning(), "{label}");
+            if let Some(level) = call.get("logLevelSent") {
+                assert_eq!(level, &sent, "{label}");
+            }
+        }
+    }
+}
+
+/// What `log_every_level` sends at `warning`: that level and above, in order.
+fn logged_at_warning() -> Value {
+    json!([
+        {"level": "warning", "data": "warning message"},
+        {"level": "error", "data": "error message"},
+        {"level": "critical", "data": "critical message"},
+        {"level": "alert", "data": "alert message"},
+        {"level": "emergency", "data": "emergency message"},
+    ])
+}
+
+/// A modern call that asks for no level gets no log messages: 2026-07-28 logging is opt-in
+/// per request, and the server still declares `logging`.
+#[test]
+fn official_sdks_get_no_log_messages_in_the_modern_era_without_a_level() {
+    let Some(clients) = Clients::find() else {
+        return;
+    };
+    let dir = Scratch::with_notes("surface-quiet");
+    let server = [path_str(&example("surface_server"))];
+    let calls = json!([
+        {"name": "log_every_level", "arguments": {}},
+        {"name": "log_every_level", "arguments": {}},
+    ]);
+    for sdk in SDKS.iter().filter(|sdk| sdk.version == MODERN) {
+        let label = sdk.label;
+        let report = clients.report(sdk, &dir.0, &server, &calls);
+        assert_connected(&clients, sdk, &report, "surface");
+        assert!(report["capabilities"]["logging"].is_object(), "{label}");
+        assert!(report.get("logLevel").is_none(), "{label}");
+        for call in report["calls"].as_array().unwrap() {
+            assert_eq!(text(sdk, call), "logged", "{label}");
+            assert_eq!(call["logs"], json!([]), "{label}");
+            if let Some(level) = call.get("logLevelSent") {
+                assert_eq!(level, &json!([null]), "{label}");
+            }
         }
     }
 }
