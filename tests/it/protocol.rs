@@ -61,7 +61,7 @@ fn a_modern_request_is_served_without_a_handshake() {
     assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {"listChanged": false}})
+        json!({"logging": {}, "tools": {"listChanged": false}})
     );
     assert_eq!(
         result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],

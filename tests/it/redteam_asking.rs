@@ -584,8 +584,18 @@ fn redteam_ask_a_client_that_never_answers_holds_four_questions_until_the_tools_
         }
     }
     assert_eq!(questions, [1, 2, 3, 4], "four questions wait");
-    assert_eq!(busy.len(), 4, "calls 5 to 8 are told at once");
-    assert_eq!(overloaded, [9, 10], "max_in_flight (8)");
+    // Calls 5 to 8 are told at once. Calls 9 and 10 find 8 calls in flight (-31503) unless
+    // the session took the answers of 5 to 8 before reading them: then they are told too.
+    // Which comes first is the scheduler's; both are bounded.
+    assert!(
+        (5..=8).all(|id| busy.contains(&id)),
+        "calls 5 to 8 are told at once: {busy:?}"
+    );
+    assert_eq!(busy.len() + overloaded.len(), 6, "{busy:?} {overloaded:?}");
+    assert!(
+        overloaded.iter().all(|id| *id >= 9),
+        "only past max_in_flight (8): {overloaded:?}"
+    );
     // The session stays responsive meanwhile.
     let started = Instant::now();
     assert!(lines_before_pong(&mut server, "p").is_empty());
