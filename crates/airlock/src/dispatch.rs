@@ -534,23 +534,7 @@ fn prompts_get(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let params = params.ok_or(McpError::InvalidParams("prompts/get needs params"))?;
-    if version.is_modern() {
-        only_members(
-            params,
-            &[
-                ParamKey::Name,
-                ParamKey::Arguments,
-                ParamKey::Meta,
-                ParamKey::InputResponses,
-                ParamKey::RequestState,
-            ],
-        )?;
-    } else {
-        only_members(
-            params,
-            &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
-        )?;
-    }
+    only_call_members(params, version)?;
     let prompt = match &params.name {
         Some(Text::Str(name)) => shared.prompts.get(name),
         _ => None,
@@ -673,23 +657,7 @@ fn tools_call(
         // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
         return Err(McpError::MethodNotFound);
     }
-    if version.is_modern() {
-        only_members(
-            params,
-            &[
-                ParamKey::Name,
-                ParamKey::Arguments,
-                ParamKey::Meta,
-                ParamKey::InputResponses,
-                ParamKey::RequestState,
-            ],
-        )?;
-    } else {
-        only_members(
-            params,
-            &[ParamKey::Name, ParamKey::Arguments, ParamKey::Meta],
-        )?;
-    }
+    only_call_members(params, version)?;
     let name = match &params.name {
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
@@ -808,6 +776,27 @@ fn cache_hints(shared: &Shared) -> CacheHints {
         ttl_ms: u64::try_from(shared.limits.tools_list_ttl.as_millis()).unwrap_or(u64::MAX),
         cache_scope: "public",
     }
+}
+
+/// Refuses members `tools/call` and `prompts/get` do not define: `name`, `arguments`, `_meta`,
+/// and in the modern era a retry's `inputResponses` and `requestState`.
+fn only_call_members(params: &Params<'_>, version: ProtocolVersion) -> Result<(), McpError> {
+    const LEGACY: [ParamKey; 3] = [ParamKey::Name, ParamKey::Arguments, ParamKey::Meta];
+    const MODERN: [ParamKey; 5] = [
+        ParamKey::Name,
+        ParamKey::Arguments,
+        ParamKey::Meta,
+        ParamKey::InputResponses,
+        ParamKey::RequestState,
+    ];
+    only_members(
+        params,
+        if version.is_modern() {
+            &MODERN
+        } else {
+            &LEGACY
+        },
+    )
 }
 
 /// Refuses params members a method does not define: an unexpected member is either a client
