@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[cfg(feature = "audit-hash")]
-use ring::hmac;
+use hmac_sha256::HMAC;
+use secrecy::{ExposeSecret, SecretSlice};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -253,8 +253,7 @@ fn limit_of(error: &McpError) -> Option<&'static str> {
 #[derive(Debug)]
 pub struct CallLog {
     sink: Mutex<Sink>,
-    #[cfg(feature = "audit-hash")]
-    key: Option<hmac::Key>,
+    key: Option<SecretSlice<u8>>,
     /// Whether the last write failed (so a failing disk logs one error, not one per call).
     failing: AtomicBool,
 }
@@ -285,7 +284,6 @@ impl CallLog {
     pub fn stderr() -> Self {
         Self {
             sink: Mutex::new(Sink::Stderr),
-            #[cfg(feature = "audit-hash")]
             key: None,
             failing: AtomicBool::new(false),
         }
@@ -305,17 +303,15 @@ impl CallLog {
                 file,
                 torn: false,
             }),
-            #[cfg(feature = "audit-hash")]
             key: None,
             failing: AtomicBool::new(false),
         })
     }
 
     /// Adds `arguments_hmac` to every record of a call that ran: HMAC-SHA256 of the arguments'
-    /// canonical JSON under `key`, hex. (With the `audit-hash` feature.)
-    #[cfg(feature = "audit-hash")]
+    /// canonical JSON under `key`, hex.
     pub fn with_argument_key(mut self, key: &[u8]) -> Self {
-        self.key = Some(hmac::Key::new(hmac::HMAC_SHA256, key));
+        self.key = Some(SecretSlice::from(key.to_vec()));
         self
     }
 
@@ -341,26 +337,19 @@ impl CallLog {
         Ok(())
     }
 
-    /// The hex HMAC of `arguments`, when a key is set; never without the `audit-hash` feature.
-    #[cfg(not(feature = "audit-hash"))]
-    pub(crate) fn hash(&self, _arguments: &Map<String, Value>) -> Option<String> {
-        None
-    }
-
     /// The hex HMAC of `arguments`, when a key is set.
-    #[cfg(feature = "audit-hash")]
     pub(crate) fn hash(&self, arguments: &Map<String, Value>) -> Option<String> {
         let key = self.key.as_ref()?;
-        let mut context = hmac::Context::with_key(key);
+        let mut context = HMAC::new(key.expose_secret());
         let mut canonical = Vec::new();
         // serde_json's map keeps keys sorted (no `preserve_order`), so this is canonical.
         if serde_json::to_writer(&mut canonical, arguments).is_err() {
             return None;
         }
         context.update(&canonical);
-        let tag = context.sign();
+        let tag = context.finalize();
         let mut hex = String::with_capacity(64);
-        for byte in tag.as_ref() {
+        for byte in tag {
             hex.push_str(&format!("{byte:02x}"));
         }
         Some(hex)
@@ -586,7 +575,6 @@ mod tests {
         assert_eq!(at(4_102_444_800, 0), "2100-01-01T00:00:00.000Z");
     }
 
-    #[cfg(feature = "audit-hash")]
     #[test]
     fn the_arguments_hash_is_keyed_and_ignores_key_order() {
         let log = CallLog::stderr().with_argument_key(b"k1");
@@ -597,7 +585,12 @@ mod tests {
         };
         let hash = log.hash(&one);
         assert_eq!(hash, log.hash(&two));
-        assert_eq!(hash.as_deref().map(str::len), Some(64));
+        // What any HMAC-SHA256 tool computes over `{"a":1,"b":"x"}` under `k1`, so an operator
+        // can check a record with the standard tools.
+        assert_eq!(
+            hash.as_deref(),
+            Some("5c543cdad64544503958254a9fdcede7cd63d13b326909fa926353a29f6bfaf2")
+        );
         let other = CallLog::stderr().with_argument_key(b"k2");
         assert_ne!(hash, other.hash(&one));
         assert_eq!(CallLog::stderr().hash(&one), None);

@@ -31,10 +31,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
 use secrecy::{ExposeSecret, SecretSlice};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+use hmac_sha256::{HMAC, Hash};
 
 use crate::asking::{Answer, AskError, Question};
 use crate::dispatch::ClientCan;
@@ -65,10 +64,9 @@ impl StateKey {
         Self(SecretSlice::from(bytes.to_vec()))
     }
 
-    /// An HMAC-SHA-256 under this key, ready for bytes (HMAC takes a key of any length, so
-    /// there is always one).
-    fn mac(&self) -> Option<Hmac<Sha256>> {
-        Hmac::<Sha256>::new_from_slice(self.0.expose_secret()).ok()
+    /// An HMAC-SHA-256 under this key, ready for bytes (HMAC takes a key of any length).
+    fn mac(&self) -> HMAC {
+        HMAC::new(self.0.expose_secret())
     }
 }
 
@@ -315,14 +313,14 @@ pub(crate) fn is_default_key(key: &str) -> bool {
 /// The digest naming one call: its method, its name and its arguments (serialised with
 /// their keys in order, so the same arguments give the same digest).
 fn binding((method, name, arguments): (&str, &str, &Map<String, Value>)) -> [u8; 32] {
-    let mut digest = Sha256::new();
+    let mut digest = Hash::new();
     for part in [method.as_bytes(), name.as_bytes()] {
         digest.update(u64::try_from(part.len()).unwrap_or(u64::MAX).to_be_bytes());
         digest.update(part);
     }
     let arguments = serde_json::to_vec(arguments).unwrap_or_default();
     digest.update(&arguments);
-    digest.finalize().into()
+    digest.finalize()
 }
 
 fn now_secs() -> u64 {
@@ -352,9 +350,9 @@ fn seal(
         "a": answers,
     });
     let payload = serde_json::to_vec(&payload).ok()?;
-    let mut mac = key.mac()?;
+    let mut mac = key.mac();
     mac.update(&payload);
-    let tag = mac.finalize().into_bytes();
+    let tag = mac.finalize();
     let state = format!(
         "{}.{}",
         URL_SAFE_NO_PAD.encode(&payload),
@@ -377,11 +375,17 @@ fn open_state(
     }
     let (payload, tag) = state.split_once('.').ok_or_else(invalid)?;
     let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| invalid())?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid())?;
-    let mut mac = key.mac().ok_or_else(invalid)?;
+    let tag: [u8; 32] = URL_SAFE_NO_PAD
+        .decode(tag)
+        .map_err(|_| invalid())?
+        .try_into()
+        .map_err(|_| invalid())?;
+    let mut mac = key.mac();
     mac.update(&payload);
     // Compared in constant time.
-    mac.verify_slice(&tag).map_err(|_| invalid())?;
+    if !mac.finalize_verify(&tag) {
+        return Err(invalid());
+    }
     let Ok(Value::Object(mut payload)) = serde_json::from_slice::<Value>(&payload) else {
         return Err(invalid());
     };
