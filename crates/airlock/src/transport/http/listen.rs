@@ -8,9 +8,11 @@
 //! most [`LISTEN_QUEUE`] events waiting for a slow reader (past it the stream ends: the
 //! client reconnects and re-reads, and memory does not grow), a comment every
 //! [`LISTEN_KEEPALIVE`] so proxies keep it open and a dead session is noticed; the stream ends
-//! with its session (DELETE, idle expiry, eviction).
+//! with its session (DELETE, idle expiry, eviction), and when the access token that opened it
+//! expires (its `exp` and the leeway): a token's lifetime bounds what it holds open.
 
 use std::sync::{Arc, Weak};
+use std::time::SystemTime;
 
 use hyper::Response;
 use hyper::body::Bytes;
@@ -63,7 +65,7 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
     if header_version.is_some_and(|version| version != negotiated.as_str()) {
         return garbage(refusal(&McpError::Http(HttpRefusal::VersionHeader)));
     }
-    match stream(&session, updates.listen()) {
+    match stream(&session, updates.listen(), caller.expires) {
         Some(reply) => {
             tracing::debug!("legacy session opened its notification stream");
             reply
@@ -73,11 +75,13 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
     }
 }
 
-/// The stream of `session`: a task forwarding the announcements that concern it; `None` when
-/// the session ended before the task could be made its stream.
+/// The stream of `session`: a task forwarding the announcements that concern it until
+/// `expires` (if given); `None` when the session ended before the task could be made its
+/// stream.
 fn stream(
     session: &Arc<Session>,
     mut updates: tokio::sync::broadcast::Receiver<Arc<str>>,
+    expires: Option<SystemTime>,
 ) -> Option<Response<Body>> {
     let (events_tx, events_rx) = mpsc::channel::<Bytes>(LISTEN_QUEUE);
     // Weak: the stream must not keep an ended session alive.
@@ -87,9 +91,26 @@ fn stream(
             .checked_add(LISTEN_KEEPALIVE)
             .unwrap_or_else(tokio::time::Instant::now);
         let mut keepalive = tokio::time::interval_at(first, LISTEN_KEEPALIVE);
+        let token_expiry = async {
+            match expires {
+                // Past already (or the clock went back): ends at once.
+                Some(at) => {
+                    let left = at
+                        .duration_since(SystemTime::now())
+                        .unwrap_or(std::time::Duration::ZERO);
+                    tokio::time::sleep(left).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::pin!(token_expiry);
         loop {
             let event = tokio::select! {
                 () = events_tx.closed() => break,
+                () = &mut token_expiry => {
+                    tracing::debug!("notification stream ended: its access token expired");
+                    break;
+                }
                 _ = keepalive.tick() => {
                     if weak.strong_count() == 0 {
                         break;
@@ -128,4 +149,81 @@ fn stream(
         return None;
     }
     Some(sse_reply(Body::stream(events_rx)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+    use crate::Server;
+    use crate::transport::http::clients::ClientKey;
+    use crate::transport::http::session::Sessions;
+
+    /// Reads `reply`'s body until it ends or `within` passes (paused time): the keepalive
+    /// comments it carried, and whether it ended.
+    async fn read(reply: Response<Body>, within: Duration) -> (usize, bool) {
+        let mut body = reply.into_body();
+        let mut keepalives = 0;
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, body.frame()).await {
+                Err(_) => return (keepalives, false),
+                Ok(None) => return (keepalives, true),
+                Ok(Some(frame)) => {
+                    let frame = frame.unwrap().into_data().unwrap();
+                    keepalives += usize::from(frame.starts_with(b": keepalive"));
+                }
+            }
+        }
+    }
+
+    /// The red team of OAuth's finding: a stream opened with a valid access token stayed
+    /// open past the token's `exp`, for as long as the session lived.
+    #[test]
+    fn a_stream_ends_when_the_access_token_that_opened_it_expires() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let sessions = Sessions::new(4, 4, Duration::from_secs(24 * 3600));
+            let owner = ClientKey::of(None, std::net::Ipv4Addr::LOCALHOST.into());
+            let open = || {
+                let engine = Server::builder("t", "1").build().unwrap().engine();
+                sessions.open(engine, None, owner.clone()).unwrap().1
+            };
+            let (updates, _keep) = tokio::sync::broadcast::channel::<Arc<str>>(4);
+
+            // A token good for another hour: the stream carries keepalives for that hour,
+            // then ends.
+            let session = open();
+            let expires = SystemTime::now() + Duration::from_secs(3600);
+            let reply = stream(&session, updates.subscribe(), Some(expires)).unwrap();
+            let started = tokio::time::Instant::now();
+            let (keepalives, ended) = read(reply, Duration::from_secs(2 * 3600)).await;
+            assert!(ended, "the stream outlived its token");
+            let lived = started.elapsed();
+            assert!(
+                lived >= Duration::from_secs(3599) && lived <= Duration::from_secs(3601),
+                "{lived:?}"
+            );
+            assert_eq!(keepalives, 3600 / 15 - 1, "open until then");
+
+            // Already expired (the leeway spent on the way here): ends at once.
+            let session = open();
+            let past = SystemTime::now() - Duration::from_secs(1);
+            let reply = stream(&session, updates.subscribe(), Some(past)).unwrap();
+            assert_eq!(read(reply, Duration::from_secs(1)).await, (0, true));
+
+            // No token's lifetime (a static token, none configured): as long as the session.
+            let session = open();
+            let reply = stream(&session, updates.subscribe(), None).unwrap();
+            let (keepalives, ended) = read(reply, Duration::from_secs(2 * 3600)).await;
+            assert!(!ended && keepalives >= 2 * 3600 / 15 - 1);
+        });
+    }
 }

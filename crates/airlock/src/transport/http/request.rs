@@ -11,6 +11,7 @@
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
@@ -127,7 +128,11 @@ async fn serve_request(
     } else {
         authenticate(state, authorization).await
     };
-    let (identity, scopes) = match authenticated {
+    let Credentials {
+        identity,
+        scopes,
+        expires,
+    } = match authenticated {
         Ok(granted) => granted,
         Err(denied) => {
             // A cut-off address is refused without a log line per request: its garbage is
@@ -178,6 +183,7 @@ async fn serve_request(
     let caller = Caller {
         identity,
         scopes,
+        expires,
         client,
         address: from,
     };
@@ -195,19 +201,35 @@ async fn serve_request(
     }
 }
 
+/// What a request's credentials proved.
+struct Credentials {
+    /// The identity, if tokens are configured.
+    identity: Option<Arc<str>>,
+    /// An access token's scopes (`None`: not scoped).
+    scopes: Option<Arc<[Box<str>]>>,
+    /// When an access token stops being accepted (`None`: a static token, or none).
+    expires: Option<SystemTime>,
+}
+
+impl Credentials {
+    fn unscoped(identity: Option<Arc<str>>) -> Self {
+        Self {
+            identity,
+            scopes: None,
+            expires: None,
+        }
+    }
+}
+
 /// Checks the `Authorization` header: a static token (compared in constant time), else, with
-/// OAuth, an access token. Without either configured, everyone is anonymous. Gives the
-/// caller's identity and, for an access token, its scopes (`None`: not scoped).
-async fn authenticate(
-    state: &State,
-    header: Option<&HeaderValue>,
-) -> Result<(Option<Arc<str>>, Option<Arc<[Box<str>]>>), Denied> {
+/// OAuth, an access token. Without either configured, everyone is anonymous.
+async fn authenticate(state: &State, header: Option<&HeaderValue>) -> Result<Credentials, Denied> {
     #[cfg(feature = "oauth")]
     if let Some(verifier) = &state.oauth {
         if !state.tokens.is_empty()
             && let Ok(identity) = state.tokens.check_header(header)
         {
-            return Ok((identity, None));
+            return Ok(Credentials::unscoped(identity));
         }
         let Some(token) = header.and_then(|value| super::auth::bearer(value.as_bytes())) else {
             return Err(Denied {
@@ -215,7 +237,11 @@ async fn authenticate(
             });
         };
         return match verifier.verify(token).await {
-            Ok(grant) => Ok((Some(grant.identity), Some(grant.scopes))),
+            Ok(grant) => Ok(Credentials {
+                identity: Some(grant.identity),
+                scopes: Some(grant.scopes),
+                expires: Some(grant.expires),
+            }),
             Err(rejection) => {
                 tracing::debug!(?rejection, "access token refused");
                 Err(Denied { presented: true })
@@ -225,7 +251,7 @@ async fn authenticate(
     state
         .tokens
         .check_header(header)
-        .map(|identity| (identity, None))
+        .map(Credentials::unscoped)
 }
 
 /// The `WWW-Authenticate` value of a `401`: with OAuth, naming the resource metadata (RFC
@@ -305,6 +331,8 @@ pub(super) struct Caller {
     /// An access token's scopes; `None` for a caller that is not scoped (a static token,
     /// anonymous on loopback).
     pub(super) scopes: Option<Arc<[Box<str>]>>,
+    /// When its access token stops being accepted; a `GET` stream it opens ends then.
+    pub(super) expires: Option<SystemTime>,
     /// Who it is for its limits.
     pub(super) client: ClientKey,
     /// The client's address, unmasked (for the audit record).

@@ -28,6 +28,7 @@ mod jwks;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hyper::Uri;
 use hyper::header::HeaderValue;
@@ -231,6 +232,9 @@ pub(crate) struct Grant {
     pub(crate) identity: Arc<str>,
     /// The token's scopes, sorted, once each.
     pub(crate) scopes: Arc<[Box<str>]>,
+    /// When the token stops being accepted: its `exp` and the leeway. What it opened and
+    /// holds open (a `GET` stream) ends then.
+    pub(crate) expires: SystemTime,
 }
 
 /// Why a token was refused: one fixed word for the `debug` log. The peer gets
@@ -469,6 +473,10 @@ fn header_value(text: &str) -> HeaderValue {
 struct Claims {
     iss: String,
     sub: String,
+    /// Required and checked by the validation before this is read (a missing one is
+    /// reported as expired, as the validation does).
+    #[serde(default)]
+    exp: Option<u64>,
     #[serde(default)]
     client_id: Option<String>,
     #[serde(default)]
@@ -517,9 +525,17 @@ impl Claims {
             return Err(Rejection::Claims);
         }
         let scopes: BTreeSet<Box<str>> = listed.into_iter().map(String::into_boxed_str).collect();
+        let expires = UNIX_EPOCH
+            .checked_add(Duration::from_secs(
+                self.exp
+                    .ok_or(Rejection::Expired)?
+                    .saturating_add(TOKEN_LEEWAY_SECONDS),
+            ))
+            .ok_or(Rejection::Expired)?;
         Ok(Grant {
             identity: identity.into(),
             scopes: scopes.into_iter().collect(),
+            expires,
         })
     }
 }

@@ -108,11 +108,18 @@ fn verify(verifier: &Verifier, token: &str) -> Result<Grant, Rejection> {
 fn a_valid_token_grants_its_subject_client_and_scopes() {
     let signer = Signer::new("k1");
     let (verifier, _dir) = verifier(&signer);
-    let grant = verify(&verifier, &signer.token(&signer.header(), &claims())).unwrap();
+    let claimed = claims();
+    let grant = verify(&verifier, &signer.token(&signer.header(), &claimed)).unwrap();
     assert_eq!(&*grant.identity, "oauth:user-1#agent-7");
     assert_eq!(
         &*grant.scopes,
         [Box::from("files:read"), Box::from("tools:run")]
+    );
+    // What it opens lives until its `exp` and the leeway.
+    let exp = claimed["exp"].as_u64().unwrap();
+    assert_eq!(
+        grant.expires,
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(exp + TOKEN_LEEWAY_SECONDS)
     );
 
     let mut scp = claims();
