@@ -426,6 +426,30 @@ mod tests {
         }
     }
 
+    /// The digest and the state are the standard SHA-256 and HMAC-SHA-256 of their bytes, as
+    /// any other implementation computes them (these figures are Python's `hashlib` and
+    /// `hmac`), so a replica of another build opens this build's states.
+    #[test]
+    fn the_binding_and_the_seal_are_standard_sha256_and_hmac_sha256() {
+        let arguments = json!({"text": "hi"}).as_object().unwrap().clone();
+        let digest = binding(("tools/call", "echo", &arguments));
+        let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+        assert_eq!(
+            hex,
+            "5a0bb6f5c4470d1f4431687d3ec1d4d22c192369932cbfd977d30000eb3f27ad"
+        );
+        let answers = json!({"q1": "yes"}).as_object().unwrap().clone();
+        let state = seal(&key(), &[7; 32], 2, answers.clone(), 1_000_000).unwrap();
+        assert_eq!(
+            state,
+            "eyJhIjp7InExIjoieWVzIn0sImIiOiJCd2NIQndjSEJ3Y0hCd2NIQndjSEJ3Y0hCd2NIQndjSEJ3Y0hCd2NIQndjIiwiciI6MiwidiI6MSwieCI6MTAwMDYwMH0.IK930H6jcq6hVgiQCYmPsvZfutBHNS2Y_IkqYKwZgaQ"
+        );
+        assert_eq!(
+            open_state(&key(), &state, &[7; 32], 1_000_000).unwrap(),
+            (2, answers)
+        );
+    }
+
     fn name_form() -> Question {
         Question::Elicit(
             Elicitation::new(
