@@ -31,9 +31,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac_sha256::{HMAC, Hash};
 use secrecy::{ExposeSecret, SecretSlice};
 use serde_json::{Map, Value};
-use hmac_sha256::{HMAC, Hash};
 
 use crate::asking::{Answer, AskError, Question};
 use crate::dispatch::ClientCan;

@@ -248,10 +248,7 @@ async fn authenticate(state: &State, header: Option<&HeaderValue>) -> Result<Cre
             }
         };
     }
-    state
-        .tokens
-        .check_header(header)
-        .map(Credentials::unscoped)
+    state.tokens.check_header(header).map(Credentials::unscoped)
 }
 
 /// The `WWW-Authenticate` value of a `401`: with OAuth, naming the resource metadata (RFC
