@@ -283,6 +283,27 @@ impl CallContext {
     /// # Errors
     ///
     /// [`AskError`].
+    ///
+    /// ```
+    /// use airlock::{AskError, CallContext, Capability};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// async fn workspace(context: &CallContext) -> String {
+    ///     if !context.client_declares(Capability::Roots) {
+    ///         return "the client names no roots".to_owned();
+    ///     }
+    ///     match context.list_roots().await {
+    ///         Ok(roots) => roots.iter().map(|root| root.uri.as_str()).collect::<Vec<_>>().join(" "),
+    ///         Err(error) => error.to_string(), // a fixed text
+    ///     }
+    /// }
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// let context = CallContext::detached();
+    /// assert_eq!(runtime.block_on(workspace(&context)), "the client names no roots");
+    /// assert_eq!(runtime.block_on(context.list_roots()), Err(AskError::Unsupported));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_roots(&self) -> Result<Vec<Root>, AskError> {
         match self.ask(Question::Roots).await? {
             Answer::Roots(roots) => Ok(roots),
@@ -295,6 +316,14 @@ impl CallContext {
     /// `_meta.clientCapabilities` (2026-07-28). A tool that can do without an answer asks
     /// this first: in a 2026-07-28 call, a question the client did not declare ends the call
     /// with `-32021`, as that revision asks.
+    ///
+    /// ```
+    /// use airlock::{CallContext, Capability};
+    ///
+    /// // A context of no session: no client, so nothing declared.
+    /// assert!(!CallContext::detached().client_declares(Capability::Elicitation));
+    /// assert_eq!(Capability::Sampling.name(), "sampling");
+    /// ```
     pub fn client_declares(&self, capability: Capability) -> bool {
         match (&self.round, &self.reporter) {
             (Some(round), _) => round.declares(capability),
@@ -305,6 +334,14 @@ impl CallContext {
 
     /// How many rounds of input this call took before this one: in a 2026-07-28 call retried
     /// with a `requestState` this server issued (and verified), its round number; else 0.
+    /// The handler runs again from its start on every round, so what it does before its
+    /// first question (a log line, a count) can look at this to happen once.
+    ///
+    /// ```
+    /// use airlock::CallContext;
+    ///
+    /// assert_eq!(CallContext::detached().input_round(), 0);
+    /// ```
     pub fn input_round(&self) -> u64 {
         self.round.as_ref().map_or(0, |round| round.number())
     }

@@ -484,6 +484,16 @@ impl ServerBuilder {
     /// questions). Replicas behind one load balancer must share it, so that any of them takes
     /// the state another issued; keep it as secret as a session key. Without this call each
     /// server draws its own at start (then a retry must come back to the same process).
+    ///
+    /// ```
+    /// use airlock::Server;
+    /// use secrecy::SecretSlice;
+    ///
+    /// // In a deployment: the same 32 random bytes for every replica, from a secret store.
+    /// let key = SecretSlice::from(vec![0x5a_u8; 32]);
+    /// let server = Server::builder("replicated", "1.0.0").request_state_key(&key).build();
+    /// assert!(server.is_ok());
+    /// ```
     pub fn request_state_key(mut self, key: &secrecy::SecretSlice<u8>) -> Self {
         use secrecy::ExposeSecret;
         self.request_states = Some(Arc::new(crate::rounds::StateKey::from_bytes(
