@@ -10,12 +10,44 @@ use serde_json::Value;
 /// What a tool returns: content blocks, optional structured content, and whether it failed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolOutput {
-    pub(crate) content: Vec<Content>,
+    pub(crate) content: Blocks,
     pub(crate) structured: Option<Value>,
     pub(crate) is_error: bool,
     /// What the call's audit record adds (a command's exit status, the limit that stopped
     /// it); never on the wire.
     pub(crate) note: crate::call_log::RunNote,
+}
+
+/// A result's content blocks: one held in place (a text result, the common case, then costs no
+/// list of its own), or a list. Compared and printed as the blocks they hold, however held.
+#[derive(Clone)]
+pub(crate) enum Blocks {
+    /// Exactly one block.
+    One(Content),
+    /// Any number of blocks.
+    Many(Vec<Content>),
+}
+
+impl Blocks {
+    /// The blocks, in order.
+    pub(crate) fn as_slice(&self) -> &[Content] {
+        match self {
+            Self::One(block) => std::slice::from_ref(block),
+            Self::Many(blocks) => blocks,
+        }
+    }
+}
+
+impl PartialEq for Blocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl std::fmt::Debug for Blocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
 }
 
 /// One content block of a tool result.
@@ -140,7 +172,7 @@ impl ToolOutput {
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
-            content: vec![Content::Text(text.into())],
+            content: Blocks::One(Content::Text(text.into())),
             structured: None,
             is_error: false,
             note: crate::call_log::RunNote::default(),
@@ -150,7 +182,7 @@ impl ToolOutput {
     /// A successful result made of `blocks`, in order.
     pub fn content(blocks: Vec<Content>) -> Self {
         Self {
-            content: blocks,
+            content: Blocks::Many(blocks),
             structured: None,
             is_error: false,
             note: crate::call_log::RunNote::default(),
@@ -169,7 +201,7 @@ impl ToolOutput {
     /// clients of revisions without structured output.
     pub fn structured(value: Value) -> Self {
         Self {
-            content: vec![Content::Text(value.to_string())],
+            content: Blocks::One(Content::Text(value.to_string())),
             structured: Some(value),
             is_error: false,
             note: crate::call_log::RunNote::default(),
@@ -192,6 +224,7 @@ impl ToolOutput {
     /// URIs), before JSON escaping: the audit record's `output_bytes`.
     pub(crate) fn content_bytes(&self) -> usize {
         self.content
+            .as_slice()
             .iter()
             .map(Content::bytes)
             .fold(0, usize::saturating_add)
@@ -201,6 +234,7 @@ impl ToolOutput {
     pub fn text_content(&self) -> String {
         let texts: Vec<&str> = self
             .content
+            .as_slice()
             .iter()
             .filter_map(|block| match block {
                 Content::Text(text) => Some(text.as_str()),
@@ -212,7 +246,7 @@ impl ToolOutput {
 
     /// The content blocks.
     pub fn blocks(&self) -> &[Content] {
-        &self.content
+        self.content.as_slice()
     }
 
     /// The structured content, if any.

@@ -426,6 +426,7 @@ pub(crate) fn write_call_result(
     let audio = version.has_tool_annotations();
     let blocks = output
         .content
+        .as_slice()
         .iter()
         .filter(|block| audio || !matches!(block, Content::Audio { .. }));
     let mut written = Ok(());

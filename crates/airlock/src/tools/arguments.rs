@@ -78,6 +78,10 @@ impl Walk<'_> {
             Value::Bool(true) => self.add(4),
             Value::Bool(false) => self.add(5),
             Value::Number(number) => {
+                // An integer's size is its digits (and a sign): counted, not formatted.
+                if let Some(bytes) = integer_len(number) {
+                    return self.add(bytes);
+                }
                 let mut counter = Counter(0);
                 // Writing to a counter cannot fail; a failure would only undercount.
                 if write!(counter, "{number}").is_err() {
@@ -105,9 +109,38 @@ impl Walk<'_> {
         if text.len() > self.limits.max_string_bytes.get() {
             return Err(self.refuse(ArgumentBound::StringBytes));
         }
-        let escaped: usize = text.bytes().map(escaped_len).fold(2, usize::saturating_add);
+        // Most strings hold nothing to escape: then their size is their length and the quotes,
+        // and only a string that does is counted byte by byte.
+        let escaped: usize = if text.bytes().any(needs_escape) {
+            text.bytes().map(escaped_len).fold(2, usize::saturating_add)
+        } else {
+            text.len().saturating_add(2)
+        };
         self.add(escaped)
     }
+}
+
+/// The bytes serde_json writes for `number` when it is an integer (its digits, and a `-`);
+/// `None` for a float.
+fn integer_len(number: &serde_json::Number) -> Option<usize> {
+    if let Some(n) = number.as_u64() {
+        return Some(decimal_digits(n));
+    }
+    number
+        .as_i64()
+        .map(|n| decimal_digits(n.unsigned_abs()).saturating_add(usize::from(n < 0)))
+}
+
+/// How many decimal digits `n` takes (`0` takes one).
+fn decimal_digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| {
+        usize::try_from(log).map_or(usize::MAX, |log| log.saturating_add(1))
+    })
+}
+
+/// Whether serde_json writes `byte` of a string as more than itself.
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 /// Brackets plus separators of a container of `len` entries, each needing `per_entry` bytes
@@ -201,6 +234,7 @@ mod tests {
             Just(Value::Null),
             any::<bool>().prop_map(Value::Bool),
             any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
             any::<f64>()
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(Value::from),
@@ -213,6 +247,53 @@ mod tests {
                     .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
+    }
+
+    #[test]
+    fn integers_are_counted_as_serde_json_writes_them() {
+        for n in [
+            json!(0),
+            json!(7),
+            json!(10),
+            json!(-1),
+            json!(-10),
+            json!(i64::MIN),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!(1.5),
+            json!(-0.0),
+        ] {
+            let Value::Number(number) = &n else { panic!() };
+            let written = serde_json::to_string(number).unwrap().len();
+            match integer_len(number) {
+                Some(len) => assert_eq!(len, written, "{n}"),
+                None => assert!(number.is_f64(), "{n}"),
+            }
+        }
+    }
+
+    #[test]
+    fn strings_with_and_without_escapes_are_counted_as_written() {
+        for text in [
+            "",
+            "hello",
+            "a\"b",
+            "back\\slash",
+            "tab\there",
+            "\u{1}",
+            "caf\u{e9}",
+        ] {
+            let mut walk = Walk {
+                limits: &limits(),
+                bytes: 0,
+            };
+            walk.string(text).unwrap();
+            assert_eq!(
+                walk.bytes,
+                serde_json::to_string(text).unwrap().len(),
+                "{text:?}"
+            );
+        }
     }
 
     proptest! {

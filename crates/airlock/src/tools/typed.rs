@@ -424,22 +424,25 @@ where
     M: 'static,
 {
     fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput> {
-        let arguments = match decode::<H::Arguments>(arguments) {
-            Ok(arguments) => arguments,
-            Err(refusal) => return Box::pin(async move { refusal }),
+        let Some(arguments) = decode::<H::Arguments>(arguments) else {
+            return Box::pin(async {
+                ToolOutput::error("Invalid arguments: they do not match the tool's input type.")
+            });
         };
         let future = self.handler.start(arguments, context);
         Box::pin(async move { future.await.into_tool_output() })
     }
 }
 
-/// Arguments that passed the schema but not serde: a type the schema does not fully describe.
-/// The serde message quotes the input, so only the fact is reported.
-fn decode<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolOutput> {
-    serde_json::from_value(Value::Object(arguments)).map_err(|error| {
-        tracing::debug!(category = ?error.classify(), "arguments passed the schema but not the type");
-        ToolOutput::error("Invalid arguments: they do not match the tool's input type.")
-    })
+/// The typed arguments; `None` for arguments that passed the schema but not serde: a type the
+/// schema does not fully describe. The serde message quotes the input, so only the fact is
+/// logged (and the caller answers with a fixed text).
+fn decode<A: DeserializeOwned>(arguments: Map<String, Value>) -> Option<A> {
+    serde_json::from_value(Value::Object(arguments))
+        .inspect_err(|error| {
+            tracing::debug!(category = ?error.classify(), "arguments passed the schema but not the type");
+        })
+        .ok()
 }
 
 /// The argument type's schema, and its root `description` (the type's doc comment), taken

@@ -231,13 +231,19 @@ impl Session<'_> {
         match effect {
             Effect::None => {}
             Effect::Start(call) => {
+                let reporting = call.wants_reports();
                 if let Some(done) = self.tasks.start(call, &self.done_tx) {
                     // A call answered at once sent its log messages and progress into the
                     // channel as it ran: they go first, while the engine still holds the
                     // call in flight (it drops reports of a call it has answered). The
                     // events of other calls that are there go with them, in their order.
-                    while let Ok(event) = events.try_recv() {
-                        self.event(event);
+                    // A call without a reporting context sent nothing, and with no task
+                    // running only a cancelled call's events can be there (the engine
+                    // drops those): then the channel is left for later.
+                    if reporting || self.tasks.is_running() {
+                        while let Ok(event) = events.try_recv() {
+                            self.event(event);
+                        }
                     }
                     self.engine.complete(done, &mut self.out);
                 }
