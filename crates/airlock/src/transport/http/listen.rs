@@ -198,20 +198,20 @@ mod tests {
             };
             let (updates, _keep) = tokio::sync::broadcast::channel::<Arc<str>>(4);
 
-            // A token good for another hour: the stream carries keepalives for that hour,
-            // then ends.
+            // A token good for another hour (and 7 s, so that its end falls between two
+            // keepalives): the stream carries keepalives for that hour, then ends.
             let session = open();
-            let expires = SystemTime::now() + Duration::from_secs(3600);
+            let expires = SystemTime::now() + Duration::from_secs(3607);
             let reply = stream(&session, updates.subscribe(), Some(expires)).unwrap();
             let started = tokio::time::Instant::now();
             let (keepalives, ended) = read(reply, Duration::from_secs(2 * 3600)).await;
             assert!(ended, "the stream outlived its token");
             let lived = started.elapsed();
             assert!(
-                lived >= Duration::from_secs(3599) && lived <= Duration::from_secs(3601),
+                lived >= Duration::from_secs(3606) && lived <= Duration::from_secs(3608),
                 "{lived:?}"
             );
-            assert_eq!(keepalives, 3600 / 15 - 1, "open until then");
+            assert_eq!(keepalives, 3600 / 15, "open until then");
 
             // Already expired (the leeway spent on the way here): ends at once.
             let session = open();
