@@ -165,6 +165,10 @@ pub use tools::{
 /// refers to), so that a program that depends on another version of schemars still has
 /// argument types this crate accepts.
 pub use schemars;
+/// The `secrecy` of the secrets this crate takes (`SecretString` tokens and secrets,
+/// `SecretSlice` keys): use it to make them, so that a program on another secrecy version
+/// still hands this crate its own types.
+pub use secrecy;
 /// The `serde_json` of tool arguments and results (what an untyped [`Handler`] receives).
 pub use serde_json;
 

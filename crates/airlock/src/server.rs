@@ -487,7 +487,7 @@ impl ServerBuilder {
     ///
     /// ```
     /// use airlock::Server;
-    /// use secrecy::SecretSlice;
+    /// use airlock::secrecy::SecretSlice;
     ///
     /// // In a deployment: the same 32 random bytes for every replica, from a secret store.
     /// let key = SecretSlice::from(vec![0x5a_u8; 32]);

@@ -2,8 +2,8 @@
 //!
 //! [`serve`] serves one session over any byte stream (stdio, a pipe, an in-memory duplex in
 //! tests); `stdio` opens the process's stdin and stdout for it, as non-blocking pipes when
-//! they are pipes. [`http`] is the second transport: Streamable HTTP on hyper, driving the
-//! same engine per request (modern era) or per session (legacy era).
+//! they are pipes. `http` (the `http` feature) is the second transport: Streamable HTTP on
+//! hyper, driving the same engine per request (modern era) or per session (legacy era).
 //!
 //! A transport of your own drives an [`Engine`] (one per session, from
 //! [`Server::engine`](crate::Server::engine)): it hands the engine each frame, writes what the
