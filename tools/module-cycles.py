@@ -6,7 +6,9 @@ paths (not a compiler: a measure for reviews and the issue-17 closing note).
     python3 tools/module-cycles.py --edges    # also print each cycle's edges with the files
 
 A module's tests (`tests.rs` files and `#[cfg(test)] mod tests` blocks) are left out: a test
-may use anything. A path into an ancestor or a descendant is not counted (a module and its
+may use anything. So are modules declared only for tests and fuzz targets (`#[cfg(test)]`,
+`#[cfg(fuzzing)]`, `#[cfg(any(test, fuzzing))]` on their `mod`), which the library never
+compiles: the fuzz harnesses may reach into any module they drive. A path into an ancestor or a descendant is not counted (a module and its
 submodules are one unit to their neighbours). Modules are compared at two depths: the top
 level (`dispatch`, `engine`, `tools`) and one below (`manifest::checked`, `manifest::risk`).
 A cycle is a strongly connected component of more than one module; the exit status is 1 when
@@ -21,8 +23,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
+TEST_ONLY = re.compile(
+    r"#\[cfg\((?:test|fuzzing|any\(test,\s*fuzzing\)|any\(fuzzing,\s*test\))\)\]\s*"
+    rf"(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+({IDENT})\s*;"
+)
+
+
 def modules(src):
-    """Each `.rs` file under `src` by its module path (a tuple; the crate root is ())."""
+    """Each `.rs` file under `src` by its module path (a tuple; the crate root is ()), but
+    the modules only tests and fuzz targets compile, and what is under them."""
     found = {}
     for path in sorted(src.rglob("*.rs")):
         parts = list(path.relative_to(src).with_suffix("").parts)
@@ -31,7 +40,15 @@ def modules(src):
         if parts and parts[-1] == "tests":
             continue
         found[tuple(parts)] = path
-    return found
+    test_only = set()
+    for here, path in found.items():
+        for m in TEST_ONLY.finditer(path.read_text()):
+            test_only.add(here + (m.group(1),))
+    return {
+        here: path
+        for here, path in found.items()
+        if not any(here[: len(t)] == t for t in test_only)
+    }
 
 
 def code(path):

@@ -13,9 +13,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::error::Capability;
 use crate::limits::{
     MAX_ANSWER_BYTES, MAX_ASK_TEXT_BYTES, MAX_ELICITED_TEXT_CHARS, MAX_FORM_FIELD_NAME_BYTES,
-    MAX_FORM_FIELDS, MAX_FORM_OPTIONS, MAX_ROOT_URI_BYTES, MAX_ROOTS, MAX_SAMPLED_MODEL_BYTES,
+    MAX_FORM_FIELDS, MAX_FORM_OPTIONS, MAX_INPUT_KEY_BYTES, MAX_ROOT_URI_BYTES, MAX_ROOTS,
+    MAX_SAMPLED_MODEL_BYTES,
 };
 
 /// A form for the user (`elicitation/create`): a message and the fields to fill in.
@@ -92,10 +94,10 @@ impl Elicitation {
     /// # }
     /// ```
     pub fn named(mut self, key: &str) -> Result<Self, FormError> {
-        if !crate::rounds::is_key(key) {
+        if !is_key(key) {
             return Err(FormError("the name is not 1 to 64 of A-Z a-z 0-9 _ . -"));
         }
-        if crate::rounds::is_default_key(key) {
+        if is_default_key(key) {
             return Err(FormError(
                 "names of the form q1, q2, … are the unnamed questions'",
             ));
@@ -245,8 +247,7 @@ impl Question {
     }
 
     /// The client capability the question needs.
-    pub(crate) fn capability(&self) -> crate::error::Capability {
-        use crate::error::Capability;
+    pub(crate) fn capability(&self) -> Capability {
         match self {
             Self::Elicit(_) => Capability::Elicitation,
             Self::Sample(_) => Capability::Sampling,
@@ -783,6 +784,63 @@ fn check_sampled(mut result: Map<String, Value>) -> Result<Sampled, AskError> {
         model,
         stop_reason,
     })
+}
+
+/// What a client said it can answer: a legacy session's in `initialize`, a modern request's
+/// in `_meta.clientCapabilities`.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub(crate) struct ClientCan {
+    /// `capabilities.elicitation` was an object.
+    pub(crate) elicit: bool,
+    /// `capabilities.sampling` was an object.
+    pub(crate) sample: bool,
+    /// `capabilities.roots` was an object.
+    pub(crate) roots: bool,
+}
+
+impl ClientCan {
+    pub(crate) fn declared(capabilities: Option<&Value>) -> Self {
+        let has = |name: &str| {
+            capabilities
+                .and_then(|capabilities| capabilities.get(name))
+                .is_some_and(Value::is_object)
+        };
+        Self {
+            elicit: has("elicitation"),
+            sample: has("sampling"),
+            roots: has("roots"),
+        }
+    }
+
+    /// Whether the client can answer anything at all.
+    pub(crate) fn any(self) -> bool {
+        self.elicit || self.sample || self.roots
+    }
+
+    /// Whether the client declared `capability`.
+    pub(crate) fn declares(self, capability: Capability) -> bool {
+        match capability {
+            Capability::Elicitation => self.elicit,
+            Capability::Sampling => self.sample,
+            Capability::Roots => self.roots,
+        }
+    }
+}
+
+/// Whether `key` may name a question: 1 to [`MAX_INPUT_KEY_BYTES`] of `A-Z a-z 0-9 _ . -`.
+pub(crate) fn is_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= MAX_INPUT_KEY_BYTES
+        && key
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'))
+}
+
+/// Whether `key` has the form of an unnamed question's name (`q` and digits), which a tool
+/// may not give one of its questions: it could be another question's.
+pub(crate) fn is_default_key(key: &str) -> bool {
+    key.strip_prefix('q')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

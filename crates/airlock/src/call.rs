@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::dispatch::ClientCan;
-use crate::handler::{BoxFuture, CallContext, Completion, Outcome, Ticket};
+use crate::asking::ClientCan;
+use crate::handler::{BoxFuture, CallContext, Completion, Event, Outcome, Ticket};
 use crate::output::ToolOutput;
 use crate::rounds::{Round, RoundEnd};
 use crate::tools::ToolDef;
@@ -219,5 +219,18 @@ impl Future for CatchUnwind {
                 Poll::Ready(Err(Panicked))
             }
         }
+    }
+}
+
+impl CallContext {
+    /// A context reporting to `events` what `call` has a reader for (progress, log
+    /// messages); see [`Call::wants_reports`].
+    pub fn reporting(call: &Call, events: tokio::sync::mpsc::Sender<Event>) -> Self {
+        Self::reporter(
+            call.ticket().clone(),
+            events,
+            (call.wants_progress(), call.wants_logs()),
+            call.client_can,
+        )
     }
 }

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::asking::{Answer, Elicitation, Elicited, Question};
+use crate::asking::{Answer, ClientCan, Elicitation, Elicited, Question};
 use crate::envelope::{ParamKey, Params, RequestMethod};
-use crate::error::{Capability, McpError};
+use crate::error::McpError;
 use crate::handler::LogLevel;
 use crate::id::{ProgressToken, RequestId};
 use crate::json::Text;
@@ -63,47 +63,6 @@ pub(crate) struct Context<'a> {
     pub(crate) subscriptions: &'a mut BTreeSet<Box<str>>,
     pub(crate) client_can: &'a mut ClientCan,
     pub(crate) in_flight: usize,
-}
-
-/// What a client said it can answer: a legacy session's in `initialize`, a modern request's
-/// in `_meta.clientCapabilities`.
-#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
-pub(crate) struct ClientCan {
-    /// `capabilities.elicitation` was an object.
-    pub(crate) elicit: bool,
-    /// `capabilities.sampling` was an object.
-    pub(crate) sample: bool,
-    /// `capabilities.roots` was an object.
-    pub(crate) roots: bool,
-}
-
-impl ClientCan {
-    pub(crate) fn declared(capabilities: Option<&Value>) -> Self {
-        let has = |name: &str| {
-            capabilities
-                .and_then(|capabilities| capabilities.get(name))
-                .is_some_and(Value::is_object)
-        };
-        Self {
-            elicit: has("elicitation"),
-            sample: has("sampling"),
-            roots: has("roots"),
-        }
-    }
-
-    /// Whether the client can answer anything at all.
-    pub(crate) fn any(self) -> bool {
-        self.elicit || self.sample || self.roots
-    }
-
-    /// Whether the client declared `capability`.
-    pub(crate) fn declares(self, capability: Capability) -> bool {
-        match capability {
-            Capability::Elicitation => self.elicit,
-            Capability::Sampling => self.sample,
-            Capability::Roots => self.roots,
-        }
-    }
 }
 
 /// Runs one request.

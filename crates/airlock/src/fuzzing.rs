@@ -210,7 +210,7 @@ pub fn rounds(data: &[u8]) {
     let key = FUZZ_STATE_KEY.with(Arc::clone);
     let arguments = serde_json::Map::new();
     let call = ("tools/call", "ask", &arguments);
-    let can = crate::dispatch::ClientCan {
+    let can = crate::asking::ClientCan {
         elicit: true,
         sample: true,
         roots: true,
@@ -1177,7 +1177,7 @@ pub(crate) mod tests {
         // States: after the form only, and after form and sampling.
         let key = FUZZ_STATE_KEY.with(Arc::clone);
         let arguments = serde_json::Map::new();
-        let can = crate::dispatch::ClientCan {
+        let can = crate::asking::ClientCan {
             elicit: true,
             sample: true,
             roots: true,

@@ -15,10 +15,12 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::asking::{Answer, AskError, Elicitation, Elicited, Question, Root, Sampled, Sampling};
-use crate::dispatch::ClientCan;
+use crate::asking::{
+    Answer, AskError, ClientCan, Elicitation, Elicited, Question, Root, Sampled, Sampling,
+};
 use crate::error::Capability;
 use crate::id::IdKey;
+pub use crate::log_level::LogLevel;
 use crate::output::ToolOutput;
 use crate::rounds::{Round, RoundEnd, Step};
 
@@ -85,46 +87,6 @@ pub struct Ask {
     pub(crate) answer: oneshot::Sender<Result<Answer, AskError>>,
 }
 
-/// The severity of a log message (RFC 5424's, least severe first), as `logging/setLevel` and
-/// `notifications/message` name them.
-#[derive(Clone, Copy, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    /// Detail for debugging.
-    Debug,
-    /// Normal operation.
-    Info,
-    /// Normal but significant.
-    Notice,
-    /// Something to look at.
-    Warning,
-    /// An operation failed.
-    Error,
-    /// A component failed.
-    Critical,
-    /// Action is needed at once.
-    Alert,
-    /// Nothing works.
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level named `name` exactly, as the protocol writes it.
-    pub(crate) fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "debug" => Self::Debug,
-            "info" => Self::Info,
-            "notice" => Self::Notice,
-            "warning" => Self::Warning,
-            "error" => Self::Error,
-            "critical" => Self::Critical,
-            "alert" => Self::Alert,
-            "emergency" => Self::Emergency,
-            _ => return None,
-        })
-    }
-}
-
 /// What a handler gets besides its arguments: a way to report progress and to log to the
 /// client.
 ///
@@ -169,16 +131,22 @@ impl CallContext {
         self
     }
 
-    /// A context reporting to `events` what `call` has a reader for (progress, log
-    /// messages); see [`Call::wants_reports`](crate::transport::Call::wants_reports).
-    pub fn reporting(call: &crate::call::Call, events: mpsc::Sender<Event>) -> Self {
+    /// A context reporting to `events` for the call of `ticket`: progress if `progress`, log
+    /// messages if `logs`, questions of what `can` says the client answers
+    /// ([`CallContext::reporting`] is how a transport makes one).
+    pub(crate) fn reporter(
+        ticket: Ticket,
+        events: mpsc::Sender<Event>,
+        (progress, logs): (bool, bool),
+        can: ClientCan,
+    ) -> Self {
         Self {
             reporter: Some(Reporter {
-                ticket: call.ticket().clone(),
+                ticket,
                 events,
-                progress: call.wants_progress(),
-                logs: call.wants_logs(),
-                can: call.client_can,
+                progress,
+                logs,
+                can,
             }),
             round: None,
         }

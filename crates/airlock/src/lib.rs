@@ -127,6 +127,7 @@ mod id;
 mod json;
 mod lifecycle;
 pub mod limits;
+mod log_level;
 mod output;
 mod pages;
 mod prompts;

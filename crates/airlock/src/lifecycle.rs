@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
-use crate::handler::LogLevel;
+use crate::log_level::LogLevel;
 use crate::version::{ProtocolVersion, VersionToken};
 
 /// The reserved `_meta` keys of MCP 2026-07-28.

@@ -35,12 +35,11 @@ use hmac_sha256::{HMAC, Hash};
 use secrecy::{ExposeSecret, SecretSlice};
 use serde_json::{Map, Value};
 
-use crate::asking::{Answer, AskError, Question};
-use crate::dispatch::ClientCan;
+use crate::asking::{Answer, AskError, ClientCan, Question};
 use crate::error::{Capability, McpError};
 use crate::limits::{
-    MAX_CARRIED_ANSWER_BYTES, MAX_INPUT_KEY_BYTES, MAX_INPUT_REQUESTS, MAX_INPUT_RESPONSES,
-    MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL,
+    MAX_CARRIED_ANSWER_BYTES, MAX_INPUT_REQUESTS, MAX_INPUT_RESPONSES, MAX_INPUT_ROUNDS,
+    MAX_REQUEST_STATE_BYTES, REQUEST_STATE_TTL,
 };
 
 /// The version of the state's payload, so a format change refuses old states.
@@ -294,22 +293,6 @@ impl Round {
     }
 }
 
-/// Whether `key` may name a question: 1 to [`MAX_INPUT_KEY_BYTES`] of `A-Z a-z 0-9 _ . -`.
-pub(crate) fn is_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= MAX_INPUT_KEY_BYTES
-        && key
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'))
-}
-
-/// Whether `key` has the form of an unnamed question's name (`q` and digits), which a tool
-/// may not give one of its questions: it could be another question's.
-pub(crate) fn is_default_key(key: &str) -> bool {
-    key.strip_prefix('q')
-        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// The digest naming one call: its method, its name and its arguments (serialised with
 /// their keys in order, so the same arguments give the same digest).
 fn binding((method, name, arguments): (&str, &str, &Map<String, Value>)) -> [u8; 32] {
@@ -411,7 +394,8 @@ fn open_state(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::asking::{Elicitation, Elicited, Sampling};
+    use crate::asking::{Elicitation, Elicited, Sampling, is_default_key, is_key};
+    use crate::limits::MAX_INPUT_KEY_BYTES;
     use serde_json::json;
 
     fn key() -> Arc<StateKey> {

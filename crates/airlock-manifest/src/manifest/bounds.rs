@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::checked::StoreSettings;
 use super::raw::{
     RawLimits, RawQuotaStore, RawRate, RawResources, RawStderr, RawTool, RawUnreachable,
 };
@@ -318,4 +317,17 @@ pub(super) fn stderr_mode(
         Some(RawStderr::Tail) => StderrMode::Tail(tail),
         Some(RawStderr::Drop) => StderrMode::Drop,
     })
+}
+
+/// The shared store settings of `[limits]` (the URL is never in a manifest: it comes from
+/// the environment, as it may hold a password).
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
+pub struct StoreSettings {
+    /// `redis_namespace`: the prefix of every key; `None` for the program's default.
+    pub namespace: Option<String>,
+    /// `redis_unreachable = "local"`: each replica's own limits while Redis is unreachable
+    /// (the default is to fail closed).
+    pub local_when_unreachable: bool,
+    /// `redis_lease_ms`: the expiry of an in-flight lease; `None` for the default.
+    pub lease_ttl: Option<Duration>,
 }

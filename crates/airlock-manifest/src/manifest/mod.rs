@@ -24,6 +24,7 @@ mod raw;
 pub mod risk;
 mod schema;
 mod surface;
+mod system;
 mod template;
 
 use std::io::Read;

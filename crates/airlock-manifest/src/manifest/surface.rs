@@ -172,7 +172,7 @@ fn prompt(raw: RawPrompt) -> Result<PromptSpec, (&'static str, String)> {
     }
     let mut arguments: Vec<PromptArgument> = Vec::with_capacity(raw.arguments.len());
     for argument in raw.arguments {
-        if !super::checked::valid_arg_name(&argument.name) {
+        if !super::template::valid_arg_name(&argument.name) {
             return Err((
                 "arguments",
                 "argument names must be 1 to 64 characters of a-z A-Z 0-9 _".to_owned(),
@@ -266,7 +266,7 @@ fn parse_text(text: &str) -> Option<Vec<TextPart>> {
                         c => name.push(c),
                     }
                 }
-                if !super::checked::valid_arg_name(&name) {
+                if !super::template::valid_arg_name(&name) {
                     return None;
                 }
                 if !literal.is_empty() {
@@ -426,8 +426,8 @@ const SHARED_TREES: &[&str] = &["/home", "/tmp", "/var/tmp", "/run", "/mnt", "/m
 /// directory (a directory of `/home`).
 pub(super) fn root_refusal(dir: &Path, home: Option<&Path>) -> Option<String> {
     let system =
-        super::checked::system_write_refusal(dir, super::checked::fixed_system_entries(), home);
-    let never = super::checked::NEVER_GRANTED
+        super::system::system_write_refusal(dir, super::system::fixed_system_entries(), home);
+    let never = super::system::NEVER_GRANTED
         .iter()
         .chain(PRIVATE_TREES)
         .any(|tree| Path::new(tree).starts_with(dir) || dir.starts_with(tree));

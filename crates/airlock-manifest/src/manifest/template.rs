@@ -128,3 +128,10 @@ impl StringRule {
                 .is_none_or(|values| values.iter().any(|v| v == value))
     }
 }
+
+/// Whether `name` may name an argument: 1 to 64 of `A-Z a-z 0-9 _`.
+pub(super) fn valid_arg_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}

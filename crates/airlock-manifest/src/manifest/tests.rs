@@ -1126,7 +1126,7 @@ fn a_writable_system_tree_or_a_directory_holding_one_is_refused() {
 #[test]
 fn a_writable_directory_holding_a_fixed_system_entrys_real_file_is_refused() {
     let fixed = [PathBuf::from("/srv/resolve/stub-resolv.conf")];
-    let rule = checked::system_write_refusal(Path::new("/srv"), &fixed, None).unwrap();
+    let rule = system::system_write_refusal(Path::new("/srv"), &fixed, None).unwrap();
     assert_eq!(
         rule,
         "/srv holds /srv/resolve/stub-resolv.conf, an entry of the fixed system list every \
@@ -1134,11 +1134,11 @@ fn a_writable_directory_holding_a_fixed_system_entrys_real_file_is_refused() {
          of the project instead"
     );
     assert_eq!(
-        checked::system_write_refusal(Path::new("/srv/data"), &fixed, None),
+        system::system_write_refusal(Path::new("/srv/data"), &fixed, None),
         None
     );
     assert_eq!(
-        checked::system_write_refusal(Path::new("/srv/data"), &[], None),
+        system::system_write_refusal(Path::new("/srv/data"), &[], None),
         None
     );
 }
@@ -1171,14 +1171,14 @@ fn the_hosts_code_and_record_are_refused_as_writable_directories() {
         ("/var", "/var holds /var/lib, a system tree"),
     ];
     for (dir, rule) in cases {
-        let refusal = checked::system_write_refusal(Path::new(dir), &[], None)
+        let refusal = system::system_write_refusal(Path::new(dir), &[], None)
             .unwrap_or_else(|| panic!("{dir} was allowed"));
         assert!(refusal.starts_with(rule), "{dir}: {refusal}");
     }
     // What the host keeps for anyone to scribble in, and a service's own tree, stay open.
     for dir in ["/var/tmp", "/tmp/out", "/srv/app", "/opt/app/data"] {
         assert_eq!(
-            checked::system_write_refusal(Path::new(dir), &[], None),
+            system::system_write_refusal(Path::new(dir), &[], None),
             None,
             "{dir}"
         );
@@ -1215,7 +1215,7 @@ fn the_home_directory_and_its_dot_directories_are_refused_and_projects_under_it_
         ),
     ];
     for (dir, rule) in refused {
-        let refusal = checked::system_write_refusal(Path::new(dir), &[], Some(home))
+        let refusal = system::system_write_refusal(Path::new(dir), &[], Some(home))
             .unwrap_or_else(|| panic!("{dir} was allowed"));
         assert!(refusal.starts_with(rule), "{dir}: {refusal}");
     }
@@ -1225,14 +1225,14 @@ fn the_home_directory_and_its_dot_directories_are_refused_and_projects_under_it_
         "/home/other/.ssh",
     ] {
         assert_eq!(
-            checked::system_write_refusal(Path::new(dir), &[], Some(home)),
+            system::system_write_refusal(Path::new(dir), &[], Some(home)),
             None,
             "{dir}"
         );
     }
     // A home of `/` (some service users) adds nothing to the rule for `/` itself.
     assert_eq!(
-        checked::system_write_refusal(Path::new("/srv/.cache"), &[], Some(Path::new("/"))),
+        system::system_write_refusal(Path::new("/srv/.cache"), &[], Some(Path::new("/"))),
         None
     );
 }

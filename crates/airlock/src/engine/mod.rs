@@ -15,10 +15,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::asking::ClientCan;
 use crate::asking::{Answer, AskError, Question};
 use crate::call::Call;
 use crate::call_log::{self, Client, Entry, RunNote};
-use crate::dispatch::{self, ClientCan, Context, Dispatched};
+use crate::dispatch::{self, Context, Dispatched};
 use crate::envelope::{
     self, AnswerPart, Message, Notification, NotificationMethod, Rejection, ReplyTo, Request,
     RequestMethod, Response,
