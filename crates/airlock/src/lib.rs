@@ -65,6 +65,7 @@
 //! - `id`: request ids, echoed verbatim.
 //! - `version`: the protocol revisions and what each allows.
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
+//! - `log_level`: the severities of log messages to the client.
 //! - `dispatch`: the method table.
 //! - `tools`: the registry, argument bounds, the schema validator, typed tools.
 //! - `prompts`: prompts with typed arguments, checked before their handler runs.
@@ -75,8 +76,9 @@
 //! - `handler`: the handler trait, its `CallContext`, and what a running call reports (progress,
 //!   completion, tickets); shared by `tools`, `call`, the engine and the transports.
 //! - `quota`: rate quotas (governor GCRA) decided before any work.
-//! - `asking`: what a tool may ask the client (elicitation forms, sampling requests, roots)
-//!   and the checks the client's answer passes before the tool sees it.
+//! - `asking`: what a tool may ask the client (elicitation forms, sampling requests, roots),
+//!   what the client declared it can answer, and the checks the client's answer passes
+//!   before the tool sees it.
 //! - `rounds`: a 2026-07-28 call's rounds of input: `input_required` results, the answers its
 //!   retry brings, and the signed `requestState` that carries them from round to round.
 //! - `call`: a tool call under its deadline and panic guard.

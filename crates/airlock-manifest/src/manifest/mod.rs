@@ -4,9 +4,10 @@
 //! (programs resolved to absolute paths, templates parsed, risky shapes refused, environment
 //! read), with its parts in modules of their own: `template` (the checked argv template and
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
-//! `bounds` (limits, quotas, deadlines, resources), `surface` (`[[prompt]]` and
-//! `[[resource]]`) and `describe` (the `inputSchema` and
-//! `airlock check`'s account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
+//! `bounds` (limits, quotas, deadlines, resources, the shared store's settings), `surface`
+//! (`[[prompt]]` and `[[resource]]`), `system` (the host's trees a sandboxed command is never
+//! given or may never write) and `describe` (the `inputSchema` and `airlock check`'s
+//! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
 //!
