@@ -220,6 +220,12 @@ pub const MAX_CARRIED_ANSWER_BYTES: usize = 128 * 1024;
 /// unread (`-32602`).
 pub const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
 
+/// Shortest key a server takes to sign `requestState`s
+/// ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)): HMAC-SHA-256's
+/// output size, so that guessing the key is no easier than guessing a tag. A shorter one is
+/// refused at build.
+pub const MIN_REQUEST_STATE_KEY_BYTES: usize = 32;
+
 /// How long a `requestState` is good for after it is issued: a retry after it is refused
 /// (`-32602`) and the client starts the call again.
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);

@@ -64,7 +64,8 @@ pub struct ServerBuilder {
     resources: Vec<Resource>,
     call_log: Option<Arc<CallLog>>,
     subscriptions: Option<ResourceUpdates>,
-    request_states: Option<Arc<crate::rounds::StateKey>>,
+    /// The key set by [`ServerBuilder::request_state_key`]; `Err` when it was too short.
+    request_states: Option<Result<Arc<crate::rounds::StateKey>, BuildError>>,
 }
 
 impl Server {
@@ -494,11 +495,18 @@ impl ServerBuilder {
     /// let server = Server::builder("replicated", "1.0.0").request_state_key(&key).build();
     /// assert!(server.is_ok());
     /// ```
+    ///
+    /// The key must be at least
+    /// [`MIN_REQUEST_STATE_KEY_BYTES`](crate::limits::MIN_REQUEST_STATE_KEY_BYTES) bytes
+    /// (random ones): [`build`](Self::build) refuses a shorter one.
     pub fn request_state_key(mut self, key: &secrecy::SecretSlice<u8>) -> Self {
         use secrecy::ExposeSecret;
-        self.request_states = Some(Arc::new(crate::rounds::StateKey::from_bytes(
-            key.expose_secret(),
-        )));
+        let key = key.expose_secret();
+        self.request_states = Some(if key.len() < crate::limits::MIN_REQUEST_STATE_KEY_BYTES {
+            Err(BuildError::WeakRequestStateKey)
+        } else {
+            Ok(Arc::new(crate::rounds::StateKey::from_bytes(key)))
+        });
         self
     }
 
@@ -507,8 +515,9 @@ impl ServerBuilder {
     /// # Errors
     ///
     /// The first [`BuildError`]: a bad or repeated name, a missing description, a schema the
-    /// validator does not support.
+    /// validator does not support, a request state key too short.
     pub fn build(self) -> Result<Server, BuildError> {
+        let request_states = self.request_states.transpose()?;
         let registry = Registry::new(self.tools)?;
         let prompts = PromptRegistry::new(self.prompts)?;
         let resources = ResourceRegistry::new(self.resources)?;
@@ -521,11 +530,37 @@ impl ServerBuilder {
                     prompts,
                     resources,
                     updates: self.subscriptions,
-                    request_states: self.request_states,
+                    request_states,
                 },
                 self.limits,
                 self.call_log,
             )?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::MIN_REQUEST_STATE_KEY_BYTES;
+
+    /// A short key makes the states it signs forgeable by trying keys: refused at build.
+    #[test]
+    fn a_request_state_key_shorter_than_its_minimum_is_refused_at_build() {
+        for short in [0, 1, 16, MIN_REQUEST_STATE_KEY_BYTES - 1] {
+            let key = secrecy::SecretSlice::from(vec![7_u8; short]);
+            let built = Server::builder("t", "1").request_state_key(&key).build();
+            assert!(
+                matches!(built, Err(BuildError::WeakRequestStateKey)),
+                "{short} bytes"
+            );
+        }
+        let key = secrecy::SecretSlice::from(vec![7_u8; MIN_REQUEST_STATE_KEY_BYTES]);
+        assert!(
+            Server::builder("t", "1")
+                .request_state_key(&key)
+                .build()
+                .is_ok()
+        );
     }
 }

@@ -188,6 +188,14 @@ pub enum BuildError {
          visible ASCII characters other than \" and \\"
     )]
     InvalidScope(String),
+    /// A key for `requestState`s
+    /// ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)) shorter
+    /// than [`MIN_REQUEST_STATE_KEY_BYTES`](crate::limits::MIN_REQUEST_STATE_KEY_BYTES).
+    #[error(
+        "the request state key must be at least {} random bytes",
+        crate::limits::MIN_REQUEST_STATE_KEY_BYTES
+    )]
+    WeakRequestStateKey,
 }
 
 /// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.
