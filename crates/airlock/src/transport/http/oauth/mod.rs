@@ -475,8 +475,9 @@ struct Claims {
     sub: String,
     /// Required and checked by the validation before this is read (a missing one is
     /// reported as expired, as the validation does).
+    /// NumericDate: seconds, which may have a fraction (RFC 7519 §2).
     #[serde(default)]
-    exp: Option<u64>,
+    exp: Option<serde_json::Number>,
     #[serde(default)]
     client_id: Option<String>,
     #[serde(default)]
@@ -525,12 +526,17 @@ impl Claims {
             return Err(Rejection::Claims);
         }
         let scopes: BTreeSet<Box<str>> = listed.into_iter().map(String::into_boxed_str).collect();
-        let expires = UNIX_EPOCH
-            .checked_add(Duration::from_secs(
-                self.exp
-                    .ok_or(Rejection::Expired)?
-                    .saturating_add(TOKEN_LEEWAY_SECONDS),
-            ))
+        let exp = self.exp.ok_or(Rejection::Expired)?;
+        let exp = match exp.as_u64() {
+            Some(seconds) => Duration::from_secs(seconds),
+            None => exp
+                .as_f64()
+                .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+                .ok_or(Rejection::Expired)?,
+        };
+        let expires = exp
+            .checked_add(Duration::from_secs(TOKEN_LEEWAY_SECONDS))
+            .and_then(|exp| UNIX_EPOCH.checked_add(exp))
             .ok_or(Rejection::Expired)?;
         Ok(Grant {
             identity: identity.into(),
