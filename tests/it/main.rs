@@ -100,3 +100,4 @@ mod sandbox;
 mod serve;
 mod serve_surface;
 mod setup;
+mod sse;

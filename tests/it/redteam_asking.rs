@@ -21,14 +21,14 @@
 //!
 //! Everything else here held, and is kept so that it goes on holding.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, Server};
 use crate::http::{HttpServer, post, post_bytes};
+use crate::sse::Stream;
 
 const CANARY: &str = "canary-5e1d-answer";
 
@@ -667,91 +667,33 @@ fn http_session(addr: SocketAddr, capabilities: Value) -> String {
     session
 }
 
-/// A `tools/call` whose SSE reply is read as it comes.
-struct Stream {
-    conn: TcpStream,
-    seen: Vec<u8>,
+/// A `tools/call` of `session` whose SSE reply is read as it comes.
+fn call(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Stream {
+    Stream::send(addr, &call_bytes(addr, session, id, tool, arguments))
 }
 
-impl Stream {
-    fn call(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Self {
-        Self::call_on(
-            TcpStream::connect(addr).expect("connect"),
-            addr,
-            session,
-            id,
-            tool,
-            arguments,
-        )
-    }
+/// The same on a connection whose receive buffer is as small as the kernel allows, and which
+/// is never read.
+fn call_unread(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Stream {
+    Stream::send_unread(addr, &call_bytes(addr, session, id, tool, arguments))
+}
 
-    /// The same on a connection whose receive buffer is as small as the kernel allows, and
-    /// which is never read.
-    fn call_unread(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Self {
-        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
-            .expect("socket");
-        socket.set_recv_buffer_size(1024).expect("SO_RCVBUF");
-        socket.connect(&addr.into()).expect("connect");
-        Self::call_on(socket.into(), addr, session, id, tool, arguments)
-    }
+fn call_bytes(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Vec<u8> {
+    post_bytes(
+        addr,
+        &session_headers(session),
+        &harness::call(id, tool, arguments),
+    )
+}
 
-    fn call_on(
-        mut conn: TcpStream,
-        addr: SocketAddr,
-        session: &str,
-        id: i64,
-        tool: &str,
-        arguments: Value,
-    ) -> Self {
-        conn.set_read_timeout(Some(Duration::from_millis(100)))
-            .unwrap();
-        let body = harness::call(id, tool, arguments);
-        conn.write_all(&post_bytes(addr, &session_headers(session), &body))
-            .expect("write request");
-        Self {
-            conn,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Reads until the bytes seen hold `needle` or `wait` passes; whether they do.
-    fn wait_for(&mut self, needle: &str, wait: Duration) -> bool {
-        let until = Instant::now() + wait;
-        let mut buffer = [0_u8; 8192];
-        loop {
-            if String::from_utf8_lossy(&self.seen).contains(needle) {
-                return true;
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-            match self.conn.read(&mut buffer) {
-                Ok(0) => return String::from_utf8_lossy(&self.seen).contains(needle),
-                Ok(n) => self.seen.extend_from_slice(&buffer[..n]),
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(_) => return false,
-            }
-        }
-    }
-
-    /// The id of the question in the stream (after `wait_for` saw it).
-    fn question_id(&self) -> u64 {
-        String::from_utf8_lossy(&self.seen)
-            .lines()
-            .filter_map(|line| line.strip_prefix("data: "))
-            .map(|data| serde_json::from_str::<Value>(data).unwrap())
-            .find(|message| message.get("method").is_some())
-            .and_then(|message| message["id"].as_u64())
-            .expect("a question in the stream")
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.seen).into_owned()
-    }
+/// The id of the question in the stream (after it was heard).
+fn question_id(stream: &Stream) -> u64 {
+    stream
+        .messages()
+        .into_iter()
+        .find(|message| message.get("method").is_some())
+        .and_then(|message| message["id"].as_u64())
+        .expect("a question in the stream")
 }
 
 fn elicited(id: u64, username: &str) -> String {
@@ -767,13 +709,12 @@ fn redteam_ask_http_another_session_or_no_session_cannot_answer_a_question() {
     let addr = server.addr;
     let a = http_session(addr, json!({"elicitation": {}}));
     let b = http_session(addr, json!({"elicitation": {}}));
-    let mut stream = Stream::call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
+    let mut stream = call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
     assert!(
-        stream.wait_for("elicitation/create", REPLY_TIMEOUT),
-        "{}",
-        stream.text()
+        stream.hears("elicitation/create", REPLY_TIMEOUT),
+        "{stream:?}"
     );
-    let n = stream.question_id();
+    let n = question_id(&stream);
     // Session B, no session, an unknown session id: dropped (or 404), never routed to A.
     assert_eq!(
         post(addr, &session_headers(&b), &elicited(n, CANARY)).status,
@@ -786,21 +727,17 @@ fn redteam_ask_http_another_session_or_no_session_cannot_answer_a_question() {
         404
     );
     assert!(
-        !stream.wait_for("\"result\"", Duration::from_millis(500)),
-        "A's question was answered by someone else: {}",
-        stream.text()
+        !stream.hears("\"result\"", Duration::from_millis(500)),
+        "A's question was answered by someone else: {stream:?}"
     );
     // A's own answer is taken.
     assert_eq!(
         post(addr, &session_headers(&a), &elicited(n, "ada")).status,
         202
     );
-    assert!(
-        stream.wait_for("\"result\"", REPLY_TIMEOUT),
-        "{}",
-        stream.text()
-    );
-    let text = stream.text();
+    assert!(stream.hears("\"result\"", REPLY_TIMEOUT), "{stream:?}");
+    // The whole reply, its head too, is searched for the canary.
+    let text = format!("{}\r\n\r\n{}", stream.head(), stream.text());
     assert!(text.contains(r#"\"username\":\"ada\""#), "{text}");
     assert!(!text.contains(CANARY), "{text}");
     let log = server.log.lock().unwrap().join("\n");
@@ -823,9 +760,9 @@ fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
     );
     assert_eq!(ping.status, 400);
     // … and so is an answer.
-    let mut stream = Stream::call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
-    assert!(stream.wait_for("elicitation/create", REPLY_TIMEOUT));
-    let n = stream.question_id();
+    let mut stream = call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
+    assert!(stream.hears("elicitation/create", REPLY_TIMEOUT));
+    let n = question_id(&stream);
     for version in ["1999-01-01", "2025-06-18", "2026-07-28"] {
         let reply = post(
             addr,
@@ -838,9 +775,8 @@ fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
         assert_eq!(reply.status, 400, "{version}: {reply:?}");
     }
     assert!(
-        !stream.wait_for("\"result\"", Duration::from_millis(500)),
-        "answered under a foreign version: {}",
-        stream.text()
+        !stream.hears("\"result\"", Duration::from_millis(500)),
+        "answered under a foreign version: {stream:?}"
     );
 }
 
@@ -853,7 +789,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
     let before = harness::peak_rss_kib(server.pid());
     // Four calls whose SSE streams are never read, each waiting on its question.
     let unread: Vec<Stream> = (1..=4)
-        .map(|id| Stream::call_unread(addr, &a, id, "test_sampling", json!({"prompt": "p"})))
+        .map(|id| call_unread(addr, &a, id, "test_sampling", json!({"prompt": "p"})))
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     // A fifth call of the same client is refused at once (client_in_flight, 4).
@@ -892,13 +828,12 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
         assert_eq!(reply.status, 202);
     }
     std::thread::sleep(Duration::from_millis(500));
-    let mut sixth = Stream::call(addr, &a, 6, "test_sampling", json!({"prompt": "p"}));
+    let mut sixth = call(addr, &a, 6, "test_sampling", json!({"prompt": "p"}));
     assert!(
-        sixth.wait_for("sampling/createMessage", REPLY_TIMEOUT),
-        "slots given back: {}",
-        sixth.text()
+        sixth.hears("sampling/createMessage", REPLY_TIMEOUT),
+        "slots given back: {sixth:?}"
     );
-    assert_eq!(sixth.question_id(), 5);
+    assert_eq!(question_id(&sixth), 5);
     let after = harness::peak_rss_kib(server.pid());
     eprintln!("peak RSS {before} -> {after} KiB");
     assert!(after < before + 8 * 1024);

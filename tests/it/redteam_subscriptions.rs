@@ -16,8 +16,8 @@
 //!
 //! Everything else here held, and is kept so that it goes on holding.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT};
 use crate::http::{HttpServer, exchange, initialize, post};
+use crate::sse::Stream;
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -56,122 +57,6 @@ fn touch(addr: SocketAddr, session: &str) -> u16 {
         ),
     )
     .status
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
-}
-
-/// A `GET /mcp` on its own connection: the status, and the connection to read events from.
-struct Stream {
-    status: u16,
-    conn: TcpStream,
-    seen: Vec<u8>,
-}
-
-impl Stream {
-    /// Opens a stream with `headers`; `host` replaces the loopback `Host`.
-    fn open(addr: SocketAddr, host: Option<&str>, headers: &[(&str, &str)]) -> Self {
-        Self::open_on(
-            TcpStream::connect(addr).expect("connect"),
-            addr,
-            host,
-            headers,
-        )
-    }
-
-    /// The same, on a connection whose receive buffer is as small as the kernel allows: a
-    /// reader that never reads fills it at once.
-    fn open_unread(addr: SocketAddr, headers: &[(&str, &str)]) -> Self {
-        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
-            .expect("socket");
-        socket.set_recv_buffer_size(1024).expect("SO_RCVBUF");
-        socket.connect(&addr.into()).expect("connect");
-        Self::open_on(socket.into(), addr, None, headers)
-    }
-
-    fn open_on(
-        mut conn: TcpStream,
-        addr: SocketAddr,
-        host: Option<&str>,
-        headers: &[(&str, &str)],
-    ) -> Self {
-        conn.set_read_timeout(Some(Duration::from_millis(200)))
-            .unwrap();
-        let host = host.map_or_else(|| addr.to_string(), str::to_owned);
-        let mut request = format!("GET /mcp HTTP/1.1\r\nHost: {host}\r\n");
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        conn.write_all(request.as_bytes()).expect("write request");
-        let mut stream = Self {
-            status: 0,
-            conn,
-            seen: Vec::new(),
-        };
-        stream.read_for(REPLY_TIMEOUT, |seen| find(seen, b"\r\n\r\n").is_some());
-        let head = String::from_utf8_lossy(&stream.seen).into_owned();
-        stream.status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("a status: {head:?}"));
-        stream
-    }
-
-    /// Reads until `done` holds of the bytes seen, the connection closes, or `wait` passes;
-    /// whether `done` held.
-    fn read_for(&mut self, wait: Duration, done: impl Fn(&[u8]) -> bool) -> bool {
-        let until = Instant::now() + wait;
-        let mut buffer = [0_u8; 8192];
-        loop {
-            if done(&self.seen) {
-                return true;
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-            match self.conn.read(&mut buffer) {
-                Ok(0) => return done(&self.seen),
-                Ok(n) => self.seen.extend_from_slice(&buffer[..n]),
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(_) => return done(&self.seen),
-            }
-        }
-    }
-
-    /// Whether the stream ends in time (its last chunk, or the connection closed).
-    fn ends(&mut self) -> bool {
-        let until = Instant::now() + REPLY_TIMEOUT;
-        let mut buffer = [0_u8; 8192];
-        while Instant::now() < until {
-            if self.seen.ends_with(b"0\r\n\r\n") {
-                return true;
-            }
-            match self.conn.read(&mut buffer) {
-                Ok(0) => return true,
-                Ok(n) => self.seen.extend_from_slice(&buffer[..n]),
-                Err(error)
-                    if matches!(
-                        error.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(_) => return true,
-            }
-        }
-        false
-    }
-
-    fn count(&self, needle: &str) -> usize {
-        String::from_utf8_lossy(&self.seen).matches(needle).count()
-    }
 }
 
 fn listen_headers(session: &str) -> Vec<(&str, &str)> {
@@ -206,7 +91,7 @@ fn a_get_stream_with_another_protocol_version_than_its_session_is_400_as_a_post_
         &harness::request(1, "ping", json!({})),
     );
     assert_eq!(mismatched.status, 400, "{mismatched:?}");
-    let stream = Stream::open(
+    let stream = Stream::get(
         addr,
         None,
         &[
@@ -216,13 +101,12 @@ fn a_get_stream_with_another_protocol_version_than_its_session_is_400_as_a_post_
         ],
     );
     assert_eq!(
-        stream.status,
+        stream.status(),
         400,
-        "a GET naming another revision than the session's is refused like a POST: {:?}",
-        String::from_utf8_lossy(&stream.seen)
+        "a GET naming another revision than the session's is refused like a POST: {stream:?}"
     );
     // A version nobody serves is not the modern era's (405) but an unsupported one (400).
-    let unknown = Stream::open(
+    let unknown = Stream::get(
         addr,
         None,
         &[
@@ -231,12 +115,7 @@ fn a_get_stream_with_another_protocol_version_than_its_session_is_400_as_a_post_
             ("Accept", "text/event-stream"),
         ],
     );
-    assert_eq!(
-        unknown.status,
-        400,
-        "{:?}",
-        String::from_utf8_lossy(&unknown.seen)
-    );
+    assert_eq!(unknown.status(), 400, "{unknown:?}");
 }
 
 /// Runs the stdio fixture on `lines` (after a handshake) and a last `ping` (id 9999); gives
@@ -314,11 +193,11 @@ fn a_get_stream_is_refused_for_a_rebinding_host_or_a_foreign_origin() {
     let addr = server.addr;
     let session = initialize(addr);
     let headers = listen_headers(&session);
-    let rebinding = Stream::open(addr, Some("attacker.example"), &headers);
-    assert_eq!(rebinding.status, 421);
+    let rebinding = Stream::get(addr, Some("attacker.example"), &headers);
+    assert_eq!(rebinding.status(), 421);
     let port = addr.port();
-    let rebinding_port = Stream::open(addr, Some(&format!("evil.example:{port}")), &headers);
-    assert_eq!(rebinding_port.status, 421);
+    let rebinding_port = Stream::get(addr, Some(&format!("evil.example:{port}")), &headers);
+    assert_eq!(rebinding_port.status(), 421);
     for origin in [
         "http://attacker.example",
         "null",
@@ -326,8 +205,8 @@ fn a_get_stream_is_refused_for_a_rebinding_host_or_a_foreign_origin() {
     ] {
         let mut with_origin = headers.clone();
         with_origin.push(("Origin", origin));
-        let stream = Stream::open(addr, None, &with_origin);
-        assert_eq!(stream.status, 403, "Origin {origin}");
+        let stream = Stream::get(addr, None, &with_origin);
+        assert_eq!(stream.status(), 403, "Origin {origin}");
     }
     // A page of an origin not listed is never told it may GET.
     let preflight = format!(
@@ -341,9 +220,9 @@ fn a_get_stream_is_refused_for_a_rebinding_host_or_a_foreign_origin() {
     // A loopback page's GET is served without CORS headers: its page cannot read it.
     let mut loopback = headers.clone();
     loopback.push(("Origin", "http://localhost:3000"));
-    let stream = Stream::open(addr, None, &loopback);
-    assert_eq!(stream.status, 200);
-    let head = String::from_utf8_lossy(&stream.seen).to_ascii_lowercase();
+    let stream = Stream::get(addr, None, &loopback);
+    assert_eq!(stream.status(), 200);
+    let head = stream.head().to_ascii_lowercase();
     assert!(!head.contains("access-control-allow-origin"), "{head}");
 }
 
@@ -358,17 +237,17 @@ fn a_get_with_the_id_of_an_ended_or_evicted_session_is_404_and_the_evicted_strea
     );
     assert_eq!(exchange(addr, delete.as_bytes()).status, 204);
     assert_eq!(
-        Stream::open(addr, None, &listen_headers(&deleted)).status,
+        Stream::get(addr, None, &listen_headers(&deleted)).status(),
         404
     );
     // A made-up id of the right shape, and a prefix of a live one.
     let live = initialize(addr);
     assert_eq!(
-        Stream::open(addr, None, &listen_headers(&"f".repeat(64))).status,
+        Stream::get(addr, None, &listen_headers(&"f".repeat(64))).status(),
         404
     );
     assert_eq!(
-        Stream::open(addr, None, &listen_headers(&live[..63])).status,
+        Stream::get(addr, None, &listen_headers(&live[..63])).status(),
         404
     );
     // Eviction: this client's least recently used session goes when it opens one past its
@@ -388,8 +267,8 @@ fn a_get_with_the_id_of_an_ended_or_evicted_session_is_404_and_the_evicted_strea
         )["result"],
         json!({})
     );
-    let mut stream = Stream::open(addr, None, &listen_headers(&first));
-    assert_eq!(stream.status, 200);
+    let mut stream = Stream::get(addr, None, &listen_headers(&first));
+    assert_eq!(stream.status(), 200);
     std::thread::sleep(Duration::from_millis(5));
     for session in &sessions[1..] {
         rpc(addr, session, 2, "ping", json!({}));
@@ -397,7 +276,7 @@ fn a_get_with_the_id_of_an_ended_or_evicted_session_is_404_and_the_evicted_strea
     let _newest = initialize(addr);
     assert!(stream.ends(), "the evicted session's stream ends");
     assert_eq!(
-        Stream::open(addr, None, &listen_headers(&first)).status,
+        Stream::get(addr, None, &listen_headers(&first)).status(),
         404
     );
 }
@@ -474,10 +353,10 @@ fn a_stream_never_read_holds_up_neither_the_announcer_nor_another_sessions_strea
                "message": "Invalid params: this session is subscribed to as many resources as it may be.",
                "data": {"limit": "max_subscriptions", "value": 32}})
     );
-    let never_read = Stream::open_unread(addr, &listen_headers(&stuck));
-    assert_eq!(never_read.status, 200);
-    let mut reading = Stream::open(addr, None, &listen_headers(&listener));
-    assert_eq!(reading.status, 200);
+    let never_read = Stream::get_unread(addr, &listen_headers(&stuck));
+    assert_eq!(never_read.status(), 200);
+    let mut reading = Stream::get(addr, None, &listen_headers(&listener));
+    assert_eq!(reading.status(), 200);
     let started = Instant::now();
     for _ in 0..300 {
         assert_eq!(touch(addr, &stuck), 200);
@@ -488,11 +367,8 @@ fn a_stream_never_read_holds_up_neither_the_announcer_nor_another_sessions_strea
     );
     // Every change is heard; a session that fell 64 behind is told once for what it missed,
     // so at least one notification per 65 announcements whatever the scheduling.
-    reading.read_for(Duration::from_secs(3), |seen| {
-        String::from_utf8_lossy(seen)
-            .matches("notifications/resources/updated")
-            .count()
-            >= 300
+    reading.read_for(Duration::from_secs(3), |body| {
+        body.matches("notifications/resources/updated").count() >= 300
     });
     let heard = reading.count("notifications/resources/updated");
     assert!(
@@ -526,9 +402,9 @@ fn sixty_gets_of_one_session_leave_one_stream_and_give_back_their_connections() 
     );
     let before = open_fds(server.pid());
     let mut streams: Vec<Stream> = (0..60)
-        .map(|_| Stream::open(addr, None, &listen_headers(&session)))
+        .map(|_| Stream::get(addr, None, &listen_headers(&session)))
         .collect();
-    assert!(streams.iter().all(|stream| stream.status == 200));
+    assert!(streams.iter().all(|stream| stream.status() == 200));
     let last = streams.pop().unwrap();
     for (n, stream) in streams.iter_mut().enumerate() {
         assert!(stream.ends(), "stream {n} ended when the next opened");
@@ -536,9 +412,7 @@ fn sixty_gets_of_one_session_leave_one_stream_and_give_back_their_connections() 
     drop(streams);
     let mut last = last;
     assert_eq!(touch(addr, &session), 200);
-    assert!(last.read_for(REPLY_TIMEOUT, |seen| {
-        find(seen, b"notifications/resources/updated").is_some()
-    }));
+    assert!(last.hears("notifications/resources/updated", REPLY_TIMEOUT));
     // The ended streams' connections close with their clients.
     let until = Instant::now() + REPLY_TIMEOUT;
     while open_fds(server.pid()) > before + 2 && Instant::now() < until {
