@@ -106,7 +106,7 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
     let mut second = Stream::get(addr, None, &accept);
     assert_eq!(second.status(), 200);
     assert!(
-        listening.ends(),
+        listening.ends(REPLY_TIMEOUT),
         "the first stream ends when a second opens"
     );
     touch(addr, &watcher);
@@ -116,7 +116,10 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
         "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {watcher}\r\nConnection: close\r\n\r\n"
     );
     assert_eq!(exchange(addr, delete.as_bytes()).status, 204);
-    assert!(second.ends(), "the stream ends with its session");
+    assert!(
+        second.ends(REPLY_TIMEOUT),
+        "the stream ends with its session"
+    );
 }
 
 #[test]

@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 use crate::harness::{self, REPLY_TIMEOUT, request};
 use crate::http::{HttpServer, Reply, initialize, parse_reply, post};
 use crate::redteam_resources::{DOCS, ECHO, SECRET, Tree};
+use crate::sse::{self, Stream};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -177,43 +178,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|window| window == needle)
 }
 
-/// The raw `GET /mcp` that opens `session`'s stream.
-fn get_stream_bytes(addr: SocketAddr, session: &str) -> Vec<u8> {
-    format!(
-        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\nAccept: text/event-stream\r\n\r\n"
-    )
-    .into_bytes()
+/// The headers of the `GET /mcp` that opens `session`'s stream.
+fn listen_headers(session: &str) -> [(&str, &str); 3] {
+    let [id, version] = session_headers(session);
+    [id, version, ("Accept", "text/event-stream")]
 }
 
-/// Reads from `conn` until `done` holds, the connection ends, or `wait` passes; the bytes
-/// and whether the connection ended.
-fn read_until(
-    conn: &mut TcpStream,
-    wait: Duration,
-    done: impl Fn(&[u8]) -> bool,
-) -> (Vec<u8>, bool) {
-    conn.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let until = Instant::now() + wait;
-    let mut seen = Vec::new();
-    let mut chunk = [0_u8; 8192];
-    while Instant::now() < until && !done(&seen) {
-        match conn.read(&mut chunk) {
-            Ok(0) => return (seen, true),
-            Ok(n) => seen.extend_from_slice(&chunk[..n]),
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return (seen, true),
-        }
-        if seen.ends_with(b"0\r\n\r\n") {
-            return (seen, true);
-        }
-    }
-    (seen, false)
+/// The raw `GET /mcp` that opens `session`'s stream.
+fn get_stream_bytes(addr: SocketAddr, session: &str) -> Vec<u8> {
+    sse::get_bytes(addr, None, &listen_headers(session))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -494,15 +467,16 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
             "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\
              MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
         );
-        let mut get = TcpStream::connect(addr).unwrap();
+        let get = TcpStream::connect(addr).unwrap();
         let mut del = TcpStream::connect(addr).unwrap();
-        if run % 2 == 0 {
-            get.write_all(&get_stream_bytes(addr, &session)).unwrap();
+        let mut get = if run % 2 == 0 {
+            let get = Stream::send_on(get, &get_stream_bytes(addr, &session));
             del.write_all(delete.as_bytes()).unwrap();
+            get
         } else {
             del.write_all(delete.as_bytes()).unwrap();
-            get.write_all(&get_stream_bytes(addr, &session)).unwrap();
-        }
+            Stream::send_on(get, &get_stream_bytes(addr, &session))
+        };
         del.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
         let mut deleted = Vec::new();
         let _read = del.read_to_end(&mut deleted);
@@ -519,9 +493,8 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
             String::from_utf8_lossy(&deleted)
         );
         // A refusal is one JSON body on a kept-alive connection; a stream must end by itself.
-        let (seen, ended) = read_until(&mut get, Duration::from_secs(2), |seen| {
-            seen.starts_with(b"HTTP/1.1 4") && seen.ends_with(b"}")
-        });
+        let ended = get.ends(Duration::from_secs(2));
+        let seen = get.raw();
         if seen.starts_with(b"HTTP/1.1 429") {
             // The GET was refused for the quota: this run proves nothing either.
             limited += 1;
@@ -533,20 +506,19 @@ fn a_get_raced_with_its_sessions_delete_ends_with_the_session() {
             if !ended {
                 let reply = announcer.post(&session_headers(&announcing), &touch);
                 assert_eq!(reply.status, 200);
-                let (more, _) = read_until(&mut get, Duration::from_secs(3), |seen| {
-                    find(seen, b"notifications/resources/updated").is_some()
-                });
+                get.forget();
+                get.hears("notifications/resources/updated", Duration::from_secs(3));
                 panic!(
                     "run {run}: the stream is open 2 s after its session's DELETE was answered 204; \
                      after another session's announcement it carried: {:?}",
-                    String::from_utf8_lossy(&more)
+                    get.text()
                 );
             }
         } else {
             assert!(
                 seen.starts_with(b"HTTP/1.1 404"),
                 "{}",
-                String::from_utf8_lossy(&seen)
+                String::from_utf8_lossy(seen)
             );
         }
     }
@@ -626,12 +598,9 @@ fn get_refusals_and_streams_echo_nothing_of_the_request_head() {
         ),
     ];
     for (raw, status) in &cases {
-        let mut conn = TcpStream::connect(addr).unwrap();
-        conn.write_all(raw.as_bytes()).unwrap();
-        let (seen, _ended) = read_until(&mut conn, Duration::from_secs(2), |seen| {
-            find(seen, b"\r\n\r\n").is_some_and(|end| seen.len() > end + 4)
-        });
-        let text = String::from_utf8_lossy(&seen).to_ascii_lowercase();
+        let mut conn = Stream::send(addr, raw.as_bytes());
+        conn.read_for(Duration::from_secs(2), |body| !body.is_empty());
+        let text = String::from_utf8_lossy(conn.raw()).to_ascii_lowercase();
         assert!(
             text.starts_with(&format!("http/1.1 {status}")),
             "{raw:?}: {text}"
@@ -639,16 +608,15 @@ fn get_refusals_and_streams_echo_nothing_of_the_request_head() {
         assert!(!text.contains(CANARY), "{raw:?}: {text}");
     }
     // Served: a Last-Event-ID and an unknown header are ignored, and nothing of them sent.
-    let mut conn = TcpStream::connect(addr).unwrap();
-    conn.write_all(
+    let mut conn = Stream::send(
+        addr,
         format!(
             "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
              Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n\
              Last-Event-ID: {CANARY}\r\nX-{CANARY}: {CANARY}\r\n\r\n"
         )
         .as_bytes(),
-    )
-    .unwrap();
+    );
     assert_eq!(
         post(
             addr,
@@ -664,10 +632,8 @@ fn get_refusals_and_streams_echo_nothing_of_the_request_head() {
         json!({"name": "test_touch_watched_resource", "arguments": {}}),
     );
     assert_eq!(post(addr, &session_headers(&session), &touch).status, 200);
-    let (seen, _ended) = read_until(&mut conn, REPLY_TIMEOUT, |seen| {
-        find(seen, b"notifications/resources/updated").is_some()
-    });
-    let text = String::from_utf8_lossy(&seen);
+    conn.hears("notifications/resources/updated", REPLY_TIMEOUT);
+    let text = String::from_utf8_lossy(conn.raw());
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     assert!(text.contains("notifications/resources/updated"), "{text}");
     assert!(!text.to_ascii_lowercase().contains(CANARY), "{text}");
@@ -914,20 +880,12 @@ fn sigterm_with_open_get_streams_stops_the_server_at_once() {
     let mut streams = Vec::new();
     for n in 0..4 {
         let session = initialize(addr);
-        let mut stream = if n == 0 {
-            connect_from(addr, Ipv4Addr::LOCALHOST, Some(1024))
+        let stream = if n == 0 {
+            Stream::get_unread(addr, &listen_headers(&session))
         } else {
-            TcpStream::connect(addr).unwrap()
+            Stream::get(addr, None, &listen_headers(&session))
         };
-        stream.write_all(&get_stream_bytes(addr, &session)).unwrap();
-        let (seen, _ended) = read_until(&mut stream, REPLY_TIMEOUT, |seen| {
-            find(seen, b"\r\n\r\n").is_some()
-        });
-        assert!(
-            seen.starts_with(b"HTTP/1.1 200"),
-            "{}",
-            String::from_utf8_lossy(&seen)
-        );
+        assert!(stream.head().starts_with("HTTP/1.1 200"), "{stream:?}");
         streams.push(stream);
     }
     let started = Instant::now();
@@ -940,7 +898,9 @@ fn sigterm_with_open_get_streams_stops_the_server_at_once() {
         thread::sleep(Duration::from_millis(20));
     }
     for mut stream in streams.into_iter().skip(1) {
-        let (_seen, ended) = read_until(&mut stream, Duration::from_secs(5), |_| false);
-        assert!(ended, "a stream outlived the server");
+        assert!(
+            stream.ends(Duration::from_secs(5)),
+            "a stream outlived the server"
+        );
     }
 }

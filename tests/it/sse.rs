@@ -1,7 +1,8 @@
 //! Reading a `text/event-stream` reply as it comes, off its own raw TCP connection: a legacy
 //! session's `GET /mcp` stream, or a `POST` whose reply is SSE. The status line and headers
-//! are kept apart from the body, a chunked body is decoded as it arrives, and a stream that
-//! ended (its last chunk came, or the connection closed) is told from one that is only quiet.
+//! are kept apart from the body, a chunked body is decoded as it arrives, and a reply that
+//! ended (its last chunk or its `Content-Length` came, or the connection closed) is told from
+//! a stream that is only quiet.
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -18,14 +19,18 @@ const POLL: Duration = Duration::from_millis(100);
 /// A request written on its own connection, and its reply as read so far.
 pub struct Stream {
     conn: TcpStream,
+    /// Every byte read, as it came.
+    raw: Vec<u8>,
     /// Bytes read and not decoded yet: the head until it is whole, then a partial chunk.
     wire: Vec<u8>,
     /// The status line and headers (without the blank line), once whole.
     head: Option<String>,
     chunked: bool,
+    /// The `Content-Length` of a body that is not chunked.
+    length: Option<usize>,
     /// The body decoded so far.
     body: Vec<u8>,
-    /// The last chunk came, or the connection closed.
+    /// The last chunk or the whole `Content-Length` came, or the connection closed.
     ended: bool,
 }
 
@@ -45,14 +50,18 @@ impl Stream {
         Self::send_on(socket.into(), request)
     }
 
-    fn send_on(mut conn: TcpStream, request: &[u8]) -> Self {
+    /// Writes `request` on `conn`, a connection the caller made (from a chosen source
+    /// address, or before another it must race); reads nothing yet.
+    pub fn send_on(mut conn: TcpStream, request: &[u8]) -> Self {
         conn.set_read_timeout(Some(POLL)).unwrap();
         conn.write_all(request).expect("write request");
         Self {
             conn,
+            raw: Vec::new(),
             wire: Vec::new(),
             head: None,
             chunked: false,
+            length: None,
             body: Vec::new(),
             ended: false,
         }
@@ -104,10 +113,15 @@ impl Stream {
         self.read_for(wait, |body| body.contains(needle))
     }
 
-    /// Whether the stream ends (its last chunk, or the connection closed) within
-    /// [`REPLY_TIMEOUT`].
-    pub fn ends(&mut self) -> bool {
-        self.fill(REPLY_TIMEOUT, |stream| stream.ended)
+    /// Whether the reply ends (its last chunk or its whole `Content-Length`, or the
+    /// connection closed) within `wait`.
+    pub fn ends(&mut self, wait: Duration) -> bool {
+        self.fill(wait, |stream| stream.ended)
+    }
+
+    /// Every byte read so far, the head's and the chunks' framing included.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
     }
 
     /// The body read so far.
@@ -162,6 +176,7 @@ impl Stream {
             match self.conn.read(&mut buffer) {
                 Ok(0) => self.ended = true,
                 Ok(n) => {
+                    self.raw.extend_from_slice(&buffer[..n]);
                     self.wire.extend_from_slice(&buffer[..n]);
                     self.decode();
                 }
@@ -182,17 +197,27 @@ impl Stream {
                 return;
             };
             let head = String::from_utf8_lossy(&self.wire[..end]).into_owned();
-            self.chunked = head.lines().skip(1).any(|line| {
-                line.split_once(':').is_some_and(|(name, value)| {
-                    name.trim().eq_ignore_ascii_case("transfer-encoding")
-                        && value.to_ascii_lowercase().contains("chunked")
+            let header = |wanted: &str| {
+                head.lines().skip(1).find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.trim()
+                        .eq_ignore_ascii_case(wanted)
+                        .then(|| value.trim().to_ascii_lowercase())
                 })
+            };
+            self.chunked =
+                header("transfer-encoding").is_some_and(|value| value.contains("chunked"));
+            self.length = header("content-length").map(|value| {
+                value
+                    .parse()
+                    .unwrap_or_else(|_| panic!("a length: {head:?}"))
             });
             self.head = Some(head);
             self.wire.drain(..end + 4);
         }
         if !self.chunked {
             self.body.append(&mut self.wire);
+            self.ended |= self.length.is_some_and(|length| self.body.len() >= length);
             return;
         }
         while !self.ended {
@@ -234,7 +259,7 @@ impl fmt::Debug for Stream {
 }
 
 /// The bytes of a `GET /mcp` with `headers`; `host` replaces the loopback `Host`.
-fn get_bytes(addr: SocketAddr, host: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
+pub fn get_bytes(addr: SocketAddr, host: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
     let host = host.map_or_else(|| addr.to_string(), str::to_owned);
     let mut request = format!("GET /mcp HTTP/1.1\r\nHost: {host}\r\n");
     for (name, value) in headers {
