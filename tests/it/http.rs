@@ -278,10 +278,7 @@ pub fn initialize_with(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
         .expect("a session id")
         .to_owned();
     assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
-    let mut headers = vec![
-        ("Mcp-Session-Id", session.as_str()),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ];
+    let mut headers = session_headers(&session);
     headers.extend_from_slice(extra);
     let initialized = post(
         addr,
@@ -290,6 +287,14 @@ pub fn initialize_with(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
     );
     assert_eq!(initialized.status, 202);
     session
+}
+
+/// The headers every request of the legacy `session` (revision 2025-11-25) carries.
+pub fn session_headers(session: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, exchange, initialize, post};
-use crate::sse::Stream;
+use crate::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::sse::{Stream, listen_headers};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -20,13 +20,6 @@ const SOON: Duration = Duration::from_secs(1);
 
 /// The notification a subscribed session gets when the watched resource changes.
 const UPDATED: &str = r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://watched-resource"}}"#;
-
-fn session_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        ("Mcp-Session-Id", session),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ]
-}
 
 fn subscribe(addr: SocketAddr, session: &str, method: &str, uri: &str) -> serde_json::Value {
     let reply = post(
@@ -75,13 +68,10 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
         subscribe(addr, &watcher, "resources/subscribe", WATCHED)["result"],
         json!({})
     );
-    let mut accept = session_headers(&watcher);
-    accept.push(("Accept", "text/event-stream"));
+    let accept = listen_headers(&watcher);
     let mut listening = Stream::get(addr, None, &accept);
     assert_eq!(listening.status(), 200);
-    let mut other_accept = session_headers(&bystander);
-    other_accept.push(("Accept", "text/event-stream"));
-    let mut unsubscribed = Stream::get(addr, None, &other_accept);
+    let mut unsubscribed = Stream::get(addr, None, &listen_headers(&bystander));
     assert_eq!(unsubscribed.status(), 200);
     // Any session's call may change the resource; only subscribers hear of it.
     touch(addr, &bystander);
@@ -156,9 +146,7 @@ fn a_server_without_subscriptions_answers_get_405_even_in_a_session() {
     let server = HttpServer::airlock(&[], &[]);
     let addr = server.addr;
     let session = initialize(addr);
-    let mut headers = session_headers(&session);
-    headers.push(("Accept", "text/event-stream"));
-    let listening = Stream::get(addr, None, &headers);
+    let listening = Stream::get(addr, None, &listen_headers(&session));
     assert_eq!(listening.status(), 405);
     let reply = subscribe(addr, &session, "resources/subscribe", WATCHED);
     assert_eq!(reply["error"]["code"], -32_601);

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, Server};
-use crate::http::{HttpServer, post, post_bytes};
+use crate::http::{HttpServer, post, post_bytes, session_headers};
 use crate::sse::Stream;
 
 const CANARY: &str = "canary-5e1d-answer";
@@ -633,13 +633,6 @@ fn redteam_ask_a_client_that_never_answers_holds_four_questions_until_the_tools_
 }
 
 // HTTP.
-
-fn session_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        ("Mcp-Session-Id", session),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ]
-}
 
 /// A legacy session whose client declared `capabilities`; its id.
 fn http_session(addr: SocketAddr, capabilities: Value) -> String {

@@ -36,9 +36,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, request};
-use crate::http::{HttpServer, Reply, initialize, parse_reply, post};
+use crate::http::{HttpServer, Reply, initialize, parse_reply, post, session_headers};
 use crate::redteam_resources::{DOCS, ECHO, SECRET, Tree};
-use crate::sse::{self, Stream};
+use crate::sse::{self, Stream, listen_headers};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -165,23 +165,10 @@ impl Client {
     }
 }
 
-fn session_headers(session: &str) -> [(&str, &str); 2] {
-    [
-        ("Mcp-Session-Id", session),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ]
-}
-
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)
-}
-
-/// The headers of the `GET /mcp` that opens `session`'s stream.
-fn listen_headers(session: &str) -> [(&str, &str); 3] {
-    let [id, version] = session_headers(session);
-    [id, version, ("Accept", "text/event-stream")]
 }
 
 /// The raw `GET /mcp` that opens `session`'s stream.

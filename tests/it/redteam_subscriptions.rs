@@ -24,17 +24,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, exchange, initialize, post};
-use crate::sse::Stream;
+use crate::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::sse::{Stream, listen_headers};
 
 const WATCHED: &str = "test://watched-resource";
-
-fn session_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        ("Mcp-Session-Id", session),
-        ("MCP-Protocol-Version", "2025-11-25"),
-    ]
-}
 
 fn rpc(addr: SocketAddr, session: &str, id: i64, method: &str, params: Value) -> Value {
     let reply = post(
@@ -57,12 +50,6 @@ fn touch(addr: SocketAddr, session: &str) -> u16 {
         ),
     )
     .status
-}
-
-fn listen_headers(session: &str) -> Vec<(&str, &str)> {
-    let mut headers = session_headers(session);
-    headers.push(("Accept", "text/event-stream"));
-    headers
 }
 
 /// Open file descriptors of a process.

@@ -258,6 +258,13 @@ impl fmt::Debug for Stream {
     }
 }
 
+/// The headers of the `GET /mcp` that opens the legacy `session`'s stream.
+pub fn listen_headers(session: &str) -> Vec<(&str, &str)> {
+    let mut headers = crate::http::session_headers(session);
+    headers.push(("Accept", "text/event-stream"));
+    headers
+}
+
 /// The bytes of a `GET /mcp` with `headers`; `host` replaces the loopback `Host`.
 pub fn get_bytes(addr: SocketAddr, host: Option<&str>, headers: &[(&str, &str)]) -> Vec<u8> {
     let host = host.map_or_else(|| addr.to_string(), str::to_owned);
