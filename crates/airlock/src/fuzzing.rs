@@ -118,8 +118,17 @@ pub fn framing(data: &[u8]) {
     );
 }
 
-/// Envelope: one frame; parsing returns, and every rejection maps to a code in the table.
+/// Envelope: one frame; parsing returns, every rejection maps to a code in the table, and the
+/// fast reader of plain frames reads what the full reader reads whenever it reads a frame.
 pub fn envelope(data: &[u8]) {
+    if let Ok(frame) = std::str::from_utf8(data) {
+        for depth in [crate::limits::MAX_JSON_DEPTH, 4] {
+            assert!(
+                crate::json::fast_agrees::<crate::envelope::Mcp>(frame, depth),
+                "the fast reader and the full one disagree"
+            );
+        }
+    }
     match crate::envelope::parse(data, crate::limits::MAX_JSON_DEPTH) {
         Ok(_) => {}
         Err(rejection) => {

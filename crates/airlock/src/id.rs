@@ -74,14 +74,13 @@ pub enum IdKey {
 }
 
 impl RequestId {
-    /// Checks a raw `id` member.
+    /// Checks a raw `id` member: its JSON text, as the strict reader read it (so valid JSON).
     ///
     /// # Errors
     ///
     /// [`IdFault`] for null, booleans, objects, arrays, non-integers, integers beyond 64 bits
     /// and strings longer than [`MAX_ID_BYTES`].
-    pub fn parse(raw: &RawValue) -> Result<Self, IdFault> {
-        let text = raw.get();
+    pub fn parse(text: &str) -> Result<Self, IdFault> {
         let key = match text.as_bytes().first() {
             // Capped before it is unescaped too: an escape (`\u0061`) is at most 6 bytes for
             // one byte of text.
@@ -215,7 +214,7 @@ mod tests {
     use super::*;
 
     fn id(text: &str) -> Result<RequestId, IdFault> {
-        RequestId::parse(&RawValue::from_string(text.to_owned()).unwrap())
+        RequestId::parse(text)
     }
 
     #[test]

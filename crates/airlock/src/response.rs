@@ -612,10 +612,9 @@ impl Serialize for MetaInfo<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::value::RawValue;
 
     fn id(text: &str) -> RequestId {
-        RequestId::parse(&RawValue::from_string(text.into()).unwrap()).unwrap()
+        RequestId::parse(text).unwrap()
     }
 
     /// The `result` of a call's reply line, as a client reads it.

@@ -214,9 +214,7 @@ pub fn parse(frame: &[u8], max_json_depth: usize) -> Result<Message<'_>, Rejecti
         Some((_, Ok(id))) => Some(Ok(id)),
         // A number cannot be too deep, repeat a key or hold a bad escape (and reading it again
         // would cost as much as a 100,000-digit id is long): its fault stands.
-        Some((raw, Err(fault)))
-            if matches!(raw.get().as_bytes().first(), Some(b'-' | b'0'..=b'9')) =>
-        {
+        Some((raw, Err(fault))) if matches!(raw.as_bytes().first(), Some(b'-' | b'0'..=b'9')) => {
             Some(Err(Some(fault)))
         }
         Some((raw, Err(fault))) => {

@@ -1,0 +1,537 @@
+//! The common frame, read in one pass without serde: the strict reader's answer for the
+//! frames almost every session sends, for a fraction of its cost.
+//!
+//! A well-behaved client's requests are plain: strings without escapes, integers, members
+//! JSON-RPC defines, `params` members some method reads, each once. For such a frame this
+//! reader builds exactly the [`Members`] the full reader ([`super::parse_frame`]) would, and
+//! for anything else it gives up (`None`) and the full reader decides, faults included. It
+//! never refuses and never reports: every way a frame can be unusual (an escape, a control
+//! character, a float, an exponent, `-0`, an integer of more than 18 digits, a repeated key,
+//! a member the envelope does not keep, `result`/`error`, nesting past [`FAST_DEPTH`] or the
+//! limit, anything after the object, any syntax error) is a reason to give up. Giving up
+//! costs the bytes read so far; agreeing with the full reader whenever it answers is what
+//! the property test below and the `envelope` fuzz target check.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::{KeptParams, Known, Members, ParamsMember, ParamsShape, Take, Taken, Text};
+
+/// The deepest container this reader builds (the frame's object is depth 1); deeper frames
+/// go to the full reader, whose own recursion limit is far above this.
+const FAST_DEPTH: usize = 32;
+
+/// Digits of the longest integer read here: every such integer fits `i64` and `u64`, and is
+/// read by serde_json as an integer too.
+const MAX_DIGITS: usize = 18;
+
+/// The frame's members when it is a plain frame (see the module's documentation); `None`
+/// when the full reader must decide.
+pub(super) fn parse<S: ParamsShape>(frame: &str, max_depth: usize) -> Option<Members<'_, S>> {
+    let limit = max_depth.min(FAST_DEPTH);
+    let mut reader = Reader {
+        text: frame,
+        bytes: frame.as_bytes(),
+        at: 0,
+    };
+    if limit < 1 {
+        return None;
+    }
+    reader.expect(b'{')?;
+    let mut members = Members::<S> {
+        jsonrpc: None,
+        id: None,
+        id_out_of_range: false,
+        method: None,
+        params: None,
+        has_result_or_error: false,
+        has_unknown_member: false,
+        id_repeated: false,
+        repeated_key: false,
+    };
+    let mut seen = 0u8;
+    if !reader.empty(b'}')? {
+        loop {
+            let key = reader.string()?;
+            reader.expect(b':')?;
+            let known = Known::parse(key)?;
+            if seen & known.bit() != 0 {
+                return None;
+            }
+            seen |= known.bit();
+            match known {
+                Known::Jsonrpc => {
+                    members.jsonrpc = Some(Text::Str(Cow::Borrowed(reader.string()?)))
+                }
+                Known::Method => members.method = Some(Text::Str(Cow::Borrowed(reader.string()?))),
+                Known::Id => members.id = Some(Cow::Borrowed(reader.id()?)),
+                Known::Params => {
+                    // Filled in place: the kept members are a large struct, and moving it
+                    // into its box would copy it.
+                    let mut params = Box::<S::Kept<'_>>::default();
+                    reader.params(&mut *params, limit)?;
+                    members.params = Some(ParamsMember::Object(params));
+                }
+                Known::Result | Known::Error => return None,
+            }
+            if reader.after_member(b'}')? {
+                break;
+            }
+        }
+    }
+    reader.skip_whitespace();
+    (reader.at == reader.bytes.len()).then_some(members)
+}
+
+/// A position in the frame.
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// JSON's whitespace (RFC 8259 §2), exactly: space, tab, line feed, carriage return.
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at = self.at.saturating_add(1);
+        }
+    }
+
+    /// The next byte after whitespace, not taken.
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_whitespace();
+        self.bytes.get(self.at).copied()
+    }
+
+    /// Takes `byte` after whitespace.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.at = self.at.saturating_add(1))
+    }
+
+    /// Right after a container opened: whether it closes at once with `close` (taken).
+    fn empty(&mut self, close: u8) -> Option<bool> {
+        let empty = self.peek()? == close;
+        if empty {
+            self.at = self.at.saturating_add(1);
+        }
+        Some(empty)
+    }
+
+    /// After a member or an item: `true` at `close`, `false` at a comma (both taken).
+    fn after_member(&mut self, close: u8) -> Option<bool> {
+        let next = self.peek()?;
+        self.at = self.at.saturating_add(1);
+        match next {
+            b',' => Some(false),
+            byte if byte == close => Some(true),
+            _ => None,
+        }
+    }
+
+    /// A string with no escape and no control character, borrowed from the frame (the frame
+    /// is UTF-8, checked whole, and a quote never falls inside a character).
+    fn string(&mut self) -> Option<&'a str> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.at.saturating_add(1);
+        let end = start.saturating_add(plain_length(self.bytes.get(start..)?));
+        if self.bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end.saturating_add(1);
+        self.text.get(start..end)
+    }
+
+    /// A plain integer, `-?(0|[1-9][0-9]*)` of at most [`MAX_DIGITS`] digits, and not `-0`
+    /// (which serde_json reads as a float); its text and its value.
+    fn integer(&mut self) -> Option<(&'a str, Value)> {
+        self.skip_whitespace();
+        let start = self.at;
+        let negative = self.bytes.get(start) == Some(&b'-');
+        let digits_start = start.saturating_add(usize::from(negative));
+        let digits = self
+            .bytes
+            .get(digits_start..)?
+            .iter()
+            .take_while(|byte| byte.is_ascii_digit())
+            .count();
+        let end = digits_start.saturating_add(digits);
+        let text = self.text.get(digits_start..end)?;
+        if digits == 0 || digits > MAX_DIGITS || (digits > 1 && text.starts_with('0')) {
+            return None;
+        }
+        if matches!(self.bytes.get(end), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        // At most 18 digits: no overflow.
+        let magnitude = text.bytes().fold(0u64, |n, digit| {
+            n.wrapping_mul(10)
+                .wrapping_add(u64::from(digit.wrapping_sub(b'0')))
+        });
+        let value = if negative {
+            if magnitude == 0 {
+                return None;
+            }
+            Value::from(i64::try_from(magnitude).ok()?.checked_neg()?)
+        } else {
+            Value::from(magnitude)
+        };
+        self.at = end;
+        Some((self.text.get(start..end)?, value))
+    }
+
+    /// The `id`: a plain string or integer, as its JSON text.
+    fn id(&mut self) -> Option<&'a str> {
+        match self.peek()? {
+            b'"' => {
+                let start = self.at;
+                self.string()?;
+                self.text.get(start..self.at)
+            }
+            _ => self.integer().map(|(text, _)| text),
+        }
+    }
+
+    /// `literal` (`true`, `false`, `null`), taken.
+    fn literal(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(literal.len())?;
+        (self.bytes.get(self.at..end)? == literal).then(|| self.at = end)
+    }
+
+    /// A value at `depth`; a container must be at most `limit` deep.
+    fn value(&mut self, depth: usize, limit: usize) -> Option<Value> {
+        match self.peek()? {
+            b'"' => self.string().map(|text| Value::String(text.to_owned())),
+            b'{' => {
+                if depth > limit {
+                    return None;
+                }
+                self.at = self.at.saturating_add(1);
+                let mut object = Map::new();
+                if !self.empty(b'}')? {
+                    loop {
+                        let key = self.string()?;
+                        self.expect(b':')?;
+                        let value = self.value(depth.saturating_add(1), limit)?;
+                        if object.insert(key.to_owned(), value).is_some() {
+                            return None;
+                        }
+                        if self.after_member(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                Some(Value::Object(object))
+            }
+            b'[' => {
+                if depth > limit {
+                    return None;
+                }
+                self.at = self.at.saturating_add(1);
+                let mut items = Vec::new();
+                if !self.empty(b']')? {
+                    loop {
+                        items.push(self.value(depth.saturating_add(1), limit)?);
+                        if self.after_member(b']')? {
+                            break;
+                        }
+                    }
+                }
+                Some(Value::Array(items))
+            }
+            b't' => self.literal(b"true").map(|()| Value::Bool(true)),
+            b'f' => self.literal(b"false").map(|()| Value::Bool(false)),
+            b'n' => self.literal(b"null").map(|()| Value::Null),
+            _ => self.integer().map(|(_, value)| value),
+        }
+    }
+
+    /// `params` (depth 2): an object of members `K` keeps, each taken as a string or a value.
+    fn params<K: KeptParams<'a>>(&mut self, params: &mut K, limit: usize) -> Option<()> {
+        if limit < 2 {
+            return None;
+        }
+        self.expect(b'{')?;
+        if self.empty(b'}')? {
+            return Some(());
+        }
+        loop {
+            let name = self.string()?;
+            self.expect(b':')?;
+            let (member, take) = K::member(name)?;
+            let taken = match take {
+                Take::Text => Taken::Text(Text::Str(Cow::Borrowed(self.string()?))),
+                Take::Value => Taken::Value(self.value(3, limit)?),
+                Take::Flagged => Taken::Flagged(self.value(3, limit)?, false),
+                Take::IsObject | Take::Skip => return None,
+            };
+            if params.keep(member, taken) {
+                return None;
+            }
+            if self.after_member(b'}')? {
+                return Some(());
+            }
+        }
+    }
+}
+
+/// Whether a byte ends a plain string: a quote, a backslash or a control character.
+fn ends_plain(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// How many bytes of `bytes` come before the first that [`ends_plain`] (all of them when none
+/// does), looked at eight at a time: each test below sets a byte's high bit where that byte
+/// is such a byte, and may set bits above the first one found, never below it.
+fn plain_length(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH_BITS: u64 = ONES << 7;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut length = 0usize;
+    for chunk in &mut chunks {
+        let Ok(eight) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(eight);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let found = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word))
+            & HIGH_BITS;
+        if found != 0 {
+            let first = usize::try_from(found.trailing_zeros() / 8).unwrap_or(0);
+            return length.saturating_add(first);
+        }
+        length = length.saturating_add(8);
+    }
+    let rest = chunks.remainder();
+    length.saturating_add(
+        rest.iter()
+            .position(|&byte| ends_plain(byte))
+            .unwrap_or(rest.len()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::envelope::Mcp;
+    use crate::json::{TopLevel, parse_full};
+
+    /// What the full reader makes of `frame`, as text, when it reads an object.
+    fn full(frame: &str, depth: usize) -> Option<String> {
+        match parse_full::<Mcp>(frame, depth) {
+            Ok(TopLevel::Object(members)) => Some(format!("{members:?}")),
+            _ => None,
+        }
+    }
+
+    fn fast(frame: &str, depth: usize) -> Option<String> {
+        parse::<Mcp>(frame, depth).map(|members| format!("{members:?}"))
+    }
+
+    #[test]
+    fn the_frames_clients_send_are_read_here_as_the_full_reader_reads_them() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello","n":-3,"list":[1,true,null,{"k":"v"}],"e":{}}}}"#,
+            r#" { "jsonrpc" : "2.0" , "id" : 123456789012345678 , "method" : "tools/call" , "params" : { "name" : "é—ü" , "arguments" : { } , "_meta" : { "progressToken" : 3 } } } "#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}"#,
+            "{}",
+        ] {
+            let got = fast(frame, 64);
+            assert!(got.is_some(), "not read here: {frame}");
+            assert_eq!(got, full(frame, 64), "{frame}");
+        }
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_the_full_reader() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1e3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1234567890123456789,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":01,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":1,"a":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"reason":"r"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"name":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":[1,]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":tru}}}"#,
+            "\u{feff}{}",
+            "[]",
+            "1",
+        ] {
+            assert_eq!(fast(frame, 64), None, "read here: {frame}");
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_limit_or_this_readers_own_depth_is_left_to_the_full_reader() {
+        let nested = |depth: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"arguments":{}1{}}}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        // The arrays start at depth 3.
+        assert!(fast(&nested(5), 7).is_some());
+        assert_eq!(fast(&nested(5), 7), full(&nested(5), 7));
+        assert_eq!(fast(&nested(6), 7), None);
+        assert_eq!(fast(&nested(40), 64), None);
+        assert_eq!(fast(r#"{"params":{}}"#, 1), None);
+    }
+
+    /// Scalars, mostly plain, some of each kind this reader gives up on.
+    fn piece() -> impl Strategy<Value = String> {
+        let plain = prop_oneof![
+            Just("\"2.0\""),
+            Just("\"tools/call\""),
+            Just("\"é—ü\""),
+            Just("\"\""),
+            Just("0"),
+            Just("-12"),
+            Just("123456789012345678"),
+            Just("-123456789012345678"),
+            Just("true"),
+            Just("false"),
+            Just("null"),
+            Just("{}"),
+            Just("[ ]"),
+        ];
+        let unusual = prop_oneof![
+            Just("\"a\\u0062\""),
+            Just("\"\\n\""),
+            Just("\"\u{1}\""),
+            Just("-0"),
+            Just("007"),
+            Just("1.5"),
+            Just("1e400"),
+            Just("1234567890123456789"),
+            Just("18446744073709551616"),
+            Just("nul"),
+            Just("tru e"),
+        ];
+        prop_oneof![12 => plain, 1 => unusual].prop_map(str::to_owned)
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        piece().prop_recursive(6, 48, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[{}]", items.join(" , "))),
+                prop::collection::vec(
+                    (
+                        prop_oneof![8 => Just("k"), 8 => Just("l"), 1 => Just("\\u006b")],
+                        inner
+                    ),
+                    0..3
+                )
+                .prop_map(|members| {
+                    let members: Vec<String> = members
+                        .iter()
+                        .map(|(key, value)| format!("\"{key}\":{value}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    /// A member that should be a string (or, for the id, a number): mostly one.
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => Just("\"2.0\"".to_owned()),
+            3 => Just("\"tools/call\"".to_owned()),
+            2 => Just("7".to_owned()),
+            1 => Just("\"a\\\"b\"".to_owned()),
+            2 => value(),
+        ]
+    }
+
+    /// A frame's members: each of JSON-RPC's at most once (as a client sends them), now and
+    /// then an unusual one, in any order.
+    fn members() -> impl Strategy<Value = Vec<String>> {
+        let params_key = prop_oneof![
+            4 => Just("name"),
+            4 => Just("arguments"),
+            4 => Just("_meta"),
+            2 => Just("cursor"),
+            1 => Just("task"),
+            1 => Just("reason"),
+            1 => Just("\\u006eame"),
+        ];
+        let params_value = prop_oneof![text(), value()];
+        let params = prop::collection::vec((params_key, params_value), 0..4).prop_map(|members| {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(key, value)| format!("\"{key}\" : {value}"))
+                .collect();
+            format!("\"params\":{{{}}}", members.join(","))
+        });
+        let extra = prop_oneof![
+            Just("\"result\":{}".to_owned()),
+            Just("\"other\":1".to_owned()),
+            Just("\"id\":2".to_owned()),
+            value().prop_map(|value| format!("\"params\":{value}")),
+        ];
+        (
+            prop::option::weighted(0.9, text().prop_map(|v| format!("\"jsonrpc\":{v}"))),
+            prop::option::weighted(0.9, text().prop_map(|v| format!("\"id\":{v}"))),
+            prop::option::weighted(0.9, text().prop_map(|v| format!("\"method\":{v}"))),
+            prop::option::weighted(0.8, params),
+            prop::option::weighted(0.1, extra),
+        )
+            .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].into_iter().flatten().collect())
+            .prop_shuffle()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Eight bytes at a time finds the byte a byte-by-byte search finds.
+        #[test]
+        fn the_plain_length_is_the_place_of_the_first_byte_that_ends_a_plain_string(
+            bytes in prop::collection::vec(
+                prop_oneof![4 => 0x20u8..0x7f, 1 => Just(b'"'), 1 => Just(b'\\'), 1 => 0u8..0x20, 1 => 0x7fu8..=0xff],
+                0..40,
+            ),
+        ) {
+            let naive = bytes.iter().position(|&byte| ends_plain(byte)).unwrap_or(bytes.len());
+            prop_assert_eq!(plain_length(&bytes), naive);
+        }
+
+        /// Whenever this reader answers, the full reader reads the same members.
+        #[test]
+        fn whenever_this_reader_answers_the_full_reader_agrees(
+            members in members(),
+            depth in 3usize..8,
+            tail in prop_oneof![Just(""), Just(" "), Just("\r"), Just(","), Just("}")],
+        ) {
+            let frame = format!("{{{}}}{tail}", members.join(","));
+            if let Some(got) = fast(&frame, depth) {
+                prop_assert_eq!(Some(got), full(&frame, depth), "{}", frame);
+            }
+        }
+    }
+}
