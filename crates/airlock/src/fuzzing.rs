@@ -427,19 +427,19 @@ fn run_asking<'a>(
     call: crate::call::Call,
     frames: &mut std::iter::Peekable<impl Iterator<Item = &'a [u8]>>,
 ) -> crate::handler::Completion {
-    use crate::handler::{CallContext, Event};
+    use crate::handler::{CallContext, Event, Report};
     asking_runtime().block_on(async {
         let (events_tx, mut events_rx) = tokio::sync::mpsc::channel(16);
         let context = CallContext::reporting(&call, events_tx.clone());
         let task = tokio::spawn(async move {
             let completion = call.run(context).await;
-            if events_tx.send(Event::Done(completion)).await.is_err() {
+            if events_tx.send(Event::from(completion)).await.is_err() {
                 fail("the call's completion had nowhere to go");
             }
         });
         let completion = loop {
             match events_rx.recv().await {
-                Some(Event::Ask(ask)) => {
+                Some(Event(Report::Ask(ask))) => {
                     let mut out = Vec::new();
                     engine.ask(ask, &mut out);
                     check_questions(&out).unwrap_or_else(|broken| fail(&broken));
@@ -449,7 +449,7 @@ fn run_asking<'a>(
                         assert!(replies.is_empty(), "an answer was answered");
                     }
                 }
-                Some(Event::Done(completion)) => break completion,
+                Some(Event(Report::Done(completion))) => break completion,
                 Some(_) => {}
                 None => fail("a call ended without its completion"),
             }

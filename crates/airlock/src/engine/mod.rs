@@ -25,7 +25,9 @@ use crate::envelope::{
     RequestMethod, Response,
 };
 use crate::error::McpError;
-use crate::handler::{Ask, Completion, Event, LogLevel, LogMessage, Outcome, Progress, Ticket};
+use crate::handler::{
+    Ask, Completion, Event, LogLevel, LogMessage, Outcome, Progress, Report, Ticket,
+};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
@@ -414,7 +416,7 @@ impl Engine {
     /// is still in flight, asked for progress, the value increased, and the last report is at
     /// least [`PROGRESS_MIN_INTERVAL`] old (`now` is the transport's clock). Otherwise the
     /// report is dropped: progress is best effort and never follows the call's reply.
-    pub fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
+    pub(crate) fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
         let Some(pending) = self.in_flight.get_mut(&report.ticket.key) else {
             return;
         };
@@ -456,7 +458,7 @@ impl Engine {
     /// the session's level admits it, and the call has sent fewer than
     /// [`MAX_LOG_MESSAGES_PER_CALL`]; its text is cut to [`MAX_LOG_MESSAGE_BYTES`]. Otherwise
     /// it is dropped: logging is best effort and never follows the call's reply.
-    pub fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
+    pub(crate) fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
         let session_level = self.log_level;
         let Some(pending) = self
             .in_flight
@@ -493,10 +495,10 @@ impl Engine {
     /// finish its own bookkeeping before [`Engine::complete`].
     pub fn report(&mut self, event: Event, now: Instant, out: &mut Vec<u8>) -> Option<Completion> {
         match event {
-            Event::Progress(report) => self.progress(report, now, out),
-            Event::Log(message) => self.log(message, out),
-            Event::Ask(ask) => self.ask(ask, out),
-            Event::Done(completion) => return Some(completion),
+            Event(Report::Progress(report)) => self.progress(report, now, out),
+            Event(Report::Log(message)) => self.log(message, out),
+            Event(Report::Ask(ask)) => self.ask(ask, out),
+            Event(Report::Done(completion)) => return Some(completion),
         }
         None
     }
@@ -510,7 +512,7 @@ impl Engine {
     ///
     /// [`CallContext::elicit`]: crate::CallContext::elicit
     /// [`CallContext::sample`]: crate::CallContext::sample
-    pub fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
+    pub(crate) fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
         let Ask {
             ticket,
             question,
