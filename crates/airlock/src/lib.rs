@@ -151,7 +151,9 @@ pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Samp
 pub use call_log::{CallLog, RunNote};
 pub use error::Capability;
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
-pub use limits::{HttpLimits, Limits, Rate};
+#[cfg(feature = "http")]
+pub use limits::HttpLimits;
+pub use limits::{Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
