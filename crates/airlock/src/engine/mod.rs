@@ -489,10 +489,24 @@ impl Engine {
         );
     }
 
-    /// Takes what a running call told its session: a progress report, a log message or a
-    /// question is written as [`Engine::progress`], [`Engine::log`] and [`Engine::ask`] do
-    /// (`now` is the transport's clock); the call's end is handed back, for the transport to
-    /// finish its own bookkeeping before [`Engine::complete`].
+    /// Takes what a running call told its session, and writes what it asks for, all best
+    /// effort and never after the call's reply (`now` is the transport's clock):
+    ///
+    /// - a progress report becomes `notifications/progress` if the call asked for progress,
+    ///   the value increased, and the last report is at least [`PROGRESS_MIN_INTERVAL`] old;
+    /// - a log message becomes `notifications/message` if the level in force admits it, at
+    ///   most [`MAX_LOG_MESSAGES_PER_CALL`] per call, cut to [`MAX_LOG_MESSAGE_BYTES`];
+    /// - a question ([`CallContext::elicit`], [`CallContext::sample`],
+    ///   [`CallContext::list_roots`]) becomes a request to the client if its session is a
+    ///   legacy one whose client declared the capability, and fewer than
+    ///   [`MAX_OUTSTANDING_ASKS`] wait; otherwise the call is told why at once. The answer
+    ///   comes back through [`Engine::handle`], as a response with the request's id;
+    /// - the call's end is handed back, for the transport to finish its own bookkeeping
+    ///   before [`Engine::complete`].
+    ///
+    /// [`CallContext::elicit`]: crate::CallContext::elicit
+    /// [`CallContext::sample`]: crate::CallContext::sample
+    /// [`CallContext::list_roots`]: crate::CallContext::list_roots
     pub fn report(&mut self, event: Event, now: Instant, out: &mut Vec<u8>) -> Option<Completion> {
         match event {
             Event(Report::Progress(report)) => self.progress(report, now, out),
