@@ -27,7 +27,7 @@ use airlock::transport::http::{
 use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
-use airlock_manifest::{command, sandbox};
+use airlock_manifest::{command, sandbox, secrets};
 
 mod cli;
 
@@ -686,7 +686,7 @@ fn serve(
             .env
             .iter()
             .map(|(name, _)| name.to_str().unwrap_or_default())
-            .chain(tool.secrets.iter().map(airlock::secrets::Secret::name));
+            .chain(tool.secrets.iter().map(secrets::Secret::name));
         for name in passed {
             if http.auth_token_env.iter().any(|token| token == name) {
                 tracing::error!(
@@ -722,9 +722,13 @@ fn serve(
     }
     // The tokens (and the Redis URL) join the redactor: one that reaches a command's output
     // is replaced there.
-    let mut secrets = config.tokens.secrets();
-    secrets.extend(store_url);
-    match command::server_with(manifest, secrets, Some(call_log)) {
+    let mut known: Vec<secrets::Secret> = config
+        .tokens
+        .secrets()
+        .map(|(name, token)| secrets::Secret::new(name.to_owned(), token.clone()))
+        .collect();
+    known.extend(store_url);
+    match command::server_with(manifest, known, Some(call_log)) {
         Ok(server) => server.run_http(addr, config),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
@@ -741,7 +745,7 @@ fn passes_variable<'a>(manifest: &'a Manifest, name: &str) -> Option<&'a str> {
             .env
             .iter()
             .map(|(variable, _)| variable.to_str().unwrap_or_default())
-            .chain(tool.secrets.iter().map(airlock::secrets::Secret::name));
+            .chain(tool.secrets.iter().map(secrets::Secret::name));
         passed
             .any(|variable| variable == name)
             .then_some(tool.name.as_str())
@@ -810,7 +814,7 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
 fn http_config(
     flags: &HttpFlags,
     manifest: Option<&manifest::StoreSettings>,
-) -> Result<(HttpConfig, Option<airlock::secrets::Secret>), HttpFlagsError> {
+) -> Result<(HttpConfig, Option<secrets::Secret>), HttpFlagsError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
@@ -893,7 +897,7 @@ fn http_config(
     if let Some(lease) = lease {
         store = store.with_lease_ttl(lease)?;
     }
-    let secret = airlock::secrets::Secret::new(name.to_owned(), url);
+    let secret = secrets::Secret::new(name.to_owned(), url);
     Ok((config.shared_store(store), Some(secret)))
 }
 

@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| airlock::fuzzing::redactor(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| airlock_manifest::fuzzing::redactor(data));

@@ -1,5 +1,5 @@
-//! Fuzzing entry points of the manifest side: the loader, argv building, and the sandbox
-//! policy a manifest's tools get.
+//! Fuzzing entry points of the manifest side: the loader, argv building, the sandbox policy a
+//! manifest's tools get, and the redaction of secrets from their output.
 //!
 //! Built only for tests and with `--cfg fuzzing` (cargo-fuzz sets it), like the protocol
 //! core's `airlock::fuzzing`. A broken invariant panics: that is how a fuzzer reports it.
@@ -704,6 +704,242 @@ fn expand(text: &str) -> Option<String> {
     }
     out.push_str(rest);
     Some(out)
+}
+
+/// Redactor: differential. The input picks two secrets (of one length, or the second one
+/// longer), which edges of the output are cuts, and the output (over a three-letter alphabet
+/// when asked, so secrets overlap and half-occur often). Each redaction is what the rule says
+/// (an independent, naive reading of it), and for secrets of one length the two redacted
+/// outputs differ only where one of them occurs whole: the property the redaction oracle
+/// broke.
+pub fn redactor(data: &[u8]) {
+    let [length, flags, rest @ ..] = data else {
+        return;
+    };
+    let first_len = usize::from(length % 12).saturating_add(4);
+    let second_len = if flags & 0x08 == 0 {
+        first_len
+    } else {
+        first_len.saturating_add(usize::from(length >> 4).saturating_add(1))
+    };
+    let small = flags & 0x04 != 0;
+    let letter = |byte: u8| {
+        if small {
+            b'a'.saturating_add(byte % 3)
+        } else {
+            (byte % 95).saturating_add(b' ')
+        }
+    };
+    let Some((first, rest)) = rest.split_at_checked(first_len) else {
+        return;
+    };
+    let Some((second, output)) = rest.split_at_checked(second_len) else {
+        return;
+    };
+    let secret =
+        |bytes: &[u8]| -> String { bytes.iter().map(|b| char::from(letter(*b))).collect() };
+    let (first, second) = (secret(first), secret(second));
+    let mut output: Vec<u8> = if small {
+        output.iter().map(|b| letter(*b)).collect()
+    } else {
+        output.to_vec()
+    };
+    // Plant whole secrets where asked: the fuzzer need not find them by itself.
+    for (bit, planted) in [(0x10, &first), (0x20, &second)] {
+        if flags & bit != 0 {
+            let at = usize::from(*length).min(output.len());
+            output.splice(at..at, planted.bytes());
+        }
+    }
+    let cut = crate::secrets::Cut {
+        start: flags & 0x01 != 0,
+        end: flags & 0x02 != 0,
+    };
+    if let Err(broken) = redaction_holds(&output, &first, &second, cut) {
+        fail(&broken);
+    }
+}
+
+/// Whether redacting `output` follows the rule (see [`crate::secrets::Redactor`]) for
+/// `first`, `second` and both, and, when they have one length, whether the two outputs differ
+/// only where one of them occurs whole.
+///
+/// # Errors
+///
+/// What was broken.
+pub fn redaction_holds(
+    output: &[u8],
+    first: &str,
+    second: &str,
+    cut: crate::secrets::Cut,
+) -> Result<(), String> {
+    let redact = |output: &[u8], secrets: &[&str], cut| redactor_of(secrets).redact(output, cut);
+    for secrets in [&[first][..], &[second], &[first, second]] {
+        let got = redact(output, secrets, cut);
+        let expected = redaction_by_the_rule(output, secrets, cut);
+        if got != expected {
+            return Err(format!(
+                "{secrets:?} {cut:?} {:?}: got {:?}, the rule says {:?}",
+                String::from_utf8_lossy(output),
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&expected)
+            ));
+        }
+    }
+    if first.len() == second.len() {
+        redaction_differs_only_at_secrets(output, first, second, cut, redact)?;
+    }
+    Ok(())
+}
+
+/// The differential property, for any redaction function `redact(output, secrets, cut)`:
+/// with `first` and then `second` (one length), the redacted outputs both hold, in order and
+/// nothing between them but what covered bytes became, every run of the bytes shown that no
+/// occurrence of either secret covers; so they differ only where a secret occurs whole.
+///
+/// # Errors
+///
+/// What was broken.
+pub fn redaction_differs_only_at_secrets(
+    output: &[u8],
+    first: &str,
+    second: &str,
+    cut: crate::secrets::Cut,
+    redact: impl Fn(&[u8], &[&str], crate::secrets::Cut) -> Vec<u8>,
+) -> Result<(), String> {
+    let covered = covered_by(output, &[first, second]);
+    let (lo, hi) = shown_range(output.len(), window_of(&[first, second]), cut);
+    // The template: runs of uncovered bytes, and gaps where covered runs are.
+    let mut parts: Vec<Option<&[u8]>> = Vec::new();
+    let mut at = lo;
+    while at < hi {
+        let is_covered = covered.get(at).copied().unwrap_or(false);
+        let mut end = at;
+        while end < hi && covered.get(end).copied().unwrap_or(false) == is_covered {
+            end = end.saturating_add(1);
+        }
+        parts.push(if is_covered {
+            None
+        } else {
+            output.get(at..end)
+        });
+        at = end;
+    }
+    for secret in [first, second] {
+        let got = redact(output, &[secret], cut);
+        if !fits_template(&got, &parts) {
+            return Err(format!(
+                "with {secret:?} {cut:?}, {:?} became {:?}, which does not keep the text that no \
+                 whole secret covers",
+                String::from_utf8_lossy(output),
+                String::from_utf8_lossy(&got),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` is the template's runs in order, each gap (`None`) standing for one or more
+/// bytes, the first and last runs anchored at the ends.
+fn fits_template(text: &[u8], parts: &[Option<&[u8]>]) -> bool {
+    let mut at = 0_usize;
+    let mut gap = false;
+    let last = parts.len().saturating_sub(1);
+    for (index, part) in parts.iter().enumerate() {
+        let Some(run) = part else {
+            gap = true;
+            continue;
+        };
+        let from = if gap { at.saturating_add(1) } else { at };
+        let found = if index == last {
+            let start = text.len().checked_sub(run.len());
+            start.filter(|start| *start >= from && text.get(*start..) == Some(*run))
+        } else if gap {
+            text.get(from..)
+                .and_then(|rest| memchr::memmem::find(rest, run))
+                .and_then(|offset| offset.checked_add(from))
+        } else {
+            (text.get(at..at.saturating_add(run.len())) == Some(*run)).then_some(at)
+        };
+        let Some(start) = found else {
+            return false;
+        };
+        at = start.saturating_add(run.len());
+        gap = false;
+    }
+    if gap {
+        at < text.len()
+    } else {
+        at == text.len()
+    }
+}
+
+/// The rule of [`crate::secrets::Redactor`], read naively: mark every byte inside an
+/// occurrence, show `lo..hi`, one marker per run of marked bytes.
+fn redaction_by_the_rule(output: &[u8], secrets: &[&str], cut: crate::secrets::Cut) -> Vec<u8> {
+    let covered = covered_by(output, secrets);
+    let (lo, hi) = shown_range(output.len(), window_of(secrets), cut);
+    let mut text = Vec::new();
+    let mut in_run = false;
+    for index in lo..hi {
+        if covered.get(index).copied().unwrap_or(false) {
+            if !in_run {
+                text.extend_from_slice(crate::secrets::MARKER.as_bytes());
+            }
+            in_run = true;
+        } else {
+            text.extend(output.get(index).copied());
+            in_run = false;
+        }
+    }
+    text
+}
+
+/// Which bytes of `output` lie inside an occurrence of one of `secrets`.
+fn covered_by(output: &[u8], secrets: &[&str]) -> Vec<bool> {
+    let mut covered = vec![false; output.len()];
+    for secret in secrets
+        .iter()
+        .map(|s| s.as_bytes())
+        .filter(|s| !s.is_empty())
+    {
+        for start in 0..output.len() {
+            let end = start.saturating_add(secret.len());
+            if output.get(start..end) == Some(secret) {
+                for flag in covered.get_mut(start..end).into_iter().flatten() {
+                    *flag = true;
+                }
+            }
+        }
+    }
+    covered
+}
+
+/// The window the rule withholds beside a cut: the longest secret, rounded up to 64 bytes.
+fn window_of(secrets: &[&str]) -> usize {
+    let longest = secrets.iter().map(|s| s.len()).max().unwrap_or(0);
+    longest.div_ceil(64).saturating_mul(64)
+}
+
+/// The bytes shown of `len` kept ones: `window` withheld beside each cut.
+fn shown_range(len: usize, window: usize, cut: crate::secrets::Cut) -> (usize, usize) {
+    let lo = if cut.start { window.min(len) } else { 0 };
+    let hi = if cut.end {
+        len.saturating_sub(window)
+    } else {
+        len
+    };
+    (lo, hi.max(lo))
+}
+
+fn redactor_of(secrets: &[&str]) -> crate::secrets::Redactor {
+    let secrets: Vec<crate::secrets::Secret> = secrets
+        .iter()
+        .map(|value| {
+            crate::secrets::Secret::new("FUZZ".to_owned(), secrecy::SecretString::from(*value))
+        })
+        .collect();
+    crate::secrets::Redactor::new(&secrets)
 }
 
 #[expect(clippy::panic, reason = "a fuzz finding is reported by panicking")]

@@ -13,6 +13,7 @@
 //!
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
 //! - `locate`: the programs and directories a manifest names, found once at load.
+//! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction; a manifest
 //!   prompt and resource root as the library's prompts and resources.
 //! - [`files`]: a resource root's files, read confined beneath the root (`openat2`).
@@ -35,3 +36,4 @@ mod locate;
 pub mod manifest;
 pub mod process;
 pub mod sandbox;
+pub mod secrets;

@@ -37,11 +37,18 @@ pub trait Handler: Send + Sync + 'static {
     fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput>;
 }
 
-/// What a running call tells its session: progress and log messages, then exactly one
-/// completion.
+/// What a running call tells its session: progress and log messages, questions for the
+/// client, then exactly one completion.
+///
+/// Opaque: a transport passes each event from the channel it gave
+/// [`CallContext::reporting`] to [`Engine::report`](crate::engine::Engine::report), which
+/// writes what the event asks for and hands back the call's [`Completion`] when it ended.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum Event {
+pub struct Event(pub(crate) Report);
+
+/// What an [`Event`] holds.
+#[derive(Debug)]
+pub(crate) enum Report {
     /// A progress report (best effort: dropped when the session is busy).
     Progress(Progress),
     /// A log message for the client (best effort, as progress).
@@ -53,35 +60,44 @@ pub enum Event {
     Done(Completion),
 }
 
+/// A call's end as an event, so a transport may send completions down the same channel as
+/// the call's reports ([`serve`](crate::transport::serve) does): [`Engine::report`] then
+/// hands the completion back after every report the call made before it.
+///
+/// [`Engine::report`]: crate::engine::Engine::report
+impl From<Completion> for Event {
+    fn from(completion: Completion) -> Self {
+        Self(Report::Done(completion))
+    }
+}
+
 /// One progress report of a call.
 #[derive(Debug)]
-#[non_exhaustive]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Which call.
-    pub ticket: Ticket,
+    pub(crate) ticket: Ticket,
     /// How far, in the handler's units; must increase from one report to the next.
-    pub progress: f64,
+    pub(crate) progress: f64,
     /// The end value, if known.
-    pub total: Option<f64>,
+    pub(crate) total: Option<f64>,
     /// A short human-readable note.
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// One log message of a call, for the client (`notifications/message`).
 #[derive(Debug)]
-#[non_exhaustive]
-pub struct LogMessage {
+pub(crate) struct LogMessage {
     /// Which call.
-    pub ticket: Ticket,
+    pub(crate) ticket: Ticket,
     /// How severe.
-    pub level: LogLevel,
+    pub(crate) level: LogLevel,
     /// The text, as the handler gave it (the engine bounds it).
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A question of a running call for the client, and where its answer goes.
 #[derive(Debug)]
-pub struct Ask {
+pub(crate) struct Ask {
     pub(crate) ticket: Ticket,
     pub(crate) question: Question,
     pub(crate) answer: oneshot::Sender<Result<Answer, AskError>>,
@@ -175,7 +191,8 @@ impl CallContext {
             total,
             message: message.map(str::to_owned),
         };
-        if reporter.events.try_send(Event::Progress(report)).is_err() {
+        let event = Event(Report::Progress(report));
+        if reporter.events.try_send(event).is_err() {
             tracing::trace!("progress report dropped: the session is busy or gone");
         }
     }
@@ -207,7 +224,8 @@ impl CallContext {
             level,
             text,
         };
-        if reporter.events.try_send(Event::Log(message)).is_err() {
+        let event = Event(Report::Log(message));
+        if reporter.events.try_send(event).is_err() {
             tracing::trace!("log message dropped: the session is busy or gone");
         }
     }
@@ -361,7 +379,7 @@ impl CallContext {
             answer,
         };
         // Never waits for room: a session too busy to take a question says so.
-        if reporter.events.try_send(Event::Ask(ask)).is_err() {
+        if reporter.events.try_send(Event(Report::Ask(ask))).is_err() {
             return Err(AskError::Busy);
         }
         match tokio::time::timeout(crate::limits::ANSWER_TIMEOUT, answered).await {
@@ -382,8 +400,7 @@ pub struct Ticket {
 
 /// How a call ended.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The handler returned.
     Finished(ToolOutput),
     /// The deadline passed first; the handler's future was dropped.
@@ -396,12 +413,19 @@ pub enum Outcome {
     Round(RoundEnd),
 }
 
-/// A finished call, for [`Engine::complete`](crate::engine::Engine::complete).
+/// A finished call, for [`Engine::complete`](crate::engine::Engine::complete), which writes
+/// its reply.
 #[derive(Debug)]
-#[non_exhaustive]
 pub struct Completion {
     /// Which call.
-    pub ticket: Ticket,
+    pub(crate) ticket: Ticket,
     /// How it ended.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
+}
+
+impl Completion {
+    /// Which call ended.
+    pub fn ticket(&self) -> &Ticket {
+        &self.ticket
+    }
 }

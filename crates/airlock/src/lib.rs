@@ -51,9 +51,9 @@
 //! [`telemetry`]. For an untyped tool (a schema given as
 //! JSON): [`Handler`]. For a transport author: [`transport`] ([`transport::serve`] over any
 //! byte stream, the sans-I/O [`transport::Engine`] and the calls it hands out; Streamable HTTP
-//! with the `http` feature). [`limits`] documents every bound; [`secrets`] holds secret values
-//! and redacts them from output. `schemars` and `serde_json` are re-exported so that argument
-//! types derive against the versions this crate reads.
+//! with the `http` feature). [`limits`] documents every bound. `schemars`, `secrecy` and
+//! `serde_json` are re-exported so that argument types derive against the versions this crate
+//! reads, and secrets are handed over in its own types.
 //!
 //! # Layout
 //!
@@ -83,7 +83,6 @@
 //!   retry brings, and the signed `requestState` that carries them from round to round.
 //! - `call`: a tool call under its deadline and panic guard.
 //! - `call_log`: the per-call audit record (one JSON line per tool call, no argument values).
-//! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - `engine`: the sans-I/O session tying the above together.
 //! - [`transport`]: sessions over byte streams (stdio), and Streamable HTTP on hyper (both eras,
 //!   CORS for listed origins, TLS with rustls) with the `http` feature; OAuth access tokens
@@ -102,8 +101,9 @@
 //! no compatibility promise. The modules stay private so that the compiler still sees dead code
 //! in them.
 //!
-//! Commands declared in a manifest, their sandbox and `airlock audit` live in the
-//! `airlock-manifest` and `airlock-audit` crates of this workspace.
+//! Commands declared in a manifest, their sandbox, their secrets and the redaction of those
+//! from output, and `airlock audit` live in the `airlock-manifest` and `airlock-audit` crates
+//! of this workspace.
 
 #![cfg_attr(
     test,
@@ -137,7 +137,6 @@ mod quota;
 mod resources;
 mod response;
 mod rounds;
-pub mod secrets;
 mod server;
 mod signals;
 mod state;
@@ -152,7 +151,9 @@ pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Samp
 pub use call_log::{CallLog, RunNote};
 pub use error::Capability;
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
-pub use limits::{HttpLimits, Limits, Rate};
+#[cfg(feature = "http")]
+pub use limits::HttpLimits;
+pub use limits::{Limits, Rate};
 pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};

@@ -602,8 +602,10 @@ pub const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
 /// buffer, what a non-reading client pins stays near the plain-HTTP figure.
 pub const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
 
-/// Limits of the HTTP transport, with safe defaults; each field defaults to the constant of
-/// the same name. The largest body is the server's `max_frame_bytes` (one POST, one message).
+/// Limits of the HTTP transport (the `http` feature), with safe defaults; each field defaults
+/// to the constant of the same name. The largest body is the server's `max_frame_bytes` (one
+/// POST, one message).
+#[cfg(feature = "http")]
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct HttpLimits {
@@ -639,6 +641,7 @@ pub struct HttpLimits {
     pub max_tracked_clients: NonZeroUsize,
 }
 
+#[cfg(feature = "http")]
 impl Default for HttpLimits {
     fn default() -> Self {
         Self {
@@ -778,6 +781,11 @@ mod tests {
         assert_eq!(limits.max_in_flight.get(), MAX_IN_FLIGHT);
         assert_eq!(limits.max_consecutive_errors.get(), MAX_CONSECUTIVE_ERRORS);
         assert_eq!(limits.tools_page_size.get(), TOOLS_PAGE_SIZE);
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn http_defaults_match_constants() {
         let http = HttpLimits::default();
         assert_eq!(http.max_connections.get(), MAX_CONNECTIONS);
         assert_eq!(http.max_sessions.get(), MAX_SESSIONS);

@@ -107,7 +107,7 @@ struct Inner {
 
 /// How a call's round ended, when it did not end with the handler's output.
 #[derive(Debug)]
-pub struct RoundEnd(pub(crate) Ending);
+pub(crate) struct RoundEnd(pub(crate) Ending);
 
 #[derive(Debug)]
 pub(crate) enum Ending {

@@ -18,6 +18,7 @@ pub const LOG_ENV: &str = "AIRLOCK_LOG";
 /// How each log line is written.
 #[cfg(feature = "logging")]
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[non_exhaustive]
 pub enum Format {
     /// One line of text per event (colours only on a terminal).
     #[default]

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::manifest::checked::StderrMode;
 use crate::manifest::{CommandTool, Manifest, PromptSpec, ResourceRoot};
 use crate::process::{self, CommandSpec, Stderr};
-use airlock::secrets::{Cut, Redactor, Secret};
+use crate::secrets::{Cut, Redactor, Secret};
 use airlock::{
     BoxFuture, BuildError, CallContext, CallLog, Content, Handler, Prompt, PromptMessage, Resource,
     ResourceBody, RunNote, Server, ServerBuilder, Tool, ToolOutput,

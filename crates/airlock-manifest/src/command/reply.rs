@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output};
-use airlock::secrets::{Cut, MARKER, Piece, Redactor};
+use crate::secrets::{Cut, MARKER, Piece, Redactor};
 use airlock::{RunNote, ToolOutput};
 
 /// The result the model sees.
@@ -478,7 +478,7 @@ mod tests {
 
     #[test]
     fn a_tail_cut_by_airlock_withholds_its_first_bytes_when_there_are_secrets() {
-        let secret = airlock::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
+        let secret = crate::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
         let redactor = Redactor::new([&secret]);
         let tool = tool("stderr = \"tail\"\nstderr_tail_bytes = 100");
         let mut kept = vec![b'x'; 64];
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_stopped_command_is_marked_where_each_stream_was_cut() {
-        let secret = airlock::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
+        let secret = crate::secrets::Secret::new("S".into(), "a-secret-value".to_owned().into());
         let redactor = Redactor::new([&secret]);
         let tool =
             tool("max_output_bytes = 1000\nsandbox = \"off\"\naccept_risk = [\"unsandboxed\"]");

@@ -25,10 +25,10 @@ pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringR
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::{Confinement, Declared, Policy, Resources};
+use crate::secrets::Secret;
 use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
 use airlock::limits::{MAX_SCOPE_BYTES, MAX_TOOL_SCOPES};
-use airlock::secrets::Secret;
 use airlock::{Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.

@@ -25,7 +25,9 @@ use crate::envelope::{
     RequestMethod, Response,
 };
 use crate::error::McpError;
-use crate::handler::{Ask, Completion, Event, LogLevel, LogMessage, Outcome, Progress, Ticket};
+use crate::handler::{
+    Ask, Completion, Event, LogLevel, LogMessage, Outcome, Progress, Report, Ticket,
+};
 use crate::id::{IdKey, ProgressToken, RequestId};
 use crate::json::Text;
 use crate::lifecycle::Lifecycle;
@@ -414,7 +416,7 @@ impl Engine {
     /// is still in flight, asked for progress, the value increased, and the last report is at
     /// least [`PROGRESS_MIN_INTERVAL`] old (`now` is the transport's clock). Otherwise the
     /// report is dropped: progress is best effort and never follows the call's reply.
-    pub fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
+    pub(crate) fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
         let Some(pending) = self.in_flight.get_mut(&report.ticket.key) else {
             return;
         };
@@ -456,7 +458,7 @@ impl Engine {
     /// the session's level admits it, and the call has sent fewer than
     /// [`MAX_LOG_MESSAGES_PER_CALL`]; its text is cut to [`MAX_LOG_MESSAGE_BYTES`]. Otherwise
     /// it is dropped: logging is best effort and never follows the call's reply.
-    pub fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
+    pub(crate) fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
         let session_level = self.log_level;
         let Some(pending) = self
             .in_flight
@@ -487,16 +489,30 @@ impl Engine {
         );
     }
 
-    /// Takes what a running call told its session: a progress report, a log message or a
-    /// question is written as [`Engine::progress`], [`Engine::log`] and [`Engine::ask`] do
-    /// (`now` is the transport's clock); the call's end is handed back, for the transport to
-    /// finish its own bookkeeping before [`Engine::complete`].
+    /// Takes what a running call told its session, and writes what it asks for, all best
+    /// effort and never after the call's reply (`now` is the transport's clock):
+    ///
+    /// - a progress report becomes `notifications/progress` if the call asked for progress,
+    ///   the value increased, and the last report is at least [`PROGRESS_MIN_INTERVAL`] old;
+    /// - a log message becomes `notifications/message` if the level in force admits it, at
+    ///   most [`MAX_LOG_MESSAGES_PER_CALL`] per call, cut to [`MAX_LOG_MESSAGE_BYTES`];
+    /// - a question ([`CallContext::elicit`], [`CallContext::sample`],
+    ///   [`CallContext::list_roots`]) becomes a request to the client if its session is a
+    ///   legacy one whose client declared the capability, and fewer than
+    ///   [`MAX_OUTSTANDING_ASKS`] wait; otherwise the call is told why at once. The answer
+    ///   comes back through [`Engine::handle`], as a response with the request's id;
+    /// - the call's end is handed back, for the transport to finish its own bookkeeping
+    ///   before [`Engine::complete`].
+    ///
+    /// [`CallContext::elicit`]: crate::CallContext::elicit
+    /// [`CallContext::sample`]: crate::CallContext::sample
+    /// [`CallContext::list_roots`]: crate::CallContext::list_roots
     pub fn report(&mut self, event: Event, now: Instant, out: &mut Vec<u8>) -> Option<Completion> {
         match event {
-            Event::Progress(report) => self.progress(report, now, out),
-            Event::Log(message) => self.log(message, out),
-            Event::Ask(ask) => self.ask(ask, out),
-            Event::Done(completion) => return Some(completion),
+            Event(Report::Progress(report)) => self.progress(report, now, out),
+            Event(Report::Log(message)) => self.log(message, out),
+            Event(Report::Ask(ask)) => self.ask(ask, out),
+            Event(Report::Done(completion)) => return Some(completion),
         }
         None
     }
@@ -510,7 +526,7 @@ impl Engine {
     ///
     /// [`CallContext::elicit`]: crate::CallContext::elicit
     /// [`CallContext::sample`]: crate::CallContext::sample
-    pub fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
+    pub(crate) fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
         let Ask {
             ticket,
             question,

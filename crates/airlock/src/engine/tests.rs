@@ -1533,7 +1533,7 @@ fn logging_engine() -> Engine {
 /// Runs a call with a reporting context; returns the lines written while it ran (its log
 /// messages as the engine let them through) and its reply.
 fn run_logged(engine: &mut Engine, frame: &str) -> (Vec<Value>, Value) {
-    use crate::handler::{CallContext, Event};
+    use crate::handler::{CallContext, Event, Report};
     let mut out = Vec::new();
     let Effect::Start(call) = engine.handle(frame.as_bytes(), &mut out) else {
         panic!("not a call: {}", String::from_utf8_lossy(&out))
@@ -1551,7 +1551,7 @@ fn run_logged(engine: &mut Engine, frame: &str) -> (Vec<Value>, Value) {
         .block_on(call.run(context));
     let mut logs = Vec::new();
     while let Ok(event) = events_rx.try_recv() {
-        if let Event::Log(message) = event {
+        if let Event(Report::Log(message)) = event {
             out.clear();
             engine.log(message, &mut out);
             if let Some(line) = reply(&out) {
@@ -1753,7 +1753,7 @@ fn run_asking(
     frame: &str,
     mut client: impl FnMut(&Value) -> Option<String>,
 ) -> (Vec<Value>, Vec<Effect>) {
-    use crate::handler::{CallContext, Event};
+    use crate::handler::{CallContext, Event, Report};
     let mut out = Vec::new();
     let Effect::Start(call) = engine.handle(frame.as_bytes(), &mut out) else {
         panic!("not a call: {}", String::from_utf8_lossy(&out))
@@ -1769,15 +1769,15 @@ fn run_asking(
         let context = CallContext::reporting(&call, events_tx.clone());
         tokio::spawn(async move {
             let completion = call.run(context).await;
-            events_tx.send(Event::Done(completion)).await.unwrap();
+            events_tx.send(Event::from(completion)).await.unwrap();
         });
         let mut written = Vec::new();
         let mut effects = Vec::new();
         loop {
             let mut out = Vec::new();
             match events_rx.recv().await.unwrap() {
-                Event::Ask(question) => engine.ask(question, &mut out),
-                Event::Done(completion) => {
+                Event(Report::Ask(question)) => engine.ask(question, &mut out),
+                Event(Report::Done(completion)) => {
                     engine.complete(completion, &mut out);
                     written.extend(lines(&out));
                     return (written, effects);

@@ -45,5 +45,5 @@ pub(crate) mod stream;
 
 pub use crate::call::{Call, Running, Started};
 pub use crate::engine::{Effect, Engine};
-pub use crate::handler::{Ask, Completion, Event, LogMessage, Outcome, Progress, Ticket};
+pub use crate::handler::{Completion, Event, Ticket};
 pub use stream::{Ending, serve};

@@ -387,7 +387,7 @@ impl Tasks {
         let events = events.clone();
         let task = tokio::spawn(async move {
             let completion = running.finish().await;
-            if events.send(Event::Done(completion)).await.is_err() {
+            if events.send(Event::from(completion)).await.is_err() {
                 tracing::debug!("a call finished after its session ended");
             }
         });

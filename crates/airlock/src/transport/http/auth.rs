@@ -14,7 +14,6 @@ use hyper::header::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::limits::{MAX_AUTH_TOKEN_BYTES, MAX_TOKEN_VARIABLE_BYTES, MIN_AUTH_TOKEN_BYTES};
-use crate::secrets::Secret;
 
 /// The bearer tokens a server accepts; empty means no authentication.
 #[derive(Default)]
@@ -118,13 +117,11 @@ impl Tokens {
         self.entries.is_empty()
     }
 
-    /// The tokens as secrets named by their identity, for the command tools' redactor
-    /// (`command::server_redacting`): the one use of a token besides comparing it.
-    pub fn secrets(&self) -> Vec<Secret> {
-        self.entries
-            .iter()
-            .map(|(name, token)| Secret::new(name.to_string(), token.clone()))
-            .collect()
+    /// The tokens, each with its identity, for a redactor of tool output (the command tools'
+    /// one, `airlock_manifest::command::server_with`): the one use of a token besides
+    /// comparing it. Each value stays in its `secrecy` wrapper.
+    pub fn secrets(&self) -> impl Iterator<Item = (&str, &SecretString)> {
+        self.entries.iter().map(|(name, token)| (&**name, token))
     }
 
     /// The identities (variable names) of the tokens, for logs and checks.
@@ -348,17 +345,18 @@ mod tests {
     }
 
     #[test]
-    fn tokens_are_known_to_the_redactor_by_their_identity() {
-        let secrets = tokens().secrets();
-        let names: Vec<&str> = secrets.iter().map(Secret::name).collect();
-        assert_eq!(names, ["ALICE", "BOB"]);
-        let redactor = crate::secrets::Redactor::new(&secrets);
+    fn tokens_are_handed_to_a_redactor_by_their_identity() {
+        let tokens = tokens();
+        let secrets: Vec<(&str, &str)> = tokens
+            .secrets()
+            .map(|(name, token)| (name, token.expose_secret()))
+            .collect();
         assert_eq!(
-            redactor.redact(
-                b"Bearer alice-token-0123456789 and bob-token-0123456789abc",
-                crate::secrets::Cut::default()
-            ),
-            b"Bearer [REDACTED] and [REDACTED]"
+            secrets,
+            [
+                ("ALICE", "alice-token-0123456789"),
+                ("BOB", "bob-token-0123456789abc")
+            ]
         );
     }
 

@@ -99,7 +99,7 @@ pub(super) async fn start(
         tokio::spawn(async move {
             let completion = call.run(context).await;
             if streaming {
-                if events_tx.send(Event::Done(completion)).await.is_err() {
+                if events_tx.send(Event::from(completion)).await.is_err() {
                     tracing::debug!("a call finished after its stream ended");
                 }
             } else {

@@ -418,7 +418,7 @@ mod tests {
         let shortest = if cut.end {
             1
         } else {
-            crate::limits::MIN_SECRET_BYTES
+            airlock::limits::MIN_SECRET_BYTES
         };
         for secret in secrets {
             let needle = secret.as_bytes();
