@@ -81,6 +81,12 @@ impl RequestId {
     /// [`IdFault`] for null, booleans, objects, arrays, non-integers, integers beyond 64 bits
     /// and strings longer than [`MAX_ID_BYTES`].
     pub fn parse(text: &str) -> Result<Self, IdFault> {
+        // The readers give the bare token; text with whitespace around it (which serde_json
+        // would take) is not an id: it would put a line break inside a reply line.
+        let padded = |byte: Option<&u8>| matches!(byte, Some(b' ' | b'\t' | b'\n' | b'\r'));
+        if padded(text.as_bytes().first()) || padded(text.as_bytes().last()) {
+            return Err(IdFault::WrongType);
+        }
         let key = match text.as_bytes().first() {
             // Capped before it is unescaped too: an escape (`\u0061`) is at most 6 bytes for
             // one byte of text.
@@ -215,6 +221,16 @@ mod tests {
 
     fn id(text: &str) -> Result<RequestId, IdFault> {
         RequestId::parse(text)
+    }
+
+    /// Red-team finding on the id as text: serde_json allows whitespace after a value, so a
+    /// text with a line break after it was taken (and would have been echoed into a reply
+    /// line). The readers give the bare token; this keeps the guarantee here too.
+    #[test]
+    fn an_id_text_with_whitespace_around_it_is_refused() {
+        for text in ["1\n", "1 ", "\"a\"\r\n", "-1\t", " 1", "\t\"a\""] {
+            assert!(id(text).is_err(), "{text:?}");
+        }
     }
 
     #[test]

@@ -317,6 +317,9 @@ fn plain_length(bytes: &[u8]) -> usize {
 }
 
 #[cfg(test)]
+mod battery;
+
+#[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
