@@ -282,32 +282,72 @@ impl Replies {
                 Ok(0) | Err(_) => return None,
                 Ok(_) => {}
             }
-            if find(&self.line, b"\"method\"").is_some() {
+            let seen = scan(&self.line);
+            if seen.method {
                 continue;
             }
             return Some(Reply {
-                id: number_after(&self.line, b"\"id\":").and_then(|n| u64::try_from(n).ok()),
-                error: find(&self.line, b"\"error\":")
-                    .and_then(|_| number_after(&self.line, b"\"code\":")),
+                id: seen.id.and_then(|n| u64::try_from(n).ok()),
+                error: if seen.error { seen.code } else { None },
             });
         }
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+/// What the load generator reads of a reply line.
+#[derive(Default)]
+struct Seen {
+    /// A `"method"` anywhere: a notification or a request from the server.
+    method: bool,
+    /// The integer after the first `"id":`.
+    id: Option<i64>,
+    /// An `"error":` anywhere.
+    error: bool,
+    /// The integer after the first `"code":`.
+    code: Option<i64>,
 }
 
-/// The integer after the first `key`, skipping spaces.
-fn number_after(line: &[u8], key: &[u8]) -> Option<i64> {
-    let at = find(line, key)? + key.len();
-    let rest = line.get(at..)?;
-    let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
-    let len = rest
-        .iter()
-        .take_while(|b| b.is_ascii_digit() || **b == b'-')
-        .count();
-    std::str::from_utf8(&rest[..len]).ok()?.parse().ok()
+/// Reads a reply line with memchr's vectorised search. (It searched the line once per key by
+/// comparing at every offset: about 2,300 instructions per 80-byte reply, CPU that a two-core
+/// machine takes from the server it measures, and more for a server whose replies are
+/// longer.)
+fn scan(line: &[u8]) -> Seen {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    // Built once: a finder costs more to build than a search.
+    static KEYS: LazyLock<[Finder<'static>; 4]> = LazyLock::new(|| {
+        [
+            Finder::new(b"\"method\""),
+            Finder::new(b"\"id\":"),
+            Finder::new(b"\"error\":"),
+            Finder::new(b"\"code\":"),
+        ]
+    });
+    let [method, id, error, code] = &*KEYS;
+    let after = |key: &Finder<'_>| key.find(line).map(|at| &line[at + key.needle().len()..]);
+    let has_error = after(error).is_some();
+    Seen {
+        method: after(method).is_some(),
+        id: after(id).and_then(integer),
+        error: has_error,
+        code: if has_error { after(code).and_then(integer) } else { None },
+    }
+}
+
+/// The integer at the start of `text`, after spaces.
+fn integer(text: &[u8]) -> Option<i64> {
+    let text = &text[text.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut value: i64 = 0;
+    let mut any = false;
+    for &byte in digits.iter().take_while(|b| b.is_ascii_digit()) {
+        value = value.checked_mul(10)?.checked_add(i64::from(byte - b'0'))?;
+        any = true;
+    }
+    any.then_some(if negative { -value } else { value })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -685,4 +725,21 @@ fn report(args: &[String]) -> Result<(), String> {
         println!();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_line_is_read_in_one_pass() {
+        let seen = scan(br#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"x"}}"#);
+        assert_eq!((seen.method, seen.id, seen.error, seen.code), (false, Some(5), true, Some(-32602)));
+        let seen = scan(br#"{"result":{"content":[{"type":"text","text":"id"}]},"jsonrpc":"2.0","id": 12}"#);
+        assert_eq!((seen.method, seen.id, seen.error), (false, Some(12), false));
+        let seen = scan(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#);
+        assert!(seen.method && seen.id.is_none());
+        let seen = scan(br#"{"jsonrpc":"2.0","id":null,"result":{}}"#);
+        assert_eq!(seen.id, None);
+    }
 }
