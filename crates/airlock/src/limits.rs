@@ -161,8 +161,12 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// Bytes of replies gathered before they are written even though more input is waiting.
 ///
 /// Replies are coalesced into one write while requests are already buffered; this caps how
-/// much is held before the write happens regardless.
-pub const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+/// much is held before the write happens regardless. A quarter of a Linux pipe's default
+/// capacity (64 KiB): a write of a whole pipe's worth fits only an empty pipe, so with 64 KiB
+/// the session stopped at every write until the client had read all of the last one (and
+/// then for the client's wake-up); at 16 KiB the client reads one write while the next is
+/// gathered (BENCHMARKS.md, issue 17's budget).
+pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;
 
 /// Shortest interval between two progress notifications of one call.
 ///
