@@ -330,7 +330,11 @@ fn scan(line: &[u8]) -> Seen {
         method: after(method).is_some(),
         id: after(id).and_then(integer),
         error: has_error,
-        code: if has_error { after(code).and_then(integer) } else { None },
+        code: if has_error {
+            after(code).and_then(integer)
+        } else {
+            None
+        },
     }
 }
 
@@ -734,8 +738,13 @@ mod tests {
     #[test]
     fn a_reply_line_is_read_in_one_pass() {
         let seen = scan(br#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"x"}}"#);
-        assert_eq!((seen.method, seen.id, seen.error, seen.code), (false, Some(5), true, Some(-32602)));
-        let seen = scan(br#"{"result":{"content":[{"type":"text","text":"id"}]},"jsonrpc":"2.0","id": 12}"#);
+        assert_eq!(
+            (seen.method, seen.id, seen.error, seen.code),
+            (false, Some(5), true, Some(-32602))
+        );
+        let seen = scan(
+            br#"{"result":{"content":[{"type":"text","text":"id"}]},"jsonrpc":"2.0","id": 12}"#,
+        );
         assert_eq!((seen.method, seen.id, seen.error), (false, Some(12), false));
         let seen = scan(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#);
         assert!(seen.method && seen.id.is_none());
