@@ -61,7 +61,8 @@
 //! - `error`: `McpError` and the one mapping to wire error objects.
 //! - `framing`: bytes to size-capped frames; knows no JSON.
 //! - `envelope`: THE BOUNDARY — a frame to a checked message, or a rejection.
-//! - `json`: the strict one-pass reader behind the envelope (depth, repeated keys).
+//! - `json`: the strict reader behind the envelope (depth, repeated keys): a one-pass reader of
+//!   plain frames (`json::fast`) and serde_json with our visitors for every other frame.
 //! - `id`: request ids, echoed verbatim.
 //! - `version`: the protocol revisions and what each allows.
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
