@@ -79,6 +79,12 @@ pub struct Engine {
     /// Calls in flight by id. An ordered map: ids are the peer's choice, and a tree has no
     /// hash to flood and costs no hashing per request (at most `max_in_flight` entries).
     in_flight: BTreeMap<IdKey, Pending>,
+    /// The call started last, until the engine is next used: a call answered in the
+    /// transport's first step of it (most in-process tools) is completed from here and never
+    /// enters `in_flight`, which would allocate and free a tree node for it. Every other entry
+    /// point puts it in `in_flight` first ([`Engine::settle`]), so nothing else ever sees
+    /// the difference; [`Engine::in_flight`] counts it.
+    staged: Option<(IdKey, Pending)>,
     next_serial: u64,
     consecutive_errors: u32,
     /// Whether the last frame handled counted as invalid (towards the cut-off), for
@@ -171,6 +177,7 @@ impl Engine {
             shared,
             lifecycle: Lifecycle::default(),
             in_flight: BTreeMap::new(),
+            staged: None,
             next_serial: 0,
             consecutive_errors: 0,
             last_invalid: false,
@@ -191,7 +198,17 @@ impl Engine {
 
     /// Calls started and not yet completed or cancelled.
     pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight
+            .len()
+            .saturating_add(usize::from(self.staged.is_some()))
+    }
+
+    /// Puts the call started last into `in_flight`: every entry point but
+    /// [`Engine::complete`] of that very call does this before it looks at calls in flight.
+    fn settle(&mut self) {
+        if let Some((key, pending)) = self.staged.take() {
+            self.in_flight.insert(key, pending);
+        }
     }
 
     /// The error of the last refusal since the previous call, if any (written, or for a
@@ -268,6 +285,7 @@ impl Engine {
         parsed: Result<Message<'_>, Rejection>,
         out: &mut Vec<u8>,
     ) -> Effect {
+        self.settle();
         self.last_invalid = false;
         let message = match parsed {
             Ok(message) => message,
@@ -303,7 +321,14 @@ impl Engine {
     /// Takes a finished call; writes its reply if one is still owed.
     pub fn complete(&mut self, completion: Completion, out: &mut Vec<u8>) {
         let Completion { ticket, outcome } = completion;
-        let Some(pending) = self.in_flight.remove(&ticket.key) else {
+        let staged = self
+            .staged
+            .take_if(|(key, pending)| *key == ticket.key && pending.serial == ticket.serial);
+        self.settle();
+        let Some(pending) = staged
+            .map(|(_, pending)| pending)
+            .or_else(|| self.in_flight.remove(&ticket.key))
+        else {
             // Cancelled (or never ours): nothing is ever sent for it.
             return;
         };
@@ -417,6 +442,7 @@ impl Engine {
     /// least [`PROGRESS_MIN_INTERVAL`] old (`now` is the transport's clock). Otherwise the
     /// report is dropped: progress is best effort and never follows the call's reply.
     pub(crate) fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
+        self.settle();
         let Some(pending) = self.in_flight.get_mut(&report.ticket.key) else {
             return;
         };
@@ -459,6 +485,7 @@ impl Engine {
     /// [`MAX_LOG_MESSAGES_PER_CALL`]; its text is cut to [`MAX_LOG_MESSAGE_BYTES`]. Otherwise
     /// it is dropped: logging is best effort and never follows the call's reply.
     pub(crate) fn log(&mut self, message: LogMessage, out: &mut Vec<u8>) {
+        self.settle();
         let session_level = self.log_level;
         let Some(pending) = self
             .in_flight
@@ -527,6 +554,7 @@ impl Engine {
     /// [`CallContext::elicit`]: crate::CallContext::elicit
     /// [`CallContext::sample`]: crate::CallContext::sample
     pub(crate) fn ask(&mut self, ask: Ask, out: &mut Vec<u8>) {
+        self.settle();
         let Ask {
             ticket,
             question,
@@ -652,6 +680,7 @@ impl Engine {
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
+        self.settle();
         self.asks.clear();
         std::mem::take(&mut self.in_flight)
             .into_iter()
@@ -764,7 +793,8 @@ impl Engine {
                 arguments_hmac: log.hash(&arguments),
             })
         });
-        self.in_flight.insert(
+        self.settle();
+        self.staged = Some((
             key.clone(),
             Pending {
                 serial,
@@ -781,7 +811,7 @@ impl Engine {
                 log_level,
                 audit,
             },
-        );
+        ));
         Effect::Start(Call {
             ticket: Ticket { key, serial },
             tool,

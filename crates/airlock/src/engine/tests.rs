@@ -369,6 +369,44 @@ fn duplicate_in_flight_ids_are_refused_and_cancelled_calls_stay_silent() {
 }
 
 #[test]
+fn calls_completed_out_of_order_or_abandoned_are_each_answered_or_told_once() {
+    // The engine keeps the call started last apart until it is next used (most calls are
+    // completed right away): completions in any order, and shutdown, must not notice.
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let call = |id: u32, text: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
+        )
+    };
+    let (_, first) = send(&mut engine, &call(1, "one"));
+    let (_, second) = send(&mut engine, &call(2, "two"));
+    assert_eq!(engine.in_flight(), 2);
+    let reply = finish(&mut engine, first).unwrap();
+    assert_eq!(
+        (&reply["id"], &reply["result"]["content"][0]["text"]),
+        (&json!(1), &json!("one"))
+    );
+    assert_eq!(engine.in_flight(), 1);
+    // The second is still in flight: its id is taken, and its completion answers it.
+    assert_eq!(ask(&mut engine, &call(2, "again"))["error"]["code"], -32600);
+    let reply = finish(&mut engine, second).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "two");
+    assert_eq!(engine.in_flight(), 0);
+    // A call started last and a call before it are both abandoned at shutdown.
+    let (_, _third) = send(&mut engine, &call(3, "three"));
+    let (_, _fourth) = send(&mut engine, &call(4, "four"));
+    let mut abandoned: Vec<_> = engine
+        .abandon_all()
+        .into_iter()
+        .map(|ticket| format!("{:?}", ticket.key))
+        .collect();
+    abandoned.sort();
+    assert_eq!(abandoned, ["Integer(3)", "Integer(4)"]);
+    assert_eq!(engine.in_flight(), 0);
+}
+
+#[test]
 fn a_late_completion_never_answers_a_newer_request_with_the_same_id() {
     let mut engine = engine();
     initialize(&mut engine, "2025-11-25");
