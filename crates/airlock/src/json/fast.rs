@@ -132,8 +132,10 @@ impl<'a> Reader<'a> {
 
     /// A string with no escape and no control character, borrowed from the frame (the frame
     /// is UTF-8, checked whole, and a quote never falls inside a character).
+    #[inline(always)]
     fn string(&mut self) -> Option<&'a str> {
-        if self.peek()? != b'"' {
+        // Members are usually written without whitespace before them: look first.
+        if self.bytes.get(self.at) != Some(&b'"') && self.peek()? != b'"' {
             return None;
         }
         let start = self.at.saturating_add(1);
