@@ -154,25 +154,29 @@ impl<'a> Reader<'a> {
         let start = self.at;
         let negative = self.bytes.get(start) == Some(&b'-');
         let digits_start = start.saturating_add(usize::from(negative));
-        let digits = self
-            .bytes
-            .get(digits_start..)?
-            .iter()
-            .take_while(|byte| byte.is_ascii_digit())
-            .count();
-        let end = digits_start.saturating_add(digits);
-        let text = self.text.get(digits_start..end)?;
-        if digits == 0 || digits > MAX_DIGITS || (digits > 1 && text.starts_with('0')) {
+        // One pass: digits counted and added up together, stopping past the longest allowed.
+        let mut end = digits_start;
+        let mut magnitude = 0u64;
+        while let Some(&byte) = self.bytes.get(end) {
+            if !byte.is_ascii_digit() {
+                break;
+            }
+            if end.wrapping_sub(digits_start) == MAX_DIGITS {
+                return None;
+            }
+            // At most 18 digits: no overflow.
+            magnitude = magnitude
+                .wrapping_mul(10)
+                .wrapping_add(u64::from(byte.wrapping_sub(b'0')));
+            end = end.saturating_add(1);
+        }
+        let digits = end.wrapping_sub(digits_start);
+        if digits == 0 || (digits > 1 && self.bytes.get(digits_start) == Some(&b'0')) {
             return None;
         }
         if matches!(self.bytes.get(end), Some(b'.' | b'e' | b'E')) {
             return None;
         }
-        // At most 18 digits: no overflow.
-        let magnitude = text.bytes().fold(0u64, |n, digit| {
-            n.wrapping_mul(10)
-                .wrapping_add(u64::from(digit.wrapping_sub(b'0')))
-        });
         let value = if negative {
             if magnitude == 0 {
                 return None;
