@@ -2100,3 +2100,211 @@ fn responses_nobody_asked_for_count_toward_the_cut_off() {
     }
     assert!(cut, "only garbage: cut off at the limit");
 }
+
+/// One step a hostile peer (or its transport) takes against a session, for
+/// [`the_engine_keeps_calls_in_flight_exactly_as_a_plain_map_of_ids_would`].
+#[derive(Clone, Debug)]
+enum PeerStep {
+    /// `tools/call` with the `n`-th of three ids (`1`, `2`, `"1"`).
+    Call(usize),
+    /// `notifications/cancelled` for the `n`-th id.
+    Cancel(usize),
+    /// The `n`-th completion not yet handed to the engine, handed to it (any order).
+    Complete(usize),
+    /// A progress report with the `n`-th ticket ever issued (finished, cancelled or running).
+    Progress(usize),
+    /// A log message with the `n`-th ticket ever issued.
+    Log(usize),
+    /// A `ping` (any message the engine handles).
+    Ping,
+    /// Shutdown: every call in flight abandoned.
+    Abandon,
+}
+
+fn peer_step() -> impl Strategy<Value = PeerStep> {
+    prop_oneof![
+        4 => (0..3usize).prop_map(PeerStep::Call),
+        2 => (0..3usize).prop_map(PeerStep::Cancel),
+        4 => any::<usize>().prop_map(PeerStep::Complete),
+        2 => any::<usize>().prop_map(PeerStep::Progress),
+        2 => any::<usize>().prop_map(PeerStep::Log),
+        1 => Just(PeerStep::Ping),
+        1 => Just(PeerStep::Abandon),
+    ]
+}
+
+proptest! {
+    /// The engine keeps the call started last apart from `in_flight` until it is next used
+    /// (commit 5dab762). Against a model that is the plain map the engine used before (id ->
+    /// serial of the call owed a reply), every step of a hostile peer must see the same:
+    /// duplicate ids refused, the cap on calls in flight, cancellation, completions in any
+    /// order (stale ones silent, even when a newer call reuses the id), progress and logs
+    /// only for a live call, shutdown returning exactly the live calls.
+    #[test]
+    fn the_engine_keeps_calls_in_flight_exactly_as_a_plain_map_of_ids_would(
+        steps in proptest::collection::vec(peer_step(), 1..60)
+    ) {
+        let limits = Limits {
+            max_in_flight: std::num::NonZeroUsize::new(2).unwrap(),
+            max_consecutive_errors: std::num::NonZeroU32::MAX,
+            tool_call_rate: None,
+            cheap_method_rate: None,
+            ..Limits::default()
+        };
+        let mut engine = Engine::new(server_with(limits, 0));
+        initialize(&mut engine, "2025-11-25");
+        let set = ask(
+            &mut engine,
+            r#"{"jsonrpc":"2.0","id":0,"method":"logging/setLevel","params":{"level":"debug"}}"#,
+        );
+        prop_assert_eq!(&set["result"], &json!({}));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let ids = ["1", "2", r#""1""#];
+        let keys = [IdKey::Integer(1), IdKey::Integer(2), IdKey::String("1".into())];
+        let id_values = [json!(1), json!(2), json!("1")];
+        // The model: calls owed a reply, by id: (serial, log messages sent).
+        let mut live: std::collections::BTreeMap<IdKey, (u64, u32)> = Default::default();
+        let mut held: Vec<crate::handler::Completion> = Vec::new();
+        let mut tickets: Vec<Ticket> = Vec::new();
+        let start = std::time::Instant::now();
+        let mut clock = 0u32;
+        for step in steps {
+            let mut out = Vec::new();
+            match step {
+                PeerStep::Call(n) => {
+                    let frame = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"t{}"}},"_meta":{{"progressToken":"p"}}}}}}"#,
+                        ids[n], clock
+                    );
+                    clock = clock.saturating_add(1);
+                    let effect = engine.handle(frame.as_bytes(), &mut out);
+                    if live.contains_key(&keys[n]) {
+                        let refused = reply(&out).unwrap();
+                        prop_assert_eq!(&refused["error"]["code"], &json!(-32600), "duplicate id");
+                        prop_assert!(matches!(effect, Effect::None));
+                    } else if live.len() >= 2 {
+                        let refused = reply(&out).unwrap();
+                        prop_assert_eq!(&refused["error"]["code"], &json!(-31503), "over the cap");
+                        prop_assert!(matches!(effect, Effect::None));
+                    } else {
+                        prop_assert!(out.is_empty());
+                        let Effect::Start(call) = effect else {
+                            panic!("expected a call, got {effect:?}")
+                        };
+                        prop_assert_eq!(&call.ticket().key, &keys[n]);
+                        live.insert(keys[n].clone(), (call.ticket().serial, 0));
+                        tickets.push(call.ticket().clone());
+                        held.push(runtime.block_on(call.run(crate::handler::CallContext::detached())));
+                    }
+                }
+                PeerStep::Cancel(n) => {
+                    let frame = format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#,
+                        ids[n]
+                    );
+                    let effect = engine.handle(frame.as_bytes(), &mut out);
+                    prop_assert!(out.is_empty());
+                    match live.remove(&keys[n]) {
+                        Some((serial, _)) => {
+                            let Effect::Cancel(ticket) = effect else {
+                                panic!("expected a cancel, got {effect:?}")
+                            };
+                            prop_assert_eq!(ticket, Ticket { key: keys[n].clone(), serial });
+                        }
+                        None => prop_assert!(matches!(effect, Effect::None)),
+                    }
+                }
+                PeerStep::Complete(k) => {
+                    if held.is_empty() {
+                        continue;
+                    }
+                    let completion = held.remove(k % held.len());
+                    let ticket = completion.ticket.clone();
+                    engine.complete(completion, &mut out);
+                    let owed = live.get(&ticket.key).is_some_and(|(serial, _)| *serial == ticket.serial);
+                    if owed {
+                        live.remove(&ticket.key);
+                        let answered = reply(&out).unwrap();
+                        let n = keys.iter().position(|key| *key == ticket.key).unwrap();
+                        prop_assert_eq!(&answered["id"], &id_values[n]);
+                        prop_assert!(answered.get("result").is_some());
+                    } else {
+                        prop_assert!(out.is_empty(), "a stale completion answered: {}", String::from_utf8_lossy(&out));
+                    }
+                }
+                PeerStep::Progress(k) => {
+                    if tickets.is_empty() {
+                        continue;
+                    }
+                    let ticket = tickets[k % tickets.len()].clone();
+                    clock = clock.saturating_add(1);
+                    let report = Progress {
+                        ticket: ticket.clone(),
+                        progress: f64::from(clock),
+                        total: None,
+                        message: None,
+                    };
+                    engine.progress(report, start + Duration::from_secs(u64::from(clock)), &mut out);
+                    let owed = live.get(&ticket.key).is_some_and(|(serial, _)| *serial == ticket.serial);
+                    if owed {
+                        let told = reply(&out).unwrap();
+                        prop_assert_eq!(&told["method"], &json!("notifications/progress"));
+                    } else {
+                        prop_assert!(out.is_empty(), "progress of a call not in flight");
+                    }
+                }
+                PeerStep::Log(k) => {
+                    if tickets.is_empty() {
+                        continue;
+                    }
+                    let ticket = tickets[k % tickets.len()].clone();
+                    engine.log(
+                        LogMessage {
+                            ticket: ticket.clone(),
+                            level: LogLevel::Error,
+                            text: "x".into(),
+                        },
+                        &mut out,
+                    );
+                    match live.get_mut(&ticket.key).filter(|(serial, _)| *serial == ticket.serial) {
+                        Some((_, sent)) if *sent < crate::limits::MAX_LOG_MESSAGES_PER_CALL => {
+                            *sent = sent.saturating_add(1);
+                            let told = reply(&out).unwrap();
+                            prop_assert_eq!(&told["method"], &json!("notifications/message"));
+                        }
+                        _ => prop_assert!(out.is_empty(), "a log of a call not in flight"),
+                    }
+                }
+                PeerStep::Ping => {
+                    let effect = engine.handle(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#, &mut out);
+                    prop_assert!(reply(&out).unwrap().get("result").is_some());
+                    prop_assert!(matches!(effect, Effect::None));
+                }
+                PeerStep::Abandon => {
+                    let mut abandoned: Vec<(IdKey, u64)> = engine
+                        .abandon_all()
+                        .into_iter()
+                        .map(|ticket| (ticket.key, ticket.serial))
+                        .collect();
+                    abandoned.sort();
+                    let expected: Vec<(IdKey, u64)> =
+                        live.iter().map(|(key, (serial, _))| (key.clone(), *serial)).collect();
+                    prop_assert_eq!(abandoned, expected);
+                    live.clear();
+                }
+            }
+            prop_assert_eq!(engine.in_flight(), live.len());
+        }
+        // Whatever is left completes silently after shutdown.
+        let _abandoned = engine.abandon_all();
+        for completion in held {
+            let mut out = Vec::new();
+            engine.complete(completion, &mut out);
+            prop_assert!(out.is_empty(), "answered after shutdown");
+        }
+        prop_assert_eq!(engine.in_flight(), 0);
+    }
+}
