@@ -203,8 +203,13 @@ impl Engine {
             .saturating_add(usize::from(self.staged.is_some()))
     }
 
-    /// Puts the call started last into `in_flight`: every entry point but
-    /// [`Engine::complete`] of that very call does this before it looks at calls in flight.
+    /// Puts the call started last into `in_flight`. Every entry point that looks at calls in
+    /// flight does this first (`handle_message`, `progress`, `log`, `ask`, `abandon_all`,
+    /// `start`), but [`Engine::complete`] of that very call, which takes it from `staged`;
+    /// the others (`frame_too_long`, `resource_updated`, the handshake's) never look. Only
+    /// `start` fills `staged`, and only from `handle_message`, after its duplicate-id check,
+    /// so a staged key is never also in the map. A call whose first step reported progress,
+    /// logs or a question is settled when its report is taken, before it completes.
     fn settle(&mut self) {
         if let Some((key, pending)) = self.staged.take() {
             self.in_flight.insert(key, pending);

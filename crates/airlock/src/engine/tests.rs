@@ -2135,7 +2135,7 @@ fn peer_step() -> impl Strategy<Value = PeerStep> {
 
 proptest! {
     /// The engine keeps the call started last apart from `in_flight` until it is next used
-    /// (commit 5dab762). Against a model that is the plain map the engine used before (id ->
+    /// (`Engine::settle`). Against a model that is the plain map the engine used before (id ->
     /// serial of the call owed a reply), every step of a hostile peer must see the same:
     /// duplicate ids refused, the cap on calls in flight, cancellation, completions in any
     /// order (stale ones silent, even when a newer call reuses the id), progress and logs
