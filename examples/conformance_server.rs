@@ -10,6 +10,10 @@
 //! subscribed to (`test_touch_watched_resource` announces that it changed). Scenarios it
 //! does not pass are listed with their reasons in
 //! `tests/conformance/expected-failures-<revision>.yml`.
+//!
+//! `CONFORMANCE_REDIS_URL=redis://…` shares its legacy sessions (and quotas) with other
+//! replicas through that Redis, for the integration tests of sessions taken over by another
+//! replica (`tests/it/redis.rs`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -20,7 +24,7 @@ use airlock::Content;
 use airlock::limits::HttpLimits;
 use airlock::schemars::{self, JsonSchema};
 use airlock::serde_json::json;
-use airlock::transport::http::{AllowList, HttpConfig, Tokens};
+use airlock::transport::http::{AllowList, HttpConfig, SharedStore, Tokens};
 use airlock::{
     Capability, Elicitation, Elicited, Limits, LogLevel, NoArguments, Prompt, PromptMessage, Rate,
     Resource, ResourceBody, ResourceUpdates, Role, Sampling, Server, Tool, ToolError, ToolOutput,
@@ -49,13 +53,17 @@ fn main() -> ExitCode {
         Ok(server) => server,
         Err(_) => return ExitCode::FAILURE,
     };
-    match http {
-        Some(addr) => server.run_http(
-            addr,
-            HttpConfig::new(AllowList::default(), Tokens::none(), suite_http_limits()),
-        ),
-        None => server.run_stdio(),
+    let Some(addr) = http else {
+        return server.run_stdio();
+    };
+    let mut config = HttpConfig::new(AllowList::default(), Tokens::none(), suite_http_limits());
+    if let Ok(url) = std::env::var("CONFORMANCE_REDIS_URL") {
+        match SharedStore::redis(url.into(), "conformance") {
+            Ok(store) => config = config.shared_store(store),
+            Err(_) => return ExitCode::FAILURE,
+        }
     }
+    server.run_http(addr, config)
 }
 
 /// The suite is one client firing requests back to back, far faster than an agent: quotas are

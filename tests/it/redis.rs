@@ -6,7 +6,8 @@
 //!
 //! Shown here: replicas admit the configured burst plus rate together, not each; one client's
 //! quota holds across replicas while another is served; a legacy session opened on one
-//! replica is served (and ended) by another; Redis stopped mid-run fails closed (or falls back
+//! replica is served (and ended) by another, which asks its client only what the client
+//! declared in `initialize`; Redis stopped mid-run fails closed (or falls back
 //! to local limits, as configured), with one log line each way and recovery once it is back;
 //! a replica killed with a call in flight gives its lease back within the lease expiry; the
 //! password in the Redis URL reaches neither the log nor the wire.
@@ -21,7 +22,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, post};
+use crate::http::{
+    self, HttpServer, Reply, modern, modern_bytes, parse_reply, post, post_bytes, session_headers,
+};
+use crate::sse::Stream;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 
@@ -495,6 +499,69 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
         assert_eq!(gone.status, 404, "{gone:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
+    let Some(redis) = Redis::start("capabilities", None) else {
+        return;
+    };
+    let url = redis.url();
+    let servers: Vec<HttpServer> = (0..2)
+        .map(|_| {
+            HttpServer::start(
+                &harness::example("conformance_server"),
+                &["--http", "127.0.0.1:0"],
+                &[("CONFORMANCE_REDIS_URL", &url)],
+            )
+        })
+        .collect();
+    for (capabilities, declared) in [(json!({"elicitation": {}}), true), (json!({}), false)] {
+        // Opened and confirmed on replica 0.
+        let opened = post(
+            servers[0].addr,
+            &[],
+            &harness::request(
+                0,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                       "clientInfo": {"name": "it", "version": "1"}}),
+            ),
+        );
+        assert_eq!(opened.status, 200, "{opened:?}");
+        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let confirmed = post(
+            servers[0].addr,
+            &session_headers(&session),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert_eq!(confirmed.status, 202, "{confirmed:?}");
+        // A call that asks, on replica 1, which takes the session over from the store.
+        let addr = servers[1].addr;
+        let mut stream = Stream::send(
+            addr,
+            &post_bytes(
+                addr,
+                &session_headers(&session),
+                &harness::call(1, "test_elicitation", json!({"message": "Your name?"})),
+            ),
+        );
+        if declared {
+            assert!(
+                stream.hears("elicitation/create", REPLY_TIMEOUT),
+                "the question is asked of a client that declared elicitation: {stream:?}"
+            );
+        } else {
+            // The tool is told the client cannot answer, and says so in its result.
+            assert!(stream.ends(REPLY_TIMEOUT), "{stream:?}");
+            let body = stream.text();
+            assert!(
+                !body.contains("elicitation/create"),
+                "no question for a client that declared none: {body}"
+            );
+            assert!(body.contains(r#""isError":true"#), "{body}");
+        }
+    }
 }
 
 /// The first reply of `send` (retried every 20 ms) for which `until` holds.

@@ -238,21 +238,30 @@ impl Engine {
     }
 
     /// A legacy session of `shared`'s server taken over from another replica, at the step of
-    /// the handshake the shared store recorded for it: `version` negotiated, and
-    /// `notifications/initialized` received when `confirmed`.
+    /// the handshake the shared store recorded for it: `version` negotiated,
+    /// `notifications/initialized` received when `confirmed`, and `client_can` what the
+    /// client declared in `initialize` it can answer.
     #[cfg(feature = "redis")]
     pub(crate) fn resumed(
         shared: Arc<Shared>,
         client: Client,
         version: ProtocolVersion,
         confirmed: bool,
+        client_can: ClientCan,
     ) -> Self {
         let mut engine = Self::for_client(shared, client);
         engine.lifecycle.initialized(version);
         if confirmed {
             engine.lifecycle.confirmed();
         }
+        engine.client_can = client_can;
         engine
+    }
+
+    /// What the client declared in `initialize` it can answer, for a shared store.
+    #[cfg(feature = "redis")]
+    pub(crate) fn client_can(&self) -> ClientCan {
+        self.client_can
     }
 
     /// Records `notifications/initialized` received by another replica (a shared store says

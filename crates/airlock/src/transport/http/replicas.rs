@@ -181,6 +181,7 @@ impl State {
                             caller.audited(),
                             record.version,
                             record.confirmed,
+                            record.client_can,
                         );
                         tracing::debug!("legacy session taken over from the shared store");
                         let session = self.sessions.adopt(
@@ -228,7 +229,10 @@ impl State {
         caller: &Caller,
     ) -> Result<(), McpError> {
         #[cfg(feature = "redis")]
-        let handshake = session.engine().handshake();
+        let (handshake, client_can) = {
+            let engine = session.engine();
+            (engine.handshake(), engine.client_can())
+        };
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store
             && let Some((version, confirmed)) = handshake
@@ -237,6 +241,7 @@ impl State {
                 version,
                 confirmed,
                 identity: caller.identity.clone(),
+                client_can,
             };
             let idle = self.limits.session_idle_timeout;
             self.end_evicted(store).await;
@@ -269,7 +274,10 @@ impl State {
     ) {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
-            let now = { session.engine().handshake() };
+            let (now, client_can) = {
+                let engine = session.engine();
+                (engine.handshake(), engine.client_can())
+            };
             if let Some((version, confirmed)) = now
                 && now != before
             {
@@ -277,6 +285,7 @@ impl State {
                     version,
                     confirmed,
                     identity: caller.identity.clone(),
+                    client_can,
                 };
                 let idle = self.limits.session_idle_timeout;
                 if store.session_update(id, &record, idle).await.is_none() {

@@ -40,6 +40,7 @@ use redis::{RedisResult, Script};
 use secrecy::{ExposeSecret, SecretString};
 use tokio::task::AbortHandle;
 
+use crate::asking::ClientCan;
 use crate::limits::{
     MAX_STORE_NAMESPACE_BYTES, Rate, STORE_CALL_TIMEOUT, STORE_CONNECTIONS, STORE_LEASE_TTL,
     STORE_LEASE_TTL_RANGE, STORE_RETRY_INTERVAL,
@@ -711,29 +712,40 @@ pub(super) struct SessionRecord {
     pub(super) version: ProtocolVersion,
     pub(super) confirmed: bool,
     pub(super) identity: Option<Arc<str>>,
+    /// What the client declared in `initialize` it can answer (elicitation, sampling, roots):
+    /// a replica that takes the session over asks it what the opening replica could.
+    pub(super) client_can: ClientCan,
 }
 
 impl SessionRecord {
-    /// `1 <version> <0|1> <identity or ->`: identities are variable names, without spaces.
+    /// `2 <version> <0|1> <capabilities> <identity or ->`: capabilities are `e`, `s`, `r`
+    /// in that order for elicitation, sampling and roots, or `-` for none; identities are
+    /// variable names, without spaces, and last (`TOUCH` matches the record's end). A record
+    /// of the first form (`1 <version> <0|1> <identity or ->`), which replicas of an earlier
+    /// release write, reads as declaring none.
     fn encode(&self) -> String {
         format!(
-            "1 {} {} {}",
+            "2 {} {} {} {}",
             self.version.as_str(),
             u8::from(self.confirmed),
+            capabilities_field(self.client_can),
             self.identity.as_deref().unwrap_or("-")
         )
     }
 
     fn decode(text: &str) -> Option<Self> {
-        let mut fields = text.split(' ');
-        let (Some("1"), Some(version), Some(confirmed), Some(identity), None) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
-            return None;
+        let fields: Vec<&str> = text.splitn(7, ' ').collect();
+        let (version, confirmed, client_can, identity) = match fields.as_slice() {
+            ["1", version, confirmed, identity] => {
+                (*version, *confirmed, ClientCan::default(), *identity)
+            }
+            ["2", version, confirmed, capabilities, identity] => (
+                *version,
+                *confirmed,
+                parse_capabilities(capabilities)?,
+                *identity,
+            ),
+            _ => return None,
         };
         let confirmed = match confirmed {
             "0" => false,
@@ -749,8 +761,33 @@ impl SessionRecord {
             version: ProtocolVersion::legacy(version)?,
             confirmed,
             identity,
+            client_can,
         })
     }
+}
+
+/// A record's capabilities field: `e`, `s`, `r` in that order, or `-` for none.
+fn capabilities_field(can: ClientCan) -> String {
+    let field: String = [(can.elicit, 'e'), (can.sample, 's'), (can.roots, 'r')]
+        .into_iter()
+        .filter_map(|(declared, letter)| declared.then_some(letter))
+        .collect();
+    if field.is_empty() {
+        "-".to_owned()
+    } else {
+        field
+    }
+}
+
+/// The capabilities of a record's field, exactly as [`capabilities_field`] writes them: any
+/// other text is not a record this server wrote.
+fn parse_capabilities(field: &str) -> Option<ClientCan> {
+    let can = ClientCan {
+        elicit: field.contains('e'),
+        sample: field.contains('s'),
+        roots: field.contains('r'),
+    };
+    (capabilities_field(can) == field).then_some(can)
 }
 
 /// The leases of one running call in the store: renewed while held, released when dropped.
@@ -871,23 +908,55 @@ mod tests {
             version: ProtocolVersion::V2025_06_18,
             confirmed: true,
             identity: Some(Arc::from("ALICE")),
+            client_can: ClientCan {
+                elicit: true,
+                sample: false,
+                roots: true,
+            },
         };
-        assert_eq!(record.encode(), "1 2025-06-18 1 ALICE");
+        assert_eq!(record.encode(), "2 2025-06-18 1 er ALICE");
         assert_eq!(SessionRecord::decode(&record.encode()), Some(record));
         let anonymous = SessionRecord {
             version: ProtocolVersion::V2025_11_25,
             confirmed: false,
             identity: None,
+            client_can: ClientCan::default(),
         };
+        assert_eq!(anonymous.encode(), "2 2025-11-25 0 - -");
         assert_eq!(SessionRecord::decode(&anonymous.encode()), Some(anonymous));
+        for elicit in [false, true] {
+            for sample in [false, true] {
+                for roots in [false, true] {
+                    let can = ClientCan {
+                        elicit,
+                        sample,
+                        roots,
+                    };
+                    assert_eq!(parse_capabilities(&capabilities_field(can)), Some(can));
+                }
+            }
+        }
+        // A record an earlier release wrote: no capabilities field, so none declared.
+        let earlier = SessionRecord::decode("1 2025-06-18 1 ALICE").unwrap();
+        assert_eq!(earlier.client_can, ClientCan::default());
+        assert_eq!(earlier.identity.as_deref(), Some("ALICE"));
         for bad in [
             "",
-            "2 2025-06-18 1 ALICE",
+            "3 2025-06-18 1 - ALICE",
             "1 2026-07-28 1 ALICE",
             "1 2025-06-18 2 ALICE",
             "1 2025-06-18 1",
             "1 2025-06-18 1 ALICE extra",
             "1 2025-06-18 1 ",
+            "1 2025-06-18 1 e ALICE",
+            "2 2025-06-18 1 ALICE",
+            "2 2025-06-18 1 re ALICE",
+            "2 2025-06-18 1 ee ALICE",
+            "2 2025-06-18 1 x ALICE",
+            "2 2025-06-18 1  ALICE",
+            "2 2025-06-18 1 -e ALICE",
+            "2 2025-06-18 1 esr ALICE extra",
+            "2 2025-06-18 1 esr ",
         ] {
             assert_eq!(SessionRecord::decode(bad), None, "{bad:?}");
         }
