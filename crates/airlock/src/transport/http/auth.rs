@@ -309,6 +309,40 @@ mod tests {
         ));
     }
 
+    /// Finding: `with` took any text as the identity, while a shared store's session records
+    /// hold it as their last space-separated field, `-` meaning anonymous (`store.rs`). An
+    /// identity `-` was read back as anonymous, and one with a space as no record at all:
+    /// with a Redis store, its legacy sessions were `404` right after `initialize`, and the
+    /// `TOUCH` script matched `ALICE`'s requests against the record of `BOB ALICE`, keeping
+    /// that session alive. An identity given directly is a variable name, as one from the
+    /// environment is.
+    #[test]
+    fn an_identity_given_directly_is_a_variable_name() {
+        let token = || SecretString::from("a-token-0123456789abcdef");
+        for identity in [
+            "-",
+            "",
+            "BOB ALICE",
+            "2 2025-06-18 1 esr ALICE",
+            "A\nB",
+            "1ABC",
+        ] {
+            assert!(
+                matches!(
+                    Tokens::none().with(identity, token()),
+                    Err(TokenError::NotAName { position: 1 })
+                ),
+                "{identity:?}"
+            );
+        }
+        let two = Tokens::none().with("ALICE", token()).unwrap();
+        assert!(matches!(
+            two.with("-", token()),
+            Err(TokenError::NotAName { position: 2 })
+        ));
+        assert!(Tokens::none().with("ALICE_2", token()).is_ok());
+    }
+
     /// A token given where its variable's name belongs is refused, and the
     /// error never holds it.
     #[test]
