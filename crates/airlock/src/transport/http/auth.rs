@@ -90,12 +90,20 @@ impl Tokens {
         is_variable_name(name)
     }
 
-    /// A token given directly (library users; tests), named `identity`.
+    /// A token given directly (library users; tests), named `identity`: a variable name, as
+    /// for [`Tokens::from_env`] (a shared store's session records hold it as a field of their
+    /// own, `-` meaning anonymous).
     ///
     /// # Errors
     ///
+    /// [`TokenError::NotAName`] (its position that of this token among those given),
     /// [`TokenError::TooShort`] or [`TokenError::Malformed`].
     pub fn with(mut self, identity: &str, token: SecretString) -> Result<Self, TokenError> {
+        if !is_variable_name(identity) {
+            return Err(TokenError::NotAName {
+                position: self.entries.len().saturating_add(1),
+            });
+        }
         let token = Self::check(identity, token.expose_secret().to_owned())?;
         self.entries.push((Arc::from(identity), token));
         Ok(self)
