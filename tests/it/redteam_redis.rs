@@ -925,3 +925,111 @@ fn a_hostile_redis_neither_reaches_the_wire_nor_stalls_requests() {
     assert!(!log.contains("rt-secret"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// Holds: a session's capabilities survive its record being rewritten by another replica
+/// (`notifications/initialized` received there, which resumes the session unconfirmed and
+/// records it confirmed), and a third replica asks only what the client declared; the record
+/// Redis holds is the second form, identity last. Forged second-form records serve no one but
+/// the identity at their end, whatever letters they carry.
+#[test]
+fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_letters_serve_no_one_else()
+ {
+    let Some(redis) = Redis::start("rt-can", None) else {
+        return;
+    };
+    let url = redis.url();
+    let servers: Vec<HttpServer> = (0..3)
+        .map(|_| {
+            HttpServer::start(
+                &harness::example("conformance_server"),
+                &["--http", "127.0.0.1:0"],
+                &[("CONFORMANCE_REDIS_URL", &url)],
+            )
+        })
+        .collect();
+    for (capabilities, letters, declared) in [
+        (json!({"elicitation": {}, "roots": {}}), "er", true),
+        (json!({"sampling": {}}), "s", false),
+        (json!({"elicitation": true}), "-", false),
+    ] {
+        let opened = post(
+            servers[0].addr,
+            &[],
+            &harness::request(
+                0,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                       "clientInfo": {"name": "it", "version": "1"}}),
+            ),
+        );
+        assert_eq!(opened.status, 200, "{opened:?}");
+        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let key = format!("airlock:conformance:s:{session}");
+        assert_eq!(
+            redis_command(redis.port, &["GET", &key]),
+            format!("2 2025-11-25 0 {letters} -")
+        );
+        let confirmed = post(
+            servers[1].addr,
+            &http::session_headers(&session),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert_eq!(confirmed.status, 202, "{confirmed:?}");
+        assert_eq!(
+            redis_command(redis.port, &["GET", &key]),
+            format!("2 2025-11-25 1 {letters} -"),
+            "the replica that recorded the handshake kept the capabilities"
+        );
+        let addr = servers[2].addr;
+        let mut stream = crate::sse::Stream::send(
+            addr,
+            &http::post_bytes(
+                addr,
+                &http::session_headers(&session),
+                &harness::call(1, "test_elicitation", json!({"message": "Your name?"})),
+            ),
+        );
+        if declared {
+            assert!(
+                stream.hears("elicitation/create", REPLY_TIMEOUT),
+                "{stream:?}"
+            );
+        } else {
+            assert!(stream.ends(REPLY_TIMEOUT), "{stream:?}");
+            let body = stream.text();
+            assert!(!body.contains("elicitation/create"), "{body}");
+            assert!(body.contains(r#""isError":true"#), "{body}");
+        }
+    }
+    // Forged records in the second form: letters or not, only the identity at the end (here
+    // anonymous, `-`) is served, and only a record of exactly five fields.
+    let forged = [
+        ("1", "2 2025-11-25 1 esr IT_TOKEN_B", false),
+        ("2", "2 2025-11-25 1 esr - extra", false),
+        ("3", "2 2025-11-25 1 esr  -", false),
+        ("4", "2 2025-11-25 1 esr -\n", false),
+        ("5", "2 2025-11-25 1 rse -", false),
+        ("6", "2 2025-11-25 1 - -", true),
+        ("7", "2 2025-11-25 1 ALICE -", false),
+    ];
+    for (digit, record, served) in forged {
+        let id = digit.repeat(64);
+        let key = format!("airlock:conformance:s:{id}");
+        assert_eq!(redis_command(redis.port, &["SET", &key, record]), "OK");
+        for server in &servers {
+            let reply = post(
+                server.addr,
+                &http::session_headers(&id),
+                &harness::request(2, "tools/list", json!({})),
+            );
+            if served {
+                assert_eq!(reply.status, 200, "{record:?}: {reply:?}");
+            } else {
+                assert_unknown_session(&reply);
+            }
+        }
+    }
+    for server in &servers {
+        assert!(!log_of(server).contains("panicked"));
+    }
+}
