@@ -38,7 +38,7 @@ pub(super) fn parse<S: ParamsShape>(frame: &str, max_depth: usize) -> Option<Mem
     if limit < 1 {
         return None;
     }
-    reader.expect(b'{')?;
+    reader.take(b'{')?;
     let mut members = Members::<S> {
         jsonrpc: None,
         id: None,
@@ -54,7 +54,7 @@ pub(super) fn parse<S: ParamsShape>(frame: &str, max_depth: usize) -> Option<Mem
     if !reader.empty(b'}')? {
         loop {
             let key = reader.string()?;
-            reader.expect(b':')?;
+            reader.take(b':')?;
             let known = Known::parse(key)?;
             if seen & known.bit() != 0 {
                 return None;
@@ -105,8 +105,8 @@ impl<'a> Reader<'a> {
         self.bytes.get(self.at).copied()
     }
 
-    /// Takes `byte` after whitespace.
-    fn expect(&mut self, byte: u8) -> Option<()> {
+    /// Takes `byte` after whitespace (`None` when another byte is there).
+    fn take(&mut self, byte: u8) -> Option<()> {
         (self.peek()? == byte).then(|| self.at = self.at.saturating_add(1))
     }
 
@@ -220,7 +220,7 @@ impl<'a> Reader<'a> {
                 if !self.empty(b'}')? {
                     loop {
                         let key = self.string()?;
-                        self.expect(b':')?;
+                        self.take(b':')?;
                         let value = self.value(depth.saturating_add(1), limit)?;
                         if object.insert(key.to_owned(), value).is_some() {
                             return None;
@@ -260,13 +260,13 @@ impl<'a> Reader<'a> {
         if limit < 2 {
             return None;
         }
-        self.expect(b'{')?;
+        self.take(b'{')?;
         if self.empty(b'}')? {
             return Some(());
         }
         loop {
             let name = self.string()?;
-            self.expect(b':')?;
+            self.take(b':')?;
             let (member, take) = K::member(name)?;
             let taken = match take {
                 Take::Text => Taken::Text(Text::Str(Cow::Borrowed(self.string()?))),
