@@ -262,13 +262,33 @@ pub fn initialize(addr: SocketAddr) -> String {
 
 /// A legacy session opened with `extra` headers on both requests (a token, say); its id.
 pub fn initialize_with(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
+    let session = open_declaring(addr, extra, json!({}));
+    confirm(addr, &session, extra);
+    session
+}
+
+/// A legacy session (2025-11-25) whose client declared `capabilities`, opened and confirmed;
+/// its id.
+pub fn initialize_declaring(addr: SocketAddr, capabilities: serde_json::Value) -> String {
+    let session = open_declaring(addr, &[], capabilities);
+    confirm(addr, &session, &[]);
+    session
+}
+
+/// `initialize` (2025-11-25) with `extra` headers, by a client that declared `capabilities`;
+/// the session's id. Not confirmed yet: see [`confirm`].
+pub fn open_declaring(
+    addr: SocketAddr,
+    extra: &[(&str, &str)],
+    capabilities: serde_json::Value,
+) -> String {
     let reply = post(
         addr,
         extra,
         &harness::request(
             0,
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
                    "clientInfo": {"name": "it", "version": "1"}}),
         ),
     );
@@ -278,15 +298,19 @@ pub fn initialize_with(addr: SocketAddr, extra: &[(&str, &str)]) -> String {
         .expect("a session id")
         .to_owned();
     assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
-    let mut headers = session_headers(&session);
+    session
+}
+
+/// `notifications/initialized` of `session`, sent to `addr` with `extra` headers.
+pub fn confirm(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) {
+    let mut headers = session_headers(session);
     headers.extend_from_slice(extra);
     let initialized = post(
         addr,
         &headers,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
-    assert_eq!(initialized.status, 202);
-    session
+    assert_eq!(initialized.status, 202, "{initialized:?}");
 }
 
 /// The headers every request of the legacy `session` (revision 2025-11-25) carries.

@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{
-    self, HttpServer, Reply, modern, modern_bytes, parse_reply, post, post_bytes, session_headers,
-};
+use crate::http::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, post};
 use crate::sse::Stream;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
@@ -501,13 +499,11 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
-    let Some(redis) = Redis::start("capabilities", None) else {
-        return;
-    };
+/// Replicas of the conformance fixture (its tools ask the client questions), all on
+/// `redis`, namespace `conformance`.
+pub(crate) fn asking_replicas(count: usize, redis: &Redis) -> Vec<HttpServer> {
     let url = redis.url();
-    let servers: Vec<HttpServer> = (0..2)
+    (0..count)
         .map(|_| {
             HttpServer::start(
                 &harness::example("conformance_server"),
@@ -515,52 +511,46 @@ fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
                 &[("CONFORMANCE_REDIS_URL", &url)],
             )
         })
-        .collect();
+        .collect()
+}
+
+/// Calls the fixture's `test_elicitation` in `session` on `addr`: the question must be asked
+/// when the client `declared` elicitation, and otherwise the tool is told the client cannot
+/// answer (an `isError` result, no question).
+pub(crate) fn asks_only_if_declared(addr: SocketAddr, session: &str, declared: bool) {
+    let mut stream = Stream::call(
+        addr,
+        session,
+        1,
+        "test_elicitation",
+        json!({"message": "Your name?"}),
+    );
+    if declared {
+        assert!(
+            stream.hears("elicitation/create", REPLY_TIMEOUT),
+            "the question is asked of a client that declared elicitation: {stream:?}"
+        );
+    } else {
+        assert!(stream.ends(REPLY_TIMEOUT), "{stream:?}");
+        let body = stream.text();
+        assert!(
+            !body.contains("elicitation/create"),
+            "no question for a client that did not declare elicitation: {body}"
+        );
+        assert!(body.contains(r#""isError":true"#), "{body}");
+    }
+}
+
+#[test]
+fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
+    let Some(redis) = Redis::start("capabilities", None) else {
+        return;
+    };
+    let servers = asking_replicas(2, &redis);
     for (capabilities, declared) in [(json!({"elicitation": {}}), true), (json!({}), false)] {
-        // Opened and confirmed on replica 0.
-        let opened = post(
-            servers[0].addr,
-            &[],
-            &harness::request(
-                0,
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                       "clientInfo": {"name": "it", "version": "1"}}),
-            ),
-        );
-        assert_eq!(opened.status, 200, "{opened:?}");
-        let session = opened.header("mcp-session-id").unwrap().to_owned();
-        let confirmed = post(
-            servers[0].addr,
-            &session_headers(&session),
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        );
-        assert_eq!(confirmed.status, 202, "{confirmed:?}");
-        // A call that asks, on replica 1, which takes the session over from the store.
-        let addr = servers[1].addr;
-        let mut stream = Stream::send(
-            addr,
-            &post_bytes(
-                addr,
-                &session_headers(&session),
-                &harness::call(1, "test_elicitation", json!({"message": "Your name?"})),
-            ),
-        );
-        if declared {
-            assert!(
-                stream.hears("elicitation/create", REPLY_TIMEOUT),
-                "the question is asked of a client that declared elicitation: {stream:?}"
-            );
-        } else {
-            // The tool is told the client cannot answer, and says so in its result.
-            assert!(stream.ends(REPLY_TIMEOUT), "{stream:?}");
-            let body = stream.text();
-            assert!(
-                !body.contains("elicitation/create"),
-                "no question for a client that declared none: {body}"
-            );
-            assert!(body.contains(r#""isError":true"#), "{body}");
-        }
+        // Opened and confirmed on replica 0; called on replica 1, which takes it over.
+        let session = http::initialize_declaring(servers[0].addr, capabilities);
+        asks_only_if_declared(servers[1].addr, &session, declared);
     }
 }
 

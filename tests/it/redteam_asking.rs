@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, Server};
-use crate::http::{HttpServer, post, post_bytes, session_headers};
-use crate::sse::Stream;
+use crate::http::{HttpServer, initialize_declaring, post, session_headers};
+use crate::sse::{Stream, call_bytes};
 
 const CANARY: &str = "canary-5e1d-answer";
 
@@ -634,49 +634,10 @@ fn redteam_ask_a_client_that_never_answers_holds_four_questions_until_the_tools_
 
 // HTTP.
 
-/// A legacy session whose client declared `capabilities`; its id.
-fn http_session(addr: SocketAddr, capabilities: Value) -> String {
-    let reply = post(
-        addr,
-        &[],
-        &harness::request(
-            0,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                   "clientInfo": {"name": "rt", "version": "1"}}),
-        ),
-    );
-    assert_eq!(reply.status, 200, "{reply:?}");
-    let session = reply
-        .header("mcp-session-id")
-        .expect("a session")
-        .to_owned();
-    let confirmed = post(
-        addr,
-        &session_headers(&session),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
-    assert_eq!(confirmed.status, 202);
-    session
-}
-
-/// A `tools/call` of `session` whose SSE reply is read as it comes.
-fn call(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Stream {
-    Stream::send(addr, &call_bytes(addr, session, id, tool, arguments))
-}
-
 /// The same on a connection whose receive buffer is as small as the kernel allows, and which
 /// is never read.
 fn call_unread(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Stream {
     Stream::send_unread(addr, &call_bytes(addr, session, id, tool, arguments))
-}
-
-fn call_bytes(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Vec<u8> {
-    post_bytes(
-        addr,
-        &session_headers(session),
-        &harness::call(id, tool, arguments),
-    )
 }
 
 /// The id of the question in the stream (after it was heard).
@@ -700,9 +661,9 @@ fn elicited(id: u64, username: &str) -> String {
 fn redteam_ask_http_another_session_or_no_session_cannot_answer_a_question() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
-    let a = http_session(addr, json!({"elicitation": {}}));
-    let b = http_session(addr, json!({"elicitation": {}}));
-    let mut stream = call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
+    let a = initialize_declaring(addr, json!({"elicitation": {}}));
+    let b = initialize_declaring(addr, json!({"elicitation": {}}));
+    let mut stream = Stream::call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
     assert!(
         stream.hears("elicitation/create", REPLY_TIMEOUT),
         "{stream:?}"
@@ -740,7 +701,7 @@ fn redteam_ask_http_another_session_or_no_session_cannot_answer_a_question() {
 fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
-    let a = http_session(addr, json!({"elicitation": {}}));
+    let a = initialize_declaring(addr, json!({"elicitation": {}}));
     // A request with such a header is 400 …
     let ping = post(
         addr,
@@ -752,7 +713,7 @@ fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
     );
     assert_eq!(ping.status, 400);
     // … and so is an answer.
-    let mut stream = call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
+    let mut stream = Stream::call(addr, &a, 1, "test_elicitation", json!({"message": "m"}));
     assert!(stream.hears("elicitation/create", REPLY_TIMEOUT));
     let n = question_id(&stream);
     for version in ["1999-01-01", "2025-06-18", "2026-07-28"] {
@@ -776,8 +737,8 @@ fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
 fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
-    let a = http_session(addr, json!({"sampling": {}}));
-    let b = http_session(addr, json!({}));
+    let a = initialize_declaring(addr, json!({"sampling": {}}));
+    let b = initialize_declaring(addr, json!({}));
     let before = harness::peak_rss_kib(server.pid());
     // Four calls whose SSE streams are never read, each waiting on its question.
     let unread: Vec<Stream> = (1..=4)
@@ -820,7 +781,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
         assert_eq!(reply.status, 202);
     }
     std::thread::sleep(Duration::from_millis(500));
-    let mut sixth = call(addr, &a, 6, "test_sampling", json!({"prompt": "p"}));
+    let mut sixth = Stream::call(addr, &a, 6, "test_sampling", json!({"prompt": "p"}));
     assert!(
         sixth.hears("sampling/createMessage", REPLY_TIMEOUT),
         "slots given back: {sixth:?}"
@@ -836,7 +797,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
 fn redteam_ask_http_a_flood_of_unsolicited_answers_cuts_the_client_off() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
-    let a = http_session(addr, json!({"elicitation": {}}));
+    let a = initialize_declaring(addr, json!({"elicitation": {}}));
     let before = harness::peak_rss_kib(server.pid());
     let padding = "x".repeat(200 * 1000);
     let started = Instant::now();

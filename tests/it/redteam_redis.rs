@@ -18,7 +18,10 @@ use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
 use crate::http::{self, HttpServer, Reply, modern, modern_bytes, post};
-use crate::redis::{Redis, bearer, eventually, log_of, manifest, quick, replicas, tools_list};
+use crate::redis::{
+    Redis, asking_replicas, asks_only_if_declared, bearer, eventually, log_of, manifest, quick,
+    replicas, tools_list,
+};
 
 /// One command to a real Redis at `port` over raw RESP; its reply, as Redis wrote it.
 fn redis_command(port: u16, args: &[&str]) -> String {
@@ -937,69 +940,25 @@ fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_lette
     let Some(redis) = Redis::start("rt-can", None) else {
         return;
     };
-    let url = redis.url();
-    let servers: Vec<HttpServer> = (0..3)
-        .map(|_| {
-            HttpServer::start(
-                &harness::example("conformance_server"),
-                &["--http", "127.0.0.1:0"],
-                &[("CONFORMANCE_REDIS_URL", &url)],
-            )
-        })
-        .collect();
+    let servers = asking_replicas(3, &redis);
     for (capabilities, letters, declared) in [
         (json!({"elicitation": {}, "roots": {}}), "er", true),
         (json!({"sampling": {}}), "s", false),
         (json!({"elicitation": true}), "-", false),
     ] {
-        let opened = post(
-            servers[0].addr,
-            &[],
-            &harness::request(
-                0,
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                       "clientInfo": {"name": "it", "version": "1"}}),
-            ),
-        );
-        assert_eq!(opened.status, 200, "{opened:?}");
-        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let session = http::open_declaring(servers[0].addr, &[], capabilities);
         let key = format!("airlock:conformance:s:{session}");
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 0 {letters} -")
         );
-        let confirmed = post(
-            servers[1].addr,
-            &http::session_headers(&session),
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        );
-        assert_eq!(confirmed.status, 202, "{confirmed:?}");
+        http::confirm(servers[1].addr, &session, &[]);
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 1 {letters} -"),
             "the replica that recorded the handshake kept the capabilities"
         );
-        let addr = servers[2].addr;
-        let mut stream = crate::sse::Stream::send(
-            addr,
-            &http::post_bytes(
-                addr,
-                &http::session_headers(&session),
-                &harness::call(1, "test_elicitation", json!({"message": "Your name?"})),
-            ),
-        );
-        if declared {
-            assert!(
-                stream.hears("elicitation/create", REPLY_TIMEOUT),
-                "{stream:?}"
-            );
-        } else {
-            assert!(stream.ends(REPLY_TIMEOUT), "{stream:?}");
-            let body = stream.text();
-            assert!(!body.contains("elicitation/create"), "{body}");
-            assert!(body.contains(r#""isError":true"#), "{body}");
-        }
+        asks_only_if_declared(servers[2].addr, &session, declared);
     }
     // Forged records in the second form: letters or not, only the identity at the end (here
     // anonymous, `-`) is served, and only a record of exactly five fields.

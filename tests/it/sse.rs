@@ -67,6 +67,11 @@ impl Stream {
         }
     }
 
+    /// A legacy `session`'s `tools/call` of `tool`, its reply read as it comes.
+    pub fn call(addr: SocketAddr, session: &str, id: i64, tool: &str, arguments: Value) -> Self {
+        Self::send(addr, &call_bytes(addr, session, id, tool, arguments))
+    }
+
     /// A `GET /mcp` with `headers` (`host` replaces the loopback `Host`), its head read.
     pub fn get(addr: SocketAddr, host: Option<&str>, headers: &[(&str, &str)]) -> Self {
         Self::send(addr, &get_bytes(addr, host, headers)).with_head()
@@ -256,6 +261,21 @@ impl fmt::Debug for Stream {
             .field("ended", &self.ended)
             .finish()
     }
+}
+
+/// The bytes of a legacy `session`'s `tools/call` of `tool`.
+pub fn call_bytes(
+    addr: SocketAddr,
+    session: &str,
+    id: i64,
+    tool: &str,
+    arguments: Value,
+) -> Vec<u8> {
+    crate::http::post_bytes(
+        addr,
+        &crate::http::session_headers(session),
+        &crate::harness::call(id, tool, arguments),
+    )
 }
 
 /// The headers of the `GET /mcp` that opens the legacy `session`'s stream.
