@@ -18,8 +18,10 @@
 //!   the call ends. A replica that dies stops renewing, and its leases lapse.
 //! - **Legacy sessions** are one key each (`s:<id>`, only for ids of the form this server
 //!   makes): the negotiated version, whether the handshake was confirmed, what the client
-//!   declared in `initialize` it can answer, the identity that opened it. It expires after the idle timeout, renewed on every use by that identity
-//!   (never by another's refused request), and is deleted on `DELETE`. A replica that does not hold a session builds its engine from this record.
+//!   declared in `initialize` it can answer, the identity that opened it. It expires after
+//!   the idle timeout, renewed on every use by that identity (never by another's refused
+//!   request), and is deleted on `DELETE`. A replica that does not hold a session builds its
+//!   engine from this record.
 //!
 //! Every call runs under [`STORE_CALL_TIMEOUT`]. A failure or timeout marks the store down
 //! (one `warn` line); while it is down, one request per [`STORE_RETRY_INTERVAL`] tries it
