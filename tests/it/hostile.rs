@@ -469,3 +469,51 @@ fn a_literal_token_given_to_auth_token_env_is_refused_without_being_echoed() {
         }
     }
 }
+
+/// Ids reused and cancelled around calls answered at once and calls still running, all in one
+/// pipelined write: a call answered at once frees its id for the next line, a running call's
+/// id is refused until it ends, a cancel of a call already answered changes nothing, and a
+/// running call's reply comes once, after twenty calls answered at once around it.
+#[test]
+fn ids_reused_and_cancelled_around_calls_answered_at_once_and_running_ones_each_get_one_answer() {
+    let mut server = ready();
+    let cancel = |id: u64| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+            .to_string()
+    };
+    let mut lines = vec![
+        call(1, "echo", json!({"text": "a"})),
+        call(1, "echo", json!({"text": "b"})),
+        call(2, "sleep", json!({"ms": 300})),
+        call(2, "echo", json!({"text": "dup"})),
+        cancel(1),
+        call(1, "echo", json!({"text": "c"})),
+    ];
+    lines.extend((100..120).map(|id| call(id, "echo", json!({"text": id.to_string()}))));
+    lines.push(call(2, "echo", json!({"text": "dup again"})));
+    server.write(format!("{}\n", lines.join("\n")).as_bytes());
+    let replies: Vec<Value> = (0..25).map(|_| server.recv()).collect();
+    let text = |reply: &Value| {
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    let of = |id: u64| -> Vec<&Value> { replies.iter().filter(|r| r["id"] == id).collect() };
+    assert_eq!(
+        of(1).iter().map(|r| text(r)).collect::<Vec<_>>(),
+        [Some("a".into()), Some("b".into()), Some("c".into())]
+    );
+    // While the sleeper runs, both lines reusing its id are refused.
+    let twos = of(2);
+    assert_eq!(twos.len(), 2, "{twos:?}");
+    assert!(twos.iter().all(|r| code(r) == -32_600), "{twos:?}");
+    for id in 100..120 {
+        assert_eq!(of(id).len(), 1);
+        assert_eq!(text(of(id)[0]), Some(id.to_string()));
+    }
+    // The sleeper's own reply, once, after all of them.
+    let slept = server.recv_within(Duration::from_secs(5));
+    assert_eq!(slept["id"], 2);
+    assert!(slept["result"]["content"].is_array(), "{slept}");
+    ping_works(&mut server, 3);
+}
