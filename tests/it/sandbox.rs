@@ -935,12 +935,15 @@ workdir = "work"
     format!(
         "{}{}",
         tool("allocate", ""),
-        tool("allocate_2g", "resources = { memory_mib = 2048 }")
+        tool(
+            "allocate_2g",
+            "resources = { memory_mib = 2048, call_memory_mib = 2048 }"
+        )
     )
 }
 
-/// 1 GiB is refused under the default memory limit (512 MiB) and allowed under 2048 MiB: the
-/// limit, not the machine, is what stopped it.
+/// 1 GiB is refused under the default memory limit (512 MiB per process) and allowed under
+/// 2048 MiB (per process and per call): the limit, not the machine, is what stopped it.
 #[test]
 fn memory_past_the_limit_is_refused() {
     let scratch = Scratch::new("memory");
@@ -1701,11 +1704,17 @@ fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
             assert!(failed, "call {n} {when} succeeded: {results:?}");
         }
     };
-    // Launchers confined before the swap: the old rules, which the link is not under.
+    // Launchers confined before the swap: their view holds the directory they checked
+    // (bound there, renamed since on the host), never the link's target.
     let before: Vec<(bool, String)> = (0..3)
         .map(|_| bash(&mut server, "shell", &script))
         .collect();
-    check(&before, "by a launcher from before the swap");
+    for (n, (failed, text)) in before.iter().enumerate() {
+        assert!(
+            !text.contains(&scratch.secret) && (*failed || text == "ro-file\n"),
+            "call {n} by a launcher from before the swap read something else: {before:?}"
+        );
+    }
     // Launchers started after it: refused before the command runs.
     let killed = kill_launchers(server.pid());
     assert!(killed > 0, "the server had no idle launcher to kill");
@@ -2223,32 +2232,124 @@ fn fifos_and_sockets_are_made_without_sandbox() {
 // 11. One launcher, many calls: what a call can leave for the next (red team of the resident
 // launchers)
 
+/// A server run as `nobody`, with the cgroups delegated to it: fields drop in order, so the
+/// server (and with it every launcher) is gone before its cgroups are removed.
+pub struct Unprivileged {
+    server: Server,
+    _cgroups: Option<Delegated>,
+}
+
+impl std::ops::Deref for Unprivileged {
+    type Target = Server;
+    fn deref(&self) -> &Server {
+        &self.server
+    }
+}
+
+impl std::ops::DerefMut for Unprivileged {
+    fn deref_mut(&mut self) -> &mut Server {
+        &mut self.server
+    }
+}
+
+/// A cgroup in each of the `memory`, `pids` and `cpu` hierarchies (cgroup v1, as on this
+/// project's machines), below the test's own, owned by `nobody`: what systemd's
+/// `Delegate=yes` gives a service. An unprivileged airlock makes its per-call groups there.
+struct Delegated {
+    dirs: Vec<PathBuf>,
+}
+
+impl Delegated {
+    fn new() -> Self {
+        let membership = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let name = format!("airlock-it-{}", unique());
+        let mut dirs = Vec::new();
+        for controller in ["memory", "pids", "cpu"] {
+            let own = membership
+                .lines()
+                .filter_map(|line| {
+                    let mut parts = line.splitn(3, ':');
+                    let _id = parts.next()?;
+                    let controllers = parts.next()?;
+                    let path = parts.next()?;
+                    controllers
+                        .split(',')
+                        .any(|c| c == controller)
+                        .then(|| path.to_owned())
+                })
+                .next()
+                .unwrap_or_else(|| {
+                    panic!(
+                        "no cgroup v1 {controller} hierarchy: the unprivileged sandbox tests \
+                         delegate v1 cgroups (see Delegated)"
+                    )
+                });
+            let dir = Path::new("/sys/fs/cgroup")
+                .join(controller)
+                .join(own.trim_start_matches('/'))
+                .join(&name);
+            std::fs::create_dir(&dir).unwrap();
+            for entry in [dir.clone(), dir.join("cgroup.procs"), dir.join("tasks")] {
+                std::os::unix::fs::chown(&entry, Some(65534), Some(65534)).unwrap();
+            }
+            dirs.push(dir);
+        }
+        Self { dirs }
+    }
+}
+
+impl Drop for Delegated {
+    fn drop(&mut self) {
+        // The server was killed a moment ago; its launchers' namespaces go down with it.
+        fn remove(dir: &Path) {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for entry in entries.filter_map(Result::ok) {
+                    if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                        remove(&entry.path());
+                    }
+                }
+            }
+            let _removed = std::fs::remove_dir(dir);
+        }
+        for dir in &self.dirs {
+            eventually(Duration::from_secs(5), || {
+                remove(dir);
+                !dir.exists()
+            });
+        }
+    }
+}
+
 /// Serves `manifest` as the unprivileged user `nobody` when this test runs as root (so the
-/// launcher takes the user-namespace path), else as the user running the tests.
-fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Server {
+/// launcher takes the user-namespace path), in cgroups delegated to it, else as the user
+/// running the tests (whose cgroup must then be delegated).
+fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Unprivileged {
     let path = scratch.manifest(manifest);
     let airlock = airlock();
     let airlock = airlock.to_str().unwrap();
-    let mut server = if rustix::process::getuid().is_root() {
+    let (mut server, cgroups) = if rustix::process::getuid().is_root() {
         require("/usr/bin/setpriv", "util-linux");
-        Server::start_with(
-            Path::new("/usr/bin/setpriv"),
-            &[
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                airlock,
-                "serve",
-                "--manifest",
-                &path,
-            ],
-            &[],
-        )
+        let cgroups = Delegated::new();
+        // The shell moves itself into the delegated groups, then becomes airlock as nobody.
+        let script = cgroups
+            .dirs
+            .iter()
+            .map(|dir| format!("echo $$ > {}/cgroup.procs && ", dir.display()))
+            .collect::<String>()
+            + "exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups \"$0\" serve \
+               --manifest \"$1\"";
+        let server =
+            Server::start_with(Path::new("/bin/sh"), &["-c", &script, airlock, &path], &[]);
+        (server, Some(cgroups))
     } else {
-        Server::start_with(Path::new(airlock), &["serve", "--manifest", &path], &[])
+        let server = Server::start_with(Path::new(airlock), &["serve", "--manifest", &path], &[]);
+        (server, None)
     };
     server.initialize("2025-11-25");
-    server
+    Unprivileged {
+        server,
+        _cgroups: cgroups,
+    }
 }
 
 /// What a call sees of its own scheduling, I/O priority and limits.
@@ -2285,16 +2386,16 @@ attempt('limits', lambda: resource.prlimit(1, resource.RLIMIT_FSIZE, (1, 1)))";
 
 /// A call cannot change its launcher: the next call of the tool runs with the scheduling,
 /// I/O priority and limits it would have had anyway.
-fn launcher_tampering(mut server: Server) {
-    let (failed, before) = python(&mut server, "py", SCHEDULING_PROBE);
+fn launcher_tampering(server: &mut Server) {
+    let (failed, before) = python(server, "py", SCHEDULING_PROBE);
     assert!(!failed, "{before}");
-    let (failed, attempts) = python(&mut server, "py", LAUNCHER_TAMPERING);
+    let (failed, attempts) = python(server, "py", LAUNCHER_TAMPERING);
     assert!(!failed, "{attempts}");
     let changed: Vec<&str> = attempts
         .lines()
         .filter(|line| !line.ends_with(" refused"))
         .collect();
-    let (failed, after) = python(&mut server, "py", SCHEDULING_PROBE);
+    let (failed, after) = python(server, "py", SCHEDULING_PROBE);
     assert!(!failed, "{after}");
     assert!(
         changed.is_empty(),
@@ -2306,14 +2407,14 @@ fn launcher_tampering(mut server: Server) {
 #[test]
 fn a_call_cannot_change_its_launcher_as_root() {
     let scratch = Scratch::new("tamper-root");
-    launcher_tampering(scratch.serve(&python_tool("py", Mode::On, ""), &[]));
+    launcher_tampering(&mut scratch.serve(&python_tool("py", Mode::On, ""), &[]));
 }
 
 #[test]
 fn a_call_cannot_change_its_launcher_unprivileged() {
     let scratch = Scratch::new("tamper-user");
     let manifest = python_tool("py", Mode::On, "");
-    launcher_tampering(serve_unprivileged(&scratch, &manifest));
+    launcher_tampering(&mut serve_unprivileged(&scratch, &manifest));
 }
 
 /// The unprivileged launcher (a user namespace, then the PID namespace) holds the same

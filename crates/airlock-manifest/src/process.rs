@@ -73,6 +73,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::process::Child;
 use tokio::signal::unix::SignalKind;
 
+use airlock::limits::SANDBOX_DISK_POLL;
+
 use crate::sandbox::resident::Resident;
 use crate::sandbox::{self, Confinement};
 
@@ -148,6 +150,23 @@ pub struct Finished {
     pub stdout: Output,
     /// What airlock kept of stderr.
     pub stderr: Output,
+    /// What the sandbox refused or undid during the call (all zero outside it).
+    pub sandbox: SandboxEvents,
+}
+
+/// What the sandbox refused or undid during one call, for its result and its audit record:
+/// limits the kernel enforces show up to the program only as its own errors (a fork that
+/// fails, a process killed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SandboxEvents {
+    /// Processes of the call the kernel's OOM killer ended at the call's memory budget
+    /// (`call_memory_mib`).
+    pub oom_kills: u64,
+    /// Forks refused at the call's process budget (`processes`).
+    pub forks_refused: u64,
+    /// Paths the call created that make other programs run code later (`.git`, `.envrc`, …),
+    /// which the launcher removed after it.
+    pub later_code_removed: u32,
 }
 
 /// What airlock kept of one stream: its start, or with [`Stderr::Tail`] its end.
@@ -196,6 +215,11 @@ pub enum Exit {
 pub enum StopReason {
     /// stdout or stderr passed its cap.
     OutputLimit,
+    /// The call grew its writable directories' file systems past its byte budget
+    /// (`disk_mib`).
+    DiskBytes,
+    /// The call added more files than its file budget (`disk_files`).
+    DiskFiles,
 }
 
 /// Why a command could not be run to its end.
@@ -249,8 +273,11 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         "starting command"
     );
     let mut captures = Captures::new(spec);
-    let ended = match &spec.sandbox {
-        None => run_unconfined(spec, &mut captures).await?,
+    let (ended, sandbox) = match &spec.sandbox {
+        None => (
+            run_unconfined(spec, &mut captures).await?,
+            SandboxEvents::default(),
+        ),
         Some(confinement) => run_confined(spec, confinement, &mut captures).await?,
     };
     let exit = if captures.passed_a_cap() {
@@ -271,6 +298,7 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         exit,
         stdout,
         stderr,
+        sandbox,
     })
 }
 
@@ -348,7 +376,7 @@ async fn run_confined(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
     captures: &mut Captures,
-) -> Result<Exit, SpawnError> {
+) -> Result<(Exit, SandboxEvents), SpawnError> {
     if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
             "this kernel cannot enforce the sandbox",
@@ -357,6 +385,7 @@ async fn run_confined(
     let header = sandbox::spawn::header(&spec.program, &spec.args);
     let header_bytes =
         u32::try_from(header.len()).map_err(|_| SpawnError::Start(io::ErrorKind::InvalidInput))?;
+    let disk = DiskWatch::start(confinement.policy());
     let (mut launcher, pipes) = hand_over(spec, confinement, header_bytes).await?;
     let group = launcher
         .pid()
@@ -389,9 +418,18 @@ async fn run_confined(
         tokio::pin!(feeding, reading, reported);
         let mut fed = false;
         let mut read = false;
+        let mut ticks = tokio::time::interval(SANDBOX_DISK_POLL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let status = loop {
             tokio::select! {
                 result = &mut reported => break result?,
+                _ = ticks.tick(), if disk.watching() => {
+                    if let Some(reason) = disk.over() {
+                        // Dropping the launcher (on return) kills every process of the call.
+                        tracing::debug!(?reason, "a call passed its disk budget");
+                        return Ok((Exit::Stopped(reason), SandboxEvents::default()));
+                    }
+                }
                 result = &mut feeding, if !fed => {
                     fed = true;
                     result?;
@@ -417,27 +455,113 @@ async fn run_confined(
         status
     };
     drop(control);
+    let mut events = SandboxEvents::default();
+    let budget = launcher.budget_events();
+    events.oom_kills = budget.oom_kills;
+    events.forks_refused = budget.forks_refused;
     let Some(report) = status else {
         // Killed at the output limit, or ended by something else: then there is nothing to
         // report.
         if captures.passed_a_cap() {
-            return Ok(Exit::Stopped(StopReason::OutputLimit));
+            return Ok((Exit::Stopped(StopReason::OutputLimit), events));
         }
         return Err(SpawnError::Internal("the launcher ended during the call"));
     };
+    events.later_code_removed = report.later_code_removed;
     let exit = match report.status {
         sandbox::channel::Status::Exited(code) => Exit::Code(code),
         sandbox::channel::Status::Signaled(signal) => Exit::Signal(signal),
-        sandbox::channel::Status::Failed => return Ok(Exit::SandboxFailed),
+        sandbox::channel::Status::Failed => return Ok((Exit::SandboxFailed, events)),
     };
+    // A call quicker than one look is judged once at its end (what it wrote stays).
+    let exit = disk.over().map_or(exit, Exit::Stopped);
     launcher.served_one();
     if report.last || captures.passed_a_cap() {
         // It ends after this call, or was killed at the cap after it had reported: it is
         // gone, not given back.
-        return Ok(exit);
+        return Ok((exit, events));
     }
     confinement.launchers().give_back(launcher);
-    Ok(exit)
+    Ok((exit, events))
+}
+
+/// A call's disk budget (`disk_mib`, `disk_files`), watched from outside: how much the file
+/// systems of its writable directories grew since the call began (`statvfs`). Other writers
+/// on the same file system during the call count too, so a call is never let past its
+/// budget, and may be stopped earlier on a busy one (SECURITY.md).
+struct DiskWatch {
+    /// Per file system of a writable directory: a directory on it, and its use at the start.
+    filesystems: Vec<(PathBuf, DiskUse)>,
+    bytes: u64,
+    files: u64,
+}
+
+/// Bytes and files in use on one file system.
+#[derive(Clone, Copy)]
+struct DiskUse {
+    bytes: u64,
+    files: u64,
+}
+
+impl DiskUse {
+    fn of(dir: &std::path::Path) -> Option<(u64, Self)> {
+        let stat = rustix::fs::statvfs(dir).ok()?;
+        let blocks = stat.f_blocks.saturating_sub(stat.f_bfree);
+        Some((
+            stat.f_fsid,
+            Self {
+                bytes: blocks.saturating_mul(stat.f_frsize),
+                files: stat.f_files.saturating_sub(stat.f_ffree),
+            },
+        ))
+    }
+}
+
+impl DiskWatch {
+    fn start(policy: &sandbox::Policy) -> Self {
+        let mut seen: Vec<u64> = Vec::new();
+        let mut filesystems = Vec::new();
+        for dir in &policy.write {
+            if let Some((id, used)) = DiskUse::of(dir)
+                && !seen.contains(&id)
+            {
+                seen.push(id);
+                filesystems.push((dir.clone(), used));
+            }
+        }
+        let mib = 1024 * 1024;
+        Self {
+            filesystems,
+            bytes: policy.resources.disk_mib.saturating_mul(mib),
+            files: policy.resources.disk_files,
+        }
+    }
+
+    /// Whether there is anything to watch (a tool without writable directories writes
+    /// nothing but `/dev/null`).
+    fn watching(&self) -> bool {
+        !self.filesystems.is_empty()
+    }
+
+    /// Which budget the call has passed, if any.
+    fn over(&self) -> Option<StopReason> {
+        let mut bytes = 0_u64;
+        let mut files = 0_u64;
+        for (dir, start) in &self.filesystems {
+            let Some((_, now)) = DiskUse::of(dir) else {
+                continue;
+            };
+            bytes = bytes.saturating_add(now.bytes.saturating_sub(start.bytes));
+            files = files.saturating_add(now.files.saturating_sub(start.files));
+        }
+        if bytes > self.bytes {
+            Some(StopReason::DiskBytes)
+        } else if files > self.files {
+            Some(StopReason::DiskFiles)
+        } else {
+            None
+        }
+    }
 }
 
 /// airlock's ends of a call's pipes (no stderr of its own with [`Stderr::Merged`]).
@@ -557,11 +681,27 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
     } else {
         None
     };
+    // The launcher's cgroups, which it joins before it starts anything: without them the
+    // call's budgets would be per process only, which only best effort accepts.
+    let group = match sandbox::cgroups::calls()
+        .and_then(|calls| sandbox::cgroups::Group::create(calls, &confinement.policy().resources))
+    {
+        Ok(group) => Some(group),
+        Err(_) if host.mode == sandbox::Mode::BestEffort => None,
+        Err(why) => return Err(SpawnError::Sandbox(why)),
+    };
+    let procs = group
+        .as_ref()
+        .map(sandbox::cgroups::Group::procs)
+        .unwrap_or_default();
+    let procs = serde_json::to_string(&procs)
+        .map_err(|_| SpawnError::Sandbox("a cgroup path is not valid UTF-8"))?;
     let (program, argv) = sandbox::spawn::launcher_command(
         confinement,
         host.mode,
         support.pid_namespace,
         uid.as_ref().map(sandbox::UidLease::uid),
+        &procs,
     );
     let (ours, theirs) = sandbox::channel::pair().map_err(io_error)?;
     let mut command = std::process::Command::new(program);
@@ -583,7 +723,7 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
         command.spawn()
     }
     .map_err(|error| SpawnError::Start(error.kind()))?;
-    Ok(Resident::new(process, ours, uid))
+    Ok(Resident::new(process, ours, uid, group))
 }
 
 /// Starts `spec`'s program with the spec's environment, directory and pipes, nothing

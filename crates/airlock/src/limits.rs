@@ -363,6 +363,46 @@ pub const SANDBOX_FILE_SIZE_MIB: u64 = 64;
 /// Open descriptors of each sandboxed process (`RLIMIT_NOFILE`).
 pub const SANDBOX_OPEN_FILES: u64 = 256;
 
+/// Memory of one sandboxed call, all its processes together (and the page cache they fill),
+/// in MiB: the call's cgroup's `memory.max` (`memory.limit_in_bytes` on cgroup v1).
+///
+/// `SANDBOX_MEMORY_MIB` bounds each process's address space; this bounds their sum, which
+/// would otherwise be `SANDBOX_PROCESSES` times as much (32 GiB, more than most hosts have).
+/// Past it the kernel's OOM killer ends a process of the call (never one outside it) and the
+/// result says so.
+pub const SANDBOX_CALL_MEMORY_MIB: u64 = 1024;
+
+/// Bytes one sandboxed call may add to the file systems of its writable directories, in MiB.
+///
+/// Without it one call could leave a gigabyte of files behind, and a few calls fill the
+/// disk. Counted as the growth of each writable directory's file system since the call
+/// started (`statvfs`), watched every [`SANDBOX_DISK_POLL`]: a call past it is stopped and
+/// its result says so. What it wrote stays (deleting it could delete what others wrote).
+pub const SANDBOX_DISK_MIB: u64 = 256;
+
+/// Files (inodes) one sandboxed call may add to the file systems of its writable
+/// directories; counted and enforced as [`SANDBOX_DISK_MIB`] is. 100,000 empty files cost
+/// little space but slow every later listing and backup of the directory.
+pub const SANDBOX_DISK_FILES: u64 = 10_000;
+
+/// How often a running sandboxed call's disk use is looked at (one `statvfs` per writable
+/// file system). A call can write at most what it writes in this time past its budget.
+pub const SANDBOX_DISK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// CPU weight of all sandboxed calls together against one of airlock's own threads, in
+/// cgroup v1 `cpu.shares` (v2 `cpu.weight` is derived from it): 1024 is one busy thread's
+/// weight, so 128 gives every call together an eighth of what one airlock thread may claim
+/// when both want the CPU. Calls share it equally among themselves. Eight calls of sixty busy
+/// processes each took airlock's answer to a ping from 0.2 ms to a 52-87 ms median without
+/// it; the figure with it is in BENCHMARKS.md.
+pub const SANDBOX_CALLS_CPU_SHARES: u64 = 128;
+
+/// Entries looked at per writable directory when a launcher starts (to protect the paths that
+/// make other programs run code later, `sandbox::later_code`) and after each call (to remove
+/// such paths a call created). A deeper or larger tree is looked at this far; the rest of it
+/// is not, and `airlock check` says so.
+pub const SANDBOX_LATER_CODE_WALK_ENTRIES: usize = 20_000;
+
 /// Idle launchers kept per tool, ready for its next calls (`sandbox::resident`).
 ///
 /// A launcher is an airlock process, confined and waiting: measured here, 0.4 MiB of memory
@@ -391,6 +431,12 @@ pub const SANDBOX_MAX_CPU_SECONDS: u64 = MAX_TOOL_TIMEOUT.as_secs();
 pub const SANDBOX_MAX_FILE_SIZE_MIB: u64 = 1024 * 1024;
 /// See [`SANDBOX_MAX_PROCESSES`].
 pub const SANDBOX_MAX_OPEN_FILES: u64 = 65_536;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_CALL_MEMORY_MIB: u64 = 256 * 1024;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_DISK_MIB: u64 = 1024 * 1024;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_DISK_FILES: u64 = 100_000_000;
 
 // The defaults nest: arguments fit in a frame, a string fits in the arguments, and argument
 // nesting fits inside the message's. Checked when the crate compiles.

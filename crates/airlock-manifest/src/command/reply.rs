@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
-use crate::process::{Exit, Finished, Output};
+use crate::process::{Exit, Finished, Output, SandboxEvents, StopReason};
 use crate::secrets::{Cut, MARKER, Piece, Redactor};
 use airlock::{RunNote, ToolOutput};
 
@@ -23,7 +23,8 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
     let exit = finished.exit;
     let stopped = matches!(exit, Exit::Stopped(_));
     let success = matches!(exit, Exit::Code(code) if tool.success_codes.contains(&code));
-    let note = run_note(tool, exit);
+    let note = run_note(tool, exit, &finished.sandbox);
+    let events = sandbox_events(tool, &finished.sandbox);
     let (stdout, stderr) = (&finished.stdout, &finished.stderr);
     let mut sections = match tool.stderr {
         StderrMode::Separate => vec![
@@ -70,10 +71,10 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
         sections: &shown,
     };
     if success {
-        return match shown.as_slice() {
+        return match (shown.as_slice(), events) {
             // The common case: the output alone, as the command printed it.
-            [(only, marks)] if only.main => ToolOutput::text(layout.untitled(only, marks)),
-            _ => ToolOutput::text(layout.join(None, None)),
+            ([(only, marks)], None) if only.main => ToolOutput::text(layout.untitled(only, marks)),
+            (_, events) => ToolOutput::text(layout.join(None, events)),
         }
         .noting(note);
     }
@@ -97,6 +98,16 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
         ),
         Exit::Code(code) => format!("The command failed with exit status {code}."),
         Exit::Signal(signal) => format!("The command was killed by signal {signal}."),
+        Exit::Stopped(StopReason::DiskBytes) if let Some(limits) = resources => format!(
+            "The command passed the sandbox's disk budget of {} MiB for one call and was \
+             stopped; what it wrote stays.",
+            limits.disk_mib
+        ),
+        Exit::Stopped(StopReason::DiskFiles) if let Some(limits) = resources => format!(
+            "The command passed the sandbox's budget of {} new files for one call and was \
+             stopped; what it wrote stays.",
+            limits.disk_files
+        ),
         Exit::Stopped(_) => format!(
             "The command's output passed the limit of {budget} bytes, so it was stopped; the \
              output below is truncated."
@@ -111,14 +122,58 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
             limits.describe()
         )
     });
-    ToolOutput::error(layout.join(Some(status), sandbox)).noting(note)
+    let footer = match (events, sandbox) {
+        (Some(events), Some(sandbox)) => Some(format!("{events}\n{sandbox}")),
+        (events, sandbox) => events.or(sandbox),
+    };
+    ToolOutput::error(layout.join(Some(status), footer)).noting(note)
+}
+
+/// What the sandbox refused or undid during the call, for the model: the kernel's budgets
+/// show up to a program only as its own errors, and removed paths not at all.
+fn sandbox_events(tool: &CommandTool, events: &SandboxEvents) -> Option<String> {
+    let limits = tool.sandbox.as_ref()?.policy().resources;
+    let mut lines = Vec::new();
+    if events.oom_kills > 0 {
+        lines.push(format!(
+            "The call reached the sandbox's memory budget of {} MiB for all its processes \
+             together: the kernel ended {} of them.",
+            limits.call_memory_mib, events.oom_kills
+        ));
+    }
+    if events.forks_refused > 0 {
+        lines.push(format!(
+            "The call reached the sandbox's limit of {} processes: {} process starts were \
+             refused.",
+            limits.processes, events.forks_refused
+        ));
+    }
+    if events.later_code_removed > 0 {
+        lines.push(format!(
+            "airlock removed {} path(s) this call created that make other programs run code \
+             later (.git, .envrc, .vscode, .mcp.json and the like, anywhere in a writable \
+             directory): this tool may not create them.",
+            events.later_code_removed
+        ));
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// What the audit record says of a run: its exit status or signal, and the limit that
 /// stopped it (by the manifest key that sets it).
-fn run_note(tool: &CommandTool, exit: Exit) -> RunNote {
+fn run_note(tool: &CommandTool, exit: Exit, events: &SandboxEvents) -> RunNote {
     let sandboxed = tool.sandbox.is_some();
-    match exit {
+    // A budget the kernel held names it even when the program went on (or ended its own way).
+    let budget = if events.oom_kills > 0 {
+        Some("call_memory_mib")
+    } else if events.forks_refused > 0 {
+        Some("processes")
+    } else if events.later_code_removed > 0 {
+        Some("later_code")
+    } else {
+        None
+    };
+    let note = match exit {
         Exit::Code(code) => RunNote::exited(code),
         Exit::Signal(signal) => RunNote::signalled(
             signal,
@@ -128,9 +183,16 @@ fn run_note(tool: &CommandTool, exit: Exit) -> RunNote {
                 _ => None,
             },
         ),
-        Exit::Stopped(_) => RunNote::stopped_by("max_output_bytes"),
+        Exit::Stopped(StopReason::OutputLimit) => RunNote::stopped_by("max_output_bytes"),
+        Exit::Stopped(StopReason::DiskBytes) => RunNote::stopped_by("disk_mib"),
+        Exit::Stopped(StopReason::DiskFiles) => RunNote::stopped_by("disk_files"),
         Exit::SandboxFailed => RunNote::stopped_by("sandbox"),
+    };
+    let mut note = note;
+    if note.limit.is_none() {
+        note.limit = budget;
     }
+    note
 }
 
 /// `SIGXCPU`: a process passed its CPU time limit.
@@ -463,6 +525,7 @@ mod tests {
             exit: Exit::Code(0),
             stdout: stream(&[b'o'; 90], 90, false),
             stderr: stream(&[b'e'; 40], 200, true),
+            sandbox: SandboxEvents::default(),
         };
         let reply = report(&tool, &Redactor::new(&[]), &finished);
         assert_eq!(
@@ -487,6 +550,7 @@ mod tests {
             exit: Exit::Code(0),
             stdout: stream(b"", 0, false),
             stderr: stream(&kept, 500, true),
+            sandbox: SandboxEvents::default(),
         };
         assert_eq!(
             text(&report(&tool, &redactor, &finished)),
@@ -510,6 +574,7 @@ mod tests {
             exit: Exit::Stopped(crate::process::StopReason::OutputLimit),
             stdout,
             stderr: stream(b"warning\n", 8, false),
+            sandbox: SandboxEvents::default(),
         };
         let withheld =
             "the last 64 bytes before the cut are withheld, as they could begin a secret";

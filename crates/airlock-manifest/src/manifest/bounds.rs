@@ -12,7 +12,8 @@ use super::raw::{
 use super::{Located, ManifestError};
 use crate::sandbox::Resources;
 use airlock::limits::{
-    Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CPU_SECONDS,
+    Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CALL_MEMORY_MIB,
+    SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB,
     SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
     SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
@@ -257,6 +258,19 @@ pub(super) fn resources(
     }
     if let Some(n) = check(raw.open_files, "open_files", SANDBOX_MAX_OPEN_FILES)? {
         resources.open_files = n;
+    }
+    if let Some(n) = check(
+        raw.call_memory_mib,
+        "call_memory_mib",
+        SANDBOX_MAX_CALL_MEMORY_MIB,
+    )? {
+        resources.call_memory_mib = n;
+    }
+    if let Some(n) = check(raw.disk_mib, "disk_mib", SANDBOX_MAX_DISK_MIB)? {
+        resources.disk_mib = n;
+    }
+    if let Some(n) = check(raw.disk_files, "disk_files", SANDBOX_MAX_DISK_FILES)? {
+        resources.disk_files = n;
     }
     Ok(resources)
 }

@@ -562,6 +562,7 @@ impl ToolChecker<'_> {
                 _ => None,
             })
             .collect();
+        let written_program = program.to_path_buf();
         let program = std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf());
         let policy = Policy::for_command(
             &program,
@@ -573,6 +574,7 @@ impl ToolChecker<'_> {
                 write,
                 network: raw.network.unwrap_or(false),
                 resources,
+                written: vec![written_program],
             },
         );
         // Landlock only grants: a rule on `/` (or on `/proc`, `/sys`, `/dev` themselves) would

@@ -219,6 +219,9 @@ fn merge(defaults: &RawDefaults, tool: &mut RawTool) {
                     cpu_seconds: own.cpu_seconds.or(inherited.cpu_seconds),
                     file_size_mib: own.file_size_mib.or(inherited.file_size_mib),
                     open_files: own.open_files.or(inherited.open_files),
+                    call_memory_mib: own.call_memory_mib.or(inherited.call_memory_mib),
+                    disk_mib: own.disk_mib.or(inherited.disk_mib),
+                    disk_files: own.disk_files.or(inherited.disk_files),
                 },
             ))
         }

@@ -296,6 +296,9 @@ pub(crate) struct RawResources {
     pub(crate) cpu_seconds: Option<u64>,
     pub(crate) file_size_mib: Option<u64>,
     pub(crate) open_files: Option<u64>,
+    pub(crate) call_memory_mib: Option<u64>,
+    pub(crate) disk_mib: Option<u64>,
+    pub(crate) disk_files: Option<u64>,
 }
 
 /// `annotations = { … }`.

@@ -155,7 +155,12 @@ pub(crate) fn receive_call(control: BorrowedFd<'_>) -> Result<Option<Call>, &'st
 /// # Errors
 ///
 /// The socket is gone (airlock stopped waiting).
-pub(crate) fn send_status(control: BorrowedFd<'_>, status: Status, last: bool) -> io::Result<()> {
+pub(crate) fn send_status(
+    control: BorrowedFd<'_>,
+    status: Status,
+    later_code_removed: u32,
+    last: bool,
+) -> io::Result<()> {
     let (kind, value) = match status {
         Status::Exited(code) => (EXITED, code),
         Status::Signaled(signal) => (SIGNALED, signal),
@@ -163,9 +168,13 @@ pub(crate) fn send_status(control: BorrowedFd<'_>, status: Status, last: bool) -
     };
     let kind = if last { kind | LAST } else { kind };
     let mut message = [0_u8; STATUS_BYTES];
-    let (head, tail) = message.split_at_mut(4);
-    head.copy_from_slice(&kind.to_le_bytes());
-    tail.copy_from_slice(&value.to_le_bytes());
+    for (field, bytes) in message.chunks_exact_mut(4).zip([
+        kind.to_le_bytes(),
+        value.to_le_bytes(),
+        later_code_removed.to_le_bytes(),
+    ]) {
+        field.copy_from_slice(&bytes);
+    }
     let mut rest = message.as_slice();
     while !rest.is_empty() {
         match rustix::net::send(control, rest, SendFlags::NOSIGNAL) {
@@ -185,6 +194,9 @@ pub(crate) struct Report {
     pub(crate) status: Status,
     /// Whether the launcher ends after this call (it is not to be given another).
     pub(crate) last: bool,
+    /// Paths the call created that make other programs run code later, which the launcher
+    /// removed (`super::later_code`).
+    pub(crate) later_code_removed: u32,
 }
 
 /// A status as it arrived (airlock's side, which reads exactly [`STATUS_BYTES`]).
@@ -194,10 +206,13 @@ pub(crate) struct Report {
 /// `InvalidData` for bytes that are not a status.
 pub(crate) fn decode_status(message: [u8; STATUS_BYTES]) -> io::Result<Report> {
     let invalid = || io::Error::from(io::ErrorKind::InvalidData);
-    let (kind, value) = message.split_first_chunk::<4>().ok_or_else(invalid)?;
-    let value = <[u8; 4]>::try_from(value).map_err(|_| invalid())?;
-    let value = i32::from_le_bytes(value);
-    let kind = u32::from_le_bytes(*kind);
+    let mut fields = message
+        .chunks_exact(4)
+        .map(|field| <[u8; 4]>::try_from(field).map_err(|_| invalid()));
+    let mut next = || fields.next().ok_or_else(invalid)?;
+    let kind = u32::from_le_bytes(next()?);
+    let value = i32::from_le_bytes(next()?);
+    let later_code_removed = u32::from_le_bytes(next()?);
     let status = match kind & !LAST {
         EXITED => Status::Exited(value),
         SIGNALED => Status::Signaled(value),
@@ -207,13 +222,14 @@ pub(crate) fn decode_status(message: [u8; STATUS_BYTES]) -> io::Result<Report> {
     Ok(Report {
         status,
         last: kind & LAST != 0,
+        later_code_removed,
     })
 }
 
 /// Bytes of a call message: the command line's length.
 const CALL_BYTES: usize = 4;
-/// Bytes of a status message: its kind, then its value.
-pub(crate) const STATUS_BYTES: usize = 8;
+/// Bytes of a status message: its kind, its value, the later-code paths removed.
+pub(crate) const STATUS_BYTES: usize = 12;
 
 const EXITED: u32 = 1;
 const SIGNALED: u32 = 2;
@@ -288,7 +304,7 @@ mod tests {
             Status::Failed,
         ] {
             for last in [false, true] {
-                send_status(theirs.as_fd(), status, last).unwrap();
+                send_status(theirs.as_fd(), status, 0, last).unwrap();
                 let report = read_status(&ours).unwrap().unwrap();
                 assert_eq!((report.status, report.last), (status, last));
             }
@@ -328,7 +344,7 @@ mod tests {
 
     #[test]
     fn bytes_that_are_not_a_status_are_refused() {
-        for message in [[0_u8; STATUS_BYTES], [9, 0, 0, 0, 1, 0, 0, 0]] {
+        for message in [[0_u8; STATUS_BYTES], [9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]] {
             assert_eq!(
                 decode_status(message).unwrap_err().kind(),
                 io::ErrorKind::InvalidData

@@ -6,7 +6,7 @@
 //! itself, and every program it starts inherits every restriction. Its argv:
 //!
 //! ```text
-//! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <policy JSON>
+//! <exe> __airlock-sandbox <stage> <parent pid> <call uid or -> <required|best-effort> <cgroup.procs files, JSON> <policy JSON>
 //! ```
 //!
 //! Its stdin is its control channel (`super::channel`); stdout and stderr are `/dev/null`.
@@ -91,9 +91,14 @@ struct Launch<'a> {
     /// The real uid a root launcher takes for the call (see [`super::call_uid`]).
     call_uid: Option<u32>,
     best_effort: bool,
+    /// The `cgroup.procs` files of the launcher's own cgroups (`super::cgroups`), which it
+    /// writes itself into before it starts anything.
+    cgroups: Vec<std::path::PathBuf>,
     policy: Policy,
-    /// The launcher arguments from the mode on, for the `init` stage the `user` stage starts.
-    forwarded: &'a [OsString],
+    /// The mode and the policy, for the `init` stage the `user` stage starts (already in the
+    /// cgroups).
+    mode: &'a OsString,
+    encoded_policy: &'a OsString,
 }
 
 #[derive(Clone, Copy, Eq, PartialEq)]
@@ -104,7 +109,7 @@ enum Stage {
 
 impl<'a> Launch<'a> {
     fn parse(args: &'a [OsString]) -> Option<Self> {
-        let [stage, parent, call_uid, mode, policy] = args else {
+        let [stage, parent, call_uid, mode, cgroups, policy] = args else {
             return None;
         };
         let stage = match stage.to_str()? {
@@ -121,15 +126,18 @@ impl<'a> Launch<'a> {
             "best-effort" => true,
             _ => return None,
         };
+        let encoded_policy = policy;
         let policy: Policy = serde_json::from_str(policy.to_str()?).ok()?;
-        let forwarded = args.get(3..)?;
+        let encoded_mode = mode;
         Some(Self {
             stage,
             parent: parent.to_str()?.parse().ok()?,
             call_uid,
             best_effort,
+            cgroups: serde_json::from_str(cgroups.to_str()?).ok()?,
             policy,
-            forwarded,
+            mode: encoded_mode,
+            encoded_policy,
         })
     }
 
@@ -139,8 +147,17 @@ impl<'a> Launch<'a> {
         if let Err(error) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
             return fail("setting the parent-death signal", error);
         }
-        if parent_pid() != Some(self.parent) {
+        let status = std::fs::File::open("/proc/self/stat").ok();
+        if status.as_ref().and_then(parent_pid) != Some(self.parent) {
             return fail("checking the parent", "airlock is gone");
+        }
+        drop(status);
+        // Into the call's cgroups before anything else starts, so every process of every call
+        // this launcher serves is counted there.
+        if let Err(error) = super::cgroups::join(&self.cgroups)
+            && !self.best_effort
+        {
+            return fail("joining the call's cgroups", error);
         }
         match self.stage {
             Stage::User => self.run_user_stage(),
@@ -155,7 +172,7 @@ impl<'a> Launch<'a> {
         let gid = rustix::process::getgid().as_raw();
         let flags = nix::sched::CloneFlags::CLONE_NEWUSER
             | nix::sched::CloneFlags::CLONE_NEWPID
-            | nix::sched::CloneFlags::CLONE_NEWIPC;
+            | call_namespaces(&self.policy);
         if let Err(error) = nix::sched::unshare(flags) {
             return fail("creating the user and PID namespaces", error);
         }
@@ -169,6 +186,14 @@ impl<'a> Launch<'a> {
                 return fail("mapping ids in the user namespace", error.kind());
             }
         }
+        // The init stage builds the view (`super::mounts`) in the namespaces made here; it runs
+        // as our own uid, for which `exec` would clear every capability, so CAP_SYS_ADMIN (the
+        // mounts) and CAP_SETPCAP (to drop capabilities for good afterwards) go across as
+        // ambient ones. The init stage drops them with all the others before any program of a
+        // call runs.
+        if let Err(error) = keep_capabilities_across_exec() {
+            return fail("keeping capabilities for the init stage", error);
+        }
         #[expect(
             clippy::disallowed_methods,
             reason = "the launcher starting its own init stage: the same binary, argv only"
@@ -178,7 +203,9 @@ impl<'a> Launch<'a> {
             .arg("init")
             .arg(std::process::id().to_string())
             .arg("-")
-            .args(self.forwarded);
+            .arg(self.mode)
+            .arg("[]")
+            .arg(self.encoded_policy);
         let mut init = match init.spawn() {
             Ok(init) => init,
             Err(error) => return fail("starting the init stage", error.kind()),
@@ -202,15 +229,29 @@ impl<'a> Launch<'a> {
     fn run_init_stage(self) -> ExitCode {
         let strict = !self.best_effort;
         close_inherited_descriptors();
-        // A System V IPC namespace of the call's own, so the host's segments, queues and
-        // semaphores (root's included) are out of reach, and whatever the call makes goes
-        // with it. The `user` stage made it already; a root launcher makes it here, while it
-        // still has CAP_SYS_ADMIN.
+        // Our own status, opened while `/proc` is still in view: the parent checks below read
+        // it after the view has replaced the root.
+        let status = match std::fs::File::open("/proc/self/stat") {
+            Ok(file) => file,
+            Err(error) => return fail("opening the launcher's status", error.kind()),
+        };
+        // The namespaces of the call (see `call_namespaces`). The `user` stage made them
+        // already; a root launcher makes them here, while it still has CAP_SYS_ADMIN.
         if self.call_uid.is_some()
-            && let Err(error) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWIPC)
+            && let Err(error) = nix::sched::unshare(call_namespaces(&self.policy))
         {
-            return fail("creating the IPC namespace", error);
+            return fail("creating the call's namespaces", error);
         }
+        let workdir = match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(error) => return fail("reading the workdir", error.kind()),
+        };
+        let view = match super::mounts::enter(&self.policy, &workdir) {
+            Ok(view) => view,
+            Err(step) if strict => return fail("building the file system view", step),
+            // Best effort on a host without mount namespaces: Landlock alone.
+            Err(_) => super::mounts::View::default(),
+        };
         if let Err(error) = set_resource_limits(&self.policy)
             && strict
         {
@@ -224,9 +265,10 @@ impl<'a> Launch<'a> {
         if let Err(error) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
             return fail("setting the parent-death signal", error);
         }
-        if parent_pid() != Some(self.parent) {
+        if parent_pid(&status) != Some(self.parent) {
             return fail("checking the parent", "airlock is gone");
         }
+        drop(status);
         // No process of the call may trace or read the launcher (its pid 1), whatever its
         // credentials: that needs CAP_SYS_PTRACE once we are not dumpable.
         if let Err(error) =
@@ -247,16 +289,29 @@ impl<'a> Launch<'a> {
         }
         // Past this line only the programs' own rights remain. A resident launcher waits here
         // for its calls.
-        serve_calls(self.policy.resources.cpu_seconds)
+        serve_calls(&self.policy, &view)
     }
+}
+
+/// The namespaces a launcher makes for its calls besides the PID namespace: System V IPC (the
+/// host's segments, queues and semaphores out of reach, the call's own gone with it), mounts
+/// (the view, `super::mounts`), and, for a tool without the network, a network namespace with
+/// nothing in it (no interface up, no route; abstract unix socket names are per network
+/// namespace, so none is shared with the host either way).
+fn call_namespaces(policy: &Policy) -> nix::sched::CloneFlags {
+    let mut flags = nix::sched::CloneFlags::CLONE_NEWIPC | nix::sched::CloneFlags::CLONE_NEWNS;
+    if !policy.network {
+        flags |= nix::sched::CloneFlags::CLONE_NEWNET;
+    }
+    flags
 }
 
 /// Serves calls until airlock closes the channel, or until this launcher has used half its own
 /// CPU limit: `RLIMIT_CPU` counts the launcher's time over all its calls (reaping what a call
 /// leaves behind costs some), and a launcher killed by it mid-call would fail a call that did
 /// nothing wrong.
-fn serve_calls(cpu_seconds: u64) -> ExitCode {
-    let budget = std::time::Duration::from_millis(cpu_seconds.saturating_mul(500));
+fn serve_calls(policy: &Policy, view: &super::mounts::View) -> ExitCode {
+    let budget = std::time::Duration::from_millis(policy.resources.cpu_seconds.saturating_mul(500));
     loop {
         let call = match channel::receive_call(control()) {
             Ok(Some(call)) => call,
@@ -264,14 +319,20 @@ fn serve_calls(cpu_seconds: u64) -> ExitCode {
             // airlock's own messages have one shape; anything else ends the launcher.
             Err(_) => return ExitCode::from(LAUNCH_FAILED),
         };
+        let started = std::time::SystemTime::now();
         let status = run_call(call);
+        // No process of the call is left: what it created that makes other programs run
+        // code later goes before the call is reported.
+        let removed = policy.write.iter().fold(0_u32, |removed, dir| {
+            removed.saturating_add(super::later_code::sweep(dir, started, &view.protected))
+        });
         let used = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
         let spent = std::time::Duration::new(
             u64::try_from(used.tv_sec).unwrap_or(u64::MAX),
             u32::try_from(used.tv_nsec).unwrap_or(0),
         );
         let last = status == Status::Failed || spent >= budget;
-        if channel::send_status(control(), status, last).is_err() || last {
+        if channel::send_status(control(), status, removed, last).is_err() || last {
             return ExitCode::from(LAUNCH_FAILED);
         }
     }
@@ -429,9 +490,12 @@ fn empty_the_namespace() {
 /// The path that names this process's own executable; after `fork`, the child's.
 pub const SELF_EXE: &str = "/proc/self/exe";
 
-/// Our parent's pid as the host sees it (`getppid` says 0 inside a new PID namespace).
-fn parent_pid() -> Option<u32> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+/// Our parent's pid as the host sees it (`getppid` says 0 inside a new PID namespace), read
+/// from `/proc/self/stat` (the launcher's own, opened as `status` while `/proc` was in view).
+fn parent_pid(status: &std::fs::File) -> Option<u32> {
+    let mut buffer = [0_u8; 1024];
+    let read = rustix::io::pread(status, &mut buffer, 0).ok()?;
+    let stat = std::str::from_utf8(buffer.get(..read)?).ok()?;
     let (_name, after) = stat.rsplit_once(')')?;
     after.split_whitespace().nth(1)?.parse().ok()
 }
@@ -489,6 +553,26 @@ fn set_resource_limits(policy: &Policy) -> Result<(), rustix::io::Errno> {
                 maximum: Some(maximum),
             },
         )?;
+    }
+    Ok(())
+}
+
+/// Puts CAP_SYS_ADMIN and CAP_SETPCAP (held in a new user namespace) in the inheritable and
+/// ambient sets, so that the next program this process runs keeps them.
+fn keep_capabilities_across_exec() -> Result<(), rustix::io::Errno> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    let kept = CapabilitySet::SYS_ADMIN | CapabilitySet::SETPCAP;
+    let held = rustix::thread::capabilities(None)?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: held.effective,
+            permitted: held.permitted,
+            inheritable: kept,
+        },
+    )?;
+    for capability in [CapabilitySet::SYS_ADMIN, CapabilitySet::SETPCAP] {
+        rustix::thread::configure_capability_in_ambient_set(capability, true)?;
     }
     Ok(())
 }
@@ -787,7 +871,7 @@ fn open_without_links(path: &Path) -> rustix::io::Result<std::os::fd::OwnedFd> {
 fn fail(step: &str, error: impl std::fmt::Debug) -> ExitCode {
     if let Ok(Some(call)) = channel::receive_call(control()) {
         let status = report(call.stderr.as_fd(), step, error);
-        let _sent = channel::send_status(control(), status, true);
+        let _sent = channel::send_status(control(), status, 0, true);
     }
     ExitCode::from(LAUNCH_FAILED)
 }

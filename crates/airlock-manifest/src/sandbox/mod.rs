@@ -79,8 +79,11 @@
 //!   and new System V objects, which would hold memory outside it, are refused.
 //! - The host's mount table is not namespaced.
 
+pub(crate) mod cgroups;
 pub(crate) mod channel;
+pub mod later_code;
 pub mod launcher;
+mod mounts;
 mod policy;
 pub(crate) mod resident;
 pub(crate) mod spawn;
@@ -88,6 +91,7 @@ mod support;
 
 use std::sync::OnceLock;
 
+pub use cgroups::{Controller, Place, Version};
 pub use policy::{
     Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters,
 };

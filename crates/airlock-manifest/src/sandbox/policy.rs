@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use airlock::limits::{
-    SANDBOX_CPU_SECONDS, SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_OPEN_FILES,
-    SANDBOX_PROCESSES,
+    SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
+    SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
 };
 
 /// What a sandboxed command may read, execute and write, whether it may use the network, and
@@ -41,6 +41,12 @@ pub struct Policy {
     /// it finds is not the same file: a path swapped since (by a call that could write next
     /// to it, say) grants nothing.
     pub identities: std::collections::BTreeMap<PathBuf, (u64, u64)>,
+    /// Symbolic links the command's file system view recreates, each as `(link, target)`:
+    /// the command sees only the granted paths (`super::mounts`), and the names programs use
+    /// to reach them (`/bin/sh` where `/bin` is `/usr/bin`, the loader's `/lib64/…`,
+    /// `/etc/localtime`) must still lead there. Only links outside every granted tree; the
+    /// trees bring their own.
+    pub links: Vec<(PathBuf, PathBuf)>,
 }
 
 /// Resource limits of one call. Every process of the call has them; `processes` bounds how
@@ -59,6 +65,13 @@ pub struct Resources {
     pub file_size_mib: u64,
     /// Open file descriptors of each process.
     pub open_files: u64,
+    /// Memory of the whole call, every process and the page cache they fill, in MiB (the
+    /// call's cgroup).
+    pub call_memory_mib: u64,
+    /// Bytes the call may add to its writable directories' file systems, in MiB.
+    pub disk_mib: u64,
+    /// Files the call may add to its writable directories' file systems.
+    pub disk_files: u64,
 }
 
 impl Default for Resources {
@@ -69,6 +82,9 @@ impl Default for Resources {
             cpu_seconds: SANDBOX_CPU_SECONDS,
             file_size_mib: SANDBOX_FILE_SIZE_MIB,
             open_files: SANDBOX_OPEN_FILES,
+            call_memory_mib: SANDBOX_CALL_MEMORY_MIB,
+            disk_mib: SANDBOX_DISK_MIB,
+            disk_files: SANDBOX_DISK_FILES,
         }
     }
 }
@@ -77,9 +93,16 @@ impl Resources {
     /// One line for `airlock check` and for a failed call's report.
     pub fn describe(&self) -> String {
         format!(
-            "processes {}, memory {} MiB per process, CPU {} s per process, files up to {} MiB, \
-             {} open files",
-            self.processes, self.memory_mib, self.cpu_seconds, self.file_size_mib, self.open_files
+            "processes {}, memory {} MiB per call ({} MiB per process), CPU {} s per process, \
+             files up to {} MiB, {} open files, disk {} MiB and {} files per call",
+            self.processes,
+            self.call_memory_mib,
+            self.memory_mib,
+            self.cpu_seconds,
+            self.file_size_mib,
+            self.open_files,
+            self.disk_mib,
+            self.disk_files
         )
     }
 }
@@ -169,9 +192,32 @@ impl Policy {
             network: declared.network,
             resources: declared.resources,
             identities: system.iter().cloned().collect(),
+            links: Vec::new(),
         };
         policy.record_identities();
+        let mut written: Vec<PathBuf> = SYSTEM_READ
+            .iter()
+            .chain(if declared.network { NETWORK_READ } else { &[] })
+            .map(PathBuf::from)
+            .chain(top_level_links())
+            .collect();
+        for reached in std::iter::once(program)
+            .chain(declared.written.iter().map(PathBuf::as_path))
+            .chain(declared.exec.iter().map(PathBuf::as_path))
+        {
+            written.push(reached.to_path_buf());
+            written.extend(written_interpreters(reached));
+        }
+        policy.links = links_along(&written, &policy.bound_trees());
         policy
+    }
+
+    /// Every path the command's view binds: the granted paths, with `/dev/null`.
+    pub fn bound_trees(&self) -> Vec<PathBuf> {
+        self.granted()
+            .map(Path::to_path_buf)
+            .chain(SYSTEM_WRITE_FILES.iter().map(PathBuf::from))
+            .collect()
     }
 
     /// Records the device and inode of each path past the system list (recorded once per
@@ -313,6 +359,111 @@ pub struct Declared {
     pub network: bool,
     /// `resources = { ... }`, over the defaults.
     pub resources: Resources,
+    /// Paths the command is started by or reaches by name as written, not canonical (the
+    /// program as `PATH` found it, `/bin/bash` where `/bin` is a link): the view recreates
+    /// the symbolic links on the way.
+    pub written: Vec<PathBuf>,
+}
+
+/// The symbolic links directly under `/` (`/bin`, `/lib64` on merged systems): the names
+/// programs, scripts and ELF interpreters are written with.
+fn top_level_links() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_symlink()))
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// The symbolic links met on the way to each of `paths` outside every tree of `bound`, as
+/// `(link, target)`, without repeats: what a view holding only `bound` needs so that `paths`
+/// still resolve the same way.
+fn links_along(paths: &[PathBuf], bound: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for path in paths {
+        let mut pending: VecDeque<std::ffi::OsString> = VecDeque::new();
+        for component in path.components() {
+            match component {
+                Component::Normal(name) => pending.push_back(name.to_os_string()),
+                Component::ParentDir => pending.push_back("..".into()),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            }
+        }
+        let mut current = PathBuf::from("/");
+        let mut hops = 0_u32;
+        while let Some(name) = pending.pop_front() {
+            if name == ".." {
+                current.pop();
+                continue;
+            }
+            let next = current.join(&name);
+            if bound.iter().any(|tree| next.starts_with(tree)) {
+                break;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&next) else {
+                break;
+            };
+            if !meta.file_type().is_symlink() {
+                current = next;
+                continue;
+            }
+            let Ok(target) = std::fs::read_link(&next) else {
+                break;
+            };
+            hops = hops.saturating_add(1);
+            if hops > MAX_LINK_HOPS {
+                break;
+            }
+            if !links.iter().any(|(link, _)| *link == next) {
+                links.push((next, target.clone()));
+            }
+            if target.is_absolute() {
+                current = PathBuf::from("/");
+            }
+            let mut ahead: VecDeque<std::ffi::OsString> = VecDeque::new();
+            for component in target.components() {
+                match component {
+                    Component::Normal(part) => ahead.push_back(part.to_os_string()),
+                    Component::ParentDir => ahead.push_back("..".into()),
+                    Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+                }
+            }
+            ahead.extend(pending);
+            pending = ahead;
+        }
+    }
+    links
+}
+
+/// Links followed on the way to one path before giving up (the kernel's own bound is 40).
+const MAX_LINK_HOPS: u32 = 40;
+
+/// The interpreters `program` names, as it writes them (not canonical): its ELF loader's
+/// path, or its `#!` line's program, and theirs in turn.
+fn written_interpreters(program: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut next = Some(program.to_path_buf());
+    for _ in 0..MAX_INTERPRETER_DEPTH {
+        let Some(current) = next.take() else { break };
+        let Some(head) = read_head(&current) else {
+            break;
+        };
+        if let Some(loader) = elf_interpreter(&head) {
+            found.push(loader);
+            break;
+        }
+        let Some((interpreter, _)) = shebang(&head) else {
+            break;
+        };
+        found.push(interpreter.clone());
+        next = Some(interpreter);
+    }
+    found
 }
 
 /// The programs the kernel runs to start `program`: its ELF interpreter (the dynamic loader),

@@ -26,6 +26,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use super::cgroups::{Events, Group};
 use super::{Confinement, UidLease};
 use airlock::limits::{
     SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
@@ -40,21 +41,47 @@ pub(crate) struct Resident {
     calls: u32,
     /// The launcher's real uid, when airlock is root; given back once it is reaped.
     uid: Option<UidLease>,
+    /// The launcher's cgroups (its calls' budgets); removed once it is reaped.
+    group: Option<Group>,
+    /// What the group's tallies were when the last call ended.
+    seen: Events,
 }
 
+/// What a launcher leaves to be let go once it is reaped.
+type Leases = (Option<UidLease>, Option<Group>);
+
 impl Resident {
-    /// A launcher just started, with airlock's end of its channel and its uid's lease.
+    /// A launcher just started, with airlock's end of its channel, its uid's lease and its
+    /// cgroups.
     pub(crate) fn new(
         process: std::process::Child,
         control: OwnedFd,
         uid: Option<UidLease>,
+        group: Option<Group>,
     ) -> Self {
         Self {
             process: Some(process),
             control,
             calls: 0,
             uid,
+            group,
+            seen: Events::default(),
         }
+    }
+
+    /// What the kernel counted against the launcher's budgets since the last call that asked
+    /// (processes killed for memory, forks refused); nothing without cgroups.
+    pub(crate) fn budget_events(&mut self) -> Events {
+        let Some(group) = &self.group else {
+            return Events::default();
+        };
+        let now = group.events();
+        let since = Events {
+            oom_kills: now.oom_kills.saturating_sub(self.seen.oom_kills),
+            forks_refused: now.forks_refused.saturating_sub(self.seen.forks_refused),
+        };
+        self.seen = now;
+        since
     }
 
     /// The launcher's pid (the leader of its own process group).
@@ -91,7 +118,7 @@ impl Drop for Resident {
         if process.kill().is_err() {
             tracing::debug!("a launcher was already gone");
         }
-        reap_later(process, self.uid.take());
+        reap_later(process, (self.uid.take(), self.group.take()));
     }
 }
 
@@ -194,12 +221,15 @@ pub(crate) fn prefill<E>(
     }
 }
 
-/// Has the launchers' thread reap `process`, which was killed, and then give back its uid.
-fn reap_later(mut process: std::process::Child, uid: Option<UidLease>) {
-    if let Ok(Some(_)) = process.try_wait() {
+/// Has the launchers' thread reap `process`, which was killed, and then give back its uid
+/// and remove its cgroups.
+fn reap_later(mut process: std::process::Child, leases: Leases) {
+    // Already gone: only the uid to give back, and the cgroups to remove, which may wait a
+    // moment for the kernel and so are left to that thread too.
+    if leases.1.is_none() && matches!(process.try_wait(), Ok(Some(_))) {
         return;
     }
-    let sent = thread().map(|jobs| jobs.send(Job::Reap(process, uid)));
+    let sent = thread().map(|jobs| jobs.send(Job::Reap(process, leases)));
     if !matches!(sent, Some(Ok(()))) {
         tracing::debug!("no thread to reap a launcher; it stays a zombie until airlock exits");
     }
@@ -207,7 +237,7 @@ fn reap_later(mut process: std::process::Child, uid: Option<UidLease>) {
 
 enum Job {
     Start(Box<dyn FnOnce() + Send>),
-    Reap(std::process::Child, Option<UidLease>),
+    Reap(std::process::Child, Leases),
 }
 
 /// The launchers' thread, started on first use.
@@ -227,7 +257,7 @@ fn thread() -> Option<&'static Sender<Job>> {
 
 /// The thread's loop: start launchers as asked, and reap killed ones as they end.
 fn serve(jobs: &Receiver<Job>) {
-    let mut dying: Vec<(std::process::Child, Option<UidLease>)> = Vec::new();
+    let mut dying: Vec<(std::process::Child, Leases)> = Vec::new();
     loop {
         let job = if dying.is_empty() {
             match jobs.recv() {
@@ -243,7 +273,7 @@ fn serve(jobs: &Receiver<Job>) {
         };
         match job {
             Some(Job::Start(start)) => start(),
-            Some(Job::Reap(process, uid)) => dying.push((process, uid)),
+            Some(Job::Reap(process, leases)) => dying.push((process, leases)),
             None => {}
         }
         // A reaped launcher's namespace is empty: its uid counts no process any more.

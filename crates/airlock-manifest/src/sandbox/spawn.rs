@@ -19,6 +19,7 @@ pub(crate) fn launcher_command(
     mode: Mode,
     pid_namespace: PidNamespace,
     call_uid: Option<u32>,
+    cgroups: &str,
 ) -> (&'static Path, Vec<OsString>) {
     let stage = match pid_namespace {
         PidNamespace::UserNamespace => "user",
@@ -36,6 +37,7 @@ pub(crate) fn launcher_command(
             Mode::Required => "required",
             Mode::BestEffort => "best-effort",
         }),
+        OsString::from(cgroups),
         OsString::from(confinement.encoded()),
     ];
     (Path::new(SELF_EXE), argv)

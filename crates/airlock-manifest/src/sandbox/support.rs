@@ -41,6 +41,9 @@ pub struct Support {
     /// Whether airlock runs as uid 0, which `RLIMIT_NPROC` does not bind: each call then gets
     /// a real uid of its own (see the module docs).
     pub root: bool,
+    /// Where the per-call cgroups (memory, processes, CPU weight) go, or why they cannot be
+    /// made here (`super::cgroups`).
+    pub cgroups: Result<Vec<super::Place>, String>,
 }
 
 impl Support {
@@ -65,6 +68,7 @@ impl Support {
             pid_namespace,
             seccomp: rustix::thread::secure_computing_mode().is_ok(),
             root,
+            cgroups: super::cgroups::probe(),
         }
     }
 
@@ -99,7 +103,14 @@ impl Support {
             );
         }
         if !self.seccomp {
-            missing.push("seccomp (the socket-family and set*uid filter)");
+            missing.push("seccomp (the system call allowlist)");
+        }
+        if self.cgroups.is_err() {
+            missing.push(
+                "per-call budgets in cgroups (memory, pids and cpu controllers airlock may \
+                 create groups under: run it as root, or in a delegated cgroup such as \
+                 `systemd-run --user --scope -p Delegate=yes airlock serve …`)",
+            );
         }
         missing
     }
@@ -132,6 +143,27 @@ impl Support {
         out.push_str(&format!(
             "seccomp: {}; ",
             if self.seccomp { "yes" } else { "no" }
+        ));
+        out.push_str(&format!(
+            "per-call cgroups (memory, pids, cpu): {}; ",
+            match &self.cgroups {
+                Ok(places) => places
+                    .iter()
+                    .map(|place| {
+                        format!(
+                            "{} {} under {}",
+                            match place.version {
+                                super::Version::V1 => "v1",
+                                super::Version::V2 => "v2",
+                            },
+                            place.controller.name(),
+                            place.own.display()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Err(why) => format!("no ({why})"),
+            }
         ));
         out.push_str(&format!(
             "process limit: {}",
@@ -227,6 +259,7 @@ mod tests {
             pid_namespace: PidNamespace::Direct,
             seccomp: true,
             root: true,
+            cgroups: Ok(Vec::new()),
         }
     }
 
@@ -261,8 +294,9 @@ mod tests {
             pid_namespace: PidNamespace::Unavailable,
             seccomp: false,
             root: false,
+            cgroups: Err("none".to_owned()),
         };
-        assert_eq!(nothing.missing().len(), 3);
+        assert_eq!(nothing.missing().len(), 4);
     }
 
     #[test]
