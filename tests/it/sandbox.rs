@@ -2420,3 +2420,507 @@ fn live_launchers_never_share_a_uid() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 12. Default deny: nothing outside the grant changes, no socket by path, budgets per call
+//
+// The sandbox of sections 1–11 lists what it refuses: Landlock's file rights (which say
+// nothing of a file's metadata), a seccomp list of known-bad system calls, limits per process.
+// What no list names gets through. These tests are the attacks that show it, written for the
+// default-deny sandbox that replaces it:
+//
+// - a file outside the grants (or granted read-only) keeps its mode, owner, times, `user.*`
+//   extended attributes, inode flags and contents, as root and unprivileged (12.1), while the
+//   same changes inside a writable directory keep working (12.2);
+// - no datagram leaves a call for a unix socket by path outside it, and no datagram from
+//   outside reaches an abstract name a call bound (12.3);
+// - bytes and files a call adds to its writable directories, and the memory of all its
+//   processes together, have budgets per call (12.4); busy calls get a share of the CPU that
+//   leaves airlock answering (12.5);
+// - system calls outside an allow list fail (12.6); a git checkout's hooks and config, and the
+//   files other agents and editors run (`.envrc`, `.vscode/tasks.json`, `.mcp.json`), cannot
+//   be written even where the checkout is (12.7); paths outside the grants cannot even be
+//   `stat`ed (12.8).
+//
+// Each compares the victim before and after (never only an errno), and each attack has its
+// control where one makes sense: the same call with the sandbox off (`…_without_sandbox`),
+// where it must work. Tests that show what default deny must keep working say so.
+
+mod default_deny {
+    use std::collections::BTreeMap;
+    use std::io::Read as _;
+    use std::os::linux::net::SocketAddrExt as _;
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    use std::path::{Path, PathBuf};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    use super::{
+        ABSENCE_WAIT, Mode, Scratch, bash, eventually, outcome, probe_results, python, python_tool,
+        require, serve_unprivileged, shell_tool, survivors, tagged, unique,
+    };
+    use crate::harness::{REPLY_TIMEOUT, Server, call, request, spawn_command};
+
+    /// The uid and gid `serve_unprivileged` runs airlock as (when the tests run as root).
+    const NOBODY: u32 = 65534;
+
+    /// `FS_NODUMP_FL`: the inode flag the attacks set (`chattr +d`), which needs no
+    /// capability, only the file's ownership.
+    const NODUMP: u32 = 0x40;
+
+    /// Who runs airlock.
+    #[derive(Clone, Copy, Debug)]
+    enum User {
+        /// The user running the tests (root in CI).
+        Root,
+        /// `nobody`, through `serve_unprivileged`.
+        Nobody,
+    }
+
+    impl User {
+        fn serve(self, scratch: &Scratch, manifest: &str) -> Server {
+            match self {
+                Self::Root => scratch.serve(manifest, &[]),
+                Self::Nobody => serve_unprivileged(scratch, manifest),
+            }
+        }
+
+        /// Gives `path` to the user airlock runs as, so that without the sandbox that user
+        /// may change it (nothing to do when the tests do not run as root: airlock runs as
+        /// the user who made it).
+        fn own(self, path: &Path) {
+            if matches!(self, Self::Nobody) && rustix::process::getuid().is_root() {
+                std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+            }
+        }
+    }
+
+    /// Everything about a file that an attack on it could change, read without changing it
+    /// (its contents through `O_NOATIME`).
+    #[derive(Debug, PartialEq, Eq)]
+    struct Look {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        mtime: (i64, i64),
+        atime: (i64, i64),
+        xattrs: BTreeMap<String, Vec<u8>>,
+        flags: u32,
+        contents: Vec<u8>,
+    }
+
+    fn look(path: &Path) -> Look {
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        let fd = rustix::fs::open(
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOATIME | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let mut file = std::fs::File::from(fd);
+        let flags = rustix::fs::ioctl_getflags(&file).unwrap().bits();
+        let mut contents = Vec::new();
+        file.read_to_end(&mut contents).unwrap();
+        let mut names = [0_u8; 4096];
+        let len = rustix::fs::listxattr(path, &mut names).unwrap();
+        let xattrs = names[..len]
+            .split(|byte| *byte == 0)
+            .filter(|name| name.starts_with(b"user."))
+            .map(|name| {
+                let mut value = [0_u8; 4096];
+                let len = rustix::fs::getxattr(path, name, &mut value).unwrap();
+                (
+                    String::from_utf8_lossy(name).into_owned(),
+                    value[..len].to_vec(),
+                )
+            })
+            .collect();
+        Look {
+            mode: meta.mode(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            atime: (meta.atime(), meta.atime_nsec()),
+            xattrs,
+            flags,
+            contents,
+        }
+    }
+
+    /// Writes `text` to a victim file, mode 0644, for `user`.
+    fn plant(user: User, path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        user.own(path);
+    }
+
+    /// Python that every probe of this section starts with: `attempt(name, act)` prints
+    /// `name 0 0` when `act` returns and `name -1 errno` when it raises (errno -1 for an
+    /// exception that is not an `OSError`); `setflags(p)` reads a file's inode flags with
+    /// `FS_IOC_GETFLAGS` and sets `FS_NODUMP_FL` with `FS_IOC_SETFLAGS`; `lease(p)` takes a
+    /// read lease on a descriptor opened read-only.
+    const ATTEMPT: &str = r#"import os, fcntl, struct, subprocess
+def attempt(name, act):
+    try:
+        act()
+        print(name, 0, 0)
+    except Exception as e:
+        print(name, -1, e.errno if isinstance(e, OSError) and e.errno else -1)
+def setflags(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        flags = struct.unpack('i', fcntl.ioctl(fd, 0x80086601, struct.pack('i', 0)))[0]
+        fcntl.ioctl(fd, 0x40086602, struct.pack('i', flags | 0x40))
+    finally:
+        os.close(fd)
+def lease(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, 1024, 0)
+    finally:
+        os.close(fd)
+"#;
+
+    // 12.1 Metadata outside the grants
+
+    /// The attacks on a file outside the grants (`outside`) and on one the tool may only read
+    /// (`inside`, in its workdir). The chown comes before the chmod, which it would undo (a
+    /// change of owner clears the set-uid bit). A lease and the inode flags need an open
+    /// descriptor, which only the readable file gives; `chmod(inside, 0)` comes last, since
+    /// it would keep the others from opening it.
+    fn metadata_attacks(outside: &Path, inside: &Path) -> String {
+        format!(
+            r#"{ATTEMPT}outside, inside = {outside:?}, {inside:?}
+attempt('outside_chown', lambda: os.chown(outside, -1, os.getgid()))
+attempt('outside_chmod', lambda: os.chmod(outside, 0o4755))
+attempt('outside_utime', lambda: os.utime(outside, (1, 1)))
+attempt('outside_setxattr', lambda: os.setxattr(outside, 'user.pwned', b'1'))
+attempt('inside_lease', lambda: lease(inside))
+attempt('inside_setflags', lambda: setflags(inside))
+attempt('inside_utime', lambda: os.utime(inside, (1, 1)))
+attempt('inside_setxattr', lambda: os.setxattr(inside, 'user.pwned', b'1'))
+attempt('inside_chmod', lambda: os.chmod(inside, 0))
+"#
+        )
+    }
+
+    /// What the metadata attacks did: each attempt's `(result, errno)`, the probe's text, and
+    /// each victim's look before and after.
+    struct Metadata {
+        results: BTreeMap<String, (i64, i64)>,
+        text: String,
+        outside: (Look, Look),
+        inside: (Look, Look),
+    }
+
+    /// Runs the metadata attacks through a Python tool without `write`, served by `user`, on
+    /// victims `user` owns (and so could change without the sandbox).
+    fn metadata(user: User, mode: Mode) -> Metadata {
+        let scratch = Scratch::new(&format!("dd-meta-{user:?}-{mode:?}"));
+        let outside = scratch.outside().join("victim.txt");
+        let inside = scratch.work().join("victim.txt");
+        user.own(&scratch.outside());
+        plant(user, &outside, "outside victim\n");
+        plant(user, &inside, "inside victim\n");
+        let before = (look(&outside), look(&inside));
+        let mut server = user.serve(&scratch, &python_tool("py", mode, ""));
+        let (_, text) = python(&mut server, "py", &metadata_attacks(&outside, &inside));
+        drop(server);
+        let results = probe_results(&text);
+        assert_eq!(results.len(), 9, "the probe did not run to its end: {text}");
+        Metadata {
+            results,
+            text,
+            outside: (before.0, look(&outside)),
+            inside: (before.1, look(&inside)),
+        }
+    }
+
+    /// Sandbox on: every attempt failed (any errno: after default deny a path outside the
+    /// grants may not even exist) and both victims are as they were.
+    fn assert_metadata_unchanged(found: &Metadata) {
+        let worked: Vec<&String> = found
+            .results
+            .iter()
+            .filter(|(_, result)| result.0 != -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(
+            worked.is_empty(),
+            "these metadata changes went through: {worked:?}\n{}",
+            found.text
+        );
+        assert_eq!(found.outside.0, found.outside.1, "the file outside changed");
+        assert_eq!(found.inside.0, found.inside.1, "the read-only file changed");
+    }
+
+    /// Sandbox off: every attempt worked and left its mark (the chown to the file's own group
+    /// and the lease leave none: for them, returning is the attack).
+    fn assert_metadata_changed(found: &Metadata) {
+        for (name, result) in &found.results {
+            assert_eq!(*result, (0, 0), "{name}: {}", found.text);
+        }
+        let (outside, inside) = (&found.outside.1, &found.inside.1);
+        assert_eq!(outside.mode & 0o7777, 0o4755, "{outside:?}");
+        assert_eq!(outside.mtime, (1, 0), "{outside:?}");
+        assert_eq!(outside.xattrs.get("user.pwned"), Some(&b"1".to_vec()));
+        assert_eq!(inside.mode & 0o7777, 0, "{inside:?}");
+        assert_eq!(inside.mtime, (1, 0), "{inside:?}");
+        assert_eq!(inside.xattrs.get("user.pwned"), Some(&b"1".to_vec()));
+        assert_eq!(inside.flags & NODUMP, NODUMP, "{inside:?}");
+    }
+
+    /// A sandboxed call without `write`, as root (every capability dropped, but still the
+    /// owner of root's files), can change no metadata of a file outside its grants (mode with
+    /// the set-uid bit, group, times, a `user.*` attribute) nor of a file in its read-only
+    /// workdir (mode, times, attribute, inode flags, a lease).
+    #[test]
+    fn metadata_outside_the_grants_is_unchanged_as_root() {
+        assert_metadata_unchanged(&metadata(User::Root, Mode::On));
+    }
+
+    /// The control: without the sandbox, root changes all of it.
+    #[test]
+    fn metadata_outside_the_grants_changes_without_sandbox_as_root() {
+        assert_metadata_changed(&metadata(User::Root, Mode::Off));
+    }
+
+    /// The same attacks with airlock unprivileged (`nobody`, so the launcher's user namespace)
+    /// on files `nobody` owns.
+    #[test]
+    fn metadata_outside_the_grants_is_unchanged_unprivileged() {
+        assert_metadata_unchanged(&metadata(User::Nobody, Mode::On));
+    }
+
+    /// The control: without the sandbox, `nobody` changes all of it on its own files.
+    #[test]
+    fn metadata_outside_the_grants_changes_without_sandbox_unprivileged() {
+        assert_metadata_changed(&metadata(User::Nobody, Mode::Off));
+    }
+
+    // 12.2 Inside a writable directory, the same changes work
+
+    /// Makes `out/tool.sh` executable, dates it, gives it an attribute and the nodump flag,
+    /// and copies it with `cp -p`, which keeps mode and times.
+    const WRITABLE_CHANGES: &str = r#"p = 'out/tool.sh'
+attempt('create', lambda: open(p, 'w').write('#!/bin/sh\n'))
+attempt('chmod', lambda: os.chmod(p, 0o755))
+attempt('utime', lambda: os.utime(p, (1000000000, 1000000000)))
+attempt('setxattr', lambda: os.setxattr(p, 'user.airlock', b'kept'))
+attempt('setflags', lambda: setflags(p))
+attempt('cp_p', lambda: subprocess.run(['/usr/bin/cp', '-p', p, 'out/copy.sh'], check=True))
+"#;
+
+    /// What default deny must keep: inside `write = ["out"]`, a call changes the metadata of
+    /// its own files as any build or archive tool does.
+    fn writable_changes(user: User) {
+        require("/usr/bin/cp", "coreutils");
+        let scratch = Scratch::new(&format!("dd-writable-{user:?}"));
+        user.own(&scratch.work().join("out"));
+        let manifest = python_tool(
+            "py",
+            Mode::On,
+            "write = [\"out\"]\nexec = [\"/usr/bin/cp\"]",
+        );
+        let mut server = user.serve(&scratch, &manifest);
+        let (failed, text) = python(&mut server, "py", &format!("{ATTEMPT}{WRITABLE_CHANGES}"));
+        drop(server);
+        let results = probe_results(&text);
+        assert!(!failed, "{text}");
+        assert_eq!(results.len(), 6, "{text}");
+        for (name, result) in &results {
+            assert_eq!(*result, (0, 0), "{name}: {text}");
+        }
+        let tool = look(&scratch.work().join("out/tool.sh"));
+        if matches!(user, User::Nobody) && rustix::process::getuid().is_root() {
+            assert_eq!(tool.uid, NOBODY, "the call did not run as nobody: {tool:?}");
+        }
+        assert_eq!(tool.mode & 0o7777, 0o755, "{tool:?}");
+        assert_eq!(tool.mtime, (1_000_000_000, 0), "{tool:?}");
+        assert_eq!(tool.xattrs.get("user.airlock"), Some(&b"kept".to_vec()));
+        assert_eq!(tool.flags & NODUMP, NODUMP, "{tool:?}");
+        let copy = look(&scratch.work().join("out/copy.sh"));
+        assert_eq!(copy.mode & 0o7777, 0o755, "{copy:?}");
+        assert_eq!(copy.mtime, (1_000_000_000, 0), "{copy:?}");
+        assert_eq!(copy.contents, b"#!/bin/sh\n");
+    }
+
+    #[test]
+    fn metadata_in_a_writable_directory_changes_as_root() {
+        writable_changes(User::Root);
+    }
+
+    #[test]
+    fn metadata_in_a_writable_directory_changes_unprivileged() {
+        writable_changes(User::Nobody);
+    }
+
+    // 12.3 Unix sockets: none by path outside, none into an abstract name from outside
+
+    /// A datagram socket bound by the test outside the sandbox, in a fresh directory of
+    /// `outside/` (mode 0700, the socket 0600: only its owner, root or `nobody` as the call
+    /// runs, may send to it), nonblocking.
+    struct PathListener {
+        path: PathBuf,
+        socket: UnixDatagram,
+    }
+
+    impl PathListener {
+        fn new(scratch: &Scratch) -> Self {
+            let dir = scratch.outside().join(format!("sockets-{}", unique()));
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let path = dir.join("listener.sock");
+            let socket = UnixDatagram::bind(&path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            socket.set_nonblocking(true).unwrap();
+            Self { path, socket }
+        }
+
+        /// The datagrams waiting, after up to `wait` for `expected` of them.
+        fn received(&self, expected: usize, wait: Duration) -> Vec<String> {
+            let mut datagrams = Vec::new();
+            eventually(wait, || {
+                let mut buffer = [0_u8; 64];
+                while let Ok(len) = self.socket.recv(&mut buffer) {
+                    datagrams.push(String::from_utf8_lossy(&buffer[..len]).into_owned());
+                }
+                datagrams.len() >= expected
+            });
+            datagrams
+        }
+
+        /// Python that sends to the listener without `socket()`, which seccomp refuses: from
+        /// one end of a datagram `socketpair` by `sendto`, and from the other after
+        /// re-connecting it to the path.
+        fn attack(&self) -> String {
+            format!(
+                r#"{ATTEMPT}import socket
+path = {path:?}
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+attempt('sendto', lambda: a.sendto(b'pwned-sendto', path))
+def reconnect():
+    b.connect(path)
+    b.send(b'pwned-connect')
+attempt('connect', reconnect)
+"#,
+                path = self.path.to_str().unwrap()
+            )
+        }
+    }
+
+    fn datagram_by_path(mode: Mode) -> (String, Vec<String>) {
+        let scratch = Scratch::new(&format!("dd-dgram-{mode:?}"));
+        let listener = PathListener::new(&scratch);
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", &listener.attack());
+        let (expected, wait) = match mode {
+            Mode::On => (usize::MAX, ABSENCE_WAIT),
+            Mode::Off => (2, REPLY_TIMEOUT),
+        };
+        (text, listener.received(expected, wait))
+    }
+
+    /// A datagram for a unix socket by path outside the grants (the shape of `/dev/log`, or
+    /// any daemon listening on a datagram socket) never arrives: not by `sendto` from a
+    /// `socketpair` (section 10.2 refuses only `socket()`), not after re-connecting one.
+    #[test]
+    fn a_datagram_to_a_unix_socket_by_path_outside_is_never_received() {
+        let (text, received) = datagram_by_path(Mode::On);
+        assert_eq!(received, Vec::<String>::new(), "{text}");
+        let results = probe_results(&text);
+        assert_eq!(results.len(), 2, "{text}");
+        assert!(results.values().all(|result| result.0 == -1), "{text}");
+    }
+
+    /// The control: without the sandbox both datagrams arrive.
+    #[test]
+    fn a_datagram_to_a_unix_socket_by_path_is_received_without_sandbox() {
+        let (text, received) = datagram_by_path(Mode::Off);
+        assert_eq!(received, ["pwned-sendto", "pwned-connect"], "{text}");
+    }
+
+    /// Python that binds the abstract name `name` (a datagram socket from `socketpair`, its
+    /// peer closed and the socket disconnected with `connect(AF_UNSPEC)`, since `socket()` is
+    /// refused), writes `out/ready` (`bound`, or `failed` if it could not), then waits up to
+    /// 3 s for a datagram: `got <text>` or `nothing`.
+    fn abstract_listener(name: &str) -> String {
+        format!(
+            r#"import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+state = 'failed'
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    b.close()
+    unspec = ctypes.create_string_buffer(16)
+    if libc.connect(a.fileno(), unspec, 16) != 0:
+        raise OSError(ctypes.get_errno(), 'connect(AF_UNSPEC)')
+    a.bind({name:?})
+    state = 'bound'
+except OSError as e:
+    print('refused', e.errno)
+finally:
+    open('out/ready.tmp', 'w').write(state)
+    os.rename('out/ready.tmp', 'out/ready')
+if state == 'bound':
+    print('bound', flush=True)
+    a.settimeout(3)
+    try:
+        print('got', a.recv(64).decode())
+    except socket.timeout:
+        print('nothing')
+"#,
+            name = format!("\0{name}")
+        )
+    }
+
+    /// Has a call bind an abstract name and wait for a datagram, and sends it one from outside
+    /// (retried for 2 s, while the call waits 3). Returns whether the send from outside
+    /// worked, and the call's text.
+    fn abstract_name(mode: Mode) -> (bool, String) {
+        let scratch = Scratch::new(&format!("dd-abstract-{mode:?}"));
+        let name = format!("airlock-test-{}", unique());
+        let mut server = scratch.serve(&python_tool("py", mode, "write = [\"out\"]"), &[]);
+        server.send(&call(1, "py", json!({ "code": abstract_listener(&name) })));
+        let ready = scratch.work().join("out/ready");
+        let mut state = String::new();
+        eventually(REPLY_TIMEOUT, || {
+            state = std::fs::read_to_string(&ready).unwrap_or_default();
+            !state.is_empty()
+        });
+        let mut sent = false;
+        if state == "bound" {
+            let socket = UnixDatagram::unbound().unwrap();
+            let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            sent = eventually(Duration::from_secs(2), || {
+                socket.send_to_addr(b"pwned", &address).is_ok()
+            });
+        }
+        let (_, text) = outcome(&server.recv());
+        (sent, text)
+    }
+
+    /// An abstract unix name a call binds is out of reach from outside (Landlock's scope
+    /// only stops the call reaching out): a datagram sent to it never arrives, and the send
+    /// itself fails (after default deny, the name lives in the call's own namespace).
+    #[test]
+    fn an_abstract_name_bound_inside_receives_nothing_from_outside() {
+        let (sent, text) = abstract_name(Mode::On);
+        assert!(!text.contains("got "), "the call received: {text}");
+        assert!(
+            !sent,
+            "a datagram to the call's abstract name was sent: {text}"
+        );
+    }
+
+    /// The control: without the sandbox the datagram arrives.
+    #[test]
+    fn an_abstract_name_bound_inside_receives_from_outside_without_sandbox() {
+        let (sent, text) = abstract_name(Mode::Off);
+        assert!(sent, "{text}");
+        assert_eq!(text, "bound\ngot pwned\n");
+    }
+}
