@@ -2442,9 +2442,13 @@ fn live_launchers_never_share_a_uid() {
 //   be written even where the checkout is (12.7); paths outside the grants cannot even be
 //   `stat`ed (12.8).
 //
-// Each compares the victim before and after (never only an errno), and each attack has its
-// control where one makes sense: the same call with the sandbox off (`…_without_sandbox`),
-// where it must work. Tests that show what default deny must keep working say so.
+// They live in `mod default_deny` (`cargo test --test it sandbox::default_deny`). Against
+// today's sandbox every attack succeeds, so these tests fail; the budget keys do not exist yet,
+// so `airlock check` refuses those manifests. Only 12.2, what must keep working, passes. Where
+// an attack has a victim, the test compares it before and after (never only an errno), and
+// each attack has its control where one makes sense: the same call with the sandbox off
+// (`…_without_sandbox`), where it must work, so that a broken attack cannot pass for a sandbox
+// that works.
 
 mod default_deny {
     use std::collections::BTreeMap;
@@ -2456,7 +2460,7 @@ mod default_deny {
     use std::thread;
     use std::time::{Duration, Instant};
 
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     use super::{
         ABSENCE_WAIT, Mode, Scratch, bash, eventually, outcome, probe_results, python, python_tool,
@@ -2922,5 +2926,545 @@ if state == 'bound':
         let (sent, text) = abstract_name(Mode::Off);
         assert!(sent, "{text}");
         assert_eq!(text, "bound\ngot pwned\n");
+    }
+
+    // 12.4 Budgets per call: bytes and files added to writable directories, memory of all
+    // its processes
+    //
+    // `disk_mib`, `disk_files` and `call_memory_mib` are new `resources` keys: until they
+    // exist, `airlock check` refuses these manifests, which is how these tests fail today.
+    // Their controls run the same call with the sandbox off (which drops `resources`), and
+    // show the workload does what the budget must stop.
+
+    /// The regular files under `dir` (not recursive: the attacks write flat): how many, and
+    /// their bytes.
+    fn files_and_bytes(dir: &Path) -> (usize, u64) {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| entry.metadata().ok())
+            .filter(std::fs::Metadata::is_file)
+            .fold((0, 0), |(files, bytes), meta| {
+                (files + 1, bytes + meta.len())
+            })
+    }
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// Writes 256 files of 1 MiB in `out/`.
+    const FILL_256_MIB: &str =
+        "for i in $(seq 256); do head -c 1048576 /dev/zero > out/f$i; done; echo wrote";
+
+    fn fill(mode: Mode, resources: &str, script: &str) -> (Scratch, bool, String) {
+        require("/usr/bin/head", "coreutils");
+        require("/usr/bin/seq", "coreutils");
+        let scratch = Scratch::new(&format!("dd-fill-{mode:?}-{}", unique()));
+        let manifest = shell_tool(
+            "fill",
+            mode,
+            &format!(
+                "write = [\"out\"]\nexec = [\"/usr/bin/head\", \"/usr/bin/seq\"]\n\
+                 resources = {{ {resources} }}\ntimeout_ms = 60000"
+            ),
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        let (failed, text) = bash(&mut server, "fill", script);
+        drop(server);
+        (scratch, failed, text)
+    }
+
+    /// A call with `resources = { disk_mib = 32 }` that writes 256 MiB ends in an error, and
+    /// what it leaves in its writable directory stays near the budget: the budget is enforced
+    /// by polling what the call added, so it may overshoot; at most twice the budget (64 MiB)
+    /// may remain. At least the first 1 MiB file is there (the workload ran).
+    #[test]
+    fn a_call_adds_at_most_its_byte_budget_to_its_writable_directories() {
+        let (scratch, failed, text) = fill(Mode::On, "disk_mib = 32", FILL_256_MIB);
+        let (files, bytes) = files_and_bytes(&scratch.work().join("out"));
+        eprintln!("{files} files, {bytes} bytes remain under a budget of 32 MiB");
+        assert!(
+            failed,
+            "the call passed its byte budget without an error: {text}"
+        );
+        assert!(bytes <= 64 * MIB, "{bytes} bytes remain (budget 32 MiB)");
+        assert_eq!(
+            std::fs::metadata(scratch.work().join("out/f1"))
+                .map(|meta| meta.len())
+                .ok(),
+            Some(MIB),
+            "the first file was not written: the workload did not run ({text})"
+        );
+    }
+
+    /// The control: without the sandbox (and its budget) all 256 MiB land.
+    #[test]
+    fn a_call_adds_256_mib_without_sandbox() {
+        let (scratch, failed, text) = fill(Mode::Off, "disk_mib = 32", FILL_256_MIB);
+        assert_eq!((failed, text.as_str()), (false, "wrote\n"));
+        assert_eq!(
+            files_and_bytes(&scratch.work().join("out")),
+            (256, 256 * MIB)
+        );
+    }
+
+    /// Creates 20,000 empty files in `out/` (bash alone: no program to run).
+    const CREATE_20000_FILES: &str =
+        "for ((i = 0; i < 20000; i++)); do : > out/f$i; done; echo created";
+
+    /// A call with `resources = { disk_files = 500 }` that creates 20,000 files ends in an
+    /// error, with at most twice its budget (1,000) remaining (polled, like the bytes), and at
+    /// least one (the workload ran).
+    #[test]
+    fn a_call_creates_at_most_its_file_budget_in_its_writable_directories() {
+        let (scratch, failed, text) = fill(Mode::On, "disk_files = 500", CREATE_20000_FILES);
+        let (files, _) = files_and_bytes(&scratch.work().join("out"));
+        eprintln!("{files} files remain under a budget of 500");
+        assert!(
+            failed,
+            "the call passed its file budget without an error: {text}"
+        );
+        assert!(files <= 1000, "{files} files remain (budget 500)");
+        assert!(
+            scratch.work().join("out/f0").exists(),
+            "the first file was not created: the workload did not run ({text})"
+        );
+    }
+
+    /// The control: without the sandbox all 20,000 files are created.
+    #[test]
+    fn a_call_creates_20000_files_without_sandbox() {
+        let (scratch, failed, text) = fill(Mode::Off, "disk_files = 500", CREATE_20000_FILES);
+        assert_eq!((failed, text.as_str()), (false, "created\n"));
+        assert_eq!(files_and_bytes(&scratch.work().join("out")).0, 20_000);
+    }
+
+    /// Python run by the call: one child alone, then 8 at once, each allocating and touching
+    /// 48 MiB, creating `out/held-<n>`, sleeping (0 s alone, 3 s together) and creating
+    /// `out/done-<n>`. Files, not output, count the survivors: they stay if a budget kills the
+    /// parent too.
+    const EIGHT_TIMES_48_MIB: &str = r#"import subprocess
+child = '''import sys, time
+b = bytearray(48 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+open('out/held-' + sys.argv[1], 'w').close()
+print('held', flush=True)
+time.sleep(float(sys.argv[2]))
+open('out/done-' + sys.argv[1], 'w').close()
+print('done', flush=True)
+'''
+subprocess.run(['/usr/bin/python3', '-c', child, 'alone', '0'], stdout=subprocess.DEVNULL)
+procs = [subprocess.Popen(['/usr/bin/python3', '-c', child, str(n), '3'], stdout=subprocess.PIPE) for n in range(8)]
+outs = [p.communicate()[0].decode() for p in procs]
+print('survivors', sum(out.count('done') for out in outs))
+"#;
+
+    /// Runs [`EIGHT_TIMES_48_MIB`] under `resources = { call_memory_mib = 128 }`; returns
+    /// whether the child alone finished, how many of the 8 did, and the call's text.
+    fn eight_times_48_mib(mode: Mode) -> (bool, usize, String) {
+        let scratch = Scratch::new(&format!("dd-callmem-{mode:?}"));
+        let manifest = python_tool(
+            "py",
+            mode,
+            "write = [\"out\"]\nresources = { call_memory_mib = 128 }\ntimeout_ms = 30000",
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        let (_, text) = python(&mut server, "py", EIGHT_TIMES_48_MIB);
+        drop(server);
+        let out = scratch.work().join("out");
+        let survivors = (0..8)
+            .filter(|n| out.join(format!("done-{n}")).exists())
+            .count();
+        (out.join("done-alone").exists(), survivors, text)
+    }
+
+    /// `resources = { call_memory_mib = 128 }` bounds the memory of all a call's processes
+    /// together: of 8 processes holding 48 MiB each at once, at most 2 (2 × 48 ≤ 128) finish.
+    /// Today each process is bounded alone (`memory_mib`, 512 MiB of address space), and all
+    /// 8 finish. One child alone, which fits the budget, finishes (the workload runs).
+    #[test]
+    fn the_processes_of_a_call_share_one_memory_budget() {
+        let (alone, survivors, text) = eight_times_48_mib(Mode::On);
+        eprintln!("{survivors} of 8 processes of 48 MiB finished under a budget of 128 MiB");
+        assert!(alone, "one child of 48 MiB alone did not finish: {text}");
+        assert!(
+            survivors * 48 <= 128,
+            "{survivors} processes of 48 MiB finished under a call budget of 128 MiB: {text}"
+        );
+    }
+
+    /// The control: without the sandbox all 8 finish.
+    #[test]
+    fn eight_processes_of_48_mib_finish_without_sandbox() {
+        let (alone, survivors, text) = eight_times_48_mib(Mode::Off);
+        assert!(alone, "{text}");
+        assert_eq!(survivors, 8, "{text}");
+        assert_eq!(text, "survivors 8\n");
+    }
+
+    // 12.5 CPU shares: busy calls leave airlock answering
+
+    /// 8 calls at once, each with 60 busy loops (480 on this machine's cores), must not slow
+    /// airlock's answers: the calls' share of the CPU is bounded, not each process's time.
+    /// 200 pings, one at a time, each answered within 100 ms and half within 5 ms. (The one
+    /// wall-clock assertion of the suite: the issue's own figures. Today the median is tens of
+    /// milliseconds.) Every busy loop is in a sandboxed call, killed with its namespace when
+    /// the server is dropped; the test checks none is left.
+    #[test]
+    fn busy_calls_leave_airlock_answering_pings() {
+        require("/usr/bin/seq", "coreutils");
+        require("/usr/bin/sleep", "coreutils");
+        let scratch = Scratch::new("dd-cpu");
+        let marker = format!("busy-{}", unique());
+        let manifest = format!(
+            "[limits]\nmax_in_flight = 16\n\
+             tool_call_rate = {{ per_minute = 6000, burst = 100 }}\n\
+             cheap_method_rate = {{ per_minute = 60000, burst = 1000 }}\n{}",
+            shell_tool(
+                "busy",
+                Mode::On,
+                "exec = [\"/usr/bin/seq\", \"/usr/bin/sleep\"]\n\
+                 resources = { processes = 64 }\ntimeout_ms = 20000",
+            )
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        // The marker rides in a comment: every busy loop (a subshell) carries the script.
+        let script =
+            format!("# {marker}\nfor i in $(seq 60); do (while :; do :; done) & done; sleep 15");
+        for id in 0..8 {
+            server.send(&call(100 + id, "busy", json!({ "script": script })));
+        }
+        // The calls start at once; 2 s gets their loops running. (Counting them in /proc
+        // first would take seconds under this load, and the calls last only 15 s.)
+        thread::sleep(Duration::from_secs(2));
+        let mut times = Vec::new();
+        let mut ended = 0;
+        for n in 0..200_u32 {
+            let id = 1000 + n;
+            let start = Instant::now();
+            server.send(&request(id, "ping", json!({})));
+            loop {
+                let reply = server.recv();
+                if reply["id"] == json!(id) {
+                    break;
+                }
+                ended += 1;
+            }
+            times.push(start.elapsed());
+        }
+        let running = tagged(&marker).len();
+        drop(server);
+        let left = survivors(&marker);
+        times.sort_unstable();
+        let (median, worst) = (times[times.len() / 2], times[times.len() - 1]);
+        eprintln!(
+            "ping round trips under 8 busy calls: median {median:?}, worst {worst:?}; \
+             {ended} calls ended during the pings, {running} processes of the calls after them"
+        );
+        assert_eq!(
+            left,
+            Vec::<super::Process>::new(),
+            "busy loops survived their server"
+        );
+        assert!(
+            median <= Duration::from_millis(5) && worst <= Duration::from_millis(100),
+            "pings slowed by busy calls: median {median:?}, worst {worst:?}"
+        );
+        // Fast pings prove something only if the calls were busy throughout.
+        assert_eq!(
+            ended, 0,
+            "busy calls ended before the 200 pings did: the pings were not all measured under load"
+        );
+    }
+
+    // 12.6 System calls outside an allow list
+
+    /// Calls each system call (x86_64 numbers) a command has no need of and prints `name
+    /// result errno`: a new user namespace (last: it would change what the others see), a
+    /// mount context, `userfaultfd`, a BPF map, a software perf counter on itself, inotify (a
+    /// watch on the workdir), fanotify, `io_uring`, a detached copy of `/`, `clone3` (its
+    /// child, if any, exits at once) and a datagram `socketpair`.
+    const SYSCALL_PROBE: &str = r#"import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+def show(name, result):
+    print(name, result, ctypes.get_errno() if result == -1 else 0, flush=True)
+    return result
+def sys(name, number, *args):
+    ctypes.set_errno(0)
+    return show(name, libc.syscall(L(number), *args))
+sys('fsopen', 430, b'tmpfs', L(0))
+sys('userfaultfd', 323, L(0))
+bpf = (ctypes.c_uint32 * 32)(2, 4, 4, 1)
+sys('bpf', 321, L(0), bpf, L(ctypes.sizeof(bpf)))
+perf = (ctypes.c_uint32 * 32)()
+perf[0], perf[1], perf[10] = 1, 128, 0x60
+sys('perf_event_open', 298, perf, L(0), L(-1), L(-1), L(0))
+fd = sys('inotify_init1', 294, L(0))
+sys('inotify_add_watch', 254, L(fd), os.getcwd().encode(), L(0xfff))
+sys('fanotify_init', 300, L(0), L(0))
+sys('io_uring_setup', 425, L(1), (ctypes.c_uint8 * 120)())
+sys('open_tree', 428, L(-100), b'/', L(1))
+ctypes.set_errno(0)
+show('socketpair_dgram', libc.socketpair(1, 2, 0, (ctypes.c_int * 2)()))
+ctypes.set_errno(0)
+child = libc.syscall(L(435), (ctypes.c_uint64 * 8)(), L(64))
+if child == 0:
+    os._exit(0)
+show('clone3', child)
+if child > 0:
+    os.waitpid(child, 0x40000000)
+sys('unshare_user', 272, L(0x10000000))
+"#;
+
+    /// The names the probe prints.
+    const PROBED: [&str; 12] = [
+        "fsopen",
+        "userfaultfd",
+        "bpf",
+        "perf_event_open",
+        "inotify_init1",
+        "inotify_add_watch",
+        "fanotify_init",
+        "io_uring_setup",
+        "open_tree",
+        "socketpair_dgram",
+        "clone3",
+        "unshare_user",
+    ];
+
+    fn syscall_probe(mode: Mode) -> (BTreeMap<String, (i64, i64)>, String) {
+        let scratch = Scratch::new(&format!("dd-syscalls-{mode:?}"));
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", SYSCALL_PROBE);
+        let results = probe_results(&text);
+        let names: Vec<&str> = results.keys().map(String::as_str).collect();
+        let mut expected = PROBED.to_vec();
+        expected.sort_unstable();
+        assert_eq!(names, expected, "the probe did not run to its end: {text}");
+        (results, text)
+    }
+
+    /// Every one of those system calls fails in a call (EPERM, EACCES or ENOSYS alike: the
+    /// errno is not asserted).
+    #[test]
+    fn system_calls_outside_the_allow_list_fail() {
+        let (results, text) = syscall_probe(Mode::On);
+        let allowed: Vec<&String> = results
+            .iter()
+            .filter(|(_, result)| result.0 != -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(
+            allowed.is_empty(),
+            "these went through: {allowed:?}\n{text}"
+        );
+    }
+
+    /// The control: without the sandbox, as root, every one works (unprivileged, several
+    /// would fail for want of privilege, which shows nothing of the sandbox).
+    #[test]
+    fn system_calls_outside_the_allow_list_work_without_sandbox() {
+        if !rustix::process::getuid().is_root() {
+            eprintln!("system_calls_outside_the_allow_list_work_without_sandbox: not root");
+            return;
+        }
+        let (results, text) = syscall_probe(Mode::Off);
+        let failed: Vec<&String> = results
+            .iter()
+            .filter(|(_, result)| result.0 == -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(failed.is_empty(), "these failed: {failed:?}\n{text}");
+    }
+
+    // 12.7 A git checkout: sources writable, hooks, config and agent files not
+
+    /// Makes `work/repo` a git checkout with one commit of `main.c`.
+    fn checkout(scratch: &Scratch) -> PathBuf {
+        let repo = scratch.work().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        for args in [
+            &["init", "--quiet"][..],
+            &["add", "main.c"],
+            &[
+                "-c",
+                "user.name=it",
+                "-c",
+                "user.email=it@example.invalid",
+                "commit",
+                "--quiet",
+                "-m",
+                "first",
+            ],
+        ] {
+            let output = spawn_command(Path::new("git"))
+                .args(args)
+                .current_dir(&repo)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("git runs (install git to run the sandbox tests)");
+            assert!(
+                output.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        repo
+    }
+
+    /// A bash tool whose workdir is the checkout, writable as a whole.
+    fn checkout_tool(mode: Mode) -> String {
+        require("/usr/bin/chmod", "coreutils");
+        require("/usr/bin/mkdir", "coreutils");
+        format!(
+            r#"
+[[tool]]
+name = "edit"
+description = "Runs agent text in bash in a git checkout"
+command = ["/usr/bin/bash", "-c", "{{script}}"]
+workdir = "work/repo"
+stderr = "drop"
+args.script = {{ type = "string", max_length = 4000 }}
+{extra}{keys}"#,
+            extra = mode.grants("write = [\".\"]\nexec = [\"/usr/bin/chmod\", \"/usr/bin/mkdir\"]"),
+            keys = mode.keys(&["interpreter_code"])
+        )
+    }
+
+    /// Plants a pre-commit hook, points `core.fsmonitor` (a command git runs on `status`) at
+    /// a program, and edits the tracked source.
+    const HOOK_AND_CONFIG: &str =
+        "printf '#!/bin/sh\\ntouch pwned-by-hook\\n' > .git/hooks/pre-commit
+/usr/bin/chmod +x .git/hooks/pre-commit
+printf '[core]\\n\\tfsmonitor = touch pwned-by-fsmonitor\\n' >> .git/config
+echo '/* edited */' >> main.c
+echo edited";
+
+    /// Creates the files other tools run on their own when they open the checkout: direnv's
+    /// `.envrc`, a VS Code task, an MCP client's server list.
+    const AGENT_FILES: &str = "printf 'export PWNED=1\\n' > .envrc
+/usr/bin/mkdir -p .vscode
+printf '{\"version\": \"2.0.0\"}\\n' > .vscode/tasks.json
+printf '{\"mcpServers\": {}}\\n' > .mcp.json
+echo created";
+
+    /// What the two calls left: `(hook exists, config unchanged, source edited, agent files
+    /// that exist)`, and their texts.
+    struct CheckoutResult {
+        hook: bool,
+        config_unchanged: bool,
+        source_edited: bool,
+        agent_files: Vec<&'static str>,
+        texts: (String, String),
+    }
+
+    fn checkout_attacks(mode: Mode) -> CheckoutResult {
+        let scratch = Scratch::new(&format!("dd-git-{mode:?}"));
+        let repo = checkout(&scratch);
+        let config = std::fs::read(repo.join(".git/config")).unwrap();
+        let mut server = scratch.serve(&checkout_tool(mode), &[]);
+        let first = bash(&mut server, "edit", HOOK_AND_CONFIG).1;
+        let second = bash(&mut server, "edit", AGENT_FILES).1;
+        drop(server);
+        CheckoutResult {
+            hook: repo.join(".git/hooks/pre-commit").exists(),
+            config_unchanged: std::fs::read(repo.join(".git/config")).unwrap() == config,
+            source_edited: std::fs::read_to_string(repo.join("main.c"))
+                .unwrap()
+                .ends_with("/* edited */\n"),
+            agent_files: [".envrc", ".vscode/tasks.json", ".mcp.json"]
+                .into_iter()
+                .filter(|name| repo.join(name).exists())
+                .collect(),
+            texts: (first, second),
+        }
+    }
+
+    /// A tool that may write its whole git checkout still cannot plant a hook or change
+    /// `.git/config` (both run code the next time anyone uses git there), nor create
+    /// `.envrc`, `.vscode/tasks.json` or `.mcp.json` at its top (run by direnv, the editor, the
+    /// next agent); editing the sources keeps working.
+    #[test]
+    fn a_git_checkouts_hooks_config_and_agent_files_are_not_writable() {
+        let found = checkout_attacks(Mode::On);
+        let mut wrong = Vec::new();
+        if found.hook {
+            wrong.push("a pre-commit hook was planted".to_owned());
+        }
+        if !found.config_unchanged {
+            wrong.push(".git/config changed".to_owned());
+        }
+        if !found.agent_files.is_empty() {
+            wrong.push(format!("created {:?}", found.agent_files));
+        }
+        if !found.source_edited {
+            wrong.push("the source could not be edited".to_owned());
+        }
+        assert!(wrong.is_empty(), "{}: {:?}", wrong.join("; "), found.texts);
+    }
+
+    /// The control: without the sandbox all of it lands.
+    #[test]
+    fn a_git_checkouts_hooks_config_and_agent_files_are_written_without_sandbox() {
+        let found = checkout_attacks(Mode::Off);
+        assert!(found.hook, "{:?}", found.texts);
+        assert!(!found.config_unchanged, "{:?}", found.texts);
+        assert_eq!(
+            found.agent_files,
+            [".envrc", ".vscode/tasks.json", ".mcp.json"],
+            "{:?}",
+            found.texts
+        );
+        assert!(found.source_edited, "{:?}", found.texts);
+    }
+
+    // 12.8 Paths outside the grants are not even visible
+
+    /// `stat` of the secret outside the grants, as `stat result errno`, the listing of `/`
+    /// the call sees, and which of `/root`, `/home`, `/tmp` and the scratch directory exist
+    /// for it.
+    fn visibility_probe(scratch: &Scratch) -> String {
+        format!(
+            r#"import os
+try:
+    os.stat({secret:?})
+    print('stat', 0, 0)
+except OSError as e:
+    print('stat', -1, e.errno)
+try:
+    print('listing', sorted(os.listdir('/')))
+except OSError as e:
+    print('listing refused', e.errno)
+print('exists', [p for p in ('/root', '/home', '/tmp', {top:?}) if os.path.exists(p)])
+"#,
+            secret = scratch.outside().join("secret.txt").to_str().unwrap(),
+            top = scratch.dir.to_str().unwrap()
+        )
+    }
+
+    fn visibility(mode: Mode) -> (Option<(i64, i64)>, String) {
+        let scratch = Scratch::new(&format!("dd-visible-{mode:?}"));
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", &visibility_probe(&scratch));
+        eprintln!("{mode:?}: {text}");
+        (probe_results(&text).get("stat").copied(), text)
+    }
+
+    /// A path outside the grants does not exist for a call: its `stat` fails (today Landlock
+    /// leaves `stat` alone, so a call learns what exists anywhere). The listing of `/` is
+    /// printed for the record, not asserted.
+    #[test]
+    fn paths_outside_the_grants_are_not_visible() {
+        let (stat, text) = visibility(Mode::On);
+        assert_eq!(stat.map(|result| result.0), Some(-1), "{text}");
+    }
+
+    /// The control: without the sandbox the `stat` works.
+    #[test]
+    fn paths_outside_the_grants_are_visible_without_sandbox() {
+        let (stat, text) = visibility(Mode::Off);
+        assert_eq!(stat, Some((0, 0)), "{text}");
     }
 }
