@@ -2968,7 +2968,9 @@ if state == 'bound':
             ),
         );
         let mut server = scratch.serve(&manifest, &[]);
-        let (failed, text) = bash(&mut server, "fill", script);
+        // Up to the tool's time limit: 20,000 files take long on a loaded machine.
+        server.send(&call(1, "fill", json!({ "script": script })));
+        let (failed, text) = outcome(&server.recv_within(Duration::from_secs(90)));
         drop(server);
         (scratch, failed, text)
     }
@@ -3069,7 +3071,8 @@ print('survivors', sum(out.count('done') for out in outs))
             "write = [\"out\"]\nresources = { call_memory_mib = 128 }\ntimeout_ms = 30000",
         );
         let mut server = scratch.serve(&manifest, &[]);
-        let (_, text) = python(&mut server, "py", EIGHT_TIMES_48_MIB);
+        server.send(&call(1, "py", json!({ "code": EIGHT_TIMES_48_MIB })));
+        let (_, text) = outcome(&server.recv_within(Duration::from_secs(60)));
         drop(server);
         let out = scratch.work().join("out");
         let survivors = (0..8)
@@ -3110,6 +3113,9 @@ print('survivors', sum(out.count('done') for out in outs))
     /// wall-clock assertion of the suite: the issue's own figures. Today the median is tens of
     /// milliseconds.) Every busy loop is in a sandboxed call, killed with its namespace when
     /// the server is dropped; the test checks none is left.
+    ///
+    /// The pings stop at the first one slower than 100 ms: the verdict is known, and until
+    /// the calls have a CPU share of their own the load slows every other test of the run.
     #[test]
     fn busy_calls_leave_airlock_answering_pings() {
         require("/usr/bin/seq", "coreutils");
@@ -3137,6 +3143,7 @@ print('survivors', sum(out.count('done') for out in outs))
         // The calls start at once; 2 s gets their loops running. (Counting them in /proc
         // first would take seconds under this load, and the calls last only 15 s.)
         thread::sleep(Duration::from_secs(2));
+        let limit = Duration::from_millis(100);
         let mut times = Vec::new();
         let mut ended = 0;
         for n in 0..200_u32 {
@@ -3148,18 +3155,24 @@ print('survivors', sum(out.count('done') for out in outs))
                 if reply["id"] == json!(id) {
                     break;
                 }
+                // A call ended (and answered) meanwhile.
                 ended += 1;
             }
             times.push(start.elapsed());
+            if start.elapsed() > limit {
+                break;
+            }
         }
+        // Counted before the server goes: the loops ran while it was pinged.
         let running = tagged(&marker).len();
         drop(server);
         let left = survivors(&marker);
+        let pings = times.len();
         times.sort_unstable();
-        let (median, worst) = (times[times.len() / 2], times[times.len() - 1]);
+        let (median, worst) = (times[pings / 2], times[pings - 1]);
         eprintln!(
-            "ping round trips under 8 busy calls: median {median:?}, worst {worst:?}; \
-             {ended} calls ended during the pings, {running} processes of the calls after them"
+            "{pings} ping round trips under 8 busy calls: median {median:?}, worst {worst:?}; \
+             {ended} calls ended during the pings; {running} processes of the calls after them"
         );
         assert_eq!(
             left,
@@ -3167,13 +3180,16 @@ print('survivors', sum(out.count('done') for out in outs))
             "busy loops survived their server"
         );
         assert!(
-            median <= Duration::from_millis(5) && worst <= Duration::from_millis(100),
-            "pings slowed by busy calls: median {median:?}, worst {worst:?}"
+            worst <= limit && median <= Duration::from_millis(5),
+            "pings slowed by busy calls: median {median:?}, worst {worst:?} of {pings} pings"
         );
-        // Fast pings prove something only if the calls were busy throughout.
-        assert_eq!(
-            ended, 0,
-            "busy calls ended before the 200 pings did: the pings were not all measured under load"
+        // Fast pings prove something only if the loops were busy throughout.
+        assert_eq!(pings, 200);
+        assert_eq!(ended, 0, "busy calls ended before the 200 pings did");
+        // At least half the loops (all 480 may still be starting on a loaded machine).
+        assert!(
+            running >= 8 * 60 / 2,
+            "only {running} processes of the busy calls were running"
         );
     }
 
