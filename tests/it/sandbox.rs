@@ -2521,3 +2521,1067 @@ fn live_launchers_never_share_a_uid() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 12. Default deny: nothing outside the grant changes, no socket by path, budgets per call
+//
+// The sandbox of sections 1–11 lists what it refuses: Landlock's file rights (which say
+// nothing of a file's metadata), a seccomp list of known-bad system calls, limits per process.
+// What no list names gets through. These tests are the attacks that show it, written for the
+// default-deny sandbox that replaces it:
+//
+// - a file outside the grants (or granted read-only) keeps its mode, owner, times, `user.*`
+//   extended attributes, inode flags and contents, as root and unprivileged (12.1), while the
+//   same changes inside a writable directory keep working (12.2);
+// - no datagram leaves a call for a unix socket by path outside it, and no datagram from
+//   outside reaches an abstract name a call bound (12.3);
+// - bytes and files a call adds to its writable directories, and the memory of all its
+//   processes together, have budgets per call (12.4); busy calls get a share of the CPU that
+//   leaves airlock answering (12.5);
+// - system calls outside an allow list fail (12.6); a git checkout's hooks and config, and the
+//   files other agents and editors run (`.envrc`, `.vscode/tasks.json`, `.mcp.json`), cannot
+//   be written even where the checkout is (12.7); paths outside the grants cannot even be
+//   `stat`ed (12.8).
+//
+// They live in `mod default_deny` (`cargo test --test it sandbox::default_deny`). Against
+// today's sandbox every attack succeeds, so these tests fail; the budget keys do not exist yet,
+// so `airlock check` refuses those manifests. Only 12.2, what must keep working, passes. Where
+// an attack has a victim, the test compares it before and after (never only an errno), and
+// each attack has its control where one makes sense: the same call with the sandbox off
+// (`…_without_sandbox`), where it must work, so that a broken attack cannot pass for a sandbox
+// that works.
+
+mod default_deny {
+    use std::collections::BTreeMap;
+    use std::io::Read as _;
+    use std::os::linux::net::SocketAddrExt as _;
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    use std::path::{Path, PathBuf};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::{
+        ABSENCE_WAIT, Mode, Scratch, bash, eventually, outcome, probe_results, python, python_tool,
+        require, serve_unprivileged, shell_tool, survivors, tagged, unique,
+    };
+    use crate::harness::{REPLY_TIMEOUT, Server, call, request, spawn_command};
+
+    /// The uid and gid `serve_unprivileged` runs airlock as (when the tests run as root).
+    const NOBODY: u32 = 65534;
+
+    /// `FS_NODUMP_FL`: the inode flag the attacks set (`chattr +d`), which needs no
+    /// capability, only the file's ownership.
+    const NODUMP: u32 = 0x40;
+
+    /// Who runs airlock.
+    #[derive(Clone, Copy, Debug)]
+    enum User {
+        /// The user running the tests (root in CI).
+        Root,
+        /// `nobody`, through `serve_unprivileged`.
+        Nobody,
+    }
+
+    impl User {
+        fn serve(self, scratch: &Scratch, manifest: &str) -> Server {
+            match self {
+                Self::Root => scratch.serve(manifest, &[]),
+                Self::Nobody => serve_unprivileged(scratch, manifest),
+            }
+        }
+
+        /// Gives `path` to the user airlock runs as, so that without the sandbox that user
+        /// may change it (nothing to do when the tests do not run as root: airlock runs as
+        /// the user who made it).
+        fn own(self, path: &Path) {
+            if matches!(self, Self::Nobody) && rustix::process::getuid().is_root() {
+                std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+            }
+        }
+    }
+
+    /// Everything about a file that an attack on it could change, read without changing it
+    /// (its contents through `O_NOATIME`).
+    #[derive(Debug, PartialEq, Eq)]
+    struct Look {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        mtime: (i64, i64),
+        atime: (i64, i64),
+        xattrs: BTreeMap<String, Vec<u8>>,
+        flags: u32,
+        contents: Vec<u8>,
+    }
+
+    fn look(path: &Path) -> Look {
+        let meta = std::fs::symlink_metadata(path).unwrap();
+        let fd = rustix::fs::open(
+            path,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOATIME | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        let mut file = std::fs::File::from(fd);
+        let flags = rustix::fs::ioctl_getflags(&file).unwrap().bits();
+        let mut contents = Vec::new();
+        file.read_to_end(&mut contents).unwrap();
+        let mut names = [0_u8; 4096];
+        let len = rustix::fs::listxattr(path, &mut names).unwrap();
+        let xattrs = names[..len]
+            .split(|byte| *byte == 0)
+            .filter(|name| name.starts_with(b"user."))
+            .map(|name| {
+                let mut value = [0_u8; 4096];
+                let len = rustix::fs::getxattr(path, name, &mut value).unwrap();
+                (
+                    String::from_utf8_lossy(name).into_owned(),
+                    value[..len].to_vec(),
+                )
+            })
+            .collect();
+        Look {
+            mode: meta.mode(),
+            uid: meta.uid(),
+            gid: meta.gid(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            atime: (meta.atime(), meta.atime_nsec()),
+            xattrs,
+            flags,
+            contents,
+        }
+    }
+
+    /// Writes `text` to a victim file, mode 0644, for `user`.
+    fn plant(user: User, path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        user.own(path);
+    }
+
+    /// Python that every probe of this section starts with: `attempt(name, act)` prints
+    /// `name 0 0` when `act` returns and `name -1 errno` when it raises (errno -1 for an
+    /// exception that is not an `OSError`); `setflags(p)` reads a file's inode flags with
+    /// `FS_IOC_GETFLAGS` and sets `FS_NODUMP_FL` with `FS_IOC_SETFLAGS`; `lease(p)` takes a
+    /// read lease on a descriptor opened read-only.
+    const ATTEMPT: &str = r#"import os, fcntl, struct, subprocess
+def attempt(name, act):
+    try:
+        act()
+        print(name, 0, 0)
+    except Exception as e:
+        print(name, -1, e.errno if isinstance(e, OSError) and e.errno else -1)
+def setflags(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        flags = struct.unpack('i', fcntl.ioctl(fd, 0x80086601, struct.pack('i', 0)))[0]
+        fcntl.ioctl(fd, 0x40086602, struct.pack('i', flags | 0x40))
+    finally:
+        os.close(fd)
+def lease(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, 1024, 0)
+    finally:
+        os.close(fd)
+"#;
+
+    // 12.1 Metadata outside the grants
+
+    /// The attacks on a file outside the grants (`outside`) and on one the tool may only read
+    /// (`inside`, in its workdir). The chown comes before the chmod, which it would undo (a
+    /// change of owner clears the set-uid bit). A lease and the inode flags need an open
+    /// descriptor, which only the readable file gives; `chmod(inside, 0)` comes last, since
+    /// it would keep the others from opening it.
+    fn metadata_attacks(outside: &Path, inside: &Path) -> String {
+        format!(
+            r#"{ATTEMPT}outside, inside = {outside:?}, {inside:?}
+attempt('outside_chown', lambda: os.chown(outside, -1, os.getgid()))
+attempt('outside_chmod', lambda: os.chmod(outside, 0o4755))
+attempt('outside_utime', lambda: os.utime(outside, (1, 1)))
+attempt('outside_setxattr', lambda: os.setxattr(outside, 'user.pwned', b'1'))
+attempt('inside_lease', lambda: lease(inside))
+attempt('inside_setflags', lambda: setflags(inside))
+attempt('inside_utime', lambda: os.utime(inside, (1, 1)))
+attempt('inside_setxattr', lambda: os.setxattr(inside, 'user.pwned', b'1'))
+attempt('inside_chmod', lambda: os.chmod(inside, 0))
+"#
+        )
+    }
+
+    /// What the metadata attacks did: each attempt's `(result, errno)`, the probe's text, and
+    /// each victim's look before and after.
+    struct Metadata {
+        results: BTreeMap<String, (i64, i64)>,
+        text: String,
+        outside: (Look, Look),
+        inside: (Look, Look),
+    }
+
+    /// Runs the metadata attacks through a Python tool without `write`, served by `user`, on
+    /// victims `user` owns (and so could change without the sandbox).
+    fn metadata(user: User, mode: Mode) -> Metadata {
+        let scratch = Scratch::new(&format!("dd-meta-{user:?}-{mode:?}"));
+        let outside = scratch.outside().join("victim.txt");
+        let inside = scratch.work().join("victim.txt");
+        user.own(&scratch.outside());
+        plant(user, &outside, "outside victim\n");
+        plant(user, &inside, "inside victim\n");
+        let before = (look(&outside), look(&inside));
+        let mut server = user.serve(&scratch, &python_tool("py", mode, ""));
+        let (_, text) = python(&mut server, "py", &metadata_attacks(&outside, &inside));
+        drop(server);
+        let results = probe_results(&text);
+        assert_eq!(results.len(), 9, "the probe did not run to its end: {text}");
+        Metadata {
+            results,
+            text,
+            outside: (before.0, look(&outside)),
+            inside: (before.1, look(&inside)),
+        }
+    }
+
+    /// Sandbox on: every attempt failed (any errno: after default deny a path outside the
+    /// grants may not even exist) and both victims are as they were.
+    fn assert_metadata_unchanged(found: &Metadata) {
+        let worked: Vec<&String> = found
+            .results
+            .iter()
+            .filter(|(_, result)| result.0 != -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(
+            worked.is_empty(),
+            "these metadata changes went through: {worked:?}\n{}",
+            found.text
+        );
+        assert_eq!(found.outside.0, found.outside.1, "the file outside changed");
+        assert_eq!(found.inside.0, found.inside.1, "the read-only file changed");
+    }
+
+    /// Sandbox off: every attempt worked and left its mark (the chown to the file's own group
+    /// and the lease leave none: for them, returning is the attack).
+    fn assert_metadata_changed(found: &Metadata) {
+        for (name, result) in &found.results {
+            assert_eq!(*result, (0, 0), "{name}: {}", found.text);
+        }
+        let (outside, inside) = (&found.outside.1, &found.inside.1);
+        assert_eq!(outside.mode & 0o7777, 0o4755, "{outside:?}");
+        assert_eq!(outside.mtime, (1, 0), "{outside:?}");
+        assert_eq!(outside.xattrs.get("user.pwned"), Some(&b"1".to_vec()));
+        assert_eq!(inside.mode & 0o7777, 0, "{inside:?}");
+        assert_eq!(inside.mtime, (1, 0), "{inside:?}");
+        assert_eq!(inside.xattrs.get("user.pwned"), Some(&b"1".to_vec()));
+        assert_eq!(inside.flags & NODUMP, NODUMP, "{inside:?}");
+    }
+
+    /// A sandboxed call without `write`, as root (every capability dropped, but still the
+    /// owner of root's files), can change no metadata of a file outside its grants (mode with
+    /// the set-uid bit, group, times, a `user.*` attribute) nor of a file in its read-only
+    /// workdir (mode, times, attribute, inode flags, a lease).
+    #[test]
+    fn metadata_outside_the_grants_is_unchanged_as_root() {
+        assert_metadata_unchanged(&metadata(User::Root, Mode::On));
+    }
+
+    /// The control: without the sandbox, root changes all of it.
+    #[test]
+    fn metadata_outside_the_grants_changes_without_sandbox_as_root() {
+        assert_metadata_changed(&metadata(User::Root, Mode::Off));
+    }
+
+    /// The same attacks with airlock unprivileged (`nobody`, so the launcher's user namespace)
+    /// on files `nobody` owns.
+    #[test]
+    fn metadata_outside_the_grants_is_unchanged_unprivileged() {
+        assert_metadata_unchanged(&metadata(User::Nobody, Mode::On));
+    }
+
+    /// The control: without the sandbox, `nobody` changes all of it on its own files.
+    #[test]
+    fn metadata_outside_the_grants_changes_without_sandbox_unprivileged() {
+        assert_metadata_changed(&metadata(User::Nobody, Mode::Off));
+    }
+
+    // 12.2 Inside a writable directory, the same changes work
+
+    /// Makes `out/tool.sh` executable, dates it, gives it an attribute and the nodump flag,
+    /// and copies it with `cp -p`, which keeps mode and times.
+    const WRITABLE_CHANGES: &str = r#"p = 'out/tool.sh'
+attempt('create', lambda: open(p, 'w').write('#!/bin/sh\n'))
+attempt('chmod', lambda: os.chmod(p, 0o755))
+attempt('utime', lambda: os.utime(p, (1000000000, 1000000000)))
+attempt('setxattr', lambda: os.setxattr(p, 'user.airlock', b'kept'))
+attempt('setflags', lambda: setflags(p))
+attempt('cp_p', lambda: subprocess.run(['/usr/bin/cp', '-p', p, 'out/copy.sh'], check=True))
+"#;
+
+    /// What default deny must keep: inside `write = ["out"]`, a call changes the metadata of
+    /// its own files as any build or archive tool does.
+    fn writable_changes(user: User) {
+        require("/usr/bin/cp", "coreutils");
+        let scratch = Scratch::new(&format!("dd-writable-{user:?}"));
+        user.own(&scratch.work().join("out"));
+        let manifest = python_tool(
+            "py",
+            Mode::On,
+            "write = [\"out\"]\nexec = [\"/usr/bin/cp\"]",
+        );
+        let mut server = user.serve(&scratch, &manifest);
+        let (failed, text) = python(&mut server, "py", &format!("{ATTEMPT}{WRITABLE_CHANGES}"));
+        drop(server);
+        let results = probe_results(&text);
+        assert!(!failed, "{text}");
+        assert_eq!(results.len(), 6, "{text}");
+        for (name, result) in &results {
+            assert_eq!(*result, (0, 0), "{name}: {text}");
+        }
+        let tool = look(&scratch.work().join("out/tool.sh"));
+        if matches!(user, User::Nobody) && rustix::process::getuid().is_root() {
+            assert_eq!(tool.uid, NOBODY, "the call did not run as nobody: {tool:?}");
+        }
+        assert_eq!(tool.mode & 0o7777, 0o755, "{tool:?}");
+        assert_eq!(tool.mtime, (1_000_000_000, 0), "{tool:?}");
+        assert_eq!(tool.xattrs.get("user.airlock"), Some(&b"kept".to_vec()));
+        assert_eq!(tool.flags & NODUMP, NODUMP, "{tool:?}");
+        let copy = look(&scratch.work().join("out/copy.sh"));
+        assert_eq!(copy.mode & 0o7777, 0o755, "{copy:?}");
+        assert_eq!(copy.mtime, (1_000_000_000, 0), "{copy:?}");
+        assert_eq!(copy.contents, b"#!/bin/sh\n");
+    }
+
+    #[test]
+    fn metadata_in_a_writable_directory_changes_as_root() {
+        writable_changes(User::Root);
+    }
+
+    #[test]
+    fn metadata_in_a_writable_directory_changes_unprivileged() {
+        writable_changes(User::Nobody);
+    }
+
+    // 12.3 Unix sockets: none by path outside, none into an abstract name from outside
+
+    /// A datagram socket bound by the test outside the sandbox, in a fresh directory of
+    /// `outside/` (mode 0700, the socket 0600: only its owner, root or `nobody` as the call
+    /// runs, may send to it), nonblocking.
+    struct PathListener {
+        path: PathBuf,
+        socket: UnixDatagram,
+    }
+
+    impl PathListener {
+        fn new(scratch: &Scratch) -> Self {
+            let dir = scratch.outside().join(format!("sockets-{}", unique()));
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let path = dir.join("listener.sock");
+            let socket = UnixDatagram::bind(&path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            socket.set_nonblocking(true).unwrap();
+            Self { path, socket }
+        }
+
+        /// The datagrams waiting, after up to `wait` for `expected` of them.
+        fn received(&self, expected: usize, wait: Duration) -> Vec<String> {
+            let mut datagrams = Vec::new();
+            eventually(wait, || {
+                let mut buffer = [0_u8; 64];
+                while let Ok(len) = self.socket.recv(&mut buffer) {
+                    datagrams.push(String::from_utf8_lossy(&buffer[..len]).into_owned());
+                }
+                datagrams.len() >= expected
+            });
+            datagrams
+        }
+
+        /// Python that sends to the listener without `socket()`, which seccomp refuses: from
+        /// one end of a datagram `socketpair` by `sendto`, and from the other after
+        /// re-connecting it to the path.
+        fn attack(&self) -> String {
+            format!(
+                r#"{ATTEMPT}import socket
+path = {path:?}
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+attempt('sendto', lambda: a.sendto(b'pwned-sendto', path))
+def reconnect():
+    b.connect(path)
+    b.send(b'pwned-connect')
+attempt('connect', reconnect)
+"#,
+                path = self.path.to_str().unwrap()
+            )
+        }
+    }
+
+    fn datagram_by_path(mode: Mode) -> (String, Vec<String>) {
+        let scratch = Scratch::new(&format!("dd-dgram-{mode:?}"));
+        let listener = PathListener::new(&scratch);
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", &listener.attack());
+        let (expected, wait) = match mode {
+            Mode::On => (usize::MAX, ABSENCE_WAIT),
+            Mode::Off => (2, REPLY_TIMEOUT),
+        };
+        (text, listener.received(expected, wait))
+    }
+
+    /// A datagram for a unix socket by path outside the grants (the shape of `/dev/log`, or
+    /// any daemon listening on a datagram socket) never arrives: not by `sendto` from a
+    /// `socketpair` (section 10.2 refuses only `socket()`), not after re-connecting one.
+    #[test]
+    fn a_datagram_to_a_unix_socket_by_path_outside_is_never_received() {
+        let (text, received) = datagram_by_path(Mode::On);
+        assert_eq!(received, Vec::<String>::new(), "{text}");
+        let results = probe_results(&text);
+        assert_eq!(results.len(), 2, "{text}");
+        assert!(results.values().all(|result| result.0 == -1), "{text}");
+    }
+
+    /// The control: without the sandbox both datagrams arrive.
+    #[test]
+    fn a_datagram_to_a_unix_socket_by_path_is_received_without_sandbox() {
+        let (text, received) = datagram_by_path(Mode::Off);
+        assert_eq!(received, ["pwned-sendto", "pwned-connect"], "{text}");
+    }
+
+    /// Python that binds the abstract name `name` (a datagram socket from `socketpair`, its
+    /// peer closed and the socket disconnected with `connect(AF_UNSPEC)`, since `socket()` is
+    /// refused), writes `out/ready` (`bound`, or `failed` if it could not), then waits up to
+    /// 3 s for a datagram: `got <text>` or `nothing`.
+    fn abstract_listener(name: &str) -> String {
+        format!(
+            r#"import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+state = 'failed'
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    b.close()
+    unspec = ctypes.create_string_buffer(16)
+    if libc.connect(a.fileno(), unspec, 16) != 0:
+        raise OSError(ctypes.get_errno(), 'connect(AF_UNSPEC)')
+    a.bind({name:?})
+    state = 'bound'
+except OSError as e:
+    print('refused', e.errno)
+finally:
+    open('out/ready.tmp', 'w').write(state)
+    os.rename('out/ready.tmp', 'out/ready')
+if state == 'bound':
+    print('bound', flush=True)
+    a.settimeout(3)
+    try:
+        print('got', a.recv(64).decode())
+    except socket.timeout:
+        print('nothing')
+"#,
+            name = format!("\0{name}")
+        )
+    }
+
+    /// Has a call bind an abstract name and wait for a datagram, and sends it one from outside
+    /// (retried for 2 s, while the call waits 3). Returns whether the send from outside
+    /// worked, and the call's text.
+    fn abstract_name(mode: Mode) -> (bool, String) {
+        let scratch = Scratch::new(&format!("dd-abstract-{mode:?}"));
+        let name = format!("airlock-test-{}", unique());
+        let mut server = scratch.serve(&python_tool("py", mode, "write = [\"out\"]"), &[]);
+        server.send(&call(1, "py", json!({ "code": abstract_listener(&name) })));
+        let ready = scratch.work().join("out/ready");
+        let mut state = String::new();
+        eventually(REPLY_TIMEOUT, || {
+            state = std::fs::read_to_string(&ready).unwrap_or_default();
+            !state.is_empty()
+        });
+        let mut sent = false;
+        if state == "bound" {
+            let socket = UnixDatagram::unbound().unwrap();
+            let address = SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            sent = eventually(Duration::from_secs(2), || {
+                socket.send_to_addr(b"pwned", &address).is_ok()
+            });
+        }
+        let (_, text) = outcome(&server.recv());
+        (sent, text)
+    }
+
+    /// An abstract unix name a call binds is out of reach from outside (Landlock's scope
+    /// only stops the call reaching out): a datagram sent to it never arrives, and the send
+    /// itself fails (after default deny, the name lives in the call's own namespace).
+    #[test]
+    fn an_abstract_name_bound_inside_receives_nothing_from_outside() {
+        let (sent, text) = abstract_name(Mode::On);
+        assert!(!text.contains("got "), "the call received: {text}");
+        assert!(
+            !sent,
+            "a datagram to the call's abstract name was sent: {text}"
+        );
+    }
+
+    /// The control: without the sandbox the datagram arrives.
+    #[test]
+    fn an_abstract_name_bound_inside_receives_from_outside_without_sandbox() {
+        let (sent, text) = abstract_name(Mode::Off);
+        assert!(sent, "{text}");
+        assert_eq!(text, "bound\ngot pwned\n");
+    }
+
+    // 12.4 Budgets per call: bytes and files added to writable directories, memory of all
+    // its processes
+    //
+    // `disk_mib`, `disk_files` and `call_memory_mib` are new `resources` keys: until they
+    // exist, `airlock check` refuses these manifests, which is how these tests fail today.
+    // Their controls run the same call with the sandbox off (which drops `resources`), and
+    // show the workload does what the budget must stop.
+
+    /// The regular files under `dir` (not recursive: the attacks write flat): how many, and
+    /// their bytes.
+    fn files_and_bytes(dir: &Path) -> (usize, u64) {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| entry.metadata().ok())
+            .filter(std::fs::Metadata::is_file)
+            .fold((0, 0), |(files, bytes), meta| {
+                (files + 1, bytes + meta.len())
+            })
+    }
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// Writes 256 files of 1 MiB in `out/`.
+    const FILL_256_MIB: &str =
+        "for i in $(seq 256); do head -c 1048576 /dev/zero > out/f$i; done; echo wrote";
+
+    fn fill(mode: Mode, resources: &str, script: &str) -> (Scratch, bool, String) {
+        require("/usr/bin/head", "coreutils");
+        require("/usr/bin/seq", "coreutils");
+        let scratch = Scratch::new(&format!("dd-fill-{mode:?}-{}", unique()));
+        let manifest = shell_tool(
+            "fill",
+            mode,
+            &format!(
+                "write = [\"out\"]\nexec = [\"/usr/bin/head\", \"/usr/bin/seq\"]\n\
+                 resources = {{ {resources} }}\ntimeout_ms = 60000"
+            ),
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        // Up to the tool's time limit: 20,000 files take long on a loaded machine.
+        server.send(&call(1, "fill", json!({ "script": script })));
+        let (failed, text) = outcome(&server.recv_within(Duration::from_secs(90)));
+        drop(server);
+        (scratch, failed, text)
+    }
+
+    /// A call with `resources = { disk_mib = 32 }` that writes 256 MiB ends in an error, and
+    /// what it leaves in its writable directory stays near the budget: the budget is enforced
+    /// by polling what the call added, so it may overshoot; at most twice the budget (64 MiB)
+    /// may remain. At least the first 1 MiB file is there (the workload ran).
+    #[test]
+    fn a_call_adds_at_most_its_byte_budget_to_its_writable_directories() {
+        let (scratch, failed, text) = fill(Mode::On, "disk_mib = 32", FILL_256_MIB);
+        let (files, bytes) = files_and_bytes(&scratch.work().join("out"));
+        eprintln!("{files} files, {bytes} bytes remain under a budget of 32 MiB");
+        assert!(
+            failed,
+            "the call passed its byte budget without an error: {text}"
+        );
+        assert!(bytes <= 64 * MIB, "{bytes} bytes remain (budget 32 MiB)");
+        assert_eq!(
+            std::fs::metadata(scratch.work().join("out/f1"))
+                .map(|meta| meta.len())
+                .ok(),
+            Some(MIB),
+            "the first file was not written: the workload did not run ({text})"
+        );
+    }
+
+    /// The control: without the sandbox (and its budget) all 256 MiB land.
+    #[test]
+    fn a_call_adds_256_mib_without_sandbox() {
+        let (scratch, failed, text) = fill(Mode::Off, "disk_mib = 32", FILL_256_MIB);
+        assert_eq!((failed, text.as_str()), (false, "wrote\n"));
+        assert_eq!(
+            files_and_bytes(&scratch.work().join("out")),
+            (256, 256 * MIB)
+        );
+    }
+
+    /// Creates 20,000 empty files in `out/` (bash alone: no program to run).
+    const CREATE_20000_FILES: &str =
+        "for ((i = 0; i < 20000; i++)); do : > out/f$i; done; echo created";
+
+    /// A call with `resources = { disk_files = 500 }` that creates 20,000 files ends in an
+    /// error, with at most twice its budget (1,000) remaining (polled, like the bytes), and at
+    /// least one (the workload ran).
+    #[test]
+    fn a_call_creates_at_most_its_file_budget_in_its_writable_directories() {
+        let (scratch, failed, text) = fill(Mode::On, "disk_files = 500", CREATE_20000_FILES);
+        let (files, _) = files_and_bytes(&scratch.work().join("out"));
+        eprintln!("{files} files remain under a budget of 500");
+        assert!(
+            failed,
+            "the call passed its file budget without an error: {text}"
+        );
+        assert!(files <= 1000, "{files} files remain (budget 500)");
+        assert!(
+            scratch.work().join("out/f0").exists(),
+            "the first file was not created: the workload did not run ({text})"
+        );
+    }
+
+    /// The control: without the sandbox all 20,000 files are created.
+    #[test]
+    fn a_call_creates_20000_files_without_sandbox() {
+        let (scratch, failed, text) = fill(Mode::Off, "disk_files = 500", CREATE_20000_FILES);
+        assert_eq!((failed, text.as_str()), (false, "created\n"));
+        assert_eq!(files_and_bytes(&scratch.work().join("out")).0, 20_000);
+    }
+
+    /// Python run by the call: one child alone, then 8 at once, each allocating and touching
+    /// 48 MiB, creating `out/held-<n>`, sleeping (0 s alone, 3 s together) and creating
+    /// `out/done-<n>`. Files, not output, count the survivors: they stay if a budget kills the
+    /// parent too.
+    const EIGHT_TIMES_48_MIB: &str = r#"import subprocess
+child = '''import sys, time
+b = bytearray(48 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+open('out/held-' + sys.argv[1], 'w').close()
+print('held', flush=True)
+time.sleep(float(sys.argv[2]))
+open('out/done-' + sys.argv[1], 'w').close()
+print('done', flush=True)
+'''
+subprocess.run(['/usr/bin/python3', '-c', child, 'alone', '0'], stdout=subprocess.DEVNULL)
+procs = [subprocess.Popen(['/usr/bin/python3', '-c', child, str(n), '3'], stdout=subprocess.PIPE) for n in range(8)]
+outs = [p.communicate()[0].decode() for p in procs]
+print('survivors', sum(out.count('done') for out in outs))
+"#;
+
+    /// Runs [`EIGHT_TIMES_48_MIB`] under `resources = { call_memory_mib = 128 }`; returns
+    /// whether the child alone finished, how many of the 8 did, and the call's text.
+    fn eight_times_48_mib(mode: Mode) -> (bool, usize, String) {
+        let scratch = Scratch::new(&format!("dd-callmem-{mode:?}"));
+        let manifest = python_tool(
+            "py",
+            mode,
+            "write = [\"out\"]\nresources = { call_memory_mib = 128 }\ntimeout_ms = 30000",
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        server.send(&call(1, "py", json!({ "code": EIGHT_TIMES_48_MIB })));
+        let (_, text) = outcome(&server.recv_within(Duration::from_secs(60)));
+        drop(server);
+        let out = scratch.work().join("out");
+        let survivors = (0..8)
+            .filter(|n| out.join(format!("done-{n}")).exists())
+            .count();
+        (out.join("done-alone").exists(), survivors, text)
+    }
+
+    /// `resources = { call_memory_mib = 128 }` bounds the memory of all a call's processes
+    /// together: of 8 processes holding 48 MiB each at once, at most 2 (2 × 48 ≤ 128) finish.
+    /// Today each process is bounded alone (`memory_mib`, 512 MiB of address space), and all
+    /// 8 finish. One child alone, which fits the budget, finishes (the workload runs).
+    #[test]
+    fn the_processes_of_a_call_share_one_memory_budget() {
+        let (alone, survivors, text) = eight_times_48_mib(Mode::On);
+        eprintln!("{survivors} of 8 processes of 48 MiB finished under a budget of 128 MiB");
+        assert!(alone, "one child of 48 MiB alone did not finish: {text}");
+        assert!(
+            survivors * 48 <= 128,
+            "{survivors} processes of 48 MiB finished under a call budget of 128 MiB: {text}"
+        );
+    }
+
+    /// The control: without the sandbox all 8 finish.
+    #[test]
+    fn eight_processes_of_48_mib_finish_without_sandbox() {
+        let (alone, survivors, text) = eight_times_48_mib(Mode::Off);
+        assert!(alone, "{text}");
+        assert_eq!(survivors, 8, "{text}");
+        assert_eq!(text, "survivors 8\n");
+    }
+
+    // 12.5 CPU shares: busy calls leave airlock answering
+
+    /// 8 calls at once, each with 60 busy loops (480 on this machine's cores), must not slow
+    /// airlock's answers: the calls' share of the CPU is bounded, not each process's time.
+    /// 200 pings, one at a time, each answered within 100 ms and half within 5 ms. (The one
+    /// wall-clock assertion of the suite: the issue's own figures. Today the median is tens of
+    /// milliseconds.) Every busy loop is in a sandboxed call, killed with its namespace when
+    /// the server is dropped; the test checks none is left.
+    ///
+    /// The pings stop at the first one slower than 100 ms: the verdict is known, and until
+    /// the calls have a CPU share of their own the load slows every other test of the run.
+    #[test]
+    fn busy_calls_leave_airlock_answering_pings() {
+        require("/usr/bin/seq", "coreutils");
+        require("/usr/bin/sleep", "coreutils");
+        let scratch = Scratch::new("dd-cpu");
+        let marker = format!("busy-{}", unique());
+        let manifest = format!(
+            "[limits]\nmax_in_flight = 16\n\
+             tool_call_rate = {{ per_minute = 6000, burst = 100 }}\n\
+             cheap_method_rate = {{ per_minute = 60000, burst = 1000 }}\n{}",
+            shell_tool(
+                "busy",
+                Mode::On,
+                "exec = [\"/usr/bin/seq\", \"/usr/bin/sleep\"]\n\
+                 resources = { processes = 64 }\ntimeout_ms = 20000",
+            )
+        );
+        let mut server = scratch.serve(&manifest, &[]);
+        // The marker rides in a comment: every busy loop (a subshell) carries the script.
+        let script =
+            format!("# {marker}\nfor i in $(seq 60); do (while :; do :; done) & done; sleep 15");
+        for id in 0..8 {
+            server.send(&call(100 + id, "busy", json!({ "script": script })));
+        }
+        // The calls start at once; 2 s gets their loops running. (Counting them in /proc
+        // first would take seconds under this load, and the calls last only 15 s.)
+        thread::sleep(Duration::from_secs(2));
+        let limit = Duration::from_millis(100);
+        let mut times = Vec::new();
+        let mut ended = 0;
+        for n in 0..200_u32 {
+            let id = 1000 + n;
+            let start = Instant::now();
+            server.send(&request(id, "ping", json!({})));
+            loop {
+                let reply = server.recv();
+                if reply["id"] == json!(id) {
+                    break;
+                }
+                // A call ended (and answered) meanwhile.
+                ended += 1;
+            }
+            times.push(start.elapsed());
+            if start.elapsed() > limit {
+                break;
+            }
+        }
+        // Counted before the server goes: the loops ran while it was pinged.
+        let running = tagged(&marker).len();
+        drop(server);
+        let left = survivors(&marker);
+        let pings = times.len();
+        times.sort_unstable();
+        let (median, worst) = (times[pings / 2], times[pings - 1]);
+        eprintln!(
+            "{pings} ping round trips under 8 busy calls: median {median:?}, worst {worst:?}; \
+             {ended} calls ended during the pings; {running} processes of the calls after them"
+        );
+        assert_eq!(
+            left,
+            Vec::<super::Process>::new(),
+            "busy loops survived their server"
+        );
+        assert!(
+            worst <= limit && median <= Duration::from_millis(5),
+            "pings slowed by busy calls: median {median:?}, worst {worst:?} of {pings} pings"
+        );
+        // Fast pings prove something only if the loops were busy throughout.
+        assert_eq!(pings, 200);
+        assert_eq!(ended, 0, "busy calls ended before the 200 pings did");
+        // At least half the loops (all 480 may still be starting on a loaded machine).
+        assert!(
+            running >= 8 * 60 / 2,
+            "only {running} processes of the busy calls were running"
+        );
+    }
+
+    // 12.6 System calls outside an allow list
+
+    /// Calls each system call (x86_64 numbers) a command has no need of and prints `name
+    /// result errno`: a new user namespace (last: it would change what the others see), a
+    /// mount context, `userfaultfd`, a BPF map, a software perf counter on itself, inotify (a
+    /// watch on the workdir), fanotify, `io_uring`, a detached copy of `/`, `clone3` (its
+    /// child, if any, exits at once) and a datagram `socketpair`.
+    const SYSCALL_PROBE: &str = r#"import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+def show(name, result):
+    print(name, result, ctypes.get_errno() if result == -1 else 0, flush=True)
+    return result
+def sys(name, number, *args):
+    ctypes.set_errno(0)
+    return show(name, libc.syscall(L(number), *args))
+sys('fsopen', 430, b'tmpfs', L(0))
+sys('userfaultfd', 323, L(0))
+bpf = (ctypes.c_uint32 * 32)(2, 4, 4, 1)
+sys('bpf', 321, L(0), bpf, L(ctypes.sizeof(bpf)))
+perf = (ctypes.c_uint32 * 32)()
+perf[0], perf[1], perf[10] = 1, 128, 0x60
+sys('perf_event_open', 298, perf, L(0), L(-1), L(-1), L(0))
+fd = sys('inotify_init1', 294, L(0))
+sys('inotify_add_watch', 254, L(fd), os.getcwd().encode(), L(0xfff))
+sys('fanotify_init', 300, L(0), L(0))
+sys('io_uring_setup', 425, L(1), (ctypes.c_uint8 * 120)())
+sys('open_tree', 428, L(-100), b'/', L(1))
+ctypes.set_errno(0)
+show('socketpair_dgram', libc.socketpair(1, 2, 0, (ctypes.c_int * 2)()))
+ctypes.set_errno(0)
+child = libc.syscall(L(435), (ctypes.c_uint64 * 8)(), L(64))
+if child == 0:
+    os._exit(0)
+show('clone3', child)
+if child > 0:
+    os.waitpid(child, 0x40000000)
+sys('unshare_user', 272, L(0x10000000))
+"#;
+
+    /// The names the probe prints.
+    const PROBED: [&str; 12] = [
+        "fsopen",
+        "userfaultfd",
+        "bpf",
+        "perf_event_open",
+        "inotify_init1",
+        "inotify_add_watch",
+        "fanotify_init",
+        "io_uring_setup",
+        "open_tree",
+        "socketpair_dgram",
+        "clone3",
+        "unshare_user",
+    ];
+
+    fn syscall_probe(mode: Mode) -> (BTreeMap<String, (i64, i64)>, String) {
+        let scratch = Scratch::new(&format!("dd-syscalls-{mode:?}"));
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", SYSCALL_PROBE);
+        let results = probe_results(&text);
+        let names: Vec<&str> = results.keys().map(String::as_str).collect();
+        let mut expected = PROBED.to_vec();
+        expected.sort_unstable();
+        assert_eq!(names, expected, "the probe did not run to its end: {text}");
+        (results, text)
+    }
+
+    /// Every one of those system calls fails in a call (EPERM, EACCES or ENOSYS alike: the
+    /// errno is not asserted).
+    #[test]
+    fn system_calls_outside_the_allow_list_fail() {
+        let (results, text) = syscall_probe(Mode::On);
+        let allowed: Vec<&String> = results
+            .iter()
+            .filter(|(_, result)| result.0 != -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(
+            allowed.is_empty(),
+            "these went through: {allowed:?}\n{text}"
+        );
+    }
+
+    /// The control: without the sandbox, as root, every one works (unprivileged, several
+    /// would fail for want of privilege, which shows nothing of the sandbox).
+    #[test]
+    fn system_calls_outside_the_allow_list_work_without_sandbox() {
+        if !rustix::process::getuid().is_root() {
+            eprintln!("system_calls_outside_the_allow_list_work_without_sandbox: not root");
+            return;
+        }
+        let (results, text) = syscall_probe(Mode::Off);
+        let failed: Vec<&String> = results
+            .iter()
+            .filter(|(_, result)| result.0 == -1)
+            .map(|(name, _)| name)
+            .collect();
+        assert!(failed.is_empty(), "these failed: {failed:?}\n{text}");
+    }
+
+    // 12.7 A git checkout: sources writable, hooks, config and agent files not
+
+    /// Makes `work/repo` a git checkout with one commit of `main.c`.
+    fn checkout(scratch: &Scratch) -> PathBuf {
+        let repo = scratch.work().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        for args in [
+            &["init", "--quiet"][..],
+            &["add", "main.c"],
+            &[
+                "-c",
+                "user.name=it",
+                "-c",
+                "user.email=it@example.invalid",
+                "commit",
+                "--quiet",
+                "-m",
+                "first",
+            ],
+        ] {
+            let output = spawn_command(Path::new("git"))
+                .args(args)
+                .current_dir(&repo)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("git runs (install git to run the sandbox tests)");
+            assert!(
+                output.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        repo
+    }
+
+    /// A bash tool whose workdir is the checkout, writable as a whole.
+    fn checkout_tool(mode: Mode) -> String {
+        require("/usr/bin/chmod", "coreutils");
+        require("/usr/bin/mkdir", "coreutils");
+        format!(
+            r#"
+[[tool]]
+name = "edit"
+description = "Runs agent text in bash in a git checkout"
+command = ["/usr/bin/bash", "-c", "{{script}}"]
+workdir = "work/repo"
+stderr = "drop"
+args.script = {{ type = "string", max_length = 4000 }}
+{extra}{keys}"#,
+            extra = mode.grants("write = [\".\"]\nexec = [\"/usr/bin/chmod\", \"/usr/bin/mkdir\"]"),
+            keys = mode.keys(&["interpreter_code"])
+        )
+    }
+
+    /// Plants a pre-commit hook, points `core.fsmonitor` (a command git runs on `status`) at
+    /// a program, and edits the tracked source.
+    const HOOK_AND_CONFIG: &str =
+        "printf '#!/bin/sh\\ntouch pwned-by-hook\\n' > .git/hooks/pre-commit
+/usr/bin/chmod +x .git/hooks/pre-commit
+printf '[core]\\n\\tfsmonitor = touch pwned-by-fsmonitor\\n' >> .git/config
+echo '/* edited */' >> main.c
+echo edited";
+
+    /// Creates the files other tools run on their own when they open the checkout: direnv's
+    /// `.envrc`, a VS Code task, an MCP client's server list.
+    const AGENT_FILES: &str = "printf 'export PWNED=1\\n' > .envrc
+/usr/bin/mkdir -p .vscode
+printf '{\"version\": \"2.0.0\"}\\n' > .vscode/tasks.json
+printf '{\"mcpServers\": {}}\\n' > .mcp.json
+echo created";
+
+    /// What the two calls left: `(hook exists, config unchanged, source edited, agent files
+    /// that exist)`, and their texts.
+    struct CheckoutResult {
+        hook: bool,
+        config_unchanged: bool,
+        source_edited: bool,
+        agent_files: Vec<&'static str>,
+        texts: (String, String),
+    }
+
+    fn checkout_attacks(mode: Mode) -> CheckoutResult {
+        let scratch = Scratch::new(&format!("dd-git-{mode:?}"));
+        let repo = checkout(&scratch);
+        let config = std::fs::read(repo.join(".git/config")).unwrap();
+        let mut server = scratch.serve(&checkout_tool(mode), &[]);
+        let first = bash(&mut server, "edit", HOOK_AND_CONFIG).1;
+        let second = bash(&mut server, "edit", AGENT_FILES).1;
+        drop(server);
+        CheckoutResult {
+            hook: repo.join(".git/hooks/pre-commit").exists(),
+            config_unchanged: std::fs::read(repo.join(".git/config")).unwrap() == config,
+            source_edited: std::fs::read_to_string(repo.join("main.c"))
+                .unwrap()
+                .ends_with("/* edited */\n"),
+            agent_files: [".envrc", ".vscode/tasks.json", ".mcp.json"]
+                .into_iter()
+                .filter(|name| repo.join(name).exists())
+                .collect(),
+            texts: (first, second),
+        }
+    }
+
+    /// A tool that may write its whole git checkout still cannot plant a hook or change
+    /// `.git/config` (both run code the next time anyone uses git there), nor create
+    /// `.envrc`, `.vscode/tasks.json` or `.mcp.json` at its top (run by direnv, the editor, the
+    /// next agent); editing the sources keeps working.
+    #[test]
+    fn a_git_checkouts_hooks_config_and_agent_files_are_not_writable() {
+        let found = checkout_attacks(Mode::On);
+        let mut wrong = Vec::new();
+        if found.hook {
+            wrong.push("a pre-commit hook was planted".to_owned());
+        }
+        if !found.config_unchanged {
+            wrong.push(".git/config changed".to_owned());
+        }
+        if !found.agent_files.is_empty() {
+            wrong.push(format!("created {:?}", found.agent_files));
+        }
+        if !found.source_edited {
+            wrong.push("the source could not be edited".to_owned());
+        }
+        assert!(wrong.is_empty(), "{}: {:?}", wrong.join("; "), found.texts);
+    }
+
+    /// The control: without the sandbox all of it lands.
+    #[test]
+    fn a_git_checkouts_hooks_config_and_agent_files_are_written_without_sandbox() {
+        let found = checkout_attacks(Mode::Off);
+        assert!(found.hook, "{:?}", found.texts);
+        assert!(!found.config_unchanged, "{:?}", found.texts);
+        assert_eq!(
+            found.agent_files,
+            [".envrc", ".vscode/tasks.json", ".mcp.json"],
+            "{:?}",
+            found.texts
+        );
+        assert!(found.source_edited, "{:?}", found.texts);
+    }
+
+    // 12.8 Paths outside the grants are not even visible
+
+    /// `stat` of the secret outside the grants, as `stat result errno`, the listing of `/`
+    /// the call sees, and which of `/root`, `/home`, `/tmp` and the scratch directory exist
+    /// for it.
+    fn visibility_probe(scratch: &Scratch) -> String {
+        format!(
+            r#"import os
+try:
+    os.stat({secret:?})
+    print('stat', 0, 0)
+except OSError as e:
+    print('stat', -1, e.errno)
+try:
+    print('listing', sorted(os.listdir('/')))
+except OSError as e:
+    print('listing refused', e.errno)
+print('exists', [p for p in ('/root', '/home', '/tmp', {top:?}) if os.path.exists(p)])
+"#,
+            secret = scratch.outside().join("secret.txt").to_str().unwrap(),
+            top = scratch.dir.to_str().unwrap()
+        )
+    }
+
+    fn visibility(mode: Mode) -> (Option<(i64, i64)>, String) {
+        let scratch = Scratch::new(&format!("dd-visible-{mode:?}"));
+        let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
+        let (_, text) = python(&mut server, "py", &visibility_probe(&scratch));
+        eprintln!("{mode:?}: {text}");
+        (probe_results(&text).get("stat").copied(), text)
+    }
+
+    /// A path outside the grants does not exist for a call: its `stat` fails (today Landlock
+    /// leaves `stat` alone, so a call learns what exists anywhere). The listing of `/` is
+    /// printed for the record, not asserted.
+    #[test]
+    fn paths_outside_the_grants_are_not_visible() {
+        let (stat, text) = visibility(Mode::On);
+        assert_eq!(stat.map(|result| result.0), Some(-1), "{text}");
+    }
+
+    /// The control: without the sandbox the `stat` works.
+    #[test]
+    fn paths_outside_the_grants_are_visible_without_sandbox() {
+        let (stat, text) = visibility(Mode::Off);
+        assert_eq!(stat, Some((0, 0)), "{text}");
+    }
+}
