@@ -2236,6 +2236,7 @@ fn fifos_and_sockets_are_made_without_sandbox() {
 /// server (and with it every launcher) is gone before its cgroups are removed.
 pub struct Unprivileged {
     server: Server,
+    /// Removed once the server is gone (`None` when airlock runs as the test's own user).
     _cgroups: Option<Delegated>,
 }
 
@@ -2564,10 +2565,10 @@ mod default_deny {
     use serde_json::json;
 
     use super::{
-        ABSENCE_WAIT, Mode, Scratch, bash, eventually, outcome, probe_results, python, python_tool,
-        require, serve_unprivileged, shell_tool, survivors, tagged, unique,
+        ABSENCE_WAIT, Mode, Scratch, Unprivileged, bash, eventually, outcome, probe_results, python,
+        python_tool, require, serve_unprivileged, shell_tool, survivors, tagged, unique,
     };
-    use crate::harness::{REPLY_TIMEOUT, Server, call, request, spawn_command};
+    use crate::harness::{REPLY_TIMEOUT, call, request, spawn_command};
 
     /// The uid and gid `serve_unprivileged` runs airlock as (when the tests run as root).
     const NOBODY: u32 = 65534;
@@ -2586,9 +2587,12 @@ mod default_deny {
     }
 
     impl User {
-        fn serve(self, scratch: &Scratch, manifest: &str) -> Server {
+        fn serve(self, scratch: &Scratch, manifest: &str) -> Unprivileged {
             match self {
-                Self::Root => scratch.serve(manifest, &[]),
+                Self::Root => Unprivileged {
+                    server: scratch.serve(manifest, &[]),
+                    _cgroups: None,
+                },
                 Self::Nobody => serve_unprivileged(scratch, manifest),
             }
         }
@@ -3231,19 +3235,27 @@ print('survivors', sum(out.count('done') for out in outs))
                 "busy",
                 Mode::On,
                 "exec = [\"/usr/bin/seq\", \"/usr/bin/sleep\"]\n\
-                 resources = { processes = 64 }\ntimeout_ms = 20000",
+                 resources = { processes = 64 }\ntimeout_ms = 60000",
             )
         );
         let mut server = scratch.serve(&manifest, &[]);
         // The marker rides in a comment: every busy loop (a subshell) carries the script.
         let script =
-            format!("# {marker}\nfor i in $(seq 60); do (while :; do :; done) & done; sleep 15");
+            format!("# {marker}\nfor i in $(seq 60); do (while :; do :; done) & done; sleep 40");
         for id in 0..8 {
             server.send(&call(100 + id, "busy", json!({ "script": script })));
         }
-        // The calls start at once; 2 s gets their loops running. (Counting them in /proc
-        // first would take seconds under this load, and the calls last only 15 s.)
-        thread::sleep(Duration::from_secs(2));
+        // The calls start at once. Their shells fork each loop with the calls' share of the
+        // CPU, which the loops already running share too: wait until most are running (the
+        // pings must meet the load), for at most 25 s.
+        let loaded = eventually(Duration::from_secs(25), || {
+            tagged(&marker).len() >= 8 * 60 * 3 / 4
+        });
+        assert!(
+            loaded,
+            "the busy calls did not get their loops running: {} processes",
+            tagged(&marker).len()
+        );
         let limit = Duration::from_millis(100);
         let mut times = Vec::new();
         let mut ended = 0;
@@ -3287,9 +3299,8 @@ print('survivors', sum(out.count('done') for out in outs))
         // Fast pings prove something only if the loops were busy throughout.
         assert_eq!(pings, 200);
         assert_eq!(ended, 0, "busy calls ended before the 200 pings did");
-        // At least half the loops (all 480 may still be starting on a loaded machine).
         assert!(
-            running >= 8 * 60 / 2,
+            running >= 8 * 60 * 3 / 4,
             "only {running} processes of the busy calls were running"
         );
     }
