@@ -2565,8 +2565,8 @@ mod default_deny {
     use serde_json::json;
 
     use super::{
-        ABSENCE_WAIT, Mode, Scratch, Unprivileged, bash, eventually, outcome, probe_results, python,
-        python_tool, require, serve_unprivileged, shell_tool, survivors, tagged, unique,
+        ABSENCE_WAIT, Mode, Scratch, Unprivileged, bash, eventually, outcome, probe_results,
+        python, python_tool, require, serve_unprivileged, shell_tool, survivors, tagged, unique,
     };
     use crate::harness::{REPLY_TIMEOUT, call, request, spawn_command};
 

@@ -16,9 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, interpreters};
+use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters};
 use airlock::limits::{
-    SANDBOX_CPU_SECONDS, SANDBOX_FILE_SIZE_MIB, SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_FILE_SIZE_MIB,
+    SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
+    SANDBOX_FILE_SIZE_MIB, SANDBOX_MAX_CALL_MEMORY_MIB, SANDBOX_MAX_CPU_SECONDS,
+    SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB, SANDBOX_MAX_FILE_SIZE_MIB,
     SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, SANDBOX_MEMORY_MIB,
     SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
 };
@@ -216,7 +218,7 @@ pub fn scratch() -> &'static Scratch {
 
 /// The scratch tree's layout, in its name: a build that lays it out otherwise (another
 /// branch, a later version) uses a tree of its own rather than mending this one under a run.
-const SCRATCH_LAYOUT: u32 = 1;
+const SCRATCH_LAYOUT: u32 = 2;
 
 fn make_scratch() -> std::io::Result<Scratch> {
     use std::os::unix::fs::MetadataExt as _;
@@ -241,6 +243,8 @@ fn make_scratch() -> std::io::Result<Scratch> {
     for dir in [
         "work/data",
         "work/out",
+        "work/.git/hooks",
+        "work/data/.vscode",
         "sandbox-demo/data",
         "sandbox-demo/out",
         "docs",
@@ -250,6 +254,7 @@ fn make_scratch() -> std::io::Result<Scratch> {
     }
     file(&outside.join("secret.txt"), "outside the tree\n", 0o644)?;
     file(&root.join("work/data/notes.txt"), "notes\n", 0o644)?;
+    file(&root.join("work/.envrc"), "export A=1\n", 0o644)?;
     file(&root.join("docs/readme.md"), "readme\n", 0o644)?;
     file(&root.join("bin/tool"), "#!/bin/sh\necho tool\n", 0o755)?;
     file(&root.join("bin/plain"), "plain\n", 0o644)?;
@@ -338,7 +343,7 @@ pub struct Expected {
     /// `network = true`.
     pub network: bool,
     /// Each declared resource: processes, memory_mib, cpu_seconds, file_size_mib, open_files.
-    pub resources: [Option<u64>; 5],
+    pub resources: [Option<u64>; 8],
 }
 
 impl Expected {
@@ -442,12 +447,15 @@ impl Expected {
     }
 }
 
-const RESOURCE_NAMES: [&str; 5] = [
+const RESOURCE_NAMES: [&str; 8] = [
     "processes",
     "memory_mib",
     "cpu_seconds",
     "file_size_mib",
     "open_files",
+    "call_memory_mib",
+    "disk_mib",
+    "disk_files",
 ];
 
 /// A rule of what a policy may grant, broken.
@@ -469,6 +477,14 @@ pub enum Breach {
     Unnamed(PathBuf),
     /// (6) The policy as the launcher decodes it is not the policy.
     RoundTrip,
+    /// (7) The view binds a path the policy does not grant (but `/dev/null` and the
+    /// later-code paths inside a writable directory), binds one writable that is not a
+    /// writable directory, or leaves a later-code path inside a writable directory writable
+    /// without the grant naming it.
+    View(PathBuf),
+    /// (8) A symbolic link the view recreates lies inside a granted tree, or is not the same
+    /// link on the host.
+    Link(PathBuf),
 }
 
 /// The first rule `policy` (encoded for the launcher as `encoded`) breaks, given what the
@@ -545,6 +561,13 @@ pub fn breach(
             SANDBOX_MAX_FILE_SIZE_MIB,
         ),
         (r.open_files, SANDBOX_OPEN_FILES, SANDBOX_MAX_OPEN_FILES),
+        (
+            r.call_memory_mib,
+            SANDBOX_CALL_MEMORY_MIB,
+            SANDBOX_MAX_CALL_MEMORY_MIB,
+        ),
+        (r.disk_mib, SANDBOX_DISK_MIB, SANDBOX_MAX_DISK_MIB),
+        (r.disk_files, SANDBOX_DISK_FILES, SANDBOX_MAX_DISK_FILES),
     ];
     for ((name, declared), (value, default, most)) in
         RESOURCE_NAMES.iter().zip(expected.resources).zip(granted)
@@ -566,6 +589,9 @@ pub fn breach(
     if let Some(path) = unnamed {
         return Some(Breach::Unnamed(path.clone()));
     }
+    if let Some(breach) = view_breach(policy) {
+        return Some(breach);
+    }
     let decoded: Option<Policy> = serde_json::from_str(encoded).ok();
     let same = decoded.is_some_and(|mut decoded| {
         decoded.system_entries = policy.system_entries;
@@ -573,6 +599,61 @@ pub fn breach(
     });
     if !same || serde_json::to_string(policy).ok().as_deref() != Some(encoded) {
         return Some(Breach::RoundTrip);
+    }
+    None
+}
+
+/// Rules (7) and (8): the command's view holds the grants and nothing more, and recreates the
+/// host's links only where no grant brings them.
+fn view_breach(policy: &Policy) -> Option<Breach> {
+    use crate::sandbox::later_code::is_later_code;
+    use crate::sandbox::mounts::Access;
+    let granted: Vec<&PathBuf> = policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.write)
+        .collect();
+    let plan = crate::sandbox::mounts::plan(policy);
+    for (path, access) in &plan {
+        let in_writable = policy
+            .write
+            .iter()
+            .any(|dir| path.starts_with(dir) && path != dir);
+        let later_code = in_writable && path.file_name().is_some_and(is_later_code);
+        let fine = match access {
+            Access::Writable => policy.write.contains(path),
+            Access::Device => SYSTEM_WRITE_FILES
+                .iter()
+                .any(|device| Path::new(device) == path),
+            Access::ReadOnly => granted.contains(&path) || later_code,
+        };
+        if !fine {
+            return Some(Breach::View(path.clone()));
+        }
+    }
+    // Every later-code path inside a writable directory that the grant does not name is bound
+    // read-only, below (after) the writable bind it lies in.
+    for dir in &policy.write {
+        for found in crate::sandbox::later_code::find(dir).paths {
+            if policy.write.contains(&found) {
+                continue;
+            }
+            let writable_at = plan.iter().position(|(path, _)| path == dir);
+            let protected_at = plan
+                .iter()
+                .position(|(path, access)| *path == found && *access == Access::ReadOnly);
+            if !matches!((writable_at, protected_at), (Some(w), Some(p)) if w < p) {
+                return Some(Breach::View(found));
+            }
+        }
+    }
+    let bound: Vec<&PathBuf> = plan.iter().map(|(path, _)| path).collect();
+    for (link, target) in &policy.links {
+        let inside = bound.iter().any(|tree| link.starts_with(tree));
+        if inside || std::fs::read_link(link).ok().as_ref() != Some(target) {
+            return Some(Breach::Link(link.clone()));
+        }
     }
     None
 }
@@ -1001,8 +1082,20 @@ workdir = "work"
 read = ["docs"]
 write = ["out"]
 exec = ["cat"]
-resources = { memory_mib = 128, cpu_seconds = 5 }
+resources = { memory_mib = 128, cpu_seconds = 5, disk_files = 7 }
 args.file = { type = "path", within = "data" }
+accept_risk = ["unknown_program"]
+"#;
+
+    /// A tool that may write its whole workdir, which holds `.git`, `.envrc` and
+    /// `data/.vscode`.
+    const CHECKOUT: &str = r#"
+[[tool]]
+name = "checkout"
+description = "edits its checkout"
+command = ["bin/tool"]
+workdir = "work"
+write = ["."]
 accept_risk = ["unknown_program"]
 "#;
 
@@ -1037,7 +1130,10 @@ accept_risk = ["unknown_program"]
         assert_eq!(expected.workdir, root.join("work"));
         assert_eq!(expected.roots, vec![root.join("work/data")]);
         assert_eq!(expected.write, vec![root.join("work/out")]);
-        assert_eq!(expected.resources, [None, Some(128), Some(5), None, None]);
+        assert_eq!(
+            expected.resources,
+            [None, Some(128), Some(5), None, None, None, None, Some(7)]
+        );
         assert_eq!(
             breach(&policy, &encoded, &expected, &named, scratch()),
             None
@@ -1103,6 +1199,49 @@ accept_risk = ["unknown_program"]
             breach(&policy, &encoded, &expected, &named, scratch()),
             Some(Breach::Unnamed(outside))
         );
+    }
+
+    #[test]
+    fn a_writable_checkout_keeps_its_later_code_read_only_in_the_view() {
+        let tree = scratch();
+        let manifest = crate::manifest::parse(CHECKOUT, "checkout.toml", &tree.root).unwrap();
+        let policy = manifest.tools[0].sandbox.clone().unwrap().policy().clone();
+        assert_eq!(view_breach(&policy), None);
+        let plan = crate::sandbox::mounts::plan(&policy);
+        for protected in [".git", ".envrc", "data/.vscode"] {
+            let path = tree.root.join("work").join(protected);
+            assert!(
+                plan.contains(&(path, crate::sandbox::mounts::Access::ReadOnly)),
+                "{plan:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_the_host_does_not_have_or_inside_a_grant_breaks_rule_eight() {
+        let inside = scratch().root.join("work/made-up");
+        assert_eq!(
+            broken(|policy| policy.links.push((inside.clone(), PathBuf::from("/etc")))),
+            Some(Breach::Link(inside))
+        );
+        let (policy, ..) = grants();
+        let bin = policy
+            .links
+            .iter()
+            .find(|(link, _)| link == Path::new("/bin"));
+        if let Some((link, _)) = bin {
+            let forged = link.clone();
+            assert_eq!(
+                broken(|policy| {
+                    for entry in &mut policy.links {
+                        if entry.0 == forged {
+                            entry.1 = PathBuf::from("/root");
+                        }
+                    }
+                }),
+                Some(Breach::Link(forged))
+            );
+        }
     }
 
     #[test]

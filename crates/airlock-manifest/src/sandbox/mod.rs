@@ -83,7 +83,7 @@ pub(crate) mod cgroups;
 pub(crate) mod channel;
 pub mod later_code;
 pub mod launcher;
-mod mounts;
+pub(crate) mod mounts;
 mod policy;
 pub(crate) mod resident;
 pub(crate) mod spawn;

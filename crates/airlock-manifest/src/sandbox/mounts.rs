@@ -40,7 +40,7 @@ use super::{Policy, SYSTEM_WRITE_FILES, later_code};
 
 /// How one path appears in the view.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
-enum Access {
+pub(crate) enum Access {
     /// Read (and execute, as Landlock allows): read-only, `nosuid`, `nodev`.
     ReadOnly,
     /// A writable directory: read-write, `nosuid`, `nodev`.
@@ -135,6 +135,15 @@ pub(crate) fn enter(policy: &Policy, workdir: &Path) -> Result<View, &'static st
     .map_err(|_| "making the view's root read-only")?;
     rustix::process::chdir(workdir).map_err(|_| "entering the workdir in the view")?;
     Ok(view)
+}
+
+/// The view `policy` makes, bind by bind, in order (for the policy oracle, `fuzzing`).
+pub(crate) fn plan(policy: &Policy) -> Vec<(PathBuf, Access)> {
+    binds(policy)
+        .0
+        .into_iter()
+        .map(|bind| (bind.path, bind.access))
+        .collect()
 }
 
 /// The binds of `policy`'s view, parents before what lies inside them: every granted path
