@@ -24,7 +24,7 @@ use super::template::valid_arg_name;
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
-use crate::sandbox::{Confinement, Declared, Policy, Resources};
+use crate::sandbox::{Confinement, Declared, Policy, Resources, later_code};
 use crate::secrets::Secret;
 use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
@@ -243,9 +243,17 @@ fn refuse_grants_inside_writable_directories(
             continue;
         };
         for granted in sandbox.policy().granted() {
-            let inside = writable
-                .iter()
-                .find(|(_, dir)| granted != *dir && granted.starts_with(dir));
+            // A tool's own grant of a later-code directory inside its own writable directory
+            // is bound over it in its launcher (where it cannot be swapped) and accepted as a
+            // risk above.
+            let own_later_code = |owner: &str, dir: &Path| {
+                owner == tool.name.as_str()
+                    && sandbox.policy().write.iter().any(|path| path == granted)
+                    && later_code::names_later_code(dir, granted)
+            };
+            let inside = writable.iter().find(|(owner, dir)| {
+                granted != *dir && granted.starts_with(dir) && !own_later_code(owner, dir)
+            });
             if let Some((owner, dir)) = inside {
                 return Err(at.error(
                     None,
@@ -528,6 +536,28 @@ impl ToolChecker<'_> {
                 return Err(refused(&rule));
             }
             write.push(dir);
+        }
+        // Inside a writable directory, what makes other programs run code later stays
+        // read-only (`sandbox::later_code`) unless the tool names it, which is a risk of its own.
+        for (entry, dir) in raw.write.iter().zip(&write) {
+            let names_later_code = write
+                .iter()
+                .any(|outer| outer != dir && later_code::names_later_code(outer, dir));
+            if names_later_code && !accepted.contains(&Risk::LaterCode) {
+                return Err(at.error(
+                    Some(entry.span().start),
+                    tool,
+                    "write",
+                    &format!(
+                        "{} makes other programs run code later, outside the sandbox (a \
+                         person's next `git status` runs what .git/config names, an editor \
+                         runs .vscode's tasks); the sandbox keeps it read-only inside a \
+                         writable directory; leave it out, or, if the tool must write it, \
+                         add accept_risk = [\"later_code\"]",
+                        dir.display()
+                    ),
+                ));
+            }
         }
         let mut exec = Vec::with_capacity(raw.exec.len());
         for entry in &raw.exec {

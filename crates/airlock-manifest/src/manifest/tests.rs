@@ -407,6 +407,32 @@ fn sandbox_keys_that_would_widen_the_policy_wrongly_are_refused() {
 }
 
 #[test]
+fn a_writable_later_code_directory_is_a_risk_to_accept() {
+    let dir = sandbox_dir("later-code");
+    std::fs::create_dir_all(dir.join("work/.git/hooks")).unwrap();
+    for write in [
+        "write = [\".\", \".git\"]",
+        "write = [\".\", \".git/hooks\"]",
+    ] {
+        let error = parse(&tool_with(write), "test.toml", &dir).unwrap_err();
+        assert!(
+            error.to_string().contains("accept_risk = [\"later_code\"]"),
+            "{error}"
+        );
+        let accepted = format!("{write}\naccept_risk = [\"later_code\"]");
+        let manifest = parse(&tool_with(&accepted), "test.toml", &dir).unwrap();
+        let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+        assert_eq!(policy.write.len(), 2, "{:?}", policy.write);
+        assert!(manifest.describe().contains("later_code"));
+    }
+    // Without naming it, the tool may write its checkout; `.git` stays out of `write`.
+    let manifest = parse(&tool_with("write = [\".\"]"), "test.toml", &dir).unwrap();
+    let policy = manifest.tools[0].sandbox.as_ref().unwrap().policy();
+    assert_eq!(policy.write, vec![dir.join("work")]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn an_unsandboxed_tool_needs_its_risk_accepted_and_says_so() {
     let dir = sandbox_dir("off");
     let text = tool_with("sandbox = \"off\"\naccept_risk = [\"unsandboxed\"]");

@@ -138,6 +138,7 @@ pub(crate) fn enter(policy: &Policy, workdir: &Path) -> Result<View, &'static st
 }
 
 /// The view `policy` makes, bind by bind, in order (for the policy oracle, `fuzzing`).
+#[cfg(any(test, fuzzing))]
 pub(crate) fn plan(policy: &Policy) -> Vec<(PathBuf, Access)> {
     binds(policy)
         .0

@@ -59,11 +59,15 @@ pub enum Risk {
     LeadingDash,
     /// Agent text reaches a program airlock does not know.
     UnknownProgram,
+    /// A writable directory the tool names is one that makes other programs run code later
+    /// (`.git`, `.vscode`, …: `sandbox::later_code`), which the sandbox otherwise keeps
+    /// read-only inside writable directories.
+    LaterCode,
 }
 
 impl Risk {
     /// Every risk, in the order `airlock check` reports them.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::InterpreterCode,
         Self::Launcher,
         Self::UnknownProgram,
@@ -73,6 +77,7 @@ impl Risk {
         Self::LeadingDash,
         Self::EmbeddedPlaceholder,
         Self::Unsandboxed,
+        Self::LaterCode,
     ];
 
     /// The risk a manifest names in `accept_risk`.
@@ -92,6 +97,7 @@ impl Risk {
             Self::ResponseFiles => "response_files",
             Self::LeadingDash => "leading_dash",
             Self::UnknownProgram => "unknown_program",
+            Self::LaterCode => "later_code",
         }
     }
 }
