@@ -2559,7 +2559,6 @@ mod default_deny {
     use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
     use std::os::unix::net::{SocketAddr, UnixDatagram};
     use std::path::{Path, PathBuf};
-    use std::thread;
     use std::time::{Duration, Instant};
 
     use serde_json::json;
