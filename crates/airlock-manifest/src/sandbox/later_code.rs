@@ -9,12 +9,12 @@
 //!
 //! Two mechanisms, because a mount can protect what exists but not a name that does not:
 //!
-//! - **What exists when a launcher starts** is found by [`find`] (breadth first, at any depth,
+//! - **What exists when a launcher starts** is found by `find` (breadth first, at any depth,
 //!   up to [`SANDBOX_LATER_CODE_WALK_ENTRIES`] entries per writable directory) and bound
 //!   read-only over itself in the launcher's view (`super::mounts`): the kernel answers
 //!   `EROFS` to every change, and `EBUSY` to renaming or removing it.
 //! - **What a call creates** is removed by the launcher after the call, before it reports
-//!   ([`sweep`]): every listed name, at any depth within the same bound, born since the call
+//!   (`sweep`): every listed name, at any depth within the same bound, born since the call
 //!   started. The call's result and the audit record say how many. Between its creation and
 //!   the end of the call, such a path exists on the host: a person using the directory during
 //!   the call could meet it.

@@ -5,26 +5,36 @@
 //! expressions after `--`, binutils expand `@file`, `sqlite3` has `.shell`). Whatever a
 //! command's arguments make it do, the kernel bounds it to what the tool's [`Policy`] grants:
 //!
+//! Default deny: each mechanism names what a command may do, and everything else is refused.
+//!
 //! | what | how |
 //! |---|---|
-//! | files | Landlock (ABI 6 rights): read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); `/proc`, `/sys`, `/tmp`, the rest of `/etc` never |
-//! | network | none unless declared: Landlock refuses TCP bind and connect, seccomp refuses `socket()` (with `network = true`, unix sockets only), and `io_uring` always |
-//! | other processes | Landlock scopes signals and abstract unix sockets to the launcher's domain; its PID namespace and IPC namespace hide every process and System V object outside it; seccomp refuses unix sockets by path, keyrings, `memfd` and new IPC objects |
-//! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links and refuses a changed one; no granted path may lie inside a writable directory |
+//! | what exists | a file system view of its own (`mounts`): a fresh root holding only the granted paths, bound from the files the manifest's check saw, without the mounts below them; everything else is `ENOENT`, even to `stat` (no `/proc`, `/sys`, `/tmp`, home directory) |
+//! | what may change | in the view every bind is read-only, `nosuid` and `nodev` but the writable directories: the kernel answers `EROFS` to any change of data or metadata elsewhere (`chmod`, `chown`, `utimes`, xattrs and ACLs, inode flags), as root or not; inside a writable directory, the paths that make other programs run code later (`later_code`: `.git`, `.envrc`, `.vscode`, `.mcp.json`, shell rc files, …) are read-only too unless the tool names them, and those a call creates are removed after it |
+//! | files, by access | Landlock (ABI 6 rights) on top: read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); no FIFOs, sockets or devices made |
+//! | system calls | seccomp by allowlist (`syscalls`): the calls a program needs, derived from a container runtime's default profile less what airlock refuses; argument filters for sockets, `socketpair`, `clone`, `fcntl` leases and notifications, `personality`, and the launcher's own settings; anything else fails (`ENOSYS`, or `EPERM` for the refusals), never kills |
+//! | network | none unless declared: a network namespace of its own with no interface up, no socket but `socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)`, Landlock refusing TCP bind and connect; with `network = true`, the host's network for TCP, UDP and route netlink, never a unix socket |
+//! | other processes | its PID namespace, IPC namespace and network namespace hide every process, System V object and abstract unix socket name outside it; Landlock scopes signals and abstract sockets to the launcher's domain |
+//! | budgets per call | a cgroup per launcher (`cgroups`): memory of all the call's processes together, processes, and a CPU weight that keeps airlock's own threads ahead of every call; disk bytes and files added to the writable directories' file systems, watched by airlock (`process::DiskWatch`); and per process `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` |
+//! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links, refuses a changed one and binds the very file it checked; no granted path may lie inside a writable directory |
 //! | descendants | the launcher is pid 1 of its own PID namespace and the command its child: when the command ends, the launcher kills every other process in the namespace (`kill(-1)`, atomic with respect to `fork`) and reaps it before it reports the call's end, `setsid`, double forks and daemons included; any other end of a call kills the launcher, and the kernel the namespace; the launcher has a parent-death signal, so the namespace also ends when airlock does, `SIGKILL` included |
-//! | resources | `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` (see below for root) |
-//! | privileges | `no_new_privs`; as root, every capability dropped (bounding set included) and locked out with securebits, so uid 0 keeps file ownership and nothing else |
+//! | privileges | `no_new_privs`; every capability dropped (bounding and ambient sets included) and locked out with securebits; as root, uid 0 keeps file ownership, which the read-only view leaves nothing to use on outside the writable directories |
 //! | descriptors | every descriptor but the call's three pipes closed, including any airlock inherited without close-on-exec; the launcher's control channel is its stdin, which the program's own stdin replaces |
+//!
+//! **Identity.** Commands run as airlock's user (root with no capabilities, or the user in a
+//! user namespace mapping only itself), not under an identity that owns nothing: the view
+//! already refuses every change outside the writable directories whoever the command is, and a
+//! borrowed uid would turn a root-only file the manifest grants unreadable and leave the files
+//! a call writes owned by a user no one has.
 //!
 //! **Processes when airlock is root.** The kernel exempts real uid 0 from `RLIMIT_NPROC`. The
 //! launcher therefore takes a real uid of its own ([`call_uid`], unmapped, never a user of the
-//! system) while the effective and file-system uid stay 0 (files are still read and written
-//! as root's, within the Landlock rules), and seccomp refuses every `set*uid` call so the
-//! command cannot take real uid 0 back. `RLIMIT_NPROC` then counts the processes of that
-//! launcher's calls only (one call at a time, the launcher included). (A pids cgroup per call
-//! was the first design; moving a process into a cgroup v1 hierarchy took about 12 ms per
-//! call here, ten times the whole call.)
-//!
+//! system) while the effective and file-system uid stay 0, and seccomp refuses every `set*id`
+//! call so the command cannot take real uid 0 back. `RLIMIT_NPROC` then counts the processes
+//! of that launcher's calls only; the pids cgroup (`pids.max`) bounds them again, per call.
+//! Moving a launcher into its cgroups costs about 0.1 ms on this kernel (it took 12 ms on the
+//! kernels an earlier design was measured on), once per launcher, not per call.
+
 //! # Why this shape
 //!
 //! `unsafe` is forbidden, so no code can run between `fork` and `exec`. The [`launcher`] is
@@ -70,14 +80,19 @@
 //!
 //! # Known limits
 //!
+//! What each mechanism does not cover is listed in SECURITY.md ("What the sandbox does not
+//! cover"); in short:
+//!
 //! - Landlock governs `execve`, not `mmap`: a program allowed to run the dynamic loader can
 //!   load any ELF file it may read (`ld.so /usr/bin/id`), so "execute only the program" bounds
 //!   casual misuse, not code execution. Files, network, processes and resources still hold.
-//! - Landlock does not restrict `stat`, `chdir` or reading a symlink's target: a command can
-//!   learn that a path outside its roots exists, not read it.
-//! - Memory is bounded per process (`RLIMIT_AS` × the process limit), not per call; `memfd`
-//!   and new System V objects, which would hold memory outside it, are refused.
-//! - The host's mount table is not namespaced.
+//! - Channels between calls running at once that no rule names: `flock` on a file both may
+//!   read, the machine's load and free memory (`sysinfo`, timing), and a tool with the network
+//!   shares the host's abstract socket names.
+//! - The disk budget counts the growth of each writable directory's file system, other
+//!   writers' included, every few milliseconds: a call may pass it by what it writes in that
+//!   time, and a busy file system stops a call early.
+//! - A later-code path a call creates exists on the host until the call ends.
 
 pub(crate) mod cgroups;
 pub(crate) mod channel;
