@@ -9,6 +9,9 @@
 #   REPORT=1 bash tools/sandbox-bench.sh     # only the table again, from the last records
 #                                            # (give it the same LATENCY as the run)
 #   SPAWNS=… CALLS=… LATENCY=…               # calls per pass (defaults 2000, 2000, 1000)
+#   BEFORE=/path/to/old/airlock              # also measure that build's sandboxed calls, in
+#                                            # the same rounds (target "before")
+#   SETUPS=…                                 # fresh servers per set-up pass (default 15)
 #
 # Builds airlock (release), the load generator (tools/loadgen) and the spawn loop
 # (tools/spawnloop, built into .bench/ so its target/ stays out of the tree). Writes into
@@ -26,6 +29,10 @@
 #     window 1           ping-pong latency (p50, p99: one call, wait for its reply, repeat),
 #                        then pipelined calls with at most 1 in flight (calls/s, c=1)
 #     window 8           pipelined calls with at most 8 in flight (calls/s, c=8)
+#   set-up               tools/sandbox-setup.py: SETUPS fresh servers, each timing its first
+#                        call (which starts a launcher: namespaces, the file system view,
+#                        cgroups, seccomp, Landlock) against its second (a launcher from the
+#                        pool); the difference is what starting a launcher costs
 #
 # Rounds interleave the targets so that machine noise hits all alike; the table gives
 # medians and min–max over rounds, and ratios computed per round. Every step is bounded in
@@ -54,6 +61,8 @@ airlock="${AIRLOCK:-$root/target/release/airlock}"
 airlock_flags=(--calls-per-minute 4000000000 --call-burst 4000000000
     --cheap-per-minute 4000000000 --max-in-flight 64)
 wc_path=$(command -v wc)
+before="${BEFORE:-}"
+setups="${SETUPS:-15}"
 
 build() {
     if [ -z "${AIRLOCK:-}" ]; then
@@ -120,14 +129,21 @@ round() {
             --dir "$bench" --timeout 120 -- "$wc_path" -c small.txt \
             | sed "s/^spawn\t/spawn\t$round\t/" >>"$records" || say "spawnloop c=$c failed"
     done
-    for target in unsandboxed sandboxed; do
+    local targets=(unsandboxed sandboxed)
+    [ -n "$before" ] && targets+=(before)
+    for target in "${targets[@]}"; do
+        local binary="$airlock" manifest="$bench/$target.toml"
+        if [ "$target" = before ]; then
+            binary="$before"
+            manifest="$bench/sandboxed.toml"
+        fi
         # Ping-pong: the latency figures, and a rate at c=1 from the wall time of the whole
         # loadgen run (see "pp" in report: the cold start is taken off; what is left beyond
         # the calls, one pipelined call and the server's exit, is a few ms in seconds).
         began=$(date +%s%N)
         "$L/loadgen" run --label "$target-pp" --mode cmd --requests 1 --latency "$latency" \
             --window 1 --timeout 120 -- \
-            "$airlock" serve --manifest "$bench/$target.toml" "${airlock_flags[@]}" \
+            "$binary" serve --manifest "$manifest" "${airlock_flags[@]}" \
             | sed "s/^run\t/run\t$round\t/" >>"$records" || say "$target ping-pong failed"
         ended=$(date +%s%N)
         printf 'pp\t%s\t%s\t%s\n' "$round" "$target-pp" "$((ended - began))" >>"$records"
@@ -136,9 +152,14 @@ round() {
         for window in 1 8; do
             "$L/loadgen" run --label "$target-w$window" --mode cmd --requests "$calls" \
                 --latency 20 --window "$window" --timeout 120 -- \
-                "$airlock" serve --manifest "$bench/$target.toml" "${airlock_flags[@]}" \
+                "$binary" serve --manifest "$manifest" "${airlock_flags[@]}" \
                 | sed "s/^run\t/run\t$round\t/" >>"$records" || say "$target w$window failed"
         done
+        if [ "$target" != unsandboxed ]; then
+            timeout 300 python3 tools/sandbox-setup.py "$target" "$setups" "$binary" \
+                "$manifest" "${airlock_flags[@]}" | sed "s/^setup\t/setup\t$round\t/" \
+                >>"$records" || say "$target set-up pass failed"
+        fi
     done
 }
 
@@ -183,16 +204,18 @@ report() {
     # The ping-pong rate: loadgen made latency calls, its warm-up (a tenth, at most 200) and
     # one pipelined call, in the wall time less the cold start.
     $1 == "pp" { split($3, t, "-"); wall[t[1], $2] = $4 / 1e9 }
+    #   setup ROUND LABEL RUNS P50_FIRST_US P50_SECOND_US P50_DIFFERENCE_US
+    $1 == "setup" { x[$3, "first", $2] = $5; x[$3, "second", $2] = $6; x[$3, "start", $2] = $7 }
     END {
         warm = int(latency / 10); if (warm > 200) warm = 200
         for (key in wall) {
             split(key, k, SUBSEP)
             if (key in cold) x[k[1], "pp", k[2]] = (latency + warm + 1) / (wall[key] - cold[key] / 1000)
         }
-        split("spawn unsandboxed sandboxed", targets, " ")
-        split("pp tp1 tp8 p50 p99", metrics, " ")
+        split("spawn unsandboxed sandboxed before", targets, " ")
+        split("pp tp1 tp8 p50 p99 first second start", metrics, " ")
         for (r in rounds) {
-            for (i = 1; i <= 3; i++) for (j = 1; j <= 5; j++)
+            for (i = 1; i <= 4; i++) for (j = 1; j <= 8; j++)
                 if ((targets[i], metrics[j], r) in x)
                     put(targets[i] SUBSEP metrics[j], x[targets[i], metrics[j], r])
             # Ratios within a round, where both sides were measured.
@@ -204,13 +227,17 @@ report() {
             ratio("r_pp_off", "unsandboxed", "pp", "spawn", "pp", r)
             ratio("r_p50_off_spawn", "unsandboxed", "p50", "spawn", "p50", r)
             ratio("r_p50_spawn", "sandboxed", "p50", "spawn", "p50", r)
+            ratio("r_p50_before", "sandboxed", "p50", "before", "p50", r)
+            ratio("r_tp8_before", "sandboxed", "tp8", "before", "tp8", r)
+            ratio("r_tp8_before_spawn", "before", "tp8", "spawn", "tp8", r)
+            ratio("r_p50_before_off", "before", "p50", "unsandboxed", "p50", r)
         }
         printf "%d rounds, medians [min–max]; load average (1 min) at the start of a round: %s\n\n", \
             n["load"], stat("load", "%.2f")
         print "| | calls/s, c=1 (ping-pong) | calls/s, c=1 (window 1) | calls/s, c=8 (window 8) | p50 µs (c=1) | p99 µs (c=1) |"
         print "|---|---|---|---|---|---|"
-        split("spawn loop (limit)|airlock, sandbox off|airlock, sandboxed", names, "|")
-        for (i = 1; i <= 3; i++)
+        split("spawn loop (limit)|airlock, sandbox off|airlock, sandboxed|the build before, sandboxed", names, "|")
+        for (i = 1; i <= 4; i++) if (n[targets[i] SUBSEP "tp8"] > 0)
             printf "| %s | %s | %s | %s | %s | %s |\n", names[i], \
                 stat(targets[i] SUBSEP "pp", "%.0f"), \
                 (i == 1) ? "(same)" : stat(targets[i] SUBSEP "tp1", "%.0f"), \
@@ -227,6 +254,18 @@ report() {
         printf "| unsandboxed calls/s / spawn loop, c=1 (ping-pong) | %s | |\n", stat("r_pp_off", "%.2f×")
         printf "| unsandboxed p50 / spawn loop p50 | %s | |\n", stat("r_p50_off_spawn", "%.2f×")
         printf "| sandboxed p50 / spawn loop p50 | %s | |\n", stat("r_p50_spawn", "%.2f×")
+        if (n["r_p50_before"] > 0) {
+            printf "| sandboxed p50 / the build before, sandboxed p50 | %s | |\n", stat("r_p50_before", "%.2f×")
+            printf "| the build before: sandboxed p50 / unsandboxed p50 | %s | |\n", stat("r_p50_before_off", "%.2f×")
+            printf "| sandboxed calls/s / the build before, c=8 | %s | |\n", stat("r_tp8_before", "%.2f×")
+            printf "| the build before: sandboxed calls/s / spawn loop, c=8 | %s | |\n", stat("r_tp8_before_spawn", "%.2f×")
+        }
+        print ""
+        print "| starting a launcher (tools/sandbox-setup.py) | first call µs | second call µs | difference µs |"
+        print "|---|---|---|---|"
+        for (i = 3; i <= 4; i++) if (n[targets[i] SUBSEP "start"] > 0)
+            printf "| %s | %s | %s | %s |\n", names[i], stat(targets[i] SUBSEP "first", "%.0f"), \
+                stat(targets[i] SUBSEP "second", "%.0f"), stat(targets[i] SUBSEP "start", "%.0f")
         if (notes != "") print "\nNot ok:" notes
     }
     function ratio(name, a, am, b, bm, r) {
