@@ -325,6 +325,16 @@ fn v2_weight() -> u64 {
 pub(crate) struct Group {
     /// The group's directory in each hierarchy, with its version.
     dirs: Vec<(Controller, Version, PathBuf)>,
+    /// The files holding the kernel's tallies (OOM kills, refused forks), opened once: read
+    /// after every call, where opening them each time would cost a path walk per file.
+    tallies: Vec<(Tally, std::fs::File)>,
+}
+
+/// Which tally a file holds.
+#[derive(Clone, Copy, Debug)]
+enum Tally {
+    OomKills,
+    ForksRefused,
 }
 
 /// What a launcher's group counted: the kernel's own tallies, which only grow.
@@ -341,7 +351,10 @@ impl Group {
     pub(crate) fn create(calls: &Calls, resources: &Resources) -> Result<Self, &'static str> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!("l{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let mut group = Self { dirs: Vec::new() };
+        let mut group = Self {
+            dirs: Vec::new(),
+            tallies: Vec::new(),
+        };
         for (controller, version, parent) in &calls.dirs {
             let dir = parent.join(&name);
             if !group.dirs.iter().any(|(_, _, made)| *made == dir) {
@@ -377,6 +390,18 @@ impl Group {
                 }
             }
         }
+        for (controller, version, dir) in &group.dirs {
+            let (tally, file) = match (controller, version) {
+                (Controller::Memory, Version::V1) => (Tally::OomKills, "memory.oom_control"),
+                (Controller::Memory, Version::V2) => (Tally::OomKills, "memory.events"),
+                (Controller::Pids, _) => (Tally::ForksRefused, "pids.events"),
+                (Controller::Cpu, _) => continue,
+            };
+            // A kernel without the file keeps no such tally: the count stays 0.
+            if let Ok(file) = std::fs::File::open(dir.join(file)) {
+                group.tallies.push((tally, file));
+            }
+        }
         Ok(group)
     }
 
@@ -395,18 +420,13 @@ impl Group {
     /// The kernel's tallies so far (0 for one it does not keep).
     pub(crate) fn events(&self) -> Events {
         let mut events = Events::default();
-        for (controller, version, dir) in &self.dirs {
-            match (controller, version) {
-                (Controller::Memory, Version::V1) => {
-                    events.oom_kills = tally(&dir.join("memory.oom_control"), "oom_kill");
-                }
-                (Controller::Memory, Version::V2) => {
-                    events.oom_kills = tally(&dir.join("memory.events"), "oom_kill");
-                }
-                (Controller::Pids, _) => {
-                    events.forks_refused = tally(&dir.join("pids.events"), "max");
-                }
-                (Controller::Cpu, _) => {}
+        let mut buffer = [0_u8; 512];
+        for (tally, file) in &self.tallies {
+            let read = rustix::io::pread(file, &mut buffer, 0).unwrap_or(0);
+            let text = std::str::from_utf8(buffer.get(..read).unwrap_or_default()).unwrap_or("");
+            match tally {
+                Tally::OomKills => events.oom_kills = count(text, "oom_kill"),
+                Tally::ForksRefused => events.forks_refused = count(text, "max"),
             }
         }
         events
@@ -436,15 +456,12 @@ const REMOVE_ATTEMPTS: u32 = 50;
 /// first stage.
 const LAUNCHER_PROCESSES: u64 = 2;
 
-/// `key N` from a flat-keyed cgroup file.
-fn tally(file: &Path, key: &str) -> u64 {
-    std::fs::read_to_string(file)
-        .ok()
-        .and_then(|text| {
-            text.lines().find_map(|line| {
-                let (name, value) = line.split_once(' ')?;
-                (name == key).then(|| value.trim().parse().ok())?
-            })
+/// `key N` from the text of a flat-keyed cgroup file; 0 without it.
+fn count(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(' ')?;
+            (name == key).then(|| value.trim().parse().ok())?
         })
         .unwrap_or(0)
 }
@@ -590,13 +607,13 @@ mod tests {
 
     #[test]
     fn tallies_are_read_by_key() {
-        let dir = std::env::temp_dir().join(format!("airlock-tally-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("memory.events");
-        std::fs::write(&file, "low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n").unwrap();
-        assert_eq!(tally(&file, "oom_kill"), 2);
-        assert_eq!(tally(&file, "max"), 3);
-        assert_eq!(tally(&file, "absent"), 0);
-        std::fs::remove_dir_all(dir).unwrap();
+        let text = "low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n";
+        assert_eq!(count(text, "oom_kill"), 2);
+        assert_eq!(count(text, "max"), 3);
+        assert_eq!(count(text, "absent"), 0);
+        assert_eq!(
+            count("under_oom 0\noom_kill_disable 0\noom_kill 7", "oom_kill"),
+            7
+        );
     }
 }
