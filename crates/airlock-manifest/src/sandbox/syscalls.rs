@@ -52,7 +52,7 @@
 //!
 //! | left out (`ENOSYS`) | why |
 //! |---|---|
-//! | `inotify_init`, `inotify_init1`, `inotify_add_watch`, `inotify_rm_watch`, `fanotify_init`, `fanotify_mark` | file notifications report on files outside the grants (Landlock checks opening, not watching through a directory the command may read) |
+//! | `inotify_init`, `inotify_init1`, `inotify_add_watch`, `inotify_rm_watch`, `fanotify_init`, `fanotify_mark` | file notifications report activity on files outside the grants: Landlock has no say over placing a watch |
 //! | `io_uring_setup`, `io_uring_enter`, `io_uring_register` | the requests of a ring run without passing through this filter |
 //! | `memfd_create`, `memfd_secret` | memory outside the address-space limit, and code run from bytes no `exec` rule names |
 //! | `shmget`, `shmat`, `shmdt`, `shmctl`, `msgget`, `msgsnd`, `msgrcv`, `msgctl`, `semget`, `semop`, `semtimedop`, `semctl`, every `mq_*`, `ipc` | kernel memory outside the limits, and objects a later call could find (the IPC namespace hides the host's, this stops new ones) |
@@ -61,8 +61,8 @@
 //! | `ptrace`, `process_vm_readv`, `process_vm_writev`, `kcmp`, `pidfd_getfd`, `process_madvise`, `process_mrelease` | reading or acting on another process, the launcher included |
 //! | `bpf`, `perf_event_open`, `userfaultfd` | large kernel attack surface; `userfaultfd` also stretches kernel races |
 //! | `mount`, `umount2`, `pivot_root`, `open_tree`, `move_mount`, `fsopen`, `fsconfig`, `fsmount`, `fspick`, `mount_setattr`, `statmount`, `listmount` | the mount API; the last two (in Docker's list) would also read the host's mount table, which Landlock keeps from the command by closing `/proc` |
-//! | `unshare`, `setns`, `chroot`, and `clone` with a namespace flag | new namespaces are how privilege comes back in an unprivileged process; `clone3` too (below) |
-//! | `modify_ldt`, `iopl`, `ioperm`, `uselib`, `ustat`, `sysfs`, `_sysctl`, `epoll_ctl_old`, `epoll_wait_old` | obsolete or hardware interfaces |
+//! | `unshare`, `setns`, `chroot`, and `clone` with a namespace flag | a new user namespace hands an unprivileged process every capability over it, and with them the kernel's widest attack surface; `clone3` too (below) |
+//! | `modify_ldt`, `iopl`, `ioperm`, `uselib`, `ustat`, `sysfs`, `_sysctl`, `epoll_ctl_old`, `epoll_wait_old` (x86_64 only) | obsolete or hardware interfaces |
 //! | `quotactl`, `quotactl_fd`, `syslog`, `acct`, `reboot`, `kexec_load`, `kexec_file_load`, `init_module`, `finit_module`, `delete_module`, `swapon`, `swapoff`, `vhangup`, `lookup_dcookie` | administration of the host |
 //! | `settimeofday`, `clock_settime`, `clock_adjtime`, `adjtimex` | setting the clock (reading it stays: `clock_gettime`, `gettimeofday`) |
 //! | `migrate_pages`, `move_pages`, `mbind`, `set_mempolicy`, `set_mempolicy_home_node`, `get_mempolicy` | memory placement, the first two across processes (the launcher's included) |
@@ -74,9 +74,10 @@
 //! Some calls stay allowed although they look powerful, because another wall already bounds
 //! them:
 //!
-//! - `ioctl`: on device files Landlock's `IoctlDev` right decides, and the launcher grants it
-//!   on no path; the command's standard streams are pipes, so there is no terminal to push
-//!   input into (`TIOCSTI`).
+//! - `ioctl`: on a device file Landlock's `IoctlDev` right decides, and the launcher grants it
+//!   only within the declared writable directories (where no device can be made), not on
+//!   `/dev/null` or any read root; the command's standard streams are pipes, so there is no
+//!   terminal to push input into (`TIOCSTI`).
 //! - `mknod`, `mknodat`: Landlock's rights to make FIFOs, sockets and devices are handled and
 //!   never granted, and a device node needs `CAP_MKNOD`, which no launcher has.
 //! - `prctl`: it changes the caller only; its privileged options need capabilities the launcher
@@ -92,8 +93,10 @@
 //! # Argument conditions
 //!
 //! A classic-BPF filter reads the six argument registers, never memory behind a pointer. The
-//! conditions compare 32 bits where the kernel reads an `int` (the upper half of the register
-//! is ignored by the call, so comparing it would let garbage there change the answer).
+//! conditions compare the low 32 bits: the kernel reads an `int` there (and ignores the upper
+//! half of the register, so comparing it would let garbage there change the answer), or a
+//! flag word whose bits all lie there. The one exception is `prlimit64`'s pointer to a new
+//! limit, compared whole.
 //!
 //! In the allowlist:
 //!
@@ -157,6 +160,10 @@
 //! `kill(-1, SIGKILL)`, `clock_gettime`, `sendto`. It reads `/proc/self/stat` only before the
 //! filter. All of these are allowed; the unit tests run the same kinds of calls on a filtered
 //! thread, and the sandbox's integration tests run the real launcher.
+//!
+//! Since Linux 5.11 the kernel remembers which system calls every filter allows whatever their
+//! arguments and skips the programs for them, so the length of the list does not slow the
+//! calls programs make most.
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 compile_error!("the sandbox's system call tables are written for x86_64 and aarch64 only");
