@@ -1512,10 +1512,11 @@ fn probe_results(text: &str) -> std::collections::BTreeMap<String, (i64, i64)> {
         .collect()
 }
 
-/// Whether a failed system call was refused by the sandbox's filter (EACCES) or for want of
-/// permission (EPERM).
+/// Whether a failed system call was refused: by the sandbox's filter (ENOSYS for a call its
+/// allowlist leaves out, EPERM for one its refusals name), or for want of permission (EACCES,
+/// EPERM).
 fn refused(result: (i64, i64)) -> bool {
-    result.0 == -1 && (result.1 == 13 || result.1 == 1)
+    result.0 == -1 && matches!(result.1, 1 | 13 | 38)
 }
 
 // 10.1 A granted path inside a writable directory, swapped for a symbolic link

@@ -103,6 +103,7 @@ mod policy;
 pub(crate) mod resident;
 pub(crate) mod spawn;
 mod support;
+mod syscalls;
 
 use std::sync::OnceLock;
 
