@@ -63,6 +63,8 @@ struct Scratch {
     dir: PathBuf,
     /// Text of `outside/secret.txt`.
     secret: String,
+    /// File systems mounted in the tree (`private_filesystem`), unmounted before it goes.
+    mounts: Vec<PathBuf>,
 }
 
 impl Scratch {
@@ -76,7 +78,31 @@ impl Scratch {
         let secret = format!("TOPSECRET-outside-{}", unique());
         std::fs::write(dir.join("outside/secret.txt"), format!("{secret}\n")).unwrap();
         std::fs::write(dir.join("work/inside.txt"), "inside-file\n").unwrap();
-        Self { dir, secret }
+        Self {
+            dir,
+            secret,
+            mounts: Vec::new(),
+        }
+    }
+
+    /// Mounts a `tmpfs` of `mib` MiB on `relative` (when the tests run as root), so that what
+    /// a call adds there is all its file system grows by: the disk budget counts a writable
+    /// directory's file system, and other tests write and delete on the shared one at once.
+    fn private_filesystem(&mut self, relative: &str, mib: u64) {
+        if !rustix::process::getuid().is_root() {
+            eprintln!("not root: {relative} stays on the shared file system");
+            return;
+        }
+        let dir = self.dir.join(relative);
+        let status = spawn_command(Path::new("/usr/bin/mount"))
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={mib}m"))
+            .args(["tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount tmpfs on {}", dir.display());
+        self.mounts.push(dir);
     }
 
     fn work(&self) -> PathBuf {
@@ -113,6 +139,12 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        for dir in &self.mounts {
+            let _unmounted = spawn_command(Path::new("/usr/bin/umount"))
+                .arg("--lazy")
+                .arg(dir)
+                .status();
+        }
         let _removed = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -2909,9 +2941,11 @@ attempt('cp_p', lambda: subprocess.run(['/usr/bin/cp', '-p', p, 'out/copy.sh'], 
             format!(
                 r#"{ATTEMPT}import socket
 path = {path:?}
-a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-attempt('sendto', lambda: a.sendto(b'pwned-sendto', path))
+def pair():
+    return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+attempt('sendto', lambda: pair()[0].sendto(b'pwned-sendto', path))
 def reconnect():
+    b = pair()[1]
     b.connect(path)
     b.send(b'pwned-connect')
 attempt('connect', reconnect)
@@ -3063,7 +3097,8 @@ if state == 'bound':
     fn fill(mode: Mode, resources: &str, script: &str) -> (Scratch, bool, String) {
         require("/usr/bin/head", "coreutils");
         require("/usr/bin/seq", "coreutils");
-        let scratch = Scratch::new(&format!("dd-fill-{mode:?}-{}", unique()));
+        let mut scratch = Scratch::new(&format!("dd-fill-{mode:?}-{}", unique()));
+        scratch.private_filesystem("work/out", 512);
         let manifest = shell_tool(
             "fill",
             mode,

@@ -35,8 +35,9 @@
 //! `EPERM` is the answer programs need to hear. It lists only two kinds:
 //!
 //! - calls refused outright that programs expect to be *denied*, never *missing*: `setuid`,
-//!   `setgid`, `setreuid`, `setregid`, `setresuid`, `setresgid`, `setfsuid`, `setfsgid`,
-//!   `setgroups`. They are not in the allowlist either, so both filters agree they never run.
+//!   `setreuid`, `setresuid`, `setfsuid`, `setgroups`. They are not in the allowlist either,
+//!   so both filters agree they never run. (`setgid`, `setregid`, `setresgid` and `setfsgid`
+//!   are allowed: without `CAP_SETGID` a process may only move among the group ids it has.)
 //! - calls the allowlist lets through whose arguments decide: `socket`, `socketpair`, `fcntl`,
 //!   `pidfd_open`, and the calls that could change the launcher (below).
 //!
@@ -133,8 +134,7 @@
 //!   `setpriority`, `ioprio_set` for a whole process group or user (the launcher shares both
 //!   with the call). The launcher serves call after call and every later call inherits its
 //!   settings; a process may still change itself and its own children.
-//! - every `set*uid`, `set*gid` and `setgroups`: the launcher's identity is fixed before the
-//!   filter. When airlock runs as root, the launcher's real uid is a leased one
+//! - every `set*uid` and `setgroups`: the launcher's identity is fixed before the filter. When airlock runs as root, the launcher's real uid is a leased one
 //!   (`super::call_uid`) that `RLIMIT_NPROC` counts by, and it must stay.
 //!
 //! # Other ABIs
@@ -231,7 +231,7 @@ pub(super) fn summary(network: bool) -> String {
     format!(
         "allowlist of {} system calls ({} of them with some arguments only), derived from \
          Docker's default seccomp profile less what airlock refuses; refused with EPERM: \
-         set*uid, set*gid, setgroups, {sockets}, socketpair() but unix stream and seqpacket, \
+         set*uid, setgroups, {sockets}, socketpair() but unix stream and seqpacket, \
          fcntl leases and dnotify, pidfd_open and priority, scheduling and limit changes aimed \
          at the launcher; every other system call fails with ENOSYS",
         counts
@@ -558,15 +558,17 @@ const ALLOWED_WITH_CONDITIONS: &[Call] = &calls![SYS_clone, SYS_personality];
 /// Refused with `EPERM` whatever the arguments, and absent from the allowlist.
 const IDENTITY: &[Call] = &calls![
     SYS_setuid,
-    SYS_setgid,
     SYS_setreuid,
-    SYS_setregid,
     SYS_setresuid,
-    SYS_setresgid,
     SYS_setfsuid,
-    SYS_setfsgid,
     SYS_setgroups,
 ];
+
+/// Allowed: without `CAP_SETGID`, which no launcher keeps, a process may only move among the
+/// group ids it already has (real, effective, saved), so these change nothing a call could
+/// use; `bash` started as root calls them when it sees a real uid other than its effective
+/// one, and would print a second refusal at every start.
+const GROUP_IDS: &[Call] = &calls![SYS_setgid, SYS_setregid, SYS_setresgid, SYS_setfsgid];
 
 /// Allowed by the allowlist, refused with `EPERM` for some arguments (`socket` for all of them
 /// without the network).
@@ -586,7 +588,12 @@ const POLICED: &[Call] = &calls![
 
 /// Every system call the allowlist lets through whatever the arguments.
 fn allowed_unconditionally() -> impl Iterator<Item = &'static Call> {
-    COMMON.iter().chain(UNIFIED).chain(ARCH).chain(ARCH_UNNAMED)
+    COMMON
+        .iter()
+        .chain(UNIFIED)
+        .chain(ARCH)
+        .chain(ARCH_UNNAMED)
+        .chain(GROUP_IDS)
 }
 
 /// The namespace flags `clone` may not carry (all within its 32 low bits).
@@ -1003,16 +1010,16 @@ mod tests {
     fn the_counts_are_the_tables() {
         let counts = counts();
         let allowed = if cfg!(target_arch = "x86_64") {
-            260
+            264
         } else {
-            222
+            226
         };
         assert_eq!(
             counts,
             Counts {
                 allowed,
                 allowed_with_conditions: 2,
-                refused: 20,
+                refused: 16,
             }
         );
         let line = summary(true);
@@ -1216,7 +1223,7 @@ mod tests {
                 ("inotify_init1", ENOSYS),
                 ("memfd_create", ENOSYS),
                 ("setuid", EPERM),
-                ("setgid", EPERM),
+                ("setgid", Ok(())),
                 ("setgroups", EPERM),
                 ("pidfd_open(1)", EPERM),
                 ("pidfd_open(self)", Ok(())),
@@ -1248,7 +1255,7 @@ mod tests {
                 ("inotify_init1", ENOSYS),
                 ("memfd_create", ENOSYS),
                 ("setuid", EPERM),
-                ("setgid", EPERM),
+                ("setgid", Ok(())),
                 ("setgroups", EPERM),
                 ("pidfd_open(1)", EPERM),
                 ("pidfd_open(self)", Ok(())),
@@ -1491,7 +1498,7 @@ print("subprocess", subprocess.run(["/bin/true"]).returncode, 0)
             ("inotify_init1", enosys),
             ("personality_no_aslr", enosys),
             ("setuid", eperm),
-            ("setgid", eperm),
+            ("setgid", (0, 0)),
             ("setgroups", eperm),
             ("socket_unix", eperm),
             ("socket_inet", eperm),
