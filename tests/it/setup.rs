@@ -106,7 +106,8 @@ fn init_writes_a_starter_manifest_that_checks_and_serves_and_never_overwrites() 
         "ignore_case: boolean (adds `--ignore-case` when true)",
         ": array of 1..=20 items",
         "sandbox: on",
-        "resources: processes 64, memory 512 MiB",
+        "budgets:   processes 64, memory 1024 MiB per call (512 MiB per process)",
+        "disk 256 MiB and 10000 files per call",
     ] {
         assert!(stdout.contains(shown), "{shown} in:\n{stdout}");
     }

@@ -300,13 +300,37 @@ impl Policy {
         out.push_str(&format!(
             "{indent}network:   {}\n",
             if self.network {
-                "allowed (TCP, UDP, netlink; no unix sockets)"
+                "the host's: TCP, UDP and route netlink sockets; never a unix socket"
             } else {
-                "none (no socket but socketpair; TCP bind/connect refused)"
+                "none: a network namespace of its own with no interface up, no socket but a \
+                 unix stream or seqpacket socketpair, TCP bind/connect refused"
+            }
+        ));
+        let later = super::later_code::LATER_CODE
+            .iter()
+            .map(|(name, _)| *name)
+            .take(6)
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!(
+            "{indent}view:      a root of its own holding only the paths above (and /dev/null), \
+             read-only, nosuid, nodev{}; nothing else exists (no /proc, /sys, /tmp, home)\n",
+            if self.write.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " but the write directories; inside them {later} … ({} names, at any \
+                     depth) stay read-only, and a call's new ones are removed",
+                    super::later_code::LATER_CODE.len()
+                )
             }
         ));
         out.push_str(&format!(
-            "{indent}resources: {}\n",
+            "{indent}syscalls:  {}\n",
+            super::syscalls::summary(self.network)
+        ));
+        out.push_str(&format!(
+            "{indent}budgets:   {}\n",
             self.resources.describe()
         ));
         out
@@ -638,7 +662,13 @@ mod tests {
         assert!(!policy.read.iter().any(|path| path.starts_with("/proc")));
         assert_eq!(policy.write, vec![dir.join("work/out")]);
         assert!(!policy.network);
-        assert!(policy.describe("  ").contains("network:   none"));
+        let described = policy.describe("  ");
+        assert!(described.contains("network:   none"), "{described}");
+        assert!(
+            described.contains("view:      a root of its own"),
+            "{described}"
+        );
+        assert!(described.contains("syscalls:  allowlist of"), "{described}");
         // Every granted path is canonical and has its identity recorded.
         for path in policy.granted() {
             assert_eq!(std::fs::canonicalize(path).unwrap(), path);

@@ -166,13 +166,28 @@ impl Support {
             }
         ));
         out.push_str(&format!(
-            "process limit: {}",
+            "process limit: {}; ",
             match (self.root, self.pid_namespace) {
-                (true, _) => "RLIMIT_NPROC under a real uid per launcher (set*uid refused)",
+                (true, _) =>
+                    "pids.max per call, and RLIMIT_NPROC under a real uid per launcher \
+                              (set*uid refused)",
                 (false, PidNamespace::UserNamespace) => {
-                    "RLIMIT_NPROC in the launcher's user namespace"
+                    "pids.max per call, and RLIMIT_NPROC in the launcher's user namespace"
                 }
-                (false, _) => "RLIMIT_NPROC (counted per user)",
+                (false, _) => "pids.max per call, and RLIMIT_NPROC (counted per user)",
+            }
+        ));
+        out.push_str(&format!(
+            "file system view and network namespace per launcher: {}; commands run as {}",
+            match self.pid_namespace {
+                PidNamespace::Direct => "yes (CAP_SYS_ADMIN)",
+                PidNamespace::UserNamespace => "yes (inside the launcher's user namespace)",
+                PidNamespace::Unavailable => "no",
+            },
+            if self.root {
+                "root without capabilities (effective uid 0, a real uid leased per launcher)"
+            } else {
+                "airlock's own user, without capabilities, in a user namespace that maps only it"
             }
         ));
         out

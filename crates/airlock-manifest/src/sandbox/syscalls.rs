@@ -214,13 +214,6 @@ pub(super) fn counts() -> Counts {
 
 /// One line describing the filter for a policy with or without `network`, as `airlock check`
 /// shows it.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "for `airlock check`'s description, wired by its caller"
-    )
-)]
 pub(super) fn summary(network: bool) -> String {
     let counts = counts();
     let sockets = if network {
