@@ -389,12 +389,12 @@ pub const SANDBOX_DISK_FILES: u64 = 10_000;
 /// file system). A call can write at most what it writes in this time past its budget.
 pub const SANDBOX_DISK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// CPU weight of all sandboxed calls together against one of airlock's own threads, in
-/// cgroup v1 `cpu.shares` (v2 `cpu.weight` is derived from it): 1024 is one busy thread's
-/// weight, so 128 gives every call together an eighth of what one airlock thread may claim
-/// when both want the CPU. Calls share it equally among themselves. Eight calls of sixty busy
-/// processes each took airlock's answer to a ping from 0.2 ms to a 52-87 ms median without
-/// it; the figure with it is in BENCHMARKS.md.
+/// CPU weight of all sandboxed calls together against airlock itself, in cgroup v1
+/// `cpu.shares` (v2 `cpu.weight` is derived from it): the calls' group and airlock's are
+/// siblings, airlock's at the default 1024, so 128 gives every call together an eighth of
+/// what airlock may claim when both want the CPU; what airlock does not use, the calls get.
+/// Eight calls of sixty busy processes each took airlock's answer to a ping from 0.2 ms to a
+/// 52-87 ms median without it; the figure with it is in BENCHMARKS.md.
 pub const SANDBOX_CALLS_CPU_SHARES: u64 = 128;
 
 /// Entries looked at per writable directory when a launcher starts (to protect the paths that
