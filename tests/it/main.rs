@@ -53,7 +53,10 @@
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
-//!   airlock (installed by `tests/clients/setup.sh`).
+//!   airlock (installed by `tests/clients/setup.sh`);
+//! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
+//!   drives), each attack beside a control with the sandbox off; section 12 is default deny
+//!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code).
 
 #![allow(
     clippy::arithmetic_side_effects,

@@ -18,7 +18,8 @@
 //!   prompt and resource root as the library's prompts and resources.
 //! - [`files`]: a resource root's files, read confined beneath the root (`openat2`).
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
-//! - [`sandbox`]: the second wall — Landlock, seccomp, a PID namespace and limits per command.
+//! - [`sandbox`]: the second wall, default deny — a file system view holding only the grants,
+//!   Landlock, a seccomp allowlist, namespaces, and budgets per call.
 
 #![cfg_attr(
     test,
