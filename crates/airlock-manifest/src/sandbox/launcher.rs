@@ -248,9 +248,12 @@ impl<'a> Launch<'a> {
         };
         let view = match super::mounts::enter(&self.policy, &workdir) {
             Ok(view) => view,
-            Err(step) if strict => return fail("building the file system view", step),
-            // Best effort on a host without mount namespaces: Landlock alone.
-            Err(_) => super::mounts::View::default(),
+            // Best effort without the privilege to make the view (nothing was changed):
+            // Landlock alone. A view that failed half-way is never served from.
+            Err(step) if !strict && step == super::mounts::NOT_STARTED => {
+                super::mounts::View::default()
+            }
+            Err(step) => return fail("building the file system view", step),
         };
         if let Err(error) = set_resource_limits(&self.policy)
             && strict

@@ -38,6 +38,10 @@ use rustix::mount::{
 
 use super::{Policy, SYSTEM_WRITE_FILES, later_code};
 
+/// The error of [`enter`] when it changed nothing (no privilege over the mount namespace):
+/// only then may a best-effort launcher go on without the view.
+pub(crate) const NOT_STARTED: &str = "making the launcher's mounts private";
+
 /// How one path appears in the view.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 pub(crate) enum Access {
@@ -77,7 +81,7 @@ pub(crate) fn enter(policy: &Policy, workdir: &Path) -> Result<View, &'static st
         "/",
         MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
     )
-    .map_err(|_| "making the launcher's mounts private")?;
+    .map_err(|_| NOT_STARTED)?;
     let (binds, view) = binds(policy);
     // Each source is cloned before the new root hides the host's tree.
     let mut clones = Vec::with_capacity(binds.len());
