@@ -389,13 +389,15 @@ pub const SANDBOX_DISK_FILES: u64 = 10_000;
 /// file system). A call can write at most what it writes in this time past its budget.
 pub const SANDBOX_DISK_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// CPU weight of all sandboxed calls together against airlock itself, in cgroup v1
-/// `cpu.shares` (v2 `cpu.weight` is derived from it): the calls' group and airlock's are
-/// siblings, airlock's at the default 1024, so 128 gives every call together an eighth of
-/// what airlock may claim when both want the CPU; what airlock does not use, the calls get.
+/// CPU weight of all sandboxed calls together, in cgroup v1 `cpu.shares` (v2 `cpu.weight`
+/// is derived from it): the weight of one ordinary process. The calls' group sits beside
+/// airlock's own threads (each of which weighs as much), so however many processes the calls
+/// keep busy, airlock gets at least half of a core when it wants one, and a single call gets
+/// what the same process outside the sandbox would. What nobody else wants, the calls get.
 /// Eight calls of sixty busy processes each took airlock's answer to a ping from 0.2 ms to a
-/// 52-87 ms median without it; the figure with it is in BENCHMARKS.md.
-pub const SANDBOX_CALLS_CPU_SHARES: u64 = 128;
+/// 52-87 ms median without it; the figure with it is in BENCHMARKS.md. (An eighth of that,
+/// tried first, made calls on a busy host wait behind every other process.)
+pub const SANDBOX_CALLS_CPU_SHARES: u64 = 1024;
 
 /// Entries looked at per writable directory when a launcher starts (to protect the paths that
 /// make other programs run code later, `sandbox::later_code`) and after each call (to remove

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | memory | `memory.limit_in_bytes` / `memory.max` | `call_memory_mib` (past it the kernel's OOM killer ends a process of that call, never one outside it) |
 //! | pids | `pids.max` | `processes` + the launcher's own two |
-//! | cpu | `cpu.shares` / `cpu.weight` of `calls`, the group of every call, beside `server`, airlock's own | [`SANDBOX_CALLS_CPU_SHARES`]: all calls together weigh an eighth of airlock |
+//! | cpu | `cpu.shares` / `cpu.weight` of the one group of every call, beside airlock's threads | [`SANDBOX_CALLS_CPU_SHARES`]: all calls together weigh what one ordinary process does |
 //!
 //! # Where the groups go
 //!
@@ -18,13 +18,16 @@
 //! (systemd `Delegate=yes`, a container's cgroup namespace, a directory `chown`ed to airlock's
 //! user) is enough; root may create them anywhere. On cgroup v1 (separate `memory`, `pids` and
 //! `cpu` hierarchies, as on this project's CI machines) the `memory` and `pids` hierarchies get
-//! `airlock-<pid>/<launcher>`, and the `cpu` hierarchy `airlock-<pid>/server`, where airlock
-//! moves itself, beside `airlock-<pid>/calls`, which every launcher joins. On cgroup v2 (one
+//! `airlock-<pid>/<launcher>`, and the `cpu` hierarchy one `airlock-<pid>` that every launcher
+//! joins, beside airlock's own threads (which stay where they are). On cgroup v2 (one
 //! hierarchy) airlock moves itself into `airlock-<pid>/server` (a cgroup may not both hold
 //! processes and hand controllers to its children), and launchers get
-//! `airlock-<pid>/calls/<launcher>`, where only `memory` and `pids` are enabled. The CPU is one
-//! share for all calls, not one per launcher: groups that sleep between calls get a share that
-//! sleeping shrinks, and 8 of them made calls wait up to 16 ms for the CPU at 8 at once.
+//! `airlock-<pid>/calls/<launcher>`, where only `memory` and `pids` are enabled.
+//!
+//! The CPU is one share for all calls, not one per launcher: groups that sleep between calls
+//! get a share that sleeping shrinks, and 8 of them made calls wait up to 16 ms for the CPU at
+//! 8 at once. The share is one ordinary process's weight, not less: an eighth of it, tried
+//! first, made calls on a busy host wait behind every other process.
 //!
 //! A launcher joins its group itself, first thing, by writing `0` to each `cgroup.procs`
 //! airlock names on its command line: before it starts any other process, so nothing of the
@@ -232,7 +235,7 @@ pub(crate) struct Calls {
     /// directory.
     per_launcher: Vec<(Controller, Version, PathBuf)>,
     /// The `cgroup.procs` files every launcher also joins: on cgroup v1, the `cpu` group of
-    /// all calls (`airlock-<pid>/calls`).
+    /// all calls (`airlock-<pid>`).
     shared: Vec<PathBuf>,
 }
 
@@ -249,14 +252,13 @@ pub(crate) fn calls() -> Result<&'static Calls, &'static str> {
 }
 
 impl Calls {
-    /// Creates airlock's groups (and, for the CPU, moves airlock into `server`, beside
-    /// `calls`).
+    /// Creates airlock's groups (on v2, moving airlock into `server`, beside `calls`).
     ///
-    /// The CPU is shared by weight between two siblings, airlock (`server`) and every call
-    /// together (`calls`), not among a group per launcher: groups that are idle most of the
-    /// time and wake for a call each get a share that sleeping shrinks, and 8 of them made
-    /// calls wait up to 16 ms for the CPU at 8 at once (p90; 1.5 ms with one group). Memory
-    /// and processes are per launcher: they are the call's budgets.
+    /// The CPU is one group for every call together, beside airlock, not a group per
+    /// launcher: groups that are idle most of the time and wake for a call each get a share
+    /// that sleeping shrinks, and 8 of them made calls wait up to 16 ms for the CPU at 8 at
+    /// once (p90; 1.5 ms with one group). Memory and processes are per launcher: they are the
+    /// call's budgets.
     fn create(places: &[Place]) -> Result<Self, String> {
         let pid = std::process::id();
         let failed = |what: &str, path: &Path| format!("{what} {}", path.display());
@@ -270,19 +272,14 @@ impl Calls {
                 per_launcher.push((place.controller, Version::V1, top));
                 continue;
             }
-            let (server, calls) = (top.join("server"), top.join("calls"));
-            for dir in [&server, &calls] {
-                make_dir(dir).map_err(|()| failed("creating", dir))?;
-            }
+            // airlock stays where it is; all calls together are one group beside it, weighing
+            // what one ordinary process does.
             write(
-                &calls.join("cpu.shares"),
+                &top.join("cpu.shares"),
                 &SANDBOX_CALLS_CPU_SHARES.to_string(),
             )
-            .map_err(|()| failed("setting the CPU shares of", &calls))?;
-            // `cgroup.procs` moves every thread of airlock.
-            write(&server.join("cgroup.procs"), "0")
-                .map_err(|()| failed("moving airlock into", &server))?;
-            shared.push(calls.join("cgroup.procs"));
+            .map_err(|()| failed("setting the CPU shares of", &top))?;
+            shared.push(top.join("cgroup.procs"));
         }
         let v2: Vec<Controller> = places
             .iter()
