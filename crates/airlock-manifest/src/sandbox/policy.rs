@@ -426,9 +426,6 @@ fn links_along(paths: &[PathBuf], bound: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> 
                 continue;
             }
             let next = current.join(&name);
-            if bound.iter().any(|tree| next.starts_with(tree)) {
-                break;
-            }
             let Ok(meta) = std::fs::symlink_metadata(&next) else {
                 break;
             };
@@ -443,7 +440,11 @@ fn links_along(paths: &[PathBuf], bound: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> 
             if hops > MAX_LINK_HOPS {
                 break;
             }
-            if !links.iter().any(|(link, _)| *link == next) {
+            // A link inside a bound tree is in the view already, but where it leads may not
+            // be (`/usr/bin/awk` -> `/etc/alternatives/awk` -> `/usr/bin/mawk`): follow it
+            // and recreate only the links outside every tree.
+            let inside = bound.iter().any(|tree| next.starts_with(tree));
+            if !inside && !links.iter().any(|(link, _)| *link == next) {
                 links.push((next, target.clone()));
             }
             if target.is_absolute() {
@@ -628,6 +629,27 @@ mod tests {
                 .iter()
                 .any(|path| path.ends_with("dash") || path.ends_with("sh")),
             "{found:?}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The shape of `/usr/bin/awk` -> `/etc/alternatives/awk` -> `/usr/bin/mawk`: a link in
+    /// a bound tree leading out of it and back. The link outside is recreated; the one
+    /// inside is in the view already.
+    #[test]
+    fn a_link_inside_a_bound_tree_that_leads_out_is_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = std::env::temp_dir().join(format!("airlock-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("usr/bin")).unwrap();
+        std::fs::create_dir_all(dir.join("etc/alternatives")).unwrap();
+        std::fs::write(dir.join("usr/bin/mawk"), "").unwrap();
+        symlink(dir.join("etc/alternatives/awk"), dir.join("usr/bin/awk")).unwrap();
+        symlink(dir.join("usr/bin/mawk"), dir.join("etc/alternatives/awk")).unwrap();
+        let links = links_along(&[dir.join("usr/bin/awk")], &[dir.join("usr")]);
+        assert_eq!(
+            links,
+            vec![(dir.join("etc/alternatives/awk"), dir.join("usr/bin/mawk"))]
         );
         std::fs::remove_dir_all(dir).unwrap();
     }
