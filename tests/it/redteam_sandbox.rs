@@ -12,7 +12,8 @@
 //! - a call stopped at a limit (its time limit, the output cap) ends with its launcher
 //!   killed, before the sweep: what it created (`.envrc`, `.vscode/tasks.json`) stays;
 //! - the sweep stops at its walk bound (20,000 entries), which a call reaches with hard links
-//!   alone (no inode, so no file budget): a listed name deeper than them stays.
+//!   alone (no inode, so no file budget): a listed name deeper than them stays;
+//! - `.hg` (Mercurial's hooks and extensions, the `.git` of another tool) is not listed.
 //!
 //! Everything else here held (system calls by x32 numbers, high argument bits, flags the
 //! filter must see; the view's root, `..`, `/proc`, descriptors; tricks on a checkout's
@@ -229,6 +230,23 @@ fn later_code_behind_many_hard_links_is_swept() {
         Vec::<&str>::new(),
         "{text}"
     );
+}
+
+/// Mercurial's `.hg/hgrc` runs `[hooks]` at commit and loads `[extensions]` (Python) at every
+/// `hg` command, `hg status` included: the `.git` of another version control system, and not
+/// on the list.
+#[test]
+#[ignore = "finding: .hg (Mercurial's hooks and extensions) is not on the later-code list"]
+fn a_mercurial_config_made_by_a_call_is_swept() {
+    let scratch = Scratch::new("rt-hg");
+    let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
+    let code = "import os\nos.makedirs('out/.hg')\n\
+                open('out/.hg/hgrc', 'w').write('[hooks]\\nprecommit = touch pwned\\n')\n\
+                print('planted')";
+    let (failed, text) = python(&mut server, "py", code);
+    drop(server);
+    assert!(!failed && text.contains("planted\n"), "{text}");
+    assert_eq!(left(&scratch, &[".hg"]), Vec::<&str>::new(), "{text}");
 }
 
 // ---------------------------------------------------------------------------------------------
