@@ -56,7 +56,10 @@
 //!   airlock (installed by `tests/clients/setup.sh`);
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
-//!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code).
+//!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
+//! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
+//!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
+//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children.
 
 #![allow(
     clippy::arithmetic_side_effects,
@@ -98,6 +101,7 @@ mod redteam_oauth;
 mod redteam_redis;
 mod redteam_release;
 mod redteam_resources;
+mod redteam_sandbox;
 mod redteam_subscriptions;
 mod sandbox;
 mod serve;

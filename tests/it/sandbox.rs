@@ -25,7 +25,7 @@ use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, request, spawn_comman
 
 /// Whether a manifest's tools run in the sandbox.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
-enum Mode {
+pub(crate) enum Mode {
     On,
     Off,
 }
@@ -59,16 +59,16 @@ impl Mode {
 
 /// A scratch tree: `tools.toml`, the tools' workdir `work/` (with `work/out/` writable when a
 /// manifest says so) and a sibling `outside/` holding secrets no tool may read.
-struct Scratch {
-    dir: PathBuf,
+pub(crate) struct Scratch {
+    pub(crate) dir: PathBuf,
     /// Text of `outside/secret.txt`.
-    secret: String,
+    pub(crate) secret: String,
     /// File systems mounted in the tree (`private_filesystem`), unmounted before it goes.
     mounts: Vec<PathBuf>,
 }
 
 impl Scratch {
-    fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("airlock-it-sandbox-{name}-{}", std::process::id()));
         let _stale = std::fs::remove_dir_all(&dir);
@@ -105,11 +105,11 @@ impl Scratch {
         self.mounts.push(dir);
     }
 
-    fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.dir.join("work")
     }
 
-    fn outside(&self) -> PathBuf {
+    pub(crate) fn outside(&self) -> PathBuf {
         self.dir.join("outside")
     }
 
@@ -129,7 +129,7 @@ impl Scratch {
     }
 
     /// Serves `manifest` (a text) with `env`, handshake done.
-    fn serve(&self, manifest: &str, env: &[(&str, &str)]) -> Server {
+    pub(crate) fn serve(&self, manifest: &str, env: &[(&str, &str)]) -> Server {
         let path = self.manifest(manifest);
         let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], env);
         server.initialize("2025-11-25");
@@ -150,7 +150,7 @@ impl Drop for Scratch {
 }
 
 /// Digits no other run or call of this suite uses (a marker for processes and secrets).
-fn unique() -> String {
+pub(crate) fn unique() -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -165,7 +165,7 @@ fn unique() -> String {
 }
 
 /// Fails the test, naming the package to install, if a program this test needs is missing.
-fn require(program: &str, package: &str) {
+pub(crate) fn require(program: &str, package: &str) {
     assert!(
         Path::new(program).is_file(),
         "{program} is missing: install the `{package}` package to run the sandbox tests"
@@ -194,7 +194,7 @@ args.script = {{ type = "string", max_length = 4000 }}
 }
 
 /// The text of a tool result, and whether it is an error; fails on a protocol error.
-fn outcome(reply: &Value) -> (bool, String) {
+pub(crate) fn outcome(reply: &Value) -> (bool, String) {
     let text = reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("not a tool result: {reply}"))
@@ -1507,7 +1507,7 @@ sandbox = "off"
 // memfd, FIFOs).
 
 /// A `[[tool]]` running agent code in Python, the same shape as [`shell_tool`].
-fn python_tool(name: &str, mode: Mode, extra: &str) -> String {
+pub(crate) fn python_tool(name: &str, mode: Mode, extra: &str) -> String {
     require("/usr/bin/python3", "python3");
     format!(
         r#"
@@ -1524,7 +1524,7 @@ args.code = {{ type = "string", max_length = 4000 }}
 }
 
 /// Runs `code` through the Python tool `tool`.
-fn python(server: &mut Server, tool: &str, code: &str) -> (bool, String) {
+pub(crate) fn python(server: &mut Server, tool: &str, code: &str) -> (bool, String) {
     outcome(&server.request(&call(1, tool, json!({ "code": code }))))
 }
 
@@ -1532,7 +1532,7 @@ fn python(server: &mut Server, tool: &str, code: &str) -> (bool, String) {
 const SANDBOX_FAILED: &str = "The sandbox could not be set up, so the command did not run.";
 
 /// Lines `name result errno` printed by a probe, as (result, errno) by name.
-fn probe_results(text: &str) -> std::collections::BTreeMap<String, (i64, i64)> {
+pub(crate) fn probe_results(text: &str) -> std::collections::BTreeMap<String, (i64, i64)> {
     text.lines()
         .filter_map(|line| {
             let mut words = line.split_whitespace();
@@ -2357,7 +2357,7 @@ impl Drop for Delegated {
 /// Serves `manifest` as the unprivileged user `nobody` when this test runs as root (so the
 /// launcher takes the user-namespace path), in cgroups delegated to it, else as the user
 /// running the tests (whose cgroup must then be delegated).
-fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Unprivileged {
+pub(crate) fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Unprivileged {
     let path = scratch.manifest(manifest);
     let airlock = airlock();
     let airlock = airlock.to_str().unwrap();
