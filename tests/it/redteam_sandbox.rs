@@ -1,19 +1,24 @@
 //! Red team of the kernel sandbox, from inside a call: Python run by a tool (`interpreter_code`
 //! accepted), driving the real binary over stdio, as root and, where it matters, as `nobody`.
 //!
-//! Findings (each test marked `finding` fails against the code it was written for):
+//! Findings, each first a failing test against the code it was written for:
 //!
-//! - a call makes set-uid (and set-gid) files in its writable directory: `chmod 04755`, or
+//! - a call made set-uid (and set-gid) files in its writable directory: `chmod 04755`, or
 //!   created so by `open(O_CREAT, 06755)` or `mknod`. The view's `nosuid` is the view's only:
-//!   on the host the file is a set-uid program of airlock's user (root as root) for whoever
-//!   can reach the directory;
-//! - the later-code sweep judges a path by its birth time, so an older file or directory
-//!   renamed or hard-linked to a listed name (`.envrc`, `sub/.git`, `sub/.mcp.json`) stays;
-//! - a call stopped at a limit (its time limit, the output cap) ends with its launcher
-//!   killed, before the sweep: what it created (`.envrc`, `.vscode/tasks.json`) stays;
-//! - the sweep stops at its walk bound (20,000 entries), which a call reaches with hard links
-//!   alone (no inode, so no file budget): a listed name deeper than them stays;
-//! - `.hg` (Mercurial's hooks and extensions, the `.git` of another tool) is not listed.
+//!   on the host the file was a set-uid program of airlock's user (root as root). Fixed:
+//!   seccomp refuses those mode bits (`sandbox::syscalls`);
+//! - the later-code sweep judged a path by its birth time, so an older file or directory
+//!   renamed or hard-linked to a listed name (`.envrc`, `sub/.git`, `sub/.mcp.json`) stayed.
+//!   Fixed: the sweep removes every listed name that was not there before the call, and hard
+//!   links are refused;
+//! - the sweep stopped at its walk bound (20,000 entries), which a call reached with hard
+//!   links alone (no inode, so no file budget). Fixed: no hard links, and the sweep looks at
+//!   the bound twice over plus what the file budget lets a call add;
+//! - `.hg` (Mercurial's hooks and extensions, the `.git` of another tool) was not listed.
+//!   Fixed, with other tools' files found beside it (`.jj`, `.npmrc`, `mise.toml`, …);
+//! - still open (ignored, SECURITY.md): a call stopped at a limit (its time limit, the output
+//!   cap, the disk budget, a cancellation) ends with its launcher killed, before the sweep:
+//!   what it created (`.envrc`, `.vscode/tasks.json`) stays.
 //!
 //! Everything else here held (system calls by x32 numbers, high argument bits, flags the
 //! filter must see; the view's root, `..`, `/proc`, descriptors; tricks on a checkout's
@@ -102,7 +107,6 @@ fn set_id_files(unprivileged: bool) -> (Vec<String>, String) {
 }
 
 #[test]
-#[ignore = "finding: a call makes a set-uid root program in its writable directory"]
 fn a_call_makes_no_set_uid_file_as_root() {
     let (set_id, text) = set_id_files(false);
     assert!(
@@ -112,7 +116,6 @@ fn a_call_makes_no_set_uid_file_as_root() {
 }
 
 #[test]
-#[ignore = "finding: a call makes a set-uid program of airlock's user in its writable directory"]
 fn a_call_makes_no_set_uid_file_unprivileged() {
     let (set_id, text) = set_id_files(true);
     assert!(
@@ -134,13 +137,16 @@ fn left(scratch: &Scratch, names: &[&'static str]) -> Vec<&'static str> {
         .collect()
 }
 
-/// Renames an older file to `.envrc` (after writing it), hard-links another to
+/// Renames an older file to `.envrc` (after writing it), tries to hard-link another to
 /// `sub/.mcp.json`, fills an older directory with a git config and renames it to `sub/.git`;
 /// also creates `sub/.envrc` afresh, which the sweep does remove.
 const RENAMED: &str = r#"import os
 open('out/old.txt', 'w').write('export PWNED=1\n')
 os.rename('out/old.txt', 'out/.envrc')
-os.link('out/old-link.txt', 'out/sub/.mcp.json')
+try:
+    os.link('out/old-link.txt', 'out/sub/.mcp.json')
+except PermissionError:
+    print('link refused')
 open('out/olddir/config', 'w').write('[core]\n\tfsmonitor = touch pwned\n')
 os.rename('out/olddir', 'out/sub/.git')
 open('out/sub/.envrc', 'w').write('export FRESH=1\n')
@@ -148,7 +154,6 @@ print('planted')
 "#;
 
 #[test]
-#[ignore = "finding: an older file renamed or hard-linked to a later-code name is not swept"]
 fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
     let scratch = Scratch::new("rt-renamed");
     let out = scratch.work().join("out");
@@ -161,7 +166,10 @@ fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
     let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
     let (failed, text) = python(&mut server, "py", RENAMED);
     drop(server);
-    assert!(!failed && text.contains("planted\n"), "{text}");
+    assert!(
+        !failed && text.contains("planted\n") && text.contains("link refused\n"),
+        "{text}"
+    );
     assert_eq!(
         left(&scratch, &["sub/.envrc"]),
         Vec::<&str>::new(),
@@ -172,7 +180,7 @@ fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
 }
 
 #[test]
-#[ignore = "finding: a call stopped at its time limit or the output cap is not swept"]
+#[ignore = "finding, open: a call stopped at a limit ends with its launcher, before the sweep"]
 fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
     let scratch = Scratch::new("rt-stopped");
     let manifest = format!(
@@ -203,28 +211,41 @@ fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
     assert_eq!(left(&scratch, &names), Vec::<&str>::new(), "{slow}\n{loud}");
 }
 
-/// 20,001 hard links to one file (no inode each, so nothing of the file budget), then
-/// `zz/deeper/.envrc`, which a breadth-first walk reaches only after them.
+/// A hard link first (no inode, so nothing of the file budget: 20,001 of them pushed a name
+/// past the walk), refused; then 20,001 empty files, which a file budget raised to 30,000
+/// allows, and `zz/deeper/.envrc`, which a breadth-first walk reaches only after them.
 const PAST_THE_WALK: &str = r#"import os
 open('out/base', 'w').write('x')
 os.mkdir('out/many')
+try:
+    os.link('out/base', 'out/many/link')
+except PermissionError:
+    print('link refused')
 for i in range(20001):
-    os.link('out/base', 'out/many/l%d' % i)
+    open('out/many/f%d' % i, 'w').close()
 os.makedirs('out/zz/deeper')
 open('out/zz/deeper/.envrc', 'w').write('export PWNED=1\n')
 print('planted')
 "#;
 
 #[test]
-#[ignore = "finding: 20,001 hard links put a later-code path past the sweep's walk bound"]
-fn later_code_behind_many_hard_links_is_swept() {
+fn later_code_behind_many_entries_is_swept() {
     let scratch = Scratch::new("rt-walk");
-    let manifest = python_tool("py", Mode::On, "write = [\"out\"]\ntimeout_ms = 60000");
+    let manifest = python_tool(
+        "py",
+        Mode::On,
+        "write = [\"out\"]\ntimeout_ms = 60000\nresources = { disk_files = 30000 }",
+    );
     let mut server = scratch.serve(&manifest, &[]);
     server.send(&call(1, "py", json!({ "code": PAST_THE_WALK })));
     let (failed, text) = outcome(&server.recv_within(Duration::from_secs(90)));
     drop(server);
-    assert!(!failed && text.starts_with("planted"), "{text}");
+    assert!(
+        !failed
+            && text.contains("link refused\nplanted\n")
+            && text.contains("airlock removed 1 path(s)"),
+        "{text}"
+    );
     assert_eq!(
         left(&scratch, &["zz/deeper/.envrc"]),
         Vec::<&str>::new(),
@@ -236,7 +257,6 @@ fn later_code_behind_many_hard_links_is_swept() {
 /// `hg` command, `hg status` included: the `.git` of another version control system, and not
 /// on the list.
 #[test]
-#[ignore = "finding: .hg (Mercurial's hooks and extensions) is not on the later-code list"]
 fn a_mercurial_config_made_by_a_call_is_swept() {
     let scratch = Scratch::new("rt-hg");
     let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);

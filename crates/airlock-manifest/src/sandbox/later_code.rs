@@ -38,6 +38,15 @@ pub const LATER_CODE: &[(&str, &str)] = &[
          git directory",
     ),
     (
+        ".hg",
+        "Mercurial runs the hooks its hgrc names at commit and loads the extensions (Python) \
+         it names on every `hg` command, `hg status` included",
+    ),
+    (
+        ".jj",
+        "Jujutsu reads its repository configuration (aliases, `fix.tools` commands) from it",
+    ),
+    (
         ".gitmodules",
         "`git submodule update` runs `update = !command` and fetches the URLs it names",
     ),
@@ -99,7 +108,46 @@ pub const LATER_CODE: &[(&str, &str)] = &[
         ".windsurf",
         "Windsurf runs the workflows and servers its settings name",
     ),
+    (
+        ".opencode",
+        "opencode starts the MCP servers and runs the plugins its settings name",
+    ),
+    (
+        "opencode.json",
+        "opencode starts the MCP servers a project's opencode.json names",
+    ),
+    (
+        ".qwen",
+        "Qwen Code starts the MCP servers its settings name",
+    ),
     (".husky", "husky's hooks run at every commit once installed"),
+    (
+        ".npmrc",
+        "npm and pnpm read it on every command: `script-shell`, `node-options` and `git` name \
+         programs they run",
+    ),
+    (
+        ".yarnrc.yml",
+        "every `yarn` command runs the file its `yarnPath` names",
+    ),
+    (".pnpmfile.cjs", "pnpm runs it on every install"),
+    (
+        "mise.toml",
+        "mise runs its hooks and tasks and sets the environment on `cd` into the directory",
+    ),
+    (".mise.toml", "as mise.toml"),
+    (
+        ".tool-versions",
+        "asdf and mise install and run the versions it names",
+    ),
+    (
+        ".exrc",
+        "vi and Vim with `exrc` set run its commands when started in the directory",
+    ),
+    (
+        ".nvim.lua",
+        "Neovim with `exrc` set runs it when started in the directory",
+    ),
     (
         ".pre-commit-config.yaml",
         "pre-commit runs the commands it lists at every commit once installed",
@@ -148,13 +196,23 @@ pub(crate) struct Found {
     pub(crate) complete: bool,
 }
 
-/// The listed directories and regular files below `dir`, breadth first, without following
-/// links or entering another file system or a listed directory, looking at no more than the
-/// walk's bound.
+/// The listed directories and regular files below `dir` (what a view can bind read-only),
+/// breadth first, without following links or entering another file system or a listed
+/// directory, looking at no more than the walk's bound.
 pub(crate) fn find(dir: &Path) -> Found {
+    listed(dir, |kind| kind.is_dir() || kind.is_file())
+}
+
+/// Every listed name below `dir`, symbolic links and other types included, as [`find`]
+/// walks: what was there before a call.
+pub(crate) fn present(dir: &Path) -> Found {
+    listed(dir, |_| true)
+}
+
+fn listed(dir: &Path, wanted: impl Fn(std::fs::FileType) -> bool) -> Found {
     let mut paths = Vec::new();
-    let complete = walk(dir, |path, kind| {
-        if kind.is_dir() || kind.is_file() {
+    let complete = walk(dir, SANDBOX_LATER_CODE_WALK_ENTRIES, |path, kind| {
+        if wanted(kind) {
             paths.push(path.to_path_buf());
         }
     })
@@ -162,18 +220,40 @@ pub(crate) fn find(dir: &Path) -> Found {
     Found { paths, complete }
 }
 
-/// Removes every listed name below `dir` born at or after `since`, except the paths of `keep`
-/// (the ones bound read-only at start, and those the tool's grant names); returns how many it
-/// removed. A name it cannot remove is counted too: the launcher reports it either way.
-pub(crate) fn sweep(dir: &Path, since: SystemTime, keep: &[PathBuf]) -> u32 {
+/// Removes every listed name below `dir` the call made, except the paths of `keep` (the ones
+/// bound read-only at start, and those the tool's grant names); returns how many it removed.
+/// A name it cannot remove is counted too: the launcher reports it either way.
+///
+/// `before` is what [`present`] found there when the call began. When that walk was complete, a
+/// name it did not see is the call's, however old the file behind it (an older file renamed
+/// to `.envrc`, an older directory renamed to `sub/.git`); otherwise a name counts as the
+/// call's when it was born at or after `since`. The walk here may look at
+/// [`SANDBOX_LATER_CODE_WALK_ENTRIES`] more entries than the call's disk budget lets it add,
+/// so a call cannot push a name past it (a hard link, which adds a name and no inode, is
+/// refused by `super::syscalls`).
+pub(crate) fn sweep(
+    dir: &Path,
+    before: &Found,
+    since: SystemTime,
+    keep: &[PathBuf],
+    added: u64,
+) -> u32 {
     let mut removed = 0_u32;
     let mut doomed = Vec::new();
-    // The walk's bound applies; a tree past it is swept as far as it goes.
-    let _complete = walk(dir, |path, _| {
+    let bound = usize::try_from(added)
+        .unwrap_or(usize::MAX)
+        .saturating_add(SANDBOX_LATER_CODE_WALK_ENTRIES.saturating_mul(2));
+    // A tree past even that is swept as far as the walk goes.
+    let _complete = walk(dir, bound, |path, _| {
         if keep.iter().any(|kept| kept == path) {
             return;
         }
-        if born_since(path, since) {
+        let new = if before.complete {
+            !before.paths.iter().any(|seen| seen == path)
+        } else {
+            born_since(path, since)
+        };
+        if new {
             doomed.push(path.to_path_buf());
         }
     });
@@ -222,7 +302,7 @@ const COARSE_CLOCK_SLACK: std::time::Duration = std::time::Duration::from_millis
 /// Walks `dir` breadth first, calling `found` with every listed name (and its type, not
 /// followed) below it; does not descend into listed directories, symbolic links or other file
 /// systems. `None` when it stopped at the entry bound.
-fn walk(dir: &Path, mut found: impl FnMut(&Path, std::fs::FileType)) -> Option<()> {
+fn walk(dir: &Path, bound: usize, mut found: impl FnMut(&Path, std::fs::FileType)) -> Option<()> {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(top) = std::fs::symlink_metadata(dir) else {
         // Nothing there: nothing to find.
@@ -237,7 +317,7 @@ fn walk(dir: &Path, mut found: impl FnMut(&Path, std::fs::FileType)) -> Option<(
         };
         for entry in entries.filter_map(Result::ok) {
             seen = seen.saturating_add(1);
-            if seen > SANDBOX_LATER_CODE_WALK_ENTRIES {
+            if seen > bound {
                 return None;
             }
             let Ok(kind) = entry.file_type() else {
@@ -307,24 +387,51 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_removes_what_was_born_since_and_keeps_the_rest() {
+    fn a_sweep_removes_what_the_call_made_and_keeps_the_rest() {
         let dir = scratch("sweep");
         std::fs::create_dir_all(dir.join(".git")).unwrap();
         std::fs::write(dir.join("old.envrc.txt"), "x").unwrap();
         std::fs::create_dir_all(dir.join("sub/.vscode")).unwrap();
+        std::fs::create_dir_all(dir.join("older/.git")).unwrap();
+        std::os::unix::fs::symlink("elsewhere", dir.join("sub/.envrc")).unwrap();
         let keep = vec![dir.join(".git")];
-        std::thread::sleep(std::time::Duration::from_millis(60));
+        let before = present(&dir);
+        assert!(before.complete);
         let since = SystemTime::now();
         std::fs::write(dir.join(".envrc"), "evil").unwrap();
         std::fs::create_dir_all(dir.join("a/b/.git/hooks")).unwrap();
         std::fs::write(dir.join("a/b/.git/hooks/pre-commit"), "evil").unwrap();
         std::fs::write(dir.join("a/notes.txt"), "fine").unwrap();
-        let removed = sweep(&dir, since, &keep);
-        assert_eq!(removed, 2);
-        assert!(!dir.join(".envrc").exists());
-        assert!(!dir.join("a/b/.git").exists());
+        // Older files under new names: a rename keeps the birth time.
+        std::fs::rename(dir.join("old.envrc.txt"), dir.join("a/.envrc")).unwrap();
+        std::fs::rename(dir.join("older"), dir.join("a/sub")).unwrap();
+        let removed = sweep(&dir, &before, since, &keep, 0);
+        assert_eq!(removed, 4);
+        for gone in [".envrc", "a/b/.git", "a/.envrc", "a/sub/.git"] {
+            assert!(!dir.join(gone).exists(), "{gone}");
+        }
         assert!(dir.join("a/notes.txt").exists());
         assert!(dir.join(".git").exists(), "kept");
+        assert!(dir.join("sub/.vscode").exists(), "there before the call");
+        assert!(dir.join("sub/.envrc").is_symlink(), "there before the call");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// When the walk before the call stopped at its bound, only names born since the call
+    /// began are the call's.
+    #[test]
+    fn past_the_bound_a_sweep_goes_by_birth() {
+        let dir = scratch("sweep-bound");
+        std::fs::create_dir_all(dir.join("sub/.vscode")).unwrap();
+        let before = Found {
+            paths: Vec::new(),
+            complete: false,
+        };
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let since = SystemTime::now();
+        std::fs::write(dir.join(".envrc"), "evil").unwrap();
+        assert_eq!(sweep(&dir, &before, since, &[], 0), 1);
+        assert!(!dir.join(".envrc").exists());
         assert!(dir.join("sub/.vscode").exists(), "born before the call");
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -282,13 +282,15 @@ impl<'a> Launch<'a> {
         if let Err(error) = rustix::thread::set_no_new_privs(true) {
             return fail("setting no_new_privs", error);
         }
+        // Landlock first: it opens each granted path with `openat2`, which the filter leaves
+        // out (its mode lies where seccomp cannot read it).
+        if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
+            return fail("applying the Landlock rules", step);
+        }
         if let Err(error) = filter_syscalls(&self.policy)
             && strict
         {
             return fail("installing the seccomp filter", error);
-        }
-        if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
-            return fail("applying the Landlock rules", step);
         }
         // Past this line only the programs' own rights remain. A resident launcher waits here
         // for its calls.
@@ -322,13 +324,29 @@ fn serve_calls(policy: &Policy, view: &super::mounts::View) -> ExitCode {
             // airlock's own messages have one shape; anything else ends the launcher.
             Err(_) => return ExitCode::from(LAUNCH_FAILED),
         };
+        // The later-code names there before the call: any other one after it is the call's.
+        let before: Vec<super::later_code::Found> = policy
+            .write
+            .iter()
+            .map(|dir| super::later_code::present(dir))
+            .collect();
         let started = std::time::SystemTime::now();
         let status = run_call(call);
         // No process of the call is left: what it created that makes other programs run
         // code later goes before the call is reported.
-        let removed = policy.write.iter().fold(0_u32, |removed, dir| {
-            removed.saturating_add(super::later_code::sweep(dir, started, &view.protected))
-        });
+        let removed = policy
+            .write
+            .iter()
+            .zip(&before)
+            .fold(0_u32, |removed, (dir, before)| {
+                removed.saturating_add(super::later_code::sweep(
+                    dir,
+                    before,
+                    started,
+                    &view.protected,
+                    policy.resources.disk_files,
+                ))
+            });
         let used = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
         let spent = std::time::Duration::new(
             u64::try_from(used.tv_sec).unwrap_or(u64::MAX),

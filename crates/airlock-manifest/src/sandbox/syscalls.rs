@@ -4,8 +4,9 @@
 //! Landlock bounds files, TCP and signals; the PID and IPC namespaces bound processes and
 //! System V objects; resource limits bound the rest. seccomp covers what none of them sees:
 //! interfaces that reach past the grants (file notifications, `io_uring`, keyrings, the mount
-//! API, other processes' memory), identity changes and socket families. The launcher installs
-//! it on itself after `no_new_privs` and before Landlock (`launcher::run_init_stage`); every
+//! API, other processes' memory), identity changes, socket families, hard links and set-uid
+//! modes. The launcher installs it on itself after `no_new_privs` and Landlock, last
+//! (`launcher::run_init_stage`); every
 //! process of every call inherits it, and no process can remove a seccomp filter.
 //!
 //! # Two filters
@@ -35,11 +36,13 @@
 //! `EPERM` is the answer programs need to hear. It lists only two kinds:
 //!
 //! - calls refused outright that programs expect to be *denied*, never *missing*: `setuid`,
-//!   `setreuid`, `setresuid`, `setfsuid`, `setgroups`. They are not in the allowlist either,
-//!   so both filters agree they never run. (`setgid`, `setregid`, `setresgid` and `setfsgid`
+//!   `setreuid`, `setresuid`, `setfsuid`, `setgroups`, and the hard links `link`, `linkat`
+//!   (what a file system without them answers; git renames instead, cargo and pip copy).
+//!   They are not in the allowlist either, so both filters agree they never run. (`setgid`, `setregid`, `setresgid` and `setfsgid`
 //!   are allowed: without `CAP_SETGID` a process may only move among the group ids it has.)
 //! - calls the allowlist lets through whose arguments decide: `socket`, `socketpair`, `fcntl`,
-//!   `pidfd_open`, and the calls that could change the launcher (below).
+//!   `pidfd_open`, the calls that set a file's mode, and the calls that could change the
+//!   launcher (below).
 //!
 //! Everything else refused (the list below) is simply absent from the allowlist, and no
 //! refusal names a call the allowlist does not list, except the `set*id` family above: the
@@ -57,6 +60,7 @@
 //! | `io_uring_setup`, `io_uring_enter`, `io_uring_register` | the requests of a ring run without passing through this filter |
 //! | `memfd_create`, `memfd_secret` | memory outside the address-space limit, and code run from bytes no `exec` rule names |
 //! | `shmget`, `shmat`, `shmdt`, `shmctl`, `msgget`, `msgsnd`, `msgrcv`, `msgctl`, `semget`, `semop`, `semtimedop`, `semctl`, every `mq_*`, `ipc` | kernel memory outside the limits, and objects a later call could find (the IPC namespace hides the host's, this stops new ones) |
+//! | `openat2` | its mode (a set-uid bit, below) lies in a structure the filter cannot read; glibc's `open` and every runtime's use `openat` |
 //! | `keyctl`, `add_key`, `request_key` | the session keyring is airlock's, shared by every call |
 //! | `name_to_handle_at`, `open_by_handle_at` | file handles name files without a path Landlock could check |
 //! | `ptrace`, `process_vm_readv`, `process_vm_writev`, `kcmp`, `pidfd_getfd`, `process_madvise`, `process_mrelease` | reading or acting on another process, the launcher included |
@@ -129,6 +133,14 @@
 //!   command what other processes do to files outside its grants. (`fcntl64` exists only on
 //!   32-bit targets, which this filter does not serve.)
 //! - `pidfd_open` of pid 1, the launcher: no handle on it to signal or poll.
+//! - `open`, `openat`, `creat`, `mknod`, `mknodat`, `chmod`, `fchmod`, `fchmodat`,
+//!   `fchmodat2` with the set-user-id (`0o4000`) or set-group-id (`0o2000`) bit in their mode
+//!   argument (compared whether or not `O_CREAT` is given: glibc passes 0 without it, Rust
+//!   and Go `0o666`, Python `0o777`). A set-uid file made in a writable directory stays
+//!   set-uid on the host, where the view's `nosuid` does not reach: as root, a set-uid-root
+//!   copy of any program. `tar -x` and `cp -p` of such a file warn and keep the other bits.
+//! - `link`, `linkat`, always: a hard link adds a name but no inode, so no budget counts it
+//!   (20,001 of them pushed a later-code name past the sweep's walk bound).
 //! - `setpriority`, `ioprio_set`, `prlimit64` (with a new limit), `sched_setaffinity`,
 //!   `sched_setscheduler`, `sched_setparam`, `sched_setattr` aimed at pid 1, and
 //!   `setpriority`, `ioprio_set` for a whole process group or user (the launcher shares both
@@ -153,8 +165,8 @@
 //!
 //! # What the launcher needs under it
 //!
-//! After [`install`] the launcher applies Landlock (`landlock_*`, `openat2` with `O_PATH`,
-//! `fstat`), then for each call: `recvmsg` with `SCM_RIGHTS` on its socket pair, `read`,
+//! Landlock comes before [`install`] (its rules open each granted path with `openat2`, which
+//! the allowlist leaves out). After it the launcher, for each call, makes: `recvmsg` with `SCM_RIGHTS` on its socket pair, `read`,
 //! `fcntl(F_DUPFD_CLOEXEC)`, `std::process::Command` (glibc's `posix_spawn`: `clone3`, refused,
 //! then `clone(CLONE_VM | CLONE_VFORK)`, then `execve` in the child), `wait4`,
 //! `kill(-1, SIGKILL)`, `clock_gettime`, `sendto`. It reads `/proc/self/stat` only before the
@@ -208,7 +220,7 @@ pub(super) fn counts() -> Counts {
     Counts {
         allowed: allowed_unconditionally().count(),
         allowed_with_conditions: ALLOWED_WITH_CONDITIONS.len(),
-        refused: IDENTITY.len().saturating_add(POLICED.len()),
+        refused: refused_outright().chain(policed()).count(),
     }
 }
 
@@ -224,8 +236,8 @@ pub(super) fn summary(network: bool) -> String {
     format!(
         "allowlist of {} system calls ({} of them with some arguments only), derived from \
          Docker's default seccomp profile less what airlock refuses; refused with EPERM: \
-         set*uid, setgroups, {sockets}, socketpair() but unix stream and seqpacket, \
-         fcntl leases and dnotify, pidfd_open and priority, scheduling and limit changes aimed \
+         set*uid, setgroups, hard links, a set-uid or set-gid mode, {sockets}, \
+         socketpair() but unix stream and seqpacket, fcntl leases and dnotify, pidfd_open and priority, scheduling and limit changes aimed \
          at the launcher; every other system call fails with ENOSYS",
         counts
             .allowed
@@ -260,7 +272,6 @@ const COMMON: &[Call] = &calls![
     SYS_preadv2,
     SYS_pwritev2,
     SYS_openat,
-    SYS_openat2,
     SYS_close,
     SYS_close_range,
     SYS_dup,
@@ -285,7 +296,6 @@ const COMMON: &[Call] = &calls![
     SYS_unlinkat,
     SYS_renameat,
     SYS_renameat2,
-    SYS_linkat,
     SYS_symlinkat,
     SYS_readlinkat,
     SYS_fchmod,
@@ -508,7 +518,6 @@ const ARCH: &[Call] = &calls![
     SYS_getdents,
     SYS_getpgrp,
     SYS_lchown,
-    SYS_link,
     SYS_lstat,
     SYS_mkdir,
     SYS_mknod,
@@ -556,6 +565,59 @@ const IDENTITY: &[Call] = &calls![
     SYS_setfsuid,
     SYS_setgroups,
 ];
+
+/// Refused with `EPERM` whatever the arguments, and absent from the allowlist: a hard link
+/// adds a name without a new inode, so neither the disk budget's file count nor anything
+/// else bounds how many a call makes (20,001 of them pushed a later-code name past the
+/// sweep's walk), and it joins a file inside a writable directory to another name there.
+/// `EPERM` is what a file system without hard links answers, and what programs fall back
+/// from: git renames, cargo and pip copy.
+#[cfg(target_arch = "x86_64")]
+const HARD_LINKS: &[Call] = &calls![SYS_linkat, SYS_link];
+#[cfg(target_arch = "aarch64")]
+const HARD_LINKS: &[Call] = &calls![SYS_linkat];
+
+/// The calls that can set a file's mode, with the argument holding it: refused with `EPERM`
+/// when that mode has the set-user-id or set-group-id bit. A file made set-uid in a writable
+/// directory stays so on the host, where the view's `nosuid` does not reach: as root, a
+/// set-uid-root copy of any program; unprivileged, one of airlock's own user. `openat2`,
+/// whose mode lies in a structure the filter cannot read, is out of the allowlist.
+#[cfg(target_arch = "x86_64")]
+const MODE_SETTERS: &[(Call, u8)] = &[
+    ((libc::SYS_openat, "SYS_openat"), 3),
+    ((libc::SYS_mknodat, "SYS_mknodat"), 2),
+    ((libc::SYS_fchmod, "SYS_fchmod"), 1),
+    ((libc::SYS_fchmodat, "SYS_fchmodat"), 2),
+    ((452, "fchmodat2"), 2),
+    ((libc::SYS_open, "SYS_open"), 2),
+    ((libc::SYS_creat, "SYS_creat"), 1),
+    ((libc::SYS_mknod, "SYS_mknod"), 1),
+    ((libc::SYS_chmod, "SYS_chmod"), 1),
+];
+#[cfg(target_arch = "aarch64")]
+const MODE_SETTERS: &[(Call, u8)] = &[
+    ((libc::SYS_openat, "SYS_openat"), 3),
+    ((libc::SYS_mknodat, "SYS_mknodat"), 2),
+    ((libc::SYS_fchmod, "SYS_fchmod"), 1),
+    ((libc::SYS_fchmodat, "SYS_fchmodat"), 2),
+    ((452, "fchmodat2"), 2),
+];
+
+/// The mode bits no call may set: set-user-id and set-group-id.
+const PRIVILEGE_BITS: [u64; 2] = [0o4000, 0o2000];
+
+/// Refused with `EPERM` whatever the arguments: [`IDENTITY`] and [`HARD_LINKS`].
+fn refused_outright() -> impl Iterator<Item = &'static Call> {
+    IDENTITY.iter().chain(HARD_LINKS)
+}
+
+/// Allowed by the allowlist and refused for some arguments: [`POLICED`] and the
+/// [`MODE_SETTERS`].
+fn policed() -> impl Iterator<Item = &'static Call> {
+    POLICED
+        .iter()
+        .chain(MODE_SETTERS.iter().map(|(call, _)| call))
+}
 
 /// Allowed: without `CAP_SETGID`, which no launcher keeps, a process may only move among the
 /// group ids it already has (real, effective, saved), so these change nothing a call could
@@ -654,10 +716,16 @@ fn allowlist_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
 
 /// The refusals: each call with no condition (always refused) or the rules under which it is.
 fn refusal_rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = IDENTITY
-        .iter()
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = refused_outright()
         .map(|(number, _)| (*number, Vec::new()))
         .collect();
+    for ((number, _), argument) in MODE_SETTERS {
+        let privileged = PRIVILEGE_BITS
+            .iter()
+            .map(|bit| SeccompRule::new(vec![masked(*argument, *bit, *bit)?]))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(*number, privileged);
+    }
     rules.insert(libc::SYS_socket, socket_rules(network)?);
     // A socket pair: not unix, or of a type other than stream and seqpacket.
     let mut pair = vec![SeccompRule::new(vec![differs(0, arg(libc::AF_UNIX))?])?];
@@ -906,7 +974,8 @@ mod tests {
             SYS_epoll_ctl_old,
             SYS_epoll_wait_old,
         ]);
-        calls.extend(IDENTITY);
+        calls.extend(refused_outright());
+        calls.extend(calls![SYS_openat2]);
         calls
     }
 
@@ -951,10 +1020,10 @@ mod tests {
         let allowed: BTreeSet<i64> = allowed_unconditionally()
             .map(|(number, _)| *number)
             .collect();
-        let identity: BTreeSet<i64> = IDENTITY.iter().map(|(number, _)| *number).collect();
-        let policed: BTreeSet<i64> = POLICED.iter().map(|(number, _)| *number).collect();
-        assert!(policed.is_subset(&allowed), "{POLICED:?}");
-        assert!(identity.is_disjoint(&allowed_numbers()), "{IDENTITY:?}");
+        let identity: BTreeSet<i64> = refused_outright().map(|(number, _)| *number).collect();
+        let policed: BTreeSet<i64> = policed().map(|(number, _)| *number).collect();
+        assert!(policed.is_subset(&allowed), "{policed:?}");
+        assert!(identity.is_disjoint(&allowed_numbers()), "{identity:?}");
         for network in [false, true] {
             let rules = refusal_rules(network).unwrap();
             let named: BTreeSet<i64> = rules.keys().copied().collect();
@@ -1002,17 +1071,18 @@ mod tests {
     #[test]
     fn the_counts_are_the_tables() {
         let counts = counts();
-        let allowed = if cfg!(target_arch = "x86_64") {
-            264
+        // x86_64 has the legacy `link`, `open`, `creat`, `mknod` and `chmod` besides.
+        let (allowed, refused) = if cfg!(target_arch = "x86_64") {
+            (261, 27)
         } else {
-            226
+            (224, 22)
         };
         assert_eq!(
             counts,
             Counts {
                 allowed,
                 allowed_with_conditions: 2,
-                refused: 16,
+                refused,
             }
         );
         let line = summary(true);
@@ -1044,7 +1114,7 @@ mod tests {
 
     /// The answers a filtered thread gets through safe wrappers, by name.
     fn probe_thread(network: bool) -> BTreeMap<&'static str, Outcome> {
-        filtered(network, || {
+        filtered(network, move || {
             let mut seen = BTreeMap::new();
             let pid1 = rustix::process::Pid::from_raw(1).expect("1 is a pid");
             seen.insert(
@@ -1168,6 +1238,62 @@ mod tests {
                 own.and_then(|priority| rustix::process::setpriority_process(None, priority))
                     .map_err(|errno| errno.raw_os_error()),
             );
+            // Modes and links, on files of a scratch directory (removed before the thread
+            // ends; `unlinkat` and `rmdir` stay allowed).
+            let dir = std::env::temp_dir()
+                .join(format!("airlock-seccomp-{}-{network}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a scratch directory");
+            let file = dir.join("file");
+            let mode = rustix::fs::Mode::from_raw_mode;
+            let create = |name: &str, bits| {
+                outcome(rustix::fs::open(
+                    dir.join(name),
+                    rustix::fs::OFlags::CREATE | rustix::fs::OFlags::WRONLY,
+                    mode(bits),
+                ))
+            };
+            seen.insert("open(O_CREAT, 0644)", create("file", 0o644));
+            seen.insert("open(O_CREAT, 04755)", create("setuid", 0o4755));
+            seen.insert("open(O_CREAT, 02755)", create("setgid", 0o2755));
+            seen.insert(
+                "chmod(0755)",
+                outcome(rustix::fs::chmod(&file, mode(0o755))),
+            );
+            seen.insert(
+                "chmod(04755)",
+                outcome(rustix::fs::chmod(&file, mode(0o4755))),
+            );
+            seen.insert(
+                "fchmodat(02755)",
+                outcome(rustix::fs::chmodat(
+                    rustix::fs::CWD,
+                    &file,
+                    mode(0o2755),
+                    rustix::fs::AtFlags::empty(),
+                )),
+            );
+            seen.insert(
+                "mknodat(S_IFREG | 04755)",
+                outcome(rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    dir.join("node"),
+                    rustix::fs::FileType::RegularFile,
+                    mode(0o4755),
+                    0,
+                )),
+            );
+            seen.insert("linkat", outcome(rustix::fs::link(&file, dir.join("link"))));
+            seen.insert(
+                "openat2",
+                outcome(rustix::fs::openat2(
+                    rustix::fs::CWD,
+                    &file,
+                    rustix::fs::OFlags::RDONLY,
+                    mode(0),
+                    rustix::fs::ResolveFlags::empty(),
+                )),
+            );
+            std::fs::remove_dir_all(&dir).expect("the scratch directory removed");
             seen.insert(
                 "getpid",
                 if rustix::process::getpid()
@@ -1223,6 +1349,15 @@ mod tests {
                 ("setpriority(1)", EPERM),
                 ("setpriority(self)", Ok(())),
                 ("getpid", Ok(())),
+                ("open(O_CREAT, 0644)", Ok(())),
+                ("open(O_CREAT, 04755)", EPERM),
+                ("open(O_CREAT, 02755)", EPERM),
+                ("chmod(0755)", Ok(())),
+                ("chmod(04755)", EPERM),
+                ("fchmodat(02755)", EPERM),
+                ("mknodat(S_IFREG | 04755)", EPERM),
+                ("linkat", EPERM),
+                ("openat2", ENOSYS),
             ],
         );
     }
@@ -1255,6 +1390,15 @@ mod tests {
                 ("setpriority(1)", EPERM),
                 ("setpriority(self)", Ok(())),
                 ("getpid", Ok(())),
+                ("open(O_CREAT, 0644)", Ok(())),
+                ("open(O_CREAT, 04755)", EPERM),
+                ("open(O_CREAT, 02755)", EPERM),
+                ("chmod(0755)", Ok(())),
+                ("chmod(04755)", EPERM),
+                ("fchmodat(02755)", EPERM),
+                ("mknodat(S_IFREG | 04755)", EPERM),
+                ("linkat", EPERM),
+                ("openat2", ENOSYS),
             ],
         );
     }
@@ -1278,15 +1422,16 @@ mod tests {
             [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()],
         )
         .unwrap();
+        // Landlock's rules open each granted path before the filter is installed.
+        let path = rustix::fs::openat2(
+            rustix::fs::CWD,
+            "/usr",
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+            rustix::fs::ResolveFlags::NO_SYMLINKS,
+        )
+        .unwrap();
         let steps = filtered(false, move || {
-            let path = rustix::fs::openat2(
-                rustix::fs::CWD,
-                "/usr",
-                rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-                rustix::fs::ResolveFlags::NO_SYMLINKS,
-            )
-            .map_err(|errno| format!("openat2: {errno}"))?;
             rustix::fs::fstat(&path).map_err(|errno| format!("fstat: {errno}"))?;
             let call = crate::sandbox::channel::receive_call(theirs.as_fd())?.ok_or("no call")?;
             rustix::io::fcntl_dupfd_cloexec(&call.stderr, 3)
@@ -1301,7 +1446,7 @@ mod tests {
             // A status, as `channel::send_status` sends it (its bytes are not the point).
             rustix::net::send(&theirs, b"status", rustix::net::SendFlags::NOSIGNAL)
                 .map_err(|errno| format!("send: {errno}"))?;
-            // Last, as in the launcher: Landlock, on this thread only.
+            // A Landlock ruleset added under the filter (a command may add its own).
             use landlock::{Access as _, RulesetAttr as _};
             let abi = crate::sandbox::LANDLOCK_ABI;
             landlock::Ruleset::default()
