@@ -14,14 +14,18 @@
 //!   read-only over itself in the launcher's view (`super::mounts`): the kernel answers
 //!   `EROFS` to every change, and `EBUSY` to renaming or removing it.
 //! - **What a call creates** is removed by the launcher after the call, before it reports
-//!   (`sweep`): every listed name, at any depth within the same bound, born since the call
-//!   started. The call's result and the audit record say how many. Between its creation and
-//!   the end of the call, such a path exists on the host: a person using the directory during
-//!   the call could meet it.
+//!   (`sweep`): every listed name that was not there when the call began (`present`, walked
+//!   just before it), whether made, renamed into place or moved in with its directory. The
+//!   sweep's walk looks at twice the bound plus the call's file budget, which is all a call
+//!   can add (hard links are refused by `super::syscalls`). The call's result and the audit
+//!   record say how many. Between its creation and the end of the call, such a path exists
+//!   on the host: a person using the directory during the call could meet it.
 //!
-//! Not covered (SECURITY.md): a listed path that is a symbolic link (a link cannot be a mount
+//! Not covered (SECURITY.md): a call stopped at a limit or cancelled (its launcher is killed
+//! before it can sweep); a listed path that is a symbolic link (a link cannot be a mount
 //! point; a call may replace it, and the replacement is removed); trees larger than the walk's
-//! bound, past it; other mount points inside the writable directory (never walked into).
+//! bound, past it (there only names born during the call are swept); other mount points inside
+//! the writable directory (never walked into).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
