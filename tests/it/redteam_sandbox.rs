@@ -16,9 +16,10 @@
 //!   the bound twice over plus what the file budget lets a call add;
 //! - `.hg` (Mercurial's hooks and extensions, the `.git` of another tool) was not listed.
 //!   Fixed, with other tools' files found beside it (`.jj`, `.npmrc`, `mise.toml`, …);
-//! - still open (ignored, SECURITY.md): a call stopped at a limit (its time limit, the output
-//!   cap, the disk budget, a cancellation) ends with its launcher killed, before the sweep:
-//!   what it created (`.envrc`, `.vscode/tasks.json`) stays.
+//! - a call stopped at a limit (its time limit, the output cap, the disk budget) ended with
+//!   its launcher killed, before the sweep: what it created (`.envrc`, `.vscode/tasks.json`)
+//!   stayed. Fixed: a launcher let go is told so (its channel closes) and sweeps before it
+//!   ends.
 //!
 //! Everything else here held (system calls by x32 numbers, high argument bits, flags the
 //! filter must see; the view's root, `..`, `/proc`, descriptors; tricks on a checkout's
@@ -179,17 +180,25 @@ fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
     assert_eq!(left(&scratch, &names), Vec::<&str>::new(), "{text}");
 }
 
+/// A call stopped at its time limit, at the output cap or at its disk budget is swept too:
+/// its launcher, let go, kills the call's processes, sweeps and ends (killed only if it has
+/// not within `SANDBOX_STOP_GRACE`). The sweep follows the reply by a moment, so the test
+/// waits for it, with the server still there.
 #[test]
-#[ignore = "finding, open: a call stopped at a limit ends with its launcher, before the sweep"]
 fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
     let scratch = Scratch::new("rt-stopped");
     let manifest = format!(
-        "{}{}",
+        "{}{}{}",
         python_tool("slow", Mode::On, "write = [\"out\"]\ntimeout_ms = 2000"),
         python_tool(
             "loud",
             Mode::On,
             "write = [\"out\"]\nmax_output_bytes = 1024"
+        ),
+        python_tool(
+            "full",
+            Mode::On,
+            "write = [\"out\"]\nresources = { disk_files = 50 }"
         )
     );
     let mut server = scratch.serve(&manifest, &[]);
@@ -206,9 +215,24 @@ fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
          while True: print('x' * 1000, flush=True)",
     );
     assert!(failed, "{loud}");
+    let (failed, full) = python(
+        &mut server,
+        "full",
+        "import os, time\nos.makedirs('out/sub/.git/hooks')\n\
+         open('out/sub/.git/hooks/pre-commit', 'w').write('touch pwned')\n\
+         for i in range(5000): open('out/f%d' % i, 'w').close()\ntime.sleep(60)",
+    );
+    assert!(failed, "{full}");
+    let names = [".envrc", ".vscode", "sub/.git"];
+    let swept = crate::sandbox::eventually(Duration::from_secs(10), || {
+        left(&scratch, &names).is_empty()
+    });
     drop(server);
-    let names = [".envrc", ".vscode"];
-    assert_eq!(left(&scratch, &names), Vec::<&str>::new(), "{slow}\n{loud}");
+    assert!(
+        swept,
+        "{:?} left\n{slow}\n{loud}\n{full}",
+        left(&scratch, &names)
+    );
 }
 
 /// A hard link first (no inode, so nothing of the file budget: 20,001 of them pushed a name

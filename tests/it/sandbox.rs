@@ -629,7 +629,7 @@ fn kill_all(processes: &[Process]) {
 }
 
 /// Polls `check` until it holds or `limit` passes; returns whether it held.
-fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     loop {
         if check() {
@@ -3250,13 +3250,16 @@ print('survivors', sum(out.count('done') for out in outs))
     /// 8 calls at once, each with 60 busy loops (480 on this machine's cores), must not slow
     /// airlock's answers: the calls' share of the CPU is bounded, not each process's time.
     /// 200 pings, one at a time, each answered within 100 ms and half within 5 ms. (The one
-    /// wall-clock assertion of the suite: the issue's own figures. Today the median is tens of
-    /// milliseconds.) Every busy loop is in a sandboxed call, killed with its namespace when
-    /// the server is dropped; the test checks none is left.
+    /// wall-clock assertion of the suite: the issue's own figures; the median was 52 to 87 ms
+    /// before the calls shared one CPU weight, and is tens of microseconds since.) Every busy
+    /// loop is in a sandboxed call, killed with its namespace when the server is dropped; the
+    /// test checks none is left.
     ///
-    /// The pings stop at the first one slower than 100 ms: the verdict is known, and until
-    /// the calls have a CPU share of their own the load slows every other test of the run.
+    /// The pings stop at the first one slower than 100 ms: the verdict is known. Ignored by
+    /// the README's test command, where the rest of the suite runs beside it on two cores and
+    /// a memory or disk test stalls a ping now and then: `.ci/run` runs it alone.
     #[test]
+    #[ignore = "a timing under load: .ci/run runs it alone, after the suite"]
     fn busy_calls_leave_airlock_answering_pings() {
         require("/usr/bin/seq", "coreutils");
         require("/usr/bin/sleep", "coreutils");

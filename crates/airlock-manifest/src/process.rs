@@ -370,8 +370,9 @@ impl Exit {
 /// waits for the launcher's report, which comes once no process of the call is left.
 ///
 /// The launcher goes back to its pool only when the call ends normally; every other way out
-/// (output limit, error, the future dropped by a timeout or a cancellation) drops it, which
-/// kills it and with it every process of the call.
+/// (output limit, disk budget, error, the future dropped by a timeout or a cancellation)
+/// drops it, which closes its channel: the launcher kills every process of the call, sweeps
+/// the later code they made and ends, or is killed after `SANDBOX_STOP_GRACE`.
 async fn run_confined(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
@@ -387,10 +388,9 @@ async fn run_confined(
         u32::try_from(header.len()).map_err(|_| SpawnError::Start(io::ErrorKind::InvalidInput))?;
     let disk = DiskWatch::start(confinement.policy());
     let (mut launcher, pipes) = hand_over(spec, confinement, header_bytes).await?;
-    let group = launcher
-        .pid()
-        .and_then(Group::led_by)
-        .ok_or(SpawnError::Internal("a launcher without a pid"))?;
+    // At the output cap the launcher is told to stop (its channel shut down): it kills the
+    // call's processes, sweeps what they left and ends.
+    let stop = Stop::Launcher(launcher.control().try_clone_to_owned().map_err(io_error)?);
     // A copy of airlock's end, registered with this runtime for the call only.
     let control = launcher.control().try_clone_to_owned().map_err(io_error)?;
     let mut control =
@@ -403,7 +403,7 @@ async fn run_confined(
     } = pipes;
     let status = {
         let feeding = feed(Some(stdin), Some(&header), spec.stdin.as_deref());
-        let reading = capture(out_pipe, err_pipe, &mut *captures, group);
+        let reading = capture(out_pipe, err_pipe, &mut *captures, stop);
         let reported = async {
             let mut message = [0_u8; sandbox::channel::STATUS_BYTES];
             match control.read_exact(&mut message).await {
@@ -762,7 +762,7 @@ async fn supervise(
     let stdin = guard.child.stdin.take();
     {
         let feeding = feed(stdin, None, spec.stdin.as_deref());
-        let reading = capture(out_pipe, err_pipe, &mut *captures, group);
+        let reading = capture(out_pipe, err_pipe, &mut *captures, Stop::Group(group));
         let exiting = exited(group.leader, sigchld);
         tokio::pin!(feeding, reading, exiting);
         let mut fed = false;
@@ -842,7 +842,7 @@ async fn capture(
     stdout: tokio::net::unix::pipe::Receiver,
     stderr: Option<tokio::net::unix::pipe::Receiver>,
     into: &mut Captures,
-    group: Group,
+    stop: Stop,
 ) -> Result<(), SpawnError> {
     let mut out = Some(stdout);
     let mut err = stderr;
@@ -878,7 +878,7 @@ async fn capture(
                 stream = stream.name(),
                 "output limit reached; stopping the command"
             );
-            group.kill();
+            stop.stop();
             // The other stream is read to its end: what was written before the kill.
             match stream {
                 Stream::Out => out = None,
@@ -1129,6 +1129,29 @@ async fn exited(leader: Pid, sigchld: &mut tokio::signal::unix::Signal) -> Resul
         }
         if let Ok(None) = tokio::time::timeout(EXIT_POLL_INTERVAL, sigchld.recv()).await {
             return Err(SpawnError::Internal("SIGCHLD stream ended"));
+        }
+    }
+}
+
+/// How a command is stopped at the output cap.
+enum Stop {
+    /// An unsandboxed command: its process group killed.
+    Group(Group),
+    /// A sandboxed call: its launcher's channel (a copy of airlock's end) shut down. The
+    /// launcher then kills every process of the call, sweeps the later code they left
+    /// (`sandbox::later_code`) and ends; killing it instead would skip the sweep.
+    Launcher(OwnedFd),
+}
+
+impl Stop {
+    fn stop(&self) {
+        match self {
+            Self::Group(group) => group.kill(),
+            Self::Launcher(channel) => {
+                if rustix::net::shutdown(channel, rustix::net::Shutdown::Both).is_err() {
+                    tracing::debug!("the launcher's channel was already closed");
+                }
+            }
         }
     }
 }

@@ -423,6 +423,13 @@ pub const SANDBOX_IDLE_LAUNCHERS: usize = 64;
 /// them). A launcher also retires once it has used half its own CPU limit.
 pub const SANDBOX_CALLS_PER_LAUNCHER: u32 = 256;
 
+/// How long a launcher that airlock let go (its call timed out, was cancelled, passed the
+/// output cap or the disk budget, or it was idle and not needed) has to kill the call's
+/// processes, remove the later code they made (`sandbox::later_code`) and end, before airlock
+/// kills it. The sweep walks at most a few tens of thousands of entries; a launcher killed
+/// here ends its namespace but leaves what the call made.
+pub const SANDBOX_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.
 pub const SANDBOX_MAX_PROCESSES: u32 = 4096;
 /// See [`SANDBOX_MAX_PROCESSES`].

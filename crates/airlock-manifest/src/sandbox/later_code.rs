@@ -21,8 +21,11 @@
 //!   record say how many. Between its creation and the end of the call, such a path exists
 //!   on the host: a person using the directory during the call could meet it.
 //!
-//! Not covered (SECURITY.md): a call stopped at a limit or cancelled (its launcher is killed
-//! before it can sweep); a listed path that is a symbolic link (a link cannot be a mount
+//! A call stopped at a limit or cancelled is swept too: its launcher, let go, sees its channel
+//! close while it waits (`launcher::wait_as_init`), empties the namespace and sweeps.
+//!
+//! Not covered (SECURITY.md): a stopped call whose launcher is killed before it swept (after
+//! `SANDBOX_STOP_GRACE`, or with airlock); a listed path that is a symbolic link (a link cannot be a mount
 //! point; a call may replace it, and the replacement is removed); trees larger than the walk's
 //! bound, past it (there only names born during the call are swept); other mount points inside
 //! the writable directory (never walked into).

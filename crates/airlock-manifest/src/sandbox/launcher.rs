@@ -457,26 +457,75 @@ const MAX_COMMAND_LINE_ELEMENTS: usize = 64 * 1024;
 const MAX_COMMAND_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Reaps every child, as the namespace's init must (orphans come to it), until `command`
-/// ends; returns how it ended.
+/// ends; returns how it ended. Stops early if airlock closes the channel (the call timed out,
+/// was cancelled or passed a limit): the caller then empties the namespace and sweeps, as
+/// after any call, and the report it sends finds no one.
 fn wait_as_init(command: u32) -> Status {
+    use rustix::event::{PollFd, PollFlags};
+    let Some(pid) = i32::try_from(command)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return Status::Failed;
+    };
+    // Readable when the command ends; `None` only if it is gone already (then the first
+    // reap finds it).
+    let ended = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok();
+    let tick = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: ORPHAN_REAP_TICK_NANOS,
+    };
     loop {
-        match rustix::process::wait(rustix::process::WaitOptions::empty()) {
-            Ok(Some((pid, status))) if pid.as_raw_nonzero().get().unsigned_abs() == command => {
-                if let Some(code) = status.exit_status() {
-                    return Status::Exited(code);
+        // Whatever has ended: the command, or orphans, which hold a pid of the call's budget
+        // until reaped.
+        loop {
+            match rustix::process::wait(rustix::process::WaitOptions::NOHANG) {
+                Ok(Some((reaped, status))) if reaped == pid => {
+                    if let Some(code) = status.exit_status() {
+                        return Status::Exited(code);
+                    }
+                    if let Some(signal) = status.terminating_signal() {
+                        return Status::Signaled(signal);
+                    }
                 }
-                if let Some(signal) = status.terminating_signal() {
-                    return Status::Signaled(signal);
-                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(errno) if errno == rustix::io::Errno::INTR => {}
+                // The command is our child, so this cannot happen; if it does, the launcher
+                // has lost track of its call and ends (taking the namespace with it).
+                Err(_) => return Status::Failed,
             }
-            Ok(_) => {}
-            Err(errno) if errno == rustix::io::Errno::INTR => {}
-            // The command is our child, so this cannot happen; if it does, the launcher has
-            // lost track of its call and ends (taking the namespace with it).
+        }
+        let channel = control();
+        let mut watched = [PollFd::new(&channel, PollFlags::IN)];
+        let mut both;
+        let fds: &mut [PollFd<'_>] = match &ended {
+            Some(ended) => {
+                both = [
+                    PollFd::new(&channel, PollFlags::IN),
+                    PollFd::new(ended, PollFlags::IN),
+                ];
+                &mut both
+            }
+            None => &mut watched,
+        };
+        match rustix::event::poll(fds, Some(&tick)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(_) => return Status::Failed,
+        }
+        // airlock writes nothing during a call: anything on the channel is its end.
+        if fds
+            .first()
+            .is_some_and(|channel| !channel.revents().is_empty())
+        {
+            return Status::Failed;
         }
     }
 }
+
+/// How often a launcher reaps orphans while its command runs (its command's own end wakes
+/// it at once): 20 ms.
+const ORPHAN_REAP_TICK_NANOS: i64 = 20_000_000;
 
 /// Kills every process of the namespace but this one and reaps them all.
 ///

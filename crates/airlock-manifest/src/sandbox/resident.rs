@@ -10,7 +10,9 @@
 //!
 //! Each tool has a [`Pool`] of idle launchers. A call takes one (or, when none is idle, has
 //! one started for it); a call that ends normally gives its launcher back, one that ends
-//! otherwise (timeout, cancellation, output limit, a launcher that failed) kills it. A
+//! otherwise (timeout, cancellation, output limit, a launcher that failed) lets it go: its
+//! channel closed, the launcher kills the call's processes, sweeps and ends (killed after
+//! [`SANDBOX_STOP_GRACE`] if it has not). A
 //! launcher serves at most [`SANDBOX_CALLS_PER_LAUNCHER`] calls; the pool keeps at most
 //! [`SANDBOX_IDLE_LAUNCHERS_PER_TOOL`] idle, and all pools together
 //! [`SANDBOX_IDLE_LAUNCHERS`].
@@ -30,10 +32,13 @@ use super::cgroups::{Events, Group};
 use super::{Confinement, UidLease};
 use airlock::limits::{
     SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
+    SANDBOX_STOP_GRACE,
 };
 
-/// A launcher process and airlock's end of its control channel. Dropping it kills the
-/// launcher, which ends its namespace and every process in it.
+/// A launcher process and airlock's end of its control channel. Dropping it closes the
+/// channel, on which the launcher kills every process of a call it is serving, sweeps the
+/// later code they made and ends; one that has not ended [`SANDBOX_STOP_GRACE`] later is
+/// killed, which ends its namespace and every process in it.
 #[derive(Debug)]
 pub(crate) struct Resident {
     process: Option<std::process::Child>,
@@ -84,11 +89,6 @@ impl Resident {
         since
     }
 
-    /// The launcher's pid (the leader of its own process group).
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(std::process::Child::id)
-    }
-
     /// airlock's end of the control channel (non-blocking).
     pub(crate) fn control(&self) -> BorrowedFd<'_> {
         self.control.as_fd()
@@ -110,14 +110,12 @@ impl Resident {
 
 impl Drop for Resident {
     fn drop(&mut self) {
-        let Some(mut process) = self.process.take() else {
+        let Some(process) = self.process.take() else {
             return;
         };
-        // Our unreaped child (or its zombie), so the pid is still its own: this reaches no
-        // stranger. Already gone is fine.
-        if process.kill().is_err() {
-            tracing::debug!("a launcher was already gone");
-        }
+        // The channel closes when this returns (the field's own drop): the launcher sees it
+        // at once, mid-call or idle. The launchers' thread kills it if it is still there
+        // after the grace.
         reap_later(process, (self.uid.take(), self.group.take()));
     }
 }
@@ -221,15 +219,23 @@ pub(crate) fn prefill<E>(
     }
 }
 
-/// Has the launchers' thread reap `process`, which was killed, and then give back its uid
-/// and remove its cgroups.
+/// Has the launchers' thread reap `process`, whose channel is closing, killing it if it is
+/// still there [`SANDBOX_STOP_GRACE`] from now, and then give back its uid and remove its
+/// cgroups.
 fn reap_later(mut process: std::process::Child, leases: Leases) {
     // Already gone: only the uid to give back, and the cgroups to remove, which may wait a
     // moment for the kernel and so are left to that thread too.
     if leases.1.is_none() && matches!(process.try_wait(), Ok(Some(_))) {
         return;
     }
-    let sent = thread().map(|jobs| jobs.send(Job::Reap(process, leases)));
+    let now = std::time::Instant::now();
+    let deadline = now.checked_add(SANDBOX_STOP_GRACE).unwrap_or(now);
+    let dying = Box::new(Dying {
+        process,
+        leases,
+        deadline,
+    });
+    let sent = thread().map(|jobs| jobs.send(Job::Reap(dying)));
     if !matches!(sent, Some(Ok(()))) {
         tracing::debug!("no thread to reap a launcher; it stays a zombie until airlock exits");
     }
@@ -237,7 +243,18 @@ fn reap_later(mut process: std::process::Child, leases: Leases) {
 
 enum Job {
     Start(Box<dyn FnOnce() + Send>),
-    Reap(std::process::Child, Leases),
+    Reap(Box<Dying>),
+}
+
+/// A launcher let go, until it is reaped.
+struct Dying {
+    process: std::process::Child,
+    /// Its uid and cgroups: given back and removed when this is dropped, once it is reaped
+    /// (held for their drop, never read).
+    #[expect(dead_code, reason = "held for its drop, once the launcher is reaped")]
+    leases: Leases,
+    /// When it is killed if it has not ended.
+    deadline: std::time::Instant,
 }
 
 /// The launchers' thread, started on first use.
@@ -257,7 +274,7 @@ fn thread() -> Option<&'static Sender<Job>> {
 
 /// The thread's loop: start launchers as asked, and reap killed ones as they end.
 fn serve(jobs: &Receiver<Job>) {
-    let mut dying: Vec<(std::process::Child, Leases)> = Vec::new();
+    let mut dying: Vec<Box<Dying>> = Vec::new();
     loop {
         let job = if dying.is_empty() {
             match jobs.recv() {
@@ -273,14 +290,25 @@ fn serve(jobs: &Receiver<Job>) {
         };
         match job {
             Some(Job::Start(start)) => start(),
-            Some(Job::Reap(process, leases)) => dying.push((process, leases)),
+            Some(Job::Reap(launcher)) => dying.push(launcher),
             None => {}
         }
         // A reaped launcher's namespace is empty: its uid counts no process any more.
-        dying.retain_mut(|(process, _)| matches!(process.try_wait(), Ok(None)));
+        let now = std::time::Instant::now();
+        dying.retain_mut(|launcher| {
+            if !matches!(launcher.process.try_wait(), Ok(None)) {
+                return false;
+            }
+            // Our unreaped child (or its zombie), so the pid is still its own: this reaches
+            // no stranger.
+            if now >= launcher.deadline && launcher.process.kill().is_err() {
+                tracing::debug!("a launcher past its grace was already gone");
+            }
+            true
+        });
     }
 }
 
-/// How often killed launchers not yet gone are looked at again. A killed launcher ends as soon
-/// as the kernel has torn its namespace down, usually before the first look.
+/// How often launchers let go and not yet gone are looked at again. A launcher ends as soon
+/// as it has emptied its namespace and swept, usually before the first look.
 const REAP_POLL_INTERVAL: Duration = Duration::from_millis(50);
