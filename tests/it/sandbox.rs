@@ -3634,3 +3634,133 @@ print('exists', [p for p in ('/root', '/home', '/tmp', {top:?}) if os.path.exist
         assert_eq!(stat, Some((0, 0)), "{text}");
     }
 }
+
+// 13. The host's updates: a granted system file replaced while airlock runs
+
+mod host_updates {
+    use super::*;
+
+    /// What apt's maintainer scripts do to `/etc/passwd`: the same path, a new inode (a copy
+    /// renamed over it). Launchers started after it must take the new file (the update never
+    /// stops calls), while a path the manifest itself grants, replaced the same way, is
+    /// refused with one ERROR line naming the tool and the path. `/etc` here is a copy of the
+    /// host's, bound over `/etc` in a mount namespace of airlock's own (`unshare`), so the test
+    /// changes nothing of the machine's.
+    #[test]
+    fn a_replaced_system_file_is_taken_and_a_replaced_grant_is_one_error() {
+        if !rustix::process::getuid().is_root() {
+            eprintln!(
+                "a_replaced_system_file_is_taken_and_a_replaced_grant_is_one_error: not root; \
+                 binding a copy of /etc over it needs a mount namespace of root's"
+            );
+            return;
+        }
+        require("/usr/bin/unshare", "util-linux");
+        require("/usr/bin/wc", "coreutils");
+        let scratch = Scratch::new("updates");
+        let etc = scratch.dir.join("etc");
+        let copied = spawn_command(Path::new("/bin/cp"))
+            .arg("-a")
+            .arg("/etc/.")
+            .arg(&etc)
+            .status()
+            .unwrap();
+        assert!(copied.success(), "copying /etc");
+        let manifest = format!(
+            "{}[[tool]]\nname = \"grant\"\ndescription = \"Counts the workdir's entries\"\n\
+             command = [\"ls\", \"-a\"]\nworkdir = \"granted\"\n",
+            "[limits]\nmax_in_flight = 16\n\n[[tool]]\nname = \"users\"\n\
+             description = \"Counts the lines of /etc/passwd\"\n\
+             command = [\"wc\", \"-l\", \"/etc/passwd\"]\nworkdir = \"work\"\n\n"
+        );
+        let granted = scratch.dir.join("granted");
+        std::fs::create_dir(&granted).unwrap();
+        let path = scratch.manifest(&manifest);
+        let airlock = airlock();
+        let script = "mount --bind \"$1\" /etc && exec \"$0\" serve --manifest \"$2\"";
+        let mut server = Server::start_with(
+            Path::new("/usr/bin/unshare"),
+            &[
+                "--mount",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                script,
+                airlock.to_str().unwrap(),
+                etc.to_str().unwrap(),
+                &path,
+            ],
+            &[],
+        );
+        server.initialize("2025-11-25");
+        let lines = |text: &str| -> usize {
+            text.split_whitespace()
+                .next()
+                .and_then(|count| count.parse().ok())
+                .unwrap_or(0)
+        };
+        let (failed, before) = outcome(&server.request(&call(1, "users", json!({}))));
+        assert!(!failed, "{before}");
+        // The update: a copy with one user more, renamed over the original.
+        let passwd = etc.join("passwd");
+        let mut text = std::fs::read_to_string(&passwd).unwrap();
+        text.push_str("updated:x:4242:4242::/nonexistent:/usr/sbin/nologin\n");
+        std::fs::write(etc.join("passwd.new"), text).unwrap();
+        std::fs::rename(etc.join("passwd.new"), &passwd).unwrap();
+        // The manifest's own grant, replaced the same way: the other tool's workdir.
+        std::fs::rename(&granted, scratch.dir.join("granted.old")).unwrap();
+        std::fs::create_dir(&granted).unwrap();
+        // Calls at once, so that new launchers start (the idle ones keep the files they
+        // bound, which is the update's old state: they are served too).
+        for id in 10..16 {
+            server.send(&call(id, "users", json!({})));
+        }
+        for id in 20..24 {
+            server.send(&call(id, "grant", json!({})));
+        }
+        let mut users = Vec::new();
+        let mut grants = Vec::new();
+        for _ in 0..10 {
+            let reply = server.recv();
+            let id = reply["id"].as_i64().unwrap();
+            let (failed, text) = outcome(&reply);
+            if id < 20 {
+                users.push((failed, lines(&text), text));
+            } else {
+                grants.push((failed, text));
+            }
+        }
+        assert!(
+            users.iter().all(|(failed, _, _)| !failed),
+            "a system file's update stopped calls: {users:?}"
+        );
+        assert!(
+            users
+                .iter()
+                .any(|(_, count, _)| *count == lines(&before) + 1),
+            "no launcher took the updated file: {users:?}"
+        );
+        assert!(
+            grants
+                .iter()
+                .any(|(failed, text)| *failed && text.contains("restart airlock")),
+            "a replaced grant was served or said nothing of what to do: {grants:?}"
+        );
+        let stderr = server.stderr();
+        let errors: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.contains("ERROR") && line.contains("was replaced since"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{stderr}");
+        let error = errors[0];
+        assert!(
+            error.contains("grant") && error.contains(&granted.display().to_string()),
+            "{error}"
+        );
+        assert!(
+            stderr.contains("a system file the sandbox grants was replaced"),
+            "{stderr}"
+        );
+    }
+}

@@ -164,7 +164,7 @@ pub fn policy(data: &[u8]) {
             (None, None) => {}
             (Some(confinement), Some(expected)) => {
                 let policy = confinement.policy();
-                if let Some(breach) = breach(policy, confinement.encoded(), expected, &named, tree)
+                if let Some(breach) = breach(policy, &confinement.encoded(), expected, &named, tree)
                 {
                     fail(&format!("tool {}: {breach:?}", tool.name.as_str()));
                 }
@@ -1110,7 +1110,7 @@ accept_risk = ["unknown_program"]
         let expected = expected[0].clone().unwrap();
         (
             confinement.policy().clone(),
-            confinement.encoded().to_owned(),
+            confinement.encoded(),
             expected,
             named,
         )

@@ -629,7 +629,7 @@ impl ToolChecker<'_> {
             }
         }
         Confinement::new(policy)
-            .map(|confinement| Some(Arc::new(confinement)))
+            .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))
             .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))
     }
 

@@ -768,7 +768,8 @@ fn granted(
     access: landlock::BitFlags<AccessFs>,
     abi: landlock::ABI,
 ) -> Result<landlock::PathBeneath<std::os::fd::OwnedFd>, String> {
-    let changed = || "a granted path changed since the manifest loaded".to_owned();
+    let changed =
+        || "a granted path was replaced since the manifest loaded: restart airlock".to_owned();
     let fd = open_without_links(path).map_err(|_| changed())?;
     let stat = rustix::fs::fstat(&fd).map_err(|_| changed())?;
     let found: (u64, u64) = (stat.st_dev, stat.st_ino);

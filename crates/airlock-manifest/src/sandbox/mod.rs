@@ -104,6 +104,8 @@ pub(crate) mod resident;
 pub(crate) mod spawn;
 mod support;
 mod syscalls;
+/// The host's updates: replaced system files taken, replaced grants reported.
+mod updates;
 
 use std::sync::OnceLock;
 
@@ -179,7 +181,10 @@ pub enum Mode {
 #[derive(Debug)]
 pub struct Confinement {
     policy: Policy,
-    encoded: String,
+    /// The policy as launchers get it, following the host's updates (`updates`).
+    tracked: updates::Tracked,
+    /// The tool's name, for the lines `updates` logs.
+    tool: String,
     launchers: resident::Pool,
 }
 
@@ -193,10 +198,18 @@ impl Confinement {
         let encoded = serde_json::to_string(&policy)
             .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
         Ok(Self {
+            tracked: updates::Tracked::new(policy.clone(), encoded),
             policy,
-            encoded,
+            tool: String::new(),
             launchers: resident::Pool::default(),
         })
+    }
+
+    /// The same, for the tool named `tool` (named in the lines logged about its grants).
+    #[must_use]
+    pub fn for_tool(mut self, tool: &str) -> Self {
+        tool.clone_into(&mut self.tool);
+        self
     }
 
     /// The policy.
@@ -204,8 +217,10 @@ impl Confinement {
         &self.policy
     }
 
-    pub(crate) fn encoded(&self) -> &str {
-        &self.encoded
+    /// The policy encoded for a launcher starting now: the host's replaced system files taken,
+    /// the manifest's replaced grants reported (`updates`).
+    pub(crate) fn encoded(&self) -> String {
+        self.tracked.encoded(&self.tool)
     }
 
     /// This tool's idle launchers.

@@ -219,7 +219,7 @@ fn binds(policy: &Policy) -> (Vec<Bind>, View) {
 /// it), opened without following links and checked against the load-time identity; and its
 /// type.
 fn clone_granted(policy: &Policy, bind: &Bind) -> Result<(OwnedFd, FileType), &'static str> {
-    let changed = "a granted path changed since the manifest loaded";
+    let changed = "a granted path was replaced since the manifest loaded: restart airlock";
     let fd = rustix::fs::openat2(
         CWD,
         &bind.path,

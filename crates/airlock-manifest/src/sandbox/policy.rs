@@ -24,8 +24,9 @@ use airlock::limits::{
 pub struct Policy {
     /// Files and directories it may read (directories: everything beneath them).
     pub read: Vec<PathBuf>,
-    /// How many leading entries of `read` are the fixed system list (for `describe`).
-    #[serde(skip)]
+    /// How many leading entries of `read` are the fixed system list (for `describe`, and for
+    /// following the host's updates: `super::updates`).
+    #[serde(default)]
     pub system_entries: usize,
     /// Programs it may execute (and read); a directory grants every program beneath it.
     pub exec: Vec<PathBuf>,
@@ -240,6 +241,13 @@ impl Policy {
         self.read.retain(&mut keep);
         self.exec.retain(&mut keep);
         self.write.retain(&mut keep);
+    }
+
+    /// Whether `path` is one of the fixed system list's entries.
+    pub fn is_system_entry(&self, path: &Path) -> bool {
+        self.read
+            .get(..self.system_entries.min(self.read.len()))
+            .is_some_and(|system| system.iter().any(|entry| entry == path))
     }
 
     /// Every path the policy grants anything on past the fixed system list: the workdir, the
