@@ -18,8 +18,9 @@
 //!   checks is not taken: calls fail as before, and one `error` line says why.
 //! - **What the manifest names** (the workdir, roots, `read`, `write`, `exec` outside the
 //!   system trees): never taken. Its tool's calls fail with a fixed message that says to
-//!   restart airlock, and one `error` line names the tool and the path (once per path; later
-//!   failures are counted in the next line, if any).
+//!   restart airlock, and one `error` line names the tool and the path (once per path: every
+//!   later launcher would fail the same way, and the audit record of each call says
+//!   `"limit":"sandbox"`).
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt as _;
