@@ -41,10 +41,6 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per run; boxing the flags would only move the bytes"
-)]
 enum Command {
     /// Serve a manifest's tools over MCP on stdin/stdout, or over HTTP with --http.
     ///
@@ -60,6 +56,34 @@ enum Command {
         /// The manifest, given without --manifest: `airlock check tools.toml`.
         #[arg(value_name = "MANIFEST", conflicts_with = "manifest")]
         manifest_file: Option<PathBuf>,
+    },
+    /// Call one of a manifest's tools from the shell, as an agent would, and print the result.
+    ///
+    /// Starts `airlock serve` with the manifest (the same checks, sandbox, limits and
+    /// redaction as an agent's call), calls TOOL once and prints the result's text. Arguments
+    /// are `key=value` (text) or `key:=json` (`count:=3`, `paths:='["a","b"]'`), or one
+    /// object with --json. Exit status 0 when the tool succeeded, 1 when it returned an error
+    /// (or the call was refused), 2 when the arguments cannot be read. `serve`'s log lines and
+    /// the audit record go to stderr (`AIRLOCK_LOG=warn` quiets them).
+    Call {
+        /// The manifest (default: ./airlock.toml, else the embedded default).
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
+        /// As for `serve`: `required` or `best-effort`.
+        #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
+        sandbox: String,
+        /// The arguments as one JSON object, instead of key=value pairs.
+        #[arg(long, value_name = "OBJECT", conflicts_with = "arguments")]
+        json: Option<String>,
+        /// Print the whole result as JSON (content, structuredContent, isError), not its text.
+        #[arg(long)]
+        raw: bool,
+        /// The tool to call.
+        #[arg(value_name = "TOOL")]
+        tool: String,
+        /// Its arguments: key=value (text) or key:=json.
+        #[arg(value_name = "ARGUMENT")]
+        arguments: Vec<String>,
     },
     /// Review any stdio MCP server with a battery of hostile inputs.
     ///
@@ -91,7 +115,7 @@ enum Command {
     ///
     /// `airlock man > airlock.1 && man ./airlock.1`.
     Man {
-        /// The subcommand (serve, check, audit, init, schema, completions).
+        /// The subcommand (serve, check, call, audit, init, schema, completions).
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
@@ -542,6 +566,21 @@ fn main() -> ExitCode {
             manifest,
             manifest_file,
         } => check(manifest.or(manifest_file).as_deref()),
+        Command::Call {
+            manifest,
+            sandbox,
+            json,
+            raw,
+            tool,
+            arguments,
+        } => cli::call::run(&cli::call::Request {
+            manifest: manifest.as_deref(),
+            sandbox: &sandbox,
+            tool: &tool,
+            pairs: &arguments,
+            json: json.as_deref(),
+            raw,
+        }),
         Command::Audit(flags) => run_audit(flags),
         Command::Init { dir } => match cli::init::run(&dir, LOCAL_MANIFEST) {
             Ok(text) => emit(std::io::stdout().lock(), &text, ExitCode::SUCCESS),

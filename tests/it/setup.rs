@@ -1,5 +1,5 @@
 //! What an operator sets airlock up with: `[defaults]` and `${VAR}` in paths,
-//! `airlock init` and `airlock schema`, `--log-format json` and `--log-file`, SIGUSR1 without
+//! `airlock init` and `airlock schema`, `airlock call`, `--log-format json` and `--log-file`, SIGUSR1 without
 //! an audit log, shell completions and the man page.
 //!
 //! The schema check needs the Python `jsonschema` package that `tests/clients/setup.sh`
@@ -343,4 +343,58 @@ fn completions_and_man_pages_are_generated_from_the_command_line() {
     assert!(serve.contains("log\\-format"), "{serve}");
     let unknown = run(&airlock(), &["man", "nope"], &[]);
     assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `airlock call` on the default manifest, from a directory of its own: the result's text on
+/// stdout and status 0; a tool error's text and status 1; a refused call (an unknown tool) and
+/// status 1 with the refusal on stderr; arguments that cannot be read, status 2; `--json`
+/// arguments and `--raw` output.
+#[test]
+fn airlock_call_calls_a_default_tool_as_an_agent_would() {
+    let dir = std::env::temp_dir().join(format!("airlock-call-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hello.txt"), "hello airlock\n").unwrap();
+    let call = |args: &[&str]| {
+        let output = spawn_command(&airlock())
+            .arg("call")
+            .args(args)
+            .current_dir(&dir)
+            .env("AIRLOCK_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (status, out, err) = call(&["read_file", "path=hello.txt"]);
+    assert_eq!(
+        (status, out.as_str()),
+        (Some(0), "hello airlock\n"),
+        "{err}"
+    );
+    let (status, out, err) = call(&["read_file", "path=hello.txt", "max_bytes:=5"]);
+    assert_eq!((status, out.as_str()), (Some(0), "hello\n"), "{err}");
+    let (status, out, _) = call(&["read_file", "path=missing.txt"]);
+    assert_eq!(status, Some(1), "{out}");
+    assert!(out.starts_with("Invalid arguments: `path`"), "{out}");
+    let (status, out, err) = call(&["no_such_tool"]);
+    assert_eq!((status, out.as_str()), (Some(1), ""));
+    assert!(
+        err.contains("airlock call: the server refused the call (-32602)"),
+        "{err}"
+    );
+    let (status, out, err) = call(&["read_file", "path"]);
+    assert_eq!((status, out.as_str()), (Some(2), ""));
+    assert!(err.contains("key=value"), "{err}");
+    let (status, out, err) = call(&["list_directory", "--json", "{\"path\": \".\"}", "--raw"]);
+    assert_eq!(status, Some(0), "{err}");
+    let result: Value = serde_json::from_str(&out).unwrap();
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("hello.txt"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
