@@ -85,6 +85,27 @@ enum Command {
         #[arg(value_name = "ARGUMENT")]
         arguments: Vec<String>,
     },
+    /// Print the snippet that adds airlock to an MCP client: claude-desktop, claude-code,
+    /// cursor, vscode, or http (a client that takes a URL and an Authorization header).
+    ///
+    /// The snippet names this binary and the manifest by absolute path, and every variable
+    /// the manifest's tools read (`secret_env`, `env_allow`) with a placeholder for its value:
+    /// a client starts airlock with its own environment, not the shell's. Where it goes is
+    /// said on stderr.
+    ClientConfig {
+        /// The client.
+        #[arg(value_name = "CLIENT", value_parser = cli::client_config::CLIENTS)]
+        client: String,
+        /// The manifest (default: the embedded default).
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
+        /// For http: the server's URL.
+        #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080/mcp")]
+        url: String,
+        /// For http: the variable that holds the bearer token (as for `serve --auth-token-env`).
+        #[arg(long, value_name = "NAME", default_value = "AIRLOCK_TOKEN")]
+        token_env: String,
+    },
     /// Review any stdio MCP server with a battery of hostile inputs.
     ///
     /// Starts the server once per case, sends the case's input, judges the replies against
@@ -115,7 +136,7 @@ enum Command {
     ///
     /// `airlock man > airlock.1 && man ./airlock.1`.
     Man {
-        /// The subcommand (serve, check, call, audit, init, schema, completions).
+        /// The subcommand (serve, check, call, client-config, audit, init, schema, completions).
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
@@ -580,6 +601,17 @@ fn main() -> ExitCode {
             pairs: &arguments,
             json: json.as_deref(),
             raw,
+        }),
+        Command::ClientConfig {
+            client,
+            manifest,
+            url,
+            token_env,
+        } => cli::client_config::run(&cli::client_config::Request {
+            client: &client,
+            manifest: manifest.as_deref(),
+            url: &url,
+            token_env: &token_env,
         }),
         Command::Audit(flags) => run_audit(flags),
         Command::Init { dir } => match cli::init::run(&dir, LOCAL_MANIFEST) {

@@ -1,6 +1,7 @@
 //! The commands that set airlock up or try it rather than run it: `init`, `call`,
-//! `completions`, `man`.
+//! `client-config`, `completions`, `man`.
 
 pub(crate) mod call;
+pub(crate) mod client_config;
 pub(crate) mod docs;
 pub(crate) mod init;

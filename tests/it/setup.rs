@@ -398,3 +398,92 @@ fn airlock_call_calls_a_default_tool_as_an_agent_would() {
     assert!(text.contains("hello.txt"), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `airlock client-config`: each snippet names this binary and the manifest by absolute path
+/// and the manifest's variables by name, never by value; the Claude Desktop snippet, run as
+/// the client would run it (its command, args and env, the placeholder filled in), serves.
+#[test]
+fn client_config_snippets_paste_and_serve() {
+    let dir = std::env::temp_dir().join(format!("airlock-client-config-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest = dir.join("tools.toml");
+    std::fs::write(
+        &manifest,
+        "[[tool]]\nname = \"hello\"\ndescription = \"Says hello\"\ncommand = [\"echo\", \"hello\"]\n\
+         secret_env = [\"CLIENT_CONFIG_TOKEN\"]\n",
+    )
+    .unwrap();
+    let manifest_text = manifest.to_str().unwrap();
+    let secret = "value-that-must-not-print";
+    let snippet = |client: &str| {
+        let output = run(
+            &airlock(),
+            &["client-config", client, "--manifest", manifest_text],
+            &[("CLIENT_CONFIG_TOKEN", secret)],
+        );
+        assert!(output.status.success(), "{client}: {output:?}");
+        let out = String::from_utf8(output.stdout).unwrap();
+        let err = String::from_utf8(output.stderr).unwrap();
+        assert!(
+            !out.contains(secret) && !err.contains(secret),
+            "{client}: {out}{err}"
+        );
+        out
+    };
+    let program = std::fs::canonicalize(airlock()).unwrap();
+    let program = program.to_str().unwrap();
+    let desktop: Value = serde_json::from_str(&snippet("claude-desktop")).unwrap();
+    let server = &desktop["mcpServers"]["airlock"];
+    assert_eq!(server["command"], json!(program));
+    assert_eq!(
+        server["args"],
+        json!(["serve", "--manifest", manifest_text])
+    );
+    assert_eq!(
+        server["env"]["CLIENT_CONFIG_TOKEN"],
+        json!("<the value of CLIENT_CONFIG_TOKEN>")
+    );
+    let vscode: Value = serde_json::from_str(&snippet("vscode")).unwrap();
+    assert_eq!(vscode["servers"]["airlock"]["type"], json!("stdio"));
+    assert_eq!(
+        vscode["servers"]["airlock"]["env"]["CLIENT_CONFIG_TOKEN"],
+        json!("${input:CLIENT_CONFIG_TOKEN}")
+    );
+    assert_eq!(vscode["inputs"][0]["password"], json!(true));
+    let code = snippet("claude-code");
+    assert!(
+        code.starts_with("claude mcp add --transport stdio")
+            && code.contains("--env CLIENT_CONFIG_TOKEN=\"$CLIENT_CONFIG_TOKEN\"")
+            && code.contains(&format!(
+                "airlock -- {program} serve --manifest {manifest_text}"
+            )),
+        "{code}"
+    );
+    let http: Value = serde_json::from_str(&snippet("http")).unwrap();
+    assert_eq!(
+        http["mcpServers"]["airlock"]["headers"]["Authorization"],
+        json!("Bearer ${AIRLOCK_TOKEN}")
+    );
+    // The desktop snippet as a client runs it: its command, args and env, the placeholder
+    // filled in.
+    let args: Vec<&str> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .collect();
+    let mut started = Server::start_with(
+        std::path::Path::new(server["command"].as_str().unwrap()),
+        &args,
+        &[("CLIENT_CONFIG_TOKEN", secret), ("AIRLOCK_LOG", "warn")],
+    );
+    started.initialize("2025-11-25");
+    let reply = started.request(&call(1, "hello", json!({})));
+    assert_eq!(text_of(&reply), "hello\n", "{reply}");
+    let unknown = run(&airlock(), &["client-config", "emacs"], &[]);
+    assert_eq!(unknown.status.code(), Some(2));
+    std::fs::remove_dir_all(dir).unwrap();
+}
