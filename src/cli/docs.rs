@@ -25,9 +25,93 @@ pub(crate) fn man_page(
         }
     };
     let mut out = Vec::new();
-    Some(
-        clap_mangen::Man::new(command)
-            .render(&mut out)
-            .map(|()| out),
-    )
+    if let Err(error) = clap_mangen::Man::new(command).render(&mut out) {
+        return Some(Err(error));
+    }
+    // Our sections go before VERSION (clap's last one here), or at the end.
+    let extra = sections(sub);
+    let at = out
+        .windows(b"\n.SH VERSION".len())
+        .position(|window| window == b"\n.SH VERSION")
+        .map_or(out.len(), |found| found.saturating_add(1));
+    let tail = out.split_off(at.min(out.len()));
+    out.extend_from_slice(extra.as_bytes());
+    out.extend_from_slice(&tail);
+    Some(Ok(out))
+}
+
+/// ENVIRONMENT, FILES and EXIT STATUS for the page of `sub` (or airlock's own), in roff.
+fn sections(sub: Option<&str>) -> String {
+    let entry = |name: &str, text: &str| format!(".TP\n\\fB{name}\\fR\n{text}\n");
+    let mut page = String::from(".SH ENVIRONMENT\n");
+    page.push_str(&entry(
+        "AIRLOCK_LOG",
+        "Which log lines are written (the syntax of RUST_LOG; default info). Logs go to \
+         stderr, or to \\-\\-log-file; stdout carries protocol lines only.",
+    ));
+    if matches!(sub, None | Some("serve" | "call")) {
+        page.push_str(&entry(
+            "the manifest's variables",
+            "Tools receive only what their manifest entry lists: env_allow variables and \
+             secret_env secrets are read from airlock's environment when the manifest loads; \
+             a missing one stops the load. Nothing else of the environment reaches a tool.",
+        ));
+        page.push_str(&entry(
+            "AIRLOCK_REDIS_URL",
+            "The shared quota store's URL, read by serve \\-\\-quota-store redis \
+             (another variable with \\-\\-redis-url-env).",
+        ));
+    }
+    page.push_str(".SH FILES\n");
+    page.push_str(&entry(
+        "./airlock.toml",
+        "The manifest serve, check and call use when \\-\\-manifest is not given; \
+         without it, the embedded default (read-only tools over the working directory).",
+    ));
+    page.push_str(".SH EXIT STATUS\n");
+    let statuses: &[(&str, &str)] = match sub {
+        Some("check") => &[
+            ("0", "the manifest is valid"),
+            ("1", "it is not; every problem is printed"),
+        ],
+        Some("call") => &[
+            ("0", "the tool succeeded"),
+            ("1", "the tool returned an error, or the call was refused"),
+            ("2", "the arguments cannot be read"),
+        ],
+        Some("client-config") => &[("0", "the snippet was printed"), ("2", "a usage error")],
+        Some("audit") => &[
+            ("0", "no new finding at or over \\-\\-fail\\-on"),
+            ("1", "a new finding at or over \\-\\-fail\\-on"),
+            ("2", "a usage error"),
+            (
+                "3",
+                "the server could not be audited (it never answered, or cannot be reached)",
+            ),
+        ],
+        Some("serve") | None => &[
+            (
+                "0",
+                "end of input, the peer closed stdout, or SIGTERM, SIGINT or SIGHUP",
+            ),
+            (
+                "1",
+                "a manifest or start-up error, or a sandbox the kernel cannot enforce",
+            ),
+            ("2", "a usage error"),
+            (
+                "3",
+                "the peer was cut off for sending only invalid messages",
+            ),
+            (
+                "4",
+                "stdin or stdout failed, or the HTTP address could not be bound",
+            ),
+        ],
+        Some(_) => &[("0", "success"), ("1", "failure"), ("2", "a usage error")],
+    };
+    for (status, meaning) in statuses {
+        page.push_str(&entry(status, meaning));
+    }
+    page
 }

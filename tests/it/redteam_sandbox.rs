@@ -186,7 +186,10 @@ fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
 /// waits for it, with the server still there.
 #[test]
 fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
-    let scratch = Scratch::new("rt-stopped");
+    let mut scratch = Scratch::new("rt-stopped");
+    // A file system of its own: the disk budget counts what the whole file system gains, and
+    // other tests create thousands of files on the shared one.
+    scratch.private_filesystem("work/out", 64);
     let manifest = format!(
         "{}{}{}",
         python_tool("slow", Mode::On, "write = [\"out\"]\ntimeout_ms = 2000"),
@@ -254,7 +257,10 @@ print('planted')
 
 #[test]
 fn later_code_behind_many_entries_is_swept() {
-    let scratch = Scratch::new("rt-walk");
+    let mut scratch = Scratch::new("rt-walk");
+    // 20,001 files on a file system of its own, where they count against no other test's
+    // disk budget.
+    scratch.private_filesystem("work/out", 64);
     let manifest = python_tool(
         "py",
         Mode::On,

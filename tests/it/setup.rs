@@ -334,13 +334,46 @@ fn completions_and_man_pages_are_generated_from_the_command_line() {
     let page = String::from_utf8(page.stdout).unwrap();
     assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{page}");
     assert!(page.contains(".TH airlock 1"), "{page}");
-    for sub in ["serve", "check", "audit", "init", "schema", "completions"] {
+    for sub in [
+        "serve",
+        "check",
+        "call",
+        "client\\-config",
+        "audit",
+        "init",
+        "schema",
+        "completions",
+    ] {
         assert!(page.contains(sub), "{sub}");
     }
     let serve = run(&airlock(), &["man", "serve"], &[]);
     let serve = String::from_utf8(serve.stdout).unwrap();
     assert!(serve.contains(".TH airlock-serve 1"), "{serve}");
     assert!(serve.contains("log\\-format"), "{serve}");
+    // ENVIRONMENT, FILES and EXIT STATUS, before VERSION; each page its own statuses.
+    for (sub, status) in [
+        ("serve", "the peer was cut off"),
+        ("call", "the tool returned an error"),
+        ("audit", "could not be audited"),
+    ] {
+        let page = run(&airlock(), &["man", sub], &[]);
+        let page = String::from_utf8(page.stdout).unwrap();
+        let sections: Vec<usize> = [".SH ENVIRONMENT", ".SH FILES", ".SH EXIT STATUS"]
+            .iter()
+            .map(|section| {
+                page.find(section)
+                    .unwrap_or_else(|| panic!("{sub}: {section}"))
+            })
+            .collect();
+        assert!(sections.is_sorted(), "{sub}: {page}");
+        assert!(
+            page.contains("AIRLOCK_LOG") && page.contains(status),
+            "{sub}: {page}"
+        );
+        if let Some(version) = page.find(".SH VERSION") {
+            assert!(sections[2] < version, "{sub}: {page}");
+        }
+    }
     let unknown = run(&airlock(), &["man", "nope"], &[]);
     assert_eq!(unknown.status.code(), Some(2));
 }
