@@ -317,6 +317,22 @@ impl ToolChecker<'_> {
                 "the program must be fixed, not a placeholder",
             ));
         }
+        if let Some(syntax) = raw
+            .command
+            .get_ref()
+            .iter()
+            .find(|element| is_shell_syntax(program_text, element))
+        {
+            return Err(fail(
+                "command",
+                &format!(
+                    "`{syntax}` is shell syntax, and airlock runs no shell: the program would \
+                     get it as an argument. Write a script and name it: a script that does the \
+                     whole line, command = [\"./script.sh\", …], with exec = [...] naming the \
+                     programs it runs (find's -exec ends with `+` instead of `;`)"
+                ),
+            ));
+        }
         let workdir = match &raw.workdir {
             Some(dir) => directory(self.base, dir.get_ref()).ok_or_else(|| {
                 at.error(
@@ -703,4 +719,28 @@ fn valid_env_name(name: &str) -> bool {
     !name.is_empty()
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.as_bytes().first().is_some_and(u8::is_ascii_digit)
+}
+
+/// Whether a command element is a shell operator or substitution: text a shell would act on
+/// and a program receives as an argument (`git log | head` gives git a `|`). Not the
+/// programs that take such words themselves: find's `;` (after `-exec`), and `<`, `>`, `&`,
+/// `|` for `test`, `[` and `expr`; a `$(` inside an element is make's or awk's, not a
+/// substitution, so only one that starts the element counts.
+pub(crate) fn is_shell_syntax(program: &str, element: &str) -> bool {
+    const OPERATORS: &[&str] = &[
+        "|", "||", "|&", "&&", "&", ";", ";;", ">", ">>", "<", "<<", "<<<", "2>", "2>>", "2>&1",
+        "&>", ">&",
+    ];
+    let name = Path::new(program)
+        .file_name()
+        .and_then(std::ffi::OsStr::to_str)
+        .unwrap_or(program);
+    let own: &[&str] = match name {
+        "find" => &[";"],
+        "test" | "[" | "expr" => &["<", ">", "&", "|"],
+        _ => &[],
+    };
+    (OPERATORS.contains(&element) && !own.contains(&element))
+        || element.starts_with("$(")
+        || element.starts_with('`')
 }

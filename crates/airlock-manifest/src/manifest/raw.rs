@@ -433,10 +433,21 @@ impl<'de> serde::de::Visitor<'de> for ArgvVisitor {
     }
 
     fn visit_str<E: serde::de::Error>(self, line: &str) -> Result<Argv, E> {
-        let listed: Vec<String> = line
-            .split_whitespace()
-            .map(|word| format!("{word:?}"))
-            .collect();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let operator = words.iter().any(|word| {
+            ["|", "||", "&&", "&", ";", ">", ">>", "<", "2>&1"].contains(word)
+                || word.contains("$(")
+                || word.contains('`')
+        });
+        if operator {
+            return Err(E::custom(
+                "`command` must be a list, not a shell line, and this one needs a shell \
+                 (a pipe, a redirection, `&&`, `;` or a substitution): airlock runs no shell: \
+                 write a script and name it, command = [\"./script.sh\", …], with exec = [...] \
+                 naming the programs it runs",
+            ));
+        }
+        let listed: Vec<String> = words.iter().map(|word| format!("{word:?}")).collect();
         Err(E::custom(format!(
             "`command` must be a list, not a shell line: airlock never runs a shell, so each \
              program and argument is one element, as in command = [{}]",

@@ -740,6 +740,46 @@ mod operator_messages {
         assert_eq!(error.position(), Some((4, 11)));
     }
 
+    /// A shell line with a pipe is not turned into a list that keeps the pipe: airlock runs no
+    /// shell, so the hint is a script.
+    #[test]
+    fn a_shell_line_with_a_pipe_is_told_to_be_a_script() {
+        let error = refusal(&tool(r#"command = "git log --oneline | head -5""#));
+        assert!(
+            error
+                .rule()
+                .contains("airlock runs no shell: write a script and name it"),
+            "{}",
+            error.rule()
+        );
+        assert!(!error.rule().contains("\"|\""), "{}", error.rule());
+    }
+
+    /// Shell operators as list elements reach the program as arguments: refused, but the
+    /// words find, test and expr take themselves, and `$(` inside make's or awk's text.
+    #[test]
+    fn shell_operators_in_a_command_list_are_refused() {
+        for element in ["|", "&&", ";", ">", "<", "2>&1", "$(date)", "`date`"] {
+            let error = refusal(&tool(&format!(
+                "command = [\"ls\", \"-l\", {element:?}, \"x\"]"
+            )));
+            assert!(
+                error
+                    .rule()
+                    .contains("is shell syntax, and airlock runs no shell"),
+                "{element}: {}",
+                error.rule()
+            );
+        }
+        use super::checked::is_shell_syntax;
+        assert!(is_shell_syntax("ls", "|"));
+        assert!(!is_shell_syntax("/usr/bin/find", ";"));
+        assert!(!is_shell_syntax("expr", ">"));
+        assert!(!is_shell_syntax("make", "CFLAGS=$(shell id)"));
+        assert!(!is_shell_syntax("awk", "{print $(NF)}"));
+        assert!(!is_shell_syntax("jq", ".[] | .name"));
+    }
+
     #[test]
     fn a_quoted_number_names_its_key_and_the_line_written_right() {
         let error = refusal(&tool(
