@@ -134,7 +134,8 @@ impl ArgumentBound {
 pub enum HeaderFault {
     /// `Mcp-Method` against the body's `method`.
     Method,
-    /// `Mcp-Name` against `params.name` of `tools/call`.
+    /// `Mcp-Name` against `params.name` of `tools/call` and `prompts/get`, `params.uri` of
+    /// `resources/read`; or one of the three headers repeated.
     Name,
     /// `MCP-Protocol-Version` against `_meta`'s `io.modelcontextprotocol/protocolVersion`.
     ProtocolVersion,

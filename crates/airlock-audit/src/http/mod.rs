@@ -218,10 +218,13 @@ impl Ctx<'_> {
         if let Some(object) = params.as_object_mut() {
             object.insert("_meta".to_owned(), modern_meta());
         }
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        // `Mcp-Name` copies `params.uri` of `resources/read`, `params.name` of the others.
+        let named = if method == "resources/read" {
+            "uri"
+        } else {
+            "name"
+        };
+        let name = params.get(named).and_then(Value::as_str).map(str::to_owned);
         let id = self.id();
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let mut request = self

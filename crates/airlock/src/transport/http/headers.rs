@@ -2,6 +2,12 @@
 //! sends and accepts, and the MCP headers of 2026-07-28 (`Mcp-Method`, `Mcp-Name`,
 //! `MCP-Protocol-Version`), whose values may come as `=?base64?…?=`.
 //!
+//! Each MCP header must come at most once: a gateway that reads the last of two values and a
+//! server that reads the first would see two different tools (issue 35). The base64 form is
+//! exactly the specification's, `=?base64?` in lower case and the standard alphabet with its
+//! padding; `=?BASE64?`, the URL-safe alphabet or missing padding are plain values, which match
+//! no body.
+//!
 //! Every value here is the peer's and trusted for nothing: a header that is not visible ASCII,
 //! a malformed authority, or a base64 value that is not UTF-8 is simply "not allowed" or "not
 //! matching". Nothing here allocates more than the header's own length.
@@ -237,17 +243,34 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
 }
 
 /// The text value of an MCP header, decoded: `=?base64?…?=` values are base64 of UTF-8.
-/// `None` when it is absent, not visible ASCII, or a base64 value that does not decode.
+/// `None` when it is absent, repeated, not visible ASCII, or a base64 value that does not
+/// decode.
 pub(crate) fn mcp_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    decode(headers.get(name)?)
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    decode(value)
+}
+
+/// The first MCP header of 2026-07-28 that a request repeats, as the fault it is.
+pub(crate) fn repeated(headers: &HeaderMap) -> Option<crate::error::HeaderFault> {
+    use crate::error::HeaderFault;
+    [
+        (MCP_PROTOCOL_VERSION, HeaderFault::ProtocolVersion),
+        (MCP_METHOD, HeaderFault::Method),
+        (MCP_NAME, HeaderFault::Name),
+    ]
+    .into_iter()
+    .find(|(name, _)| headers.get_all(*name).iter().nth(1).is_some())
+    .map(|(_, fault)| fault)
 }
 
 fn decode(value: &HeaderValue) -> Option<String> {
     let text = value.to_str().ok()?;
     let encoded = text
-        .get(..9)
-        .filter(|prefix| prefix.eq_ignore_ascii_case("=?base64?"))
-        .and_then(|_| text.get(9..))
+        .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="));
     match encoded {
         Some(encoded) => {
@@ -393,8 +416,29 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(MCP_NAME, value("=?base64?w7xuw68=?="));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("ünï"));
-        headers.insert(MCP_NAME, value("=?BASE64?dG9vbA==?="));
+        headers.insert(MCP_NAME, value("=?base64?dG9vbA==?="));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("tool"));
+        // Only the specification's form: other spellings are plain values (and so never the
+        // body's name), the URL-safe alphabet and missing padding do not decode.
+        headers.insert(MCP_NAME, value("=?BASE64?dG9vbA==?="));
+        assert_eq!(
+            mcp_value(&headers, MCP_NAME).as_deref(),
+            Some("=?BASE64?dG9vbA==?=")
+        );
+        headers.insert(MCP_NAME, value("=?base64?Pz8-?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?Pz8_?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?dG9vbA?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?Pz8/?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("???"));
+        // Two values: none.
+        headers.append(MCP_NAME, value("tool"));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        assert_eq!(repeated(&headers), Some(crate::error::HeaderFault::Name));
+        headers.remove(MCP_NAME);
+        assert_eq!(repeated(&headers), None);
         headers.insert(MCP_NAME, value("plain_tool"));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("plain_tool"));
         // Not base64, or not UTF-8 once decoded: no value, so never equal to the body's.

@@ -81,7 +81,7 @@ pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
 #[cfg(feature = "oauth")]
 pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
-pub use proxies::{Cidr, TrustedProxies};
+pub use proxies::{Cidr, ProxyHeader, TrustedProxies};
 #[cfg(feature = "redis")]
 pub use store::{SharedStore, StoreError, Unreachable};
 pub use tls::{Tls, TlsError};

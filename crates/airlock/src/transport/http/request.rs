@@ -381,6 +381,11 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     if !accepts.json && !accepts.sse {
         return garbage(refusal(&McpError::Http(HttpRefusal::NotAcceptable)));
     }
+    if let Some(fault) = headers::repeated(head) {
+        // Two values of one MCP header: whichever a gateway in front read, it may not be the
+        // one we would. Refused before the body is read.
+        return garbage(refusal(&McpError::HeaderMismatch(fault)));
+    }
     let max = state.shared.limits().max_frame_bytes.get();
     let too_long = McpError::FrameTooLong { limit: max };
     let declared = head
@@ -631,12 +636,17 @@ impl Exchange<'_> {
         if headers::mcp_value(self.head, MCP_METHOD).as_deref() != Some(request.method.as_str()) {
             return Err(HeaderFault::Method);
         }
-        if request.method == RequestMethod::ToolsCall
-            && let Some(name) = request
-                .params
-                .as_ref()
-                .and_then(|params| params.name.as_ref())
-                .and_then(Text::as_str)
+        // `Mcp-Name` copies `params.name` (`tools/call`, `prompts/get`) or `params.uri`
+        // (`resources/read`); a body without one is the engine's to refuse.
+        let params = request.params.as_ref();
+        let named = match request.method {
+            RequestMethod::ToolsCall | RequestMethod::PromptsGet => {
+                params.and_then(|params| params.name.as_ref())
+            }
+            RequestMethod::ResourcesRead => params.and_then(|params| params.uri.as_ref()),
+            _ => None,
+        };
+        if let Some(name) = named.and_then(Text::as_str)
             && headers::mcp_value(self.head, MCP_NAME).as_deref() != Some(name)
         {
             return Err(HeaderFault::Name);
