@@ -3,9 +3,9 @@
 //! forwarding header the proxy does not write, partial bodies are bounded in memory, repeated
 //! or mismatched `Mcp-*` headers are `400`, and clients share the server-wide call quota.
 
-use std::io::Write as _;
-use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
+use std::io::{Read as _, Write as _};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -133,7 +133,6 @@ fn with_the_forwarded_header_configured_x_forwarded_for_is_ignored() {
     let (_, session_two) = initialize_via(addr, &second);
     assert_eq!(list_via(addr, &session_one.unwrap(), &first), 404);
     assert_eq!(list_via(addr, &session_two.unwrap(), &second), 200);
-    let _unused = send_from;
 }
 
 /// Item 5: a repeated `Mcp-Name`, `Mcp-Method` or `MCP-Protocol-Version` is `400` + `-32020`
@@ -224,4 +223,214 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
     );
     assert_eq!(url_safe.status, 400, "{url_safe:?}");
     assert_eq!(url_safe.code(), -32_020);
+}
+
+/// Reads one reply from a keep-alive connection (its head and `Content-Length` bytes); its
+/// status, or `None` once the server closed the connection.
+fn read_one(stream: &mut TcpStream) -> Option<u16> {
+    let mut raw = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => raw.push(byte[0]),
+            _ => return None,
+        }
+    }
+    let head = String::from_utf8_lossy(&raw).to_ascii_lowercase();
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0_u8; length];
+    stream.read_exact(&mut body).ok()?;
+    Some(status)
+}
+
+/// Sends `request` over and over on keep-alive connections from `from` for `how_long`
+/// (reconnecting whenever the server closes one); the count of each status received.
+fn flood(
+    from: IpAddr,
+    server: SocketAddr,
+    request: Vec<u8>,
+    how_long: Duration,
+) -> std::collections::BTreeMap<u16, usize> {
+    let mut statuses = std::collections::BTreeMap::new();
+    let start = Instant::now();
+    while start.elapsed() < how_long {
+        let Ok(mut stream) = connect_from(from, server, Duration::from_secs(2)) else {
+            continue;
+        };
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        while start.elapsed() < how_long {
+            if stream.write_all(&request).is_err() {
+                break;
+            }
+            match read_one(&mut stream) {
+                Some(status) => *statuses.entry(status).or_insert(0) += 1,
+                None => break,
+            }
+        }
+    }
+    statuses
+}
+
+/// A request with `headers` and `body`, on a keep-alive connection.
+fn keep_alive(
+    addr: SocketAddr,
+    method_path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Vec<u8> {
+    let mut request = format!("{method_path} HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() || method_path.starts_with("POST") {
+        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    request.into_bytes()
+}
+
+/// Bytes of every log line written so far.
+fn log_bytes(server: &HttpServer) -> usize {
+    server
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|line| line.len() + 1)
+        .sum()
+}
+
+/// Item 1: 5 s of requests from one address without a token, refused for a foreign `Origin`,
+/// write at most 256 KiB of log at the default level, and the lines state the status sent;
+/// the same for requests over the request quota, whose lines said `status=200` for `429`.
+/// Before: 15-23 MiB in 5 s, a line per refusal.
+#[test]
+fn a_refused_flood_writes_a_bounded_log_stating_the_status_sent() {
+    const MAX_LOG_BYTES: usize = 256 * 1024;
+    let server = HttpServer::airlock(&[], &[]);
+    let addr = server.addr;
+    let attacker: IpAddr = "127.0.0.2".parse().unwrap();
+    let before = log_bytes(&server);
+    let foreign = keep_alive(
+        addr,
+        "POST /mcp",
+        &[
+            ("Origin", "https://evil.example"),
+            ("Content-Type", "application/json"),
+        ],
+        "{}",
+    );
+    let senders: Vec<_> = (0..4)
+        .map(|_| {
+            let foreign = foreign.clone();
+            std::thread::spawn(move || flood(attacker, addr, foreign, Duration::from_secs(5)))
+        })
+        .collect();
+    let mut statuses = std::collections::BTreeMap::new();
+    for sender in senders {
+        for (status, count) in sender.join().unwrap() {
+            *statuses.entry(status).or_insert(0) += count;
+        }
+    }
+    let written = log_bytes(&server) - before;
+    eprintln!("foreign-Origin flood: {statuses:?}, {written} bytes of log");
+    assert!(statuses.values().sum::<usize>() > 1000, "{statuses:?}");
+    assert!(
+        written <= MAX_LOG_BYTES,
+        "{written} bytes of log for {statuses:?}"
+    );
+    // A legacy client over its request quota: the line says 429, as the reply did.
+    let honest: IpAddr = "127.0.0.3".parse().unwrap();
+    let list = harness::request(1, "tools/list", json!({}));
+    let legacy = keep_alive(
+        addr,
+        "POST /mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        &list,
+    );
+    let statuses = flood(honest, addr, legacy, Duration::from_secs(2));
+    assert!(statuses.contains_key(&429), "{statuses:?}");
+    let lines = server.log.lock().unwrap().clone();
+    let quota: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.contains("request quota") && line.contains("127.0.0.3"))
+        .collect();
+    assert!(!quota.is_empty(), "{lines:#?}");
+    assert!(
+        quota.iter().all(|line| line.contains("status=429")),
+        "{quota:#?}"
+    );
+    let origin: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.contains("Origin not allowed"))
+        .collect();
+    assert!(
+        origin
+            .iter()
+            .all(|line| line.contains("status=403") && line.contains("127.0.0.2")),
+        "{origin:#?}"
+    );
+}
+
+/// Item 2: what a web page makes the browser send never counts toward the cut-off or the
+/// quota of the local client at the same address. 300 `<img src=…/x.png>` requests and 300
+/// `no-cors` `fetch` POSTs from a foreign origin, all from 127.0.0.1, leave a local client at
+/// 127.0.0.1 served; the page's own requests are cut off, cheaply. Before, the 256th refusal
+/// cut the address off and the local client got `429` for 60 s.
+#[test]
+fn a_web_page_flooding_the_port_does_not_lock_the_local_client_out() {
+    let server = HttpServer::airlock(&[], &[]);
+    let addr = server.addr;
+    let local: IpAddr = "127.0.0.1".parse().unwrap();
+    let image = keep_alive(
+        addr,
+        "GET /x.png",
+        &[
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "no-cors"),
+            ("Sec-Fetch-Dest", "image"),
+            ("Connection", "close"),
+        ],
+        "",
+    );
+    let no_cors = keep_alive(
+        addr,
+        "POST /mcp",
+        &[
+            ("Origin", "https://evil.example"),
+            ("Content-Type", "text/plain"),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Sec-Fetch-Mode", "no-cors"),
+            ("Connection", "close"),
+        ],
+        "{}",
+    );
+    let old_image = keep_alive(addr, "GET /mcp", &[("Connection", "close")], "");
+    let mut page = std::collections::BTreeMap::new();
+    for request in [&image, &no_cors, &old_image] {
+        for _ in 0..300 {
+            let status = send_from(local, addr, request).status;
+            *page.entry(status).or_insert(0) += 1;
+        }
+    }
+    eprintln!("the page's requests: {page:?}");
+    assert!(page.contains_key(&429), "the page is cut off: {page:?}");
+    let valid = crate::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    for n in 0..3 {
+        let reply = send_from(local, addr, &valid);
+        assert_eq!(reply.status, 200, "local client, request {n}: {reply:?}");
+    }
+    // The lone attacker (bad POSTs without a page's headers) is still cut off by its address:
+    // `http_abuse::a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not`.
 }

@@ -504,6 +504,19 @@ pub const HTTP_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// a client that was fixed, or shares the address, is served again soon.
 pub const HTTP_CUT_OFF: Duration = Duration::from_secs(60);
 
+/// How often, at most, one client's refusals of one kind are logged: the first at once, then
+/// one line per interval with the count since the last (`transport::http::refusals`). One
+/// address without a token wrote 15-23 MiB of log in 5 s with a line per refusal (issue 35);
+/// now a flood from one address writes a line a minute per kind. A minute matches
+/// [`HTTP_CUT_OFF`], so an operator watching sees each cut-off and its end.
+pub const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Most clients (addresses) whose refusals are counted apart for the log; past it, refusals of
+/// other clients share one entry (`client=other`). Bounds both the table's memory and the
+/// log lines per interval (this many times the kinds of refusal, about 350 KiB a minute at
+/// most, however many addresses an attacker has); 256 names every client of a busy office.
+pub const MAX_REFUSAL_LOG_CLIENTS: usize = 256;
+
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 

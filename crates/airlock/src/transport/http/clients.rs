@@ -39,6 +39,17 @@ pub(crate) enum ClientKey {
     Identity(Arc<str>),
     /// A peer address; IPv6 masked to its /64, IPv4-mapped IPv6 as IPv4.
     Address(IpAddr),
+    /// What web pages in a browser at that address send (`headers::from_a_page`), masked
+    /// as [`ClientKey::Address`]; with the index of its `Origin` in the allow-list when the
+    /// operator listed it, so a listed web app has a key apart from other pages. Kept apart
+    /// from the address's own key: whatever a page makes the browser send never counts
+    /// toward the cut-off or the quota of a local client at the same address (issue 35).
+    Page {
+        /// The (masked) address.
+        address: IpAddr,
+        /// The listed origin's index, if the page is on one.
+        origin: Option<usize>,
+    },
 }
 
 impl ClientKey {
@@ -46,20 +57,33 @@ impl ClientKey {
     pub(crate) fn of(identity: Option<&Arc<str>>, peer: IpAddr) -> Self {
         match identity {
             Some(identity) => Self::Identity(Arc::clone(identity)),
-            None => Self::Address(match peer {
-                IpAddr::V4(v4) => IpAddr::V4(v4),
-                IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                    Some(v4) => IpAddr::V4(v4),
-                    None => {
-                        let mut segments = v6.segments();
-                        for segment in segments.iter_mut().skip(4) {
-                            *segment = 0;
-                        }
-                        IpAddr::V6(segments.into())
-                    }
-                },
-            }),
+            None => Self::Address(masked(peer)),
         }
+    }
+
+    /// The key of what a web page on the listed origin `origin` (if any) sends from `peer`.
+    pub(crate) fn page(peer: IpAddr, origin: Option<usize>) -> Self {
+        Self::Page {
+            address: masked(peer),
+            origin,
+        }
+    }
+}
+
+/// `peer` as a key holds it: IPv6 masked to its /64, IPv4-mapped IPv6 as IPv4.
+fn masked(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut segments = v6.segments();
+                for segment in segments.iter_mut().skip(4) {
+                    *segment = 0;
+                }
+                IpAddr::V6(segments.into())
+            }
+        },
     }
 }
 

@@ -109,6 +109,14 @@ impl AllowList {
         })
     }
 
+    /// The index of `origin` among the origins the operator listed, if it is one.
+    pub(crate) fn listed(&self, origin: &HeaderValue) -> Option<usize> {
+        let origin = origin.to_str().ok()?;
+        self.origins
+            .iter()
+            .position(|allowed| allowed.eq_ignore_ascii_case(origin))
+    }
+
     /// Whether the operator listed any origin (and so some replies carry CORS headers).
     pub(crate) fn lists_origins(&self) -> bool {
         !self.origins.is_empty()
@@ -178,6 +186,29 @@ fn host_of(authority: &str) -> Option<&str> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'[' | b']' | b':'));
     (port_ok && host_ok).then_some(host)
+}
+
+/// Whether a request is one a web page can make a browser send: it carries `Origin` or a
+/// `Sec-Fetch-Site`/`Sec-Fetch-Mode` header (every request of a current browser's page does,
+/// `<img>` and `no-cors` `fetch` included), or it is not a `POST` or `DELETE` of [`MCP_PATH`]
+/// (`<img src=…/x.png>` in an older browser; a `GET` of it without a legacy session, which
+/// only a page sends). MCP clients that are not browsers send none of these; a page cannot
+/// send a `POST` without `Origin`. Such requests are keyed apart (`ClientKey::Page`).
+///
+/// [`MCP_PATH`]: super::MCP_PATH
+pub(crate) fn from_a_page(method: &hyper::Method, path: &str, headers: &HeaderMap) -> bool {
+    let marked = [
+        hyper::header::ORIGIN.as_str(),
+        "sec-fetch-site",
+        "sec-fetch-mode",
+    ]
+    .into_iter()
+    .any(|name| headers.contains_key(name));
+    let mcp_request = path == super::MCP_PATH
+        && (*method == hyper::Method::POST
+            || *method == hyper::Method::DELETE
+            || (*method == hyper::Method::GET && headers.contains_key(MCP_SESSION_ID)));
+    marked || !mcp_request
 }
 
 /// Whether `Content-Type` says JSON (`application/json`, any parameters).

@@ -60,6 +60,7 @@ mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod proxies;
+mod refusals;
 mod replicas;
 mod reply;
 mod request;
@@ -187,6 +188,8 @@ struct State {
     #[cfg(feature = "oauth")]
     oauth: Option<oauth::Verifier>,
     clients: Arc<Clients>,
+    /// Refusals counted for the log.
+    refusals: refusals::Refusals,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
@@ -246,6 +249,7 @@ impl State {
                 &limits,
                 shared.limits().max_consecutive_errors.get(),
             )),
+            refusals: refusals::Refusals::new(),
             sessions: Sessions::new(
                 limits.max_sessions.get(),
                 limits.max_sessions_per_client.get(),

@@ -33,12 +33,13 @@ use super::body::Body;
 use super::calls::{self, CallOwner, CallSlots};
 use super::clients::ClientKey;
 use super::headers::{self, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::refusals::Kind;
 use super::reply::{
     busy, closing, engine_verdict, finished, garbage, json, judged, refusal, status_only,
     unanswered_reply,
 };
 use super::session::Session;
-use super::{MCP_PATH, State, Verdict, cors, lock, status};
+use super::{MCP_PATH, State, Verdict, cors, lock};
 
 /// One HTTP request, start to finish: served by [`serve_request`], then counted for the
 /// garbage cut-off against whoever sent it (see `clients`).
@@ -48,10 +49,22 @@ pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Response<Body> {
     let from = state.proxies.client(peer, request.headers());
-    let address = ClientKey::of(None, from);
+    let head = request.headers();
+    let address = if headers::from_a_page(request.method(), request.uri().path(), head) {
+        let origin = head
+            .get(header::ORIGIN)
+            .and_then(|origin| state.allow.listed(origin));
+        ClientKey::page(from, origin)
+    } else {
+        ClientKey::of(None, from)
+    };
     let mut sender = None;
     let reply = serve_request(&state, (from, &address), request, &mut sender).await;
     let sender = sender.unwrap_or(address);
+    if let Some(kind) = reply.extensions().get::<Kind>().copied() {
+        // The status the reply carries, whatever the era would have said.
+        state.refusals.note(from, kind, reply.status().as_u16());
+    }
     let verdict = reply
         .extensions()
         .get::<Verdict>()
@@ -66,11 +79,13 @@ pub(super) async fn handle(
     reply
 }
 
-/// Serves one request from `from` (keyed as `address`); sets `sender` to the client's identity
-/// once its token is valid (the address is the sender until then).
+/// Serves one request from `from` (keyed as `address`: its own, or its pages',
+/// `ClientKey::Page`); sets `sender` to the client's identity once its token is valid (the
+/// address is the sender until then).
 ///
-/// The refusals of the boundary (`421`, `403`, `401`, `429`) are logged at `info` with the
-/// client's address, for the operator (never the token, nor the refused header's value).
+/// The refusals of the boundary (`421`, `403`, `401`, `429`) are marked with their [`Kind`]
+/// and logged by `refusals` with the client's address, as counts (never the token, nor the
+/// refused header's value).
 async fn serve_request(
     state: &Arc<State>,
     (from, address): (IpAddr, &ClientKey),
@@ -82,20 +97,22 @@ async fn serve_request(
         if let Some(verifier) = &state.oauth
             && verifier.is_metadata_path(request.uri().path())
         {
-            return metadata(state, (from, address), verifier, &request);
+            return metadata(state, address, verifier, &request);
         }
         return garbage(status_only(StatusCode::NOT_FOUND));
     }
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
-        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
-        tracing::debug!(host = ?head.get(header::HOST), "the refused Host");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Host))),
+            Kind::Host,
+        );
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
-        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
-        tracing::debug!(origin = ?head.get(header::ORIGIN), "the refused Origin");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Origin))),
+            Kind::Origin,
+        );
     }
     if cors::is_preflight(&request) {
         // No token (browsers send none on a preflight): the address's cut-off and request
@@ -105,13 +122,7 @@ async fn serve_request(
             Err(error) => Err(error),
         };
         if let Err(error) = refused {
-            tracing::info!(
-                client = %from,
-                status = status::of(&error, false).as_u16(),
-                %error,
-                "preflight refused: client cut off or over its quota"
-            );
-            return judged(refusal(&error), Verdict::Neutral);
+            return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Preflight);
         }
         let reply = cors::preflight(&state.allow, head, state.shared.updates.is_some());
         return if reply.status() == StatusCode::NO_CONTENT {
@@ -138,12 +149,12 @@ async fn serve_request(
             // A cut-off address is refused without a log line per request: its garbage is
             // what got it cut off, and its requests must not flood the log either.
             if let Err(error) = state.clients.admit_unless_cut_off(address) {
-                tracing::debug!(client = %from, "request refused: no valid token, cut off");
-                return judged(closing(refusal(&error)), Verdict::Neutral);
+                return refused(
+                    judged(closing(refusal(&error)), Verdict::Neutral),
+                    Kind::CutOff,
+                );
             }
-            tracing::info!(
-                client = %from,
-                status = 401,
+            tracing::debug!(
                 presented = denied.presented,
                 "request refused: no valid token"
             );
@@ -151,7 +162,7 @@ async fn serve_request(
             reply
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, challenge(state, denied));
-            return garbage(reply);
+            return refused(garbage(reply), Kind::Unauthorized);
         }
     };
     let client = match &identity {
@@ -161,8 +172,11 @@ async fn serve_request(
     // A cut-off client is refused before anything else is spent on it, and its connection
     // closed; this refusal is not counted again.
     if let Err(error) = state.clients.admit_unless_cut_off(&client) {
-        tracing::info!(client = %from, identity = ?identity, status = status::of(&error, false).as_u16(), "request refused: the client is cut off");
-        return judged(closing(refusal(&error)), Verdict::Neutral);
+        tracing::debug!(identity = ?identity, "request refused: the client is cut off");
+        return refused(
+            judged(closing(refusal(&error)), Verdict::Neutral),
+            Kind::CutOff,
+        );
     }
     *sender = Some(client.clone());
     if let Err(error) = state.admit_request(&client).await {
@@ -171,14 +185,8 @@ async fn serve_request(
             tracing::debug!(client = %from, "request refused: the shared quota store is unreachable");
             return judged(refusal(&error), Verdict::Neutral);
         }
-        tracing::info!(
-            client = %from,
-            identity = ?identity,
-            status = status::of(&error, false).as_u16(),
-            %error,
-            "request refused: client over its request quota"
-        );
-        return judged(refusal(&error), Verdict::Neutral);
+        tracing::debug!(identity = ?identity, "request refused: client over its request quota");
+        return refused(judged(refusal(&error), Verdict::Neutral), Kind::Quota);
     }
     let caller = Caller {
         identity,
@@ -271,25 +279,29 @@ fn challenge(state: &State, denied: Denied) -> HeaderValue {
 #[cfg(feature = "oauth")]
 fn metadata(
     state: &State,
-    (from, address): (IpAddr, &ClientKey),
+    address: &ClientKey,
     verifier: &super::oauth::Verifier,
     request: &Request<Incoming>,
 ) -> Response<Body> {
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
-        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Host))),
+            Kind::Host,
+        );
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
-        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Origin))),
+            Kind::Origin,
+        );
     }
     let refused = state
         .clients
         .admit_unless_cut_off(address)
         .and_then(|()| state.clients.admit_request(address));
     if let Err(error) = refused {
-        return judged(refusal(&error), Verdict::Neutral);
+        return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Quota);
     }
     if *request.method() != Method::GET {
         let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
@@ -310,6 +322,12 @@ fn metadata(
         HeaderValue::from_static("max-age=3600"),
     );
     judged(reply, Verdict::Neutral)
+}
+
+/// `reply`, marked as a refusal of `kind` for the log (`refusals`).
+fn refused(mut reply: Response<Body>, kind: Kind) -> Response<Body> {
+    reply.extensions_mut().insert(kind);
+    reply
 }
 
 /// `reply` keeping `slots` (a large reply's, see `call_slots`) until its body is written or
@@ -576,11 +594,9 @@ impl Exchange<'_> {
         {
             return None;
         }
-        tracing::info!(
-            client = %self.caller.address,
+        tracing::debug!(
             identity = ?self.caller.identity,
             tool = %tool.name.as_str(),
-            status = 403,
             "call refused: the access token lacks a scope the tool requires"
         );
         let error = McpError::Http(HttpRefusal::InsufficientScope);
@@ -596,7 +612,7 @@ impl Exchange<'_> {
                 verifier.insufficient_scope(&tool.scopes),
             );
         }
-        Some(reply)
+        Some(refused(reply, Kind::Scope))
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.
