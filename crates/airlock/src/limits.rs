@@ -520,6 +520,20 @@ pub const MAX_REFUSAL_LOG_CLIENTS: usize = 256;
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Most bytes the HTTP server holds in request bodies still arriving, all connections
+/// together; a body that would take it past gets `503` + `-31503` with `Retry-After`, its
+/// connection closed unread. Without it every connection could hold a frame's worth for the
+/// body timeout: 512 partial bodies from 8 addresses took the server to 548-560 MiB (issue
+/// 35). 16 MiB is sixteen full frames at once, far more than honest clients send together
+/// (a call's arguments are at most [`MAX_ARGUMENT_BYTES`]).
+pub const MAX_BODY_BYTES_HELD: usize = 16 * 1024 * 1024;
+
+/// Most bytes one HTTP client (token identity, else address) holds in request bodies still
+/// arriving; past it, `429` + `-31429` with `Retry-After`, connection closed unread. Two full
+/// frames: one client cannot take [`MAX_BODY_BYTES_HELD`] alone; eight addresses could, which
+/// is then `503` for bodies, not more memory.
+pub const MAX_CLIENT_BODY_BYTES_HELD: usize = 2 * 1024 * 1024;
+
 /// Most legacy (2025-11-25 and earlier) HTTP sessions at once; `initialize` past it gets `503`
 /// and `-31503`. Each session holds an engine (a few hundred bytes idle).
 pub const MAX_SESSIONS: usize = 1024;
@@ -704,6 +718,10 @@ pub struct HttpLimits {
     pub client_in_flight: NonZeroUsize,
     /// See [`MAX_TRACKED_CLIENTS`].
     pub max_tracked_clients: NonZeroUsize,
+    /// See [`MAX_BODY_BYTES_HELD`].
+    pub max_body_bytes_held: NonZeroUsize,
+    /// See [`MAX_CLIENT_BODY_BYTES_HELD`].
+    pub max_client_body_bytes_held: NonZeroUsize,
 }
 
 #[cfg(feature = "http")]
@@ -725,6 +743,8 @@ impl Default for HttpLimits {
             client_request_rate: Some(CLIENT_REQUEST_RATE),
             client_in_flight: non_zero(MAX_CLIENT_IN_FLIGHT),
             max_tracked_clients: non_zero(MAX_TRACKED_CLIENTS),
+            max_body_bytes_held: non_zero(MAX_BODY_BYTES_HELD),
+            max_client_body_bytes_held: non_zero(MAX_CLIENT_BODY_BYTES_HELD),
         }
     }
 }

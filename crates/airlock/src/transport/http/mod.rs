@@ -45,6 +45,7 @@
 //! (`store`).
 
 mod auth;
+mod bodies;
 mod body;
 mod calls;
 mod clients;
@@ -188,6 +189,8 @@ struct State {
     #[cfg(feature = "oauth")]
     oauth: Option<oauth::Verifier>,
     clients: Arc<Clients>,
+    /// Bytes held in bodies still arriving.
+    bodies: Arc<bodies::Bodies>,
     /// Refusals counted for the log.
     refusals: refusals::Refusals,
     sessions: Sessions,
@@ -250,6 +253,10 @@ impl State {
                 shared.limits().max_consecutive_errors.get(),
             )),
             refusals: refusals::Refusals::new(),
+            bodies: bodies::Bodies::new(
+                limits.max_body_bytes_held.get(),
+                limits.max_client_body_bytes_held.get(),
+            ),
             sessions: Sessions::new(
                 limits.max_sessions.get(),
                 limits.max_sessions_per_client.get(),

@@ -13,7 +13,8 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
+use hyper::body::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -29,6 +30,7 @@ use crate::response;
 use crate::version::ProtocolVersion;
 
 use super::auth::Denied;
+use super::bodies;
 use super::body::Body;
 use super::calls::{self, CallOwner, CallSlots};
 use super::clients::ClientKey;
@@ -416,18 +418,30 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         tracing::debug!("request refused: body over the cap (declared)");
         return garbage(closing(refusal(&too_long)));
     }
+    // The bytes it will hold come out of the budgets before one is read (`bodies`): all of a
+    // declared length at once, a chunked body's as they come.
+    let mut claim = state.bodies.claim(&caller.client);
+    let declared = declared.and_then(|length| usize::try_from(length).ok());
+    if let Err(error) = claim.take(declared.unwrap_or(0)) {
+        tracing::debug!("request refused: too many body bytes held");
+        return judged(closing(refusal(&error)), Verdict::Neutral);
+    }
     let read = tokio::time::timeout(
         state.limits.body_read_timeout,
-        Limited::new(body, max).collect(),
+        read_body(body, max, declared, &mut claim),
     )
     .await;
     let frame = match read {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(error)) => {
-            if error.is::<http_body_util::LengthLimitError>() {
-                tracing::debug!("request refused: body over the cap");
-                return garbage(closing(refusal(&too_long)));
-            }
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(BodyFault::TooLong)) => {
+            tracing::debug!("request refused: body over the cap");
+            return garbage(closing(refusal(&too_long)));
+        }
+        Ok(Err(BodyFault::Budget(error))) => {
+            tracing::debug!("request refused: too many body bytes held");
+            return judged(closing(refusal(&error)), Verdict::Neutral);
+        }
+        Ok(Err(BodyFault::Unreadable)) => {
             tracing::debug!("the request body could not be read");
             return garbage(closing(status_only(StatusCode::BAD_REQUEST)));
         }
@@ -436,6 +450,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
             return garbage(closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout))));
         }
     };
+    drop(claim);
     let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
     let modern_header = header_version.is_some_and(|v| ProtocolVersion::legacy(v).is_none());
     let parsed = envelope::parse(&frame, state.shared.limits().max_json_depth.get());
@@ -481,6 +496,48 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         return call.error(&request, &error, true);
     }
     call.legacy(request).await
+}
+
+/// Why a body was not read whole.
+enum BodyFault {
+    /// Longer than the frame cap.
+    TooLong,
+    /// Its bytes did not fit the budgets (`bodies`).
+    Budget(McpError),
+    /// The connection failed mid-body.
+    Unreadable,
+}
+
+/// Reads `body` whole, at most `max` bytes; bytes past the `declared` length already taken
+/// (all of a chunked body's) are taken from `claim` as they come. The buffer grows with what
+/// arrived, never to what was declared.
+async fn read_body(
+    mut body: Incoming,
+    max: usize,
+    declared: Option<usize>,
+    claim: &mut bodies::Claim,
+) -> Result<Bytes, BodyFault> {
+    let mut out = Vec::new();
+    let taken = declared.unwrap_or(0);
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(BodyFault::Unreadable);
+        };
+        let Ok(data) = frame.into_data() else {
+            // Trailers: nothing to keep.
+            continue;
+        };
+        let len = out.len().saturating_add(data.len());
+        if len > max {
+            return Err(BodyFault::TooLong);
+        }
+        if len > taken {
+            let more = len.saturating_sub(taken.max(out.len()));
+            claim.take(more).map_err(BodyFault::Budget)?;
+        }
+        out.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(out))
 }
 
 /// A notification or a response, never answered: for a legacy session, handed to its engine
