@@ -24,7 +24,7 @@ use airlock::transport::http::{
     AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, ProxyHeader,
     SharedStore, StoreError, Tls, TlsError, TokenError, Tokens, TrustedProxies, Unreachable,
 };
-use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
+use airlock::{CallLog, HttpLimits, Limits, Rate, Rotation, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
 use airlock_manifest::{command, sandbox, secrets};
@@ -248,6 +248,13 @@ struct AuditLogFlags {
     /// stderr; the file is created with mode 0600 and reopened on SIGUSR1 (log rotation).
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
+    /// Rotate the audit log past BYTES: FILE becomes FILE.1 (FILE.1 becomes FILE.2, …) and a
+    /// new FILE is opened (default 64 MiB).
+    #[arg(long, value_name = "BYTES", requires = "audit_log")]
+    audit_log_max_bytes: Option<std::num::NonZeroU64>,
+    /// Rotated audit log files kept, FILE.1 the newest (default 4; 0 keeps none).
+    #[arg(long, value_name = "N", requires = "audit_log")]
+    audit_log_keep: Option<u32>,
     /// Add `arguments_hmac` to each record: HMAC-SHA256 of the call's arguments under the key
     /// in the environment variable NAME (at least 16 bytes), to correlate identical calls
     /// without logging their values.
@@ -263,7 +270,17 @@ impl AuditLogFlags {
     fn call_log(&self) -> Result<Arc<CallLog>, String> {
         let log = match &self.audit_log {
             None => CallLog::stderr(),
-            Some(path) => CallLog::file(path).map_err(|error| {
+            Some(path) => {
+                let mut rotation = Rotation::default();
+                if let Some(max) = self.audit_log_max_bytes {
+                    rotation.max_bytes = max.get();
+                }
+                if let Some(keep) = self.audit_log_keep {
+                    rotation.keep = keep;
+                }
+                CallLog::rotated(path, rotation)
+            }
+            .map_err(|error| {
                 format!(
                     "--audit-log: cannot open {} for appending: {error}",
                     path.display()

@@ -548,3 +548,76 @@ fn partial_bodies_from_many_connections_hold_bounded_memory() {
     let reply = crate::http::modern(addr, 1, "tools/list", json!({}), &[]);
     assert_eq!(reply.status, 200);
 }
+
+/// Item 1, the audit log: 3 s of calls over the client's call quota from one address leave
+/// one record for the first refusal (the rest are counted into a `refused_calls` record once
+/// a minute), not one each; and the file rotates at `--audit-log-max-bytes`, keeping
+/// `--audit-log-keep` files. Before: 17 KiB/s of records per address, no size bound.
+#[test]
+fn refused_calls_are_counted_in_the_audit_log_and_the_file_rotates() {
+    let dir = std::env::temp_dir().join(format!("airlock-it-audit-35-{}", std::process::id()));
+    let _fresh = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("audit.jsonl");
+    let server = HttpServer::airlock(
+        &[
+            "--audit-log",
+            log.to_str().unwrap(),
+            "--audit-log-max-bytes",
+            "4096",
+            "--audit-log-keep",
+            "2",
+            "--client-calls-per-minute",
+            "60",
+            "--client-requests-per-minute",
+            "1000000",
+        ],
+        &[],
+    );
+    let addr = server.addr;
+    let call = crate::http::modern_bytes(
+        addr,
+        1,
+        "tools/call",
+        json!({"name": "file_info", "arguments": {"path": "."}}),
+        &[],
+    );
+    let statuses = flood(
+        "127.0.0.1".parse().unwrap(),
+        addr,
+        call,
+        Duration::from_secs(3),
+    );
+    let refused = statuses.get(&429).copied().unwrap_or(0);
+    assert!(refused > 100, "{statuses:?}");
+    let mut records = Vec::new();
+    let mut bytes = 0;
+    for name in [
+        "audit.jsonl",
+        "audit.jsonl.1",
+        "audit.jsonl.2",
+        "audit.jsonl.3",
+    ] {
+        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+            continue;
+        };
+        assert_ne!(name, "audit.jsonl.3", "only two rotated files are kept");
+        bytes += text.len();
+        for line in text.lines() {
+            records.push(serde_json::from_str::<serde_json::Value>(line).unwrap());
+        }
+    }
+    let refusal_records = records
+        .iter()
+        .filter(|record| record["outcome"] == "refused")
+        .count();
+    eprintln!(
+        "{statuses:?}: {} records, {refusal_records} of refusals, {bytes} bytes",
+        records.len()
+    );
+    assert!(
+        refusal_records <= 2,
+        "{refusal_records} records for {refused} refusals"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -461,6 +461,24 @@ pub const TOOL_CALL_RATE: Rate = Rate::new_const(1200, 40);
 /// cannot starve tool calls and a call flood cannot starve pings.
 pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
 
+/// How often, at most, refused calls of one client, tool and refusal get an audit record:
+/// the first at once, then one `refused_calls` record per interval with the count. One
+/// address over its quota grew the audit log by 17 KiB/s with a record per refusal (issue 35).
+pub const REFUSED_RECORD_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Most (client, tool, refusal) keys whose refused calls are counted apart in the audit log;
+/// past it they share one entry whose record names no client. Bounds the table and the
+/// records per interval, however many addresses send refused calls.
+pub const MAX_REFUSED_RECORD_KEYS: usize = 256;
+
+/// Default size past which the audit log file is rotated (`--audit-log-max-bytes`): a few
+/// hundred thousand records, days of a busy server's calls.
+pub const AUDIT_LOG_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default number of rotated audit log files kept (`--audit-log-keep`): with
+/// [`AUDIT_LOG_MAX_BYTES`], at most 320 MiB of audit log on disk.
+pub const AUDIT_LOG_KEEP: u32 = 4;
+
 /// Most HTTP connections open at once (`airlock serve --http`).
 ///
 /// Each open connection costs a task and hyper's buffers (a few KiB while idle, up to
