@@ -479,6 +479,14 @@ pub const AUDIT_LOG_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// [`AUDIT_LOG_MAX_BYTES`], at most 320 MiB of audit log on disk.
 pub const AUDIT_LOG_KEEP: u32 = 4;
 
+/// How recently an HTTP client must have had a call admitted to count as active when the
+/// server-wide call quota is shared among clients (`transport::http::shares`): each active
+/// client's share is the server's rate divided by their number. Two clients flooding within
+/// their own quotas left an honest third 9 of 35 calls (issue 35). Ten seconds covers an agent
+/// pausing between calls while it thinks, and lets a client that left give its share back
+/// soon.
+pub const FAIR_SHARE_WINDOW: Duration = Duration::from_secs(10);
+
 /// Most HTTP connections open at once (`airlock serve --http`).
 ///
 /// Each open connection costs a task and hyper's buffers (a few KiB while idle, up to

@@ -108,6 +108,7 @@ async fn sweep(state: Arc<State>) {
         state.sessions.sweep();
         state.clients.sweep();
         state.refusals.sweep();
+        state.shares.sweep();
         #[cfg(feature = "redis")]
         state.sweep_shared_sessions().await;
     }

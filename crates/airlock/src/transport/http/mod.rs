@@ -66,6 +66,7 @@ mod replicas;
 mod reply;
 mod request;
 mod session;
+mod shares;
 mod status;
 #[cfg(feature = "redis")]
 mod store;
@@ -191,6 +192,8 @@ struct State {
     clients: Arc<Clients>,
     /// Bytes held in bodies still arriving.
     bodies: Arc<bodies::Bodies>,
+    /// Shares of the server-wide call quota among clients.
+    shares: shares::Shares,
     /// Refusals counted for the log.
     refusals: refusals::Refusals,
     sessions: Sessions,
@@ -253,6 +256,10 @@ impl State {
                 shared.limits().max_consecutive_errors.get(),
             )),
             refusals: refusals::Refusals::new(),
+            shares: shares::Shares::new(
+                shared.limits().tool_call_rate,
+                limits.max_tracked_clients.get(),
+            ),
             bodies: bodies::Bodies::new(
                 limits.max_body_bytes_held.get(),
                 limits.max_client_body_bytes_held.get(),

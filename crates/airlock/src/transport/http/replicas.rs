@@ -109,6 +109,7 @@ impl State {
                     // Local limits: the client's, then the tool's and the server's (which
                     // the engine no longer charges), then local slots.
                     self.clients.admit_call(client)?;
+                    self.shares.admit(client)?;
                     self.shared.quotas.admit_call_locally(tool.unwrap_or(""))?;
                     return self.local_slots(client);
                 }
@@ -116,6 +117,8 @@ impl State {
         }
         let _unused = tool;
         self.clients.admit_call(client)?;
+        // The client's share of the server-wide quota the engine then charges.
+        self.shares.admit(client)?;
         self.local_slots(client)
     }
 
