@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use governor::RateLimiter;
@@ -26,7 +27,7 @@ use governor::nanos::Nanos;
 use governor::state::keyed::HashMapStateStore;
 
 use crate::error::McpError;
-use crate::limits::{HTTP_CUT_OFF, HttpLimits};
+use crate::limits::{HTTP_CUT_OFF, HttpLimits, REFUSAL_LOG_INTERVAL};
 use crate::quota::{QuotaClock, governor_quota, millis_rounded_up};
 
 type Keyed =
@@ -97,6 +98,8 @@ pub(crate) struct Clients {
     max_tracked: usize,
     garbage: Mutex<HashMap<ClientKey, Garbage>>,
     max_garbage: u32,
+    /// When the table-full warning was last logged (quota clock nanoseconds; 0: never).
+    full_warned: AtomicU64,
 }
 
 /// What a request's reply says of it, for the cut-off.
@@ -138,6 +141,7 @@ impl Clients {
             max_tracked: limits.max_tracked_clients.get(),
             garbage: Mutex::new(HashMap::new()),
             max_garbage: max_garbage.max(1),
+            full_warned: AtomicU64::new(0),
         }
     }
 
@@ -219,10 +223,21 @@ impl Clients {
         if limiter.len() >= self.max_tracked {
             limiter.retain_recent();
             if limiter.len() >= self.max_tracked {
-                tracing::warn!(
-                    tracked = self.max_tracked,
-                    "too many HTTP clients tracked; new clients refused until some go quiet"
-                );
+                // Once an interval, not once per refused request (issue 35).
+                let now = self.clock.now().as_u64();
+                let last = self.full_warned.load(Ordering::Relaxed);
+                let interval = u64::try_from(REFUSAL_LOG_INTERVAL.as_nanos()).unwrap_or(u64::MAX);
+                if (last == 0 || now.saturating_sub(last) >= interval)
+                    && self
+                        .full_warned
+                        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    tracing::warn!(
+                        tracked = self.max_tracked,
+                        "too many HTTP clients tracked; new clients refused until some go quiet"
+                    );
+                }
                 return Err(McpError::RateLimited {
                     retry_after_ms: 1000,
                 });

@@ -37,6 +37,8 @@ pub(super) enum Kind {
     Unauthorized,
     /// The client is cut off for sending garbage (`429`).
     CutOff,
+    /// This request, garbage, cut its client off (its own status).
+    CutOffBegins,
     /// The client is over its request quota (`429`).
     Quota,
     /// A scoped access token lacks a scope the tool requires (`403`).
@@ -52,6 +54,9 @@ impl Kind {
             Self::Preflight => "preflight refused: client cut off or over its quota",
             Self::Unauthorized => "no valid token",
             Self::CutOff => "the client is cut off",
+            Self::CutOffBegins => {
+                "too many invalid requests in a row: the client is cut off for a while"
+            }
             Self::Quota => "client over its request quota",
             Self::Scope => "the access token lacks a scope the tool requires",
         }

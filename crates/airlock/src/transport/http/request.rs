@@ -73,10 +73,11 @@ pub(super) async fn handle(
         .copied()
         .unwrap_or(Verdict::Valid);
     if state.clients.record(&sender, verdict) {
-        tracing::info!(
-            client = ?sender,
-            "HTTP client cut off for a while after too many invalid requests in a row"
-        );
+        // Counted like the refusals: a botnet's addresses each cut off write bounded lines.
+        state
+            .refusals
+            .note(from, Kind::CutOffBegins, reply.status().as_u16());
+        tracing::debug!(client = ?sender, "HTTP client cut off");
     }
     reply
 }
