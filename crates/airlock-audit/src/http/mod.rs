@@ -8,8 +8,9 @@
 //!
 //! The cases (`cases`) are the transport's own: the `Host` and `Origin` checks against DNS
 //! rebinding, body and head caps, batches, media types, legacy sessions (missing, unknown,
-//! huge, reused after `DELETE`), modern headers that disagree with the body, and slow and
-//! idle connections. Which era's cases run follows what the server answers at the start: a
+//! huge, reused after `DELETE`), modern headers that disagree with the body, are repeated or
+//! encoded other than as the specification says, slow and idle connections, partial bodies
+//! held, and a web page's refused requests locking out a local client at the same address. Which era's cases run follows what the server answers at the start: a
 //! 2025-11-25 `initialize` (with or without a session id) and a 2026-07-28
 //! `server/discover`.
 //!
@@ -144,6 +145,12 @@ impl Request {
     /// Sets header `name` (replacing any of that name, ignoring case).
     pub(crate) fn set(mut self, name: &str, value: &str) -> Self {
         self = self.remove(name);
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Adds header `name`, after any of the same name (to send a header twice).
+    pub(crate) fn add(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
     }
