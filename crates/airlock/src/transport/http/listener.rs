@@ -109,6 +109,7 @@ async fn sweep(state: Arc<State>) {
         state.clients.sweep();
         state.refusals.sweep();
         state.shares.sweep();
+        state.bodies.sweep();
         #[cfg(feature = "redis")]
         state.sweep_shared_sessions().await;
     }

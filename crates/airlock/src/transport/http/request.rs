@@ -510,16 +510,16 @@ enum BodyFault {
 }
 
 /// Reads `body` whole, at most `max` bytes; bytes past the `declared` length already taken
-/// (all of a chunked body's) are taken from `claim` as they come. The buffer grows with what
-/// arrived, never to what was declared.
+/// (all of a chunked body's) are taken from `claim` as they come. The buffer is sized to the
+/// declared length, which the budgets already hold.
 async fn read_body(
     mut body: Incoming,
     max: usize,
     declared: Option<usize>,
     claim: &mut bodies::Claim,
 ) -> Result<Bytes, BodyFault> {
-    let mut out = Vec::new();
     let taken = declared.unwrap_or(0);
+    let mut out = Vec::with_capacity(taken.min(max));
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return Err(BodyFault::Unreadable);
