@@ -867,10 +867,7 @@ mod tests {
         let dir = scratch("refused");
         let path = dir.join("audit.jsonl");
         let log = CallLog::file(&path).unwrap();
-        let client = Client::Http {
-            address: "192.0.2.1".parse().unwrap(),
-            identity: None,
-        };
+        let client = Client::Stdio;
         let quota = McpError::RateLimited { retry_after_ms: 5 };
         let entry = Entry::refused(&client, Some("echo"), &quota);
         let start = Instant::now();
@@ -889,7 +886,7 @@ mod tests {
         assert_eq!(written[0]["event"], "refused_calls");
         assert_eq!(written[0]["count"], 1000);
         assert_eq!(written[0]["tool"], "echo");
-        assert_eq!(written[0]["client"]["address"], "192.0.2.1");
+        assert_eq!(written[0]["client"]["transport"], "stdio");
         assert_eq!(written[0]["refusal"]["code"], -31_429);
         // Quiet keys are forgotten after an interval with nothing counted.
         log.flush_at(later + REFUSED_RECORD_INTERVAL);
