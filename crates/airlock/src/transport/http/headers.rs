@@ -13,7 +13,7 @@
 //! matching". Nothing here allocates more than the header's own length.
 
 use base64::Engine as _;
-use hyper::header::{HeaderMap, HeaderValue};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// `Mcp-Method`: the JSON-RPC method, repeated in a header (2026-07-28).
 pub(crate) const MCP_METHOD: &str = "mcp-method";
@@ -23,6 +23,12 @@ pub(crate) const MCP_NAME: &str = "mcp-name";
 pub(crate) const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// `Mcp-Session-Id` (legacy sessions).
 pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
+
+/// `Sec-Fetch-Site` and `Sec-Fetch-Mode` (Fetch Metadata), sent by current browsers on every
+/// request a page makes; built once, not parsed per request.
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
+/// See [`SEC_FETCH_SITE`].
+const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
 
 /// Hosts every server accepts: the loopback names. Origins on these hosts are accepted too.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -197,13 +203,9 @@ fn host_of(authority: &str) -> Option<&str> {
 ///
 /// [`MCP_PATH`]: super::MCP_PATH
 pub(crate) fn from_a_page(method: &hyper::Method, path: &str, headers: &HeaderMap) -> bool {
-    let marked = [
-        hyper::header::ORIGIN.as_str(),
-        "sec-fetch-site",
-        "sec-fetch-mode",
-    ]
-    .into_iter()
-    .any(|name| headers.contains_key(name));
+    let marked = [&hyper::header::ORIGIN, &SEC_FETCH_SITE, &SEC_FETCH_MODE]
+        .into_iter()
+        .any(|name| headers.contains_key(name));
     let mcp_request = path == super::MCP_PATH
         && (*method == hyper::Method::POST
             || *method == hyper::Method::DELETE
