@@ -619,6 +619,12 @@ fn refused_calls_are_counted_in_the_audit_log_and_the_file_rotates() {
         refusal_records <= 2,
         "{refusal_records} records for {refused} refusals"
     );
+    // The calls served wrote more than 4 KiB: the file was rotated, whole records in each.
+    assert!(dir.join("audit.jsonl.1").exists(), "not rotated at 4 KiB");
+    for name in ["audit.jsonl", "audit.jsonl.1"] {
+        let size = std::fs::metadata(dir.join(name)).unwrap().len();
+        assert!(size < 4096 + 1024, "{name}: {size} bytes");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
