@@ -602,15 +602,26 @@ impl CallLog {
                     size,
                     rotation,
                 } => {
-                    let mut written = append_record(file, torn, &lines);
+                    let written = append_record(file, torn, &lines);
                     if written.is_ok() {
                         *size = size.saturating_add(u64::try_from(lines.len()).unwrap_or(u64::MAX));
                         if *size >= rotation.max_bytes {
-                            written = rotate(path, *rotation).map(|(new, length)| {
-                                *file = new;
-                                *size = length;
-                                *torn = false;
-                            });
+                            match rotate(path, *rotation) {
+                                Ok((new, length)) => {
+                                    *file = new;
+                                    *size = length;
+                                    *torn = false;
+                                }
+                                Err(error) => {
+                                    // The record is written; the file grows past its size
+                                    // until the next try, another `max_bytes` later.
+                                    *size = 0;
+                                    tracing::error!(
+                                        kind = ?error.kind(),
+                                        "the audit log could not be rotated; records go on in the same file"
+                                    );
+                                }
+                            }
                         }
                     }
                     written
