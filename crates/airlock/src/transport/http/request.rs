@@ -4,7 +4,8 @@
 //! Trusts nothing of the request. Checks, in order and before a body byte is read: the path,
 //! `Host` (`421`), `Origin` (`403`), a CORS preflight (answered by `cors`), the bearer token
 //! (`401`), the client's cut-off and request quota (`429`), the method, the media types
-//! (`415`, `406`) and the body cap (`413`); then the body crosses [`envelope::parse`] once and
+//! (`415`, `406`), repeated MCP headers (`400`), the body cap (`413`) and the body budgets
+//! (`429`, `503`); then the body crosses [`envelope::parse`] once and
 //! the message goes to an engine: a fresh one (modern), a legacy session's, or one of its own
 //! for what no session holds. Owns the [`Caller`] (who sent it) and the checks of the modern
 //! headers against the body; calls go on to `calls`, replies are built by `reply`.
