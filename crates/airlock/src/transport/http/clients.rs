@@ -2,7 +2,9 @@
 //! garbage cut-off.
 //!
 //! A client is its authenticated identity when tokens are configured, else its peer address
-//! (an IPv6 address counts as its /64, which one host usually holds whole). These limits come
+//! (an IPv6 address counts as its /64, which one host usually holds whole); what a web page
+//! can make a browser send from that address is a client of its own ([`ClientKey::Page`]),
+//! so a page's refusals never cut off, nor spend the quota of, a local client beside it. These limits come
 //! on top of the server-wide ones in [`crate::quota`], so one client flooding cannot take the
 //! whole server's quota or every call slot while another is served. The state is bounded:
 //! entries indistinguishable from a fresh client are dropped by [`Clients::sweep`], and past
