@@ -4,8 +4,9 @@
 //! more: one address without a token wrote 15-23 MiB of log in 5 s (issue 35), and a client
 //! cut off for garbage kept writing, since `Host` and `Origin` are checked before the cut-off.
 //! So, per client and kind of refusal, the first is logged at once and the rest are counted:
-//! at most one line per [`REFUSAL_LOG_INTERVAL`] says how many there were since the last,
-//! whatever the log level. A flood that stops is summed up by the sweeper.
+//! at most one line per [`REFUSAL_LOG_INTERVAL`] says how many there were since the last, at
+//! `info`. A flood that stops is summed up by the sweeper. (Some refusals also have a `debug`
+//! line each, for diagnosis: that level is not bounded.)
 //!
 //! The table is bounded ([`MAX_REFUSAL_LOG_CLIENTS`]): past it, refusals of clients not in it
 //! are counted under one shared entry (`client=other`), so a flood from many addresses still
