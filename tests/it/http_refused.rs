@@ -721,3 +721,76 @@ fn an_honest_client_keeps_its_share_of_the_server_wide_call_quota() {
         "{served} of {calls} served: {refused:?}"
     );
 }
+
+/// Item 1, the other refusals: an address cut off for garbage that goes on with a foreign
+/// `Host` (checked before the cut-off), and one with no valid token, write a bounded log too
+/// (3 s each, 4 keep-alive senders), and the cut-off is said in a counted line.
+#[test]
+fn cut_off_and_unauthorized_floods_write_a_bounded_log() {
+    const MAX_LOG_BYTES: usize = 256 * 1024;
+    let server = HttpServer::airlock(
+        &["--auth-token-env", "IT_REFUSED_TOKEN"],
+        &[("IT_REFUSED_TOKEN", "it-token-for-the-refused-test-0123")],
+    );
+    let addr = server.addr;
+    let before = log_bytes(&server);
+    let garbage = keep_alive(
+        addr,
+        "POST /mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Authorization", "Bearer it-token-for-the-refused-test-0123"),
+        ],
+        "{not json",
+    );
+    let host = keep_alive(
+        addr,
+        "POST /mcp",
+        &[
+            ("Host", "evil.example"),
+            ("Content-Type", "application/json"),
+        ],
+        "{}",
+    );
+    let mut host = String::from_utf8(host).unwrap();
+    // Only the evil Host: the helper wrote the server's first.
+    host = host.replacen(&format!("Host: {addr}\r\n"), "", 1);
+    let no_token = keep_alive(
+        addr,
+        "POST /mcp",
+        &[("Content-Type", "application/json")],
+        "{}",
+    );
+    let cut_off: IpAddr = "127.0.0.5".parse().unwrap();
+    let statuses = flood(cut_off, addr, garbage, Duration::from_secs(2));
+    assert!(statuses.contains_key(&429), "not cut off: {statuses:?}");
+    let mut all = Vec::new();
+    for (from, request) in [("127.0.0.5", host.into_bytes()), ("127.0.0.6", no_token)] {
+        let from: IpAddr = from.parse().unwrap();
+        let senders: Vec<_> = (0..4)
+            .map(|_| {
+                let request = request.clone();
+                std::thread::spawn(move || flood(from, addr, request, Duration::from_secs(3)))
+            })
+            .collect();
+        for sender in senders {
+            all.push(sender.join().unwrap());
+        }
+    }
+    let written = log_bytes(&server) - before;
+    eprintln!("cut-off, Host and token floods: {all:?}, {written} bytes of log");
+    assert!(written <= MAX_LOG_BYTES, "{written} bytes of log");
+    let lines = server.log.lock().unwrap().clone();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("cut off for a while") && line.contains("127.0.0.5")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("no valid token") && line.contains("status=401")),
+        "{lines:#?}"
+    );
+}
