@@ -102,6 +102,9 @@ impl State {
     ) -> Result<CallSlots, McpError> {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
+            // The client's share of the server-wide rate among the clients this replica
+            // serves (the store's quota itself is not split: see `shares`).
+            self.shares.admit(client)?;
             match self.shared_call_slots(store, client, tool).await {
                 Some(slots) => return slots,
                 None => {
@@ -109,7 +112,6 @@ impl State {
                     // Local limits: the client's, then the tool's and the server's (which
                     // the engine no longer charges), then local slots.
                     self.clients.admit_call(client)?;
-                    self.shares.admit(client)?;
                     self.shared.quotas.admit_call_locally(tool.unwrap_or(""))?;
                     return self.local_slots(client);
                 }

@@ -10,8 +10,9 @@
 //! refused for what others took; one alone has all of it. A refusal is the client's
 //! `-31429` with the wait, like its own quota's.
 //!
-//! Counted in this process only: with a shared store (replicas) the server-wide quota is the
-//! store's, not split here. The table is bounded by `max_tracked_clients`; past it, a client
+//! Counted in this process only: with a shared store (replicas), each replica splits the
+//! server-wide rate among the clients it serves, and the store's quota itself is not split; a
+//! client spread over several replicas may take more than its share there. The table is bounded by `max_tracked_clients`; past it, a client
 //! not yet tracked is refused (fail closed), as for the per-client quotas. Trusts nothing of
 //! the client but its key.
 
