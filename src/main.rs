@@ -21,10 +21,10 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 use airlock::limits::MAX_TOOL_TIMEOUT;
 use airlock::transport::http::{
-    AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, SharedStore,
-    StoreError, Tls, TlsError, TokenError, Tokens, TrustedProxies, Unreachable,
+    AllowList, Cidr, HttpConfig, JwksSource, JwksUri, OAuth, OAuthError, OriginError, ProxyHeader,
+    SharedStore, StoreError, Tls, TlsError, TokenError, Tokens, TrustedProxies, Unreachable,
 };
-use airlock::{CallLog, HttpLimits, Limits, Rate, telemetry};
+use airlock::{CallLog, HttpLimits, Limits, Rate, Rotation, telemetry};
 use airlock_audit as audit;
 use airlock_manifest::manifest::{self, Manifest, ManifestError};
 use airlock_manifest::{command, sandbox, secrets};
@@ -270,6 +270,14 @@ fn parse_fail_on(text: &str) -> Result<audit::FailOn, String> {
         .ok_or_else(|| "one of critical, high, medium, low, info, never".to_owned())
 }
 
+fn parse_proxy_header(text: &str) -> Result<ProxyHeader, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "x-forwarded-for" => Ok(ProxyHeader::XForwardedFor),
+        "forwarded" => Ok(ProxyHeader::Forwarded),
+        _ => Err("one of x-forwarded-for, forwarded".to_owned()),
+    }
+}
+
 fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(value) if value.is_object() => Ok(value),
@@ -285,6 +293,13 @@ struct AuditLogFlags {
     /// stderr; the file is created with mode 0600 and reopened on SIGUSR1 (log rotation).
     #[arg(long, value_name = "FILE")]
     audit_log: Option<PathBuf>,
+    /// Rotate the audit log past BYTES: FILE becomes FILE.1 (FILE.1 becomes FILE.2, …) and a
+    /// new FILE is opened (default 64 MiB).
+    #[arg(long, value_name = "BYTES", requires = "audit_log")]
+    audit_log_max_bytes: Option<std::num::NonZeroU64>,
+    /// Rotated audit log files kept, FILE.1 the newest (default 4; 0 keeps none).
+    #[arg(long, value_name = "N", requires = "audit_log")]
+    audit_log_keep: Option<u32>,
     /// Add `arguments_hmac` to each record: HMAC-SHA256 of the call's arguments under the key
     /// in the environment variable NAME (at least 16 bytes), to correlate identical calls
     /// without logging their values.
@@ -300,7 +315,17 @@ impl AuditLogFlags {
     fn call_log(&self) -> Result<Arc<CallLog>, String> {
         let log = match &self.audit_log {
             None => CallLog::stderr(),
-            Some(path) => CallLog::file(path).map_err(|error| {
+            Some(path) => {
+                let mut rotation = Rotation::default();
+                if let Some(max) = self.audit_log_max_bytes {
+                    rotation.max_bytes = max.get();
+                }
+                if let Some(keep) = self.audit_log_keep {
+                    rotation.keep = keep;
+                }
+                CallLog::rotated(path, rotation)
+            }
+            .map_err(|error| {
                 format!(
                     "--audit-log: cannot open {} for appending: {error}",
                     path.display()
@@ -383,10 +408,21 @@ struct HttpFlags {
     /// Most legacy sessions per client; its next initialize ends its least recently used one.
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions_per_client: Option<NonZeroUsize>,
-    /// Trust the reverse proxy at ADDR[/PREFIX] to say who its clients are (Forwarded or
-    /// X-Forwarded-For); repeatable.
+    /// Trust the reverse proxy at ADDR[/PREFIX] to say who its clients are, in the header
+    /// --trusted-proxy-header names; repeatable.
     #[arg(long, value_name = "CIDR", requires = "http", value_parser = parse_cidr)]
     trusted_proxy: Vec<Cidr>,
+    /// The forwarding header the trusted proxies append to, the only one believed (read from
+    /// the right, trusted hops skipped); the other is ignored: x-forwarded-for (nginx,
+    /// HAProxy, Envoy) or forwarded (RFC 7239).
+    #[arg(
+        long,
+        value_name = "HEADER",
+        requires = "trusted_proxy",
+        default_value = "x-forwarded-for",
+        value_parser = parse_proxy_header
+    )]
+    trusted_proxy_header: ProxyHeader,
     /// Serve HTTPS (TLS 1.2 and 1.3): the certificate chain, PEM, the server's first.
     #[arg(long, value_name = "FILE", requires_all = ["http", "tls_key"])]
     tls_cert: Option<PathBuf>,
@@ -912,7 +948,8 @@ fn http_config(
         limits.max_sessions_per_client = max;
     }
     let allow = AllowList::parse(&flags.allow_host, &flags.allow_origin)?;
-    let proxies = TrustedProxies::new(flags.trusted_proxy.clone());
+    let proxies =
+        TrustedProxies::new(flags.trusted_proxy.clone()).reading(flags.trusted_proxy_header);
     let mut config = HttpConfig::new(allow, tokens, limits).trusting(proxies);
     if let (Some(cert), Some(key)) = (&flags.tls_cert, &flags.tls_key) {
         config = config.with_tls(Tls::from_pem_files(cert, key)?);

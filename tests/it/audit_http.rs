@@ -179,3 +179,53 @@ fn options_for_a_started_server_are_refused_with_a_url() {
         );
     }
 }
+
+/// Issue 35, item 7: the audit's cases for refused traffic fail a server that reads the first
+/// of repeated MCP headers, checks `Mcp-Name` for `tools/call` only, decodes `=?BASE64?`,
+/// holds every partial body and lets a web page's refusals cut the local client off (the
+/// fixture does all of these; airlock passes them, above).
+#[test]
+fn a_careless_modern_server_fails_the_refused_traffic_cases() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/audit/careless_modern_http_server.py");
+    let server = HttpServer::start(Path::new("python3"), &[fixture.to_str().unwrap()], &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let only = [
+        "http.modern.header-repeated",
+        "http.modern.name-header-prompt",
+        "http.modern.name-header-resource",
+        "http.modern.name-header-encoding",
+        "http.partial-bodies",
+        "http.page-lockout",
+    ];
+    let (status, report, table) = audit_url("careless", &url, &["--only", &only.join(",")]);
+    assert_eq!(status, Some(1), "{table}");
+    let severity = |id: &str| {
+        report["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|case| case["id"] == id)
+            .unwrap_or_else(|| panic!("{id} did not run: {table}"))["severity"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(severity("http.modern.header-repeated"), "high", "{table}");
+    assert_eq!(
+        severity("http.modern.name-header-encoding"),
+        "medium",
+        "{table}"
+    );
+    assert_eq!(severity("http.partial-bodies"), "medium", "{table}");
+    // The page's refusals cut the audit off: the follow-up fails too.
+    assert_eq!(severity("http.page-lockout"), "critical", "{table}");
+    // A server without the prompt or resource answers -32602: the check cannot be told
+    // from the missing name, so it is low.
+    assert_eq!(severity("http.modern.name-header-prompt"), "low", "{table}");
+    assert_eq!(
+        severity("http.modern.name-header-resource"),
+        "low",
+        "{table}"
+    );
+}

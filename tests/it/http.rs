@@ -238,7 +238,13 @@ pub fn modern_bytes(
     let mut params = params;
     params["_meta"] = harness::modern_meta();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    let name = params["name"].as_str().map(str::to_owned);
+    // `Mcp-Name` copies `params.uri` of `resources/read`, `params.name` of the others.
+    let named = if method == "resources/read" {
+        &params["uri"]
+    } else {
+        &params["name"]
+    };
+    let name = named.as_str().map(str::to_owned);
     let mut headers: Vec<(&str, &str)> = vec![
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", method),

@@ -71,7 +71,11 @@ fn one_identity_cannot_fill_the_session_table() {
 
 /// A TCP connection to `server` from the loopback address `from` (the whole of 127/8 is
 /// loopback on Linux, so 127.0.0.2 plays a second host).
-fn connect_from(from: IpAddr, server: SocketAddr, wait: Duration) -> std::io::Result<TcpStream> {
+pub fn connect_from(
+    from: IpAddr,
+    server: SocketAddr,
+    wait: Duration,
+) -> std::io::Result<TcpStream> {
     let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
     socket.bind(&SocketAddr::new(from, 0).into())?;
     socket.connect_timeout(&server.into(), wait)?;

@@ -35,6 +35,10 @@
 //!   eras, per-client quotas, a thousand connections;
 //! - `http_abuse`: hostile HTTP clients (a full session table, idle sockets, readers that never
 //!   read, garbage) while another client must still be served;
+//! - `http_refused`: what refused HTTP traffic costs the operator (issue 35): log and audit
+//!   lines counted rather than written per refusal, web pages that cannot lock the local client
+//!   out, forwarding headers only as the configured proxy writes them, bounded partial bodies,
+//!   repeated and mismatched `Mcp-*` headers, fair shares of the server-wide call quota;
 //! - `http_listen`: resource subscriptions over HTTP: a session's `GET` stream carries the
 //!   updates of what it subscribed to, one stream per session, ended with the session;
 //! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
@@ -88,6 +92,7 @@ mod http_abuse;
 mod http_browser;
 mod http_listen;
 mod http_oauth;
+mod http_refused;
 mod http_tls;
 mod input_required;
 mod operator;

@@ -20,15 +20,30 @@
 //! is the operator's, the call the client's. A write cut short (a full disk) leaves at most
 //! that one record torn, on a line of its own: the next record starts on a new line.
 //!
+//! **Refused calls are counted, not written one by one** (issue 35: refused calls grew the
+//! log by 17 KiB/s per address). Per client, tool and refusal, the first refusal gets its
+//! `tool_call` record at once; the next ones within [`REFUSED_RECORD_INTERVAL`] are counted,
+//! and one `refused_calls` record with the count is written at the next refusal past the
+//! interval, or by the flush that runs every interval. At most
+//! [`MAX_REFUSED_RECORD_KEYS`] are counted apart; past it, refusals share one entry whose
+//! record names no client.
+//!
+//! **The file has a size bound**: past `max_bytes` (`--audit-log-max-bytes`) it is renamed
+//! to `FILE.1` (the older ones to `FILE.2`, … up to `keep`, the oldest removed) and a new
+//! `FILE` opened, by the same checks. Records that could not be written (a full disk) are
+//! counted, and a `records_dropped` record with the count comes before the next record
+//! written.
+//!
 //! It trusts the engine to call it once per call; it trusts nothing of the arguments.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hmac_sha256::HMAC;
 use secrecy::{ExposeSecret, SecretSlice};
@@ -36,9 +51,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::McpError;
+use crate::limits::{MAX_REFUSED_RECORD_KEYS, REFUSED_RECORD_INTERVAL};
 
 /// Who made a call, as its record names it.
-#[derive(Clone, Debug, Eq, PartialEq)]
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
 pub(crate) enum Client {
     /// The one peer of a stdio session.
     Stdio,
@@ -155,6 +171,27 @@ struct Refusal {
     reason: &'static str,
 }
 
+/// The count of refused calls of one key since its last record.
+#[derive(Debug, Serialize)]
+struct RefusedCalls<'a> {
+    time: String,
+    event: &'static str,
+    client: Option<ClientView<'a>>,
+    tool: Option<&'a str>,
+    limit: Option<&'static str>,
+    refusal: Option<Refusal>,
+    count: u64,
+    interval_s: u64,
+}
+
+/// Records that could not be written (a full disk), said once writing works again.
+#[derive(Debug, Serialize)]
+struct DroppedRecords {
+    time: String,
+    event: &'static str,
+    count: u64,
+}
+
 /// One record, serialised as one JSON line. Every field is always present (`null` when it does
 /// not apply), so a consumer can rely on the shape.
 #[derive(Debug, Serialize)]
@@ -256,6 +293,10 @@ pub struct CallLog {
     key: Option<SecretSlice<u8>>,
     /// Whether the last write failed (so a failing disk logs one error, not one per call).
     failing: AtomicBool,
+    /// Refused calls counted since their key's last record.
+    refused: Mutex<HashMap<RefusedKey, RefusedCount>>,
+    /// Records that could not be written since the last one that was.
+    dropped: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -267,7 +308,47 @@ enum Sink {
         /// Whether the file may end inside a record: a write was cut short (a full disk), so
         /// the next record starts on a line of its own, leaving the torn one a line by itself.
         torn: bool,
+        /// Bytes in the file (its size when opened, plus what was written since).
+        size: u64,
+        /// The size past which the file is rotated, and how many rotated files are kept.
+        rotation: Rotation,
     },
+}
+
+/// When the audit file is rotated (`--audit-log-max-bytes`, `--audit-log-keep`).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub struct Rotation {
+    /// The size past which the file is renamed and a new one opened.
+    pub max_bytes: u64,
+    /// Rotated files kept (`FILE.1` the newest); `0` keeps none.
+    pub keep: u32,
+}
+
+impl Default for Rotation {
+    fn default() -> Self {
+        Self {
+            max_bytes: crate::limits::AUDIT_LOG_MAX_BYTES,
+            keep: crate::limits::AUDIT_LOG_KEEP,
+        }
+    }
+}
+
+/// What refused calls are counted by: who, which tool, which refusal. `None` for the client:
+/// the shared entry past [`MAX_REFUSED_RECORD_KEYS`].
+#[derive(Clone, Debug, Eq, Hash, PartialEq)]
+struct RefusedKey {
+    client: Option<Client>,
+    tool: Option<Box<str>>,
+    code: i32,
+    reason: &'static str,
+    limit: Option<&'static str>,
+}
+
+/// Refusals of one key since its last record.
+#[derive(Clone, Copy, Debug)]
+struct RefusedCount {
+    count: u64,
+    since: Instant,
 }
 
 impl CallLog {
@@ -286,6 +367,8 @@ impl CallLog {
             sink: Mutex::new(Sink::Stderr),
             key: None,
             failing: AtomicBool::new(false),
+            refused: Mutex::new(HashMap::new()),
+            dropped: AtomicU64::new(0),
         }
     }
 
@@ -296,15 +379,26 @@ impl CallLog {
     /// The file cannot be opened for appending, or the path holds something other than a
     /// regular file (`InvalidInput`: a symbolic link, a FIFO, a device, a directory).
     pub fn file(path: &Path) -> io::Result<Self> {
+        Self::rotated(path, Rotation::default())
+    }
+
+    /// Records appended to the file at `path`, rotated as `rotation` says.
+    ///
+    /// # Errors
+    ///
+    /// As [`CallLog::file`].
+    pub fn rotated(path: &Path, rotation: Rotation) -> io::Result<Self> {
         let file = open_append(path)?;
+        let size = file.metadata()?.len();
         Ok(Self {
             sink: Mutex::new(Sink::File {
                 path: path.to_owned(),
                 file,
                 torn: false,
+                size,
+                rotation,
             }),
-            key: None,
-            failing: AtomicBool::new(false),
+            ..Self::stderr()
         })
     }
 
@@ -329,10 +423,15 @@ impl CallLog {
             Sink::File { path, .. } => path.clone(),
         };
         let reopened = open_append(&path)?;
+        let length = reopened.metadata()?.len();
         let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Sink::File { file, torn, .. } = &mut *sink {
+        if let Sink::File {
+            file, torn, size, ..
+        } = &mut *sink
+        {
             *file = reopened;
             *torn = false;
+            *size = length;
         }
         Ok(())
     }
@@ -355,8 +454,11 @@ impl CallLog {
         Some(hex)
     }
 
-    /// Writes the record of `entry`.
+    /// Writes the record of `entry` (for a refused call: unless it is counted instead).
     pub(crate) fn write(&self, entry: &Entry<'_>) {
+        if entry.outcome == Outcome::Refused && !self.first_refusal(entry, Instant::now()) {
+            return;
+        }
         let record = Record {
             time: rfc3339(SystemTime::now()),
             event: "tool_call",
@@ -378,21 +480,160 @@ impl CallLog {
             }),
             arguments_hmac: entry.arguments_hmac,
         };
-        let Ok(mut line) = serde_json::to_vec(&record) else {
+        self.emit(&record);
+    }
+
+    /// Counts a refused call; whether it is the first of its key since the key's last
+    /// record (and so gets a record of its own). Writes the key's `refused_calls` record when
+    /// the interval has passed.
+    fn first_refusal(&self, entry: &Entry<'_>, now: Instant) -> bool {
+        let wire = entry.refusal.map(McpError::to_wire);
+        let mut key = RefusedKey {
+            client: Some(entry.client.clone()),
+            tool: entry.tool.map(Box::from),
+            code: wire.as_ref().map_or(0, |wire| wire.code.get()),
+            reason: wire.as_ref().map_or("", |wire| wire.message),
+            limit: entry.note.limit,
+        };
+        let due = {
+            let mut counts = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+            if !counts.contains_key(&key) && counts.len() >= MAX_REFUSED_RECORD_KEYS {
+                key.client = None;
+            }
+            let Some(count) = counts.get_mut(&key) else {
+                counts.insert(
+                    key,
+                    RefusedCount {
+                        count: 0,
+                        since: now,
+                    },
+                );
+                return true;
+            };
+            count.count = count.count.saturating_add(1);
+            if now.saturating_duration_since(count.since) < REFUSED_RECORD_INTERVAL {
+                return false;
+            }
+            let due = count.count;
+            count.count = 0;
+            count.since = now;
+            due
+        };
+        self.emit_refused(&key, due);
+        false
+    }
+
+    /// Writes the `refused_calls` records due (refusals counted, their interval passed) and
+    /// forgets keys with nothing counted for an interval. Called every interval by the thread
+    /// of [`CallLog::reopen_on_sigusr1`], and by anyone who wants the counts written now.
+    pub fn flush(&self) {
+        self.flush_at(Instant::now());
+    }
+
+    fn flush_at(&self, now: Instant) {
+        let mut due = Vec::new();
+        {
+            let mut counts = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+            counts.retain(|key, count| {
+                if now.saturating_duration_since(count.since) < REFUSED_RECORD_INTERVAL {
+                    return true;
+                }
+                if count.count == 0 {
+                    return false;
+                }
+                due.push((key.clone(), count.count));
+                count.count = 0;
+                count.since = now;
+                true
+            });
+            counts.shrink_to_fit();
+        }
+        for (key, count) in due {
+            self.emit_refused(&key, count);
+        }
+    }
+
+    fn emit_refused(&self, key: &RefusedKey, count: u64) {
+        let record = RefusedCalls {
+            time: rfc3339(SystemTime::now()),
+            event: "refused_calls",
+            client: key.client.as_ref().map(ClientView::of),
+            tool: key.tool.as_deref(),
+            limit: key.limit,
+            refusal: (key.code != 0).then_some(Refusal {
+                code: key.code,
+                reason: key.reason,
+            }),
+            count,
+            interval_s: REFUSED_RECORD_INTERVAL.as_secs(),
+        };
+        self.emit(&record);
+    }
+
+    /// Writes `record` as one line, after a `records_dropped` record if some were.
+    fn emit(&self, record: &impl Serialize) {
+        let Ok(mut line) = serde_json::to_vec(record) else {
             tracing::error!("an audit record could not be serialised");
             return;
         };
         line.push(b'\n');
+        let dropped = self.dropped.swap(0, Ordering::Relaxed);
+        let mut lines = Vec::new();
+        if dropped > 0 {
+            let note = DroppedRecords {
+                time: rfc3339(SystemTime::now()),
+                event: "records_dropped",
+                count: dropped,
+            };
+            if let Ok(mut note) = serde_json::to_vec(&note) {
+                note.push(b'\n');
+                lines.extend_from_slice(&note);
+            }
+        }
+        lines.extend_from_slice(&line);
         let written = {
             let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
             match &mut *sink {
-                Sink::Stderr => io::stderr().lock().write_all(&line),
-                Sink::File { file, torn, .. } => append_record(file, torn, &line),
+                Sink::Stderr => io::stderr().lock().write_all(&lines),
+                Sink::File {
+                    path,
+                    file,
+                    torn,
+                    size,
+                    rotation,
+                } => {
+                    let written = append_record(file, torn, &lines);
+                    if written.is_ok() {
+                        *size = size.saturating_add(u64::try_from(lines.len()).unwrap_or(u64::MAX));
+                        if *size >= rotation.max_bytes {
+                            match rotate(path, *rotation) {
+                                Ok((new, length)) => {
+                                    *file = new;
+                                    *size = length;
+                                    *torn = false;
+                                }
+                                Err(error) => {
+                                    // The record is written; the file grows past its size
+                                    // until the next try, another `max_bytes` later.
+                                    *size = 0;
+                                    tracing::error!(
+                                        kind = ?error.kind(),
+                                        "the audit log could not be rotated; records go on in the same file"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    written
+                }
             }
         };
         match written {
             Ok(()) => self.failing.store(false, Ordering::Relaxed),
             Err(error) => {
+                // What was not written is counted, and said before the next record.
+                let lost = 1_u64.saturating_add(dropped);
+                self.dropped.fetch_add(lost, Ordering::Relaxed);
                 if !self.failing.swap(true, Ordering::Relaxed) {
                     tracing::error!(kind = ?error.kind(), "the audit log cannot be written");
                 }
@@ -411,6 +652,7 @@ impl CallLog {
     pub fn reopen_on_sigusr1(self: &Arc<Self>) -> io::Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
+            .enable_time()
             .build()?;
         let mut signal = runtime.block_on(async {
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
@@ -421,13 +663,22 @@ impl CallLog {
             .stack_size(REOPEN_THREAD_STACK_BYTES)
             .spawn(move || {
                 runtime.block_on(async {
-                    while signal.recv().await.is_some() {
-                        match log.reopen() {
-                            Ok(()) => tracing::info!("audit log reopened (SIGUSR1)"),
-                            Err(error) => tracing::error!(
-                                kind = ?error.kind(),
-                                "the audit log could not be reopened; records go to the old file"
-                            ),
+                    let mut every = tokio::time::interval(REFUSED_RECORD_INTERVAL);
+                    loop {
+                        tokio::select! {
+                            signalled = signal.recv() => {
+                                if signalled.is_none() {
+                                    break;
+                                }
+                                match log.reopen() {
+                                    Ok(()) => tracing::info!("audit log reopened (SIGUSR1)"),
+                                    Err(error) => tracing::error!(
+                                        kind = ?error.kind(),
+                                        "the audit log could not be reopened; records go to the old file"
+                                    ),
+                                }
+                            }
+                            _ = every.tick() => log.flush(),
                         }
                     }
                 });
@@ -460,6 +711,37 @@ fn append_record(file: &mut File, torn: &mut bool, line: &[u8]) -> io::Result<()
         }
     }
     Ok(())
+}
+
+/// Renames the file at `path` to `path.1` (after `path.1` to `path.2`, …, the one past `keep`
+/// removed; with `keep` 0 the file is removed) and opens a new one by [`open_append`]'s
+/// checks; the new file and its size.
+fn rotate(path: &Path, rotation: Rotation) -> io::Result<(File, u64)> {
+    let numbered = |n: u32| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    };
+    if rotation.keep == 0 {
+        std::fs::remove_file(path)?;
+    } else {
+        match std::fs::remove_file(numbered(rotation.keep)) {
+            Ok(()) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        for n in (1..rotation.keep).rev() {
+            match std::fs::rename(numbered(n), numbered(n.saturating_add(1))) {
+                Ok(()) => {}
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => return Err(error),
+            }
+        }
+        std::fs::rename(path, numbered(1))?;
+    }
+    let file = open_append(path)?;
+    let size = file.metadata()?.len();
+    Ok((file, size))
 }
 
 /// The reopening thread only waits, and logs a line.
@@ -573,6 +855,100 @@ mod tests {
         assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
         assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
         assert_eq!(at(4_102_444_800, 0), "2100-01-01T00:00:00.000Z");
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-call-log-{name}-{}", std::process::id()));
+        let _fresh = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn records(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn refused_calls_are_counted_once_an_interval_per_client_tool_and_refusal() {
+        let dir = scratch("refused");
+        let path = dir.join("audit.jsonl");
+        let log = CallLog::file(&path).unwrap();
+        let client = Client::Stdio;
+        let quota = McpError::RateLimited { retry_after_ms: 5 };
+        let entry = Entry::refused(&client, Some("echo"), &quota);
+        let start = Instant::now();
+        assert!(log.first_refusal(&entry, start));
+        for _ in 0..1000 {
+            assert!(!log.first_refusal(&entry, start));
+        }
+        // Another tool is another key.
+        assert!(log.first_refusal(&Entry::refused(&client, Some("cat"), &quota), start));
+        log.flush_at(start);
+        assert!(records(&path).is_empty(), "nothing due yet");
+        let later = start + REFUSED_RECORD_INTERVAL;
+        log.flush_at(later);
+        let written = records(&path);
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(written[0]["event"], "refused_calls");
+        assert_eq!(written[0]["count"], 1000);
+        assert_eq!(written[0]["tool"], "echo");
+        assert_eq!(written[0]["client"]["transport"], "stdio");
+        assert_eq!(written[0]["refusal"]["code"], -31_429);
+        // Quiet keys are forgotten after an interval with nothing counted.
+        log.flush_at(later + REFUSED_RECORD_INTERVAL);
+        assert!(log.refused.lock().unwrap().is_empty());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn past_its_size_the_file_is_rotated_and_only_keep_files_are_kept() {
+        let dir = scratch("rotate");
+        let path = dir.join("audit.jsonl");
+        let log = CallLog::rotated(
+            &path,
+            Rotation {
+                max_bytes: 1000,
+                keep: 2,
+            },
+        )
+        .unwrap();
+        let client = Client::Stdio;
+        for n in 0..100 {
+            let tool = format!("tool{n}");
+            let entry = Entry {
+                client: &client,
+                tool: Some(&tool),
+                outcome: Outcome::Ok,
+                duration: Duration::ZERO,
+                is_error: false,
+                output_bytes: 0,
+                note: RunNote::default(),
+                refusal: None,
+                arguments_hmac: None,
+            };
+            log.write(&entry);
+        }
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"]);
+        for name in &names {
+            let size = std::fs::metadata(dir.join(name)).unwrap().len();
+            assert!(size < 1000 + 512, "{name}: {size}");
+        }
+        // The newest record is in the current file, and records are whole lines.
+        let current = records(&path);
+        assert!(current.iter().all(|record| record["event"] == "tool_call"));
+        let newest = records(&dir.join("audit.jsonl.1"));
+        assert!(!newest.is_empty());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

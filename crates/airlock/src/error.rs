@@ -134,7 +134,8 @@ impl ArgumentBound {
 pub enum HeaderFault {
     /// `Mcp-Method` against the body's `method`.
     Method,
-    /// `Mcp-Name` against `params.name` of `tools/call`.
+    /// `Mcp-Name` against `params.name` of `tools/call` and `prompts/get`, `params.uri` of
+    /// `resources/read`; or one of the three headers repeated.
     Name,
     /// `MCP-Protocol-Version` against `_meta`'s `io.modelcontextprotocol/protocolVersion`.
     ProtocolVersion,
@@ -204,6 +205,13 @@ pub enum McpError {
     /// A request whose id equals one still in flight.
     #[error("request id already in flight")]
     DuplicateId,
+    /// A request body that would take the HTTP server past the bytes it holds in bodies still
+    /// arriving (`max_body_bytes_held`).
+    #[error("too many request body bytes held")]
+    BodiesFull {
+        /// The configured server-wide bound, in bytes.
+        limit: usize,
+    },
     /// A key repeated in some object of the message.
     #[error("duplicate key in an object")]
     DuplicateKey,
@@ -613,6 +621,11 @@ impl McpError {
                 "The shared quota store is unreachable; retry later.",
                 None,
             ),
+            Self::BodiesFull { limit } => (
+                C::OVERLOADED,
+                "Too many request bodies arriving; retry later.",
+                Some(ErrorData::limit("max_body_bytes_held", *limit)),
+            ),
             Self::TooManySessions { limit } => (
                 C::OVERLOADED,
                 "Too many sessions; retry later.",
@@ -802,6 +815,7 @@ pub(crate) mod tests {
             McpError::TooManyConnections { limit: 4 },
             McpError::TooManyConnectionsFromAddress { limit: 4 },
             McpError::TooManySessions { limit: 4 },
+            McpError::BodiesFull { limit: 4 },
             McpError::UnknownMember,
             McpError::UnknownTool,
             McpError::UnknownPrompt,

@@ -468,6 +468,32 @@ pub const TOOL_CALL_RATE: Rate = Rate::new_const(1200, 40);
 /// cannot starve tool calls and a call flood cannot starve pings.
 pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
 
+/// How often, at most, refused calls of one client, tool and refusal get an audit record:
+/// the first at once, then one `refused_calls` record per interval with the count. One
+/// address over its quota grew the audit log by 17 KiB/s with a record per refusal (issue 35).
+pub const REFUSED_RECORD_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Most (client, tool, refusal) keys whose refused calls are counted apart in the audit log;
+/// past it they share one entry whose record names no client. Bounds the table and the
+/// records per interval, however many addresses send refused calls.
+pub const MAX_REFUSED_RECORD_KEYS: usize = 256;
+
+/// Default size past which the audit log file is rotated (`--audit-log-max-bytes`): a few
+/// hundred thousand records, days of a busy server's calls.
+pub const AUDIT_LOG_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default number of rotated audit log files kept (`--audit-log-keep`): with
+/// [`AUDIT_LOG_MAX_BYTES`], at most 320 MiB of audit log on disk.
+pub const AUDIT_LOG_KEEP: u32 = 4;
+
+/// How recently an HTTP client must have had a call admitted to count as active when the
+/// server-wide call quota is shared among clients (`transport::http::shares`): each active
+/// client's share is the server's rate divided by their number. Two clients flooding within
+/// their own quotas left an honest third 9 of 35 calls (issue 35). Ten seconds covers an agent
+/// pausing between calls while it thinks, and lets a client that left give its share back
+/// soon.
+pub const FAIR_SHARE_WINDOW: Duration = Duration::from_secs(10);
+
 /// Most HTTP connections open at once (`airlock serve --http`).
 ///
 /// Each open connection costs a task and hyper's buffers (a few KiB while idle, up to
@@ -511,8 +537,35 @@ pub const HTTP_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// a client that was fixed, or shares the address, is served again soon.
 pub const HTTP_CUT_OFF: Duration = Duration::from_secs(60);
 
+/// How often, at most, one client's refusals of one kind are logged: the first at once, then
+/// one line per interval with the count since the last (`transport::http::refusals`). One
+/// address without a token wrote 15-23 MiB of log in 5 s with a line per refusal (issue 35);
+/// now a flood from one address writes a line a minute per kind. A minute matches
+/// [`HTTP_CUT_OFF`], so an operator watching sees each cut-off and its end.
+pub const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Most clients (addresses) whose refusals are counted apart for the log; past it, refusals of
+/// other clients share one entry (`client=other`). Bounds both the table's memory and the
+/// log lines per interval (this many times the kinds of refusal, about 350 KiB a minute at
+/// most, however many addresses an attacker has); 256 names every client of a busy office.
+pub const MAX_REFUSAL_LOG_CLIENTS: usize = 256;
+
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most bytes the HTTP server holds in request bodies still arriving, all connections
+/// together; a body that would take it past gets `503` + `-31503` with `Retry-After`, its
+/// connection closed unread. Without it every connection could hold a frame's worth for the
+/// body timeout: 512 partial bodies from 8 addresses took the server to 548-560 MiB (issue
+/// 35). 16 MiB is sixteen full frames at once, far more than honest clients send together
+/// (a call's arguments are at most [`MAX_ARGUMENT_BYTES`]).
+pub const MAX_BODY_BYTES_HELD: usize = 16 * 1024 * 1024;
+
+/// Most bytes one HTTP client (token identity, else address) holds in request bodies still
+/// arriving; past it, `429` + `-31429` with `Retry-After`, connection closed unread. Two full
+/// frames: one client cannot take [`MAX_BODY_BYTES_HELD`] alone; eight addresses could, which
+/// is then `503` for bodies, not more memory.
+pub const MAX_CLIENT_BODY_BYTES_HELD: usize = 2 * 1024 * 1024;
 
 /// Most legacy (2025-11-25 and earlier) HTTP sessions at once; `initialize` past it gets `503`
 /// and `-31503`. Each session holds an engine (a few hundred bytes idle).
@@ -698,6 +751,10 @@ pub struct HttpLimits {
     pub client_in_flight: NonZeroUsize,
     /// See [`MAX_TRACKED_CLIENTS`].
     pub max_tracked_clients: NonZeroUsize,
+    /// See [`MAX_BODY_BYTES_HELD`].
+    pub max_body_bytes_held: NonZeroUsize,
+    /// See [`MAX_CLIENT_BODY_BYTES_HELD`].
+    pub max_client_body_bytes_held: NonZeroUsize,
 }
 
 #[cfg(feature = "http")]
@@ -719,6 +776,8 @@ impl Default for HttpLimits {
             client_request_rate: Some(CLIENT_REQUEST_RATE),
             client_in_flight: non_zero(MAX_CLIENT_IN_FLIGHT),
             max_tracked_clients: non_zero(MAX_TRACKED_CLIENTS),
+            max_body_bytes_held: non_zero(MAX_BODY_BYTES_HELD),
+            max_client_body_bytes_held: non_zero(MAX_CLIENT_BODY_BYTES_HELD),
         }
     }
 }

@@ -308,6 +308,49 @@ pub(crate) fn catalogue() -> Vec<HttpCase> {
             name_header_other,
         ),
         case(
+            "http.modern.header-repeated",
+            Modern,
+            "a 2026-07-28 request with Mcp-Name, then Mcp-Method, then MCP-Protocol-Version \
+             sent twice (the body's value, then another)",
+            "400 with -32020 each time: a gateway reading the last value and the server the \
+             first would see two different requests",
+            header_repeated,
+        ),
+        case(
+            "http.modern.name-header-prompt",
+            Modern,
+            "prompts/get with Mcp-Name naming another prompt than the body's",
+            "400 with -32020 (Mcp-Name copies params.name of prompts/get)",
+            |ctx| {
+                let request = ctx
+                    .modern("prompts/get", json!({"name": "airlock-audit-prompt"}))
+                    .set("Mcp-Name", "airlock-audit-other-prompt");
+                disagreeing(ctx, &request, Severity::High)
+            },
+        ),
+        case(
+            "http.modern.name-header-resource",
+            Modern,
+            "resources/read with Mcp-Name naming another URI than the body's",
+            "400 with -32020 (Mcp-Name copies params.uri of resources/read)",
+            |ctx| {
+                let request = ctx
+                    .modern(
+                        "resources/read",
+                        json!({"uri": "file:///airlock-audit/resource"}),
+                    )
+                    .set("Mcp-Name", "file:///airlock-audit/other");
+                disagreeing(ctx, &request, Severity::High)
+            },
+        ),
+        case(
+            "http.modern.name-header-encoding",
+            Modern,
+            "tools/call of the first tool with Mcp-Name as =?BASE64?…?= (upper case)",
+            "400 with -32020: only =?base64?…?= (lower case, standard alphabet, padded) decodes",
+            name_header_encoding,
+        ),
+        case(
             "http.modern.unknown-method",
             Modern,
             "a 2026-07-28 request of an unknown method",
@@ -327,6 +370,31 @@ pub(crate) fn catalogue() -> Vec<HttpCase> {
             "a 2026-07-28 server/discover with Mcp-Session-Id: a made-up id",
             "200: the header ignored, no session id minted",
             session_ignored,
+        ),
+        slow(
+            case(
+                "http.partial-bodies",
+                Any,
+                "32 connections each declaring a 1 MiB body and sending half of it, held open",
+                "some refused before their bytes are held (429 or 503, or 413 for a smaller \
+                 cap): bytes held in partial bodies are bounded per client",
+                partial_bodies,
+            ),
+            8,
+        ),
+        // Last: a server that keys pages apart cuts the audit's page traffic off for a while.
+        slow(
+            case(
+                "http.page-lockout",
+                Any,
+                "300 image requests (GET /airlock-audit.png, Sec-Fetch-Mode: no-cors) and 300 \
+                 POSTs with a foreign Origin, then a valid request without Origin from the same \
+                 address",
+                "the valid request served: what a web page makes a browser send does not count \
+                 toward the cut-off or quota of a local client at the same address",
+                page_lockout,
+            ),
+            8,
         ),
     ]
 }
@@ -1021,6 +1089,182 @@ fn name_header_other(ctx: &mut Ctx<'_>) -> Judgement {
     .judge(outcome)
 }
 
+fn header_repeated(ctx: &mut Ctx<'_>) -> Judgement {
+    let tool = ctx
+        .eras
+        .tool
+        .clone()
+        .unwrap_or_else(|| "airlock-audit-no-such-tool".to_owned());
+    let call = || json!({"name": tool, "arguments": {}});
+    let name = ctx
+        .modern("tools/call", call())
+        .add("Mcp-Name", "airlock-audit-other-tool");
+    let method = ctx
+        .modern("tools/call", call())
+        .add("Mcp-Method", "tools/list");
+    let version = ctx
+        .modern("tools/call", call())
+        .add("MCP-Protocol-Version", crate::session::PROTOCOL_VERSION);
+    let mut judgement = pass("each repeated header was refused");
+    for (request, what) in [
+        (name, "Mcp-Name sent twice"),
+        (method, "Mcp-Method sent twice"),
+        (version, "MCP-Protocol-Version sent twice"),
+    ] {
+        let outcome = Refusal {
+            want: &[400],
+            codes: &[-32020],
+            accepted: Severity::High,
+            what,
+        }
+        .judge(ctx.send(&request));
+        judgement = worse(judgement, outcome);
+    }
+    judgement
+}
+
+fn name_header_encoding(ctx: &mut Ctx<'_>) -> Judgement {
+    let tool = ctx
+        .eras
+        .tool
+        .clone()
+        .unwrap_or_else(|| "airlock-audit-no-such-tool".to_owned());
+    let value = format!("=?BASE64?{}?=", base64(tool.as_bytes()));
+    let request = ctx
+        .modern("tools/call", json!({"name": tool, "arguments": {}}))
+        .set("Mcp-Name", &value);
+    Refusal {
+        want: &[400],
+        codes: &[-32020],
+        accepted: Severity::Medium,
+        what: "Mcp-Name as =?BASE64?…?= (upper case)",
+    }
+    .judge(ctx.send(&request))
+}
+
+/// `bytes` in base64 (RFC 4648, standard alphabet, padded).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let letter = |index: u32| {
+        ALPHABET
+            .get(usize::try_from(index & 63).unwrap_or(0))
+            .map_or('=', |byte| char::from(*byte))
+    };
+    let mut out = String::new();
+    for group in bytes.chunks(3) {
+        let mut word = 0_u32;
+        for (at, byte) in group.iter().enumerate() {
+            let shift = 16_u32.saturating_sub(u32::try_from(at).unwrap_or(0).saturating_mul(8));
+            word |= u32::from(*byte) << shift;
+        }
+        for at in 0..4_u32 {
+            let written = u32::try_from(group.len()).unwrap_or(0);
+            if at <= written {
+                out.push(letter(word >> 18_u32.saturating_sub(at.saturating_mul(6))));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn partial_bodies(ctx: &mut Ctx<'_>) -> Judgement {
+    let head = ctx
+        .request("POST", Vec::new())
+        .set("Content-Length", &PARTIAL_BODY_DECLARED.to_string())
+        .head(&ctx.endpoint.path);
+    let half = vec![b' '; PARTIAL_BODY_DECLARED / 2];
+    let deadline = ctx.exchange_deadline();
+    let mut held: Vec<super::wire::Connection> = Vec::new();
+    let mut refused = 0_usize;
+    for _ in 0..PARTIAL_BODIES {
+        let Ok(mut connection) = ctx.connect() else {
+            refused = refused.saturating_add(1);
+            continue;
+        };
+        if connection.write(&head, deadline).is_err() || connection.write(&half, deadline).is_err()
+        {
+            refused = refused.saturating_add(1);
+            continue;
+        }
+        held.push(connection);
+    }
+    // A refusal may come after the bytes were written: the server answered without reading.
+    for connection in &mut held {
+        let look = Instant::now()
+            .checked_add(PARTIAL_BODY_LOOK)
+            .map_or(ctx.deadline, |end| end.min(ctx.deadline));
+        if connection.closed_by_server(look) {
+            refused = refused.saturating_add(1);
+        }
+    }
+    drop(held);
+    if refused > 0 {
+        return pass(format!(
+            "{refused} of {PARTIAL_BODIES} partial bodies refused or ended by the server"
+        ));
+    }
+    found(
+        Severity::Medium,
+        format!(
+            "{PARTIAL_BODIES} partial bodies of {} KiB each from one client were all held \
+             (memory grows with the connections a client opens)",
+            PARTIAL_BODY_DECLARED / 2 / 1024
+        ),
+    )
+}
+
+fn page_lockout(ctx: &mut Ctx<'_>) -> Judgement {
+    let image = format!(
+        "GET /airlock-audit.png HTTP/1.1\r\nHost: {}\r\nSec-Fetch-Site: cross-site\r\n\
+         Sec-Fetch-Mode: no-cors\r\nSec-Fetch-Dest: image\r\nConnection: close\r\n\r\n",
+        ctx.endpoint.authority
+    );
+    let foreign = ctx
+        .opening()
+        .set("Origin", "http://evil.example.com")
+        .set("Sec-Fetch-Site", "cross-site")
+        .set("Connection", "close");
+    let mut foreign_bytes = foreign.head(&ctx.endpoint.path);
+    foreign_bytes.extend_from_slice(&foreign.body);
+    for bytes in [image.as_bytes(), foreign_bytes.as_slice()] {
+        for _ in 0..PAGE_REQUESTS {
+            let deadline = ctx.exchange_deadline();
+            let Ok(mut connection) = ctx.connect() else {
+                continue;
+            };
+            if connection.write(bytes, deadline).is_ok() {
+                let _answer = connection.read_response(deadline);
+            }
+        }
+    }
+    let request = ctx.opening();
+    match ctx.send(&request) {
+        Ok(response)
+            if response.status == 200
+                && response
+                    .rpc()
+                    .is_some_and(|rpc| rpc.get("result").is_some()) =>
+        {
+            pass(format!(
+                "served after {} requests a web page could make",
+                PAGE_REQUESTS.saturating_mul(2)
+            ))
+        }
+        Ok(response) => found(
+            Severity::Medium,
+            format!(
+                "after {} requests a web page could make, a local client at the same address \
+                 got {}",
+                PAGE_REQUESTS.saturating_mul(2),
+                status_and_code(&response)
+            ),
+        ),
+        Err(error) => found(Severity::Medium, error.describe()),
+    }
+}
+
 fn unknown_method(ctx: &mut Ctx<'_>) -> Judgement {
     let request = ctx.modern("airlock-audit/no-such-method", json!({}));
     Refusal {
@@ -1082,6 +1326,17 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// How much the chunked-body case sends at most.
 const HUGE_BODY_BYTES: usize = 64 * 1024 * 1024;
 
+/// Connections the partial-bodies case opens, and the body each declares (half of it sent).
+const PARTIAL_BODIES: usize = 32;
+/// See [`PARTIAL_BODIES`].
+const PARTIAL_BODY_DECLARED: usize = 1024 * 1024;
+
+/// How long the partial-bodies case waits, per connection, for the server to end it.
+const PARTIAL_BODY_LOOK: Duration = Duration::from_millis(50);
+
+/// Requests of each kind the page case sends.
+const PAGE_REQUESTS: usize = 300;
+
 /// Connections the slow-heads case holds open.
 const SLOW_CONNECTIONS: usize = 32;
 
@@ -1099,5 +1354,20 @@ impl HttpCase {
             Era::Legacy => eras.legacy,
             Era::Modern => eras.modern,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_rfc_4648_with_padding() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"t"), "dA==");
+        assert_eq!(base64(b"to"), "dG8=");
+        assert_eq!(base64(b"tool"), "dG9vbA==");
+        assert_eq!(base64(b"count_lines"), "Y291bnRfbGluZXM=");
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
     }
 }

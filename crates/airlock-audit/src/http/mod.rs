@@ -8,8 +8,9 @@
 //!
 //! The cases (`cases`) are the transport's own: the `Host` and `Origin` checks against DNS
 //! rebinding, body and head caps, batches, media types, legacy sessions (missing, unknown,
-//! huge, reused after `DELETE`), modern headers that disagree with the body, and slow and
-//! idle connections. Which era's cases run follows what the server answers at the start: a
+//! huge, reused after `DELETE`), modern headers that disagree with the body, are repeated or
+//! encoded other than as the specification says, slow and idle connections, partial bodies
+//! held, and a web page's refused requests locking out a local client at the same address. Which era's cases run follows what the server answers at the start: a
 //! 2025-11-25 `initialize` (with or without a session id) and a 2026-07-28
 //! `server/discover`.
 //!
@@ -148,6 +149,12 @@ impl Request {
         self
     }
 
+    /// Adds header `name`, after any of the same name (to send a header twice).
+    pub(crate) fn add(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
     /// Removes header `name`.
     pub(crate) fn remove(mut self, name: &str) -> Self {
         self.headers
@@ -218,10 +225,13 @@ impl Ctx<'_> {
         if let Some(object) = params.as_object_mut() {
             object.insert("_meta".to_owned(), modern_meta());
         }
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        // `Mcp-Name` copies `params.uri` of `resources/read`, `params.name` of the others.
+        let named = if method == "resources/read" {
+            "uri"
+        } else {
+            "name"
+        };
+        let name = params.get(named).and_then(Value::as_str).map(str::to_owned);
         let id = self.id();
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let mut request = self

@@ -2,7 +2,9 @@
 //! garbage cut-off.
 //!
 //! A client is its authenticated identity when tokens are configured, else its peer address
-//! (an IPv6 address counts as its /64, which one host usually holds whole). These limits come
+//! (an IPv6 address counts as its /64, which one host usually holds whole); what a web page
+//! can make a browser send from that address is a client of its own ([`ClientKey::Page`]),
+//! so a page's refusals never cut off, nor spend the quota of, a local client beside it. These limits come
 //! on top of the server-wide ones in [`crate::quota`], so one client flooding cannot take the
 //! whole server's quota or every call slot while another is served. The state is bounded:
 //! entries indistinguishable from a fresh client are dropped by [`Clients::sweep`], and past
@@ -17,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use governor::RateLimiter;
@@ -26,7 +29,7 @@ use governor::nanos::Nanos;
 use governor::state::keyed::HashMapStateStore;
 
 use crate::error::McpError;
-use crate::limits::{HTTP_CUT_OFF, HttpLimits};
+use crate::limits::{HTTP_CUT_OFF, HttpLimits, REFUSAL_LOG_INTERVAL};
 use crate::quota::{QuotaClock, governor_quota, millis_rounded_up};
 
 type Keyed =
@@ -39,6 +42,17 @@ pub(crate) enum ClientKey {
     Identity(Arc<str>),
     /// A peer address; IPv6 masked to its /64, IPv4-mapped IPv6 as IPv4.
     Address(IpAddr),
+    /// What web pages in a browser at that address send (`headers::from_a_page`), masked
+    /// as [`ClientKey::Address`]; with the index of its `Origin` in the allow-list when the
+    /// operator listed it, so a listed web app has a key apart from other pages. Kept apart
+    /// from the address's own key: whatever a page makes the browser send never counts
+    /// toward the cut-off or the quota of a local client at the same address (issue 35).
+    Page {
+        /// The (masked) address.
+        address: IpAddr,
+        /// The listed origin's index, if the page is on one.
+        origin: Option<usize>,
+    },
 }
 
 impl ClientKey {
@@ -46,20 +60,33 @@ impl ClientKey {
     pub(crate) fn of(identity: Option<&Arc<str>>, peer: IpAddr) -> Self {
         match identity {
             Some(identity) => Self::Identity(Arc::clone(identity)),
-            None => Self::Address(match peer {
-                IpAddr::V4(v4) => IpAddr::V4(v4),
-                IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                    Some(v4) => IpAddr::V4(v4),
-                    None => {
-                        let mut segments = v6.segments();
-                        for segment in segments.iter_mut().skip(4) {
-                            *segment = 0;
-                        }
-                        IpAddr::V6(segments.into())
-                    }
-                },
-            }),
+            None => Self::Address(masked(peer)),
         }
+    }
+
+    /// The key of what a web page on the listed origin `origin` (if any) sends from `peer`.
+    pub(crate) fn page(peer: IpAddr, origin: Option<usize>) -> Self {
+        Self::Page {
+            address: masked(peer),
+            origin,
+        }
+    }
+}
+
+/// `peer` as a key holds it: IPv6 masked to its /64, IPv4-mapped IPv6 as IPv4.
+fn masked(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let mut segments = v6.segments();
+                for segment in segments.iter_mut().skip(4) {
+                    *segment = 0;
+                }
+                IpAddr::V6(segments.into())
+            }
+        },
     }
 }
 
@@ -73,6 +100,8 @@ pub(crate) struct Clients {
     max_tracked: usize,
     garbage: Mutex<HashMap<ClientKey, Garbage>>,
     max_garbage: u32,
+    /// When the table-full warning was last logged (quota clock nanoseconds; 0: never).
+    full_warned: AtomicU64,
 }
 
 /// What a request's reply says of it, for the cut-off.
@@ -114,6 +143,7 @@ impl Clients {
             max_tracked: limits.max_tracked_clients.get(),
             garbage: Mutex::new(HashMap::new()),
             max_garbage: max_garbage.max(1),
+            full_warned: AtomicU64::new(0),
         }
     }
 
@@ -195,10 +225,21 @@ impl Clients {
         if limiter.len() >= self.max_tracked {
             limiter.retain_recent();
             if limiter.len() >= self.max_tracked {
-                tracing::warn!(
-                    tracked = self.max_tracked,
-                    "too many HTTP clients tracked; new clients refused until some go quiet"
-                );
+                // Once an interval, not once per refused request (issue 35).
+                let now = self.clock.now().as_u64();
+                let last = self.full_warned.load(Ordering::Relaxed);
+                let interval = u64::try_from(REFUSAL_LOG_INTERVAL.as_nanos()).unwrap_or(u64::MAX);
+                if (last == 0 || now.saturating_sub(last) >= interval)
+                    && self
+                        .full_warned
+                        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    tracing::warn!(
+                        tracked = self.max_tracked,
+                        "too many HTTP clients tracked; new clients refused until some go quiet"
+                    );
+                }
                 return Err(McpError::RateLimited {
                     retry_after_ms: 1000,
                 });

@@ -2,12 +2,18 @@
 //! sends and accepts, and the MCP headers of 2026-07-28 (`Mcp-Method`, `Mcp-Name`,
 //! `MCP-Protocol-Version`), whose values may come as `=?base64?…?=`.
 //!
+//! Each MCP header must come at most once: a gateway that reads the last of two values and a
+//! server that reads the first would see two different tools (issue 35). The base64 form is
+//! exactly the specification's, `=?base64?` in lower case and the standard alphabet with its
+//! padding; `=?BASE64?`, the URL-safe alphabet or missing padding are plain values, which match
+//! no body.
+//!
 //! Every value here is the peer's and trusted for nothing: a header that is not visible ASCII,
 //! a malformed authority, or a base64 value that is not UTF-8 is simply "not allowed" or "not
 //! matching". Nothing here allocates more than the header's own length.
 
 use base64::Engine as _;
-use hyper::header::{HeaderMap, HeaderValue};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// `Mcp-Method`: the JSON-RPC method, repeated in a header (2026-07-28).
 pub(crate) const MCP_METHOD: &str = "mcp-method";
@@ -17,6 +23,12 @@ pub(crate) const MCP_NAME: &str = "mcp-name";
 pub(crate) const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// `Mcp-Session-Id` (legacy sessions).
 pub(crate) const MCP_SESSION_ID: &str = "mcp-session-id";
+
+/// `Sec-Fetch-Site` and `Sec-Fetch-Mode` (Fetch Metadata), sent by current browsers on every
+/// request a page makes; built once, not parsed per request.
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
+/// See [`SEC_FETCH_SITE`].
+const SEC_FETCH_MODE: HeaderName = HeaderName::from_static("sec-fetch-mode");
 
 /// Hosts every server accepts: the loopback names. Origins on these hosts are accepted too.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -103,6 +115,14 @@ impl AllowList {
         })
     }
 
+    /// The index of `origin` among the origins the operator listed, if it is one.
+    pub(crate) fn listed(&self, origin: &HeaderValue) -> Option<usize> {
+        let origin = origin.to_str().ok()?;
+        self.origins
+            .iter()
+            .position(|allowed| allowed.eq_ignore_ascii_case(origin))
+    }
+
     /// Whether the operator listed any origin (and so some replies carry CORS headers).
     pub(crate) fn lists_origins(&self) -> bool {
         !self.origins.is_empty()
@@ -174,6 +194,25 @@ fn host_of(authority: &str) -> Option<&str> {
     (port_ok && host_ok).then_some(host)
 }
 
+/// Whether a request is one a web page can make a browser send: it carries `Origin` or a
+/// `Sec-Fetch-Site`/`Sec-Fetch-Mode` header (every request of a current browser's page does,
+/// `<img>` and `no-cors` `fetch` included), or it is not a `POST` or `DELETE` of [`MCP_PATH`]
+/// (`<img src=…/x.png>` in an older browser; a `GET` of it without a legacy session, which
+/// only a page sends). MCP clients that are not browsers send none of these; a page cannot
+/// send a `POST` without `Origin`. Such requests are keyed apart (`ClientKey::Page`).
+///
+/// [`MCP_PATH`]: super::MCP_PATH
+pub(crate) fn from_a_page(method: &hyper::Method, path: &str, headers: &HeaderMap) -> bool {
+    let marked = [&hyper::header::ORIGIN, &SEC_FETCH_SITE, &SEC_FETCH_MODE]
+        .into_iter()
+        .any(|name| headers.contains_key(name));
+    let mcp_request = path == super::MCP_PATH
+        && (*method == hyper::Method::POST
+            || *method == hyper::Method::DELETE
+            || (*method == hyper::Method::GET && headers.contains_key(MCP_SESSION_ID)));
+    marked || !mcp_request
+}
+
 /// Whether `Content-Type` says JSON (`application/json`, any parameters).
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
     headers
@@ -237,17 +276,34 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
 }
 
 /// The text value of an MCP header, decoded: `=?base64?…?=` values are base64 of UTF-8.
-/// `None` when it is absent, not visible ASCII, or a base64 value that does not decode.
+/// `None` when it is absent, repeated, not visible ASCII, or a base64 value that does not
+/// decode.
 pub(crate) fn mcp_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    decode(headers.get(name)?)
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    decode(value)
+}
+
+/// The first MCP header of 2026-07-28 that a request repeats, as the fault it is.
+pub(crate) fn repeated(headers: &HeaderMap) -> Option<crate::error::HeaderFault> {
+    use crate::error::HeaderFault;
+    [
+        (MCP_PROTOCOL_VERSION, HeaderFault::ProtocolVersion),
+        (MCP_METHOD, HeaderFault::Method),
+        (MCP_NAME, HeaderFault::Name),
+    ]
+    .into_iter()
+    .find(|(name, _)| headers.get_all(*name).iter().nth(1).is_some())
+    .map(|(_, fault)| fault)
 }
 
 fn decode(value: &HeaderValue) -> Option<String> {
     let text = value.to_str().ok()?;
     let encoded = text
-        .get(..9)
-        .filter(|prefix| prefix.eq_ignore_ascii_case("=?base64?"))
-        .and_then(|_| text.get(9..))
+        .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="));
     match encoded {
         Some(encoded) => {
@@ -393,8 +449,29 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(MCP_NAME, value("=?base64?w7xuw68=?="));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("ünï"));
-        headers.insert(MCP_NAME, value("=?BASE64?dG9vbA==?="));
+        headers.insert(MCP_NAME, value("=?base64?dG9vbA==?="));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("tool"));
+        // Only the specification's form: other spellings are plain values (and so never the
+        // body's name), the URL-safe alphabet and missing padding do not decode.
+        headers.insert(MCP_NAME, value("=?BASE64?dG9vbA==?="));
+        assert_eq!(
+            mcp_value(&headers, MCP_NAME).as_deref(),
+            Some("=?BASE64?dG9vbA==?=")
+        );
+        headers.insert(MCP_NAME, value("=?base64?Pz8-?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?Pz8_?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?dG9vbA?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        headers.insert(MCP_NAME, value("=?base64?Pz8/?="));
+        assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("???"));
+        // Two values: none.
+        headers.append(MCP_NAME, value("tool"));
+        assert_eq!(mcp_value(&headers, MCP_NAME), None);
+        assert_eq!(repeated(&headers), Some(crate::error::HeaderFault::Name));
+        headers.remove(MCP_NAME);
+        assert_eq!(repeated(&headers), None);
         headers.insert(MCP_NAME, value("plain_tool"));
         assert_eq!(mcp_value(&headers, MCP_NAME).as_deref(), Some("plain_tool"));
         // Not base64, or not UTF-8 once decoded: no value, so never equal to the body's.

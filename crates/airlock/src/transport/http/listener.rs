@@ -107,6 +107,9 @@ async fn sweep(state: Arc<State>) {
         every.tick().await;
         state.sessions.sweep();
         state.clients.sweep();
+        state.refusals.sweep();
+        state.shares.sweep();
+        state.bodies.sweep();
         #[cfg(feature = "redis")]
         state.sweep_shared_sessions().await;
     }

@@ -4,7 +4,10 @@
 //! DELETE. Before a body is read, a request passes, in order: the `Host` allow-list (DNS
 //! rebinding: `421`), the `Origin` allow-list (`403`), the bearer token when one is configured
 //! (`401`), the client's request quota (`429`), the media types (`415`, `406`) and the body cap
-//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it). A CORS
+//! (`413` from `Content-Length` alone, or as soon as a chunked body passes it), then the body
+//! budgets (`429` per client, `503` server-wide, before a byte is held). What a web page can
+//! make a browser send is its address's page key, apart from the address's own (`clients`);
+//! refusals are logged as counts (`refusals`). A CORS
 //! preflight leaves that order after `Origin`: it needs no token, takes its address's request
 //! quota and is answered by `cors`, which also adds the CORS headers of replies to a listed
 //! origin. The head is capped by hyper (`431`), the body must arrive within a timeout (`408`),
@@ -19,7 +22,8 @@
 //!
 //! - **modern** (2026-07-28): the body's `_meta` names a protocol version, or the
 //!   `MCP-Protocol-Version` header is not a legacy one. `MCP-Protocol-Version`, `Mcp-Method`
-//!   and (for `tools/call`) `Mcp-Name` must match the body (`400` + `-32020`). A fresh engine
+//!   and (for `tools/call`, `prompts/get` and `resources/read`) `Mcp-Name` must match the body
+//!   and come once each (`400` + `-32020`). A fresh engine
 //!   handles the one message, runs its call if any, and is dropped: nothing is kept between
 //!   requests, so replicas behind any load balancer serve the same.
 //! - **legacy** (2025-11-25 and earlier): `initialize` opens a session with an engine of its
@@ -39,12 +43,15 @@
 //! (one request: the boundary's checks, the era, the session, the engine), `calls` (a call's
 //! task, its slots, its JSON or SSE reply), `reply` (statuses, bodies and verdicts of replies);
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
-//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`), and
+//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`, `bodies`
+//! for the bytes held in bodies still arriving, `shares` for each client's share of the
+//! server-wide call quota, `refusals` for the refusal log's counts), and
 //! `replicas`, which decides whether quotas, call slots and sessions are counted here or, with
 //! `HttpConfig::shared_store` (the `redis` feature), in the Redis every replica shares
 //! (`store`).
 
 mod auth;
+mod bodies;
 mod body;
 mod calls;
 mod clients;
@@ -60,10 +67,12 @@ mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod proxies;
+mod refusals;
 mod replicas;
 mod reply;
 mod request;
 mod session;
+mod shares;
 mod status;
 #[cfg(feature = "redis")]
 mod store;
@@ -81,7 +90,7 @@ pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
 #[cfg(feature = "oauth")]
 pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
-pub use proxies::{Cidr, TrustedProxies};
+pub use proxies::{Cidr, ProxyHeader, TrustedProxies};
 #[cfg(feature = "redis")]
 pub use store::{SharedStore, StoreError, Unreachable};
 pub use tls::{Tls, TlsError};
@@ -187,6 +196,12 @@ struct State {
     #[cfg(feature = "oauth")]
     oauth: Option<oauth::Verifier>,
     clients: Arc<Clients>,
+    /// Bytes held in bodies still arriving.
+    bodies: Arc<bodies::Bodies>,
+    /// Shares of the server-wide call quota among clients.
+    shares: shares::Shares,
+    /// Refusals counted for the log.
+    refusals: refusals::Refusals,
     sessions: Sessions,
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
@@ -246,6 +261,15 @@ impl State {
                 &limits,
                 shared.limits().max_consecutive_errors.get(),
             )),
+            refusals: refusals::Refusals::new(),
+            shares: shares::Shares::new(
+                shared.limits().tool_call_rate,
+                limits.max_tracked_clients.get(),
+            ),
+            bodies: bodies::Bodies::new(
+                limits.max_body_bytes_held.get(),
+                limits.max_client_body_bytes_held.get(),
+            ),
             sessions: Sessions::new(
                 limits.max_sessions.get(),
                 limits.max_sessions_per_client.get(),

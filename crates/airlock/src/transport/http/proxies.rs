@@ -2,8 +2,12 @@
 //!
 //! Behind a TLS-terminating proxy every connection comes from the proxy's address, so without
 //! this every client would share one quota key. A request whose peer is a configured trusted
-//! proxy is keyed by the address the proxy recorded instead: the `Forwarded` header's `for=`
-//! (RFC 7239), else `X-Forwarded-For`. The list is read from the right (the entry the nearest
+//! proxy is keyed by the address the proxy recorded instead, in the one header the operator
+//! said the proxy writes ([`ProxyHeader`]): `X-Forwarded-For` (the default: nginx, HAProxy and
+//! Envoy append to it) or `Forwarded`'s `for=` (RFC 7239). The other header is never read: a
+//! proxy passes a header it does not write through untouched, so its every entry is the
+//! client's own claim (issue 35: a client-written `Forwarded` picked its own quota key and the
+//! address of its audit record). The list is read from the right (the entry the nearest
 //! proxy appended) past entries that are themselves trusted proxies; the first other entry is
 //! the client. Entries further left were written by the client and are never believed. A
 //! header that is missing, unparsable at the entry that matters, or longer than the head cap
@@ -84,16 +88,39 @@ impl Cidr {
     }
 }
 
+/// The forwarding header a trusted proxy writes, the only one believed.
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum ProxyHeader {
+    /// `X-Forwarded-For`, appended to by nginx (`$proxy_add_x_forwarded_for`), HAProxy
+    /// (`option forwardfor`) and Envoy.
+    #[default]
+    XForwardedFor,
+    /// `Forwarded` (RFC 7239), for a proxy configured to append to it.
+    Forwarded,
+}
+
 /// The configured trusted proxies.
 #[derive(Clone, Debug, Default)]
 pub struct TrustedProxies {
     ranges: Vec<Cidr>,
+    header: ProxyHeader,
 }
 
 impl TrustedProxies {
-    /// Proxies in `ranges`; none trusts no proxy (every request is keyed by its peer).
+    /// Proxies in `ranges`, believed in `X-Forwarded-For`; none trusts no proxy (every
+    /// request is keyed by its peer).
     pub fn new(ranges: Vec<Cidr>) -> Self {
-        Self { ranges }
+        Self {
+            ranges,
+            header: ProxyHeader::default(),
+        }
+    }
+
+    /// The same proxies, believed only in `header`.
+    #[must_use]
+    pub fn reading(mut self, header: ProxyHeader) -> Self {
+        self.header = header;
+        self
     }
 
     /// Whether `peer` is a trusted proxy.
@@ -106,11 +133,9 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return unmapped(peer);
         }
-        let forwarded = forwarded_for(head);
-        let entries = if forwarded.is_empty() {
-            x_forwarded_for(head)
-        } else {
-            forwarded
+        let entries = match self.header {
+            ProxyHeader::XForwardedFor => x_forwarded_for(head),
+            ProxyHeader::Forwarded => forwarded_for(head),
         };
         let mut client = unmapped(peer);
         for entry in entries.iter().rev().take(MAX_HOPS) {
@@ -247,8 +272,7 @@ mod tests {
     }
 
     #[test]
-    fn forwarded_is_read_before_x_forwarded_for() {
-        let trusted = proxies(&["10.0.0.1"]);
+    fn only_the_configured_header_is_read() {
         let both = head(&[
             (
                 "forwarded",
@@ -256,9 +280,20 @@ mod tests {
             ),
             ("x-forwarded-for", "192.0.2.99"),
         ]);
-        assert_eq!(trusted.client(ip("10.0.0.1"), &both), ip("2001:db8::17"));
+        let xff = proxies(&["10.0.0.1"]);
+        assert_eq!(xff.client(ip("10.0.0.1"), &both), ip("192.0.2.99"));
+        // A client's own `Forwarded` alone is not believed behind an XFF-writing proxy.
+        let claim = head(&[("forwarded", "for=192.0.2.1")]);
+        assert_eq!(xff.client(ip("10.0.0.1"), &claim), ip("10.0.0.1"));
+        let forwarded = proxies(&["10.0.0.1"]).reading(ProxyHeader::Forwarded);
+        assert_eq!(forwarded.client(ip("10.0.0.1"), &both), ip("2001:db8::17"));
         let with_port = head(&[("forwarded", r#"for="192.0.2.61:8080""#)]);
-        assert_eq!(trusted.client(ip("10.0.0.1"), &with_port), ip("192.0.2.61"));
+        assert_eq!(
+            forwarded.client(ip("10.0.0.1"), &with_port),
+            ip("192.0.2.61")
+        );
+        let claim = head(&[("x-forwarded-for", "192.0.2.1")]);
+        assert_eq!(forwarded.client(ip("10.0.0.1"), &claim), ip("10.0.0.1"));
     }
 
     #[test]
@@ -271,7 +306,8 @@ mod tests {
         let garbage = head(&[("x-forwarded-for", "192.0.2.7, not-an-address")]);
         assert_eq!(trusted.client(ip("10.0.0.1"), &garbage), ip("10.0.0.1"));
         let unknown = head(&[("forwarded", "for=unknown")]);
-        assert_eq!(trusted.client(ip("10.0.0.1"), &unknown), ip("10.0.0.1"));
+        let forwarded = proxies(&["10.0.0.1"]).reading(ProxyHeader::Forwarded);
+        assert_eq!(forwarded.client(ip("10.0.0.1"), &unknown), ip("10.0.0.1"));
     }
 
     #[test]

@@ -102,6 +102,9 @@ impl State {
     ) -> Result<CallSlots, McpError> {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
+            // The client's share of the server-wide rate among the clients this replica
+            // serves (the store's quota itself is not split: see `shares`).
+            self.shares.admit(client)?;
             match self.shared_call_slots(store, client, tool).await {
                 Some(slots) => return slots,
                 None => {
@@ -116,6 +119,8 @@ impl State {
         }
         let _unused = tool;
         self.clients.admit_call(client)?;
+        // The client's share of the server-wide quota the engine then charges.
+        self.shares.admit(client)?;
         self.local_slots(client)
     }
 

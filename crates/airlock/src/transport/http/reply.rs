@@ -110,7 +110,13 @@ pub(super) fn json(mut out: Vec<u8>, error: Option<&McpError>, modern: bool) -> 
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Some(McpError::RateLimited { retry_after_ms }) = error {
+    let retry_after_ms = match error {
+        Some(McpError::RateLimited { retry_after_ms }) => Some(*retry_after_ms),
+        // Bodies arrive within the body timeout: the budget frees up within a second or so.
+        Some(McpError::BodiesFull { .. }) => Some(1000),
+        _ => None,
+    };
+    if let Some(retry_after_ms) = retry_after_ms {
         let seconds = retry_after_ms.div_ceil(1000).max(1);
         if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
             reply.headers_mut().insert(header::RETRY_AFTER, value);

@@ -4,7 +4,8 @@
 //! Trusts nothing of the request. Checks, in order and before a body byte is read: the path,
 //! `Host` (`421`), `Origin` (`403`), a CORS preflight (answered by `cors`), the bearer token
 //! (`401`), the client's cut-off and request quota (`429`), the method, the media types
-//! (`415`, `406`) and the body cap (`413`); then the body crosses [`envelope::parse`] once and
+//! (`415`, `406`), repeated MCP headers (`400`), the body cap (`413`) and the body budgets
+//! (`429`, `503`); then the body crosses [`envelope::parse`] once and
 //! the message goes to an engine: a fresh one (modern), a legacy session's, or one of its own
 //! for what no session holds. Owns the [`Caller`] (who sent it) and the checks of the modern
 //! headers against the body; calls go on to `calls`, replies are built by `reply`.
@@ -13,7 +14,8 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
+use hyper::body::Bytes;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -29,16 +31,18 @@ use crate::response;
 use crate::version::ProtocolVersion;
 
 use super::auth::Denied;
+use super::bodies;
 use super::body::Body;
 use super::calls::{self, CallOwner, CallSlots};
 use super::clients::ClientKey;
 use super::headers::{self, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::refusals::Kind;
 use super::reply::{
     busy, closing, engine_verdict, finished, garbage, json, judged, refusal, status_only,
     unanswered_reply,
 };
 use super::session::Session;
-use super::{MCP_PATH, State, Verdict, cors, lock, status};
+use super::{MCP_PATH, State, Verdict, cors, lock};
 
 /// One HTTP request, start to finish: served by [`serve_request`], then counted for the
 /// garbage cut-off against whoever sent it (see `clients`).
@@ -48,29 +52,44 @@ pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Response<Body> {
     let from = state.proxies.client(peer, request.headers());
-    let address = ClientKey::of(None, from);
+    let head = request.headers();
+    let address = if headers::from_a_page(request.method(), request.uri().path(), head) {
+        let origin = head
+            .get(header::ORIGIN)
+            .and_then(|origin| state.allow.listed(origin));
+        ClientKey::page(from, origin)
+    } else {
+        ClientKey::of(None, from)
+    };
     let mut sender = None;
     let reply = serve_request(&state, (from, &address), request, &mut sender).await;
     let sender = sender.unwrap_or(address);
+    if let Some(kind) = reply.extensions().get::<Kind>().copied() {
+        // The status the reply carries, whatever the era would have said.
+        state.refusals.note(from, kind, reply.status().as_u16());
+    }
     let verdict = reply
         .extensions()
         .get::<Verdict>()
         .copied()
         .unwrap_or(Verdict::Valid);
     if state.clients.record(&sender, verdict) {
-        tracing::info!(
-            client = ?sender,
-            "HTTP client cut off for a while after too many invalid requests in a row"
-        );
+        // Counted like the refusals: a botnet's addresses each cut off write bounded lines.
+        state
+            .refusals
+            .note(from, Kind::CutOffBegins, reply.status().as_u16());
+        tracing::debug!(client = ?sender, "HTTP client cut off");
     }
     reply
 }
 
-/// Serves one request from `from` (keyed as `address`); sets `sender` to the client's identity
-/// once its token is valid (the address is the sender until then).
+/// Serves one request from `from` (keyed as `address`: its own, or its pages',
+/// `ClientKey::Page`); sets `sender` to the client's identity once its token is valid (the
+/// address is the sender until then).
 ///
-/// The refusals of the boundary (`421`, `403`, `401`, `429`) are logged at `info` with the
-/// client's address, for the operator (never the token, nor the refused header's value).
+/// The refusals of the boundary (`421`, `403`, `401`, `429`) are marked with their [`Kind`]
+/// and logged by `refusals` with the client's address, as counts (never the token, nor the
+/// refused header's value).
 async fn serve_request(
     state: &Arc<State>,
     (from, address): (IpAddr, &ClientKey),
@@ -82,20 +101,22 @@ async fn serve_request(
         if let Some(verifier) = &state.oauth
             && verifier.is_metadata_path(request.uri().path())
         {
-            return metadata(state, (from, address), verifier, &request);
+            return metadata(state, address, verifier, &request);
         }
         return garbage(status_only(StatusCode::NOT_FOUND));
     }
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
-        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
-        tracing::debug!(host = ?head.get(header::HOST), "the refused Host");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Host))),
+            Kind::Host,
+        );
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
-        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
-        tracing::debug!(origin = ?head.get(header::ORIGIN), "the refused Origin");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Origin))),
+            Kind::Origin,
+        );
     }
     if cors::is_preflight(&request) {
         // No token (browsers send none on a preflight): the address's cut-off and request
@@ -105,13 +126,7 @@ async fn serve_request(
             Err(error) => Err(error),
         };
         if let Err(error) = refused {
-            tracing::info!(
-                client = %from,
-                status = status::of(&error, false).as_u16(),
-                %error,
-                "preflight refused: client cut off or over its quota"
-            );
-            return judged(refusal(&error), Verdict::Neutral);
+            return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Preflight);
         }
         let reply = cors::preflight(&state.allow, head, state.shared.updates.is_some());
         return if reply.status() == StatusCode::NO_CONTENT {
@@ -138,12 +153,12 @@ async fn serve_request(
             // A cut-off address is refused without a log line per request: its garbage is
             // what got it cut off, and its requests must not flood the log either.
             if let Err(error) = state.clients.admit_unless_cut_off(address) {
-                tracing::debug!(client = %from, "request refused: no valid token, cut off");
-                return judged(closing(refusal(&error)), Verdict::Neutral);
+                return refused(
+                    judged(closing(refusal(&error)), Verdict::Neutral),
+                    Kind::CutOff,
+                );
             }
-            tracing::info!(
-                client = %from,
-                status = 401,
+            tracing::debug!(
                 presented = denied.presented,
                 "request refused: no valid token"
             );
@@ -151,7 +166,7 @@ async fn serve_request(
             reply
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, challenge(state, denied));
-            return garbage(reply);
+            return refused(garbage(reply), Kind::Unauthorized);
         }
     };
     let client = match &identity {
@@ -161,8 +176,11 @@ async fn serve_request(
     // A cut-off client is refused before anything else is spent on it, and its connection
     // closed; this refusal is not counted again.
     if let Err(error) = state.clients.admit_unless_cut_off(&client) {
-        tracing::info!(client = %from, identity = ?identity, status = status::of(&error, false).as_u16(), "request refused: the client is cut off");
-        return judged(closing(refusal(&error)), Verdict::Neutral);
+        tracing::debug!(identity = ?identity, "request refused: the client is cut off");
+        return refused(
+            judged(closing(refusal(&error)), Verdict::Neutral),
+            Kind::CutOff,
+        );
     }
     *sender = Some(client.clone());
     if let Err(error) = state.admit_request(&client).await {
@@ -171,14 +189,8 @@ async fn serve_request(
             tracing::debug!(client = %from, "request refused: the shared quota store is unreachable");
             return judged(refusal(&error), Verdict::Neutral);
         }
-        tracing::info!(
-            client = %from,
-            identity = ?identity,
-            status = status::of(&error, false).as_u16(),
-            %error,
-            "request refused: client over its request quota"
-        );
-        return judged(refusal(&error), Verdict::Neutral);
+        tracing::debug!(identity = ?identity, "request refused: client over its request quota");
+        return refused(judged(refusal(&error), Verdict::Neutral), Kind::Quota);
     }
     let caller = Caller {
         identity,
@@ -271,25 +283,29 @@ fn challenge(state: &State, denied: Denied) -> HeaderValue {
 #[cfg(feature = "oauth")]
 fn metadata(
     state: &State,
-    (from, address): (IpAddr, &ClientKey),
+    address: &ClientKey,
     verifier: &super::oauth::Verifier,
     request: &Request<Incoming>,
 ) -> Response<Body> {
     let head = request.headers();
     if !state.allow.host(head.get(header::HOST)) {
-        tracing::info!(client = %from, status = 421, "request refused: Host not allowed");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Host)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Host))),
+            Kind::Host,
+        );
     }
     if !state.allow.origin(head.get(header::ORIGIN)) {
-        tracing::info!(client = %from, status = 403, "request refused: Origin not allowed");
-        return garbage(refusal(&McpError::Http(HttpRefusal::Origin)));
+        return refused(
+            garbage(refusal(&McpError::Http(HttpRefusal::Origin))),
+            Kind::Origin,
+        );
     }
     let refused = state
         .clients
         .admit_unless_cut_off(address)
         .and_then(|()| state.clients.admit_request(address));
     if let Err(error) = refused {
-        return judged(refusal(&error), Verdict::Neutral);
+        return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Quota);
     }
     if *request.method() != Method::GET {
         let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
@@ -310,6 +326,12 @@ fn metadata(
         HeaderValue::from_static("max-age=3600"),
     );
     judged(reply, Verdict::Neutral)
+}
+
+/// `reply`, marked as a refusal of `kind` for the log (`refusals`).
+fn refused(mut reply: Response<Body>, kind: Kind) -> Response<Body> {
+    reply.extensions_mut().insert(kind);
+    reply
 }
 
 /// `reply` keeping `slots` (a large reply's, see `call_slots`) until its body is written or
@@ -381,6 +403,11 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     if !accepts.json && !accepts.sse {
         return garbage(refusal(&McpError::Http(HttpRefusal::NotAcceptable)));
     }
+    if let Some(fault) = headers::repeated(head) {
+        // Two values of one MCP header: whichever a gateway in front read, it may not be the
+        // one we would. Refused before the body is read.
+        return garbage(refusal(&McpError::HeaderMismatch(fault)));
+    }
     let max = state.shared.limits().max_frame_bytes.get();
     let too_long = McpError::FrameTooLong { limit: max };
     let declared = head
@@ -393,18 +420,30 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         tracing::debug!("request refused: body over the cap (declared)");
         return garbage(closing(refusal(&too_long)));
     }
+    // The bytes it will hold come out of the budgets before one is read (`bodies`): all of a
+    // declared length at once, a chunked body's as they come.
+    let mut claim = state.bodies.claim(&caller.client);
+    let declared = declared.and_then(|length| usize::try_from(length).ok());
+    if let Err(error) = claim.take(declared.unwrap_or(0)) {
+        tracing::debug!("request refused: too many body bytes held");
+        return judged(closing(refusal(&error)), Verdict::Neutral);
+    }
     let read = tokio::time::timeout(
         state.limits.body_read_timeout,
-        Limited::new(body, max).collect(),
+        read_body(body, max, declared, &mut claim),
     )
     .await;
     let frame = match read {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(error)) => {
-            if error.is::<http_body_util::LengthLimitError>() {
-                tracing::debug!("request refused: body over the cap");
-                return garbage(closing(refusal(&too_long)));
-            }
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(BodyFault::TooLong)) => {
+            tracing::debug!("request refused: body over the cap");
+            return garbage(closing(refusal(&too_long)));
+        }
+        Ok(Err(BodyFault::Budget(error))) => {
+            tracing::debug!("request refused: too many body bytes held");
+            return judged(closing(refusal(&error)), Verdict::Neutral);
+        }
+        Ok(Err(BodyFault::Unreadable)) => {
             tracing::debug!("the request body could not be read");
             return garbage(closing(status_only(StatusCode::BAD_REQUEST)));
         }
@@ -413,6 +452,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
             return garbage(closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout))));
         }
     };
+    drop(claim);
     let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
     let modern_header = header_version.is_some_and(|v| ProtocolVersion::legacy(v).is_none());
     let parsed = envelope::parse(&frame, state.shared.limits().max_json_depth.get());
@@ -458,6 +498,48 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
         return call.error(&request, &error, true);
     }
     call.legacy(request).await
+}
+
+/// Why a body was not read whole.
+enum BodyFault {
+    /// Longer than the frame cap.
+    TooLong,
+    /// Its bytes did not fit the budgets (`bodies`).
+    Budget(McpError),
+    /// The connection failed mid-body.
+    Unreadable,
+}
+
+/// Reads `body` whole, at most `max` bytes; bytes past the `declared` length already taken
+/// (all of a chunked body's) are taken from `claim` as they come. The buffer is sized to the
+/// declared length, which the budgets already hold.
+async fn read_body(
+    mut body: Incoming,
+    max: usize,
+    declared: Option<usize>,
+    claim: &mut bodies::Claim,
+) -> Result<Bytes, BodyFault> {
+    let taken = declared.unwrap_or(0);
+    let mut out = Vec::with_capacity(taken.min(max));
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(BodyFault::Unreadable);
+        };
+        let Ok(data) = frame.into_data() else {
+            // Trailers: nothing to keep.
+            continue;
+        };
+        let len = out.len().saturating_add(data.len());
+        if len > max {
+            return Err(BodyFault::TooLong);
+        }
+        if len > taken {
+            let more = len.saturating_sub(taken.max(out.len()));
+            claim.take(more).map_err(BodyFault::Budget)?;
+        }
+        out.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(out))
 }
 
 /// A notification or a response, never answered: for a legacy session, handed to its engine
@@ -571,11 +653,9 @@ impl Exchange<'_> {
         {
             return None;
         }
-        tracing::info!(
-            client = %self.caller.address,
+        tracing::debug!(
             identity = ?self.caller.identity,
             tool = %tool.name.as_str(),
-            status = 403,
             "call refused: the access token lacks a scope the tool requires"
         );
         let error = McpError::Http(HttpRefusal::InsufficientScope);
@@ -591,7 +671,7 @@ impl Exchange<'_> {
                 verifier.insufficient_scope(&tool.scopes),
             );
         }
-        Some(reply)
+        Some(refused(reply, Kind::Scope))
     }
 
     /// A modern request: headers checked against the body, then a fresh engine.
@@ -631,12 +711,17 @@ impl Exchange<'_> {
         if headers::mcp_value(self.head, MCP_METHOD).as_deref() != Some(request.method.as_str()) {
             return Err(HeaderFault::Method);
         }
-        if request.method == RequestMethod::ToolsCall
-            && let Some(name) = request
-                .params
-                .as_ref()
-                .and_then(|params| params.name.as_ref())
-                .and_then(Text::as_str)
+        // `Mcp-Name` copies `params.name` (`tools/call`, `prompts/get`) or `params.uri`
+        // (`resources/read`); a body without one is the engine's to refuse.
+        let params = request.params.as_ref();
+        let named = match request.method {
+            RequestMethod::ToolsCall | RequestMethod::PromptsGet => {
+                params.and_then(|params| params.name.as_ref())
+            }
+            RequestMethod::ResourcesRead => params.and_then(|params| params.uri.as_ref()),
+            _ => None,
+        };
+        if let Some(name) = named.and_then(Text::as_str)
             && headers::mcp_value(self.head, MCP_NAME).as_deref() != Some(name)
         {
             return Err(HeaderFault::Name);

@@ -22,6 +22,7 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         McpError::TooManyConnections { .. }
         | McpError::TooManyConnectionsFromAddress { .. }
         | McpError::TooManySessions { .. }
+        | McpError::BodiesFull { .. }
         | McpError::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
         McpError::HeaderMismatch(_) => StatusCode::BAD_REQUEST,
         McpError::Batch

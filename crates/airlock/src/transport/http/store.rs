@@ -489,6 +489,14 @@ impl Store {
         match client {
             ClientKey::Identity(identity) => format!("id={identity}"),
             ClientKey::Address(address) => format!("ip={address}"),
+            ClientKey::Page {
+                address,
+                origin: None,
+            } => format!("page={address}"),
+            ClientKey::Page {
+                address,
+                origin: Some(origin),
+            } => format!("page={address}/{origin}"),
         }
     }
 
