@@ -1,5 +1,6 @@
 //! The `airlock` program: serve a manifest's commands over MCP, check a manifest, or audit
-//! any stdio MCP server; and set it up: `init`, `schema`, `completions`, `man` (`cli/`).
+//! any stdio MCP server; try and set it up: `call`, `client-config`, `init`, `schema`,
+//! `completions`, `man` (`cli/`).
 //!
 //! Exit statuses: 0 normal end; 1 a manifest or start-up error; 2 a usage error (clap);
 //! 3 the peer was cut off for sending only invalid messages; 4 stdin/stdout failed or the HTTP
@@ -7,6 +8,8 @@
 //! `airlock audit`: 0 no finding fails the run; 1 one does (at or over `--fail-on`, not in the
 //! `--baseline`); 2 a usage error; 3 the server could not be audited (did not start or
 //! complete its handshake) or a report could not be written; 130 interrupted.
+//! `airlock call`: 0 the tool succeeded; 1 it returned an error or the call was refused; 2
+//! its arguments cannot be read.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write};
