@@ -65,7 +65,7 @@ pub(super) fn is_preflight<B>(request: &Request<B>) -> bool {
 /// headers when its origin is listed and it asks only for what MCP uses, else `403` without.
 pub(super) fn preflight(allow: &AllowList, head: &HeaderMap, serves_get: bool) -> Response<Body> {
     let Some(origin) = head.get(header::ORIGIN).filter(|o| allow.cors(o)) else {
-        tracing::debug!(origin = ?head.get(header::ORIGIN), "preflight refused: origin not listed");
+        tracing::trace!(origin = ?head.get(header::ORIGIN), "preflight refused: origin not listed");
         return refused_preflight(HttpRefusal::Origin);
     };
     let method_ok = head

@@ -130,5 +130,5 @@ fn refuse_connection(stream: &TcpStream, error: &McpError) {
     if stream.try_write(&bytes).is_err() {
         tracing::debug!("a connection past the cap closed before its 503");
     }
-    tracing::debug!(%error, "connection refused");
+    tracing::trace!(%error, "connection refused");
 }

@@ -5,8 +5,9 @@
 //! cut off for garbage kept writing, since `Host` and `Origin` are checked before the cut-off.
 //! So, per client and kind of refusal, the first is logged at once and the rest are counted:
 //! at most one line per [`REFUSAL_LOG_INTERVAL`] says how many there were since the last, at
-//! `info`. A flood that stops is summed up by the sweeper. (Some refusals also have a `debug`
-//! line each, for diagnosis: that level is not bounded.)
+//! `info`. A flood that stops is summed up by the sweeper. So the log is bounded at every level
+//! but `trace`, the level for following single requests, where most refusals also have a line
+//! each (the token check's word, the body refusals, the preflights).
 //!
 //! The table is bounded ([`MAX_REFUSAL_LOG_CLIENTS`]): past it, refusals of clients not in it
 //! are counted under one shared entry (`client=other`), so a flood from many addresses still

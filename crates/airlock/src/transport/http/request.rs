@@ -176,7 +176,7 @@ async fn serve_request(
     // A cut-off client is refused before anything else is spent on it, and its connection
     // closed; this refusal is not counted again.
     if let Err(error) = state.clients.admit_unless_cut_off(&client) {
-        tracing::debug!(identity = ?identity, "request refused: the client is cut off");
+        tracing::trace!(identity = ?identity, "request refused: the client is cut off");
         return refused(
             judged(closing(refusal(&error)), Verdict::Neutral),
             Kind::CutOff,
@@ -186,10 +186,10 @@ async fn serve_request(
     if let Err(error) = state.admit_request(&client).await {
         if error == McpError::StoreUnavailable {
             // Said once, at `warn`, when the store went away; not once per request.
-            tracing::debug!(client = %from, "request refused: the shared quota store is unreachable");
+            tracing::trace!(client = %from, "request refused: the shared quota store is unreachable");
             return judged(refusal(&error), Verdict::Neutral);
         }
-        tracing::debug!(identity = ?identity, "request refused: client over its request quota");
+        tracing::trace!(identity = ?identity, "request refused: client over its request quota");
         return refused(judged(refusal(&error), Verdict::Neutral), Kind::Quota);
     }
     let caller = Caller {
@@ -255,7 +255,7 @@ async fn authenticate(state: &State, header: Option<&HeaderValue>) -> Result<Cre
                 expires: Some(grant.expires),
             }),
             Err(rejection) => {
-                tracing::debug!(?rejection, "access token refused");
+                tracing::trace!(?rejection, "access token refused");
                 Err(Denied { presented: true })
             }
         };
@@ -417,7 +417,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     if declared.is_some_and(|length| u64::try_from(max).is_ok_and(|max| length > max)) {
         // Refused on the declared length alone; the body is never read, and the connection
         // is closed rather than drained.
-        tracing::debug!("request refused: body over the cap (declared)");
+        tracing::trace!("request refused: body over the cap (declared)");
         return garbage(closing(refusal(&too_long)));
     }
     // The bytes it will hold come out of the budgets before one is read (`bodies`): all of a
@@ -425,7 +425,7 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let mut claim = state.bodies.claim(&caller.client);
     let declared = declared.and_then(|length| usize::try_from(length).ok());
     if let Err(error) = claim.take(declared.unwrap_or(0)) {
-        tracing::debug!("request refused: too many body bytes held");
+        tracing::trace!("request refused: too many body bytes held");
         return judged(closing(refusal(&error)), Verdict::Neutral);
     }
     let read = tokio::time::timeout(
@@ -436,19 +436,19 @@ async fn post(state: &State, caller: Caller, request: Request<Incoming>) -> Resp
     let frame = match read {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(BodyFault::TooLong)) => {
-            tracing::debug!("request refused: body over the cap");
+            tracing::trace!("request refused: body over the cap");
             return garbage(closing(refusal(&too_long)));
         }
         Ok(Err(BodyFault::Budget(error))) => {
-            tracing::debug!("request refused: too many body bytes held");
+            tracing::trace!("request refused: too many body bytes held");
             return judged(closing(refusal(&error)), Verdict::Neutral);
         }
         Ok(Err(BodyFault::Unreadable)) => {
-            tracing::debug!("the request body could not be read");
+            tracing::trace!("the request body could not be read");
             return garbage(closing(status_only(StatusCode::BAD_REQUEST)));
         }
         Err(_elapsed) => {
-            tracing::debug!("request refused: the body did not arrive in time");
+            tracing::trace!("request refused: the body did not arrive in time");
             return garbage(closing(refusal(&McpError::Http(HttpRefusal::BodyTimeout))));
         }
     };
@@ -609,7 +609,7 @@ impl Exchange<'_> {
     /// A JSON error reply to `id`.
     fn error(&self, request: &RpcRequest<'_>, error: &McpError, modern: bool) -> Response<Body> {
         let id = &request.id;
-        tracing::debug!(%error, "request refused");
+        tracing::trace!(%error, "request refused");
         if request.method == RequestMethod::ToolsCall
             && let Some(log) = &self.state.shared.call_log
         {
