@@ -522,7 +522,8 @@ fn socket_pairs_reach_no_host_socket_with_the_network() {
 // 7. Processes: none left by a call, whatever it does with its own pid namespace
 
 /// A call that forks a `setsid` grandchild, blocks `SIGTERM` and writes a marker file every
-/// 100 ms from it: nothing is written once the call has been answered.
+/// 100 ms from it: nothing is written once the call has been answered. The parent waits (up
+/// to 10 s) for the first mark: on a loaded machine the grandchild may start late.
 #[test]
 fn a_daemonised_grandchild_writes_nothing_after_its_call() {
     require("/usr/bin/python3", "python3");
@@ -532,7 +533,9 @@ fn a_daemonised_grandchild_writes_nothing_after_its_call() {
                 \x20       signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\
                 \x20       n = 0\n        while True:\n\
                 \x20           n += 1\n            open('out/tick', 'w').write(str(n))\n\
-                \x20           time.sleep(0.1)\n    os._exit(0)\ntime.sleep(0.5)\nprint('parent done')";
+                \x20           time.sleep(0.1)\n    os._exit(0)\n\
+                for _ in range(200):\n    if os.path.exists('out/tick'): break\n    time.sleep(0.05)\n\
+                print('parent done')";
     let (failed, text) = python(&mut server, "py", code);
     assert!(!failed, "{text}");
     let tick = scratch.work().join("out/tick");
