@@ -208,6 +208,15 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
         for key in ["secret_env", "env_allow"] {
             let names = section.get(key).and_then(toml::Value::as_array);
             for name in names.into_iter().flatten().filter_map(toml::Value::as_str) {
+                // Printed into a shell line (`--env NAME="$NAME"`): only a variable's name,
+                // as the loader itself requires, never text a shell would act on.
+                if !is_variable_name(name) {
+                    return Err(format!(
+                        "--manifest {}: `{key}` holds something that is not a variable name \
+                         (airlock check says more)",
+                        path.display()
+                    ));
+                }
                 if !found.iter().any(|seen| seen == name) {
                     found.push(name.to_owned());
                 }
@@ -216,6 +225,16 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
     }
     found.sort();
     Ok(found)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`, at most 128 bytes.
+fn is_variable_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    name.len() <= 128
+        && bytes
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
 }
 
 /// A path as the snippet's text.
@@ -273,6 +292,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(variables(&path).unwrap(), ["API_TOKEN", "LANG"]);
+        // A name a shell would act on, pasted into `claude mcp add … --env NAME="$NAME"`.
+        std::fs::write(
+            &path,
+            "[[tool]]\nname = \"a\"\nsecret_env = [\"X=\\\"; touch pwned; #\"]\n",
+        )
+        .unwrap();
+        assert!(variables(&path).is_err());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

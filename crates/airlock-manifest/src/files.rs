@@ -48,9 +48,12 @@ pub struct FileId {
 }
 
 impl FileId {
-    #[allow(
-        clippy::useless_conversion,
-        reason = "the field types differ between architectures (`u64` on 64-bit ones)"
+    #[cfg_attr(
+        target_os = "linux",
+        expect(
+            clippy::useless_conversion,
+            reason = "`u64` already on Linux; other systems' `stat` fields are narrower"
+        )
     )]
     fn of(stat: &Stat) -> Self {
         Self {
