@@ -199,6 +199,9 @@ pub fn names_later_code(dir: &Path, path: &Path) -> bool {
 pub(crate) struct Found {
     /// Listed directories and regular files (never a symbolic link), shallowest first.
     pub(crate) paths: Vec<PathBuf>,
+    /// The inode of each of `paths`, as found (not followed): a name kept but replaced is
+    /// another inode.
+    pub(crate) inodes: Vec<u64>,
     /// Whether the whole tree was looked at (not stopped by the entry bound).
     pub(crate) complete: bool,
 }
@@ -218,13 +221,25 @@ pub(crate) fn present(dir: &Path) -> Found {
 
 fn listed(dir: &Path, wanted: impl Fn(std::fs::FileType) -> bool) -> Found {
     let mut paths = Vec::new();
+    let mut inodes = Vec::new();
     let complete = walk(dir, SANDBOX_LATER_CODE_WALK_ENTRIES, |path, kind| {
         if wanted(kind) {
             paths.push(path.to_path_buf());
+            inodes.push(inode(path));
         }
     })
     .is_some();
-    Found { paths, complete }
+    Found {
+        paths,
+        inodes,
+        complete,
+    }
+}
+
+/// `path`'s inode, not followed; 0 if it cannot be looked at.
+fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path).map_or(0, |meta| meta.ino())
 }
 
 /// Removes every listed name below `dir` the call made, except the paths of `keep` (the ones
@@ -255,10 +270,16 @@ pub(crate) fn sweep(
         if keep.iter().any(|kept| kept == path) {
             return;
         }
+        // A name there before but now another inode was replaced by the call (a symbolic
+        // link, which cannot be bound read-only, renamed over).
+        let seen = before.paths.iter().position(|seen| seen == path);
+        let replaced = seen
+            .and_then(|index| before.inodes.get(index))
+            .is_some_and(|inode_before| *inode_before != inode(path));
         let new = if before.complete {
-            !before.paths.iter().any(|seen| seen == path)
+            seen.is_none() || replaced
         } else {
-            born_since(path, since)
+            replaced || born_since(path, since)
         };
         if new {
             doomed.push(path.to_path_buf());
@@ -421,6 +442,13 @@ mod tests {
         assert!(dir.join(".git").exists(), "kept");
         assert!(dir.join("sub/.vscode").exists(), "there before the call");
         assert!(dir.join("sub/.envrc").is_symlink(), "there before the call");
+        // A listed symbolic link (never bound read-only) replaced by the call goes.
+        let before = present(&dir);
+        let since = SystemTime::now();
+        std::fs::write(dir.join("planted"), "evil").unwrap();
+        std::fs::rename(dir.join("planted"), dir.join("sub/.envrc")).unwrap();
+        assert_eq!(sweep(&dir, &before, since, &keep, 0), 1);
+        assert!(!dir.join("sub/.envrc").exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -432,6 +460,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("sub/.vscode")).unwrap();
         let before = Found {
             paths: Vec::new(),
+            inodes: Vec::new(),
             complete: false,
         };
         std::thread::sleep(std::time::Duration::from_millis(60));
