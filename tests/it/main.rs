@@ -58,6 +58,8 @@
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`);
+//! - `network`: network by destination (issue 36): the proxy a networked tool's commands
+//!   reach the network through, with names pinned by `--test-hosts` to loopback servers.
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
@@ -95,6 +97,7 @@ mod http_oauth;
 mod http_refused;
 mod http_tls;
 mod input_required;
+mod network;
 mod operator;
 mod output;
 mod product;

@@ -96,10 +96,14 @@
 
 pub(crate) mod cgroups;
 pub(crate) mod channel;
+pub mod destinations;
 pub mod later_code;
 pub mod launcher;
 pub(crate) mod mounts;
+/// The launcher's side of a networked tool's namespace: loopback, the proxy's socket.
+mod netns;
 mod policy;
+pub mod proxy;
 pub(crate) mod resident;
 pub(crate) mod spawn;
 mod support;
@@ -186,6 +190,8 @@ pub struct Confinement {
     /// The tool's name, for the lines `updates` logs.
     tool: String,
     launchers: resident::Pool,
+    /// The policy's destinations, shared by the proxy sessions of its calls.
+    pub(crate) destinations: std::sync::Arc<destinations::Destinations>,
 }
 
 impl Confinement {
@@ -198,6 +204,7 @@ impl Confinement {
         let encoded = serde_json::to_string(&policy)
             .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
         Ok(Self {
+            destinations: std::sync::Arc::new(policy.destinations.clone()),
             tracked: updates::Tracked::new(policy.clone(), encoded),
             policy,
             tool: String::new(),
