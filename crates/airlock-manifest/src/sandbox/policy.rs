@@ -421,6 +421,32 @@ fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
 }
 
 /// What a manifest entry declares for its sandbox, checked and canonical.
+///
+/// A CLI that runs programs from its own tools (the library's command runner,
+/// [`crate::process::run`] with a [`super::Confinement`]) declares the same policy a
+/// manifest does, network by destination included:
+///
+/// ```
+/// use std::path::Path;
+///
+/// use airlock_manifest::sandbox::destinations::{Destinations, parse_destination};
+/// use airlock_manifest::sandbox::{Confinement, Declared, Policy};
+///
+/// let destinations = Destinations {
+///     any_public: false,
+///     rules: vec![parse_destination("api.github.com:443")?],
+/// };
+/// let declared = Declared {
+///     network: true,
+///     destinations,
+///     ..Declared::default()
+/// };
+/// let policy = Policy::for_command(Path::new("/usr/bin/curl"), Path::new("/"), declared);
+/// assert!(policy.describe("").contains("api.github.com:443 only, through airlock's proxy"));
+/// let confinement = Confinement::new(policy)?; // for `CommandSpec::sandbox`
+/// # drop(confinement);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Declared {
     /// The `within` roots of the tool's path arguments.
