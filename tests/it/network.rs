@@ -27,6 +27,8 @@ const ABSENCE_WAIT: Duration = Duration::from_millis(500);
 struct FileServer {
     port: u16,
     served: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The `Host` header of every request.
+    hosts: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl FileServer {
@@ -34,20 +36,28 @@ impl FileServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let hosts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let count = std::sync::Arc::clone(&served);
+        let seen = std::sync::Arc::clone(&hosts);
         thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 let root = root.clone();
                 let count = std::sync::Arc::clone(&count);
+                let seen = std::sync::Arc::clone(&seen);
                 thread::spawn(move || {
-                    if answer(stream, &root) {
+                    if let Some(host) = answer(stream, &root) {
+                        seen.lock().unwrap().push(host);
                         count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     }
                 });
             }
         });
-        Self { port, served }
+        Self {
+            port,
+            served,
+            hosts,
+        }
     }
 
     fn served(&self) -> usize {
@@ -55,18 +65,27 @@ impl FileServer {
     }
 }
 
-/// Answers one request: the file under `root`, or 404. Whether it was a GET it answered.
-fn answer(mut stream: TcpStream, root: &Path) -> bool {
+/// Answers one request: the file under `root`, or 404. The request's `Host` header, if it
+/// answered one.
+fn answer(mut stream: TcpStream, root: &Path) -> Option<String> {
     stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
     let mut head = Vec::new();
     let mut byte = [0_u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
         match stream.read(&mut byte) {
             Ok(1) => head.push(byte[0]),
-            _ => return false,
+            _ => return None,
         }
     }
     let head = String::from_utf8_lossy(&head);
+    let host = head
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix("Host: ")
+                .or_else(|| line.strip_prefix("host: "))
+        })
+        .unwrap_or_default()
+        .to_owned();
     let target = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
     // A proxy that forwarded the absolute URL would show `http://…` here.
     assert!(target.starts_with('/'), "the proxy forwarded {target}");
@@ -87,7 +106,7 @@ fn answer(mut stream: TcpStream, root: &Path) -> bool {
     );
     let _sent = stream.write_all(reply.as_bytes());
     let _sent = stream.write_all(&body);
-    true
+    Some(host)
 }
 
 /// A loopback TCP listener that only records whether anyone connected.
@@ -271,6 +290,17 @@ fn listed_names_are_reached_by_curl_python_and_git() {
             "{what}: {text}"
         );
     }
+    // A forwarded request names the checked destination, whatever Host the client sent.
+    let (failed, text) = bash(
+        &mut server,
+        "web",
+        &format!("curl -sS --max-time 10 -H 'Host: elsewhere.test' {url}"),
+    );
+    assert!(!failed, "{text}");
+    assert_eq!(
+        files.hosts.lock().unwrap().last().map(String::as_str),
+        Some(format!("api.test:{port}").as_str())
+    );
     let (failed, text) = bash(
         &mut server,
         "web",

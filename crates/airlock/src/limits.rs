@@ -421,9 +421,10 @@ pub const NETWORK_PROXY_HEAD_BYTES: usize = 16 * 1024;
 pub const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Connections to the proxy open at once per call (requests being read and connections being
-/// copied). Each holds two 64 KiB copy buffers, so one call holds at most 8 MiB; past it, a
-/// new connection is closed at once.
-pub const NETWORK_PROXY_OPEN: usize = 64;
+/// copied). The bytes of a connection move through two kernel pipes of 256 KiB (`splice`, no
+/// buffer of airlock's), which a reader that stalls keeps full, so one call holds at most
+/// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
+pub const NETWORK_PROXY_OPEN: usize = 32;
 
 /// Connection attempts kept per call for its result and audit record; later ones are only
 /// counted, so a command that tries a million destinations grows no record.
