@@ -855,6 +855,85 @@ mod tests {
         }
     }
 
+    /// A proxy session on a loopback listener, as a launcher's would be, for `rules`.
+    fn session(rules: Destinations) -> (Session, SocketAddr) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let session = Session::start(
+            &OwnedFd::from(listener),
+            Arc::new(rules),
+            &Resources::default(),
+        )
+        .unwrap();
+        (session, address)
+    }
+
+    /// Sends `bytes` to the proxy, closes its side, and reads the answer to its end.
+    async fn exchange(address: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        // The proxy may close before reading everything: a failed write is an answer too.
+        if stream.write_all(bytes).await.is_ok() {
+            let _closed = stream.shutdown().await;
+        }
+        let mut answer = Vec::new();
+        let reading = stream.read_to_end(&mut answer);
+        let _read = tokio::time::timeout(std::time::Duration::from_secs(5), reading)
+            .await
+            .expect("the proxy answered within its bounds");
+        answer
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Whatever a command sends the proxy, it answers or closes, connects nowhere that
+        /// is not listed (nothing is), and keeps at most one attempt.
+        #[test]
+        fn hostile_requests_end_in_a_refusal(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+            socks in proptest::prelude::any::<bool>(),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let (session, address) = session(Destinations::default());
+                let mut sent = bytes.clone();
+                if socks {
+                    sent.insert(0, 5);
+                }
+                let _answer = exchange(address, &sent).await;
+                let record = session.finish();
+                proptest::prop_assert!(record.attempts.len() <= 1);
+                proptest::prop_assert!(record.attempts.iter().all(|attempt| attempt.refusal.is_some()));
+                proptest::prop_assert_eq!(record.bytes_up + record.bytes_down, 0);
+                Ok(())
+            })?;
+        }
+    }
+
+    #[tokio::test]
+    async fn refusals_name_the_destination_and_socks_commands_but_connect_are_refused() {
+        let (session, address) = session(Destinations::default());
+        let answer = exchange(address, b"CONNECT api.example.com:443 HTTP/1.1\r\n\r\n").await;
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 403 "), "{answer}");
+        assert!(answer.ends_with("network: api.example.com:443 is not allowed for this tool\n"));
+        // SOCKS5 BIND (2) and UDP ASSOCIATE (3): "command not supported".
+        for command in [2_u8, 3] {
+            let request = [5, 1, 0, 5, command, 0, 1, 127, 0, 0, 1, 0, 80];
+            let answer = exchange(address, &request).await;
+            assert_eq!(answer.get(..4), Some(&[5, 0, 5, 7][..]), "{command}");
+        }
+        // A head past its bound is dropped unanswered.
+        let mut long = b"GET http://a.example/ HTTP/1.1\r\nX: ".to_vec();
+        long.extend(std::iter::repeat_n(
+            b'a',
+            NETWORK_PROXY_HEAD_BYTES.saturating_mul(2),
+        ));
+        assert!(exchange(address, &long).await.is_empty());
+        let record = session.finish();
+        assert_eq!(record.attempts.len(), 1);
+        assert_eq!(record.attempts[0].refusal, Some(Refusal::NotListed));
+    }
+
     #[test]
     fn every_proxy_variable_points_at_the_proxy_in_both_cases() {
         let environment = proxy_environment();
