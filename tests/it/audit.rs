@@ -153,6 +153,34 @@ fn full_audit_of_our_servers_passes_every_case() {
     }
 }
 
+/// Issue 41: the TypeScript reference server's `get-env` echoes the caller's environment, and
+/// the audit took `RUST_BACKTRACE=1` in a result for a stack trace (15 false criticals). A
+/// server echoing it is judged by what it does, with no critical and no stack-trace finding.
+#[test]
+fn the_audit_of_a_server_echoing_rust_backtrace_has_no_critical() {
+    let server = example("env_server");
+    let server = server.to_str().expect("UTF-8 path");
+    let (status, report, table) = audit_with(
+        "env-echo",
+        &["--quick", "--max-memory-mib", PRODUCT_CLI_MEMORY_MIB],
+        &[server],
+        &[
+            ("RUST_BACKTRACE", "1"),
+            ("NODE_OPTIONS", "--stack-trace-limit=50"),
+        ],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(report["server"]["probe"], "get-env {}", "{table}");
+    for case in report["cases"].as_array().unwrap() {
+        assert_ne!(case["severity"], "critical", "{}: {table}", case["id"]);
+        for finding in case["findings"].as_array().unwrap() {
+            assert_ne!(finding["kind"], "stack-trace", "{}: {table}", case["id"]);
+        }
+    }
+    assert_eq!(report["totals"]["critical"], 0, "{table}");
+    assert_no_case_fails(status, &report, &table);
+}
+
 #[test]
 fn a_server_answering_with_wrong_codes_fails_with_status_1_at_fail_on_medium() {
     // airlock serve behind a filter that rewrites parse errors (-32700) into -32000: wrong

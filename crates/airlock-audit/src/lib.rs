@@ -25,6 +25,7 @@
 //!   tampered 2026-07-28 request states, the `asking` category.
 //! - `http`: the `--url` audit: the endpoint, its cases, and a bounded HTTP/1.1 client.
 //! - `judge`: classifying stdout lines and judging replies (pure).
+//! - `trace`: whether output holds a panic or a stack trace, by the shape runtimes print.
 //! - `session`: one case's conversation, with the follow-up checks.
 //! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
 //! - `probe`: which tool the audit may call, with what arguments.
@@ -57,6 +58,7 @@ mod session;
 mod severity;
 mod signals;
 mod target;
+mod trace;
 
 pub use baseline::{Baseline, BaselineError};
 pub use http::UrlError;
