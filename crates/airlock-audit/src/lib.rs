@@ -61,7 +61,7 @@ mod target;
 mod trace;
 
 pub use baseline::{Baseline, BaselineError};
-pub use http::UrlError;
+pub use http::{Header, HeaderError, UrlError};
 pub use severity::{FailOn, Severity};
 
 use cases::{Body, Case, Judgement};
@@ -185,6 +185,9 @@ pub struct Options {
     pub url: Option<String>,
     /// Let `url` name a host that is not loopback.
     pub allow_remote: bool,
+    /// Header fields every request to `url` carries (a token, the deployment's own fields);
+    /// their values are redacted from every report.
+    pub headers: Vec<Header>,
     /// Peak resident memory of the server's process tree allowed in any case, in MiB.
     pub max_memory_mib: u64,
     /// Time limit of one case (slow cases get a few of these).
@@ -219,6 +222,7 @@ impl Options {
             command,
             url: None,
             allow_remote: false,
+            headers: Vec::new(),
             max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             case_timeout: DEFAULT_CASE_TIMEOUT,
             quick: false,
@@ -401,7 +405,8 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         if !options.command.is_empty() {
             return Err(AuditError::UrlAndCommand);
         }
-        let endpoint = http::Endpoint::parse(url, options.allow_remote)?;
+        let mut endpoint = http::Endpoint::parse(url, options.allow_remote)?;
+        endpoint.headers.clone_from(&options.headers);
         return run_http(options, url, &endpoint);
     }
     let Some((program, args)) = options.command.split_first() else {
