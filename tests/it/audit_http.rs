@@ -144,7 +144,11 @@ fn a_token_protected_airlock_serve_is_audited_with_auth_token_env_and_header() {
         &[("IT_AUDIT_SERVER_TOKEN", token)],
     );
     let url = format!("http://{}/mcp", server.addr);
-    let (status, _, table) = audit_url("token-missing", &url, &["--quick", "--only", "http.method-put"]);
+    let (status, _, table) = audit_url(
+        "token-missing",
+        &url,
+        &["--quick", "--only", "http.method-put"],
+    );
     assert_eq!(status, Some(3), "{table}");
 
     let json = std::env::temp_dir().join(format!(
@@ -186,7 +190,13 @@ fn a_token_protected_airlock_serve_is_audited_with_auth_token_env_and_header() {
     // A variable that is not set is a usage error, naming the variable and not a value.
     let output = run(
         &airlock(),
-        &["audit", "--url", &url, "--auth-token-env", "IT_AUDIT_UNSET_TOKEN"],
+        &[
+            "audit",
+            "--url",
+            &url,
+            "--auth-token-env",
+            "IT_AUDIT_UNSET_TOKEN",
+        ],
         &[],
     );
     assert_eq!(output.status.code(), Some(2));
@@ -194,7 +204,11 @@ fn a_token_protected_airlock_serve_is_audited_with_auth_token_env_and_header() {
     assert!(stderr.contains("IT_AUDIT_UNSET_TOKEN"), "{stderr}");
     // A header the audit sets itself, or one that is not NAME:VALUE, is refused.
     for header in ["Host: evil.example", "no colon", "X-A: b\r\nX-B: c"] {
-        let output = run(&airlock(), &["audit", "--url", &url, "--header", header], &[]);
+        let output = run(
+            &airlock(),
+            &["audit", "--url", &url, "--header", header],
+            &[],
+        );
         assert_eq!(output.status.code(), Some(2), "{header}");
     }
 }

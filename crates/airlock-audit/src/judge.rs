@@ -19,7 +19,7 @@ use super::Verdict;
 use super::severity::Severity;
 
 /// A request id as it appears on the wire.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Id {
     /// `null`.
     Null,

@@ -30,6 +30,7 @@
 //! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
 //! - `probe`: which tool the audit may call, with what arguments.
 //! - `report`: the table and the JSON.
+//! - `evidence`: what came back, as reports show it (first bytes, secrets redacted).
 //! - `severity`: the five levels, `--fail-on`, and the kinds of general finding.
 //! - `baseline`: an earlier run's findings, which then do not fail the run.
 //! - `sarif`, `junit`: the reports for code-scanning services and CI test views.
@@ -45,6 +46,7 @@ use serde::Serialize;
 mod asking;
 mod baseline;
 mod cases;
+mod evidence;
 mod exposure;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
@@ -65,6 +67,7 @@ pub use http::{Header, HeaderError, UrlError};
 pub use severity::{FailOn, Severity};
 
 use cases::{Body, Case, Judgement};
+use evidence::{Evidence, Redactor};
 use judge::shown;
 use probe::Probe;
 use session::{Finding, Session};
@@ -272,6 +275,9 @@ pub struct AuditReport {
     pub command: Vec<String>,
     /// The audited URL (escaped, bounded), for an HTTP audit.
     pub url: Option<String>,
+    /// The file (or URL) findings point at, as a URI: the manifest the command names, else a
+    /// file it names, else its program (SARIF's physical location).
+    pub artifact: String,
     /// What the server said about itself, if the handshake worked.
     pub server: Option<ServerFacts>,
     /// Why the audit could not run, if it could not.
@@ -350,6 +356,9 @@ pub struct CaseReport {
     pub exit: Option<String>,
     /// The end of the server's stderr, for failed cases.
     pub stderr_tail: Option<String>,
+    /// What came back for the case's input, when it did not pass: the first bytes of the
+    /// first line (or HTTP response) answering it, known secrets redacted, escaped.
+    pub evidence: Option<String>,
 }
 
 /// A general finding of one case, as reported.
@@ -365,6 +374,9 @@ pub struct FindingReport {
     pub count: u64,
     /// Whether the baseline already had it.
     pub baselined: bool,
+    /// What the server wrote the first time, when a line or response showed it (first bytes,
+    /// known secrets redacted, escaped).
+    pub evidence: Option<String>,
 }
 
 /// Counts of verdicts and severities.
@@ -427,6 +439,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         probe: Probe::none(),
         aims: Vec::new(),
         callable: Vec::new(),
+        redactor: redactor(options),
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
@@ -474,6 +487,12 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
     Ok(report)
 }
 
+/// What this run hides from evidence: its header values and the secrets of its environment.
+fn redactor(options: &Options) -> Redactor {
+    let extra: Vec<String> = options.headers.iter().flat_map(Header::secrets).collect();
+    Redactor::new(&extra, std::env::vars_os())
+}
+
 /// A report with no case yet.
 fn blank_report(options: &Options) -> AuditReport {
     AuditReport {
@@ -488,6 +507,7 @@ fn blank_report(options: &Options) -> AuditReport {
             .url
             .as_deref()
             .map(|url| shown(url, MAX_SHOWN_COMMAND_CHARS)),
+        artifact: sarif::artifact_uri(&options.command, options.url.as_deref()),
         server: None,
         setup_error: None,
         setup_stderr: None,
@@ -515,6 +535,7 @@ fn run_http(
     }
     let started = Instant::now();
     let mut report = blank_report(options);
+    let redactor = redactor(options);
     let (facts, eras) = match http::discover(endpoint, options.case_timeout) {
         Ok(found) => found,
         Err(why) => {
@@ -542,7 +563,7 @@ fn run_http(
             break;
         }
         progress.start(case.id);
-        let mut outcome = http::run_case(case, endpoint, &eras, options.case_timeout);
+        let mut outcome = http::run_case(case, endpoint, &eras, options.case_timeout, &redactor);
         if signals::interrupted() {
             progress.interrupted();
             break;
@@ -599,6 +620,7 @@ struct Context {
     probe: Probe,
     aims: Vec<probe::Aim>,
     callable: Vec<probe::Callable>,
+    redactor: Redactor,
 }
 
 /// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
@@ -820,6 +842,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         peak_rss_kib: 0,
         exit: None,
         stderr_tail: None,
+        evidence: None,
     };
     let scratch = match &case.body {
         Body::Exposure { .. } => match exposure::Scratch::create() {
@@ -887,12 +910,14 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 kind,
                 text,
                 count: 1,
+                evidence: None,
             });
         }
         // An ordinary case does not judge the exit; the end-of-input cases do.
         let _exit = session.close();
     }
     findings.extend(session.findings().iter().cloned());
+    let evidence = session.take_evidence();
     let ended = session.target_mut().finish();
     if ended.peak_kib > context.max_memory_kib {
         findings.push(Finding {
@@ -903,6 +928,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 report::format_kib(context.max_memory_kib)
             ),
             count: 1,
+            evidence: None,
         });
     }
     if ended.killed_for_memory {
@@ -913,6 +939,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 target::HARD_CAP_FACTOR
             ),
             count: 1,
+            evidence: None,
         });
     }
     if ended.escapees_running > 0 {
@@ -922,6 +949,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                    the end (killed by the audit; a client that kills the group leaves it)"
                 .to_owned(),
             count: u64::try_from(ended.escapees_running).unwrap_or(u64::MAX),
+            evidence: None,
         });
     }
     let mut report = case_report(
@@ -932,6 +960,8 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         judgement,
         &findings,
         0,
+        evidence.as_ref(),
+        &context.redactor,
     );
     report.peak_rss_kib = ended.peak_kib;
     report.exit = ended.exit.map(target::Exit::describe);
@@ -951,6 +981,8 @@ pub(crate) fn case_report(
     judgement: Judgement,
     findings: &[Finding],
     duration_ms: u64,
+    evidence: Option<&Evidence>,
+    redactor: &Redactor,
 ) -> CaseReport {
     let verdict = findings
         .iter()
@@ -964,8 +996,13 @@ pub(crate) fn case_report(
             text: finding.text.clone(),
             count: finding.count,
             baselined: false,
+            evidence: finding
+                .evidence
+                .as_ref()
+                .map(|evidence| redactor.show(evidence)),
         })
         .collect();
+    let judgement_severity = judgement.severity;
     let severity = findings
         .iter()
         .map(|finding| Some(finding.severity))
@@ -989,6 +1026,9 @@ pub(crate) fn case_report(
         peak_rss_kib: 0,
         exit: None,
         stderr_tail: None,
+        evidence: evidence
+            .filter(|_| judgement_severity.is_some())
+            .map(|evidence| redactor.show(evidence)),
     }
 }
 

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::cases::Judgement;
+use super::evidence::{Evidence, Redactor};
 use super::judge::{self, shown};
 use super::session::{Finding, PROTOCOL_VERSION};
 use super::severity::{Kind, Severity};
@@ -96,7 +97,8 @@ impl Header {
     pub fn parse(text: &str) -> Result<Self, HeaderError> {
         let (name, value) = text.split_once(':').ok_or(HeaderError::Form)?;
         let name = name.trim();
-        let is_token = |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
+        let is_token =
+            |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
         if name.is_empty() || !name.bytes().all(is_token) {
             return Err(HeaderError::Form);
         }
@@ -301,6 +303,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) timeout: Duration,
     /// General findings (leaks).
     findings: Vec<Finding>,
+    /// The last response read: what the case's input got back, for the report.
+    last: Option<Evidence>,
     next_id: u64,
 }
 
@@ -414,15 +418,19 @@ impl Ctx<'_> {
 
     /// The general checks of a response: no stack trace or panic text.
     pub(crate) fn look(&mut self, response: &Response) {
+        let evidence =
+            Evidence::of(&response.body).prefixed(&format!("HTTP {}: ", response.status));
         if judge::leaks_trace(&response.body) {
             self.find(
                 Kind::StackTrace,
                 "panic text or a stack trace in a response body",
+                Some(&evidence),
             );
         }
+        self.last = Some(evidence);
     }
 
-    fn find(&mut self, kind: Kind, text: &str) {
+    fn find(&mut self, kind: Kind, text: &str, evidence: Option<&Evidence>) {
         if let Some(known) = self
             .findings
             .iter_mut()
@@ -435,6 +443,7 @@ impl Ctx<'_> {
             kind,
             text: text.to_owned(),
             count: 1,
+            evidence: evidence.cloned(),
         });
     }
 
@@ -560,6 +569,7 @@ pub(crate) fn discover(
         deadline,
         timeout,
         findings: Vec::new(),
+        last: None,
         next_id: 0,
     };
     let mut info: Option<Value> = None;
@@ -672,6 +682,7 @@ pub(crate) fn run_case(
     endpoint: &Endpoint,
     eras: &Eras,
     timeout: Duration,
+    redactor: &Redactor,
 ) -> CaseReport {
     let started = Instant::now();
     let budget = timeout.saturating_mul(case.budget.max(1));
@@ -682,9 +693,11 @@ pub(crate) fn run_case(
         deadline,
         timeout,
         findings: Vec::new(),
+        last: None,
         next_id: 0,
     };
     let judgement = (case.run)(&mut ctx);
+    let evidence = ctx.last.take();
     if judgement.follow_up
         && !super::signals::interrupted()
         && let Err(why) = ctx.follow_up()
@@ -693,6 +706,7 @@ pub(crate) fn run_case(
             kind: Kind::FollowUp,
             text: why,
             count: 1,
+            evidence: None,
         });
     }
     super::case_report(
@@ -703,6 +717,8 @@ pub(crate) fn run_case(
         judgement,
         &ctx.findings,
         millis(started.elapsed()),
+        evidence.as_ref(),
+        redactor,
     )
 }
 
