@@ -120,7 +120,7 @@ enum Command {
     /// JSON-RPC 2.0 and MCP, checks that it still answers ping and tools/list within the
     /// memory limit, and kills its process tree. Prints a table on stdout and progress on
     /// stderr. Exit status 0 unless a finding at or over --fail-on (default high) is new.
-    Audit(AuditFlags),
+    Audit(Box<AuditFlags>),
     /// Write a commented starter manifest (airlock.toml) and its JSON Schema into DIR.
     ///
     /// Refuses to overwrite either file, and to write into /, the home directory or a system
@@ -681,7 +681,7 @@ fn main() -> ExitCode {
             url: &url,
             token_env: &token_env,
         }),
-        Command::Audit(flags) => run_audit(flags),
+        Command::Audit(flags) => run_audit(*flags),
         Command::Init { dir } => match cli::init::run(&dir, LOCAL_MANIFEST) {
             Ok(text) => emit(std::io::stdout().lock(), &text, ExitCode::SUCCESS),
             Err(text) => emit(

@@ -245,6 +245,9 @@ fn judged(line_case: &LineCase, stdout: &[u8], run: &Run<'_>) -> Judged {
         judgement,
         findings.as_slice(),
         0,
+    );
+    report.show_evidence(
+        findings.as_slice(),
         first_evidence.as_ref(),
         &Redactor::default(),
     );

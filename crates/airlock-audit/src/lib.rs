@@ -960,9 +960,8 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         judgement,
         &findings,
         0,
-        evidence.as_ref(),
-        &context.redactor,
     );
+    report.show_evidence(&findings, evidence.as_ref(), &context.redactor);
     report.peak_rss_kib = ended.peak_kib;
     report.exit = ended.exit.map(target::Exit::describe);
     if report.verdict == Verdict::Fail && !ended.stderr_tail.is_empty() {
@@ -981,8 +980,6 @@ pub(crate) fn case_report(
     judgement: Judgement,
     findings: &[Finding],
     duration_ms: u64,
-    evidence: Option<&Evidence>,
-    redactor: &Redactor,
 ) -> CaseReport {
     let verdict = findings
         .iter()
@@ -996,13 +993,9 @@ pub(crate) fn case_report(
             text: finding.text.clone(),
             count: finding.count,
             baselined: false,
-            evidence: finding
-                .evidence
-                .as_ref()
-                .map(|evidence| redactor.show(evidence)),
+            evidence: None,
         })
         .collect();
-    let judgement_severity = judgement.severity;
     let severity = findings
         .iter()
         .map(|finding| Some(finding.severity))
@@ -1026,9 +1019,28 @@ pub(crate) fn case_report(
         peak_rss_kib: 0,
         exit: None,
         stderr_tail: None,
-        evidence: evidence
-            .filter(|_| judgement_severity.is_some())
-            .map(|evidence| redactor.show(evidence)),
+        evidence: None,
+    }
+}
+
+impl CaseReport {
+    /// Shows what came back: `evidence` for the case's own answer (when it did not pass), and
+    /// each of `findings`' (the findings the report was made from, in order), redacted.
+    pub(crate) fn show_evidence(
+        &mut self,
+        findings: &[Finding],
+        evidence: Option<&Evidence>,
+        redactor: &Redactor,
+    ) {
+        if self.answer_severity.is_some() {
+            self.evidence = evidence.map(|evidence| redactor.show(evidence));
+        }
+        for (report, finding) in self.findings.iter_mut().zip(findings) {
+            report.evidence = finding
+                .evidence
+                .as_ref()
+                .map(|evidence| redactor.show(evidence));
+        }
     }
 }
 

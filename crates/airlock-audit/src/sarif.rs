@@ -28,26 +28,24 @@ impl AuditReport {
         let mut results = Vec::new();
         for (index, case) in self.cases.iter().enumerate() {
             if let Some(severity) = case.answer_severity {
-                results.push(self.result(
-                    case,
-                    index,
-                    ANSWER_KIND,
+                let found = Found {
+                    kind: ANSWER_KIND,
                     severity,
-                    &case.detail,
-                    case.answer_baselined,
-                    case.evidence.as_deref(),
-                ));
+                    text: &case.detail,
+                    baselined: case.answer_baselined,
+                    evidence: case.evidence.as_deref(),
+                };
+                results.push(self.result(case, index, &found));
             }
             for finding in &case.findings {
-                results.push(self.result(
-                    case,
-                    index,
-                    &finding.kind,
-                    finding.severity,
-                    &finding.text,
-                    finding.baselined,
-                    finding.evidence.as_deref(),
-                ));
+                let found = Found {
+                    kind: &finding.kind,
+                    severity: finding.severity,
+                    text: &finding.text,
+                    baselined: finding.baselined,
+                    evidence: finding.evidence.as_deref(),
+                };
+                results.push(self.result(case, index, &found));
             }
         }
         let mut notifications = Vec::new();
@@ -113,16 +111,14 @@ impl AuditReport {
         Ok(text)
     }
 
-    fn result(
-        &self,
-        case: &CaseReport,
-        index: usize,
-        kind: &str,
-        severity: Severity,
-        text: &str,
-        baselined: bool,
-        evidence: Option<&str>,
-    ) -> Value {
+    fn result(&self, case: &CaseReport, index: usize, found: &Found<'_>) -> Value {
+        let Found {
+            kind,
+            severity,
+            text,
+            baselined,
+            evidence,
+        } = *found;
         let fails = !baselined && self.fail_on.fails(severity);
         let mut message = format!("{} ({}): {text}", case.id, severity.name());
         if let Some(evidence) = evidence {
@@ -177,6 +173,16 @@ impl AuditReport {
         }
         result
     }
+}
+
+/// One finding of a case, as a result reports it.
+#[derive(Clone, Copy)]
+struct Found<'r> {
+    kind: &'r str,
+    severity: Severity,
+    text: &'r str,
+    baselined: bool,
+    evidence: Option<&'r str>,
 }
 
 /// The artifact SARIF results point at, as a URI: the server's manifest when the command

@@ -709,7 +709,7 @@ pub(crate) fn run_case(
             evidence: None,
         });
     }
-    super::case_report(
+    let mut report = super::case_report(
         case.id,
         super::Category::Http,
         case.sends,
@@ -717,9 +717,9 @@ pub(crate) fn run_case(
         judgement,
         &ctx.findings,
         millis(started.elapsed()),
-        evidence.as_ref(),
-        redactor,
-    )
+    );
+    report.show_evidence(&ctx.findings, evidence.as_ref(), redactor);
+    report
 }
 
 /// A pass.
