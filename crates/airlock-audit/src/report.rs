@@ -672,6 +672,79 @@ total: 3 cases: 2 pass; worst finding 0 critical, 0 high, 0 medium, 1 low, 0 inf
         assert!(table.contains("…"), "{table}");
     }
 
+    /// Issue 41: the "what came back" column was cut at 100 columns, mid-word or mid-escape.
+    #[test]
+    fn a_long_detail_wraps_whole_and_evidence_is_shown_under_its_row() {
+        let mut report = report();
+        let detail = "error -32000, id null: not an answer a correct server gives; the input \
+                      was not written whole (the server stopped reading it); a 2000000-byte \
+                      reply: the server echoes \\u{1b}\\u{1b}\\u{1b} what the peer sent";
+        let evidence = format!(
+            "{{\"jsonrpc\":\"2.0\",\"x\":\"{}\\u{{1b}}\"}}",
+            "é".repeat(200)
+        );
+        report.cases.push(CaseReport {
+            detail: detail.to_owned(),
+            evidence: Some(evidence.clone()),
+            findings: vec![FindingReport {
+                evidence: Some("HTTP 500: boom".to_owned()),
+                ..hang()
+            }],
+            ..case("json.nan", Category::Json, Some(Severity::Medium))
+        });
+        reweigh(&mut report, None);
+        let table = report.table();
+        for line in table.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line}");
+        }
+        let words: Vec<&str> = table
+            .lines()
+            .skip_while(|line| !line.contains("json.nan"))
+            .take_while(|line| !line.contains("came back"))
+            .flat_map(|line| line.split_whitespace())
+            .collect();
+        let detail_words: Vec<&str> = detail.split_whitespace().collect();
+        assert!(
+            words
+                .windows(detail_words.len())
+                .any(|window| window == detail_words),
+            "the detail is not whole:\n{table}"
+        );
+        let shown: Vec<&str> = table
+            .lines()
+            .filter(|line| {
+                line.trim_start().starts_with("came back: ")
+                    || line.starts_with("                         ")
+            })
+            .collect();
+        assert!(
+            shown
+                .iter()
+                .any(|line| line.contains(r#"{"jsonrpc":"2.0","x":"ééé"#)),
+            "{table}"
+        );
+        assert!(
+            table.contains("             came back: HTTP 500: boom\n"),
+            "{table}"
+        );
+        // Two lines of evidence, the second ending in `…`.
+        let evidence_lines: Vec<&str> = table
+            .lines()
+            .skip_while(|line| !line.contains("came back: {"))
+            .take(2)
+            .collect();
+        assert!(evidence_lines[1].ends_with('…'), "{table}");
+    }
+
+    #[test]
+    fn wrapping_breaks_between_words_and_never_inside_an_escape() {
+        assert_eq!(wrap("aa bb cc", 5, 5), vec!["aa bb", "cc"]);
+        assert_eq!(wrap("abcdefgh", 3, 3), vec!["abc", "def", "gh"]);
+        assert_eq!(wrap("ab\\u{1b}cd", 4, 8), vec!["ab", "\\u{1b}cd"]);
+        assert_eq!(wrap("ééé", 2, 2), vec!["éé", "é"]);
+        assert!(wrap("", 5, 5).is_empty());
+    }
+
     #[test]
     fn exit_status_follows_fail_on_and_the_baseline() {
         let mut report = report();
