@@ -317,6 +317,12 @@ pub struct ServerFacts {
     pub tool_names: Vec<String>,
     /// The tool cases call, and its arguments.
     pub probe: String,
+    /// The longest time limit a tool the audit calls declares in its `_meta`, in
+    /// milliseconds, and which tool: cases wait at least that long (up to
+    /// [`MAX_HONOURED_TOOL_TIMEOUT`]).
+    pub declared_timeout_ms: Option<u64>,
+    /// The tool that declared [`ServerFacts::declared_timeout_ms`] (escaped, bounded).
+    pub declared_by: Option<String>,
 }
 
 /// One case's outcome.
@@ -440,6 +446,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         aims: Vec::new(),
         callable: Vec::new(),
         redactor: redactor(options),
+        beyond: None,
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
@@ -448,11 +455,22 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
                 "auditing {} {}; calls go to {}\n",
                 facts.name, facts.version, facts.probe
             ));
+            let (case_timeout, beyond) = honoured_timeout(options.case_timeout, &facts);
+            if case_timeout > options.case_timeout {
+                progress.line(&format!(
+                    "{} declares it needs {} ms: each case waits that long\n",
+                    facts.declared_by.as_deref().unwrap_or("a tool"),
+                    millis(case_timeout)
+                ));
+            }
+            report.case_timeout_ms = millis(case_timeout);
             report.server = Some(facts);
             Context {
                 probe,
                 aims,
                 callable,
+                case_timeout,
+                beyond,
                 ..context
             }
         }
@@ -621,6 +639,30 @@ struct Context {
     aims: Vec<probe::Aim>,
     callable: Vec<probe::Callable>,
     redactor: Redactor,
+    /// Why a hang is only a note: a tool the audit calls declares it needs longer than the
+    /// audit waits (`None`: the declaration, if any, is honoured).
+    beyond: Option<String>,
+}
+
+/// A case's time limit: the operator's, or longer if a tool the audit calls declares it needs
+/// longer (up to [`MAX_HONOURED_TOOL_TIMEOUT`]: a hostile server must not stall the audit by
+/// declaring a day). Past that cap, why a hang is then a note.
+fn honoured_timeout(case_timeout: Duration, facts: &ServerFacts) -> (Duration, Option<String>) {
+    let Some(declared) = facts.declared_timeout_ms.map(Duration::from_millis) else {
+        return (case_timeout, None);
+    };
+    let honoured = declared.min(MAX_HONOURED_TOOL_TIMEOUT).max(case_timeout);
+    let beyond = (declared > honoured).then(|| {
+        format!(
+            "no answer within the case's {} ms, but {} declares it needs {} ms (the audit waits \
+             at most {} ms for a declared time limit): a note, not a hang",
+            millis(honoured),
+            facts.declared_by.as_deref().unwrap_or("a tool"),
+            millis(declared),
+            millis(MAX_HONOURED_TOOL_TIMEOUT)
+        )
+    });
+    (honoured, beyond)
 }
 
 /// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
@@ -809,6 +851,10 @@ fn learn(
         options.call_arguments.as_ref(),
         options.no_tool_calls,
     );
+    let mut called: Vec<&str> = probe.tool.iter().map(String::as_str).collect();
+    called.extend(aims.iter().map(|aim| aim.tool.as_str()));
+    called.extend(callable.iter().map(|tool| tool.tool.as_str()));
+    let declared = probe::declared_timeout(tools.as_ref(), &called);
     let facts = ServerFacts {
         name,
         version,
@@ -816,6 +862,8 @@ fn learn(
         tools: listed.len(),
         tool_names,
         probe: probe.describe(),
+        declared_timeout_ms: declared.as_ref().map(|(_, timeout)| millis(*timeout)),
+        declared_by: declared.map(|(tool, _)| tool),
     };
     Ok((facts, probe, aims, callable))
 }
@@ -917,6 +965,15 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         let _exit = session.close();
     }
     findings.extend(session.findings().iter().cloned());
+    if let Some(why) = &context.beyond {
+        for finding in findings
+            .iter_mut()
+            .filter(|finding| finding.kind == Kind::Hang)
+        {
+            finding.kind = Kind::SlowDeclared;
+            finding.text.clone_from(why);
+        }
+    }
     let evidence = session.take_evidence();
     let ended = session.target_mut().finish();
     if ended.peak_kib > context.max_memory_kib {
@@ -1189,6 +1246,10 @@ pub const DEFAULT_MAX_MEMORY_MIB: u64 = 256;
 /// Default time limit of one case.
 pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Longest time limit a tool's declaration raises a case's to: a server that declares more
+/// gets notes, not hangs, for what it does not answer in time (and cannot stall the audit).
+pub const MAX_HONOURED_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Characters of each command-line part shown in a report.
 const MAX_SHOWN_COMMAND_CHARS: usize = 200;
 
@@ -1325,5 +1386,43 @@ mod tests {
         for case in cases::catalogue() {
             assert!(listing.contains(case.id), "{}", case.id);
         }
+    }
+
+    fn facts(declared_ms: Option<u64>) -> ServerFacts {
+        ServerFacts {
+            name: "s".to_owned(),
+            version: "1".to_owned(),
+            protocol_version: "2025-11-25".to_owned(),
+            tools: 1,
+            tool_names: vec!["slow".to_owned()],
+            probe: "slow {}".to_owned(),
+            declared_timeout_ms: declared_ms,
+            declared_by: declared_ms.map(|_| "slow".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_declared_timeout_lengthens_the_case_up_to_the_cap_then_hangs_are_notes() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(honoured_timeout(ten, &facts(None)), (ten, None));
+        assert_eq!(
+            honoured_timeout(ten, &facts(Some(2_000))),
+            (ten, None),
+            "never shorter than the operator's"
+        );
+        assert_eq!(
+            honoured_timeout(ten, &facts(Some(30_000))),
+            (Duration::from_secs(30), None)
+        );
+        let (timeout, beyond) = honoured_timeout(ten, &facts(Some(86_400_000)));
+        assert_eq!(timeout, MAX_HONOURED_TOOL_TIMEOUT);
+        assert_eq!(
+            beyond.as_deref(),
+            Some(
+                "no answer within the case's 120000 ms, but slow declares it needs 86400000 ms \
+                 (the audit waits at most 120000 ms for a declared time limit): a note, not a hang"
+            )
+        );
+        assert_eq!(Kind::SlowDeclared.severity(), Severity::Low);
     }
 }

@@ -583,6 +583,8 @@ mod tests {
                 tools: 3,
                 tool_names: vec!["stats".to_owned(), "a".to_owned(), "b".to_owned()],
                 probe: "stats {\"text\":\"a\"}".to_owned(),
+                declared_timeout_ms: None,
+                declared_by: None,
             }),
             setup_error: None,
             setup_stderr: None,

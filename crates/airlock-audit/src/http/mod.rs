@@ -647,6 +647,8 @@ pub(crate) fn discover(
         tools: tools.len(),
         tool_names: names,
         probe: "no tool (a correct server runs none in the HTTP cases)".to_owned(),
+        declared_timeout_ms: None,
+        declared_by: None,
     };
     Ok((facts, eras))
 }
