@@ -120,7 +120,7 @@ enum Command {
     /// JSON-RPC 2.0 and MCP, checks that it still answers ping and tools/list within the
     /// memory limit, and kills its process tree. Prints a table on stdout and progress on
     /// stderr. Exit status 0 unless a finding at or over --fail-on (default high) is new.
-    Audit(AuditFlags),
+    Audit(Box<AuditFlags>),
     /// Write a commented starter manifest (airlock.toml) and its JSON Schema into DIR.
     ///
     /// Refuses to overwrite either file, and to write into /, the home directory or a system
@@ -265,6 +265,16 @@ struct AuditFlags {
     /// only at a server you are allowed to attack).
     #[arg(long, requires = "url")]
     allow_remote: bool,
+    /// Send `Authorization: Bearer TOKEN` with every --url request, TOKEN read from the
+    /// environment variable NAME (the name, never the token: it is not shown, and is
+    /// redacted from the reports), to audit a server deployed with a token.
+    #[arg(long, value_name = "NAME", requires = "url")]
+    auth_token_env: Option<String>,
+    /// Send this header field with every --url request (repeatable): NAME:VALUE. Values are
+    /// redacted from the reports.
+    #[arg(long = "header", value_name = "NAME:VALUE", requires = "url",
+          value_parser = parse_audit_header)]
+    headers: Vec<audit::Header>,
     /// The server's command and its arguments.
     #[arg(last = true, value_name = "COMMAND", required_unless_present_any = ["list", "url"])]
     command: Vec<OsString>,
@@ -276,6 +286,10 @@ type Render = fn(&audit::AuditReport) -> Result<String, String>;
 fn parse_fail_on(text: &str) -> Result<audit::FailOn, String> {
     audit::FailOn::parse(text)
         .ok_or_else(|| "one of critical, high, medium, low, info, never".to_owned())
+}
+
+fn parse_audit_header(text: &str) -> Result<audit::Header, String> {
+    audit::Header::parse(text).map_err(|error| error.to_string())
 }
 
 fn parse_proxy_header(text: &str) -> Result<ProxyHeader, String> {
@@ -667,7 +681,7 @@ fn main() -> ExitCode {
             url: &url,
             token_env: &token_env,
         }),
-        Command::Audit(flags) => run_audit(flags),
+        Command::Audit(flags) => run_audit(*flags),
         Command::Init { dir } => match cli::init::run(&dir, LOCAL_MANIFEST) {
             Ok(text) => emit(std::io::stdout().lock(), &text, ExitCode::SUCCESS),
             Err(text) => emit(
@@ -1110,7 +1124,21 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
             );
         }
     };
+    let mut headers = flags.headers;
+    if let Some(name) = &flags.auth_token_env {
+        match audit::Header::bearer(name, std::env::var_os(name).as_deref()) {
+            Ok(header) => headers.push(header),
+            Err(error) => {
+                return emit(
+                    std::io::stderr().lock(),
+                    &format!("airlock audit: {error}\n"),
+                    ExitCode::from(2),
+                );
+            }
+        }
+    }
     let options = audit::Options {
+        headers,
         max_memory_mib: flags.max_memory_mib,
         case_timeout: Duration::from_millis(flags.case_timeout_ms),
         quick: flags.quick,

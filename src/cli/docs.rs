@@ -62,6 +62,15 @@ fn sections(sub: Option<&str>) -> String {
              (another variable with \\-\\-redis-url-env).",
         ));
     }
+    if matches!(sub, None | Some("audit")) {
+        page.push_str(&entry(
+            "the variable named by \\-\\-auth\\-token\\-env",
+            "audit \\-\\-url sends its value as a bearer token with every request. It, the \
+             \\-\\-header values and the values of the auditor's variables whose names hold \
+             TOKEN, SECRET, PASSWORD, PASSWD, KEY, CREDENTIAL, AUTH, COOKIE or PRIVATE are \
+             replaced by [redacted] in the evidence reports show.",
+        ));
+    }
     page.push_str(".SH FILES\n");
     page.push_str(&entry(
         "./airlock.toml",

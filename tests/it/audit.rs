@@ -153,6 +153,90 @@ fn full_audit_of_our_servers_passes_every_case() {
     }
 }
 
+/// Issue 41: the TypeScript reference server's `get-env` echoes the caller's environment, and
+/// the audit took `RUST_BACKTRACE=1` in a result for a stack trace (15 false criticals). A
+/// server echoing it is judged by what it does, with no critical and no stack-trace finding.
+#[test]
+fn the_audit_of_a_server_echoing_rust_backtrace_has_no_critical() {
+    let server = example("env_server");
+    let server = server.to_str().expect("UTF-8 path");
+    let (status, report, table) = audit_with(
+        "env-echo",
+        &["--quick", "--max-memory-mib", PRODUCT_CLI_MEMORY_MIB],
+        &[server],
+        &[
+            ("RUST_BACKTRACE", "1"),
+            ("NODE_OPTIONS", "--stack-trace-limit=50"),
+        ],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(report["server"]["probe"], "get-env {}", "{table}");
+    for case in report["cases"].as_array().unwrap() {
+        assert_ne!(case["severity"], "critical", "{}: {table}", case["id"]);
+        for finding in case["findings"].as_array().unwrap() {
+            assert_ne!(finding["kind"], "stack-trace", "{}: {table}", case["id"]);
+        }
+    }
+    assert_eq!(report["totals"]["critical"], 0, "{table}");
+    assert_no_case_fails(status, &report, &table);
+}
+
+/// Issue 41: a case's time limit is never shorter than what the server's own tool declares
+/// it needs. The fixture's tool takes 1.5 s and declares 3 s in its `_meta`; with 500 ms per
+/// case the call used to be a critical hang.
+#[test]
+fn a_case_waits_as_long_as_the_called_tool_declares() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audit/slow_tool_server.py");
+    let (_, report, table) = audit(
+        "slow-tool",
+        &[
+            "--only",
+            "protocol.call-before-initialize",
+            "--case-timeout-ms",
+            "500",
+        ],
+        &["python3", fixture.to_str().unwrap(), "3000"],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(report["server"]["declared_timeout_ms"], 3000, "{table}");
+    assert_eq!(report["server"]["declared_by"], "slow", "{table}");
+    assert_eq!(report["case_timeout_ms"], 3000, "{table}");
+    let case = &report["cases"][0];
+    assert_ne!(case["severity"], "critical", "{table}");
+    assert!(
+        !kinds(case).iter().any(|(kind, _)| kind == "hang"),
+        "{table}"
+    );
+    assert_eq!(
+        case["detail"], "result, id 7: runs a tool before the session is initialized",
+        "{table}"
+    );
+    // The control: a tool that declares nothing (0 is no declaration) gets the 500 ms, and
+    // the call that outlasts it is the hang it always was.
+    let (_, report, table) = audit(
+        "slow-tool-undeclared",
+        &[
+            "--only",
+            "protocol.call-before-initialize",
+            "--case-timeout-ms",
+            "500",
+        ],
+        &["python3", fixture.to_str().unwrap(), "0"],
+    );
+    let report = report.expect("a JSON report");
+    assert_eq!(
+        report["server"]["declared_timeout_ms"],
+        Value::Null,
+        "{table}"
+    );
+    assert_eq!(report["case_timeout_ms"], 500, "{table}");
+    assert!(
+        kinds(&report["cases"][0]).contains(&("hang".to_owned(), "critical".to_owned())),
+        "{table}"
+    );
+}
+
 #[test]
 fn a_server_answering_with_wrong_codes_fails_with_status_1_at_fail_on_medium() {
     // airlock serve behind a filter that rewrites parse errors (-32700) into -32000: wrong

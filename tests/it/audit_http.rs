@@ -133,6 +133,86 @@ fn a_server_that_serves_any_host_and_origin_fails_the_rebinding_cases() {
     assert!(!ids(&report).iter().any(|id| id.starts_with("http.modern.")));
 }
 
+/// Issue 41: the configuration actually deployed has a token, and `--url` had no way to send
+/// one (exit 3). With `--auth-token-env` (and `--header`) every quick case passes; without
+/// the token the audit still cannot start, and the token is in no report.
+#[test]
+fn a_token_protected_airlock_serve_is_audited_with_auth_token_env_and_header() {
+    let token = "audit-secret-token-0123456789";
+    let server = HttpServer::airlock(
+        &["--auth-token-env", "IT_AUDIT_SERVER_TOKEN"],
+        &[("IT_AUDIT_SERVER_TOKEN", token)],
+    );
+    let url = format!("http://{}/mcp", server.addr);
+    let (status, _, table) = audit_url(
+        "token-missing",
+        &url,
+        &["--quick", "--only", "http.method-put"],
+    );
+    assert_eq!(status, Some(3), "{table}");
+
+    let json = std::env::temp_dir().join(format!(
+        "airlock-audit-http-{}-token.json",
+        std::process::id()
+    ));
+    let sarif = json.with_extension("sarif");
+    let output = run(
+        &airlock(),
+        &[
+            "audit",
+            "--url",
+            &url,
+            "--quick",
+            "--auth-token-env",
+            "IT_AUDIT_CLIENT_TOKEN",
+            "--header",
+            "X-Audit-Run: it",
+            "--json",
+            json.to_str().unwrap(),
+            "--sarif",
+            sarif.to_str().unwrap(),
+        ],
+        &[("IT_AUDIT_CLIENT_TOKEN", token)],
+    );
+    let table = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("{table}\n{stderr}"));
+    let sarif_text = std::fs::read_to_string(&sarif).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    std::fs::remove_file(&sarif).unwrap();
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_every_case_passes(output.status.code(), &report, &table);
+    assert_eq!(ids(&report), listed_http_cases(false), "{table}");
+    for written in [&text, &sarif_text, &table, &stderr] {
+        assert!(!written.contains(token), "the token was written: {written}");
+    }
+
+    // A variable that is not set is a usage error, naming the variable and not a value.
+    let output = run(
+        &airlock(),
+        &[
+            "audit",
+            "--url",
+            &url,
+            "--auth-token-env",
+            "IT_AUDIT_UNSET_TOKEN",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(stderr.contains("IT_AUDIT_UNSET_TOKEN"), "{stderr}");
+    // A header the audit sets itself, or one that is not NAME:VALUE, is refused.
+    for header in ["Host: evil.example", "no colon", "X-A: b\r\nX-B: c"] {
+        let output = run(
+            &airlock(),
+            &["audit", "--url", &url, "--header", header],
+            &[],
+        );
+        assert_eq!(output.status.code(), Some(2), "{header}");
+    }
+}
+
 #[test]
 fn a_remote_url_needs_allow_remote_and_a_url_takes_no_command() {
     let output = run(

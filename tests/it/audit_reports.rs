@@ -68,13 +68,27 @@ fn audit(scratch: &Scratch, flags: &[&str], server: &[&str]) -> Ran {
     }
 }
 
-/// `airlock serve` answering every parse error with `-32000`.
+/// `airlock serve --manifest examples/git-readonly.toml` answering every parse error with
+/// `-32000`. The manifest is the first file the command names (the shell's `$0`), so SARIF
+/// results point at it.
 fn wrong_codes_server() -> Vec<String> {
-    let script = format!(
-        "'{}' serve | sed -u 's/-32700/-32000/'",
-        airlock().to_str().unwrap()
-    );
-    vec!["/bin/sh".to_owned(), "-c".to_owned(), script]
+    let script = r#""$1" serve --manifest "$0" | sed -u 's/-32700/-32000/'"#;
+    vec![
+        "/bin/sh".to_owned(),
+        "-c".to_owned(),
+        script.to_owned(),
+        manifest(),
+        airlock().to_str().unwrap().to_owned(),
+    ]
+}
+
+/// The manifest the rule-breaking server serves.
+fn manifest() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/git-readonly.toml")
+        .to_str()
+        .unwrap()
+        .to_owned()
 }
 
 fn refs(strings: &[String]) -> Vec<&str> {
@@ -342,6 +356,36 @@ fn sarif_validates_against_the_schema_and_junit_parses_with_the_failures() {
     );
     assert_eq!(run["invocations"][0]["exitCode"], 1);
     assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+    // Issue 41: every result has a physical location (code scanning needs one): the manifest
+    // the server command names, line 1; and the evidence, the line the server wrote.
+    let artifact = format!("file://{}", manifest());
+    assert_eq!(run["artifacts"][0]["location"]["uri"], artifact.as_str());
+    for result in results {
+        let physical = &result["locations"][0]["physicalLocation"];
+        assert_eq!(
+            physical["artifactLocation"]["uri"],
+            artifact.as_str(),
+            "{result}"
+        );
+        assert_eq!(physical["region"]["startLine"], 1, "{result}");
+        assert!(result["locations"][0]["logicalLocations"][0]["name"].is_string());
+    }
+    let evidence = results[1]["properties"]["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with(r#"{"jsonrpc":"2.0","#) && evidence.contains("-32000"),
+        "{evidence}"
+    );
+    assert!(
+        results[1]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(". What came back: {evidence}")),
+        "{}",
+        results[1]["message"]
+    );
+    assert_eq!(ran.report["artifact"], artifact.as_str());
+    assert_eq!(case(&ran.report, "json.nan")["evidence"], evidence);
+    assert_eq!(case(&ran.report, "encoding.crlf")["evidence"], Value::Null);
 
     let junit = &checked["junit"];
     assert_eq!(junit["tag"], "testsuites");
@@ -367,6 +411,14 @@ fn sarif_validates_against_the_schema_and_junit_parses_with_the_failures() {
             .as_str()
             .unwrap()
             .contains("expects: ")
+    );
+    assert!(
+        nan["failure"]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("  what came back: {evidence}\n")),
+        "{}",
+        nan["failure"]["text"]
     );
     let crlf = &suites[1]["cases"][0];
     assert_eq!(crlf["name"], "encoding.crlf");

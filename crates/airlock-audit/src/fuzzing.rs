@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::cases::{self, Body, Case};
+use crate::evidence::{Evidence, Redactor};
 use crate::judge::{Arm, Id, IdIs, Reply, When, classify, leaks_trace, shown_lines};
 use crate::probe;
 use crate::session::{
@@ -194,13 +195,19 @@ fn judged(line_case: &LineCase, stdout: &[u8], run: &Run<'_>) -> Judged {
         ..Collected::default()
     };
     let (mut marked, mut done) = (false, false);
+    let mut first_evidence: Option<Evidence> = None;
     for (line, terminated) in lines(stdout) {
         let class = if terminated {
             classify(line)
         } else {
             crate::judge::Line::Invalid("a last line without its newline")
         };
-        let Screened::Reply(reply) = screen(&mut findings, class, leaks_trace(line)) else {
+        let evidence = Evidence::of(line);
+        if first_evidence.is_none() {
+            first_evidence = Some(evidence.clone());
+        }
+        let Screened::Reply(reply) = screen(&mut findings, class, leaks_trace(line), &evidence)
+        else {
             continue;
         };
         if done {
@@ -238,6 +245,11 @@ fn judged(line_case: &LineCase, stdout: &[u8], run: &Run<'_>) -> Judged {
         judgement,
         findings.as_slice(),
         0,
+    );
+    report.show_evidence(
+        findings.as_slice(),
+        first_evidence.as_ref(),
+        &Redactor::default(),
     );
     report.exit = run.exit.map(Exit::describe);
     if report.verdict == Verdict::Fail && !run.stderr.is_empty() {
@@ -321,6 +333,22 @@ fn oracles(judged: &Judged, output: &[u8]) {
         if let Some(echoed) = echoed(text, &raw) {
             fail(&format!("a text holds {echoed:?} of the server's output"));
         }
+    }
+    for evidence in case
+        .findings
+        .iter()
+        .filter_map(|finding| finding.evidence.as_ref())
+        .chain(case.evidence.as_ref())
+    {
+        // At most the shown bytes, each escaped as at most 6 characters (`\u{1b}`), and `…`.
+        let most = crate::evidence::MAX_EVIDENCE_BYTES
+            .saturating_mul(6)
+            .saturating_add(3);
+        assert!(evidence.len() <= most, "a {}-byte evidence", evidence.len());
+        assert!(
+            !evidence.chars().any(char::is_control),
+            "a control character in evidence"
+        );
     }
     if let Some(tail) = &case.stderr_tail {
         // At most the kept bytes, each shown as at most 8 characters (`\u{2069}`).
@@ -585,6 +613,7 @@ mod tests {
                 text: String::new(),
                 count: 1,
                 baselined: false,
+                evidence: None,
             });
         judged.case.findings = (0..65)
             .map(|n| crate::FindingReport {
@@ -630,6 +659,7 @@ mod tests {
             text: "not in the rendered report".to_owned(),
             count: 1,
             baselined: false,
+            evidence: None,
         });
         oracles(&judged, &output);
     }

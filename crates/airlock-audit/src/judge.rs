@@ -9,10 +9,8 @@
 //! escapes control characters and bounds the length, so a hostile server cannot write
 //! terminal escapes into the auditor's output.
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -21,7 +19,7 @@ use super::Verdict;
 use super::severity::Severity;
 
 /// A request id as it appears on the wire.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Id {
     /// `null`.
     Null,
@@ -284,25 +282,12 @@ fn raw_id_text(line: &[u8]) -> Option<String> {
 }
 
 /// Whether a stdout line carries panic text or a stack trace (Rust, Node, Python, Go, Java),
-/// raw or escaped inside a JSON string. What a crash prints belongs on stderr: on stdout it
-/// tells the peer about the server's code and paths, and a client may show it to a model.
+/// raw or escaped inside a JSON string, told by its shape (`trace`). What a crash prints
+/// belongs on stderr: on stdout it tells the peer about the server's code and paths, and a
+/// client may show it to a model.
 pub(crate) fn leaks_trace(line: &[u8]) -> bool {
-    static FINDERS: LazyLock<Vec<Finder<'static>>> =
-        LazyLock::new(|| TRACE_SIGNS.iter().map(|sign| Finder::new(*sign)).collect());
-    FINDERS.iter().any(|finder| finder.find(line).is_some())
+    super::trace::shows_trace(line)
 }
-
-/// What panics and stack traces look like, raw or inside a JSON string.
-const TRACE_SIGNS: [&[u8]; 8] = [
-    b"panicked at",
-    b"stack backtrace:",
-    b"RUST_BACKTRACE",
-    b"Traceback (most recent call last)",
-    b"\\n    at ",
-    b"\\n\\tat ",
-    b"node:internal/",
-    b"goroutine 1 [running]",
-];
 
 /// What came back for one hostile input: each stdout message that answers it.
 #[derive(Clone, Debug, PartialEq)]
@@ -786,6 +771,10 @@ mod tests {
             b"thread 'tokio-runtime-worker' panicked at src/lib.rs:9:5:"
         ));
         assert!(leaks_trace(b"Traceback (most recent call last):"));
+        // Issue 41: a tool echoing the environment is not a stack trace.
+        assert!(!leaks_trace(
+            br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"RUST_BACKTRACE\":\"1\"}"}]}}"#
+        ));
         assert!(!leaks_trace(
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32700,"message":"Parse error"}}"#
         ));

@@ -76,6 +76,9 @@ fn testcase(out: &mut String, case: &CaseReport) {
             ""
         };
         text.push_str(&format!("{}: {}{old}\n", severity.name(), case.detail));
+        if let Some(evidence) = &case.evidence {
+            text.push_str(&format!("  what came back: {evidence}\n"));
+        }
     }
     for finding in &case.findings {
         let old = if finding.baselined {
@@ -90,6 +93,9 @@ fn testcase(out: &mut String, case: &CaseReport) {
             finding.kind,
             finding.count
         ));
+        if let Some(evidence) = &finding.evidence {
+            text.push_str(&format!("  what came back: {evidence}\n"));
+        }
     }
     text.push_str(&format!(
         "sends: {}\nexpects: {}\n",

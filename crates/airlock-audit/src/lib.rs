@@ -25,10 +25,12 @@
 //!   tampered 2026-07-28 request states, the `asking` category.
 //! - `http`: the `--url` audit: the endpoint, its cases, and a bounded HTTP/1.1 client.
 //! - `judge`: classifying stdout lines and judging replies (pure).
+//! - `trace`: whether output holds a panic or a stack trace, by the shape runtimes print.
 //! - `session`: one case's conversation, with the follow-up checks.
 //! - `target`: the server as a process — the audit's spawn site, pipes, memory, cleanup.
 //! - `probe`: which tool the audit may call, with what arguments.
 //! - `report`: the table and the JSON.
+//! - `evidence`: what came back, as reports show it (first bytes, secrets redacted).
 //! - `severity`: the five levels, `--fail-on`, and the kinds of general finding.
 //! - `baseline`: an earlier run's findings, which then do not fail the run.
 //! - `sarif`, `junit`: the reports for code-scanning services and CI test views.
@@ -44,6 +46,7 @@ use serde::Serialize;
 mod asking;
 mod baseline;
 mod cases;
+mod evidence;
 mod exposure;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
@@ -57,12 +60,14 @@ mod session;
 mod severity;
 mod signals;
 mod target;
+mod trace;
 
 pub use baseline::{Baseline, BaselineError};
-pub use http::UrlError;
+pub use http::{Header, HeaderError, UrlError};
 pub use severity::{FailOn, Severity};
 
 use cases::{Body, Case, Judgement};
+use evidence::{Evidence, Redactor};
 use judge::shown;
 use probe::Probe;
 use session::{Finding, Session};
@@ -183,6 +188,9 @@ pub struct Options {
     pub url: Option<String>,
     /// Let `url` name a host that is not loopback.
     pub allow_remote: bool,
+    /// Header fields every request to `url` carries (a token, the deployment's own fields);
+    /// their values are redacted from every report.
+    pub headers: Vec<Header>,
     /// Peak resident memory of the server's process tree allowed in any case, in MiB.
     pub max_memory_mib: u64,
     /// Time limit of one case (slow cases get a few of these).
@@ -217,6 +225,7 @@ impl Options {
             command,
             url: None,
             allow_remote: false,
+            headers: Vec::new(),
             max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             case_timeout: DEFAULT_CASE_TIMEOUT,
             quick: false,
@@ -266,6 +275,9 @@ pub struct AuditReport {
     pub command: Vec<String>,
     /// The audited URL (escaped, bounded), for an HTTP audit.
     pub url: Option<String>,
+    /// The file (or URL) findings point at, as a URI: the manifest the command names, else a
+    /// file it names, else its program (SARIF's physical location).
+    pub artifact: String,
     /// What the server said about itself, if the handshake worked.
     pub server: Option<ServerFacts>,
     /// Why the audit could not run, if it could not.
@@ -305,6 +317,12 @@ pub struct ServerFacts {
     pub tool_names: Vec<String>,
     /// The tool cases call, and its arguments.
     pub probe: String,
+    /// The longest time limit a tool the audit calls declares in its `_meta`, in
+    /// milliseconds, and which tool: cases wait at least that long (up to
+    /// [`MAX_HONOURED_TOOL_TIMEOUT`]).
+    pub declared_timeout_ms: Option<u64>,
+    /// The tool that declared [`ServerFacts::declared_timeout_ms`] (escaped, bounded).
+    pub declared_by: Option<String>,
 }
 
 /// One case's outcome.
@@ -344,6 +362,9 @@ pub struct CaseReport {
     pub exit: Option<String>,
     /// The end of the server's stderr, for failed cases.
     pub stderr_tail: Option<String>,
+    /// What came back for the case's input, when it did not pass: the first bytes of the
+    /// first line (or HTTP response) answering it, known secrets redacted, escaped.
+    pub evidence: Option<String>,
 }
 
 /// A general finding of one case, as reported.
@@ -359,6 +380,9 @@ pub struct FindingReport {
     pub count: u64,
     /// Whether the baseline already had it.
     pub baselined: bool,
+    /// What the server wrote the first time, when a line or response showed it (first bytes,
+    /// known secrets redacted, escaped).
+    pub evidence: Option<String>,
 }
 
 /// Counts of verdicts and severities.
@@ -399,7 +423,8 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         if !options.command.is_empty() {
             return Err(AuditError::UrlAndCommand);
         }
-        let endpoint = http::Endpoint::parse(url, options.allow_remote)?;
+        let mut endpoint = http::Endpoint::parse(url, options.allow_remote)?;
+        endpoint.headers.clone_from(&options.headers);
         return run_http(options, url, &endpoint);
     }
     let Some((program, args)) = options.command.split_first() else {
@@ -420,6 +445,8 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         probe: Probe::none(),
         aims: Vec::new(),
         callable: Vec::new(),
+        redactor: redactor(options),
+        beyond: None,
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
@@ -428,11 +455,22 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
                 "auditing {} {}; calls go to {}\n",
                 facts.name, facts.version, facts.probe
             ));
+            let (case_timeout, beyond) = honoured_timeout(options.case_timeout, &facts);
+            if case_timeout > options.case_timeout {
+                progress.line(&format!(
+                    "{} declares it needs {} ms: each case waits that long\n",
+                    facts.declared_by.as_deref().unwrap_or("a tool"),
+                    millis(case_timeout)
+                ));
+            }
+            report.case_timeout_ms = millis(case_timeout);
             report.server = Some(facts);
             Context {
                 probe,
                 aims,
                 callable,
+                case_timeout,
+                beyond,
                 ..context
             }
         }
@@ -467,6 +505,12 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
     Ok(report)
 }
 
+/// What this run hides from evidence: its header values and the secrets of its environment.
+fn redactor(options: &Options) -> Redactor {
+    let extra: Vec<String> = options.headers.iter().flat_map(Header::secrets).collect();
+    Redactor::new(&extra, std::env::vars_os())
+}
+
 /// A report with no case yet.
 fn blank_report(options: &Options) -> AuditReport {
     AuditReport {
@@ -481,6 +525,7 @@ fn blank_report(options: &Options) -> AuditReport {
             .url
             .as_deref()
             .map(|url| shown(url, MAX_SHOWN_COMMAND_CHARS)),
+        artifact: sarif::artifact_uri(&options.command, options.url.as_deref()),
         server: None,
         setup_error: None,
         setup_stderr: None,
@@ -508,6 +553,7 @@ fn run_http(
     }
     let started = Instant::now();
     let mut report = blank_report(options);
+    let redactor = redactor(options);
     let (facts, eras) = match http::discover(endpoint, options.case_timeout) {
         Ok(found) => found,
         Err(why) => {
@@ -535,7 +581,7 @@ fn run_http(
             break;
         }
         progress.start(case.id);
-        let mut outcome = http::run_case(case, endpoint, &eras, options.case_timeout);
+        let mut outcome = http::run_case(case, endpoint, &eras, options.case_timeout, &redactor);
         if signals::interrupted() {
             progress.interrupted();
             break;
@@ -592,6 +638,31 @@ struct Context {
     probe: Probe,
     aims: Vec<probe::Aim>,
     callable: Vec<probe::Callable>,
+    redactor: Redactor,
+    /// Why a hang is only a note: a tool the audit calls declares it needs longer than the
+    /// audit waits (`None`: the declaration, if any, is honoured).
+    beyond: Option<String>,
+}
+
+/// A case's time limit: the operator's, or longer if a tool the audit calls declares it needs
+/// longer (up to [`MAX_HONOURED_TOOL_TIMEOUT`]: a hostile server must not stall the audit by
+/// declaring a day). Past that cap, why a hang is then a note.
+fn honoured_timeout(case_timeout: Duration, facts: &ServerFacts) -> (Duration, Option<String>) {
+    let Some(declared) = facts.declared_timeout_ms.map(Duration::from_millis) else {
+        return (case_timeout, None);
+    };
+    let honoured = declared.min(MAX_HONOURED_TOOL_TIMEOUT).max(case_timeout);
+    let beyond = (declared > honoured).then(|| {
+        format!(
+            "no answer within the case's {} ms, but {} declares it needs {} ms (the audit waits \
+             at most {} ms for a declared time limit): a note, not a hang",
+            millis(honoured),
+            facts.declared_by.as_deref().unwrap_or("a tool"),
+            millis(declared),
+            millis(MAX_HONOURED_TOOL_TIMEOUT)
+        )
+    });
+    (honoured, beyond)
 }
 
 /// The cases `only` and `skip` select, in catalogue order. `quick` leaves out slow cases
@@ -780,6 +851,10 @@ fn learn(
         options.call_arguments.as_ref(),
         options.no_tool_calls,
     );
+    let mut called: Vec<&str> = probe.tool.iter().map(String::as_str).collect();
+    called.extend(aims.iter().map(|aim| aim.tool.as_str()));
+    called.extend(callable.iter().map(|tool| tool.tool.as_str()));
+    let declared = probe::declared_timeout(tools.as_ref(), &called);
     let facts = ServerFacts {
         name,
         version,
@@ -787,6 +862,8 @@ fn learn(
         tools: listed.len(),
         tool_names,
         probe: probe.describe(),
+        declared_timeout_ms: declared.as_ref().map(|(_, timeout)| millis(*timeout)),
+        declared_by: declared.map(|(tool, _)| tool),
     };
     Ok((facts, probe, aims, callable))
 }
@@ -813,6 +890,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         peak_rss_kib: 0,
         exit: None,
         stderr_tail: None,
+        evidence: None,
     };
     let scratch = match &case.body {
         Body::Exposure { .. } => match exposure::Scratch::create() {
@@ -880,12 +958,23 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 kind,
                 text,
                 count: 1,
+                evidence: None,
             });
         }
         // An ordinary case does not judge the exit; the end-of-input cases do.
         let _exit = session.close();
     }
     findings.extend(session.findings().iter().cloned());
+    if let Some(why) = &context.beyond {
+        for finding in findings
+            .iter_mut()
+            .filter(|finding| finding.kind == Kind::Hang)
+        {
+            finding.kind = Kind::SlowDeclared;
+            finding.text.clone_from(why);
+        }
+    }
+    let evidence = session.take_evidence();
     let ended = session.target_mut().finish();
     if ended.peak_kib > context.max_memory_kib {
         findings.push(Finding {
@@ -896,6 +985,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 report::format_kib(context.max_memory_kib)
             ),
             count: 1,
+            evidence: None,
         });
     }
     if ended.killed_for_memory {
@@ -906,6 +996,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                 target::HARD_CAP_FACTOR
             ),
             count: 1,
+            evidence: None,
         });
     }
     if ended.escapees_running > 0 {
@@ -915,6 +1006,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
                    the end (killed by the audit; a client that kills the group leaves it)"
                 .to_owned(),
             count: u64::try_from(ended.escapees_running).unwrap_or(u64::MAX),
+            evidence: None,
         });
     }
     let mut report = case_report(
@@ -926,6 +1018,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         &findings,
         0,
     );
+    report.show_evidence(&findings, evidence.as_ref(), &context.redactor);
     report.peak_rss_kib = ended.peak_kib;
     report.exit = ended.exit.map(target::Exit::describe);
     if report.verdict == Verdict::Fail && !ended.stderr_tail.is_empty() {
@@ -957,6 +1050,7 @@ pub(crate) fn case_report(
             text: finding.text.clone(),
             count: finding.count,
             baselined: false,
+            evidence: None,
         })
         .collect();
     let severity = findings
@@ -982,6 +1076,28 @@ pub(crate) fn case_report(
         peak_rss_kib: 0,
         exit: None,
         stderr_tail: None,
+        evidence: None,
+    }
+}
+
+impl CaseReport {
+    /// Shows what came back: `evidence` for the case's own answer (when it did not pass), and
+    /// each of `findings`' (the findings the report was made from, in order), redacted.
+    pub(crate) fn show_evidence(
+        &mut self,
+        findings: &[Finding],
+        evidence: Option<&Evidence>,
+        redactor: &Redactor,
+    ) {
+        if self.answer_severity.is_some() {
+            self.evidence = evidence.map(|evidence| redactor.show(evidence));
+        }
+        for (report, finding) in self.findings.iter_mut().zip(findings) {
+            report.evidence = finding
+                .evidence
+                .as_ref()
+                .map(|evidence| redactor.show(evidence));
+        }
     }
 }
 
@@ -1130,6 +1246,10 @@ pub const DEFAULT_MAX_MEMORY_MIB: u64 = 256;
 /// Default time limit of one case.
 pub const DEFAULT_CASE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Longest time limit a tool's declaration raises a case's to: a server that declares more
+/// gets notes, not hangs, for what it does not answer in time (and cannot stall the audit).
+pub const MAX_HONOURED_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Characters of each command-line part shown in a report.
 const MAX_SHOWN_COMMAND_CHARS: usize = 200;
 
@@ -1266,5 +1386,43 @@ mod tests {
         for case in cases::catalogue() {
             assert!(listing.contains(case.id), "{}", case.id);
         }
+    }
+
+    fn facts(declared_ms: Option<u64>) -> ServerFacts {
+        ServerFacts {
+            name: "s".to_owned(),
+            version: "1".to_owned(),
+            protocol_version: "2025-11-25".to_owned(),
+            tools: 1,
+            tool_names: vec!["slow".to_owned()],
+            probe: "slow {}".to_owned(),
+            declared_timeout_ms: declared_ms,
+            declared_by: declared_ms.map(|_| "slow".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_declared_timeout_lengthens_the_case_up_to_the_cap_then_hangs_are_notes() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(honoured_timeout(ten, &facts(None)), (ten, None));
+        assert_eq!(
+            honoured_timeout(ten, &facts(Some(2_000))),
+            (ten, None),
+            "never shorter than the operator's"
+        );
+        assert_eq!(
+            honoured_timeout(ten, &facts(Some(30_000))),
+            (Duration::from_secs(30), None)
+        );
+        let (timeout, beyond) = honoured_timeout(ten, &facts(Some(86_400_000)));
+        assert_eq!(timeout, MAX_HONOURED_TOOL_TIMEOUT);
+        assert_eq!(
+            beyond.as_deref(),
+            Some(
+                "no answer within the case's 120000 ms, but slow declares it needs 86400000 ms \
+                 (the audit waits at most 120000 ms for a declared time limit): a note, not a hang"
+            )
+        );
+        assert_eq!(Kind::SlowDeclared.severity(), Severity::Low);
     }
 }

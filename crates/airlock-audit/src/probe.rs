@@ -11,6 +11,8 @@
 //! Tool names and schemas come from the server and are untrusted: they are only embedded in
 //! requests through serde_json (escaped) and shown through `judge::shown`.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value, json};
 
 use super::judge::shown;
@@ -365,6 +367,51 @@ const DEFAULT_STRING_KEY: &str = "audit";
 /// Characters of a tool name or arguments shown in a report.
 const MAX_SHOWN_CHARS: usize = 64;
 
+/// The longest time limit one of the tools called `names` declares in its `_meta` (a member
+/// whose name, after any `prefix/` or `prefix.`, is `timeoutMs`, `timeout_ms` or
+/// `timeout-ms`, a count of milliseconds; or `timeoutSeconds`, `timeout_seconds` or
+/// `timeout-seconds`), with that tool's name (escaped, bounded). MCP has no standard field for
+/// this; these are the spellings servers use. A value that is not a positive whole number is
+/// no declaration.
+pub(crate) fn declared_timeout(
+    tools: Option<&Value>,
+    names: &[&str],
+) -> Option<(String, Duration)> {
+    let tools = tools?.as_array()?;
+    let mut longest: Option<(String, Duration)> = None;
+    for tool in tools {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if !names.contains(&name) {
+            continue;
+        }
+        let Some(meta) = tool.get("_meta").and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, value) in meta {
+            let last = key
+                .rsplit(['/', '.'])
+                .next()
+                .unwrap_or(key)
+                .to_ascii_lowercase()
+                .replace(['_', '-'], "");
+            let Some(count) = value.as_u64().filter(|count| *count > 0) else {
+                continue;
+            };
+            let declared = match last.as_str() {
+                "timeoutms" => Duration::from_millis(count),
+                "timeoutseconds" => Duration::from_secs(count),
+                _ => continue,
+            };
+            if longest.as_ref().is_none_or(|(_, known)| declared > *known) {
+                longest = Some((shown(name, MAX_SHOWN_CHARS), declared));
+            }
+        }
+    }
+    longest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,5 +540,27 @@ mod tests {
         assert_eq!(parsed["params"]["arguments"], json!({"k": 1}));
         assert_eq!(line.last(), Some(&b'\n'));
         assert_eq!(probe.describe(), "a\"b\\u{a} {\"k\":1}");
+    }
+
+    #[test]
+    fn a_called_tool_declaring_a_timeout_in_its_meta_is_found() {
+        let tools = json!([
+            {"name": "quick", "_meta": {"timeoutMs": 1000}},
+            {"name": "slow", "_meta": {"io.example/timeout_ms": 30000, "other": 5}},
+            {"name": "slower", "_meta": {"com.example.timeoutSeconds": 60}},
+            {"name": "silly", "_meta": {"timeoutMs": "9", "timeout-ms": -1, "timeoutms": 0}},
+            {"name": "not-called", "_meta": {"timeoutMs": 999999}},
+        ]);
+        assert_eq!(
+            declared_timeout(Some(&tools), &["quick", "slow"]),
+            Some(("slow".to_owned(), Duration::from_secs(30)))
+        );
+        assert_eq!(
+            declared_timeout(Some(&tools), &["quick", "slower", "silly"]),
+            Some(("slower".to_owned(), Duration::from_secs(60)))
+        );
+        assert_eq!(declared_timeout(Some(&tools), &["silly"]), None);
+        assert_eq!(declared_timeout(Some(&tools), &[]), None);
+        assert_eq!(declared_timeout(None, &["quick"]), None);
     }
 }

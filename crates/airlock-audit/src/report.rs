@@ -218,12 +218,19 @@ fn case_row(case: &CaseReport, id_width: usize) -> String {
     };
     let level = case.severity.map_or("pass", Severity::name);
     let id = fit(&case.id, id_width);
-    let line = format!(
-        "{mark} {level:<8} {id:<id_width$}  {answer:>8} {:>9}  {}",
+    let start = format!(
+        "{mark} {level:<8} {id:<id_width$}  {answer:>8} {:>9}  ",
         format_kib(case.peak_rss_kib),
-        case.detail
     );
-    push_line(&mut row, &fit(&line, TABLE_WIDTH));
+    push_wrapped(&mut row, &start, &case.detail, usize::MAX);
+    if let Some(evidence) = &case.evidence {
+        push_wrapped(
+            &mut row,
+            "             came back: ",
+            evidence,
+            MAX_EVIDENCE_LINES,
+        );
+    }
     for finding in &case.findings {
         let times = if finding.count > 1 {
             format!(" (×{})", finding.count)
@@ -231,14 +238,121 @@ fn case_row(case: &CaseReport, id_width: usize) -> String {
             String::new()
         };
         let mark = if finding.baselined { "=" } else { " " };
-        let line = format!(
-            "  {mark} {:<8} {}{times}",
-            finding.severity.name(),
-            finding.text
+        let start = format!("  {mark} {:<8} ", finding.severity.name());
+        push_wrapped(
+            &mut row,
+            &start,
+            &format!("{}{times}", finding.text),
+            usize::MAX,
         );
-        push_line(&mut row, &fit(&line, TABLE_WIDTH));
+        if let Some(evidence) = &finding.evidence {
+            push_wrapped(
+                &mut row,
+                "             came back: ",
+                evidence,
+                MAX_EVIDENCE_LINES,
+            );
+        }
     }
     row
+}
+
+/// `start`, then `text` wrapped to [`TABLE_WIDTH`] columns in at most `max_lines` lines, the
+/// continuation lines indented under the text's first character (or by a few columns when
+/// that leaves too little room). Lines break between words; a word wider than a line breaks
+/// between characters, never inside an escape (`\u{1b}`). What does not fit ends in `…`.
+fn push_wrapped(out: &mut String, start: &str, text: &str, max_lines: usize) {
+    let start_width = start.chars().count();
+    let indent = if TABLE_WIDTH.saturating_sub(start_width) >= MIN_WRAP_WIDTH {
+        start_width
+    } else {
+        CONTINUATION_INDENT
+    };
+    let first_width = TABLE_WIDTH.saturating_sub(start_width).max(1);
+    let rest_width = TABLE_WIDTH.saturating_sub(indent).max(1);
+    let lines = wrap(text, first_width, rest_width);
+    let shown = lines.len().min(max_lines.max(1));
+    for (index, line) in lines.iter().take(shown).enumerate() {
+        let mut line = line.clone();
+        if index.saturating_add(1) == shown && shown < lines.len() {
+            line = fit(
+                &format!("{line}…"),
+                if index == 0 { first_width } else { rest_width },
+            );
+        }
+        if index == 0 {
+            push_line(out, &format!("{start}{line}"));
+        } else {
+            push_line(out, &format!("{}{line}", " ".repeat(indent)));
+        }
+    }
+    if lines.is_empty() {
+        push_line(out, start);
+    }
+}
+
+/// `text` in lines of at most `first` characters, then `rest`, broken between words where it
+/// can be and never inside an escape.
+fn wrap(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut width = first;
+    let mut line_chars = 0_usize;
+    for word in text.split(' ') {
+        let word_chars = word.chars().count();
+        let needed = if line.is_empty() {
+            word_chars
+        } else {
+            word_chars.saturating_add(1)
+        };
+        if line_chars.saturating_add(needed) <= width {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+            line_chars = line_chars.saturating_add(needed);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+            line_chars = 0;
+            width = rest;
+        }
+        for atom in atoms(word) {
+            let atom_chars = atom.chars().count();
+            if line_chars.saturating_add(atom_chars) > width && !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                line_chars = 0;
+                width = rest;
+            }
+            line.push_str(atom);
+            line_chars = line_chars.saturating_add(atom_chars);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// `word` split into characters, an escape `\u{…}` kept as one piece.
+fn atoms(word: &str) -> Vec<&str> {
+    let mut atoms = Vec::new();
+    let mut rest = word;
+    while let Some(c) = rest.chars().next() {
+        let len = if rest.starts_with("\\u{") {
+            rest.find('}')
+                .map_or(c.len_utf8(), |end| end.saturating_add(1))
+        } else {
+            c.len_utf8()
+        };
+        let Some((atom, after)) = rest.split_at_checked(len) else {
+            break;
+        };
+        atoms.push(atom);
+        rest = after;
+    }
+    atoms
 }
 
 /// `text` cut to `width` characters, ending in `…` when cut.
@@ -403,6 +517,16 @@ fn ms_to_secs(ms: u64) -> f64 {
 /// Widest table row, in characters.
 pub(crate) const TABLE_WIDTH: usize = 100;
 
+/// Lines of evidence the table shows (the JSON, SARIF and JUnit reports have all of it).
+const MAX_EVIDENCE_LINES: usize = 2;
+
+/// Narrowest room for wrapped text after its start; less, and continuation lines are
+/// indented by [`CONTINUATION_INDENT`] instead.
+const MIN_WRAP_WIDTH: usize = 30;
+
+/// Indent of continuation lines when the start leaves too little room.
+const CONTINUATION_INDENT: usize = 13;
+
 /// Widest case id column (longer ids are cut; the JSON has them whole).
 const MAX_ID_COLUMN: usize = 34;
 
@@ -441,6 +565,7 @@ mod tests {
             peak_rss_kib: 8 * 1024 + 307,
             exit: None,
             stderr_tail: None,
+            evidence: None,
         }
     }
 
@@ -450,6 +575,7 @@ mod tests {
             started_at: "2026-01-31T12:00:00Z".to_owned(),
             command: vec!["srv".to_owned(), "mcp".to_owned()],
             url: None,
+            artifact: "srv".to_owned(),
             server: Some(ServerFacts {
                 name: "srv".to_owned(),
                 version: "1.0".to_owned(),
@@ -457,6 +583,8 @@ mod tests {
                 tools: 3,
                 tool_names: vec!["stats".to_owned(), "a".to_owned(), "b".to_owned()],
                 probe: "stats {\"text\":\"a\"}".to_owned(),
+                declared_timeout_ms: None,
+                declared_by: None,
             }),
             setup_error: None,
             setup_stderr: None,
@@ -491,6 +619,7 @@ mod tests {
             text: "hangs: no answer to a ping sent after the input".to_owned(),
             count: 1,
             baselined: false,
+            evidence: None,
         }
     }
 
@@ -543,6 +672,79 @@ total: 3 cases: 2 pass; worst finding 0 critical, 0 high, 0 medium, 1 low, 0 inf
         }
         assert!(table.contains("! critical"), "{table}");
         assert!(table.contains("…"), "{table}");
+    }
+
+    /// Issue 41: the "what came back" column was cut at 100 columns, mid-word or mid-escape.
+    #[test]
+    fn a_long_detail_wraps_whole_and_evidence_is_shown_under_its_row() {
+        let mut report = report();
+        let detail = "error -32000, id null: not an answer a correct server gives; the input \
+                      was not written whole (the server stopped reading it); a 2000000-byte \
+                      reply: the server echoes \\u{1b}\\u{1b}\\u{1b} what the peer sent";
+        let evidence = format!(
+            "{{\"jsonrpc\":\"2.0\",\"x\":\"{}\\u{{1b}}\"}}",
+            "é".repeat(200)
+        );
+        report.cases.push(CaseReport {
+            detail: detail.to_owned(),
+            evidence: Some(evidence.clone()),
+            findings: vec![FindingReport {
+                evidence: Some("HTTP 500: boom".to_owned()),
+                ..hang()
+            }],
+            ..case("json.nan", Category::Json, Some(Severity::Medium))
+        });
+        reweigh(&mut report, None);
+        let table = report.table();
+        for line in table.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{line}");
+        }
+        let words: Vec<&str> = table
+            .lines()
+            .skip_while(|line| !line.contains("json.nan"))
+            .take_while(|line| !line.contains("came back"))
+            .flat_map(|line| line.split_whitespace())
+            .collect();
+        let detail_words: Vec<&str> = detail.split_whitespace().collect();
+        assert!(
+            words
+                .windows(detail_words.len())
+                .any(|window| window == detail_words),
+            "the detail is not whole:\n{table}"
+        );
+        let shown: Vec<&str> = table
+            .lines()
+            .filter(|line| {
+                line.trim_start().starts_with("came back: ")
+                    || line.starts_with("                         ")
+            })
+            .collect();
+        assert!(
+            shown
+                .iter()
+                .any(|line| line.contains(r#"{"jsonrpc":"2.0","x":"ééé"#)),
+            "{table}"
+        );
+        assert!(
+            table.contains("             came back: HTTP 500: boom\n"),
+            "{table}"
+        );
+        // Two lines of evidence, the second ending in `…`.
+        let evidence_lines: Vec<&str> = table
+            .lines()
+            .skip_while(|line| !line.contains("came back: {"))
+            .take(2)
+            .collect();
+        assert!(evidence_lines[1].ends_with('…'), "{table}");
+    }
+
+    #[test]
+    fn wrapping_breaks_between_words_and_never_inside_an_escape() {
+        assert_eq!(wrap("aa bb cc", 5, 5), vec!["aa bb", "cc"]);
+        assert_eq!(wrap("abcdefgh", 3, 3), vec!["abc", "def", "gh"]);
+        assert_eq!(wrap("ab\\u{1b}cd", 4, 8), vec!["ab", "\\u{1b}cd"]);
+        assert_eq!(wrap("ééé", 2, 2), vec!["éé", "é"]);
+        assert!(wrap("", 5, 5).is_empty());
     }
 
     #[test]
@@ -623,6 +825,7 @@ total: 3 cases: 2 pass; worst finding 0 critical, 0 high, 0 medium, 1 low, 0 inf
             text: "stdout line that is not one JSON-RPC message: not JSON".to_owned(),
             count: 2,
             baselined: false,
+            evidence: None,
         });
         reweigh(&mut report, None);
         assert!(report.table().contains(

@@ -7,11 +7,12 @@
 //! case showed. The hostile input itself is the caller's ([`super::cases`]); this module only
 //! delivers it and collects what answers it.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::evidence::Evidence;
 use super::judge::{Asked, Id, Line, Outcome, Reply, Response};
 use super::probe::Probe;
 use super::severity::Kind;
@@ -28,6 +29,8 @@ pub(crate) struct Finding {
     pub(crate) text: String,
     /// How many times it happened.
     pub(crate) count: u64,
+    /// What the server wrote the first time, when a line of its own showed it.
+    pub(crate) evidence: Option<Evidence>,
 }
 
 /// What [`Session::next`] found.
@@ -80,6 +83,11 @@ pub(crate) struct Session<'p> {
     keeps_questions: bool,
     /// The server's requests kept for the case, oldest first (at most [`MAX_KEPT_QUESTIONS`]).
     questions: VecDeque<Asked>,
+    /// Ids of the audit's own handshake, pings and `tools/list` (their answers are not
+    /// evidence of what the case's input got back).
+    bookkeeping: HashSet<Id>,
+    /// The first line the case's input got back ([`Session::take_evidence`]).
+    evidence: Option<Evidence>,
 }
 
 impl<'p> Session<'p> {
@@ -105,6 +113,8 @@ impl<'p> Session<'p> {
             capabilities: json!({}),
             keeps_questions: false,
             questions: VecDeque::new(),
+            bookkeeping: HashSet::new(),
+            evidence: None,
         }
     }
 
@@ -173,6 +183,11 @@ impl<'p> Session<'p> {
     pub(crate) fn request(&mut self, method: &str, params: Option<Value>) -> Id {
         self.next_id = self.next_id.saturating_add(1);
         let id = format!("audit-{}", self.next_id);
+        if matches!(method, "initialize" | "ping" | "tools/list")
+            && self.bookkeeping.len() < MAX_BOOKKEEPING_IDS
+        {
+            self.bookkeeping.insert(Id::Str(id.clone()));
+        }
         let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
         if let (Some(params), Some(object)) = (params, message.as_object_mut()) {
             object.insert("params".to_owned(), params);
@@ -231,10 +246,29 @@ impl<'p> Session<'p> {
                 }
             };
             self.canary_seen |= received.canary;
-            if let Some(reply) = self.check(received.line, received.leak) {
+            if self.evidence.is_none() && self.answers_the_case(&received.line) {
+                self.evidence = Some(received.evidence.clone());
+            }
+            if let Some(reply) = self.check(received.line, received.leak, &received.evidence) {
                 return Next::Reply(reply, received.at, received.bytes);
             }
         }
+    }
+
+    /// Whether `line` is something the case's input got back: anything but a notification, a
+    /// question of the server's, or the answer to one of the audit's bookkeeping requests
+    /// (the handshake, the marker and follow-up pings, `tools/list`).
+    fn answers_the_case(&self, line: &Line) -> bool {
+        match line {
+            Line::Notification | Line::Request(_) => false,
+            Line::Response(response) => !self.bookkeeping.contains(&response.id),
+            _ => true,
+        }
+    }
+
+    /// The first bytes of the first line that [`Session::answers_the_case`], if any came.
+    pub(crate) fn take_evidence(&mut self) -> Option<Evidence> {
+        self.evidence.take()
     }
 
     /// Whether a line held the token given to [`Target::watch_for`] since the last call;
@@ -244,8 +278,8 @@ impl<'p> Session<'p> {
     }
 
     /// The general checks of one line; returns it if it is a reply.
-    fn check(&mut self, line: Line, leak: bool) -> Option<Reply> {
-        match screen(&mut self.findings, line, leak) {
+    fn check(&mut self, line: Line, leak: bool, evidence: &Evidence) -> Option<Reply> {
+        match screen(&mut self.findings, line, leak, evidence) {
             Screened::Reply(reply) => Some(reply),
             Screened::Request(asked) => {
                 if self.keeps_questions && self.questions.len() < MAX_KEPT_QUESTIONS {
@@ -550,6 +584,16 @@ impl Findings {
     /// Records a finding (repeats are counted, not repeated; past
     /// [`MAX_DISTINCT_FINDINGS`] different texts, further ones of a kind share one text).
     pub(crate) fn find(&mut self, kind: Kind, text: impl Into<String>) {
+        self.find_with(kind, text, None);
+    }
+
+    /// [`Findings::find`], with what the server wrote (kept the first time only).
+    pub(crate) fn find_with(
+        &mut self,
+        kind: Kind,
+        text: impl Into<String>,
+        evidence: Option<&Evidence>,
+    ) {
         let mut text = text.into();
         if self.0.len() >= MAX_DISTINCT_FINDINGS
             && !self
@@ -571,6 +615,7 @@ impl Findings {
             kind,
             text,
             count: 1,
+            evidence: evidence.cloned(),
         });
     }
 
@@ -606,9 +651,18 @@ pub(crate) enum Screened {
 
 /// The general checks of one stdout line (a stack trace, a blank, invalid or too long line),
 /// recorded in `findings`.
-pub(crate) fn screen(findings: &mut Findings, line: Line, leak: bool) -> Screened {
+pub(crate) fn screen(
+    findings: &mut Findings,
+    line: Line,
+    leak: bool,
+    evidence: &Evidence,
+) -> Screened {
     if leak {
-        findings.find(Kind::StackTrace, "panic text or a stack trace on stdout");
+        findings.find_with(
+            Kind::StackTrace,
+            "panic text or a stack trace on stdout",
+            Some(evidence),
+        );
     }
     match line {
         Line::Response(response) => Screened::Reply(Reply::Single(response)),
@@ -616,21 +670,27 @@ pub(crate) fn screen(findings: &mut Findings, line: Line, leak: bool) -> Screene
         Line::Notification => Screened::Other,
         Line::Request(asked) => Screened::Request(asked),
         Line::Blank => {
-            findings.find(
+            findings.find_with(
                 Kind::BlankLine,
                 "blank line on stdout (not a JSON-RPC message)",
+                Some(evidence),
             );
             Screened::Other
         }
         Line::Invalid(reason) => {
-            findings.find(
+            findings.find_with(
                 Kind::InvalidLine,
                 format!("stdout line that is not one JSON-RPC message: {reason}"),
+                Some(evidence),
             );
             Screened::Other
         }
         Line::TooLong => {
-            findings.find(Kind::LongLine, "stdout line longer than 16 MiB");
+            findings.find_with(
+                Kind::LongLine,
+                "stdout line longer than 16 MiB",
+                Some(evidence),
+            );
             Screened::Other
         }
     }
@@ -647,6 +707,10 @@ pub(crate) fn initialize_params(version: &str) -> Value {
 
 /// The protocol revision the audit asks for.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Ids of bookkeeping requests remembered in one case (a ping flood sends many; past this
+/// their answers count as evidence, which is only a report's first bytes).
+const MAX_BOOKKEEPING_IDS: usize = 4096;
 
 /// Requests of the server's an `asking` case keeps unanswered at once; past this they are
 /// answered "method not found".
@@ -724,11 +788,13 @@ mod tests {
                     kind: Kind::UnaskedReply,
                     text: "a reply to nothing the audit was waiting for (error -32601)".to_owned(),
                     count: 3,
+                    evidence: None,
                 },
                 Finding {
                     kind: Kind::UnaskedReply,
                     text: "a reply to nothing the audit was waiting for (result)".to_owned(),
                     count: 1,
+                    evidence: None,
                 },
             ]
         );

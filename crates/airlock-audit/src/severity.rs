@@ -169,6 +169,9 @@ pub(crate) enum Kind {
     StateAccepted,
     /// An error or a tool error echoed the canary of a hostile answer (`asking`).
     AnswerEchoed,
+    /// No answer within the time limit, where a tool the audit calls declares it needs
+    /// longer than the audit waits (a note: the server said so itself).
+    SlowDeclared,
 }
 
 impl Kind {
@@ -194,13 +197,14 @@ impl Kind {
             Self::UnfitAnswerUsed => "unfit-answer-used",
             Self::StateAccepted => "tampered-state-accepted",
             Self::AnswerEchoed => "answer-echoed",
+            Self::SlowDeclared => "slower-than-the-wait",
         }
     }
 
     /// How bad it is.
     pub(crate) fn severity(self) -> Severity {
         match self {
-            Self::BlankLine | Self::AnswerEchoed => Severity::Low,
+            Self::BlankLine | Self::AnswerEchoed | Self::SlowDeclared => Severity::Low,
             Self::FollowUpShape => Severity::Medium,
             Self::InvalidLine
             | Self::LongLine

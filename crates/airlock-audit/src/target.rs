@@ -55,6 +55,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
+use super::evidence::Evidence;
 use super::judge::{self, Line};
 
 /// Input for the server, written in order by the writer thread.
@@ -122,6 +123,8 @@ pub(crate) struct Received {
     /// Whether it holds the token set by [`Target::watch_for`] (anywhere in the line: a
     /// result, an error message, any member).
     pub(crate) canary: bool,
+    /// Its first bytes, for a report.
+    pub(crate) evidence: Evidence,
     /// When its newline was read.
     pub(crate) at: Instant,
     /// Its length in bytes.
@@ -722,6 +725,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
     let mut chunk = vec![0_u8; CHUNK_BYTES];
     let mut line: Vec<u8> = Vec::new();
     let mut too_long = false;
+    let mut long_head = Evidence::of(&[]);
     let mut total: u64 = 0;
     loop {
         // Backpressure: while the auditor is behind, the server's writes wait, not our memory.
@@ -759,6 +763,12 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
             if !too_long {
                 if line.len().saturating_add(piece.len()) > MAX_LINE_BYTES {
                     too_long = true;
+                    let first = if line.is_empty() {
+                        piece
+                    } else {
+                        line.as_slice()
+                    };
+                    long_head = Evidence::head_of(first, MAX_LINE_BYTES.saturating_add(1));
                     line = Vec::new();
                 } else {
                     line.extend_from_slice(piece);
@@ -771,6 +781,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
                         line: Line::TooLong,
                         leak: false,
                         canary: false,
+                        evidence: std::mem::replace(&mut long_head, Evidence::of(&[])),
                         at,
                         bytes: 0,
                     }
@@ -779,6 +790,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
                         line: judge::classify(&line),
                         leak: judge::leaks_trace(&line),
                         canary: state.holds_canary(&line),
+                        evidence: Evidence::of(&line),
                         at,
                         bytes: line.len(),
                     }
@@ -801,6 +813,7 @@ fn read_loop(mut stdout: ChildStdout, lines: &SyncSender<Event>, state: &ReaderS
             line: Line::Invalid("a last line without its newline"),
             leak: judge::leaks_trace(&line),
             canary: state.holds_canary(&line),
+            evidence: Evidence::of(&line),
             at: Instant::now(),
             bytes: line.len(),
         };

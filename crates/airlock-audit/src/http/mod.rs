@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::cases::Judgement;
+use super::evidence::{Evidence, Redactor};
 use super::judge::{self, shown};
 use super::session::{Finding, PROTOCOL_VERSION};
 use super::severity::{Kind, Severity};
@@ -53,6 +54,113 @@ pub enum UrlError {
     Remote,
 }
 
+/// Why a `--header` or `--auth-token-env` cannot be sent.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// Not `NAME:VALUE` with a header field name.
+    #[error("--header: give it as NAME:VALUE, NAME a header field name (letters, digits, -)")]
+    Form,
+    /// A value with a character a header field cannot carry.
+    #[error("--header: a value may hold no control character (CR, LF, NUL, …)")]
+    Value,
+    /// A field the audit writes itself (its cases depend on what they set).
+    #[error("--header: the audit sets {0} itself")]
+    Reserved(String),
+    /// The token's variable is unset, empty or not one line of visible ASCII.
+    #[error(
+        "--auth-token-env: the variable {0} must hold the bearer token (it is unset, empty, or holds characters a token cannot; it is not shown)"
+    )]
+    Token(String),
+}
+
+/// A header field every request of the audit's correct client carries (`--header`,
+/// `--auth-token-env`): what the deployed server needs to serve anyone at all. Its value is
+/// a secret as far as the audit knows: it is redacted from every report (`evidence`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Header {
+    name: String,
+    value: String,
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "Header({}: …)", self.name)
+    }
+}
+
+impl Header {
+    /// `NAME:VALUE` as `--header` takes it (spaces around the value are dropped).
+    ///
+    /// # Errors
+    ///
+    /// Not that form, a control character in the value, or a field the audit sets itself.
+    pub fn parse(text: &str) -> Result<Self, HeaderError> {
+        let (name, value) = text.split_once(':').ok_or(HeaderError::Form)?;
+        let name = name.trim();
+        let is_token =
+            |byte: u8| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte);
+        if name.is_empty() || !name.bytes().all(is_token) {
+            return Err(HeaderError::Form);
+        }
+        let value = value.trim_matches([' ', '\t']);
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(HeaderError::Value);
+        }
+        if RESERVED_HEADERS
+            .iter()
+            .any(|reserved| reserved.eq_ignore_ascii_case(name))
+        {
+            return Err(HeaderError::Reserved(name.to_owned()));
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            value: value.to_owned(),
+        })
+    }
+
+    /// `Authorization: Bearer TOKEN`, the token read from the variable `name` (its value as
+    /// the environment holds it; `None` when unset).
+    ///
+    /// # Errors
+    ///
+    /// [`HeaderError::Token`]: unset, empty, or not visible ASCII.
+    pub fn bearer(name: &str, token: Option<&std::ffi::OsStr>) -> Result<Self, HeaderError> {
+        let token = token
+            .and_then(std::ffi::OsStr::to_str)
+            .filter(|token| !token.is_empty() && token.bytes().all(|b| b.is_ascii_graphic()))
+            .ok_or_else(|| HeaderError::Token(name.to_owned()))?;
+        Ok(Self {
+            name: "Authorization".to_owned(),
+            value: format!("Bearer {token}"),
+        })
+    }
+
+    /// The secrets this field carries, to redact: its value, and a bearer token alone.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let mut secrets = vec![self.value.clone()];
+        if let Some(token) = self.value.strip_prefix("Bearer ") {
+            secrets.push(token.to_owned());
+        }
+        secrets
+    }
+}
+
+/// Fields `--header` may not set: the audit's cases write them to test the server's checks,
+/// or the framing depends on them.
+const RESERVED_HEADERS: [&str; 11] = [
+    "Host",
+    "Origin",
+    "Content-Length",
+    "Transfer-Encoding",
+    "Connection",
+    "Content-Type",
+    "Accept",
+    "Mcp-Session-Id",
+    "MCP-Protocol-Version",
+    "Mcp-Method",
+    "Mcp-Name",
+];
+
 /// The endpoint under audit.
 #[derive(Clone, Debug)]
 pub(crate) struct Endpoint {
@@ -62,6 +170,8 @@ pub(crate) struct Endpoint {
     pub(crate) authority: String,
     /// The path (with any query).
     pub(crate) path: String,
+    /// Fields every correct request carries (the operator's `--header`, the token).
+    pub(crate) headers: Vec<Header>,
 }
 
 impl Endpoint {
@@ -113,6 +223,7 @@ impl Endpoint {
             addr,
             authority: authority.to_owned(),
             path: path.to_owned(),
+            headers: Vec::new(),
         })
     }
 }
@@ -192,6 +303,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) timeout: Duration,
     /// General findings (leaks).
     findings: Vec<Finding>,
+    /// The last response read: what the case's input got back, for the report.
+    last: Option<Evidence>,
     next_id: u64,
 }
 
@@ -199,6 +312,9 @@ impl Ctx<'_> {
     /// A request with the headers every correct client sends.
     pub(crate) fn request(&self, method: &str, body: Vec<u8>) -> Request {
         let mut headers = vec![("Host".to_owned(), self.endpoint.authority.clone())];
+        for header in &self.endpoint.headers {
+            headers.push((header.name.clone(), header.value.clone()));
+        }
         if method == "POST" {
             headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
         }
@@ -302,15 +418,19 @@ impl Ctx<'_> {
 
     /// The general checks of a response: no stack trace or panic text.
     pub(crate) fn look(&mut self, response: &Response) {
+        let evidence =
+            Evidence::of(&response.body).prefixed(&format!("HTTP {}: ", response.status));
         if judge::leaks_trace(&response.body) {
             self.find(
                 Kind::StackTrace,
                 "panic text or a stack trace in a response body",
+                Some(&evidence),
             );
         }
+        self.last = Some(evidence);
     }
 
-    fn find(&mut self, kind: Kind, text: &str) {
+    fn find(&mut self, kind: Kind, text: &str, evidence: Option<&Evidence>) {
         if let Some(known) = self
             .findings
             .iter_mut()
@@ -323,6 +443,7 @@ impl Ctx<'_> {
             kind,
             text: text.to_owned(),
             count: 1,
+            evidence: evidence.cloned(),
         });
     }
 
@@ -448,6 +569,7 @@ pub(crate) fn discover(
         deadline,
         timeout,
         findings: Vec::new(),
+        last: None,
         next_id: 0,
     };
     let mut info: Option<Value> = None;
@@ -525,6 +647,8 @@ pub(crate) fn discover(
         tools: tools.len(),
         tool_names: names,
         probe: "no tool (a correct server runs none in the HTTP cases)".to_owned(),
+        declared_timeout_ms: None,
+        declared_by: None,
     };
     Ok((facts, eras))
 }
@@ -560,6 +684,7 @@ pub(crate) fn run_case(
     endpoint: &Endpoint,
     eras: &Eras,
     timeout: Duration,
+    redactor: &Redactor,
 ) -> CaseReport {
     let started = Instant::now();
     let budget = timeout.saturating_mul(case.budget.max(1));
@@ -570,9 +695,11 @@ pub(crate) fn run_case(
         deadline,
         timeout,
         findings: Vec::new(),
+        last: None,
         next_id: 0,
     };
     let judgement = (case.run)(&mut ctx);
+    let evidence = ctx.last.take();
     if judgement.follow_up
         && !super::signals::interrupted()
         && let Err(why) = ctx.follow_up()
@@ -581,9 +708,10 @@ pub(crate) fn run_case(
             kind: Kind::FollowUp,
             text: why,
             count: 1,
+            evidence: None,
         });
     }
-    super::case_report(
+    let mut report = super::case_report(
         case.id,
         super::Category::Http,
         case.sends,
@@ -591,7 +719,9 @@ pub(crate) fn run_case(
         judgement,
         &ctx.findings,
         millis(started.elapsed()),
-    )
+    );
+    report.show_evidence(&ctx.findings, evidence.as_ref(), redactor);
+    report
 }
 
 /// A pass.
