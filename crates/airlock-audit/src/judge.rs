@@ -285,8 +285,40 @@ fn raw_id_text(line: &[u8]) -> Option<String> {
 /// raw or escaped inside a JSON string, told by its shape (`trace`). What a crash prints
 /// belongs on stderr: on stdout it tells the peer about the server's code and paths, and a
 /// client may show it to a model.
+///
+/// A tool result's `content` is left out: it is the tool's output, which the audit cannot
+/// tell from a crash report (a search tool over a source tree, a test runner's failures,
+/// `git log` of a project that fixes panics all print trace-shaped lines). Error objects,
+/// every other member of a message, and lines that are not JSON are judged. A line of an
+/// HTTP body may carry its message after `data:` (SSE).
 pub(crate) fn leaks_trace(line: &[u8]) -> bool {
-    super::trace::shows_trace(line)
+    line.split(|byte| *byte == b'\n').any(|physical| {
+        let message = physical
+            .strip_prefix(b"data:")
+            .unwrap_or(physical)
+            .trim_ascii();
+        match serde_json::from_slice::<Value>(message) {
+            Ok(mut value) => {
+                without_tool_content(&mut value);
+                serde_json::to_vec(&value).is_ok_and(|judged| super::trace::shows_trace(&judged))
+            }
+            Err(_) => super::trace::shows_trace(physical),
+        }
+    })
+}
+
+/// Drops `result.content` from a message (or each message of a batch).
+fn without_tool_content(value: &mut Value) {
+    match value {
+        Value::Array(messages) => messages.iter_mut().for_each(without_tool_content),
+        Value::Object(message) => {
+            if let Some(Value::Object(result)) = message.get_mut("result") {
+                result.remove("content");
+                result.remove("structuredContent");
+            }
+        }
+        _ => {}
+    }
 }
 
 /// What came back for one hostile input: each stdout message that answers it.
@@ -778,6 +810,19 @@ mod tests {
         assert!(!leaks_trace(
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32700,"message":"Parse error"}}"#
         ));
+        // A tool's own output (a search over a source tree holding these very tests) is not
+        // the server's crash; the same text in an error, or on a line that is not JSON, is.
+        let output = r#"Traceback (most recent call last):\n  File \"x.py\", line 3"#;
+        assert!(!leaks_trace(
+            format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"{output}"}}],"isError":true}}}}"#).as_bytes()
+        ));
+        assert!(leaks_trace(
+            format!(r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#).as_bytes()
+        ));
+        assert!(leaks_trace(
+            format!(r#"data: {{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#).as_bytes()
+        ));
+        assert!(leaks_trace(b"thread 'main' panicked at src/main.rs:1:1:\n{\"jsonrpc\":\"2.0\"}"));
     }
 
     #[test]

@@ -737,6 +737,10 @@ impl Selectable for http::HttpCase {
 /// asking cases call.
 type Learned = (ServerFacts, Probe, Vec<probe::Aim>, Vec<probe::Callable>);
 
+/// The least time the discovery run waits for the handshake and `tools/list`, whatever the
+/// case timeout: starting the server is not what a case judges.
+const DISCOVERY_WAIT_FLOOR: Duration = Duration::from_secs(10);
+
 /// One run of the server to learn its name, its tools and the probe tool. On failure, why,
 /// and the end of the server's stderr.
 fn discover(context: &Context, options: &Options) -> Result<Learned, (String, String)> {
@@ -747,11 +751,14 @@ fn discover(context: &Context, options: &Options) -> Result<Learned, (String, St
                 String::new(),
             )
         })?;
+    // The first contact is no case: a server that imports a runtime (Python, Node) may take
+    // longer to start than a short case timeout, more so on a loaded CI machine.
+    let wait = context.case_timeout.max(DISCOVERY_WAIT_FLOOR);
     let deadline = Instant::now()
-        .checked_add(context.case_timeout)
+        .checked_add(wait)
         .ok_or_else(|| ("the case timeout is too large".to_owned(), String::new()))?;
     let none = Probe::none();
-    let mut session = Session::new(target, &none, deadline, context.case_timeout);
+    let mut session = Session::new(target, &none, deadline, wait);
     let learned = learn(&mut session, deadline, options);
     if learned.is_ok() {
         // How the server ends here is not judged: the cases look at that.
