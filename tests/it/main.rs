@@ -56,6 +56,9 @@
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
+//! - `reload`: SIGHUP reloads `airlock serve`'s manifest: a good one replaces the tools and
+//!   clients are told (stdio, an HTTP session's `GET` stream), a bad one keeps them and says
+//!   why at ERROR, the embedded default still ends;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`);
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
@@ -108,6 +111,7 @@ mod redteam_release;
 mod redteam_resources;
 mod redteam_sandbox;
 mod redteam_subscriptions;
+mod reload;
 mod sandbox;
 mod serve;
 mod serve_surface;

@@ -245,7 +245,7 @@ impl State {
                 store: _,
         } = config;
         #[cfg(feature = "oauth")]
-        let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry.scopes()));
+        let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry().scopes()));
         #[cfg(not(feature = "redis"))]
         let StartedStore = store;
         #[cfg(feature = "redis")]

@@ -128,7 +128,11 @@ async fn serve_request(
         if let Err(error) = refused {
             return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Preflight);
         }
-        let reply = cors::preflight(&state.allow, head, state.shared.updates.is_some());
+        let reply = cors::preflight(
+            &state.allow,
+            head,
+            state.shared.updates.is_some() || state.shared.tools_may_change(),
+        );
         return if reply.status() == StatusCode::NO_CONTENT {
             judged(reply, Verdict::Neutral)
         } else {
@@ -618,8 +622,8 @@ impl Exchange<'_> {
                 .as_ref()
                 .and_then(|params| params.name.as_ref())
                 .and_then(Text::as_str)
-                .and_then(|name| self.state.shared.registry.get(name))
-                .map(|tool| tool.name.as_str());
+                .and_then(|name| self.state.shared.registry().get(name).cloned());
+            let tool = tool.as_ref().map(|tool| tool.name.as_str());
             log.write(&AuditEntry::refused(&self.caller.audited(), tool, error));
         }
         let mut out = Vec::new();
@@ -645,7 +649,7 @@ impl Exchange<'_> {
             .as_ref()
             .and_then(|params| params.name.as_ref())
             .and_then(Text::as_str)
-            .and_then(|name| self.state.shared.registry.get(name))?;
+            .and_then(|name| self.state.shared.registry().get(name).cloned())?;
         if tool
             .scopes
             .iter()
