@@ -41,6 +41,8 @@
 //!   repeated and mismatched `Mcp-*` headers, fair shares of the server-wide call quota;
 //! - `http_listen`: resource subscriptions over HTTP: a session's `GET` stream carries the
 //!   updates of what it subscribed to, one stream per session, ended with the session;
+//! - `http_probes`: `/healthz` and `/readyz`: outside the MCP path's checks, fixed bodies,
+//!   GET and HEAD only, not ready while the shared store is down under fail-closed;
 //! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
 //!   using airlock with `fetch` from a listed origin and refused from another;
 //! - `http_oauth`: `--oauth-…`: airlock as an OAuth resource server against a test
@@ -95,6 +97,7 @@ mod http_abuse;
 mod http_browser;
 mod http_listen;
 mod http_oauth;
+mod http_probes;
 mod http_refused;
 mod http_tls;
 mod input_required;

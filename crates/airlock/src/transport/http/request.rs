@@ -1,7 +1,8 @@
 //! One HTTP request, start to finish: the boundary's checks in their order, then the era, the
 //! session and the engine that handle its message.
 //!
-//! Trusts nothing of the request. Checks, in order and before a body byte is read: the path,
+//! Trusts nothing of the request. Checks, in order and before a body byte is read: the path
+//! (a probe's, `/healthz` or `/readyz`, is answered there by `probes`, before any other check),
 //! `Host` (`421`), `Origin` (`403`), a CORS preflight (answered by `cors`), the bearer token
 //! (`401`), the client's cut-off and request quota (`429`), the method, the media types
 //! (`415`, `406`), repeated MCP headers (`400`), the body cap (`413`) and the body budgets
@@ -42,7 +43,7 @@ use super::reply::{
     unanswered_reply,
 };
 use super::session::Session;
-use super::{MCP_PATH, State, Verdict, cors, lock};
+use super::{MCP_PATH, State, Verdict, cors, lock, probes};
 
 /// One HTTP request, start to finish: served by [`serve_request`], then counted for the
 /// garbage cut-off against whoever sent it (see `clients`).
@@ -97,6 +98,11 @@ async fn serve_request(
     sender: &mut Option<ClientKey>,
 ) -> Response<Body> {
     if request.uri().path() != MCP_PATH {
+        // Before Host, Origin, token and quotas, which a probe does not pass (its module
+        // says why); neither garbage nor a valid request for the cut-off.
+        if let Some(reply) = probes::answer(state, request.method(), request.uri().path()) {
+            return judged(reply, Verdict::Neutral);
+        }
         #[cfg(feature = "oauth")]
         if let Some(verifier) = &state.oauth
             && verifier.is_metadata_path(request.uri().path())
