@@ -41,6 +41,11 @@ mod cli;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Tests only: names the network proxy resolves to fixed addresses (`NAME=ADDRESS`,
+    /// repeatable), so a test can serve a listed name from loopback. Refused by release
+    /// builds.
+    #[arg(long, global = true, hide = true, value_name = "NAME=ADDRESS")]
+    test_hosts: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -603,6 +608,15 @@ fn main() -> ExitCode {
         return status;
     }
     let cli = Cli::parse();
+    if !cli.test_hosts.is_empty()
+        && let Err(why) = set_test_hosts(&cli.test_hosts)
+    {
+        return emit(
+            std::io::stderr().lock(),
+            &format!("airlock: --test-hosts: {why}\n"),
+            ExitCode::from(2),
+        );
+    }
     match cli.command {
         Command::Serve(flags) => {
             let ServeFlags {
@@ -640,6 +654,7 @@ fn main() -> ExitCode {
             pairs: &arguments,
             json: json.as_deref(),
             raw,
+            test_hosts: &cli.test_hosts,
         }),
         Command::ClientConfig {
             client,
@@ -680,6 +695,29 @@ fn main() -> ExitCode {
             ),
         },
     }
+}
+
+/// `--test-hosts`: for the network tests only, refused by a release build. The proxy still
+/// checks every pinned address as it checks a resolved one; an operator has no use for it,
+/// and a resolver that lies is not something a deployment should be able to switch on.
+fn set_test_hosts(pairs: &[String]) -> Result<(), String> {
+    if !cfg!(debug_assertions) {
+        return Err("refused: tests only, and this is a release build".to_owned());
+    }
+    let mut hosts = Vec::with_capacity(pairs.len());
+    for pair in pairs {
+        let (name, address) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("`{}` is not NAME=ADDRESS", pair.escape_debug()))?;
+        let name = sandbox::destinations::parse_name(name)
+            .ok_or_else(|| format!("`{}` is not a host name", name.escape_debug()))?;
+        let address = address
+            .parse()
+            .map_err(|_| format!("`{}` is not an IP address", address.escape_debug()))?;
+        hosts.push((name, address));
+    }
+    sandbox::proxy::set_test_hosts(hosts);
+    Ok(())
 }
 
 fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
@@ -732,6 +770,11 @@ fn serve(
              (and --auth-token-env or --oauth-resource to require a token)\n"
         );
         return emit(std::io::stderr().lock(), &text, ExitCode::from(2));
+    }
+    // No tool's command may reach airlock's own listener through the network proxy, unless
+    // its manifest names the address.
+    if let Some(addr) = http.http {
+        sandbox::destinations::set_own_listeners(vec![addr]);
     }
     if let Err(text) = log.init() {
         return emit(std::io::stderr().lock(), &text, ExitCode::FAILURE);

@@ -26,6 +26,8 @@ pub(crate) struct Request<'a> {
     pub(crate) json: Option<&'a str>,
     /// Print the whole result as JSON instead of its text.
     pub(crate) raw: bool,
+    /// `--test-hosts` (tests only), passed on to `serve`.
+    pub(crate) test_hosts: &'a [String],
 }
 
 /// The exit status when the tool answered with `isError` (or the server with an error).
@@ -95,6 +97,9 @@ fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, S
     server.arg("serve").arg("--sandbox").arg(request.sandbox);
     if let Some(manifest) = request.manifest {
         server.arg("--manifest").arg(manifest);
+    }
+    for pair in request.test_hosts {
+        server.arg("--test-hosts").arg(pair);
     }
     let mut child = server
         .stdin(Stdio::piped())

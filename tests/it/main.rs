@@ -63,6 +63,8 @@
 //!   why at ERROR, the embedded default still ends;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`);
+//! - `network`: network by destination (issue 36): the proxy a networked tool's commands
+//!   reach the network through, with names pinned by `--test-hosts` to loopback servers.
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
@@ -101,6 +103,7 @@ mod http_probes;
 mod http_refused;
 mod http_tls;
 mod input_required;
+mod network;
 mod operator;
 mod output;
 mod product;

@@ -115,7 +115,7 @@ impl Scratch {
 
     /// Writes the manifest, checks it with `airlock check` (so a refused manifest fails with
     /// its reason, not a closed pipe) and returns its path.
-    fn manifest(&self, text: &str) -> String {
+    pub(crate) fn manifest(&self, text: &str) -> String {
         let path = self.dir.join("tools.toml");
         std::fs::write(&path, text).unwrap();
         let path = path.to_str().unwrap().to_owned();
@@ -514,8 +514,10 @@ impl Listener {
 /// would have arrived before the reply, this only covers scheduling.
 const ABSENCE_WAIT: Duration = Duration::from_millis(500);
 
-/// Without `network = true`, a TCP connection to a listener on 127.0.0.1 and a UDP datagram
-/// to a socket on 127.0.0.1 never arrive; with it, both do (which proves the attack works).
+/// A TCP connection to a listener on 127.0.0.1 and a UDP datagram to a socket on 127.0.0.1
+/// never arrive, without `network` and (issue 36: the command's namespace holds only the
+/// proxy) with `network = true` too; `the_network_is_open_without_sandbox` is the control,
+/// and `network.rs` shows the proxied way out.
 #[test]
 fn the_network_is_closed_unless_declared() {
     let scratch = Scratch::new("net");
@@ -525,7 +527,7 @@ fn the_network_is_closed_unless_declared() {
         shell_tool("shell_net", Mode::On, "network = true")
     );
     let mut server = scratch.serve(&manifest, &[]);
-    for (tool, open) in [("shell", false), ("shell_net", true)] {
+    for (tool, open) in [("shell", false), ("shell_net", false)] {
         let listener = Listener::new();
         let (failed, text) = bash(
             &mut server,

@@ -424,8 +424,10 @@ impl Expected {
         let network = tool
             .get("network")
             .or_else(|| defaults.get("network"))
-            .and_then(toml::Value::as_bool)
-            .unwrap_or(false);
+            .is_some_and(|value| {
+                value.as_bool().unwrap_or(false)
+                    || value.as_array().is_some_and(|list| !list.is_empty())
+            });
         let resource = |name: &str| {
             [tool, defaults]
                 .iter()

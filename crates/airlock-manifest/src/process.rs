@@ -152,6 +152,8 @@ pub struct Finished {
     pub stderr: Output,
     /// What the sandbox refused or undid during the call (all zero outside it).
     pub sandbox: SandboxEvents,
+    /// What the call did on the network, through the proxy (nothing without `network`).
+    pub network: sandbox::proxy::NetworkRecord,
 }
 
 /// What the sandbox refused or undid during one call, for its result and its audit record:
@@ -218,6 +220,9 @@ pub enum StopReason {
     /// The call grew its writable directories' file systems past its byte budget
     /// (`disk_mib`).
     DiskBytes,
+    /// The call sent (`network_up_mib`) or received (`network_down_mib`) more through the
+    /// proxy than its budget.
+    NetworkBytes(&'static str),
     /// The call added more files than its file budget (`disk_files`).
     DiskFiles,
 }
@@ -273,12 +278,20 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         "starting command"
     );
     let mut captures = Captures::new(spec);
+    let mut network = sandbox::proxy::NetworkRecord::default();
     let (ended, sandbox) = match &spec.sandbox {
         None => (
             run_unconfined(spec, &mut captures).await?,
             SandboxEvents::default(),
         ),
-        Some(confinement) => run_confined(spec, confinement, &mut captures).await?,
+        Some(confinement) => {
+            let mut proxy = None;
+            let result = run_confined(spec, confinement, &mut captures, &mut proxy).await;
+            if let Some(session) = proxy {
+                network = session.finish();
+            }
+            result?
+        }
     };
     let exit = if captures.passed_a_cap() {
         Exit::Stopped(StopReason::OutputLimit)
@@ -299,6 +312,7 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         stdout,
         stderr,
         sandbox,
+        network,
     })
 }
 
@@ -377,6 +391,7 @@ async fn run_confined(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
     captures: &mut Captures,
+    proxy: &mut Option<sandbox::proxy::Session>,
 ) -> Result<(Exit, SandboxEvents), SpawnError> {
     if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
@@ -401,10 +416,34 @@ async fn run_confined(
         stdout: out_pipe,
         stderr: err_pipe,
     } = pipes;
+    // A networked tool's launcher sends its proxy socket first (or, if it failed while
+    // confining itself, the call's status); the call's connections are proxied from here.
+    let mut early = None;
+    if confinement.policy().network {
+        if launcher.network.is_none() {
+            match receive_first(&control).await? {
+                sandbox::channel::First::Network(listener) => launcher.network = Some(listener),
+                sandbox::channel::First::Status(report) => early = Some(report),
+            }
+        }
+        if let Some(listener) = &launcher.network {
+            *proxy = Some(
+                sandbox::proxy::Session::start(
+                    listener,
+                    Arc::clone(&confinement.destinations),
+                    &confinement.policy().resources,
+                )
+                .map_err(io_error)?,
+            );
+        }
+    }
     let status = {
         let feeding = feed(Some(stdin), Some(&header), spec.stdin.as_deref());
         let reading = capture(out_pipe, err_pipe, &mut *captures, stop);
         let reported = async {
+            if let Some(report) = early {
+                return Ok(Some(report));
+            }
             let mut message = [0_u8; sandbox::channel::STATUS_BYTES];
             match control.read_exact(&mut message).await {
                 Ok(_) => sandbox::channel::decode_status(message)
@@ -420,9 +459,28 @@ async fn run_confined(
         let mut read = false;
         let mut ticks = tokio::time::interval(SANDBOX_DISK_POLL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let network_cut = async {
+            match proxy.as_ref() {
+                Some(session) => session.passed_a_budget().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(network_cut);
         let status = loop {
             tokio::select! {
                 result = &mut reported => break result?,
+                () = &mut network_cut => {
+                    // Dropping the launcher (on return) kills every process of the call; the
+                    // caller's `finish` cuts its connections and says which budget.
+                    tracing::debug!("a call passed its network budget");
+                    let key = proxy
+                        .as_ref()
+                        .map_or("network_down_mib", sandbox::proxy::Session::cut_by);
+                    return Ok((
+                        Exit::Stopped(StopReason::NetworkBytes(key)),
+                        SandboxEvents::default(),
+                    ));
+                }
                 _ = ticks.tick(), if disk.watching() => {
                     if let Some(reason) = disk.over() {
                         // Dropping the launcher (on return) kills every process of the call.
@@ -483,6 +541,25 @@ async fn run_confined(
     }
     confinement.launchers().give_back(launcher);
     Ok((exit, events))
+}
+
+/// A networked launcher's first message, read as it arrives (see `sandbox::channel`).
+async fn receive_first(
+    control: &tokio::net::UnixStream,
+) -> Result<sandbox::channel::First, SpawnError> {
+    loop {
+        control.readable().await.map_err(io_error)?;
+        match control.try_io(tokio::io::Interest::READABLE, || {
+            sandbox::channel::receive_first(control.as_fd())
+        }) {
+            Ok(first) => return Ok(first),
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+            Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(SpawnError::Internal("the launcher ended during the call"));
+            }
+            Err(error) => return Err(io_error(error)),
+        }
+    }
 }
 
 /// A call's disk budget (`disk_mib`, `disk_files`), watched from outside: how much the file
@@ -709,6 +786,15 @@ fn spawn_launcher(spec: &CommandSpec) -> Result<Resident, SpawnError> {
         .args(argv)
         .env_clear()
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        // A networked tool reaches the network through the proxy only: every proxy
+        // variable points there, whatever the manifest's environment said.
+        .envs(
+            confinement
+                .policy()
+                .network
+                .then(sandbox::proxy::proxy_environment)
+                .unwrap_or_default(),
+        )
         .current_dir(&spec.workdir)
         .stdin(Stdio::from(theirs))
         .stdout(Stdio::null())

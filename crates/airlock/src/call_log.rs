@@ -99,8 +99,76 @@ pub(crate) enum Outcome {
     InputRequired,
 }
 
+/// What a command did on the network, through the sandbox's proxy: each connection it asked
+/// for (the first few; later ones counted), and the bytes over all of them.
+///
+/// A destination is a host name checked to be a DNS name (letters, digits, `-`, `_`, `.`) or
+/// an address, with its port: the issue that added it asks the operator to see where a
+/// command connected; nothing else of the arguments reaches the record.
+#[derive(Clone, Debug, Default, Eq, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct NetworkNote {
+    /// The attempts, in order.
+    pub connections: Vec<ConnectionNote>,
+    /// Attempts past those kept, counted only.
+    pub unrecorded: u64,
+    /// Bytes the command sent, over every connection.
+    pub bytes_up: u64,
+    /// Bytes it received.
+    pub bytes_down: u64,
+}
+
+/// One connection attempt of a [`NetworkNote`].
+#[derive(Clone, Debug, Default, Eq, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ConnectionNote {
+    /// `host:port` as asked for.
+    pub destination: String,
+    /// The address connected to (or the first one refused), if one was looked at.
+    pub address: Option<String>,
+    /// Whether the connection was made.
+    pub allowed: bool,
+    /// Why it was refused (`not_listed`, `inside_address`, …).
+    pub refusal: Option<&'static str>,
+    /// Bytes sent over it.
+    pub bytes_up: u64,
+    /// Bytes received over it.
+    pub bytes_down: u64,
+}
+
+impl ConnectionNote {
+    /// An attempt, as the proxy saw it.
+    pub fn new(
+        destination: String,
+        address: Option<String>,
+        refusal: Option<&'static str>,
+        bytes: (u64, u64),
+    ) -> Self {
+        Self {
+            destination,
+            address,
+            allowed: refusal.is_none(),
+            refusal,
+            bytes_up: bytes.0,
+            bytes_down: bytes.1,
+        }
+    }
+}
+
+impl NetworkNote {
+    /// The attempts kept, the count of the rest, and the bytes over all of them.
+    pub fn new(connections: Vec<ConnectionNote>, unrecorded: u64, bytes: (u64, u64)) -> Self {
+        Self {
+            connections,
+            unrecorded,
+            bytes_up: bytes.0,
+            bytes_down: bytes.1,
+        }
+    }
+}
+
 /// What a command's run adds to its record: set by the command handler on its result.
-#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+#[derive(Clone, Debug, Default, Eq, PartialEq)]
 #[non_exhaustive]
 pub struct RunNote {
     /// The exit status, when the command exited by itself.
@@ -113,6 +181,8 @@ pub struct RunNote {
     /// the schema cannot make, such as a path leaving its root): recorded as
     /// `invalid_arguments`, not as a failure of the tool.
     pub arguments_refused: bool,
+    /// What the command did on the network, for a sandboxed tool with `network`.
+    pub network: Option<Arc<NetworkNote>>,
 }
 
 impl RunNote {
@@ -163,6 +233,13 @@ impl RunNote {
             ..Self::default()
         }
     }
+
+    /// The same, with what the command did on the network.
+    #[must_use]
+    pub fn with_network(mut self, network: NetworkNote) -> Self {
+        self.network = Some(Arc::new(network));
+        self
+    }
 }
 
 /// The refusal of a record: the JSON-RPC error code and message the client was sent (fixed
@@ -211,6 +288,7 @@ struct Record<'a> {
     limit: Option<&'static str>,
     refusal: Option<Refusal>,
     arguments_hmac: Option<&'a str>,
+    network: Option<&'a NetworkNote>,
 }
 
 #[derive(Debug, Serialize)]
@@ -487,6 +565,7 @@ impl CallLog {
                 }
             }),
             arguments_hmac: entry.arguments_hmac,
+            network: entry.note.network.as_deref(),
         };
         self.emit(&record);
     }

@@ -150,7 +150,7 @@ pub mod transport;
 mod version;
 
 pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Sampling};
-pub use call_log::{CallLog, Rotation, RunNote};
+pub use call_log::{CallLog, ConnectionNote, NetworkNote, Rotation, RunNote};
 pub use error::Capability;
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 #[cfg(feature = "http")]

@@ -386,6 +386,51 @@ pub const SANDBOX_DISK_MIB: u64 = 256;
 /// little space but slow every later listing and backup of the directory.
 pub const SANDBOX_DISK_FILES: u64 = 10_000;
 
+/// Connections to destinations one networked sandboxed call may open through the proxy
+/// (`network_connections`). Refused ones do not count. A command that opens connections in
+/// a loop (a scanner, a crawler run by a test suite) is refused past it, with a line in its
+/// result; a package manager's install opens a few dozen.
+pub const SANDBOX_NETWORK_CONNECTIONS: u32 = 256;
+
+/// MiB one networked sandboxed call may send through the proxy, over all its connections
+/// (`network_up_mib`). What a call can carry off to a listed host is bounded by it; a call
+/// past it is stopped and its result says so.
+pub const SANDBOX_NETWORK_UP_MIB: u64 = 64;
+
+/// MiB one networked sandboxed call may receive through the proxy (`network_down_mib`): a
+/// download that never ends costs airlock's copying time, not more; a call past it is
+/// stopped.
+pub const SANDBOX_NETWORK_DOWN_MIB: u64 = 1024;
+
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_NETWORK_CONNECTIONS: u64 = 100_000;
+/// See [`SANDBOX_MAX_PROCESSES`].
+pub const SANDBOX_MAX_NETWORK_MIB: u64 = 1024 * 1024;
+
+/// How long the proxy waits for a destination to resolve and accept a connection. A
+/// destination that never answers would otherwise hold the command's connection, and the
+/// proxy's task, until the call's timeout.
+pub const NETWORK_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Bytes of one request head (HTTP request line and headers, or the SOCKS5 greeting and
+/// request) the proxy reads before it gives up on the connection: a request that never ends
+/// must not grow a buffer. 16 KiB is more than any client's `CONNECT` needs.
+pub const NETWORK_PROXY_HEAD_BYTES: usize = 16 * 1024;
+
+/// How long the proxy waits for a request head: a connection that sends nothing must not
+/// hold a task for the whole call.
+pub const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Connections to the proxy open at once per call (requests being read and connections being
+/// copied). The bytes of a connection move through two kernel pipes of 256 KiB (`splice`, no
+/// buffer of airlock's), which a reader that stalls keeps full, so one call holds at most
+/// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
+pub const NETWORK_PROXY_OPEN: usize = 32;
+
+/// Connection attempts kept per call for its result and audit record; later ones are only
+/// counted, so a command that tries a million destinations grows no record.
+pub const NETWORK_RECORDED_ATTEMPTS: usize = 32;
+
 /// How often a running sandboxed call's disk use is looked at (one `statvfs` per writable
 /// file system). A call can write at most what it writes in this time past its budget: at
 /// 5 ms, a shell making empty files passed a budget of 500 by up to 439 (939 left) on a

@@ -14,8 +14,10 @@ use std::borrow::Cow;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output, SandboxEvents, StopReason};
+use crate::sandbox::destinations::Refusal;
+use crate::sandbox::proxy::NetworkRecord;
 use crate::secrets::{Cut, MARKER, Piece, Redactor};
-use airlock::{RunNote, ToolOutput};
+use airlock::{ConnectionNote, NetworkNote, RunNote, ToolOutput};
 
 /// The result the model sees.
 pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
@@ -24,7 +26,19 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
     let stopped = matches!(exit, Exit::Stopped(_));
     let success = matches!(exit, Exit::Code(code) if tool.success_codes.contains(&code));
     let note = run_note(tool, exit, &finished.sandbox);
-    let events = sandbox_events(tool, &finished.sandbox);
+    let note = if tool
+        .sandbox
+        .as_ref()
+        .is_some_and(|sandbox| sandbox.policy().network)
+    {
+        note.with_network(network_note(&finished.network))
+    } else {
+        note
+    };
+    let events = join_lines(
+        sandbox_events(tool, &finished.sandbox),
+        network_events(&finished.network),
+    );
     let (stdout, stderr) = (&finished.stdout, &finished.stderr);
     let mut sections = match tool.stderr {
         StderrMode::Separate => vec![
@@ -108,6 +122,17 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
              stopped; what it wrote stays.",
             limits.disk_files
         ),
+        Exit::Stopped(StopReason::NetworkBytes(key)) if let Some(limits) = resources => {
+            let (way, mib) = if key == "network_up_mib" {
+                ("sent", limits.network_up_mib)
+            } else {
+                ("received", limits.network_down_mib)
+            };
+            format!(
+                "The command {way} more than the sandbox's network budget of {mib} MiB for one \
+                 call and was stopped; its connections were cut."
+            )
+        }
         Exit::Stopped(_) => format!(
             "The command's output passed the limit of {budget} bytes, so it was stopped; the \
              output below is truncated."
@@ -159,6 +184,52 @@ fn sandbox_events(tool: &CommandTool, events: &SandboxEvents) -> Option<String> 
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
+/// The proxy's refusals, one line per destination (the first few), so the model can
+/// correct itself: "network: api.example.com:443 is not allowed for this tool".
+fn network_events(network: &NetworkRecord) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for attempt in &network.attempts {
+        let Some(refusal) = attempt.refusal else {
+            continue;
+        };
+        let line = format!("network: {} {}", attempt.destination, refusal.sentence());
+        if !lines.contains(&line) && lines.len() < MAX_NETWORK_LINES {
+            lines.push(line);
+        }
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// Refusal lines a result shows at most.
+const MAX_NETWORK_LINES: usize = 8;
+
+fn join_lines(first: Option<String>, second: Option<String>) -> Option<String> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some(format!("{first}\n{second}")),
+        (first, second) => first.or(second),
+    }
+}
+
+/// The network part of the audit record.
+fn network_note(network: &NetworkRecord) -> NetworkNote {
+    NetworkNote::new(
+        network
+            .attempts
+            .iter()
+            .map(|attempt| {
+                ConnectionNote::new(
+                    attempt.destination.clone(),
+                    attempt.address.map(|address| address.to_string()),
+                    attempt.refusal.map(Refusal::code),
+                    (attempt.bytes_up, attempt.bytes_down),
+                )
+            })
+            .collect(),
+        network.unrecorded,
+        (network.bytes_up, network.bytes_down),
+    )
+}
+
 /// What the audit record says of a run: its exit status or signal, and the limit that
 /// stopped it (by the manifest key that sets it).
 fn run_note(tool: &CommandTool, exit: Exit, events: &SandboxEvents) -> RunNote {
@@ -186,6 +257,7 @@ fn run_note(tool: &CommandTool, exit: Exit, events: &SandboxEvents) -> RunNote {
         Exit::Stopped(StopReason::OutputLimit) => RunNote::stopped_by("max_output_bytes"),
         Exit::Stopped(StopReason::DiskBytes) => RunNote::stopped_by("disk_mib"),
         Exit::Stopped(StopReason::DiskFiles) => RunNote::stopped_by("disk_files"),
+        Exit::Stopped(StopReason::NetworkBytes(key)) => RunNote::stopped_by(key),
         Exit::SandboxFailed => RunNote::stopped_by("sandbox"),
     };
     let mut note = note;
@@ -526,6 +598,7 @@ mod tests {
             stdout: stream(&[b'o'; 90], 90, false),
             stderr: stream(&[b'e'; 40], 200, true),
             sandbox: SandboxEvents::default(),
+            network: NetworkRecord::default(),
         };
         let reply = report(&tool, &Redactor::new(&[]), &finished);
         assert_eq!(
@@ -551,6 +624,7 @@ mod tests {
             stdout: stream(b"", 0, false),
             stderr: stream(&kept, 500, true),
             sandbox: SandboxEvents::default(),
+            network: NetworkRecord::default(),
         };
         assert_eq!(
             text(&report(&tool, &redactor, &finished)),
@@ -575,6 +649,7 @@ mod tests {
             stdout,
             stderr: stream(b"warning\n", 8, false),
             sandbox: SandboxEvents::default(),
+            network: NetworkRecord::default(),
         };
         let withheld =
             "the last 64 bytes before the cut are withheld, as they could begin a secret";

@@ -14,8 +14,8 @@ use crate::sandbox::Resources;
 use airlock::limits::{
     Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CALL_MEMORY_MIB,
     SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB,
-    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES,
-    SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
+    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_NETWORK_CONNECTIONS,
+    SANDBOX_MAX_NETWORK_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
 
 /// What a command tool's reply holds of its stderr (`stderr` in the manifest). Whatever the
@@ -271,6 +271,27 @@ pub(super) fn resources(
     }
     if let Some(n) = check(raw.disk_files, "disk_files", SANDBOX_MAX_DISK_FILES)? {
         resources.disk_files = n;
+    }
+    if let Some(n) = check(
+        raw.network_connections,
+        "network_connections",
+        SANDBOX_MAX_NETWORK_CONNECTIONS,
+    )? {
+        resources.network_connections = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(n) = check(
+        raw.network_up_mib,
+        "network_up_mib",
+        SANDBOX_MAX_NETWORK_MIB,
+    )? {
+        resources.network_up_mib = n;
+    }
+    if let Some(n) = check(
+        raw.network_down_mib,
+        "network_down_mib",
+        SANDBOX_MAX_NETWORK_MIB,
+    )? {
+        resources.network_down_mib = n;
     }
     Ok(resources)
 }

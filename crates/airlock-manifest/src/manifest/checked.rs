@@ -16,7 +16,7 @@ use super::arguments::arg;
 use super::argv::template;
 pub use super::bounds::{StderrMode, StoreSettings};
 use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
-use super::raw::{RawManifest, RawTool};
+use super::raw::{RawManifest, RawNetwork, RawTool};
 use super::risk::{self, Reading, Risk};
 use super::surface::{PromptSpec, ResourceRoot};
 use super::system::{NEVER_GRANTED, fixed_system_entries, home_directory, system_write_refusal};
@@ -24,6 +24,7 @@ use super::template::valid_arg_name;
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
+use crate::sandbox::destinations::{Destinations, parse_destination};
 use crate::sandbox::{Confinement, Declared, Policy, Resources, later_code};
 use crate::secrets::Secret;
 use airlock::limits::MIN_SECRET_BYTES;
@@ -508,7 +509,7 @@ impl ToolChecker<'_> {
             let declared = !raw.read.is_empty()
                 || !raw.write.is_empty()
                 || !raw.exec.is_empty()
-                || raw.network == Some(true)
+                || raw.network.as_ref().is_some_and(RawNetwork::is_on)
                 || raw.resources.is_some();
             if declared {
                 return Err(at.error(
@@ -601,6 +602,42 @@ impl ToolChecker<'_> {
             Some(value) => resources(value, at, tool)?,
             None => Resources::default(),
         };
+        let (network, destinations) = match &raw.network {
+            None | Some(RawNetwork::Switch(false)) => (false, Destinations::default()),
+            Some(RawNetwork::Switch(true)) => (true, Destinations::any_public()),
+            Some(RawNetwork::Destinations(list)) => {
+                let mut rules = Vec::with_capacity(list.len());
+                for entry in list {
+                    let rule = parse_destination(entry).map_err(|why| {
+                        at.error(
+                            Some(self.span.start),
+                            tool,
+                            "network",
+                            &format!("`{}`: {why}", entry.escape_debug()),
+                        )
+                    })?;
+                    if !rules.contains(&rule) {
+                        rules.push(rule);
+                    }
+                }
+                if rules.is_empty() {
+                    return Err(at.error(
+                        Some(self.span.start),
+                        tool,
+                        "network",
+                        "an empty list reaches nothing: write `network = false`, or name the \
+                         destinations (`\"api.example.com:443\"`)",
+                    ));
+                }
+                (
+                    true,
+                    Destinations {
+                        any_public: false,
+                        rules,
+                    },
+                )
+            }
+        };
         let roots = args
             .iter()
             .filter_map(|arg| match &arg.kind {
@@ -618,7 +655,8 @@ impl ToolChecker<'_> {
                 read,
                 exec,
                 write,
-                network: raw.network.unwrap_or(false),
+                network,
+                destinations,
                 resources,
                 written: vec![written_program],
             },

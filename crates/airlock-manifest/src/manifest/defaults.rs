@@ -204,7 +204,7 @@ fn merge(defaults: &RawDefaults, tool: &mut RawTool) {
         *own = union;
     }
     if tool.network.is_none() {
-        tool.network = defaults.network;
+        tool.network.clone_from(&defaults.network);
     }
     tool.resources = match (tool.resources.take(), &defaults.resources) {
         (Some(own), Some(inherited)) => {
@@ -222,6 +222,9 @@ fn merge(defaults: &RawDefaults, tool: &mut RawTool) {
                     call_memory_mib: own.call_memory_mib.or(inherited.call_memory_mib),
                     disk_mib: own.disk_mib.or(inherited.disk_mib),
                     disk_files: own.disk_files.or(inherited.disk_files),
+                    network_connections: own.network_connections.or(inherited.network_connections),
+                    network_up_mib: own.network_up_mib.or(inherited.network_up_mib),
+                    network_down_mib: own.network_down_mib.or(inherited.network_down_mib),
                 },
             ))
         }

@@ -227,7 +227,7 @@ pub(crate) struct RawTool {
     #[schemars(with = "Vec<String>")]
     pub(crate) exec: Vec<Spanned<String>>,
     /// Absent: `[defaults]`' value, else no network.
-    pub(crate) network: Option<bool>,
+    pub(crate) network: Option<RawNetwork>,
     #[schemars(with = "Option<RawResources>")]
     pub(crate) resources: Option<Spanned<RawResources>>,
 }
@@ -262,7 +262,7 @@ pub(crate) struct RawDefaults {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub(crate) exec: Vec<Spanned<String>>,
-    pub(crate) network: Option<bool>,
+    pub(crate) network: Option<RawNetwork>,
     #[schemars(with = "Option<RawResources>")]
     pub(crate) resources: Option<Spanned<RawResources>>,
 }
@@ -299,6 +299,28 @@ pub(crate) struct RawResources {
     pub(crate) call_memory_mib: Option<u64>,
     pub(crate) disk_mib: Option<u64>,
     pub(crate) disk_files: Option<u64>,
+    pub(crate) network_connections: Option<u64>,
+    pub(crate) network_up_mib: Option<u64>,
+    pub(crate) network_down_mib: Option<u64>,
+}
+
+/// `network = false`, `network = true` (any public destination) or `network = ["host:port",
+/// "*.example.com:443", "10.0.0.0/8:5432", …]` (exactly those), through airlock's proxy.
+#[derive(Clone, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum RawNetwork {
+    Switch(bool),
+    Destinations(Vec<String>),
+}
+
+impl RawNetwork {
+    /// Whether the tool has a network at all.
+    pub(crate) fn is_on(&self) -> bool {
+        match self {
+            Self::Switch(on) => *on,
+            Self::Destinations(_) => true,
+        }
+    }
 }
 
 /// `annotations = { … }`.

@@ -187,6 +187,85 @@ pub(crate) fn send_status(
     Ok(())
 }
 
+/// Sends the proxy's listening socket (the launcher's side, once, before it serves a call):
+/// a status-sized message of kind `NETWORK` with the socket as `SCM_RIGHTS`.
+///
+/// # Errors
+///
+/// The socket is gone (airlock stopped waiting).
+pub(crate) fn send_network(control: BorrowedFd<'_>, listener: BorrowedFd<'_>) -> io::Result<()> {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut ancillary = SendAncillaryBuffer::new(&mut space);
+    let fds = [listener];
+    if !ancillary.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(io::Error::other("ancillary buffer too small"));
+    }
+    let mut message = [0_u8; STATUS_BYTES];
+    if let Some(kind) = message.first_chunk_mut::<4>() {
+        *kind = NETWORK.to_le_bytes();
+    }
+    let sent = rustix::net::sendmsg(
+        control,
+        &[io::IoSlice::new(&message)],
+        &mut ancillary,
+        SendFlags::NOSIGNAL,
+    )?;
+    if sent == message.len() {
+        Ok(())
+    } else {
+        Err(io::Error::from(io::ErrorKind::WriteZero))
+    }
+}
+
+/// The first message of a networked tool's launcher, as airlock receives it.
+#[derive(Debug)]
+pub(crate) enum First {
+    /// The proxy's listening socket in the launcher's namespace.
+    Network(OwnedFd),
+    /// A status: the launcher failed while confining itself, and reported on the call.
+    Status(Report),
+}
+
+/// Receives a networked launcher's first message (airlock's side, non-blocking: `WouldBlock`
+/// until it has arrived). Sent in one `sendmsg` of [`STATUS_BYTES`], it arrives whole.
+///
+/// # Errors
+///
+/// `WouldBlock`; `UnexpectedEof` when the launcher is gone; `InvalidData` for any other shape.
+pub(crate) fn receive_first(control: BorrowedFd<'_>) -> io::Result<First> {
+    let mut bytes = [0_u8; STATUS_BYTES];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+    let received = rustix::net::recvmsg(
+        control,
+        &mut [io::IoSliceMut::new(&mut bytes)],
+        &mut ancillary,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut fds: Vec<OwnedFd> = Vec::with_capacity(1);
+    for message in ancillary.drain() {
+        if let RecvAncillaryMessage::ScmRights(received) = message {
+            fds.extend(received);
+        }
+    }
+    if received.bytes == 0 {
+        return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+    }
+    let invalid = || io::Error::from(io::ErrorKind::InvalidData);
+    if received.bytes != STATUS_BYTES || received.flags.contains(rustix::net::ReturnFlags::CTRUNC) {
+        return Err(invalid());
+    }
+    let kind = bytes
+        .first_chunk::<4>()
+        .map(|kind| u32::from_le_bytes(*kind));
+    let mut fds = fds.into_iter();
+    match (kind, fds.next(), fds.next()) {
+        (Some(NETWORK), Some(listener), None) => Ok(First::Network(listener)),
+        (Some(_), None, None) => decode_status(bytes).map(First::Status),
+        _ => Err(invalid()),
+    }
+}
+
 /// A status as it arrived, and whether it is the launcher's last.
 #[derive(Debug)]
 pub(crate) struct Report {
@@ -234,6 +313,8 @@ pub(crate) const STATUS_BYTES: usize = 12;
 const EXITED: u32 = 1;
 const SIGNALED: u32 = 2;
 const FAILED: u32 = 3;
+/// The kind of a networked launcher's first message: the proxy's socket (`send_network`).
+const NETWORK: u32 = 4;
 /// Flag on a status's kind: the launcher's last call.
 const LAST: u32 = 1 << 16;
 

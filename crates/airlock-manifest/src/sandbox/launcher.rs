@@ -188,7 +188,7 @@ impl<'a> Launch<'a> {
         }
         // The init stage builds the view (`super::mounts`) in the namespaces made here; it runs
         // as our own uid, for which `exec` would clear every capability, so CAP_SYS_ADMIN (the
-        // mounts) and CAP_SETPCAP (to drop capabilities for good afterwards) go across as
+        // mounts), CAP_NET_ADMIN (loopback, for a networked tool) and CAP_SETPCAP (to drop capabilities for good afterwards) go across as
         // ambient ones. The init stage drops them with all the others before any program of a
         // call runs.
         if let Err(error) = keep_capabilities_across_exec() {
@@ -241,6 +241,18 @@ impl<'a> Launch<'a> {
             && let Err(error) = nix::sched::unshare(call_namespaces(&self.policy))
         {
             return fail("creating the call's namespaces", error);
+        }
+        // A networked tool's loopback and the proxy's socket on it, handed to airlock
+        // (`super::netns`), while this process may still configure its namespace.
+        if self.policy.network {
+            let listener = match super::netns::proxy_listener() {
+                Ok(listener) => listener,
+                Err(step) => return fail("setting up the network namespace", step),
+            };
+            if let Err(error) = channel::send_network(control(), listener.as_fd()) {
+                return fail("handing over the proxy's socket", error.kind());
+            }
+            drop(listener);
         }
         let workdir = match std::env::current_dir() {
             Ok(dir) => dir,
@@ -300,15 +312,13 @@ impl<'a> Launch<'a> {
 
 /// The namespaces a launcher makes for its calls besides the PID namespace: System V IPC (the
 /// host's segments, queues and semaphores out of reach, the call's own gone with it), mounts
-/// (the view, `super::mounts`), and, for a tool without the network, a network namespace with
-/// nothing in it (no interface up, no route; abstract unix socket names are per network
-/// namespace, so none is shared with the host either way).
-fn call_namespaces(policy: &Policy) -> nix::sched::CloneFlags {
-    let mut flags = nix::sched::CloneFlags::CLONE_NEWIPC | nix::sched::CloneFlags::CLONE_NEWNS;
-    if !policy.network {
-        flags |= nix::sched::CloneFlags::CLONE_NEWNET;
-    }
-    flags
+/// (the view, `super::mounts`), and a network namespace: with nothing up in it, or, for a
+/// tool with `network`, only loopback and the proxy's socket on it (`super::netns`). Abstract
+/// unix socket names are per network namespace, so none is shared with the host either way.
+fn call_namespaces(_policy: &Policy) -> nix::sched::CloneFlags {
+    nix::sched::CloneFlags::CLONE_NEWIPC
+        | nix::sched::CloneFlags::CLONE_NEWNS
+        | nix::sched::CloneFlags::CLONE_NEWNET
 }
 
 /// Serves calls until airlock closes the channel, or until this launcher has used half its own
@@ -627,11 +637,11 @@ fn set_resource_limits(policy: &Policy) -> Result<(), rustix::io::Errno> {
     Ok(())
 }
 
-/// Puts CAP_SYS_ADMIN and CAP_SETPCAP (held in a new user namespace) in the inheritable and
+/// Puts CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETPCAP (held in a new user namespace) in the inheritable and
 /// ambient sets, so that the next program this process runs keeps them.
 fn keep_capabilities_across_exec() -> Result<(), rustix::io::Errno> {
     use rustix::thread::{CapabilitySet, CapabilitySets};
-    let kept = CapabilitySet::SYS_ADMIN | CapabilitySet::SETPCAP;
+    let kept = CapabilitySet::SYS_ADMIN | CapabilitySet::SETPCAP | CapabilitySet::NET_ADMIN;
     let held = rustix::thread::capabilities(None)?;
     rustix::thread::set_capabilities(
         None,
@@ -641,7 +651,11 @@ fn keep_capabilities_across_exec() -> Result<(), rustix::io::Errno> {
             inheritable: kept,
         },
     )?;
-    for capability in [CapabilitySet::SYS_ADMIN, CapabilitySet::SETPCAP] {
+    for capability in [
+        CapabilitySet::SYS_ADMIN,
+        CapabilitySet::SETPCAP,
+        CapabilitySet::NET_ADMIN,
+    ] {
         rustix::thread::configure_capability_in_ambient_set(capability, true)?;
     }
     Ok(())
@@ -724,11 +738,11 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
         .set_compatibility(level)
         .handle_access(all)
         .map_err(text)?;
-    if !policy.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(abi))
-            .map_err(text)?;
-    }
+    // TCP bind and connect are refused but, with `network`, connecting to the proxy's port
+    // (the only listener in the namespace).
+    ruleset = ruleset
+        .handle_access(AccessNet::from_all(abi))
+        .map_err(text)?;
     let mut created = ruleset
         .scope(Scope::AbstractUnixSocket | Scope::Signal)
         .map_err(text)?
@@ -744,6 +758,14 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
             let rule = granted(path, policy.identities.get(path).copied(), access, abi)?;
             created = created.add_rule(rule).map_err(text)?;
         }
+    }
+    if policy.network {
+        created = created
+            .add_rule(landlock::NetPort::new(
+                super::proxy::PROXY_PORT,
+                AccessNet::ConnectTcp,
+            ))
+            .map_err(text)?;
     }
     for device in SYSTEM_WRITE_FILES {
         // Character devices, not replaceable by a call: opened like the rest, no identity.

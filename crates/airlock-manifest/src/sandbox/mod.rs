@@ -13,7 +13,7 @@
 //! | what may change | in the view every bind is read-only, `nosuid` and `nodev` but the writable directories: the kernel answers `EROFS` to any change of data or metadata elsewhere (`chmod`, `chown`, `utimes`, xattrs and ACLs, inode flags), as root or not; inside a writable directory, the paths that make other programs run code later (`later_code`: `.git`, `.envrc`, `.vscode`, `.mcp.json`, shell rc files, …) are read-only too unless the tool names them, and those a call creates are removed after it |
 //! | files, by access | Landlock (ABI 6 rights) on top: read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); no FIFOs, sockets or devices made |
 //! | system calls | seccomp by allowlist (`syscalls`): the calls a program needs, derived from a container runtime's default profile less what airlock refuses; argument filters for sockets, `socketpair`, `clone`, `fcntl` leases and notifications, `personality`, and the launcher's own settings; anything else fails (`ENOSYS`, or `EPERM` for the refusals), never kills |
-//! | network | none unless declared: a network namespace of its own with no interface up, no socket but `socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)`, Landlock refusing TCP bind and connect; with `network = true`, the host's network for TCP, UDP and route netlink, never a unix socket |
+//! | network | a network namespace of its own per launcher. Without `network`: no interface up, no socket but `socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)`, Landlock refusing TCP bind and connect. With `network = [destinations]` (or `true`, any public destination): loopback up, holding only airlock's proxy (`proxy`, `netns`, `destinations`), Landlock refusing TCP bind and every connect but to the proxy's port; the proxy checks each destination, resolves names itself, refuses loopback, private and link-local addresses unless named by address, and counts the call's connections and bytes; never a unix socket |
 //! | other processes | its PID namespace, IPC namespace and network namespace hide every process, System V object and abstract unix socket name outside it; Landlock scopes signals and abstract sockets to the launcher's domain |
 //! | budgets per call | a cgroup per launcher (`cgroups`): memory of all the call's processes together, processes, and one CPU weight for every call together, that of one ordinary process, which keeps airlock's own threads answering however many processes the calls keep busy; disk bytes and files added to the writable directories' file systems, watched by airlock (`process::DiskWatch`); and per process `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` |
 //! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links, refuses a changed one and binds the very file it checked; no granted path may lie inside a writable directory |
@@ -87,8 +87,9 @@
 //!   load any ELF file it may read (`ld.so /usr/bin/id`), so "execute only the program" bounds
 //!   casual misuse, not code execution. Files, network, processes and resources still hold.
 //! - Channels between calls running at once that no rule names: `flock` on a file both may
-//!   read, the machine's load and free memory (`sysinfo`, timing), and a tool with the network
-//!   shares the host's abstract socket names.
+//!   read, the machine's load and free memory (`sysinfo`, timing).
+//! - The proxy does not terminate TLS: past `CONNECT` it sees the asked name and the bytes,
+//!   and a listed host gets whatever the command sends it (SECURITY.md, "Network").
 //! - The disk budget counts the growth of each writable directory's file system, other
 //!   writers' included, every few milliseconds: a call may pass it by what it writes in that
 //!   time, and a busy file system stops a call early.
@@ -96,10 +97,14 @@
 
 pub(crate) mod cgroups;
 pub(crate) mod channel;
+pub mod destinations;
 pub mod later_code;
 pub mod launcher;
 pub(crate) mod mounts;
+/// The launcher's side of a networked tool's namespace: loopback, the proxy's socket.
+mod netns;
 mod policy;
+pub mod proxy;
 pub(crate) mod resident;
 pub(crate) mod spawn;
 mod support;
@@ -186,6 +191,8 @@ pub struct Confinement {
     /// The tool's name, for the lines `updates` logs.
     tool: String,
     launchers: resident::Pool,
+    /// The policy's destinations, shared by the proxy sessions of its calls.
+    pub(crate) destinations: std::sync::Arc<destinations::Destinations>,
 }
 
 impl Confinement {
@@ -198,6 +205,7 @@ impl Confinement {
         let encoded = serde_json::to_string(&policy)
             .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
         Ok(Self {
+            destinations: std::sync::Arc::new(policy.destinations.clone()),
             tracked: updates::Tracked::new(policy.clone(), encoded),
             policy,
             tool: String::new(),

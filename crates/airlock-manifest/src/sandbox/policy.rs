@@ -14,8 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use airlock::limits::{
     SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
-    SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
+    SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_NETWORK_CONNECTIONS,
+    SANDBOX_NETWORK_DOWN_MIB, SANDBOX_NETWORK_UP_MIB, SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
 };
+
+use super::destinations::Destinations;
 
 /// What a sandboxed command may read, execute and write, whether it may use the network, and
 /// the resources it may take.
@@ -32,9 +35,14 @@ pub struct Policy {
     pub exec: Vec<PathBuf>,
     /// Directories beneath which it may create, write, rename and remove files.
     pub write: Vec<PathBuf>,
-    /// Whether it may open network sockets (TCP, UDP, netlink). Unix sockets are refused
-    /// either way (only `socketpair` works).
+    /// Whether it has a network: a namespace whose loopback holds the proxy
+    /// (`super::proxy`), which reaches [`Self::destinations`] and nothing else. Unix sockets
+    /// are refused either way (only `socketpair` works).
     pub network: bool,
+    /// Where the proxy lets it connect (`network = [...]`, or any public destination for
+    /// `network = true`).
+    #[serde(default)]
+    pub destinations: Destinations,
     /// Resource limits.
     pub resources: Resources,
     /// Device and inode of every path above, as they were when the manifest loaded. The
@@ -73,6 +81,27 @@ pub struct Resources {
     pub disk_mib: u64,
     /// Files the call may add to its writable directories' file systems.
     pub disk_files: u64,
+    /// Connections to destinations the call may open through the proxy.
+    #[serde(default = "default_network_connections")]
+    pub network_connections: u32,
+    /// MiB the call may send through the proxy.
+    #[serde(default = "default_network_up_mib")]
+    pub network_up_mib: u64,
+    /// MiB the call may receive through the proxy.
+    #[serde(default = "default_network_down_mib")]
+    pub network_down_mib: u64,
+}
+
+fn default_network_connections() -> u32 {
+    SANDBOX_NETWORK_CONNECTIONS
+}
+
+fn default_network_up_mib() -> u64 {
+    SANDBOX_NETWORK_UP_MIB
+}
+
+fn default_network_down_mib() -> u64 {
+    SANDBOX_NETWORK_DOWN_MIB
 }
 
 impl Default for Resources {
@@ -86,6 +115,9 @@ impl Default for Resources {
             call_memory_mib: SANDBOX_CALL_MEMORY_MIB,
             disk_mib: SANDBOX_DISK_MIB,
             disk_files: SANDBOX_DISK_FILES,
+            network_connections: SANDBOX_NETWORK_CONNECTIONS,
+            network_up_mib: SANDBOX_NETWORK_UP_MIB,
+            network_down_mib: SANDBOX_NETWORK_DOWN_MIB,
         }
     }
 }
@@ -191,6 +223,7 @@ impl Policy {
             exec,
             write: declared.write,
             network: declared.network,
+            destinations: declared.destinations,
             resources: declared.resources,
             identities: system.iter().cloned().collect(),
             links: Vec::new(),
@@ -308,10 +341,21 @@ impl Policy {
         out.push_str(&format!(
             "{indent}network:   {}\n",
             if self.network {
-                "the host's: TCP, UDP and route netlink sockets; never a unix socket"
+                format!(
+                    "{} only, through airlock's proxy (HTTP, CONNECT, SOCKS5 at {}; names \
+                     resolved by airlock, loopback, private and link-local addresses refused \
+                     unless named by address); a namespace with only loopback, no route out, \
+                     never a unix socket; per call {} connections, {} MiB up, {} MiB down",
+                    self.destinations.describe(),
+                    super::proxy::PROXY_ADDRESS,
+                    self.resources.network_connections,
+                    self.resources.network_up_mib,
+                    self.resources.network_down_mib
+                )
             } else {
                 "none: a network namespace of its own with no interface up, no socket but a \
                  unix stream or seqpacket socketpair, TCP bind/connect refused"
+                    .to_owned()
             }
         ));
         let later = super::later_code::LATER_CODE
@@ -377,6 +421,32 @@ fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
 }
 
 /// What a manifest entry declares for its sandbox, checked and canonical.
+///
+/// A CLI that runs programs from its own tools (the library's command runner,
+/// [`crate::process::run`] with a [`super::Confinement`]) declares the same policy a
+/// manifest does, network by destination included:
+///
+/// ```
+/// use std::path::Path;
+///
+/// use airlock_manifest::sandbox::destinations::{Destinations, parse_destination};
+/// use airlock_manifest::sandbox::{Confinement, Declared, Policy};
+///
+/// let destinations = Destinations {
+///     any_public: false,
+///     rules: vec![parse_destination("api.github.com:443")?],
+/// };
+/// let declared = Declared {
+///     network: true,
+///     destinations,
+///     ..Declared::default()
+/// };
+/// let policy = Policy::for_command(Path::new("/usr/bin/curl"), Path::new("/"), declared);
+/// assert!(policy.describe("").contains("api.github.com:443 only, through airlock's proxy"));
+/// let confinement = Confinement::new(policy)?; // for `CommandSpec::sandbox`
+/// # drop(confinement);
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Declared {
     /// The `within` roots of the tool's path arguments.
@@ -387,8 +457,10 @@ pub struct Declared {
     pub exec: Vec<PathBuf>,
     /// `write = [...]`.
     pub write: Vec<PathBuf>,
-    /// `network = true`.
+    /// `network = true` or a list: the command has a network (through the proxy).
     pub network: bool,
+    /// Where: the list, or any public destination.
+    pub destinations: Destinations,
     /// `resources = { ... }`, over the defaults.
     pub resources: Resources,
     /// Paths the command is started by or reaches by name as written, not canonical (the

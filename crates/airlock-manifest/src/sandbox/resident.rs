@@ -50,6 +50,9 @@ pub(crate) struct Resident {
     group: Option<Group>,
     /// What the group's tallies were when the last call ended.
     seen: Events,
+    /// A networked tool's proxy socket in the launcher's namespace, once the launcher has
+    /// sent it (`super::channel::receive_first`).
+    pub(crate) network: Option<OwnedFd>,
 }
 
 /// What a launcher leaves to be let go once it is reaped.
@@ -71,6 +74,7 @@ impl Resident {
             uid,
             group,
             seen: Events::default(),
+            network: None,
         }
     }
 

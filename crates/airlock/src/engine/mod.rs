@@ -423,7 +423,7 @@ impl Engine {
             duration: audit.started.elapsed(),
             is_error: output.is_none_or(ToolOutput::is_error),
             output_bytes: output.map_or(0, ToolOutput::content_bytes),
-            note: output.map_or_else(RunNote::default, |output| output.note),
+            note: output.map_or_else(RunNote::default, |output| output.note.clone()),
             refusal: None,
             arguments_hmac: audit.arguments_hmac.as_deref(),
         });
