@@ -565,7 +565,7 @@ enum HttpFlagsError {
 }
 
 /// Limits given on the command line; they override the manifest's.
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 struct LimitFlags {
     /// Quota on tools/call across the server: calls per minute, sustained.
     #[arg(long, value_name = "N")]
@@ -800,6 +800,13 @@ fn serve(
             return ExitCode::FAILURE;
         }
     };
+    // The file a reload reads again: the one served (`--manifest`, or ./airlock.toml found
+    // now); the embedded default has nothing to reload, and SIGHUP ends that server.
+    let reload_path = match path {
+        Some(path) => Some(path.to_path_buf()),
+        None if Path::new(LOCAL_MANIFEST).is_file() => Some(PathBuf::from(LOCAL_MANIFEST)),
+        None => None,
+    };
     let mut manifest = match load(path) {
         Ok(manifest) => manifest,
         Err(error) => {
@@ -813,22 +820,16 @@ fn serve(
         tools = manifest.tools.len(),
         "manifest loaded"
     );
-    if !sandbox_holds(&manifest, mode) {
-        return ExitCode::FAILURE;
-    }
-    // On every transport: the key that makes argument hashes unguessable must not reach a
-    // tool (whose output the agent reads).
-    if let Some(name) = &audit.audit_hash_key_env
-        && let Some(tool) = passes_variable(&manifest, name)
-    {
-        tracing::error!(
-            tool,
-            variable = name.as_str(),
-            "this tool would receive the audit hash key's variable; refused"
-        );
-        return ExitCode::FAILURE;
-    }
+    let mut vetting = Vetting {
+        mode,
+        hash_key_env: audit.audit_hash_key_env.clone(),
+        token_envs: Vec::new(),
+        store_url_env: None,
+    };
     let Some(addr) = http.http else {
+        if !vetting.passes(&manifest) {
+            return ExitCode::FAILURE;
+        }
         if std::io::stdin().is_terminal() {
             // A new user typing `airlock serve` sees a silent terminal: say what it waits for.
             let note = "airlock serve: waiting for MCP JSON-RPC messages on stdin, one per line. \
@@ -839,7 +840,12 @@ fn serve(
                 return ExitCode::FAILURE;
             }
         }
-        return match command::server_with(manifest, Vec::new(), Some(call_log)) {
+        let reloading = Reloading {
+            vetting,
+            overrides: overrides.clone(),
+            known: Vec::new(),
+        };
+        return match built(manifest, reload_path, reloading, call_log) {
             Ok(server) => server.run_stdio(),
             Err(error) => {
                 tracing::error!("the manifest's tools were refused: {error}");
@@ -848,59 +854,171 @@ fn serve(
         };
     };
     // No token passthrough: a tool that would receive the token's variable is refused.
-    for tool in &manifest.tools {
-        let passed = tool
-            .env
-            .iter()
-            .map(|(name, _)| name.to_str().unwrap_or_default())
-            .chain(tool.secrets.iter().map(secrets::Secret::name));
-        for name in passed {
-            if http.auth_token_env.iter().any(|token| token == name) {
-                tracing::error!(
-                    tool = tool.name.as_str(),
-                    variable = name,
-                    "this tool would receive the HTTP bearer token's variable; refused"
-                );
-                return ExitCode::FAILURE;
-            }
-        }
-    }
+    vetting.token_envs.clone_from(&http.auth_token_env);
     let store = manifest.shared_store.clone();
     let (config, store_url) = match http_config(http, store.as_ref()) {
         Ok(config) => config,
         Err(error) => {
-            match error {
-                HttpFlagsError::Token(_) => tracing::error!("--auth-token-env: {error}"),
-                _ => tracing::error!("{error}"),
-            }
+            tracing::error!("{error}");
             return ExitCode::FAILURE;
         }
     };
     // Nor the Redis URL's: it may hold the store's password.
-    if let Some(url) = &store_url
-        && let Some(tool) = passes_variable(&manifest, url.name())
-    {
-        tracing::error!(
-            tool,
-            variable = url.name(),
-            "this tool would receive the Redis URL's variable; refused"
-        );
+    vetting.store_url_env = store_url.as_ref().map(|(name, _)| name.clone());
+    if !vetting.passes(&manifest) {
         return ExitCode::FAILURE;
     }
     // The tokens (and the Redis URL) join the redactor: one that reaches a command's output
     // is replaced there.
-    let mut known: Vec<secrets::Secret> = config
+    let mut known: Vec<(String, secrecy::SecretString)> = config
         .tokens
         .secrets()
-        .map(|(name, token)| secrets::Secret::new(name.to_owned(), token.clone()))
+        .map(|(name, token)| (name.to_owned(), token.clone()))
         .collect();
     known.extend(store_url);
-    match command::server_with(manifest, known, Some(call_log)) {
+    let reloading = Reloading {
+        vetting,
+        overrides: overrides.clone(),
+        known,
+    };
+    match built(manifest, reload_path, reloading, call_log) {
         Ok(server) => server.run_http(addr, config),
         Err(error) => {
             tracing::error!("the manifest's tools were refused: {error}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// What a manifest must pass besides its own checks, at start and at every reload.
+#[derive(Clone, Debug)]
+struct Vetting {
+    mode: sandbox::Mode,
+    /// `--audit-hash-key-env`: no tool may receive the key's variable.
+    hash_key_env: Option<String>,
+    /// `--auth-token-env`: no tool may receive a token's variable.
+    token_envs: Vec<String>,
+    /// `--redis-url-env` when a shared store is used: no tool may receive it.
+    store_url_env: Option<String>,
+}
+
+impl Vetting {
+    /// Whether `manifest` may be served: the sandbox holds for its tools (see
+    /// [`sandbox_holds`]), and no tool would receive the audit hash key's, a bearer token's or
+    /// the Redis URL's variable. Says why not at ERROR.
+    fn passes(&self, manifest: &Manifest) -> bool {
+        if !sandbox_holds(manifest, self.mode) {
+            return false;
+        }
+        // On every transport: the key that makes argument hashes unguessable must not reach
+        // a tool (whose output the agent reads).
+        if let Some(name) = &self.hash_key_env
+            && let Some(tool) = passes_variable(manifest, name)
+        {
+            tracing::error!(
+                tool,
+                variable = name.as_str(),
+                "this tool would receive the audit hash key's variable; refused"
+            );
+            return false;
+        }
+        for name in &self.token_envs {
+            if let Some(tool) = passes_variable(manifest, name) {
+                tracing::error!(
+                    tool,
+                    variable = name.as_str(),
+                    "this tool would receive the HTTP bearer token's variable; refused"
+                );
+                return false;
+            }
+        }
+        if let Some(name) = &self.store_url_env
+            && let Some(tool) = passes_variable(manifest, name)
+        {
+            tracing::error!(
+                tool,
+                variable = name.as_str(),
+                "this tool would receive the Redis URL's variable; refused"
+            );
+            return false;
+        }
+        true
+    }
+}
+
+/// What a reload needs from the start: the same checks, the same command-line limits, the
+/// same extra secrets for the redactor (tokens, the Redis URL).
+struct Reloading {
+    vetting: Vetting,
+    overrides: LimitFlags,
+    known: Vec<(String, secrecy::SecretString)>,
+}
+
+impl Reloading {
+    /// The extra secrets, as the redactor takes them.
+    fn known(&self) -> Vec<secrets::Secret> {
+        self.known
+            .iter()
+            .map(|(name, value)| secrets::Secret::new(name.clone(), value.clone()))
+            .collect()
+    }
+
+    /// The tools of the manifest at `path`, read and checked whole as at start; what the
+    /// manifest changed besides its tools is said (it applies at the next start).
+    fn tools(&self, path: &Path, fixed: &str) -> Result<Vec<airlock::Tool>, airlock::ReloadError> {
+        let mut manifest = manifest::load(path)?;
+        self.overrides.apply(&mut manifest.limits);
+        if !self.vetting.passes(&manifest) {
+            return Err("the manifest was refused (the line before says why)".into());
+        }
+        if fixed_parts(&manifest) != fixed {
+            tracing::warn!(
+                manifest = manifest.source.as_str(),
+                "the manifest changed outside its tools ([limits], prompts, resources, name or \
+                 instructions): a reload replaces the tools only; the rest applies at the next \
+                 start"
+            );
+        }
+        tracing::info!(
+            manifest = manifest.source.as_str(),
+            tools = manifest.tools.len(),
+            "manifest loaded"
+        );
+        Ok(command::reloaded_tools(manifest, self.known())?)
+    }
+}
+
+/// What a reload does not change, as text to compare: everything but the tools.
+fn fixed_parts(manifest: &Manifest) -> String {
+    format!(
+        "{:?}",
+        (
+            &manifest.name,
+            &manifest.version,
+            &manifest.title,
+            &manifest.instructions,
+            &manifest.limits,
+            &manifest.shared_store,
+            &manifest.prompts,
+            &manifest.resources,
+        )
+    )
+}
+
+/// The server of `manifest`, reloading the file at `reload_path` on SIGHUP when there is one.
+fn built(
+    manifest: Manifest,
+    reload_path: Option<PathBuf>,
+    reloading: Reloading,
+    call_log: Arc<CallLog>,
+) -> Result<airlock::Server, airlock::BuildError> {
+    let fixed = fixed_parts(&manifest);
+    let builder = command::builder_with(manifest, reloading.known(), Some(call_log));
+    match reload_path {
+        Some(path) => builder
+            .reload(move || reloading.tools(&path, &fixed))
+            .build(),
+        None => builder.build(),
     }
 }
 
@@ -981,7 +1099,7 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
 fn http_config(
     flags: &HttpFlags,
     manifest: Option<&manifest::StoreSettings>,
-) -> Result<(HttpConfig, Option<secrets::Secret>), HttpFlagsError> {
+) -> Result<(HttpConfig, Option<(String, secrecy::SecretString)>), HttpFlagsError> {
     let tokens = Tokens::from_env(flags.auth_token_env.iter().map(String::as_str))?;
     let mut limits = HttpLimits::default();
     if let Some(max) = flags.max_connections {
@@ -1065,8 +1183,7 @@ fn http_config(
     if let Some(lease) = lease {
         store = store.with_lease_ttl(lease)?;
     }
-    let secret = secrets::Secret::new(name.to_owned(), url);
-    Ok((config.shared_store(store), Some(secret)))
+    Ok((config.shared_store(store), Some((name.to_owned(), url))))
 }
 
 fn check(path: Option<&Path>) -> ExitCode {

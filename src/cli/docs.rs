@@ -40,7 +40,8 @@ pub(crate) fn man_page(
     Some(Ok(out))
 }
 
-/// ENVIRONMENT, FILES and EXIT STATUS for the page of `sub` (or airlock's own), in roff.
+/// ENVIRONMENT, FILES, EXIT STATUS and (for serve) SIGNALS for the page of `sub` (or
+/// airlock's own), in roff.
 fn sections(sub: Option<&str>) -> String {
     let entry = |name: &str, text: &str| format!(".TP\n\\fB{name}\\fR\n{text}\n");
     let mut page = String::from(".SH ENVIRONMENT\n");
@@ -101,7 +102,8 @@ fn sections(sub: Option<&str>) -> String {
         Some("serve") | None => &[
             (
                 "0",
-                "end of input, the peer closed stdout, or SIGTERM, SIGINT or SIGHUP",
+                "end of input, the peer closed stdout, or SIGTERM or SIGINT (SIGHUP reloads \
+                 the manifest file, or ends a server of the embedded default)",
             ),
             (
                 "1",
@@ -121,6 +123,31 @@ fn sections(sub: Option<&str>) -> String {
     };
     for (status, meaning) in statuses {
         page.push_str(&entry(status, meaning));
+    }
+    if matches!(sub, None | Some("serve")) {
+        page.push_str(".SH SIGNALS\n");
+        let signals: [(&str, &str); 3] = [
+            (
+                "SIGTERM, SIGINT",
+                "serve stops: calls in flight are cancelled (their process groups killed), \
+                 status 0.",
+            ),
+            (
+                "SIGHUP",
+                "serve reloads its manifest file: read and checked whole as at start, then \
+                 its tools replace the old ones (calls in flight finish on theirs; legacy \
+                 clients get notifications/tools/list_changed). A manifest that fails keeps \
+                 the old tools and logs why at ERROR. Serving the embedded default, SIGHUP \
+                 stops serve as SIGTERM does.",
+            ),
+            (
+                "SIGUSR1",
+                "serve reopens the \\-\\-audit\\-log file (log rotation); never stops it.",
+            ),
+        ];
+        for (signal, meaning) in signals {
+            page.push_str(&entry(signal, meaning));
+        }
     }
     page
 }

@@ -41,6 +41,8 @@
 //!   repeated and mismatched `Mcp-*` headers, fair shares of the server-wide call quota;
 //! - `http_listen`: resource subscriptions over HTTP: a session's `GET` stream carries the
 //!   updates of what it subscribed to, one stream per session, ended with the session;
+//! - `http_probes`: `/healthz` and `/readyz`: outside the MCP path's checks, fixed bodies,
+//!   GET and HEAD only, not ready while the shared store is down under fail-closed;
 //! - `http_browser`: CORS preflights and replies to listed origins, and a real headless Chromium
 //!   using airlock with `fetch` from a listed origin and refused from another;
 //! - `http_oauth`: `--oauth-…`: airlock as an OAuth resource server against a test
@@ -56,6 +58,9 @@
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
+//! - `reload`: SIGHUP reloads `airlock serve`'s manifest: a good one replaces the tools and
+//!   clients are told (stdio, an HTTP session's `GET` stream), a bad one keeps them and says
+//!   why at ERROR, the embedded default still ends;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`);
 //! - `network`: network by destination (issue 36): the proxy a networked tool's commands
@@ -94,6 +99,7 @@ mod http_abuse;
 mod http_browser;
 mod http_listen;
 mod http_oauth;
+mod http_probes;
 mod http_refused;
 mod http_tls;
 mod input_required;
@@ -111,6 +117,7 @@ mod redteam_release;
 mod redteam_resources;
 mod redteam_sandbox;
 mod redteam_subscriptions;
+mod reload;
 mod sandbox;
 mod serve;
 mod serve_surface;

@@ -37,7 +37,7 @@ args.seconds = { type = "integer", minimum = 1, maximum = 60 }
 "#;
 
 /// The record's keys, always all present.
-const RECORD_KEYS: [&str; 13] = [
+const RECORD_KEYS: [&str; 14] = [
     "arguments_hmac",
     "client",
     "duration_ms",
@@ -45,6 +45,7 @@ const RECORD_KEYS: [&str; 13] = [
     "exit_code",
     "is_error",
     "limit",
+    "network",
     "outcome",
     "output_bytes",
     "refusal",
@@ -153,7 +154,7 @@ fn every_call_leaves_one_record_with_its_outcome_and_no_argument_value() {
         json!({
             "event": "tool_call", "client": stdio, "tool": tool, "outcome": outcome,
             "exit_code": exit, "signal": null, "is_error": is_error, "output_bytes": bytes,
-            "limit": null, "refusal": null, "arguments_hmac": null,
+            "limit": null, "refusal": null, "arguments_hmac": null, "network": null,
         })
     };
     let echoed = u64::try_from(ARGUMENT_VALUE.len() + 1).unwrap();
@@ -455,4 +456,64 @@ args.path = { type = "path", kind = "file", within = "root" }
         "{found:?}"
     );
     assert_eq!(found[0]["exit_code"], Value::Null, "{found:?}");
+}
+
+/// Issue 41: "one shape for audit records wherever they go". The record of one call is the
+/// same JSON line on stderr (among text or JSON log lines) as in the `--audit-log` file: the
+/// same keys in the same order, the same values but for the time and the duration, alone on
+/// its line.
+#[test]
+fn a_record_on_stderr_is_the_files_json_line_whatever_the_log_format() {
+    let sandbox = Sandbox::new("audit-shape");
+    let manifest = sandbox.manifest(AUDIT_MANIFEST);
+    let manifest = manifest.to_str().unwrap();
+    let calls = [
+        call(1, "echo", word("x")),
+        call(2, "fail", word("x")),
+        call(3, "nope", json!({})),
+    ];
+    let serve = |extra: &[&str]| {
+        let mut args = vec!["serve", "--manifest", manifest];
+        args.extend_from_slice(extra);
+        let mut server = Server::start(&airlock(), &args);
+        server.initialize("2025-11-25");
+        for line in &calls {
+            server.request(line);
+        }
+        server.stderr()
+    };
+    // The line as written (its keys in their order), the values that vary by time blanked.
+    let shape = |line: &str| -> String {
+        let _parsed: Value = serde_json::from_str(line)
+            .unwrap_or_else(|error| panic!("not one JSON object alone ({error}): {line}"));
+        // The value after `key`, up to the `,` after it, becomes `_`.
+        let blank = |line: &str, key: &str| -> String {
+            let at = line.find(key).unwrap_or_else(|| panic!("no {key}: {line}")) + key.len();
+            let stop = at + line[at..].find(',').unwrap();
+            format!("{}_{}", &line[..at], &line[stop..])
+        };
+        blank(&blank(line, "\"time\":"), "\"duration_ms\":")
+    };
+    let log = sandbox.dir.join("audit.jsonl");
+    let in_file_stderr = serve(&["--audit-log", log.to_str().unwrap()]);
+    assert!(!in_file_stderr.contains("\"event\""), "{in_file_stderr}");
+    assert_eq!(wait_for_records(&log, calls.len()).len(), calls.len());
+    let raw_file = std::fs::read_to_string(&log).unwrap();
+    let raw_file: Vec<String> = raw_file.lines().map(shape).collect();
+    assert!(
+        raw_file[0].starts_with("{\"time\":_,\"event\":\"tool_call\",\"client\":"),
+        "{raw_file:?}"
+    );
+    for format in ["text", "json"] {
+        let stderr = serve(&["--log-format", format]);
+        let on_stderr: Vec<String> = stderr
+            .lines()
+            .filter(|line| line.contains("\"event\":\"tool_call\""))
+            .map(|line| {
+                assert!(line.starts_with("{\"time\":"), "alone on its line: {line}");
+                shape(line)
+            })
+            .collect();
+        assert_eq!(on_stderr, raw_file, "--log-format {format}: {stderr}");
+    }
 }

@@ -80,7 +80,7 @@ impl Redis {
     }
 
     /// Starts it (again) on its port, and waits until it answers.
-    fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         let port = self.port.to_string();
         let dir = self.dir.to_str().unwrap().to_owned();
         let mut args = vec![
@@ -126,7 +126,7 @@ impl Redis {
     }
 
     /// Kills it (no shutdown: as a crash or a network cut looks to the replicas).
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _killed = child.kill();
             let _reaped = child.wait();

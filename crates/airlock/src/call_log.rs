@@ -18,7 +18,9 @@
 //! world-writable file at the path is refused, at start and on reopen (see `open_append`).
 //! A write that fails is logged once per failure run and never fails the call: the audit log
 //! is the operator's, the call the client's. A write cut short (a full disk) leaves at most
-//! that one record torn, on a line of its own: the next record starts on a new line.
+//! that one record torn, on a line of its own: the next record starts on a new line. Records
+//! have one shape wherever they go: stderr gets the file's JSON line, written the same way
+//! (alone on its line, whatever the log lines around it look like).
 //!
 //! **Refused calls are counted, not written one by one** (issue 35: refused calls grew the
 //! log by 17 KiB/s per address). Per client, tool and refusal, the first refusal gets its
@@ -377,9 +379,15 @@ pub struct CallLog {
     dropped: AtomicU64,
 }
 
+/// Where records go. Both take the same line, written the same way (`append_record`): one
+/// shape wherever records go (issue 41).
 #[derive(Debug)]
 enum Sink {
-    Stderr,
+    Stderr {
+        /// As for a file: a record cut short (stderr gone non-blocking and full, say) leaves
+        /// the next one to start on a line of its own.
+        torn: bool,
+    },
     File {
         path: PathBuf,
         file: File,
@@ -442,7 +450,7 @@ impl CallLog {
     /// ```
     pub fn stderr() -> Self {
         Self {
-            sink: Mutex::new(Sink::Stderr),
+            sink: Mutex::new(Sink::Stderr { torn: false }),
             key: None,
             failing: AtomicBool::new(false),
             refused: Mutex::new(HashMap::new()),
@@ -497,7 +505,7 @@ impl CallLog {
         // The new file is opened without the lock held: a slow open must not stall the calls
         // whose records wait for it.
         let path = match &*self.sink.lock().unwrap_or_else(PoisonError::into_inner) {
-            Sink::Stderr => return Ok(()),
+            Sink::Stderr { .. } => return Ok(()),
             Sink::File { path, .. } => path.clone(),
         };
         let reopened = open_append(&path)?;
@@ -673,7 +681,7 @@ impl CallLog {
         let written = {
             let mut sink = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
             match &mut *sink {
-                Sink::Stderr => io::stderr().lock().write_all(&lines),
+                Sink::Stderr { torn } => append_record(&mut io::stderr().lock(), torn, &lines),
                 Sink::File {
                     path,
                     file,
@@ -769,7 +777,7 @@ impl CallLog {
 /// Appends `line` (a record and its newline) to `file`, starting with a newline of its own when
 /// the last write was `torn`: a record is never glued to the cut end of another. `torn` says
 /// afterwards whether this write was cut short after some of its bytes.
-fn append_record(file: &mut File, torn: &mut bool, line: &[u8]) -> io::Result<()> {
+fn append_record(file: &mut impl Write, torn: &mut bool, line: &[u8]) -> io::Result<()> {
     if *torn {
         file.write_all(b"\n")?;
         *torn = false;
@@ -924,6 +932,45 @@ fn civil(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Takes `room` bytes, then fails: a stream that filled up partway through a record.
+    struct Filling {
+        written: Vec<u8>,
+        room: usize,
+    }
+
+    impl Write for Filling {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let taken = bytes.len().min(self.room);
+            self.room -= taken;
+            self.written.extend_from_slice(&bytes[..taken]);
+            Ok(taken)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Issue 41, one shape wherever records go: on stderr as in the file, a record written
+    /// after one cut short starts on a line of its own.
+    #[test]
+    fn a_record_after_a_torn_one_starts_on_a_line_of_its_own_on_any_sink() {
+        let mut sink = Filling {
+            written: Vec::new(),
+            room: 5,
+        };
+        let mut torn = false;
+        assert!(append_record(&mut sink, &mut torn, b"{\"first\":1}\n").is_err());
+        assert!(torn);
+        sink.room = 100;
+        append_record(&mut sink, &mut torn, b"{\"next\":2}\n").unwrap();
+        assert!(!torn);
+        assert_eq!(sink.written, b"{\"fir\n{\"next\":2}\n");
+    }
 
     #[test]
     fn times_are_rfc3339_utc_with_milliseconds() {

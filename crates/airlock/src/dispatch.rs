@@ -181,6 +181,7 @@ fn initialize(
             capabilities: Capabilities {
                 logging: true,
                 subscribe: subscribable(shared),
+                tools_list_changed: shared.tools_may_change(),
                 ..capabilities(shared)
             },
             server_info: InfoFor {
@@ -221,9 +222,8 @@ fn tools_list(
 ) -> Result<Dispatched, McpError> {
     let none = Params::default();
     let cursor = list_cursor(params.unwrap_or(&none))?;
-    let (page, next_cursor) = shared
-        .registry
-        .page(cursor, shared.limits.tools_page_size.get())?;
+    let registry = shared.registry();
+    let (page, next_cursor) = registry.page(cursor, shared.limits.tools_page_size.get())?;
     let body = ToolsListResult {
         tools: page.iter().map(|tool| tool.listing(version)).collect(),
         next_cursor,
@@ -260,8 +260,9 @@ fn subscribable(shared: &Shared) -> bool {
     shared.updates.is_some() && !shared.resources.is_empty()
 }
 
-/// What this server declares (a legacy `initialize` adds logging and subscriptions, which
-/// the modern era does not have).
+/// What this server declares (a legacy `initialize` adds logging, subscriptions and
+/// `tools.listChanged`, which the modern era does not have: a 2026-07-28 client re-reads the
+/// list when its `ttlMs` runs out).
 fn capabilities(shared: &Shared) -> Capabilities {
     Capabilities {
         prompts: !shared.prompts.is_empty(),
@@ -270,6 +271,7 @@ fn capabilities(shared: &Shared) -> Capabilities {
         completions: completes(shared),
         // A modern request's `_meta.logLevel` is honoured (its messages on its own stream).
         logging: true,
+        tools_list_changed: false,
     }
 }
 
@@ -621,7 +623,7 @@ fn tools_call(
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
     };
-    let tool = cx.shared.registry.get(name);
+    let tool = cx.shared.registry().get(name).cloned();
     // Charged before an unknown name is refused: an agent calling a tool it made up is making
     // a client mistake, which the engine does not count toward the garbage cut-off, so the
     // call quota is what slows one that loops on it (`-31429`). Only registered tools have
@@ -687,7 +689,7 @@ fn tools_call(
         None
     };
     Ok(Dispatched::Call(Plan {
-        tool: Arc::clone(tool),
+        tool,
         arguments,
         version,
         progress_token,

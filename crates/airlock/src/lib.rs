@@ -91,7 +91,8 @@
 //!   feature; quotas, in-flight leases and legacy sessions shared by replicas in Redis with
 //!   the `redis` feature.
 //! - `server`: the builder and the one-call entry points.
-//! - `signals`: SIGTERM, SIGINT and SIGHUP, awaited on the session's runtime.
+//! - `signals`: SIGTERM and SIGINT end a server; SIGHUP reloads its tools (with a reload hook)
+//!   or ends it; awaited on the session's runtime.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
 //!   panic hook that withholds panic messages.
 //! - `test_server` (tests and fuzzing only): the one server of this crate's unit tests and
@@ -159,6 +160,7 @@ pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
+pub use state::ReloadError;
 pub use tools::schema::SchemaError;
 pub use tools::{
     BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,

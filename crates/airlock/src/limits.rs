@@ -146,7 +146,8 @@ pub const TOOLS_PAGE_SIZE: usize = 50;
 
 /// How long a modern client may cache `tools/list` and `server/discover` (`ttlMs`).
 ///
-/// The registry is frozen at start, so the list only changes when the server restarts.
+/// The list changes only when the server restarts or reloads its tools; a 2026-07-28 client has
+/// no session to be told on, so this is how late it may learn of a reload.
 pub const TOOLS_LIST_TTL: Duration = Duration::from_secs(300);
 
 /// How long calls still running at end of input may finish before they are cancelled.

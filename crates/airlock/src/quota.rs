@@ -8,6 +8,10 @@
 //!
 //! The clock is ours so tests can drive it by hand instead of sleeping.
 //!
+//! A reload of the tools ([`Quotas::retool`]) keeps what each unchanged quota has counted: a
+//! tool whose rate is the same keeps its limiter, and the server's and cheap quotas are never
+//! rebuilt, so a reload does not hand a flood a fresh burst.
+//!
 //! An HTTP server whose replicas share a quota store (the `redis` feature) counts these same
 //! quotas there instead, before the engine sees the request: it marks them delegated, so the
 //! engine's checks admit at once, and charges them here only while the store is unreachable
@@ -15,8 +19,8 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use governor::clock::Clock;
@@ -30,12 +34,16 @@ use crate::limits::{Limits, Rate};
 
 type Limiter = RateLimiter<NotKeyed, InMemoryState, QuotaClock, NoOpMiddleware<Nanos>>;
 
+/// A tool's quota, with the rate it was built for (a reload keeps it when that is unchanged).
+type ToolQuota = Arc<(Rate, Limiter)>;
+
 /// The quotas of one server.
 pub struct Quotas {
     clock: QuotaClock,
     tool_calls: Option<Limiter>,
     cheap: Option<Limiter>,
-    per_tool: HashMap<Box<str>, Limiter>,
+    /// Each rated tool's quota, with the rate it was built for; replaced whole by a reload.
+    per_tool: RwLock<HashMap<Box<str>, ToolQuota>>,
     /// Counted by a shared store before the engine (see the module header).
     delegated: AtomicBool,
 }
@@ -57,10 +65,12 @@ impl Quotas {
         Self {
             tool_calls: limits.tool_call_rate.map(limiter),
             cheap: limits.cheap_method_rate.map(limiter),
-            per_tool: per_tool
-                .into_iter()
-                .map(|(name, rate)| (Box::from(name), limiter(rate)))
-                .collect(),
+            per_tool: RwLock::new(
+                per_tool
+                    .into_iter()
+                    .map(|(name, rate)| (Box::from(name), Arc::new((rate, limiter(rate)))))
+                    .collect(),
+            ),
             clock,
             delegated: AtomicBool::new(false),
         }
@@ -98,8 +108,36 @@ impl Quotas {
 
     /// Admits one call of `tool` here, even when the quotas are delegated to a shared store.
     pub(crate) fn admit_call_locally(&self, tool: &str) -> Result<(), McpError> {
-        self.check(self.per_tool.get(tool))?;
+        let own = self
+            .per_tool
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tool)
+            .cloned();
+        self.check(own.as_deref().map(|(_, limiter)| limiter))?;
         self.check(self.tool_calls.as_ref())
+    }
+
+    /// The per-tool quotas of a new tool set: a tool named before with the same rate keeps
+    /// its limiter (and what it counted); the others start afresh; tools gone lose theirs.
+    pub(crate) fn retool<'a>(&self, per_tool: impl IntoIterator<Item = (&'a str, Rate)>) {
+        let mut map = self
+            .per_tool
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let next = per_tool
+            .into_iter()
+            .map(|(name, rate)| {
+                let kept = map.get(name).filter(|quota| quota.0 == rate).cloned();
+                let quota = kept.unwrap_or_else(|| {
+                    let limiter =
+                        RateLimiter::direct_with_clock(governor_quota(rate), self.clock.clone());
+                    Arc::new((rate, limiter))
+                });
+                (Box::from(name), quota)
+            })
+            .collect();
+        *map = next;
     }
 
     /// From now on the engine's checks admit everything: a shared store counts these quotas
@@ -134,7 +172,14 @@ impl std::fmt::Debug for Quotas {
         f.debug_struct("Quotas")
             .field("tool_calls", &self.tool_calls.is_some())
             .field("cheap", &self.cheap.is_some())
-            .field("per_tool", &self.per_tool.len())
+            .field(
+                "per_tool",
+                &self
+                    .per_tool
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .len(),
+            )
             .field("delegated", &self.delegated.load(Ordering::Relaxed))
             .finish()
     }
@@ -241,6 +286,26 @@ mod tests {
         clock.advance(Duration::from_millis(600));
         quotas.admit_call("t").unwrap();
         assert_eq!(retry(quotas.admit_call("t")), 1000);
+    }
+
+    /// A reload must not hand a flooded tool a fresh burst: an unchanged quota keeps its
+    /// count; a changed rate starts afresh; a tool gone loses its quota.
+    #[test]
+    fn a_reload_keeps_what_an_unchanged_tool_quota_counted() {
+        let clock = QuotaClock::manual();
+        let one = Rate::new_const(60, 1);
+        let quotas = Quotas::with_clock(&limits(None, None), [("a", one), ("b", one)], clock);
+        quotas.admit_call("a").unwrap();
+        quotas.admit_call("b").unwrap();
+        quotas.retool([("a", one), ("b", Rate::new_const(60, 2)), ("c", one)]);
+        assert_eq!(retry(quotas.admit_call("a")), 1000);
+        quotas.admit_call("b").unwrap();
+        quotas.admit_call("c").unwrap();
+        assert!(quotas.admit_call("c").is_err());
+        quotas.retool([]);
+        for _ in 0..3 {
+            quotas.admit_call("a").unwrap();
+        }
     }
 
     #[test]

@@ -206,8 +206,8 @@ impl Serialize for InfoFor<'_> {
     }
 }
 
-/// The capabilities we declare: tools, prompts when there are any, and lists that never
-/// change while we run.
+/// The capabilities we declare: tools, prompts when there are any; of the lists, only the
+/// tools' may change while we run (a reload), and only legacy sessions are told.
 pub(crate) struct Capabilities {
     /// Whether the server has prompts.
     pub(crate) prompts: bool,
@@ -221,6 +221,8 @@ pub(crate) struct Capabilities {
     /// Whether the server logs to the client: `logging/setLevel` (legacy sessions), a request's
     /// `_meta.logLevel` (2026-07-28).
     pub(crate) logging: bool,
+    /// Whether legacy sessions are told that the tool list changed (the server reloads).
+    pub(crate) tools_list_changed: bool,
 }
 
 impl Serialize for Capabilities {
@@ -243,7 +245,10 @@ impl Serialize for Capabilities {
         } else if self.resources {
             map.serialize_entry("resources", &serde_json::json!({"listChanged": false}))?;
         }
-        map.serialize_entry("tools", &serde_json::json!({"listChanged": false}))?;
+        map.serialize_entry(
+            "tools",
+            &serde_json::json!({"listChanged": self.tools_list_changed}),
+        )?;
         map.end()
     }
 }

@@ -38,6 +38,7 @@ use crate::prompts::{Prompt, PromptRegistry};
 use crate::resources::{Resource, ResourceRegistry, ResourceUpdates};
 use crate::response::ServerInfo;
 use crate::signals::Termination;
+use crate::state::{ReloadError, ReloadHook};
 use crate::tools::{BuildError, Registry, Tool};
 #[cfg(feature = "http")]
 use crate::transport::http::HttpConfig;
@@ -66,6 +67,8 @@ pub struct ServerBuilder {
     subscriptions: Option<ResourceUpdates>,
     /// The key set by [`ServerBuilder::request_state_key`]; `Err` when it was too short.
     request_states: Option<Result<Arc<crate::rounds::StateKey>, BuildError>>,
+    /// Where SIGHUP gets new tools ([`ServerBuilder::reload`]).
+    reload: Option<ReloadHook>,
 }
 
 impl Server {
@@ -106,7 +109,39 @@ impl Server {
             call_log: None,
             subscriptions: None,
             request_states: None,
+            reload: None,
         }
+    }
+
+    /// Replaces the tools, as a reload does: `tools` are checked whole as
+    /// [`ServerBuilder::build`] checks them, and only then put in force, for every session at
+    /// once. A call in flight finishes on the tool it started with; later calls and
+    /// `tools/list` see the new set. On a server built with [`ServerBuilder::reload`], legacy
+    /// sessions are told (`notifications/tools/list_changed`: over stdio on the session's
+    /// output, over HTTP on the session's `GET` stream); 2026-07-28 clients re-read the list
+    /// when its `ttlMs` ([`Limits::tools_list_ttl`]) runs out. The per-tool quotas follow
+    /// the new set (a tool whose rate is unchanged keeps what it counted); everything else
+    /// (limits, prompts, resources, the server's identity) is as built.
+    ///
+    /// ```
+    /// use airlock::{NoArguments, Server, Tool};
+    ///
+    /// let hello = || Tool::builder("hello").description("Says hello").handler(|_: NoArguments| async { "hello" });
+    /// let bye = Tool::builder("bye").description("Says bye").handler(|_: NoArguments| async { "bye" });
+    /// let server = Server::builder("greeter", "1.0.0").tool(hello()).build()?;
+    /// server.replace_tools(vec![hello(), bye])?;
+    /// // Checked whole: a set that does not build leaves the tools in force.
+    /// assert!(server.replace_tools(vec![hello(), hello()]).is_err());
+    /// # Ok::<(), airlock::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`BuildError`] of the new set (as for [`ServerBuilder::build`]), or
+    /// [`BuildError::ScopesChanged`]: a reload may not add or change the OAuth scopes a tool
+    /// requires. The tools in force then stay.
+    pub fn replace_tools(&self, tools: Vec<Tool>) -> Result<(), BuildError> {
+        self.shared.replace_tools(tools).map(|_count| ())
     }
 
     /// Where to announce that resources changed: the [`ResourceUpdates`] given to
@@ -186,15 +221,16 @@ impl Server {
         // session, woken for every message, then polls one channel instead of three signal
         // streams.
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let shared = Arc::clone(&self.shared);
         let watcher = tokio::spawn(async move {
-            let signal = Termination::wait(signals).await;
+            let signal = Termination::wait(signals, shared).await;
             if stop.send(signal).is_err() {
                 tracing::debug!("a signal arrived after the session ended");
             }
         });
         tracing::info!(
             server = self.shared.info.name.as_str(),
-            tools = self.shared.registry.len(),
+            tools = self.shared.registry().len(),
             "serving MCP on stdio"
         );
         let (input, output) = transport::stdio::open();
@@ -223,8 +259,8 @@ impl Server {
     /// the one call a CLI's `mcp` subcommand needs.
     ///
     /// It always returns, whatever ends the session: end of input, a closed peer, a peer cut
-    /// off, SIGTERM, SIGINT or SIGHUP (calls in flight are cancelled and their commands
-    /// killed), or a failure of stdin or stdout. The status is [`Ending::exit_code`], or
+    /// off, SIGTERM, SIGINT, or SIGHUP on a server without [`ServerBuilder::reload`] (calls
+    /// in flight are cancelled and their commands killed), or a failure of stdin or stdout. The status is [`Ending::exit_code`], or
     /// 4 when stdio or the runtime failed. Work outside the session's runtime
     /// (threads of your own, `spawn_blocking` closures a handler left behind) is not waited
     /// for.
@@ -284,7 +320,8 @@ impl Server {
 
 #[cfg(feature = "http")]
 impl Server {
-    /// Serves MCP over HTTP (both eras) at `addr`'s `/mcp` until SIGTERM, SIGINT or SIGHUP.
+    /// Serves MCP over HTTP (both eras) at `addr`'s `/mcp` until SIGTERM or SIGINT (or SIGHUP,
+    /// on a server without [`ServerBuilder::reload`]; with it, SIGHUP reloads the tools).
     ///
     /// Installs the stderr log and the panic hook like [`Server::serve_stdio`] (with the
     /// `logging` feature). A bind address
@@ -307,11 +344,12 @@ impl Server {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tracing::info!(
             server = self.shared.info.name.as_str(),
-            tools = self.shared.registry.len(),
+            tools = self.shared.registry().len(),
             "HTTP listener bound"
         );
+        let shared = Arc::clone(&self.shared);
         transport::http::serve(Arc::clone(&self.shared), config, listener, async {
-            let signal = Termination::wait(signals).await;
+            let signal = Termination::wait(signals, shared).await;
             tracing::info!(signal, "stopping on signal; calls in flight are cancelled");
         })
         .await
@@ -510,6 +548,42 @@ impl ServerBuilder {
         self
     }
 
+    /// Reloads the tools on SIGHUP: `hook` gives the new set (a CLI reads its configuration
+    /// again) and [`Server::replace_tools`] puts it in force, or the tools in force stay and
+    /// the hook's error (or the set's [`BuildError`]) is logged at ERROR: make its text the
+    /// operator's, never a peer's. The hook runs on a blocking thread, one reload at a time.
+    /// Legacy sessions are told of each change (`tools.listChanged` is declared `true`).
+    ///
+    /// Without this call SIGHUP ends the server like SIGTERM, as a terminal hang-up should;
+    /// with it, only SIGTERM and SIGINT do.
+    ///
+    /// ```
+    /// use airlock::{NoArguments, Server, Tool};
+    ///
+    /// fn tools() -> Vec<Tool> {
+    ///     vec![Tool::builder("hello").description("Says hello").handler(|_: NoArguments| async { "hello" })]
+    /// }
+    ///
+    /// let server = Server::builder("greeter", "1.0.0")
+    ///     .tools(tools())
+    ///     .reload(|| Ok(tools()))
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn reload<F>(mut self, hook: F) -> Self
+    where
+        F: Fn() -> Result<Vec<Tool>, ReloadError> + Send + Sync + 'static,
+    {
+        self.reload = Some(ReloadHook(Arc::new(hook)));
+        self
+    }
+
+    /// Registers each of `tools` ([`ServerBuilder::tool`] for many).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
     /// Checks every tool and freezes the server.
     ///
     /// # Errors
@@ -531,6 +605,7 @@ impl ServerBuilder {
                     resources,
                     updates: self.subscriptions,
                     request_states,
+                    reload: self.reload,
                 },
                 self.limits,
                 self.call_log,
@@ -543,6 +618,53 @@ impl ServerBuilder {
 mod tests {
     use super::*;
     use crate::limits::MIN_REQUEST_STATE_KEY_BYTES;
+
+    fn scoped(name: &str, scopes: &[&str]) -> Tool {
+        Tool::builder(name)
+            .description("A tool")
+            .scopes(scopes.iter().copied())
+            .handler(|_: crate::NoArguments| async { "done" })
+    }
+
+    /// A call's scope check (HTTP, before the engine) and its start look the tool up apart: a
+    /// reload that changed the scopes between them would run a tool unchecked.
+    #[test]
+    fn a_reload_may_not_add_or_change_the_scopes_a_tool_requires() {
+        let server = Server::builder("t", "1")
+            .tool(scoped("read", &["files:read"]))
+            .build()
+            .unwrap();
+        for refused in [
+            vec![scoped("read", &["files:write"])],
+            vec![scoped("read", &[])],
+            vec![
+                scoped("read", &["files:read"]),
+                scoped("write", &["files:write"]),
+            ],
+        ] {
+            assert!(matches!(
+                server.replace_tools(refused),
+                Err(BuildError::ScopesChanged(_))
+            ));
+        }
+        assert_eq!(server.shared.registry().len(), 1);
+        server
+            .replace_tools(vec![scoped("read", &["files:read"]), scoped("new", &[])])
+            .unwrap();
+        assert_eq!(server.shared.registry().len(), 2);
+    }
+
+    /// `tools.listChanged` says whether the list may change: only with a reload hook.
+    #[test]
+    fn only_a_server_with_a_reload_hook_declares_that_its_tools_change() {
+        let fixed = Server::builder("t", "1").build().unwrap();
+        assert!(!fixed.shared.tools_may_change());
+        let reloading = Server::builder("t", "1")
+            .reload(|| Ok(Vec::new()))
+            .build()
+            .unwrap();
+        assert!(reloading.shared.tools_may_change());
+    }
 
     /// A short key makes the states it signs forgeable by trying keys: refused at build.
     #[test]

@@ -132,6 +132,7 @@ pub(crate) fn served_with(
             resources,
             updates,
             request_states: None,
+            reload: None,
         },
         limits,
         None,

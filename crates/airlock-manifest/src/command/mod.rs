@@ -61,6 +61,40 @@ pub fn server_with(
     more: Vec<Secret>,
     call_log: Option<Arc<CallLog>>,
 ) -> Result<Server, BuildError> {
+    builder_with(manifest, more, call_log).build()
+}
+
+/// [`server_with`] before it is built: a CLI adds what it needs (a reload hook,
+/// [`ServerBuilder::reload`]) and builds it.
+pub fn builder_with(
+    manifest: Manifest,
+    more: Vec<Secret>,
+    call_log: Option<Arc<CallLog>>,
+) -> ServerBuilder {
+    let (builder, tools) = parts(manifest, more, call_log);
+    builder.tools(tools)
+}
+
+/// The tools a reload of `manifest` puts in force ([`Server::replace_tools`]): the whole
+/// manifest is built as [`server_with`] builds it (its prompts and resources too, so a
+/// manifest a start would refuse is refused here), and only its tools are kept. Their
+/// redactor knows their `secret_env` values and `more`.
+///
+/// # Errors
+///
+/// As [`server`].
+pub fn reloaded_tools(manifest: Manifest, more: Vec<Secret>) -> Result<Vec<Tool>, BuildError> {
+    let (builder, tools) = parts(manifest, more, None);
+    builder.build()?;
+    Ok(tools)
+}
+
+/// The builder of `manifest`'s server without its tools, and its tools.
+fn parts(
+    manifest: Manifest,
+    more: Vec<Secret>,
+    call_log: Option<Arc<CallLog>>,
+) -> (ServerBuilder, Vec<Tool>) {
     let Manifest {
         name,
         version,
@@ -85,9 +119,10 @@ pub fn server_with(
     if let Some(instructions) = instructions {
         builder = builder.instructions(instructions);
     }
-    for tool in tools {
-        builder = builder.tool(tool_of(tool, Arc::clone(&redactor)));
-    }
+    let tools = tools
+        .into_iter()
+        .map(|tool| tool_of(tool, Arc::clone(&redactor)))
+        .collect();
     for prompt in prompts {
         builder = builder.prompt(prompt_of(prompt));
     }
@@ -96,7 +131,7 @@ pub fn server_with(
             builder = builder.resource(resource);
         }
     }
-    builder.build()
+    (builder, tools)
 }
 
 /// A manifest prompt as the library's dynamic prompt: its messages rendered in one pass over

@@ -691,6 +691,19 @@ impl Engine {
         }
     }
 
+    /// Takes word that the tool list changed (a reload): writes
+    /// `notifications/tools/list_changed` if this is a legacy session past its handshake on a
+    /// server that declared `tools.listChanged`. A 2026-07-28 client has no session to tell.
+    pub(crate) fn tools_changed(&mut self, out: &mut Vec<u8>) {
+        if self.shared.tools_may_change() && matches!(self.lifecycle, Lifecycle::Ready(_)) {
+            response::write_notification(
+                out,
+                "notifications/tools/list_changed",
+                &serde_json::Map::new(),
+            );
+        }
+    }
+
     /// Forgets every call in flight (at shutdown); returns their tickets so the transport can
     /// stop them. No reply is sent for any of them.
     pub fn abandon_all(&mut self) -> Vec<Ticket> {
@@ -722,7 +735,7 @@ impl Engine {
                     .as_deref()
                     .and_then(|params| params.name.as_ref())
                     .and_then(Text::as_str)
-                    .and_then(|name| self.shared.registry.get(name))
+                    .and_then(|name| self.shared.registry().get(name).cloned())
                     .map(|tool| tool.name.clone())
             });
         if self.in_flight.contains_key(id.key()) {

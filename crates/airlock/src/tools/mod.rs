@@ -196,6 +196,14 @@ pub enum BuildError {
         crate::limits::MIN_REQUEST_STATE_KEY_BYTES
     )]
     WeakRequestStateKey,
+    /// A reload ([`Server::replace_tools`](crate::Server::replace_tools)) would change the
+    /// scopes a tool requires, or add a tool that requires any: the OAuth metadata names the
+    /// scopes at start, and a call's scope check and its start must see the same tool.
+    #[error(
+        "tool `{0}`: a reload cannot add or change the scopes a tool requires (restart to \
+         change them)"
+    )]
+    ScopesChanged(String),
 }
 
 /// A tool name proven to match `^[A-Za-z0-9_.-]{1,64}$`.
@@ -386,6 +394,24 @@ impl Registry {
             .iter()
             .flat_map(|tool| tool.scopes.iter().map(|scope| &**scope))
             .collect()
+    }
+
+    /// Refuses `next` (a reload's tools) if a tool of it requires other scopes than the tool
+    /// of that name here (none for a new name).
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::ScopesChanged`] naming the first such tool.
+    pub(crate) fn scopes_kept_by(&self, next: &Self) -> Result<(), BuildError> {
+        for tool in &next.tools {
+            let before = self
+                .get(tool.name.as_str())
+                .map_or(&[][..], |old| &old.scopes[..]);
+            if *before != *tool.scopes {
+                return Err(BuildError::ScopesChanged(tool.name.as_str().to_owned()));
+            }
+        }
+        Ok(())
     }
 
     /// How many tools there are.

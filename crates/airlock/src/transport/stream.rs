@@ -17,6 +17,10 @@
 //! gathered. While a write blocks because the peer is not reading, nothing else is read:
 //! memory never grows with a slow or hostile peer.
 //!
+//! On a server that reloads, each replacement of the tool set is told to the session's client
+//! (`notifications/tools/list_changed`, a legacy session past its handshake); replacements
+//! that come while the session is busy are one notification.
+//!
 //! At end of input, calls still running get `eof_drain_timeout` to finish and be answered;
 //! then they are cancelled and the session ends.
 
@@ -111,6 +115,11 @@ where
         .updates
         .as_ref()
         .map(crate::ResourceUpdates::listen);
+    // Replacements of the tool set, when the server reloads: the session's client is told.
+    let mut tool_changes = engine
+        .shared()
+        .tools_may_change()
+        .then(|| engine.shared().tools.watch());
     let mut session = Session {
         engine: &mut engine,
         tasks: Tasks::default(),
@@ -131,6 +140,14 @@ where
             frame = frames.next(), if reading => session.frame(frame, &mut done_rx),
             update = next_update(&mut updates), if updates.is_some() => {
                 session.update(update, &mut updates);
+                Step::Go
+            }
+            changed = next_change(&mut tool_changes), if tool_changes.is_some() => {
+                match changed {
+                    Ok(()) => session.engine.tools_changed(&mut session.out),
+                    // The server is gone: nothing more will change.
+                    Err(_) => tool_changes = None,
+                }
                 Step::Go
             }
             () = sleep_until(session.drain_deadline), if session.drain_deadline.is_some() => {
@@ -347,6 +364,16 @@ type Updates = broadcast::Receiver<Arc<str>>;
 async fn next_update(updates: &mut Option<Updates>) -> Result<Arc<str>, RecvError> {
     match updates {
         Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next replacement of the tool set, or never without a receiver.
+async fn next_change(
+    changes: &mut Option<tokio::sync::watch::Receiver<u64>>,
+) -> Result<(), tokio::sync::watch::error::RecvError> {
+    match changes {
+        Some(changes) => changes.changed().await,
         None => std::future::pending().await,
     }
 }

@@ -1,10 +1,12 @@
 //! `GET` on the endpoint: a legacy session's stream of what the server tells it unasked
-//! (`notifications/resources/updated`), served only by a server that offers resource
-//! subscriptions; any other server answers `GET` `405`, as the specification allows.
+//! (`notifications/resources/updated`, `notifications/tools/list_changed`), served only by a
+//! server that offers resource subscriptions or reloads its tools; any other server answers
+//! `GET` `405`, as the specification allows. A 2026-07-28 client has no such stream (`405`):
+//! it re-reads the tool list when its `ttlMs` runs out.
 //!
 //! A stream belongs to one live session of the caller's identity (the `Mcp-Session-Id` is
 //! checked as for a POST) and carries only notifications about the URIs that session
-//! subscribed to. Bounded: one stream per session (a new `GET` ends the previous one), at
+//! subscribed to, and word that the tool list changed. Bounded: one stream per session (a new `GET` ends the previous one), at
 //! most [`LISTEN_QUEUE`] events waiting for a slow reader (past it the stream ends: the
 //! client reconnects and re-reads, and memory does not grow), a comment every
 //! [`LISTEN_KEEPALIVE`] so proxies keep it open and a dead session is noticed; the stream ends
@@ -40,13 +42,15 @@ const LISTEN_QUEUE: usize = 16;
 pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Response<Body> {
     let header_version = headers::text(head, MCP_PROTOCOL_VERSION);
     let modern = header_version.is_some_and(|version| ProtocolVersion::modern(version).is_some());
-    let Some(updates) = state.shared.updates.as_ref().filter(|_| !modern) else {
+    let updates = state.shared.updates.as_ref();
+    let reloads = state.shared.tools_may_change();
+    if modern || (updates.is_none() && !reloads) {
         let mut reply = refusal(&McpError::Http(HttpRefusal::MethodNotAllowed));
         reply
             .headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
         return garbage(reply);
-    };
+    }
     if !headers::accepts(head).sse {
         return garbage(refusal(&McpError::Http(HttpRefusal::NotAcceptable)));
     }
@@ -65,7 +69,9 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
     if header_version.is_some_and(|version| version != negotiated.as_str()) {
         return garbage(refusal(&McpError::Http(HttpRefusal::VersionHeader)));
     }
-    match stream(&session, updates.listen(), caller.expires) {
+    let updates = updates.map(crate::ResourceUpdates::listen);
+    let changes = reloads.then(|| state.shared.tools.watch());
+    match stream(&session, updates, changes, caller.expires) {
         Some(reply) => {
             tracing::debug!("legacy session opened its notification stream");
             reply
@@ -80,7 +86,8 @@ pub(super) async fn get(state: &State, caller: &Caller, head: &HeaderMap) -> Res
 /// stream.
 fn stream(
     session: &Arc<Session>,
-    mut updates: tokio::sync::broadcast::Receiver<Arc<str>>,
+    mut updates: Option<tokio::sync::broadcast::Receiver<Arc<str>>>,
+    mut changes: Option<tokio::sync::watch::Receiver<u64>>,
     expires: Option<SystemTime>,
 ) -> Option<Response<Body>> {
     let (events_tx, events_rx) = mpsc::channel::<Bytes>(LISTEN_QUEUE);
@@ -117,7 +124,7 @@ fn stream(
                     }
                     Bytes::from_static(b": keepalive\n\n")
                 }
-                update = updates.recv() => {
+                update = next_update(&mut updates), if updates.is_some() => {
                     let Some(session) = weak.upgrade() else {
                         break;
                     };
@@ -129,6 +136,20 @@ fn stream(
                         }
                         Err(RecvError::Closed) => break,
                     }
+                    if out.is_empty() {
+                        continue;
+                    }
+                    sse_events(&out)
+                }
+                changed = next_change(&mut changes), if changes.is_some() => {
+                    let Some(session) = weak.upgrade() else {
+                        break;
+                    };
+                    if changed.is_err() {
+                        break;
+                    }
+                    let mut out = Vec::new();
+                    session.engine().tools_changed(&mut out);
                     if out.is_empty() {
                         continue;
                     }
@@ -149,6 +170,26 @@ fn stream(
         return None;
     }
     Some(sse_reply(Body::stream(events_rx)))
+}
+
+/// The next resource announcement, or never without a receiver.
+async fn next_update(
+    updates: &mut Option<tokio::sync::broadcast::Receiver<Arc<str>>>,
+) -> Result<Arc<str>, RecvError> {
+    match updates {
+        Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next replacement of the tool set, or never without a receiver.
+async fn next_change(
+    changes: &mut Option<tokio::sync::watch::Receiver<u64>>,
+) -> Result<(), tokio::sync::watch::error::RecvError> {
+    match changes {
+        Some(changes) => changes.changed().await,
+        None => std::future::pending().await,
+    }
 }
 
 #[cfg(test)]
@@ -202,7 +243,7 @@ mod tests {
             // keepalives): the stream carries keepalives for that hour, then ends.
             let session = open();
             let expires = SystemTime::now() + Duration::from_secs(3607);
-            let reply = stream(&session, updates.subscribe(), Some(expires)).unwrap();
+            let reply = stream(&session, Some(updates.subscribe()), None, Some(expires)).unwrap();
             let started = tokio::time::Instant::now();
             let (keepalives, ended) = read(reply, Duration::from_secs(2 * 3600)).await;
             assert!(ended, "the stream outlived its token");
@@ -216,12 +257,12 @@ mod tests {
             // Already expired (the leeway spent on the way here): ends at once.
             let session = open();
             let past = SystemTime::now() - Duration::from_secs(1);
-            let reply = stream(&session, updates.subscribe(), Some(past)).unwrap();
+            let reply = stream(&session, Some(updates.subscribe()), None, Some(past)).unwrap();
             assert_eq!(read(reply, Duration::from_secs(1)).await, (0, true));
 
             // No token's lifetime (a static token, none configured): as long as the session.
             let session = open();
-            let reply = stream(&session, updates.subscribe(), None).unwrap();
+            let reply = stream(&session, Some(updates.subscribe()), None, None).unwrap();
             let (keepalives, ended) = read(reply, Duration::from_secs(2 * 3600)).await;
             assert!(!ended && keepalives >= 2 * 3600 / 15 - 1);
         });

@@ -1,7 +1,8 @@
 //! Streamable HTTP: the same sans-I/O engine behind hyper, in both protocol eras.
 //!
 //! One endpoint, `/mcp`, takes POST (one JSON-RPC message per body) and, for legacy sessions,
-//! DELETE. Before a body is read, a request passes, in order: the `Host` allow-list (DNS
+//! DELETE and GET. Beside it, `/healthz` and `/readyz` answer probes before any check
+//! (`probes`). Before a body is read, a request passes, in order: the `Host` allow-list (DNS
 //! rebinding: `421`), the `Origin` allow-list (`403`), the bearer token when one is configured
 //! (`401`), the client's request quota (`429`), the media types (`415`, `406`) and the body cap
 //! (`413` from `Content-Length` alone, or as soon as a chunked body passes it), then the body
@@ -43,8 +44,8 @@
 //! (one request: the boundary's checks, the era, the session, the engine), `calls` (a call's
 //! task, its slots, its JSON or SSE reply), `reply` (statuses, bodies and verdicts of replies);
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
-//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`, `bodies`
-//! for the bytes held in bodies still arriving, `shares` for each client's share of the
+//! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`, `probes`
+//! for `/healthz` and `/readyz`, `bodies` for the bytes held in bodies still arriving, `shares` for each client's share of the
 //! server-wide call quota, `refusals` for the refusal log's counts), and
 //! `replicas`, which decides whether quotas, call slots and sessions are counted here or, with
 //! `HttpConfig::shared_store` (the `redis` feature), in the Redis every replica shares
@@ -66,6 +67,7 @@ mod listen;
 mod listener;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod probes;
 mod proxies;
 mod refusals;
 mod replicas;
@@ -90,6 +92,7 @@ pub use auth::{TokenError, Tokens};
 pub use headers::{AllowList, OriginError};
 #[cfg(feature = "oauth")]
 pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
+pub use probes::{HEALTH_PATH, READY_PATH};
 pub use proxies::{Cidr, ProxyHeader, TrustedProxies};
 #[cfg(feature = "redis")]
 pub use store::{SharedStore, StoreError, Unreachable};
@@ -220,6 +223,21 @@ type StartedStore = Option<Arc<store::Store>>;
 struct StartedStore;
 
 impl State {
+    /// Whether the shared store is down under the fail-closed policy: every call it would
+    /// count is refused (`/readyz` says not ready). Never without a store.
+    fn store_refuses_calls(&self) -> bool {
+        #[cfg(feature = "redis")]
+        {
+            self.store
+                .as_ref()
+                .is_some_and(|store| store.refuses_calls())
+        }
+        #[cfg(not(feature = "redis"))]
+        {
+            false
+        }
+    }
+
     /// The state of a server of `shared` configured by `config`, counting in this process:
     /// no session, client or connection yet.
     #[cfg(any(test, fuzzing))]
@@ -245,7 +263,7 @@ impl State {
                 store: _,
         } = config;
         #[cfg(feature = "oauth")]
-        let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry.scopes()));
+        let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry().scopes()));
         #[cfg(not(feature = "redis"))]
         let StartedStore = store;
         #[cfg(feature = "redis")]

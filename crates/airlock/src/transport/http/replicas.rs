@@ -393,10 +393,13 @@ impl State {
         // Only a registered tool's own name reaches a key; an unknown one is charged to the
         // server's quota alone, as the engine does.
         if let Some((name, rate)) = tool.and_then(|tool| {
-            let mut rated = self.shared.registry.rates();
-            rated.find(|(name, _)| *name == tool)
+            let registry = self.shared.registry();
+            let mut rated = registry.rates();
+            rated
+                .find(|(name, _)| *name == tool)
+                .map(|(name, rate)| (name.to_owned(), rate))
         }) {
-            quotas.push((store.key(&["q", "tool", name]), rate));
+            quotas.push((store.key(&["q", "tool", &name]), rate));
         }
         if let Some(rate) = self.shared.limits().tool_call_rate {
             quotas.push((store.key(&["q", "calls"]), rate));

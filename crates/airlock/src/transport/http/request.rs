@@ -1,7 +1,8 @@
 //! One HTTP request, start to finish: the boundary's checks in their order, then the era, the
 //! session and the engine that handle its message.
 //!
-//! Trusts nothing of the request. Checks, in order and before a body byte is read: the path,
+//! Trusts nothing of the request. Checks, in order and before a body byte is read: the path
+//! (a probe's, `/healthz` or `/readyz`, is answered there by `probes`, before any other check),
 //! `Host` (`421`), `Origin` (`403`), a CORS preflight (answered by `cors`), the bearer token
 //! (`401`), the client's cut-off and request quota (`429`), the method, the media types
 //! (`415`, `406`), repeated MCP headers (`400`), the body cap (`413`) and the body budgets
@@ -42,7 +43,7 @@ use super::reply::{
     unanswered_reply,
 };
 use super::session::Session;
-use super::{MCP_PATH, State, Verdict, cors, lock};
+use super::{MCP_PATH, State, Verdict, cors, lock, probes};
 
 /// One HTTP request, start to finish: served by [`serve_request`], then counted for the
 /// garbage cut-off against whoever sent it (see `clients`).
@@ -97,6 +98,11 @@ async fn serve_request(
     sender: &mut Option<ClientKey>,
 ) -> Response<Body> {
     if request.uri().path() != MCP_PATH {
+        // Before Host, Origin, token and quotas, which a probe does not pass (its module
+        // says why); neither garbage nor a valid request for the cut-off.
+        if let Some(reply) = probes::answer(state, request.method(), request.uri().path()) {
+            return judged(reply, Verdict::Neutral);
+        }
         #[cfg(feature = "oauth")]
         if let Some(verifier) = &state.oauth
             && verifier.is_metadata_path(request.uri().path())
@@ -128,7 +134,11 @@ async fn serve_request(
         if let Err(error) = refused {
             return self::refused(judged(refusal(&error), Verdict::Neutral), Kind::Preflight);
         }
-        let reply = cors::preflight(&state.allow, head, state.shared.updates.is_some());
+        let reply = cors::preflight(
+            &state.allow,
+            head,
+            state.shared.updates.is_some() || state.shared.tools_may_change(),
+        );
         return if reply.status() == StatusCode::NO_CONTENT {
             judged(reply, Verdict::Neutral)
         } else {
@@ -618,8 +628,8 @@ impl Exchange<'_> {
                 .as_ref()
                 .and_then(|params| params.name.as_ref())
                 .and_then(Text::as_str)
-                .and_then(|name| self.state.shared.registry.get(name))
-                .map(|tool| tool.name.as_str());
+                .and_then(|name| self.state.shared.registry().get(name).cloned());
+            let tool = tool.as_ref().map(|tool| tool.name.as_str());
             log.write(&AuditEntry::refused(&self.caller.audited(), tool, error));
         }
         let mut out = Vec::new();
@@ -645,7 +655,7 @@ impl Exchange<'_> {
             .as_ref()
             .and_then(|params| params.name.as_ref())
             .and_then(Text::as_str)
-            .and_then(|name| self.state.shared.registry.get(name))?;
+            .and_then(|name| self.state.shared.registry().get(name).cloned())?;
         if tool
             .scopes
             .iter()

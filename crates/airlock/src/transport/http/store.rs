@@ -326,6 +326,8 @@ impl Store {
     /// one that does not answer is replaced. A failed call replaces its connection, but an
     /// idle server makes no call: without this, Redis sending what no one asked for (an
     /// endless reply to no request) would be read, and kept, for as long as it sent it.
+    /// The store's health follows: down when no connection answered (an idle replica's
+    /// `/readyz` must not wait for a request to fail), up again when every one did.
     /// Ends with the store.
     async fn keep(store: Weak<Self>) {
         loop {
@@ -333,6 +335,7 @@ impl Store {
             let Some(store) = store.upgrade() else {
                 return;
             };
+            let mut answered = 0_usize;
             for slot in 0..=store.more.len() {
                 let mut connection = lock(store.held(slot)).clone();
                 let ping = redis::cmd("PING");
@@ -340,10 +343,17 @@ impl Store {
                     STORE_CALL_TIMEOUT,
                     ping.query_async::<String>(&mut connection),
                 );
-                if !matches!(pong.await, Ok(Ok(_))) {
+                if matches!(pong.await, Ok(Ok(_))) {
+                    answered = answered.saturating_add(1);
+                } else {
                     tracing::debug!("a shared store connection did not answer; replaced");
                     store.replace(slot);
                 }
+            }
+            if answered == 0 {
+                store.failed(None);
+            } else if answered > store.more.len() && store.down.swap(false, Ordering::AcqRel) {
+                tracing::info!("the shared quota store answers again: shared limits apply");
             }
         }
     }
@@ -443,6 +453,12 @@ impl Store {
                 None
             }
         }
+    }
+
+    /// Whether the store is down and its policy is to fail closed: every request it would
+    /// count is refused, so the replica is not ready to serve (`/readyz`).
+    pub(super) fn refuses_calls(&self) -> bool {
+        matches!(self.unreachable, Unreachable::FailClosed) && self.down.load(Ordering::Acquire)
     }
 
     /// `PING` on each connection in turn.
