@@ -9,8 +9,10 @@ A module's tests (`tests.rs` files and `#[cfg(test)] mod tests` blocks) are left
 may use anything. So are modules declared only for tests and fuzz targets (`#[cfg(test)]`,
 `#[cfg(fuzzing)]`, `#[cfg(any(test, fuzzing))]` on their `mod`), which the library never
 compiles: the fuzz harnesses may reach into any module they drive. A path into an ancestor or a descendant is not counted (a module and its
-submodules are one unit to their neighbours). Modules are compared at two depths: the top
-level (`dispatch`, `engine`, `tools`) and one below (`manifest::checked`, `manifest::risk`).
+submodules are one unit to their neighbours). Modules are compared at every depth: the top
+level (`dispatch`, `engine`, `tools`), one below (`manifest::checked`, `manifest::risk`),
+and so on down (`transport::http::body`, `transport::http::calls`): issue 37 found cycles
+between siblings three deep that a comparison at two depths folded into one module.
 A cycle is a strongly connected component of more than one module; the exit status is 1 when
 any is found.
 """
@@ -156,7 +158,9 @@ def main():
                 to = target(p, here, known)
                 if to is not None:
                     refs.append((here, to, path))
-        for depth in (1, 2):
+        deepest = max((len(here) for here in known), default=0)
+        reported = set()
+        for depth in range(1, deepest + 1):
             cut = lambda m: m[:depth]
             nodes, edges, why = set(), {}, {}
             for here, to, path in refs:
@@ -167,6 +171,10 @@ def main():
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), set()).add(str(path.relative_to(ROOT)))
             for comp in sccs(nodes, edges):
+                # A module as deep as it goes is the same at every depth below: say it once.
+                if frozenset(comp) in reported:
+                    continue
+                reported.add(frozenset(comp))
                 found_any = True
                 names = ["::".join(m) for m in comp]
                 print(f"{crate.name} (depth {depth}): cycle {' <-> '.join(names)}")

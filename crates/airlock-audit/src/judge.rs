@@ -817,12 +817,18 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":3,"result":{{"content":[{{"type":"text","text":"{output}"}}],"isError":true}}}}"#).as_bytes()
         ));
         assert!(leaks_trace(
-            format!(r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#).as_bytes()
+            format!(r#"{{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#)
+                .as_bytes()
         ));
         assert!(leaks_trace(
-            format!(r#"data: {{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#).as_bytes()
+            format!(
+                r#"data: {{"jsonrpc":"2.0","id":3,"error":{{"code":-32603,"message":"{output}"}}}}"#
+            )
+            .as_bytes()
         ));
-        assert!(leaks_trace(b"thread 'main' panicked at src/main.rs:1:1:\n{\"jsonrpc\":\"2.0\"}"));
+        assert!(leaks_trace(
+            b"thread 'main' panicked at src/main.rs:1:1:\n{\"jsonrpc\":\"2.0\"}"
+        ));
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::task::{Context, Poll};
 use hyper::body::{Bytes, Frame, SizeHint};
 use tokio::sync::mpsc;
 
-use super::calls::CallSlots;
+use super::slots::CallSlots;
 
 /// Largest piece of a body handed to hyper at once.
 pub(super) const CHUNK_BYTES: usize = 64 * 1024;

@@ -14,7 +14,7 @@ use std::time::Instant;
 use hyper::Response;
 use hyper::StatusCode;
 use hyper::body::Bytes;
-use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::call::Call;
@@ -23,27 +23,16 @@ use crate::error::McpError;
 use crate::handler::{CallContext, Event};
 
 use super::body::Body;
-use super::clients::Slot;
 use super::lock;
 use super::reply::{json, sse_reply, status_only};
 use super::session::Session;
+pub(super) use super::slots::CallSlots;
 
 /// Progress reports a call may queue for its SSE stream before further ones are dropped.
 const PROGRESS_QUEUE: usize = 16;
 
 /// SSE events queued for a slow client before the call's progress waits.
 const SSE_QUEUE: usize = 8;
-
-/// The slots a call holds, shared by its task and its reply's body: given back once the call
-/// has ended and its reply has been written (or dropped), however each ends.
-pub(super) struct CallSlots {
-    pub(super) _server: OwnedSemaphorePermit,
-    /// The client's slot when counted here.
-    pub(super) _client: Option<Slot>,
-    /// The server's and the client's leases when counted in the shared store.
-    #[cfg(feature = "redis")]
-    pub(super) _lease: Option<super::store::Lease>,
-}
 
 /// Whose engine a call reports to.
 pub(super) enum CallOwner {

@@ -28,10 +28,10 @@ use crate::limits::LISTEN_KEEPALIVE;
 use crate::version::ProtocolVersion;
 
 use super::body::Body;
+use super::caller::Caller;
 use super::calls::sse_events;
 use super::headers::{self, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use super::reply::{garbage, judged, refusal, sse_reply};
-use super::request::Caller;
 use super::session::Session;
 use super::{State, Verdict};
 

@@ -41,8 +41,9 @@
 //!
 //! The modules, one concern each: `listener` (the accept loop, the connection caps, the
 //! sweeper), `connection` (one connection: TLS, hyper's settings, its deadlines), `request`
-//! (one request: the boundary's checks, the era, the session, the engine), `calls` (a call's
-//! task, its slots, its JSON or SSE reply), `reply` (statuses, bodies and verdicts of replies);
+//! (one request: the boundary's checks, the era, the session, the engine), `caller` (who sent
+//! it), `calls` (a call's task and its JSON or SSE reply), `slots` (what a call holds),
+//! `reply` (statuses, bodies and verdicts of replies);
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
 //! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`, `probes`
 //! for `/healthz` and `/readyz`, `bodies` for the bytes held in bodies still arriving, `shares` for each client's share of the
@@ -54,6 +55,7 @@
 mod auth;
 mod bodies;
 mod body;
+mod caller;
 mod calls;
 mod clients;
 mod connection;
@@ -75,6 +77,7 @@ mod reply;
 mod request;
 mod session;
 mod shares;
+mod slots;
 mod status;
 #[cfg(feature = "redis")]
 mod store;

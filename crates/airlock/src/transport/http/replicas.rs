@@ -28,10 +28,10 @@ use std::sync::Arc;
 use crate::error::McpError;
 
 use super::State;
-use super::calls::CallSlots;
+use super::caller::Caller;
 use super::clients::ClientKey;
-use super::request::Caller;
 use super::session::Session;
+use super::slots::CallSlots;
 
 #[cfg(feature = "redis")]
 use super::store::{Refused, SessionRecord, Store, Unreachable};

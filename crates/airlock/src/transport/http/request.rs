@@ -22,7 +22,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use crate::call_log::{Client as AuditClient, Entry as AuditEntry};
+use crate::call_log::Entry as AuditEntry;
 use crate::engine::{Effect, Engine};
 use crate::envelope::{self, Message, Request as RpcRequest, RequestMethod};
 use crate::error::{HeaderFault, HttpRefusal, McpError};
@@ -34,6 +34,7 @@ use crate::version::ProtocolVersion;
 use super::auth::Denied;
 use super::bodies;
 use super::body::Body;
+use super::caller::Caller;
 use super::calls::{self, CallOwner, CallSlots};
 use super::clients::ClientKey;
 use super::headers::{self, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -350,31 +351,6 @@ fn holding(reply: Response<Body>, slots: Option<CallSlots>) -> Response<Body> {
     match slots {
         Some(slots) => reply.map(|body| body.holding(Arc::new(slots))),
         None => reply,
-    }
-}
-
-/// Who sent a request.
-pub(super) struct Caller {
-    /// The identity its token proved, if tokens are configured.
-    pub(super) identity: Option<Arc<str>>,
-    /// An access token's scopes; `None` for a caller that is not scoped (a static token,
-    /// anonymous on loopback).
-    pub(super) scopes: Option<Arc<[Box<str>]>>,
-    /// When its access token stops being accepted; a `GET` stream it opens ends then.
-    pub(super) expires: Option<SystemTime>,
-    /// Who it is for its limits.
-    pub(super) client: ClientKey,
-    /// The client's address, unmasked (for the audit record).
-    address: IpAddr,
-}
-
-impl Caller {
-    /// The caller as an audit record names it.
-    pub(super) fn audited(&self) -> AuditClient {
-        AuditClient::Http {
-            address: self.address,
-            identity: self.identity.clone(),
-        }
     }
 }
 
