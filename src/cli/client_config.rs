@@ -210,7 +210,7 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
             for name in names.into_iter().flatten().filter_map(toml::Value::as_str) {
                 // Printed into a shell line (`--env NAME="$NAME"`): only a variable's name,
                 // as the loader itself requires, never text a shell would act on.
-                if !is_variable_name(name) {
+                if !airlock::variables::is_variable_name(name) {
                     return Err(format!(
                         "--manifest {}: `{key}` holds something that is not a variable name \
                          (airlock check says more)",
@@ -225,16 +225,6 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
     }
     found.sort();
     Ok(found)
-}
-
-/// `[A-Za-z_][A-Za-z0-9_]*`, at most 128 bytes.
-fn is_variable_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    name.len() <= 128
-        && bytes
-            .next()
-            .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
-        && bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
 }
 
 /// A path as the snippet's text.

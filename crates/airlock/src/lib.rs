@@ -64,6 +64,7 @@
 //! - `json`: the strict reader behind the envelope (depth, repeated keys): a one-pass reader of
 //!   plain frames (`json::fast`) and serde_json with our visitors for every other frame.
 //! - `id`: request ids, echoed verbatim.
+//! - `variables`: environment variable names, one rule for every place airlock takes one.
 //! - `version`: the protocol revisions and what each allows.
 //! - `lifecycle`: the legacy handshake state and modern per-request fields.
 //! - `log_level`: the severities of log messages to the client.
@@ -147,6 +148,7 @@ pub mod telemetry;
 mod test_server;
 mod tools;
 pub mod transport;
+pub mod variables;
 mod version;
 
 pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Sampling};

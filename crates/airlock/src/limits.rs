@@ -692,7 +692,11 @@ pub const MIN_SECRET_BYTES: usize = 4;
 /// real names are a few words in capitals. A longer value, or one that is not
 /// `[A-Za-z_][A-Za-z0-9_]*`, is refused at start without being shown: it is most likely the
 /// token itself, given where its variable's name belongs.
-pub const MAX_TOKEN_VARIABLE_BYTES: usize = 128;
+pub const MAX_TOKEN_VARIABLE_BYTES: usize = MAX_VARIABLE_NAME_BYTES;
+
+/// Bytes of any environment variable name airlock takes (`variables`): real names are a few
+/// words; one past this is most likely a value pasted where its name belongs.
+pub const MAX_VARIABLE_NAME_BYTES: usize = 128;
 
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;

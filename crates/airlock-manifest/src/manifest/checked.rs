@@ -692,7 +692,7 @@ impl ToolChecker<'_> {
         let at = self.at;
         let mut seen = BTreeSet::new();
         let mut claim = |name: &str, span: usize, field: &str| {
-            if !valid_env_name(name) {
+            if !airlock::variables::is_variable_name(name) {
                 return Err(at.error(
                     Some(span),
                     tool,
@@ -751,12 +751,6 @@ impl ToolChecker<'_> {
         }
         Ok((env, secrets))
     }
-}
-
-fn valid_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !name.as_bytes().first().is_some_and(u8::is_ascii_digit)
 }
 
 /// Whether a command element is a shell operator or substitution: text a shell would act on

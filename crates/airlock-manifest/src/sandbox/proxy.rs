@@ -30,7 +30,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -160,7 +160,7 @@ impl Shared {
     fn keep(&self, attempt: Attempt) -> (Arc<AtomicU64>, Arc<AtomicU64>) {
         let up = Arc::new(AtomicU64::new(0));
         let down = Arc::new(AtomicU64::new(0));
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut kept = lock(&self.kept);
         if kept.len() < NETWORK_RECORDED_ATTEMPTS {
             kept.push(Kept {
                 attempt,
@@ -174,18 +174,24 @@ impl Shared {
     }
 
     fn cut(&self, by: &'static str) {
-        let mut cut_by = self.cut_by.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cut_by = lock(&self.cut_by);
         cut_by.get_or_insert(by);
         self.cut.store(true, Ordering::Release);
         self.cut_notice.notify_waiters();
     }
 
     fn abort_all(&self) {
-        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        let tasks = std::mem::take(&mut *lock(&self.tasks));
         for task in tasks {
             task.abort();
         }
     }
+}
+
+/// A lock that a panicking holder did not poison for the others (the state it guards stays
+/// consistent at every step).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The proxy for one call: accepting on the launcher's socket until the call ends. Dropping it
@@ -243,11 +249,7 @@ impl Session {
 
     /// Which byte budget the call passed (`network_up_mib` or `network_down_mib`).
     pub(crate) fn cut_by(&self) -> &'static str {
-        self.shared
-            .cut_by
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .unwrap_or("network_down_mib")
+        lock(&self.shared.cut_by).unwrap_or("network_down_mib")
     }
 
     /// Ends the call's network: cuts every connection, and returns what it did.
@@ -255,7 +257,7 @@ impl Session {
         self.acceptor.abort();
         self.shared.abort_all();
         let shared = &self.shared;
-        let kept = shared.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = lock(&shared.kept);
         NetworkRecord {
             attempts: kept
                 .iter()
@@ -268,7 +270,7 @@ impl Session {
             unrecorded: shared.unrecorded.load(Ordering::Relaxed),
             bytes_up: shared.up.load(Ordering::Relaxed),
             bytes_down: shared.down.load(Ordering::Relaxed),
-            cut_by: *shared.cut_by.lock().unwrap_or_else(PoisonError::into_inner),
+            cut_by: *lock(&shared.cut_by),
         }
     }
 }
@@ -300,7 +302,7 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             serve(stream, &serving).await;
             serving.open.fetch_sub(1, Ordering::AcqRel);
         });
-        let mut tasks = shared.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut tasks = lock(&shared.tasks);
         tasks.retain(|task| !task.is_finished());
         tasks.push(task.abort_handle());
     }

@@ -179,17 +179,7 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-/// Whether `name` can name the environment variable that holds a token (see
-/// [`Tokens::is_variable_name`]).
-fn is_variable_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    let first_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    first_ok
-        && name.len() <= MAX_TOKEN_VARIABLE_BYTES
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
+use crate::variables::is_variable_name;
 
 /// A request without a valid token.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]

@@ -19,12 +19,13 @@
 //! hold one takes it over ([`Sessions::adopt`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
 
 use super::clients::ClientKey;
+use super::lock;
 use crate::engine::Engine;
 use crate::error::McpError;
 use crate::handler::Ticket;
@@ -318,10 +319,6 @@ fn new_id() -> Option<String> {
         }
     }
     Some(id)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

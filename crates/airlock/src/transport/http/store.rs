@@ -34,7 +34,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -51,6 +51,7 @@ use crate::quota::millis_rounded_up;
 use crate::version::ProtocolVersion;
 
 use super::clients::ClientKey;
+use super::lock;
 
 /// Checks quotas (GCRA) and takes leases, all or nothing.
 ///
@@ -888,10 +889,6 @@ fn quota_wait(wait: i64, rate: Rate) -> Duration {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `bytes` random bytes from the OS, hex-encoded.
