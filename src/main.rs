@@ -358,13 +358,13 @@ impl AuditLogFlags {
             None => log,
             Some(name) => {
                 if !Tokens::is_variable_name(name) {
-                    return Err("--audit-hash-key-env takes the NAME of an environment variable                                 that holds the key, never the key itself (it is not shown)"
+                    return Err("--audit-hash-key-env takes the NAME of an environment variable that holds the key, never the key itself (it is not shown)"
                         .to_owned());
                 }
                 let key = std::env::var_os(name).unwrap_or_default();
                 if key.len() < MIN_AUDIT_KEY_BYTES {
                     return Err(format!(
-                        "--audit-hash-key-env: the variable {name} must hold a key of at least                          {MIN_AUDIT_KEY_BYTES} bytes (it is missing or shorter)"
+                        "--audit-hash-key-env: the variable {name} must hold a key of at least {MIN_AUDIT_KEY_BYTES} bytes (it is missing or shorter)"
                     ));
                 }
                 log.with_argument_key(key.as_encoded_bytes())

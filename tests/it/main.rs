@@ -63,14 +63,32 @@
 //!   why at ERROR, the embedded default still ends;
 //! - `clients`: the official Python and TypeScript SDK clients and the Inspector CLI driving
 //!   airlock (installed by `tests/clients/setup.sh`);
+//! - `input_required`: 2026-07-28 calls that need the client's input (multi round-trip
+//!   requests), over real HTTP and real pipes;
+//! - `product`: the example product CLI used as a CLI (the functions its `mcp` serves);
 //! - `network`: network by destination (issue 36): the proxy a networked tool's commands
-//!   reach the network through, with names pinned by `--test-hosts` to loopback servers.
+//!   reach the network through, with names pinned by `--test-hosts` to loopback servers;
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
-//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children.
+//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
+//! - `redteam`, `redteam_asking`, `redteam_oauth`, `redteam_redis`, `redteam_resources`,
+//!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`: regressions of red-team
+//!   findings, one file per attacked feature (`redteam_release` against the release
+//!   binaries, which the others do not build).
+//!
+//! Support, not tests: `harness` (spawning a server and talking to it line by line, with
+//! timeouts), `sse` (reading an event stream off its own TCP connection), and the helpers
+//! `http` shares with the HTTP modules (a server on loopback, raw requests).
+//!
+//! Where a new test goes: an attack on the JSON-RPC stream itself (bytes, sizes, nesting,
+//! ids) in `hostile`; on quotas, floods and in-flight caps over stdio in `abuse`, over HTTP
+//! in `http_abuse` (`http_refused` for what refusals cost the operator); on a command
+//! tool's sandbox in `sandbox` (with its control), or on its network in `network`; a
+//! regression of a red-team finding in the `redteam_*` file of the feature it attacked; a
+//! behaviour an operator sees (records, messages, commands) in `operator` or `setup`.
 
 #![allow(
     clippy::arithmetic_side_effects,

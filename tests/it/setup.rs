@@ -520,3 +520,25 @@ fn client_config_snippets_paste_and_serve() {
     assert_eq!(unknown.status.code(), Some(2));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Issue 37: two start-up errors carried a run of about 30 spaces from a string continued
+/// without `\`; every start-up error is one line with single spaces.
+#[test]
+fn start_up_errors_about_the_audit_hash_key_read_as_one_line() {
+    for (env, name) in [
+        (vec![], "not-a-name"),
+        (
+            vec![("AIRLOCK_IT_SHORT_KEY", "short")],
+            "AIRLOCK_IT_SHORT_KEY",
+        ),
+    ] {
+        let output = run(&airlock(), &["serve", "--audit-hash-key-env", name], &env);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr
+            .lines()
+            .find(|line| line.contains("--audit-hash-key-env"))
+            .unwrap_or_else(|| panic!("no error line: {stderr}"));
+        assert!(!line.contains("  "), "{line}");
+    }
+}
