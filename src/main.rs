@@ -78,8 +78,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
         /// As for `serve`: `required` or `best-effort`.
-        #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
-        sandbox: String,
+        #[arg(long, value_name = "MODE", value_enum, default_value_t = SandboxMode::Required)]
+        sandbox: SandboxMode,
         /// The arguments as one JSON object, instead of key=value pairs.
         #[arg(long, value_name = "OBJECT", conflicts_with = "arguments")]
         json: Option<String>,
@@ -165,20 +165,73 @@ struct ServeFlags {
     http: HttpFlags,
     /// `required` (default): refuse to start if the kernel cannot confine every sandboxed
     /// tool. `best-effort`: apply what the kernel offers and log what is missing per tool.
-    #[arg(long, value_name = "MODE", default_value = "required", value_parser = ["required", "best-effort"])]
-    sandbox: String,
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = SandboxMode::Required)]
+    sandbox: SandboxMode,
     #[command(flatten)]
     audit: AuditLogFlags,
     #[command(flatten)]
     log: LogFlags,
 }
 
+/// `--sandbox`: how strictly the kernel sandbox is held.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+enum SandboxMode {
+    /// Refuse to start if the kernel cannot confine every sandboxed tool.
+    Required,
+    /// Apply what the kernel offers and log what is missing per tool.
+    BestEffort,
+}
+
+impl SandboxMode {
+    fn mode(self) -> sandbox::Mode {
+        match self {
+            Self::Required => sandbox::Mode::Required,
+            Self::BestEffort => sandbox::Mode::BestEffort,
+        }
+    }
+
+    /// The word on the command line (`airlock call` passes it on to `serve`).
+    fn word(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::BestEffort => "best-effort",
+        }
+    }
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `--quota-store`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+enum QuotaStore {
+    /// This process.
+    Local,
+    /// The Redis every replica shares.
+    Redis,
+}
+
+/// `--redis-unreachable`.
+#[derive(Clone, Copy, Debug, Eq, PartialEq, clap::ValueEnum)]
+enum RedisUnreachable {
+    /// Refuse with -31503 / HTTP 503.
+    FailClosed,
+    /// Each replica applies its own limits until Redis answers.
+    Local,
+}
+
 /// Where log lines go, and how they are written.
 #[derive(Debug, clap::Args)]
 struct LogFlags {
     /// Log lines as `text`, or as `json`: one JSON object per line (timestamp, level, fields).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
-    log_format: String,
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Append log lines to FILE instead of stderr (created with mode 0600; audit records
     /// still go to stderr unless --audit-log).
     #[arg(long, value_name = "FILE")]
@@ -188,10 +241,9 @@ struct LogFlags {
 impl LogFlags {
     /// Installs the subscriber these flags describe, or says why the file cannot be opened.
     fn init(&self) -> Result<(), String> {
-        let format = if self.log_format == "json" {
-            telemetry::Format::Json
-        } else {
-            telemetry::Format::Text
+        let format = match self.log_format {
+            LogFormat::Json => telemetry::Format::Json,
+            LogFormat::Text => telemetry::Format::Text,
         };
         telemetry::init(format, self.log_file.as_deref()).map_err(|error| {
             format!(
@@ -489,8 +541,8 @@ struct HttpFlags {
     /// Where quotas, in-flight caps and legacy sessions are counted: `local` (this process)
     /// or `redis` (shared by every replica using the same Redis and namespace; the URL is
     /// read from --redis-url-env). Default: the manifest's `[limits] quota_store`, else local.
-    #[arg(long, value_name = "STORE", requires = "http", value_parser = ["local", "redis"])]
-    quota_store: Option<String>,
+    #[arg(long, value_name = "STORE", requires = "http", value_enum)]
+    quota_store: Option<QuotaStore>,
     /// The environment variable holding the Redis URL (redis://[:PASSWORD@]HOST[:PORT][/DB]);
     /// never the URL itself, which may hold a password.
     #[arg(
@@ -508,8 +560,8 @@ struct HttpFlags {
     /// While Redis is unreachable: `fail-closed` (refuse with -31503 / HTTP 503) or `local`
     /// (each replica applies its own limits until Redis answers). Default: the manifest's
     /// `[limits] redis_unreachable`, else fail-closed.
-    #[arg(long, value_name = "POLICY", value_parser = ["fail-closed", "local"])]
-    redis_unreachable: Option<String>,
+    #[arg(long, value_name = "POLICY", value_enum)]
+    redis_unreachable: Option<RedisUnreachable>,
     /// Expiry of an in-flight lease in Redis, in milliseconds (renewed every third of it): how
     /// soon a replica that died gives its calls' slots back. Default: the manifest's
     /// `[limits] redis_lease_ms`, else 15000.
@@ -642,11 +694,7 @@ fn main() -> ExitCode {
                 audit,
                 log,
             } = *flags;
-            let mode = if sandbox == "best-effort" {
-                sandbox::Mode::BestEffort
-            } else {
-                sandbox::Mode::Required
-            };
+            let mode = sandbox.mode();
             let manifest = manifest.or(manifest_file);
             serve(manifest.as_deref(), &overrides, &http, &audit, &log, mode)
         }
@@ -663,7 +711,7 @@ fn main() -> ExitCode {
             arguments,
         } => cli::call::run(&cli::call::Request {
             manifest: manifest.as_deref(),
-            sandbox: &sandbox,
+            sandbox: sandbox.word(),
             tool: &tool,
             pairs: &arguments,
             json: json.as_deref(),
@@ -1149,8 +1197,8 @@ fn http_config(
         }
         config = config.with_oauth(oauth);
     }
-    let redis = match flags.quota_store.as_deref() {
-        Some(store) => store == "redis",
+    let redis = match flags.quota_store {
+        Some(store) => store == QuotaStore::Redis,
         None => manifest.is_some(),
     };
     if !redis {
@@ -1167,9 +1215,9 @@ fn http_config(
         .as_deref()
         .or(manifest.and_then(|store| store.namespace.as_deref()))
         .unwrap_or("airlock");
-    let unreachable = match flags.redis_unreachable.as_deref() {
-        Some("local") => Unreachable::LocalLimits,
-        Some(_) => Unreachable::FailClosed,
+    let unreachable = match flags.redis_unreachable {
+        Some(RedisUnreachable::Local) => Unreachable::LocalLimits,
+        Some(RedisUnreachable::FailClosed) => Unreachable::FailClosed,
         None if manifest.is_some_and(|store| store.local_when_unreachable) => {
             Unreachable::LocalLimits
         }
