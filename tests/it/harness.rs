@@ -364,6 +364,18 @@ pub fn peak_rss_kib(pid: u32) -> u64 {
         .expect("VmHWM in /proc status")
 }
 
+/// Resident memory of process `pid` now (`VmRSS`), in KiB: what a test watches come back
+/// after a flood, where [`peak_rss_kib`] is the high-water mark.
+pub fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmRSS in /proc status")
+}
+
 /// Sends a signal by name (`TERM`, `INT`) with the `kill` program.
 pub fn signal(pid: u32, name: &str) {
     let status = spawn_command(&PathBuf::from("kill"))

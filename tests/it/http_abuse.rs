@@ -2,6 +2,7 @@
 //! table, holds connections without speaking, never reads its replies, or only sends garbage,
 //! while another client must still be served.
 
+use crate::harness::rss_kib;
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -173,16 +174,6 @@ fn idle_sockets_from_one_address_leave_another_address_served() {
 /// connection that takes no bytes for the write timeout is closed.
 const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
 
-/// Resident memory of `pid` now (`VmRSS`), in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .unwrap()
-}
 
 /// Item 1: 300 clients that send a `read_file` of a 1 MiB file of control bytes (each escaped
 /// to six bytes in the reply) and never read the reply. Before, each reply was held whole after

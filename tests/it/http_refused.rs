@@ -3,6 +3,7 @@
 //! forwarding header the proxy does not write, partial bodies are bounded in memory, repeated
 //! or mismatched `Mcp-*` headers are `400`, and clients share the server-wide call quota.
 
+use crate::harness::rss_kib;
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -438,16 +439,6 @@ fn a_web_page_flooding_the_port_does_not_lock_the_local_client_out() {
 /// Peak resident memory allowed to the server while 512 partial bodies arrive (issue 35).
 const PARTIAL_BODIES_PEAK_KIB: u64 = 64 * 1024;
 
-/// Resident memory of `pid` now (`VmRSS`), in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .unwrap()
-}
 
 /// Item 4: 512 connections from 8 addresses each send the head of a 1 MiB POST and all of
 /// its body but the last KiB, and hold it. The bytes held in partial bodies are bounded

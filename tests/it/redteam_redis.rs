@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::{self, REPLY_TIMEOUT};
+use crate::harness::{self, REPLY_TIMEOUT, rss_kib};
 use crate::http::{self, HttpServer, Reply, modern, modern_bytes, post};
 use crate::redis::{
     Redis, asking_replicas, asks_only_if_declared, bearer, eventually, log_of, manifest, quick,
@@ -776,15 +776,6 @@ impl FakeRedis {
     }
 }
 
-/// Resident memory of process `pid`, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
 
 /// Resident memory allowed to a server whose Redis streams an endless reply: what it holds
 /// at rest plus a few of the 16 MiB a 250 ms call time-out lets through at 64 MiB/s.
