@@ -1113,7 +1113,10 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
     }
     let host = sandbox::configure(mode);
     let missing = host.support.missing();
-    tracing::info!(support = %host.support.describe(), "sandbox");
+    // The ABI the kernel reports, as `airlock check` shows it (one short-lived thread, once),
+    // not the lower bound the start-up probe proves.
+    let support = host.support.clone().with_exact_landlock_abi();
+    tracing::info!(support = %support.describe(), "sandbox");
     if missing.is_empty() {
         return true;
     }

