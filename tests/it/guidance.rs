@@ -106,3 +106,48 @@ fn serve_and_check_name_the_same_landlock_abi() {
         "{served}\n---\n{checked}"
     );
 }
+
+/// GNU tar runs its compressor through `/bin/sh -c`: `tar --gzip` passed check and failed at
+/// call time ("gzip: Cannot exec: Permission denied"). `check` now names the `exec` to add, and
+/// with it the call is served.
+#[test]
+fn tar_with_gzip_is_refused_naming_the_exec_it_needs_and_served_with_it() {
+    let dir = Dir::new("tar");
+    let tool = "[[tool]]\nname = \"pack\"\ndescription = \"packs src\"\n\
+                command = [\"tar\", \"--gzip\", \"-cf\", \"out/a.tgz\", \"src\"]\n\
+                write = [\"out\"]\n";
+    let (status, stderr) = check(&dir, tool);
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tool `pack`: `exec`: `--gzip` makes tar run `gzip` through /bin/sh -c, which the \
+             sandbox lets it execute only when the tool names both: add exec = [\"sh\", \
+             \"gzip\"]"
+        ),
+        "{stderr}"
+    );
+    // A bundle (`-czf`) and another compressor say the same of theirs; an `exec` that already
+    // names one program keeps it.
+    let (status, stderr) = check(
+        &dir,
+        &tool
+            .replace("\"--gzip\", \"-cf\"", "\"-cJf\"")
+            .replace("write = ", "exec = [\"sh\"]\nwrite = "),
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`-J` makes tar run `xz` through /bin/sh -c")
+            && stderr.contains("add exec = [\"sh\", \"xz\"]"),
+        "{stderr}"
+    );
+
+    let fixed = format!("{tool}exec = [\"sh\", \"gzip\"]\n");
+    let (status, stderr) = check(&dir, &fixed);
+    assert_eq!(status, Some(0), "{stderr}");
+    let mut server = Server::start(&airlock(), &["serve", "--manifest", &dir.manifest(&fixed)]);
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(1, "pack", json!({})));
+    assert_eq!(reply["result"]["isError"], json!(null), "{reply}");
+    let archive = std::fs::read(dir.path().join("out/a.tgz")).unwrap();
+    assert_eq!(archive.get(..2), Some(&[0x1f, 0x8b][..]), "a gzip stream");
+}

@@ -399,7 +399,14 @@ impl ToolChecker<'_> {
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
-        let sandbox = self.sandbox(&raw, tool, &program, &workdir, &args, &accepted_risks)?;
+        let sandbox = self.sandbox(
+            &raw,
+            tool,
+            (&program, &template),
+            &workdir,
+            &args,
+            &accepted_risks,
+        )?;
         let timeout = match &raw.timeout_ms {
             Some(value) => Some(timeout(value, at, tool, "timeout_ms")?),
             None => None,
@@ -474,7 +481,7 @@ impl ToolChecker<'_> {
         &self,
         raw: &RawTool,
         tool: Option<&str>,
-        program: &Path,
+        (program, template): (&Path, &[Element]),
         workdir: &Path,
         args: &[ArgSpec],
         accepted: &[Risk],
@@ -682,6 +689,13 @@ impl ToolChecker<'_> {
                 ));
             }
         }
+        if let Some(rule) = compressor_refusal(&program, template, &policy.exec, raw, self.base) {
+            let span = raw
+                .exec
+                .first()
+                .map_or(self.span.start, |entry| entry.span().start);
+            return Err(at.error(Some(span), tool, "exec", &rule));
+        }
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))
             .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))
@@ -751,6 +765,60 @@ impl ToolChecker<'_> {
         }
         Ok((env, secrets))
     }
+}
+
+/// Why a tar tool's sandbox cannot run the compressor its options name (GNU tar starts it
+/// through `/bin/sh -c`), with the `exec` line that would: `None` when it can, or for another
+/// program.
+fn compressor_refusal(
+    program: &Path,
+    template: &[Element],
+    exec: &[PathBuf],
+    raw: &RawTool,
+    base: &Path,
+) -> Option<String> {
+    let found = super::compressor::of_tar(program, template)?;
+    let granted = |path: &Path| {
+        std::fs::canonicalize(path)
+            .is_ok_and(|real| exec.iter().any(|grant| real.starts_with(grant)))
+    };
+    let mut missing: Vec<&str> = Vec::new();
+    if !granted(Path::new(super::compressor::SHELL)) {
+        missing.push("sh");
+    }
+    let option = &found.option;
+    if let Some(name) = &found.program {
+        let Some(path) = resolve_program(name, base) else {
+            return Some(format!(
+                "`{option}` makes tar run `{name}` through /bin/sh -c, and `{name}` was not \
+                 found in airlock's PATH: install it, or choose a compressor this machine has"
+            ));
+        };
+        if !granted(&path) {
+            missing.push(name);
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let mut line: Vec<String> = raw
+        .exec
+        .iter()
+        .map(|entry| format!("{:?}", entry.get_ref()))
+        .collect();
+    line.extend(missing.iter().map(|name| format!("{name:?}")));
+    let line = line.join(", ");
+    Some(match &found.program {
+        Some(name) => format!(
+            "`{option}` makes tar run `{name}` through /bin/sh -c, which the sandbox lets it \
+             execute only when the tool names both: add exec = [{line}]"
+        ),
+        None => format!(
+            "`{option}` makes tar run the compressor its archive's suffix names, through \
+             /bin/sh -c, and a value chooses the archive: add exec = [{line}] with each \
+             compressor the suffixes may name (gzip, bzip2, xz, zstd, …)"
+        ),
+    })
 }
 
 /// Whether a command element is a shell operator or substitution: text a shell would act on

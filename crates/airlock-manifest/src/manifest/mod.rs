@@ -6,7 +6,8 @@
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
 //! `bounds` (limits, quotas, deadlines, resources, the shared store's settings), `surface`
 //! (`[[prompt]]` and `[[resource]]`), `system` (the host's trees a sandboxed command is never
-//! given or may never write) and `describe` (the `inputSchema` and `airlock check`'s
+//! given or may never write), `compressor` (what GNU tar runs through `/bin/sh` for its
+//! compression options, which the tool's `exec` must grant) and `describe` (the `inputSchema` and `airlock check`'s
 //! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
@@ -19,6 +20,7 @@ mod arguments;
 mod argv;
 mod bounds;
 pub mod checked;
+mod compressor;
 mod defaults;
 mod describe;
 mod raw;
