@@ -151,3 +151,71 @@ fn tar_with_gzip_is_refused_naming_the_exec_it_needs_and_served_with_it() {
     let archive = std::fs::read(dir.path().join("out/a.tgz")).unwrap();
     assert_eq!(archive.get(..2), Some(&[0x1f, 0x8b][..]), "a gzip stream");
 }
+
+/// Issue 41: `command = ["git", "log", "--oneline", "|", "head", "-5"]` passed check (git got
+/// `|` as an argument).
+#[test]
+fn a_shell_operator_in_a_command_is_refused_with_what_to_write() {
+    let dir = Dir::new("pipe");
+    let (status, stderr) = check(
+        &dir,
+        "[[tool]]\nname = \"log\"\ndescription = \"recent commits\"\n\
+         command = [\"git\", \"log\", \"--oneline\", \"|\", \"head\", \"-5\"]\n",
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tool `log`: `command`: `|` is shell syntax, and airlock runs no shell: the program \
+             would get it as an argument. Write a script and name it"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Issue 41: jq given an `enum` of filters was refused as interpreter code, with only
+/// `accept_risk` offered; a free string there is still refused, now naming the safe form first.
+#[test]
+fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
+    let dir = Dir::new("jq");
+    std::fs::write(dir.path().join("src/data.json"), r#"{"name":"airlock","items":[1,2]}"#).unwrap();
+    let tool = "[[tool]]\nname = \"query\"\ndescription = \"reads a JSON file\"\n\
+                command = [\"jq\", \"{filter}\", \"--\", \"{file}\"]\n\
+                args.file = { type = \"path\", within = \"src\", kind = \"file\" }\n";
+    let enum_of_filters = format!(
+        "{tool}args.filter = {{ type = \"string\", enum = [\".name\", \".items | length\"], \
+         required = true }}\n"
+    );
+    let (status, stderr) = check(&dir, &enum_of_filters);
+    assert_eq!(status, Some(0), "{stderr}");
+    let mut server = Server::start(
+        &airlock(),
+        &["serve", "--manifest", &dir.manifest(&enum_of_filters)],
+    );
+    server.initialize("2025-11-25");
+    let reply = server.request(&call(
+        1,
+        "query",
+        json!({"filter": ".items | length", "file": "data.json"}),
+    ));
+    assert_eq!(reply["result"]["content"][0]["text"], "2\n", "{reply}");
+    // The agent cannot bring a filter of its own.
+    let reply = server.request(&call(
+        2,
+        "query",
+        json!({"filter": "env", "file": "data.json"}),
+    ));
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("`filter` must be one of"), "{reply}");
+
+    let free = format!("{tool}args.filter = {{ type = \"string\" }}\n");
+    let (status, stderr) = check(&dir, &free);
+    assert_eq!(status, Some(1), "{stderr}");
+    let safe = stderr
+        .find("the safe form: `-f FILE` with a fixed file, or an `enum` of the programs")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let accept = stderr
+        .find("only if that is really intended, add accept_risk = [\"interpreter_code\"]")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(safe < accept, "{stderr}");
+}
