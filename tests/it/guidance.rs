@@ -177,7 +177,11 @@ fn a_shell_operator_in_a_command_is_refused_with_what_to_write() {
 #[test]
 fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
     let dir = Dir::new("jq");
-    std::fs::write(dir.path().join("src/data.json"), r#"{"name":"airlock","items":[1,2]}"#).unwrap();
+    std::fs::write(
+        dir.path().join("src/data.json"),
+        r#"{"name":"airlock","items":[1,2]}"#,
+    )
+    .unwrap();
     let tool = "[[tool]]\nname = \"query\"\ndescription = \"reads a JSON file\"\n\
                 command = [\"jq\", \"{filter}\", \"--\", \"{file}\"]\n\
                 args.file = { type = \"path\", within = \"src\", kind = \"file\" }\n";
@@ -218,4 +222,33 @@ fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
         .find("only if that is really intended, add accept_risk = [\"interpreter_code\"]")
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(safe < accept, "{stderr}");
+}
+
+/// Issue 41: shape errors came one at a time and out of line order, with no "did you mean";
+/// README says `check` lists every error at once.
+#[test]
+fn check_lists_every_shape_error_at_once_in_line_order_with_did_you_mean() {
+    let dir = Dir::new("shape");
+    let (status, stderr) = check(
+        &dir,
+        "[server]\nnmae = \"x\"\n\n\
+         [[tool]]\nname = \"list\"\ndescription = \"lists\"\ncomand = [\"ls\"]\n\
+         args.n = { type = \"integer\", minimun = 1 }\n\n\
+         [[tool]]\nname = \"count\"\ndescripton = \"counts\"\ncommand = [\"wc\"]\n",
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    let path = dir.path().join("tools.toml");
+    let path = path.to_str().unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    let expected = [
+        (format!("{path}:2:1: unknown field `nmae`"), "did you mean `name`?"),
+        (format!("{path}:7:1: unknown field `comand`"), "did you mean `command`?"),
+        (format!("{path}:8:30: unknown field `minimun`"), "did you mean `minimum`?"),
+        (format!("{path}:12:1: unknown field `descripton`"), "did you mean `description`?"),
+    ];
+    assert_eq!(lines.len(), expected.len() + 1, "{stderr}");
+    for (line, (start, end)) in lines.iter().zip(&expected) {
+        assert!(line.starts_with(start.as_str()) && line.ends_with(end), "{line}\n---\n{stderr}");
+    }
+    assert_eq!(lines.last(), Some(&"(4 errors)"), "{stderr}");
 }
