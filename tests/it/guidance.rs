@@ -241,14 +241,103 @@ fn check_lists_every_shape_error_at_once_in_line_order_with_did_you_mean() {
     let path = path.to_str().unwrap();
     let lines: Vec<&str> = stderr.lines().collect();
     let expected = [
-        (format!("{path}:2:1: unknown field `nmae`"), "did you mean `name`?"),
-        (format!("{path}:7:1: unknown field `comand`"), "did you mean `command`?"),
-        (format!("{path}:8:30: unknown field `minimun`"), "did you mean `minimum`?"),
-        (format!("{path}:12:1: unknown field `descripton`"), "did you mean `description`?"),
+        (
+            format!("{path}:2:1: unknown field `nmae`"),
+            "did you mean `name`?",
+        ),
+        (
+            format!("{path}:7:1: unknown field `comand`"),
+            "did you mean `command`?",
+        ),
+        (
+            format!("{path}:8:30: unknown field `minimun`"),
+            "did you mean `minimum`?",
+        ),
+        (
+            format!("{path}:12:1: unknown field `descripton`"),
+            "did you mean `description`?",
+        ),
     ];
     assert_eq!(lines.len(), expected.len() + 1, "{stderr}");
     for (line, (start, end)) in lines.iter().zip(&expected) {
-        assert!(line.starts_with(start.as_str()) && line.ends_with(end), "{line}\n---\n{stderr}");
+        assert!(
+            line.starts_with(start.as_str()) && line.ends_with(end),
+            "{line}\n---\n{stderr}"
+        );
     }
     assert_eq!(lines.last(), Some(&"(4 errors)"), "{stderr}");
+}
+
+/// Issue 41: `--output=/etc/x` as a fixed value passed check and failed at call time; a fixed
+/// path outside every grant is now refused at check, naming the path it resolves to, and so
+/// are `write` entries that name no directory.
+#[test]
+fn fixed_paths_outside_the_grants_are_refused_with_the_resolved_path() {
+    let dir = Dir::new("paths");
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let root = root.to_str().unwrap();
+    let tool = |command: &str, rest: &str| {
+        format!(
+            "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = {command}\n\
+             write = [\"out\"]\n{rest}"
+        )
+    };
+    let (status, stderr) = check(
+        &dir,
+        &tool(r#"["sort", "--output=/etc/airlock-x", "src/a.txt"]"#, ""),
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tool `t`: `command`: `--output=/etc/airlock-x` names /etc/airlock-x, which the \
+             tool's sandbox does not let it write"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("{root}/out")), "{stderr}");
+    // A relative one resolves against the workdir, and is shown resolved.
+    let (status, stderr) = check(
+        &dir,
+        &tool(r#"["sort", "--output=src/sorted.txt", "src/a.txt"]"#, ""),
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("names {root}/src/sorted.txt")),
+        "{stderr}"
+    );
+    // Written where the tool may write: served.
+    let (status, stderr) = check(
+        &dir,
+        &tool(r#"["sort", "--output=out/sorted.txt", "src/a.txt"]"#, ""),
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    // A fixed path the sandbox does not show at all.
+    let (status, stderr) = check(&dir, &tool(r#"["cat", "/etc/shadow"]"#, ""));
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr
+            .contains("`/etc/shadow` names /etc/shadow, which the tool's sandbox does not show it"),
+        "{stderr}"
+    );
+    // Shown once granted.
+    let (status, stderr) = check(
+        &dir,
+        &tool(
+            r#"["cat", "/etc/hostname"]"#,
+            "read = [\"/etc/hostname\"]\n",
+        ),
+    );
+    assert_eq!(status, Some(0), "{stderr}");
+    // `write` errors show the path they resolved to.
+    let (status, stderr) = check(
+        &dir,
+        &tool(r#"["ls"]"#, "").replace("[\"out\"]", "[\"missing\"]"),
+    );
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "`write`: must name an existing directory, and {root}/missing is not one"
+        )),
+        "{stderr}"
+    );
 }

@@ -25,7 +25,7 @@ pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringR
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::destinations::{Destinations, parse_destination};
-use crate::sandbox::{Confinement, Declared, Policy, Resources, later_code};
+use crate::sandbox::{Confinement, Declared, Policy, Resources, SYSTEM_WRITE_FILES, later_code};
 use crate::secrets::Secret;
 use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
@@ -548,12 +548,24 @@ impl ToolChecker<'_> {
         for entry in &raw.write {
             let refused = |rule: &str| at.error(Some(entry.span().start), tool, "write", rule);
             if Path::new(entry.get_ref()).is_absolute() {
-                return Err(refused("must be relative to the tool's workdir"));
+                return Err(refused(&format!(
+                    "must be relative to the tool's workdir, {}",
+                    workdir.display()
+                )));
             }
-            let dir = directory(workdir, entry.get_ref())
-                .ok_or_else(|| refused("must name an existing directory"))?;
+            let dir = directory(workdir, entry.get_ref()).ok_or_else(|| {
+                refused(&format!(
+                    "must name an existing directory, and {} is not one (relative to the tool's \
+                     workdir)",
+                    workdir.join(entry.get_ref()).display()
+                ))
+            })?;
             if !dir.starts_with(workdir) {
-                return Err(refused("must stay inside the tool's workdir"));
+                return Err(refused(&format!(
+                    "must stay inside the tool's workdir, {}, and it resolves to {}",
+                    workdir.display(),
+                    dir.display()
+                )));
             }
             if let Some(rule) = system_write_refusal(&dir, fixed_system_entries(), home_directory())
             {
@@ -585,16 +597,23 @@ impl ToolChecker<'_> {
         }
         let mut exec = Vec::with_capacity(raw.exec.len());
         for entry in &raw.exec {
+            let text = entry.get_ref();
             let refused = || {
+                let looked = if text.contains('/') {
+                    format!(", and {} is not one", self.base.join(text).display())
+                } else {
+                    format!(", and `{text}` is not one in airlock's PATH")
+                };
                 at.error(
                     Some(entry.span().start),
                     tool,
                     "exec",
-                    "must name an executable file (looked up in PATH when the manifest loads) \
-                     or a directory",
+                    &format!(
+                        "must name an executable file (looked up in PATH when the manifest \
+                         loads) or a directory{looked}"
+                    ),
                 )
             };
-            let text = entry.get_ref();
             // A path is taken from the manifest's directory, as `resolve_program` takes it:
             // never from airlock's working directory.
             let path = if !text.contains('/') || self.base.join(text).is_file() {
@@ -695,6 +714,17 @@ impl ToolChecker<'_> {
                 .first()
                 .map_or(self.span.start, |entry| entry.span().start);
             return Err(at.error(Some(span), tool, "exec", &rule));
+        }
+        let writable: Vec<PathBuf> = policy
+            .write
+            .iter()
+            .cloned()
+            .chain(SYSTEM_WRITE_FILES.iter().map(PathBuf::from))
+            .collect();
+        let fixed =
+            super::literal_paths::refusal(template, workdir, &policy.bound_trees(), &writable);
+        if let Some(rule) = fixed {
+            return Err(at.error(Some(raw.command.span().start), tool, "command", &rule));
         }
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))

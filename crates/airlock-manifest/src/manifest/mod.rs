@@ -6,7 +6,8 @@
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
 //! `bounds` (limits, quotas, deadlines, resources, the shared store's settings), `surface`
 //! (`[[prompt]]` and `[[resource]]`), `system` (the host's trees a sandboxed command is never
-//! given or may never write), `compressor` (what GNU tar runs through `/bin/sh` for its
+//! given or may never write), `literal_paths` (fixed paths of a template the sandbox would
+//! not let the command reach), `compressor` (what GNU tar runs through `/bin/sh` for its
 //! compression options, which the tool's `exec` must grant), `shape` (every unknown key and
 //! type error of the file at once, with "did you mean") and `describe` (the `inputSchema` and `airlock check`'s
 //! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
@@ -24,6 +25,7 @@ pub mod checked;
 mod compressor;
 mod defaults;
 mod describe;
+mod literal_paths;
 mod raw;
 pub mod risk;
 mod schema;

@@ -76,9 +76,7 @@ pub(super) fn read<T: serde::de::DeserializeOwned>(
             span: Some(span.clone()),
             message,
         });
-        let Some(path) = key_path(&part, &span) else {
-            return None;
-        };
+        let path = key_path(&part, &span)?;
         let mut depth = path.len();
         loop {
             let (Some(key), Some(keys)) = (path.get(depth.saturating_sub(1)), path.get(..depth))
