@@ -101,6 +101,9 @@ pub struct CommandTool {
     /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
     /// accepted risk `unsandboxed`.
     pub sandbox: Option<Arc<Confinement>>,
+    /// What `airlock check` shows and `serve` logs at `warn`, without refusing the tool: a
+    /// fixed path the sandbox does not show the command.
+    pub warnings: Vec<String>,
 }
 
 /// Checks a raw manifest. `base` resolves relative paths; `text` is the file, for positions.
@@ -399,13 +402,14 @@ impl ToolChecker<'_> {
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
+        let mut warnings = Vec::new();
         let sandbox = self.sandbox(
             &raw,
             tool,
             (&program, &template),
             &workdir,
             &args,
-            &accepted_risks,
+            (&accepted_risks, &mut warnings),
         )?;
         let timeout = match &raw.timeout_ms {
             Some(value) => Some(timeout(value, at, tool, "timeout_ms")?),
@@ -473,6 +477,7 @@ impl ToolChecker<'_> {
             accepted_risks,
             reading: assessment.reading,
             sandbox,
+            warnings,
         })
     }
 
@@ -484,7 +489,7 @@ impl ToolChecker<'_> {
         (program, template): (&Path, &[Element]),
         workdir: &Path,
         args: &[ArgSpec],
-        accepted: &[Risk],
+        (accepted, warnings): (&[Risk], &mut Vec<String>),
     ) -> Result<Option<Arc<Confinement>>, ManifestError> {
         let at = self.at;
         let off = match &raw.sandbox {
@@ -509,8 +514,10 @@ impl ToolChecker<'_> {
                     span,
                     tool,
                     "sandbox",
-                    "the command would run outside the kernel sandbox; if that is really \
-                     intended, add accept_risk = [\"unsandboxed\"]",
+                    "the command would run outside the kernel sandbox; the safe form: the \
+                     sandbox on (leave `sandbox` out), granting what the command needs with \
+                     `read`, `write`, `exec` and `network`; only if that is really intended, add \
+                     accept_risk = [\"unsandboxed\"]",
                 ));
             }
             let declared = !raw.read.is_empty()
@@ -721,11 +728,11 @@ impl ToolChecker<'_> {
             .cloned()
             .chain(SYSTEM_WRITE_FILES.iter().map(PathBuf::from))
             .collect();
-        let fixed =
-            super::literal_paths::refusal(template, workdir, &policy.bound_trees(), &writable);
-        if let Some(rule) = fixed {
+        let fixed = super::literal_paths::look(template, workdir, &policy.bound_trees(), &writable);
+        if let Some(rule) = fixed.refusal {
             return Err(at.error(Some(raw.command.span().start), tool, "command", &rule));
         }
+        warnings.extend(fixed.warnings);
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))
             .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))

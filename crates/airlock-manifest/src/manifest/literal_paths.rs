@@ -1,6 +1,9 @@
 //! Paths a tool's template fixes (`/etc/x`, `--output=out/report.txt`) that its sandbox would
-//! not let the command reach: refused at load, with the path they resolve to, instead of
-//! failing every call with `ENOENT` or `EACCES`.
+//! not let the command reach, named with the path they resolve to at load instead of failing
+//! calls with `ENOENT` or `EACCES`. An output option's value outside the writable directories
+//! is refused: no call can write it. A path the view does not hold is a warning: the command
+//! cannot reach it, but a program may do without it, and the sandbox's own tests load such
+//! shapes to show the wall holds.
 //!
 //! It trusts the template (operator text) and the policy already built; it reads the file
 //! system only to resolve a literal as the command would (against the workdir, links
@@ -24,14 +27,24 @@ const OUTPUT_OPTIONS: &[&str] = &[
     "--logfile",
 ];
 
-/// Why a fixed path of `template` is out of the command's reach, or `None`. `visible` is every
-/// path the command's view binds; `writable` its writable directories and files.
-pub(super) fn refusal(
+/// What the fixed paths of a template would meet.
+#[derive(Debug, Default, Eq, PartialEq)]
+pub(super) struct Findings {
+    /// Why the tool cannot work: an output it may not write.
+    pub(super) refusal: Option<String>,
+    /// Paths it will not reach.
+    pub(super) warnings: Vec<String>,
+}
+
+/// The fixed paths of `template` out of the command's reach. `visible` is every path the
+/// command's view binds; `writable` its writable directories and files.
+pub(super) fn look(
     template: &[Element],
     workdir: &Path,
     visible: &[PathBuf],
     writable: &[PathBuf],
-) -> Option<String> {
+) -> Findings {
+    let mut found = Findings::default();
     let mut previous: Option<&str> = None;
     for element in template {
         let Element::Literal(text) = element else {
@@ -56,24 +69,25 @@ pub(super) fn refusal(
                 .iter()
                 .map(|dir| dir.display().to_string())
                 .collect();
-            return Some(format!(
+            found.refusal.get_or_insert(format!(
                 "`{text}` names {shown}, which the tool's sandbox does not let it write (it \
                  writes only in {}): write it inside a directory of `write`",
                 dirs.join(", ")
             ));
+            continue;
         }
         let seen = visible
             .iter()
             .any(|granted| path.starts_with(granted) || granted.starts_with(&path));
         if !seen {
-            return Some(format!(
+            found.warnings.push(format!(
                 "`{text}` names {shown}, which the tool's sandbox does not show it (it sees the \
-                 workdir, the path roots, `read`, `exec`, `write` and the system list): grant \
-                 it in `read` (or `write`), or leave it out"
+                 workdir, the path roots, `read`, `exec`, `write` and the system list): a call \
+                 that uses it fails; grant it in `read` (or `write`), or leave it out"
             ));
         }
     }
-    None
+    found
 }
 
 /// The path a literal names, resolved as the command would resolve it, when it is one: an
@@ -142,6 +156,7 @@ mod tests {
             .collect()
     }
 
+    /// The refusal, else the first warning.
     fn check(words: &[&str]) -> Option<String> {
         let work = std::env::temp_dir();
         let work = std::fs::canonicalize(work).unwrap();
@@ -151,7 +166,8 @@ mod tests {
             PathBuf::from("/dev/null"),
         ];
         let writable = [work.join("out"), PathBuf::from("/dev/null")];
-        refusal(&literals(words), &work, &visible, &writable)
+        let found = look(&literals(words), &work, &visible, &writable);
+        found.refusal.or_else(|| found.warnings.into_iter().next())
     }
 
     #[test]
