@@ -7,16 +7,15 @@
 //! the parsed document and the part read again; another error takes out the smallest piece
 //! holding it that the part can do without, so the errors after it are found too. A missing
 //! key that a suggestion already named, or that was taken out, is not reported. The text is the
-//! operator's and bounded by `MAX_MANIFEST_BYTES`; at most [`MAX_SHAPE_ERRORS`] rounds run.
+//! operator's and bounded by `MAX_MANIFEST_BYTES`; at most `MAX_MANIFEST_SHAPE_ERRORS` rounds
+//! run per part.
 
 use std::ops::Range;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 
-/// Unknown keys taken out of one part before it is given up: each round reads the part
-/// again, and a manifest with more mistakes than this has a bigger problem than a typo.
-const MAX_SHAPE_ERRORS: usize = 64;
+use airlock::limits::MAX_MANIFEST_SHAPE_ERRORS;
 
 /// One shape error: where, and the message (with "did you mean" when one fits).
 pub(super) struct Shape {
@@ -39,7 +38,7 @@ pub(super) fn read<T: serde::de::DeserializeOwned>(
     // Whether a piece other than an unknown key was taken out: what reads then is not what the
     // file says, and its checks would report the gap as errors of their own.
     let mut cut = false;
-    for _ in 0..MAX_SHAPE_ERRORS {
+    for _ in 0..MAX_MANIFEST_SHAPE_ERRORS {
         let error = match try_read::<T>(&part) {
             Ok(value) => return (!cut).then_some(value),
             Err(error) => error,
