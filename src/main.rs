@@ -1090,6 +1090,11 @@ fn passes_variable<'a>(manifest: &'a Manifest, name: &str) -> Option<&'a str> {
 /// effective policy is logged. Also makes this process non-dumpable, so that no process of the
 /// same user (a command included) can read its memory or `/proc/<pid>/environ`.
 fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
+    for tool in &manifest.tools {
+        for warning in &tool.warnings {
+            tracing::warn!(tool = tool.name.as_str(), "{warning}");
+        }
+    }
     let unconfined = manifest.tools.iter().filter(|tool| tool.sandbox.is_none());
     for tool in unconfined {
         tracing::warn!(
@@ -1113,7 +1118,10 @@ fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
     }
     let host = sandbox::configure(mode);
     let missing = host.support.missing();
-    tracing::info!(support = %host.support.describe(), "sandbox");
+    // The ABI the kernel reports, as `airlock check` shows it (one short-lived thread, once),
+    // not the lower bound the start-up probe proves.
+    let support = host.support.clone().with_exact_landlock_abi();
+    tracing::info!(support = %support.describe(), "sandbox");
     if missing.is_empty() {
         return true;
     }

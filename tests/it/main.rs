@@ -110,6 +110,7 @@ mod audit;
 mod audit_http;
 mod audit_reports;
 mod clients;
+mod guidance;
 mod harness;
 mod hostile;
 mod http;

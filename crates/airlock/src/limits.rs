@@ -305,6 +305,12 @@ pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Largest manifest file read, in bytes: a manifest is configuration, not data.
 pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
+/// Shape errors (unknown keys, wrong types) reported per part of a broken manifest (one
+/// `[[tool]]`, or the file without its tools). Each one found reads the part again, so the
+/// bound keeps `airlock check` on a file of typos linear in its size; a manifest with more
+/// mistakes than this has a bigger problem than a typo, and the rest come on the next run.
+pub const MAX_MANIFEST_SHAPE_ERRORS: usize = 64;
+
 /// Most arguments one manifest `[[prompt]]` may declare: a prompt is a form a user fills in,
 /// and each argument is a line of `prompts/list` every client holds.
 pub const MAX_PROMPT_ARGUMENTS: usize = 32;

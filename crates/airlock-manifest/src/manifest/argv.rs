@@ -59,7 +59,8 @@ pub(super) fn template(
         if embedded && !risks.contains(&Risk::EmbeddedPlaceholder) {
             return Err(format!(
                 "`{element}`: a placeholder must be a whole element or the value of `--opt={{x}}`; \
-                 anything else needs accept_risk = [\"embedded_placeholder\"]"
+                 the safe form: `{{{name}}}` as an element of its own, or `--opt={{{name}}}`; \
+                 only if that is really intended, add accept_risk = [\"embedded_placeholder\"]"
             ));
         }
         check_placement(

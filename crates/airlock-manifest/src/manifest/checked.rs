@@ -25,7 +25,7 @@ pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringR
 use super::{Located, ManifestError};
 use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::destinations::{Destinations, parse_destination};
-use crate::sandbox::{Confinement, Declared, Policy, Resources, later_code};
+use crate::sandbox::{Confinement, Declared, Policy, Resources, SYSTEM_WRITE_FILES, later_code};
 use crate::secrets::Secret;
 use airlock::limits::MIN_SECRET_BYTES;
 use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
@@ -101,6 +101,9 @@ pub struct CommandTool {
     /// The kernel sandbox the command runs in; `None` only with `sandbox = "off"` and the
     /// accepted risk `unsandboxed`.
     pub sandbox: Option<Arc<Confinement>>,
+    /// What `airlock check` shows and `serve` logs at `warn`, without refusing the tool: a
+    /// fixed path the sandbox does not show the command.
+    pub warnings: Vec<String>,
 }
 
 /// Checks a raw manifest. `base` resolves relative paths; `text` is the file, for positions.
@@ -399,7 +402,15 @@ impl ToolChecker<'_> {
             .map_err(|rule| fail("command", &rule))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
-        let sandbox = self.sandbox(&raw, tool, &program, &workdir, &args, &accepted_risks)?;
+        let mut warnings = Vec::new();
+        let sandbox = self.sandbox(
+            &raw,
+            tool,
+            (&program, &template),
+            &workdir,
+            &args,
+            (&accepted_risks, &mut warnings),
+        )?;
         let timeout = match &raw.timeout_ms {
             Some(value) => Some(timeout(value, at, tool, "timeout_ms")?),
             None => None,
@@ -466,6 +477,7 @@ impl ToolChecker<'_> {
             accepted_risks,
             reading: assessment.reading,
             sandbox,
+            warnings,
         })
     }
 
@@ -474,10 +486,10 @@ impl ToolChecker<'_> {
         &self,
         raw: &RawTool,
         tool: Option<&str>,
-        program: &Path,
+        (program, template): (&Path, &[Element]),
         workdir: &Path,
         args: &[ArgSpec],
-        accepted: &[Risk],
+        (accepted, warnings): (&[Risk], &mut Vec<String>),
     ) -> Result<Option<Arc<Confinement>>, ManifestError> {
         let at = self.at;
         let off = match &raw.sandbox {
@@ -502,8 +514,10 @@ impl ToolChecker<'_> {
                     span,
                     tool,
                     "sandbox",
-                    "the command would run outside the kernel sandbox; if that is really \
-                     intended, add accept_risk = [\"unsandboxed\"]",
+                    "the command would run outside the kernel sandbox; the safe form: the \
+                     sandbox on (leave `sandbox` out), granting what the command needs with \
+                     `read`, `write`, `exec` and `network`; only if that is really intended, add \
+                     accept_risk = [\"unsandboxed\"]",
                 ));
             }
             let declared = !raw.read.is_empty()
@@ -541,12 +555,24 @@ impl ToolChecker<'_> {
         for entry in &raw.write {
             let refused = |rule: &str| at.error(Some(entry.span().start), tool, "write", rule);
             if Path::new(entry.get_ref()).is_absolute() {
-                return Err(refused("must be relative to the tool's workdir"));
+                return Err(refused(&format!(
+                    "must be relative to the tool's workdir, {}",
+                    workdir.display()
+                )));
             }
-            let dir = directory(workdir, entry.get_ref())
-                .ok_or_else(|| refused("must name an existing directory"))?;
+            let dir = directory(workdir, entry.get_ref()).ok_or_else(|| {
+                refused(&format!(
+                    "must name an existing directory, and {} is not one (relative to the tool's \
+                     workdir)",
+                    workdir.join(entry.get_ref()).display()
+                ))
+            })?;
             if !dir.starts_with(workdir) {
-                return Err(refused("must stay inside the tool's workdir"));
+                return Err(refused(&format!(
+                    "must stay inside the tool's workdir, {}, and it resolves to {}",
+                    workdir.display(),
+                    dir.display()
+                )));
             }
             if let Some(rule) = system_write_refusal(&dir, fixed_system_entries(), home_directory())
             {
@@ -578,16 +604,23 @@ impl ToolChecker<'_> {
         }
         let mut exec = Vec::with_capacity(raw.exec.len());
         for entry in &raw.exec {
+            let text = entry.get_ref();
             let refused = || {
+                let looked = if text.contains('/') {
+                    format!(", and {} is not one", self.base.join(text).display())
+                } else {
+                    format!(", and `{text}` is not one in airlock's PATH")
+                };
                 at.error(
                     Some(entry.span().start),
                     tool,
                     "exec",
-                    "must name an executable file (looked up in PATH when the manifest loads) \
-                     or a directory",
+                    &format!(
+                        "must name an executable file (looked up in PATH when the manifest \
+                         loads) or a directory{looked}"
+                    ),
                 )
             };
-            let text = entry.get_ref();
             // A path is taken from the manifest's directory, as `resolve_program` takes it:
             // never from airlock's working directory.
             let path = if !text.contains('/') || self.base.join(text).is_file() {
@@ -682,6 +715,24 @@ impl ToolChecker<'_> {
                 ));
             }
         }
+        if let Some(rule) = compressor_refusal(&program, template, &policy.exec, raw, self.base) {
+            let span = raw
+                .exec
+                .first()
+                .map_or(self.span.start, |entry| entry.span().start);
+            return Err(at.error(Some(span), tool, "exec", &rule));
+        }
+        let writable: Vec<PathBuf> = policy
+            .write
+            .iter()
+            .cloned()
+            .chain(SYSTEM_WRITE_FILES.iter().map(PathBuf::from))
+            .collect();
+        let fixed = super::literal_paths::look(template, workdir, &policy.bound_trees(), &writable);
+        if let Some(rule) = fixed.refusal {
+            return Err(at.error(Some(raw.command.span().start), tool, "command", &rule));
+        }
+        warnings.extend(fixed.warnings);
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))
             .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))
@@ -751,6 +802,60 @@ impl ToolChecker<'_> {
         }
         Ok((env, secrets))
     }
+}
+
+/// Why a tar tool's sandbox cannot run the compressor its options name (GNU tar starts it
+/// through `/bin/sh -c`), with the `exec` line that would: `None` when it can, or for another
+/// program.
+fn compressor_refusal(
+    program: &Path,
+    template: &[Element],
+    exec: &[PathBuf],
+    raw: &RawTool,
+    base: &Path,
+) -> Option<String> {
+    let found = super::compressor::of_tar(program, template)?;
+    let granted = |path: &Path| {
+        std::fs::canonicalize(path)
+            .is_ok_and(|real| exec.iter().any(|grant| real.starts_with(grant)))
+    };
+    let mut missing: Vec<&str> = Vec::new();
+    if !granted(Path::new(super::compressor::SHELL)) {
+        missing.push("sh");
+    }
+    let option = &found.option;
+    if let Some(name) = &found.program {
+        let Some(path) = resolve_program(name, base) else {
+            return Some(format!(
+                "`{option}` makes tar run `{name}` through /bin/sh -c, and `{name}` was not \
+                 found in airlock's PATH: install it, or choose a compressor this machine has"
+            ));
+        };
+        if !granted(&path) {
+            missing.push(name);
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let mut line: Vec<String> = raw
+        .exec
+        .iter()
+        .map(|entry| format!("{:?}", entry.get_ref()))
+        .collect();
+    line.extend(missing.iter().map(|name| format!("{name:?}")));
+    let line = line.join(", ");
+    Some(match &found.program {
+        Some(name) => format!(
+            "`{option}` makes tar run `{name}` through /bin/sh -c, which the sandbox lets it \
+             execute only when the tool names both: add exec = [{line}]"
+        ),
+        None => format!(
+            "`{option}` makes tar run the compressor its archive's suffix names, through \
+             /bin/sh -c, and a value chooses the archive: add exec = [{line}] with each \
+             compressor the suffixes may name (gzip, bzip2, xz, zstd, …)"
+        ),
+    })
 }
 
 /// Whether a command element is a shell operator or substitution: text a shell would act on

@@ -204,6 +204,9 @@ impl Manifest {
             if !risks.is_empty() {
                 line(&mut out, &format!("  ACCEPTED RISKS: {}", risks.join(", ")));
             }
+            for warning in &tool.warnings {
+                line(&mut out, &format!("  WARNING: {warning}"));
+            }
         }
         out
     }

@@ -6,7 +6,10 @@
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
 //! `bounds` (limits, quotas, deadlines, resources, the shared store's settings), `surface`
 //! (`[[prompt]]` and `[[resource]]`), `system` (the host's trees a sandboxed command is never
-//! given or may never write) and `describe` (the `inputSchema` and `airlock check`'s
+//! given or may never write), `literal_paths` (fixed paths of a template the sandbox would
+//! not let the command reach), `compressor` (what GNU tar runs through `/bin/sh` for its
+//! compression options, which the tool's `exec` must grant), `shape` (every unknown key and
+//! type error of the file at once, with "did you mean") and `describe` (the `inputSchema` and `airlock check`'s
 //! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
@@ -19,11 +22,14 @@ mod arguments;
 mod argv;
 mod bounds;
 pub mod checked;
+mod compressor;
 mod defaults;
 mod describe;
+mod literal_paths;
 mod raw;
 pub mod risk;
 mod schema;
+mod shape;
 mod surface;
 mod system;
 mod template;
@@ -93,12 +99,20 @@ impl ManifestError {
         std::iter::once(self).chain(&*self.also)
     }
 
+    /// Every error of `errors` on its own, each followed by those it held.
+    fn flattened(errors: Vec<ManifestError>) -> Vec<ManifestError> {
+        errors
+            .into_iter()
+            .flat_map(|mut error| {
+                let rest = std::mem::take(&mut error.also).into_vec();
+                std::iter::once(error).chain(rest)
+            })
+            .collect()
+    }
+
     /// One error holding `errors` (the first leads), or `None` when there are none.
     pub(crate) fn combined(errors: Vec<ManifestError>) -> Option<ManifestError> {
-        let mut errors = errors.into_iter().flat_map(|mut error| {
-            let rest = std::mem::take(&mut error.also).into_vec();
-            std::iter::once(error).chain(rest)
-        });
+        let mut errors = Self::flattened(errors).into_iter();
         let mut first = errors.next()?;
         let rest: Vec<ManifestError> = errors.collect();
         first.also = rest.into_boxed_slice();
@@ -377,34 +391,51 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         Ok(raw) => raw,
         Err(first) => {
             // Deserialisation stops at the first error: each `[[tool]]`, and the rest of the
-            // file without them, are tried again on their own to report them all.
-            let mut errors = Vec::new();
+            // file without them, are read again on their own (`shape`), every unknown key of
+            // each reported, to list them all, in line order.
+            let mut shapes = Vec::new();
             let mut rest = document.into_inner();
             let mut good = Vec::new();
             if let Some(tools) = rest.remove("tool")
                 && let toml::de::DeValue::Array(tools) = tools.into_inner()
             {
                 for tool in tools {
-                    let one = toml::de::ValueDeserializer::from(tool);
-                    match toml::Spanned::<raw::RawTool>::deserialize(one) {
-                        Ok(tool) => good.push(tool),
-                        Err(error) => errors.push(toml_error(&error)),
-                    }
+                    good.extend(shape::read::<toml::Spanned<raw::RawTool>>(
+                        tool,
+                        &mut shapes,
+                    ));
                 }
             }
-            let others = toml::de::Deserializer::from(toml::Spanned::new(0..text.len(), rest));
-            match raw::RawManifest::deserialize(others) {
-                // The tools that did deserialise are checked too: their errors join the list.
-                Ok(mut others) if !good.is_empty() => {
+            let rest = toml::Spanned::new(0..text.len(), toml::de::DeValue::Table(rest));
+            let others = shape::read::<raw::RawManifest>(rest, &mut shapes);
+            let mut errors: Vec<ManifestError> = shapes
+                .into_iter()
+                .map(|shape| ManifestError {
+                    source_name: source.to_owned(),
+                    position: shape
+                        .span
+                        .as_ref()
+                        .map(|span| line_column(text, span.start)),
+                    tool: None,
+                    entry: Entry::Tool,
+                    field: None,
+                    rule: with_hint(&shape.message, text, shape.span),
+                    also: Box::default(),
+                })
+                .collect();
+            // The tools that did deserialise are checked too: their errors join the list.
+            if let Some(mut others) = others
+                && !good.is_empty()
+                && let Err(error) = {
                     others.tools = good;
-                    if let Err(error) = checked::check(others, source, text, base) {
-                        errors.push(error);
-                    }
+                    checked::check(others, source, text, base)
                 }
-                Ok(_) => {}
-                Err(error) => errors.push(toml_error(&error)),
+            {
+                errors.push(error);
             }
-            errors.sort_by_key(|error| error.position);
+            let mut errors = ManifestError::flattened(errors);
+            // In line order; an error without a position (a rule across tools) last.
+            errors.sort_by_key(|error| (error.position.is_none(), error.position));
             return Err(ManifestError::combined(errors).unwrap_or_else(|| toml_error(&first)));
         }
     };

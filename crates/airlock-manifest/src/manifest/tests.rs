@@ -98,10 +98,26 @@ fn the_embedded_default_manifest_loads_on_this_machine() {
 
 #[test]
 fn syntax_and_unknown_keys_fail_with_a_position() {
-    let error = refusal("[[tool]]\nname = \"x\"\nfrobnicate = 1\n");
-    assert_eq!(error.position(), Some((3, 1)), "{error}");
-    assert!(error.to_string().starts_with("test.toml:3:1: "), "{error}");
+    let error = refusal(
+        "[[tool]]\nname = \"x\"\ndescription = \"d\"\ncommand = [\"ls\"]\nfrobnicate = 1\n",
+    );
+    assert_eq!(error.position(), Some((5, 1)), "{error}");
+    assert!(error.to_string().starts_with("test.toml:5:1: "), "{error}");
     assert!(error.rule().contains("frobnicate"), "{error}");
+    // A missing key is reported too, at its table (the unknown one did not hide it).
+    let error = refusal("[[tool]]\nname = \"x\"\nfrobnicate = 1\n");
+    let all: Vec<String> = error.all().map(ToString::to_string).collect();
+    assert_eq!(all.len(), 2, "{error}");
+    assert!(
+        all.first()
+            .is_some_and(|one| one.starts_with("test.toml:1:1: missing field `description`")),
+        "{error}"
+    );
+    assert!(
+        all.get(1)
+            .is_some_and(|one| one.starts_with("test.toml:3:1: unknown field `frobnicate`")),
+        "{error}"
+    );
     let error = refusal("[[tool]\n");
     assert!(error.position().is_some(), "{error}");
 }
@@ -824,6 +840,76 @@ mod operator_messages {
             "{error}"
         );
         assert!(error.to_string().ends_with("\n(4 errors)"), "{error}");
+    }
+
+    /// Issue 41: shape errors came one a table, out of line order, with no "did you mean".
+    #[test]
+    fn every_shape_error_comes_at_once_in_line_order_with_did_you_mean() {
+        let text = "[server]\nnmae = \"x\"\n\n\
+                    [[tool]]\nname = \"t\"\ndescription = \"d\"\ncomand = [\"ls\"]\n\
+                    args.n = { type = \"integer\", minimun = 1 }\ntimeout_ms = \"5\"\n\
+                    colour = \"red\"\n\n\
+                    [[tool]]\nname = \"u\"\ndescripton = \"d\"\ncommand = [\"ls\"]\n\
+                    args.m = { type = \"strng\" }\n";
+        let error = refusal(text);
+        let all: Vec<(Option<(usize, usize)>, &str)> = error
+            .all()
+            .map(|one| (one.position(), one.rule()))
+            .collect();
+        let lines: Vec<Option<usize>> =
+            all.iter().map(|(at, _)| at.map(|(line, _)| line)).collect();
+        assert_eq!(
+            lines,
+            [
+                Some(2),
+                Some(7),
+                Some(8),
+                Some(9),
+                Some(10),
+                Some(14),
+                Some(16)
+            ],
+            "{error}"
+        );
+        let rules: Vec<&str> = all.iter().map(|(_, rule)| *rule).collect();
+        let expect = [
+            "unknown field `nmae`, expected one of `name`, `version`, `title`, `instructions`; \
+             did you mean `name`?",
+            "unknown field `comand`",
+            "unknown field `minimun`",
+            "`timeout_ms` takes a number",
+            "unknown field `colour`",
+            "unknown field `descripton`",
+            "unknown variant `strng`",
+        ];
+        for (rule, expected) in rules.iter().zip(expect) {
+            assert!(rule.contains(expected), "{rule} / {expected}");
+        }
+        assert!(
+            rules
+                .get(1)
+                .is_some_and(|rule| rule.ends_with("did you mean `command`?"))
+        );
+        assert!(
+            rules
+                .get(2)
+                .is_some_and(|rule| rule.ends_with("did you mean `minimum`?"))
+        );
+        assert!(
+            rules
+                .get(4)
+                .is_some_and(|rule| !rule.contains("did you mean"))
+        );
+        assert!(
+            rules
+                .get(6)
+                .is_some_and(|rule| rule.ends_with("did you mean `string`?"))
+        );
+        // The unknown key inside an inline table is pointed at itself.
+        assert_eq!(all.get(2).and_then(|(at, _)| *at), Some((8, 30)), "{error}");
+        // No "missing field `command`" after "did you mean `command`".
+        assert!(!error.to_string().contains("missing field"), "{error}");
+        assert!(error.to_string().ends_with("\n(7 errors)"), "{error}");
     }
 
     #[test]

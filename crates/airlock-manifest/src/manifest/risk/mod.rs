@@ -85,6 +85,41 @@ impl Risk {
         Self::ALL.into_iter().find(|risk| risk.as_str() == name)
     }
 
+    /// What to write instead of accepting the risk, when no finding says better.
+    fn safe_form(self) -> &'static str {
+        match self {
+            Self::InterpreterCode => {
+                "a fixed script file named in `command` (outside every writable directory), or \
+                 an `enum` of the code the argument may choose"
+            }
+            Self::Launcher => {
+                "the command it runs written in `command` itself, or an `enum` of what the \
+                 argument may run"
+            }
+            Self::UnknownProgram => {
+                "an `enum` of the values the argument may take (or an integer or boolean \
+                 argument), which airlock does not count as agent text"
+            }
+            Self::ExpressionOperands | Self::AssignmentOperands | Self::ResponseFiles => {
+                "a `path` argument (airlock passes it as an absolute path), or an `enum` of the \
+                 values the argument may take"
+            }
+            Self::LeadingDash => {
+                "no `allow_leading_dash`; or the value after `--`, or given to its option as \
+                 `--opt={x}`"
+            }
+            Self::EmbeddedPlaceholder => {
+                "the placeholder as a whole element (`{x}`) or as an option's value \
+                 (`--opt={x}`)"
+            }
+            Self::Unsandboxed => {
+                "the sandbox on, granting what the command needs with `read`, `write`, `exec` \
+                 and `network`"
+            }
+            Self::LaterCode => "the directory left out of `write`",
+        }
+    }
+
     /// The name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -214,26 +249,35 @@ pub struct Reading {
 /// A tool's reading and its risky shapes, in [`Risk::ALL`] order.
 pub(super) struct Assessment {
     pub(super) reading: Reading,
-    findings: Vec<(Risk, String)>,
+    findings: Vec<Finding>,
+}
+
+/// One risky shape: the risk, why, and the safe form to write instead.
+struct Finding {
+    risk: Risk,
+    why: String,
+    safe: String,
 }
 
 impl Assessment {
     /// The risks found.
     #[cfg(test)]
     pub(super) fn risks(&self) -> Vec<Risk> {
-        self.findings.iter().map(|(risk, _)| *risk).collect()
+        self.findings.iter().map(|finding| finding.risk).collect()
     }
 }
 
-/// Refuses the tool if a risky shape of it is not accepted: the rule, then how to accept it.
+/// Refuses the tool if a risky shape of it is not accepted: the rule, the safe form to write
+/// instead, and last how to accept the risk.
 pub(super) fn refuse_unaccepted(assessment: &Assessment, accepted: &[Risk]) -> Result<(), String> {
     match assessment
         .findings
         .iter()
-        .find(|(risk, _)| !accepted.contains(risk))
+        .find(|finding| !accepted.contains(&finding.risk))
     {
-        Some((risk, why)) => Err(format!(
-            "{why}; if that is really intended, add accept_risk = [\"{}\"]",
+        Some(Finding { risk, why, safe }) => Err(format!(
+            "{why}; the safe form: {safe}; only if that is really intended, add accept_risk = \
+             [\"{}\"]",
             risk.as_str()
         )),
         None => Ok(()),
@@ -375,7 +419,7 @@ impl Tool<'_> {
         match interpreter(
             grammar,
             shown,
-            self.template,
+            (self.template, self.args),
             self.input.stdin,
             self.workdir,
         ) {
@@ -394,12 +438,16 @@ impl Tool<'_> {
                     "`{shown}` runs the fixed script {script}; values are its {values}"
                 ));
             }
+            Code::Inline(what) => seen.summaries.push(format!(
+                "`{shown}` runs the program the manifest gives it ({what}); values are its input"
+            )),
             Code::Reads(why) => {
-                found.add(
+                found.add_with(
                     Risk::InterpreterCode,
                     format!(
                         "agent input can reach where this shell or interpreter reads code: {why}"
                     ),
+                    interpreter_safe_form(grammar),
                 );
                 seen.summaries
                     .push(format!("`{shown}` reads agent input as code: {why}"));
@@ -630,19 +678,24 @@ impl Tool<'_> {
 
 /// The risky shapes found, each risk once with its first reason.
 #[derive(Default)]
-struct Findings(Vec<(Risk, String)>);
+struct Findings(Vec<Finding>);
 
 impl Findings {
     fn add(&mut self, risk: Risk, why: String) {
-        if !self.0.iter().any(|(found, _)| *found == risk) {
-            self.0.push((risk, why));
+        self.add_with(risk, why, risk.safe_form().to_owned());
+    }
+
+    /// [`Self::add`] with a safe form that fits the program better than the risk's own.
+    fn add_with(&mut self, risk: Risk, why: String, safe: String) {
+        if !self.0.iter().any(|found| found.risk == risk) {
+            self.0.push(Finding { risk, why, safe });
         }
     }
 
     /// In [`Risk::ALL`] order.
-    fn sorted(mut self) -> Vec<(Risk, String)> {
+    fn sorted(mut self) -> Vec<Finding> {
         self.0
-            .sort_by_key(|(risk, _)| Risk::ALL.iter().position(|r| r == risk));
+            .sort_by_key(|found| Risk::ALL.iter().position(|r| *r == found.risk));
         self.0
     }
 }
@@ -802,6 +855,10 @@ enum Code {
     NoInput,
     /// A fixed script (or program file, or module) comes first; values come after it.
     Fixed(String),
+    /// The program text is the operator's, written in the manifest (a literal, or an `enum`
+    /// argument that is always given); values come after it. Only where the first operand is
+    /// program text (`jq`, `awk`, `sed`): a shell's inline code may run its arguments.
+    Inline(String),
     /// Agent input can be code; why.
     Reads(String),
 }
@@ -811,12 +868,16 @@ enum Code {
 fn interpreter(
     g: &Grammar,
     shown: &str,
-    template: &[Element],
+    (template, args): (&[Element], &[ArgSpec]),
     stdin: bool,
     workdir: &Path,
 ) -> Code {
-    let any_value = template.iter().any(|e| matches!(e, Element::Value { .. }));
-    if !any_value && !stdin {
+    // An `enum`'s values are the operator's: code chosen among them is the operator's code.
+    let agent_value = template.iter().any(|e| match e {
+        Element::Value { arg, .. } => !args.get(*arg).is_some_and(operator_chosen),
+        Element::Literal(_) => false,
+    });
+    if !agent_value && !stdin {
         return Code::NoInput;
     }
     if matches!(g.source, Source::Everything) {
@@ -836,10 +897,23 @@ fn interpreter(
                     prefix.trim_end_matches('=')
                 ));
             }
-            Element::Value { .. } => {
+            Element::Value {
+                arg,
+                prefix,
+                suffix,
+                ..
+            } => {
+                let chosen = args
+                    .get(*arg)
+                    .filter(|spec| prefix.is_empty() && suffix.is_empty() && always_chosen(spec));
                 return match (program_text, script) {
                     (true, Some(script)) => Code::Fixed(script),
-                    (true, None) => Code::Reads("a value would be the program text".to_owned()),
+                    (true, None) => match chosen {
+                        Some(spec) => {
+                            Code::Inline(format!("one of `{}`'s `enum` values", spec.name))
+                        }
+                        None => Code::Reads("a value would be the program text".to_owned()),
+                    },
                     (false, _) => Code::Reads(
                         "a value comes before any fixed script file, so it can be the script or \
                          code"
@@ -855,9 +929,7 @@ fn interpreter(
                 (_, _) if text == "-" => {
                     Code::Reads(format!("`-` makes `{shown}` read its program from stdin"))
                 }
-                (true, None) => {
-                    Code::Reads("the program is inline text, not a fixed script file".to_owned())
-                }
+                (true, None) => Code::Inline(format!("`{text}`")),
                 (false, _) if is_script_file(text, workdir) => Code::Fixed(text.to_owned()),
                 (false, _) => Code::Reads(format!(
                     "`{text}` is not a script file that exists, so it can be code"
@@ -975,6 +1047,48 @@ fn interpreter(
         )),
         _ => Code::Reads(format!("`{shown}` is given no fixed script")),
     }
+}
+
+/// What to write instead of letting agent text reach an interpreter's code: its program-file
+/// option where it has one (`-f FILE`), or an `enum`.
+fn interpreter_safe_form(g: &Grammar) -> String {
+    let file_option = g
+        .script_file
+        .chars()
+        .next()
+        .map(|letter| format!("-{letter}"))
+        .or_else(|| g.script_long.first().map(|long| (*long).to_owned()));
+    match (&g.source, file_option) {
+        (Source::ProgramText, Some(option)) => format!(
+            "`{option} FILE` with a fixed file, or an `enum` of the programs the argument may \
+             choose (a program written in `command` is fixed too)"
+        ),
+        (Source::Everything, _) => {
+            "an `enum` of the code the argument may choose (this program reads code from every \
+             argument and from its stdin)"
+                .to_owned()
+        }
+        (Source::ProgramText | Source::ScriptFile, _) => {
+            Risk::InterpreterCode.safe_form().to_owned()
+        }
+    }
+}
+
+/// Whether every value an argument can give is the operator's: a string or list with an
+/// `enum` (a string on stdin is the program's input, not argv).
+fn operator_chosen(spec: &ArgSpec) -> bool {
+    match &spec.kind {
+        ArgKind::String(rule) => rule.values.is_some() && !rule.stdin,
+        ArgKind::Array { items, .. } => items.values.is_some(),
+        ArgKind::Integer { .. } | ArgKind::Boolean { .. } | ArgKind::Path(_) => false,
+    }
+}
+
+/// Whether an argument always gives exactly one of the operator's values: a string with an
+/// `enum` that is required or has a default (left out, the next value would take its place).
+fn always_chosen(spec: &ArgSpec) -> bool {
+    matches!(&spec.kind, ArgKind::String(rule) if rule.values.is_some() && !rule.stdin)
+        && (spec.required || spec.default.is_some())
 }
 
 /// A literal naming a fixed script: an existing regular file (relative to the workdir), not a

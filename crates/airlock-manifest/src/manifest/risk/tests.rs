@@ -409,7 +409,7 @@ fn interpreters_that_read_code_anywhere_are_risky() {
         [Risk::InterpreterCode]
     );
     assert_eq!(
-        found("/usr/bin/jq", &[lit(".foo"), value()]),
+        found("/usr/bin/jq", &[lit("-r"), value()]),
         [Risk::InterpreterCode]
     );
     assert_eq!(
@@ -769,4 +769,136 @@ fn every_risk_name_parses_back() {
         assert_eq!(Risk::parse(risk.as_str()), Some(risk));
     }
     assert_eq!(Risk::parse("yolo"), None);
+}
+
+fn choice(name: &str, values: &[&str], required: bool) -> ArgSpec {
+    let values = values.iter().map(|value| (*value).to_owned()).collect();
+    ArgSpec {
+        required,
+        ..spec(name, ArgKind::String(rule(Some(values), false, false)))
+    }
+}
+
+fn second_value() -> Element {
+    Element::Value {
+        arg: 1,
+        prefix: String::new(),
+        suffix: String::new(),
+        after_double_dash: false,
+    }
+}
+
+/// Issue 41: an `enum`'s values are the operator's, not the agent's: jq given an enum of
+/// filters, then a file, was refused as interpreter code.
+#[test]
+fn an_enum_of_programs_is_the_operators_code() {
+    let filters = choice("filter", &[".name", ".items[] | .id"], true);
+    assert_eq!(
+        with(
+            "/usr/bin/jq",
+            &[value(), second_value()],
+            &[filters, path_arg()]
+        ),
+        []
+    );
+    // Free text there is still code.
+    assert_eq!(
+        with(
+            "/usr/bin/jq",
+            &[value(), second_value()],
+            &[text_arg(), path_arg()]
+        ),
+        [Risk::InterpreterCode]
+    );
+    // An enum that may be left out would let the next value take the program's place.
+    let optional = choice("filter", &[".name"], false);
+    assert_eq!(
+        with(
+            "/usr/bin/jq",
+            &[value(), second_value()],
+            &[optional, text_arg()]
+        ),
+        [Risk::InterpreterCode]
+    );
+    // A shell's code from an enum, with nothing else from the agent.
+    let commands = choice("command", &["ls -l", "pwd"], true);
+    assert_eq!(with("/bin/sh", &[lit("-c"), value()], &[commands]), []);
+    // With agent text beside it, the agent's value still reaches inline code.
+    let commands = choice("command", &["ls -l", "pwd"], true);
+    assert_eq!(
+        with(
+            "/bin/sh",
+            &[lit("-c"), value(), lit("sh"), second_value()],
+            &[commands, text_arg()]
+        ),
+        [Risk::InterpreterCode]
+    );
+    // sqlite3 reads code from every argument: an enum of statements is the operator's.
+    let statements = choice("query", &["select count(*) from t;"], true);
+    assert_eq!(
+        with("/usr/bin/sqlite3", &[lit("db"), value()], &[statements]),
+        []
+    );
+}
+
+/// A program the manifest writes inline for jq, awk or sed is as fixed as `-f FILE`: the
+/// values after it are the program's input.
+#[test]
+fn an_inline_program_written_in_the_manifest_is_fixed() {
+    assert_eq!(
+        with("/usr/bin/jq", &[lit(".foo"), value()], &[path_arg()]),
+        []
+    );
+    assert_eq!(
+        found("/usr/bin/sed", &[lit("s/a/b/"), lit("--"), after_dashes()]),
+        []
+    );
+    assert_eq!(
+        found(
+            "/usr/bin/awk",
+            &[lit("{print $1}"), lit("--"), after_dashes()]
+        ),
+        [Risk::AssignmentOperands]
+    );
+}
+
+/// Issue 41: a refusal named only `accept_risk`; it now names the safe form first.
+#[test]
+fn every_refusal_names_the_safe_form_before_accept_risk() {
+    let text = why("/usr/bin/jq", &[value()], &[text_arg()]);
+    assert!(
+        text.contains("the safe form: `-f FILE` with a fixed file, or an `enum` of the programs"),
+        "{text}"
+    );
+    let cases: [(&str, Vec<Element>, ArgSpec); 7] = [
+        ("/bin/sh", vec![lit("-c"), value()], text_arg()),
+        ("/usr/bin/env", vec![value()], text_arg()),
+        ("/opt/bin/mycli", vec![value()], text_arg()),
+        ("/usr/bin/find", vec![lit("--"), after_dashes()], text_arg()),
+        ("/usr/bin/make", vec![lit("--"), after_dashes()], text_arg()),
+        (
+            "/usr/bin/c++filt",
+            vec![lit("--"), after_dashes()],
+            text_arg(),
+        ),
+        ("/usr/bin/git", vec![lit("log"), value()], dash_arg()),
+    ];
+    for (program, template, arg) in cases {
+        let text = why(program, &template, &[arg]);
+        let safe = text.find("; the safe form: ");
+        let accept = text.find("; only if that is really intended, add accept_risk = [");
+        assert!(
+            safe.is_some() && accept.is_some() && safe < accept,
+            "{program}: {text}"
+        );
+        assert!(text.ends_with("\"]"), "{program}: {text}");
+    }
+    let embedded = Element::Value {
+        arg: 0,
+        prefix: "x".to_owned(),
+        suffix: String::new(),
+        after_double_dash: true,
+    };
+    let text = why("/usr/bin/cat", &[lit("--"), embedded], &[text_arg()]);
+    assert!(text.contains("; the safe form: "), "{text}");
 }
