@@ -209,6 +209,16 @@ impl Session {
     ) -> io::Result<Self> {
         let listener = std::net::TcpListener::from(listener.try_clone()?);
         listener.set_nonblocking(true)?;
+        // The socket outlives calls: what waits in its backlog now was connected by an
+        // earlier call (none of this one's processes runs yet), just before it was killed.
+        // It is dropped unread, so no call's request is sent on another's budget and record.
+        let mut stale = 0_usize;
+        while listener.accept().is_ok() {
+            stale = stale.saturating_add(1);
+        }
+        if stale > 0 {
+            tracing::debug!(stale, "dropped connections an earlier call left queued");
+        }
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let shared = Arc::new(Shared {
             rules,
@@ -932,6 +942,48 @@ mod tests {
         let record = session.finish();
         assert_eq!(record.attempts.len(), 1);
         assert_eq!(record.attempts[0].refusal, Some(Refusal::NotListed));
+    }
+
+    /// Red team (issue 36): the launcher's listening socket outlives a call, so a connection
+    /// a command made just before it was killed can wait in its backlog, request and body
+    /// sent. A session serves only its own call's connections: one queued before it started
+    /// (nothing of its call runs yet) is dropped unread, not forwarded on the next call's
+    /// budget and into its record.
+    #[tokio::test]
+    async fn a_connection_queued_before_the_call_is_not_served_by_it() {
+        let witness = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        witness.set_nonblocking(true).unwrap();
+        let port = witness.local_addr().unwrap().port();
+        let rules = Destinations {
+            any_public: false,
+            rules: vec![
+                super::super::destinations::parse_destination(&format!("127.0.0.1:{port}"))
+                    .unwrap(),
+            ],
+        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        // The previous call's last connection, queued and never accepted.
+        let mut left = std::net::TcpStream::connect(address).unwrap();
+        std::io::Write::write_all(
+            &mut left,
+            format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nleft over").as_bytes(),
+        )
+        .unwrap();
+        drop(left);
+        let session = Session::start(
+            &OwnedFd::from(listener),
+            Arc::new(rules),
+            &Resources::default(),
+        )
+        .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let record = session.finish();
+        assert!(record.attempts.is_empty(), "{record:?}");
+        assert!(
+            witness.accept().is_err(),
+            "the queued request was forwarded"
+        );
     }
 
     #[test]
