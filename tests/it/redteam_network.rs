@@ -404,3 +404,100 @@ print("returned")
         .map_or(0, Vec::len);
     assert_eq!(leaked, 0, "{}", records[1]);
 }
+
+/// The number of threads `pid` has now.
+fn threads(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap()
+}
+
+/// Finding (fixed): the proxy resolves a name on one of the runtime's blocking threads, and
+/// the connect timeout abandons the lookup without ending it: the thread stays until the
+/// system resolver gives up. A command that asks for name after name under a domain whose
+/// servers never answer piled up 32 such threads every 10 s; four calls reached the
+/// runtime's 512 within 35 s (release binary, a resolver with `timeout:30`), after which
+/// every command tool's call, of every client, waited (each checks its arguments on that
+/// pool first). Lookups are now bounded per call and server-wide, counted until they end.
+/// Shown in a network and mount namespace of its own whose resolver never answers.
+#[test]
+fn slow_name_lookups_hold_few_of_airlocks_threads() {
+    let unshare = Path::new("/usr/bin/unshare");
+    if !rustix::process::getuid().is_root() || !unshare.is_file() {
+        eprintln!("needs root and unshare: skipped");
+        return;
+    }
+    let scratch = Scratch::new("rt-net-dns");
+    let resolv = scratch.dir.join("resolv.conf");
+    std::fs::write(
+        &resolv,
+        "nameserver 127.0.0.1\noptions timeout:30 attempts:2\n",
+    )
+    .unwrap();
+    let manifest = scratch.manifest(&net_tool("any", "true", ""));
+    // A resolver that never answers: a UDP socket on port 53 nobody reads.
+    let setup = r#"
+import os, socket, subprocess, sys
+subprocess.run(["/usr/bin/mount", "--bind", sys.argv[1], "/etc/resolv.conf"], check=True)
+subprocess.run(["/usr/sbin/ip", "link", "set", "lo", "up"], check=True)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 53))
+parent = os.getpid()
+if os.fork() == 0:
+    u.settimeout(0.5)
+    while os.getppid() == parent:
+        try:
+            u.recv(4096)
+        except OSError:
+            pass
+    os._exit(0)
+u.close()
+os.execv(sys.argv[2], sys.argv[2:])
+"#;
+    let airlock = airlock();
+    let mut server = Server::start_with(
+        unshare,
+        &[
+            "-n",
+            "-m",
+            "/usr/bin/python3",
+            "-c",
+            setup,
+            resolv.to_str().unwrap(),
+            airlock.to_str().unwrap(),
+            "serve",
+            "--manifest",
+            &manifest,
+        ],
+        &[],
+    );
+    server.initialize("2025-11-25");
+    let before = threads(server.pid());
+    let flood = python(
+        r#"
+import socket, time, random, selectors
+sel = selectors.DefaultSelector()
+def one():
+    s = socket.socket(); s.connect(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT n%d.never.example:443 HTTP/1.1\r\n\r\n" % random.randrange(1 << 40))
+    s.setblocking(False); sel.register(s, selectors.EVENT_READ)
+for i in range(32):
+    one()
+start = time.time(); answered = 0
+while time.time() - start < 14:
+    for key, _ in sel.select(0.5):
+        sel.unregister(key.fileobj); key.fileobj.close(); answered += 1
+        one()
+print("answered", answered)
+"#,
+    );
+    let (_, text) = bash(&mut server, "any", &flood);
+    assert!(text.contains("answered "), "{text}");
+    let after = threads(server.pid());
+    assert!(
+        after.saturating_sub(before) <= 16,
+        "airlock went from {before} to {after} threads"
+    );
+}

@@ -83,6 +83,18 @@ pub fn set_test_hosts(hosts: Vec<(String, IpAddr)>) {
 
 static TEST_HOSTS: OnceLock<Vec<(String, IpAddr)>> = OnceLock::new();
 
+/// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
+/// threads until the system resolver answers or gives up (tens of seconds for a domain whose
+/// servers never answer), which the connect timeout does not cut short; it counts here until
+/// it ends, so a call's abandoned lookups cannot pile up.
+const CALL_LOOKUPS: usize = 8;
+
+/// Name lookups in flight over every call: what they can hold of the runtime's 512 blocking
+/// threads, which every command tool's call needs (it checks its arguments there first).
+const SERVER_LOOKUPS: usize = 64;
+
+static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SERVER_LOOKUPS);
+
 /// A call's network budgets.
 #[derive(Clone, Copy, Debug)]
 struct Budget {
@@ -154,6 +166,8 @@ struct Shared {
     kept: Mutex<Vec<Kept>>,
     unrecorded: AtomicU64,
     tasks: Mutex<Vec<AbortHandle>>,
+    /// The call's share of name lookups ([`CALL_LOOKUPS`]).
+    lookups: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
@@ -233,6 +247,7 @@ impl Session {
             kept: Mutex::new(Vec::new()),
             unrecorded: AtomicU64::new(0),
             tasks: Mutex::new(Vec::new()),
+            lookups: Arc::new(tokio::sync::Semaphore::new(CALL_LOOKUPS)),
         });
         let accepting = Arc::clone(&shared);
         let acceptor =
@@ -642,7 +657,7 @@ async fn open(
     let connecting = async {
         let (addresses, stand_in) = match &target {
             Target::Address(address) => (vec![*address], false),
-            Target::Name(name) => resolve(name, port).await,
+            Target::Name(name) => resolve(name, port, &shared.lookups).await,
         };
         let Some(first) = addresses.first().copied() else {
             return Err((Refusal::Unresolved, None));
@@ -686,8 +701,10 @@ async fn open(
 }
 
 /// The addresses of `name`, and whether they are the test hosts' (`set_test_hosts`), else
-/// the system resolver's.
-async fn resolve(name: &str, port: u16) -> (Vec<IpAddr>, bool) {
+/// the system resolver's, asked on a blocking thread once the call and the server have a
+/// lookup to spare ([`CALL_LOOKUPS`], [`SERVER_LOOKUPS`]); both are held until the lookup
+/// ends, even if the connection that asked was given up.
+async fn resolve(name: &str, port: u16, call: &Arc<tokio::sync::Semaphore>) -> (Vec<IpAddr>, bool) {
     if let Some(hosts) = TEST_HOSTS.get() {
         let pinned = hosts
             .iter()
@@ -696,10 +713,21 @@ async fn resolve(name: &str, port: u16) -> (Vec<IpAddr>, bool) {
             .collect();
         return (pinned, true);
     }
-    match tokio::net::lookup_host((name, port)).await {
-        Ok(found) => (found.map(|address| address.ip()).take(16).collect(), false),
-        Err(_) => (Vec::new(), false),
-    }
+    let Ok(mine) = Arc::clone(call).acquire_owned().await else {
+        return (Vec::new(), false);
+    };
+    let Ok(server_wide) = LOOKUPS.acquire().await else {
+        return (Vec::new(), false);
+    };
+    let name = name.to_owned();
+    let looking = tokio::task::spawn_blocking(move || {
+        let _held = (mine, server_wide);
+        match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)) {
+            Ok(found) => found.map(|address| address.ip()).take(16).collect(),
+            Err(_) => Vec::new(),
+        }
+    });
+    (looking.await.unwrap_or_default(), false)
 }
 
 /// Copies both ways until both are done, counting bytes against the call's budgets.
