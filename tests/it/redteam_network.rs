@@ -501,3 +501,44 @@ print("answered", answered)
         "airlock went from {before} to {after} threads"
     );
 }
+
+/// Nothing but the proxy leads out of a networked call's namespace, whatever socket a
+/// command makes: raw and ping ICMP sockets, packet and vsock sockets are refused; a TCP or
+/// UDP socket to anything outside finds no route, over IPv6 too (link-local on loopback
+/// included); a TCP listener cannot be bound (no one else could reach it anyway); the proxy
+/// listens on 127.0.0.1 only. (Regression guard: all refused today.)
+#[test]
+fn no_socket_but_the_proxy_leads_out() {
+    let scratch = Scratch::new("rt-net-sockets");
+    let witness = Witness::new();
+    let mut server = serve(&scratch, &net_tool("web", "true", ""), &[]);
+    let script = python(&format!(
+        r#"
+import socket
+def attempt(name, make):
+    try:
+        make()
+        print("REACHED", name)
+    except OSError as error:
+        print("refused", name, error.errno)
+attempt("raw icmp", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+attempt("ping", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP))
+attempt("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0))
+attempt("vsock", lambda: socket.socket(40, socket.SOCK_STREAM))
+attempt("udp out", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("1.1.1.1", 53)))
+attempt("tcp out", lambda: socket.create_connection(("1.1.1.1", 80), timeout=3))
+attempt("tcp loopback", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=3))
+attempt("tcp6 link-local", lambda: socket.create_connection(("fe80::1%lo", 3128), timeout=3))
+attempt("tcp6 proxy", lambda: socket.create_connection(("::1", 3128), timeout=3))
+attempt("proxy on 127.0.0.2", lambda: socket.create_connection(("127.0.0.2", 3128), timeout=3))
+def listen():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+attempt("listen", listen)
+"#,
+        port = witness.port()
+    ));
+    let (_, text) = bash(&mut server, "web", &script);
+    assert_eq!(text.matches("refused ").count(), 11, "{text}");
+    assert!(!text.contains("REACHED"), "{text}");
+    assert!(!witness.connected_within(Duration::from_millis(300)));
+}
