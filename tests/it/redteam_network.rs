@@ -201,12 +201,15 @@ os.execv(sys.argv[1], sys.argv[1:])
     let (_, text) = bash(&mut server, "any", curl);
     assert!(!text.contains("INSIDE-SECRET"), "{text}");
     assert!(text.contains("network: 8.8.4.99:7777 "), "{text}");
-    let (_, text) = bash(
-        &mut server,
-        "any",
+    for other in [
         "curl -sS --max-time 10 --proxytunnel http://8.8.4.99:7777/",
-    );
-    assert!(!text.contains("INSIDE-SECRET"), "{text}");
+        "curl -sS --max-time 10 'http://[::ffff:8.8.4.99]:7777/'",
+        "curl -sS --max-time 10 -x socks5h://127.0.0.1:3128 'http://[::ffff:808:463]:7777/'",
+    ] {
+        let (_, text) = bash(&mut server, "any", other);
+        assert!(!text.contains("INSIDE-SECRET"), "{other}: {text}");
+        assert!(text.contains("network: "), "{other}: {text}");
+    }
 }
 
 /// The reply to request `id`, skipping (and keeping) replies to others.
