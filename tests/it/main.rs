@@ -71,6 +71,9 @@
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
+//! - `redteam_network`: the network proxy (issue 36) red-teamed from inside a call: addresses
+//!   written every way, this machine's own public address, descriptors held by proxied
+//!   connections, floods of connections and heads against airlock's memory;
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
 //!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
@@ -130,6 +133,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_asking;
+mod redteam_network;
 mod redteam_oauth;
 mod redteam_redis;
 mod redteam_release;

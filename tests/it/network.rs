@@ -110,22 +110,22 @@ fn answer(mut stream: TcpStream, root: &Path) -> Option<String> {
 }
 
 /// A loopback TCP listener that only records whether anyone connected.
-struct Witness {
+pub(crate) struct Witness {
     socket: TcpListener,
 }
 
 impl Witness {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let socket = TcpListener::bind("127.0.0.1:0").unwrap();
         socket.set_nonblocking(true).unwrap();
         Self { socket }
     }
 
-    fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.socket.local_addr().unwrap().port()
     }
 
-    fn connected_within(&self, wait: Duration) -> bool {
+    pub(crate) fn connected_within(&self, wait: Duration) -> bool {
         let start = Instant::now();
         loop {
             if self.socket.accept().is_ok() {
@@ -147,7 +147,7 @@ fn require(program: &str) {
 }
 
 /// A bash tool with `network` as given, that may run curl, git and python3.
-fn net_tool(name: &str, network: &str, resources: &str) -> String {
+pub(crate) fn net_tool(name: &str, network: &str, resources: &str) -> String {
     for program in ["/usr/bin/bash", "/usr/bin/curl", "/usr/bin/python3"] {
         require(program);
     }
@@ -187,7 +187,7 @@ fn git_core() -> PathBuf {
 }
 
 /// airlock serving `manifest` from `scratch`, with `hosts` pinned for the proxy.
-fn serve(scratch: &Scratch, manifest: &str, hosts: &[String]) -> Server {
+pub(crate) fn serve(scratch: &Scratch, manifest: &str, hosts: &[String]) -> Server {
     let path = scratch.manifest(manifest);
     let mut args: Vec<&str> = Vec::new();
     for pair in hosts {
@@ -200,12 +200,12 @@ fn serve(scratch: &Scratch, manifest: &str, hosts: &[String]) -> Server {
     server
 }
 
-fn bash(server: &mut Server, tool: &str, script: &str) -> (bool, String) {
+pub(crate) fn bash(server: &mut Server, tool: &str, script: &str) -> (bool, String) {
     outcome(&server.request(&call(1, tool, json!({ "script": script }))))
 }
 
 /// The `tool_call` records on a server's stderr so far... read once it has exited.
-fn records(server: &mut Server) -> Vec<Value> {
+pub(crate) fn records(server: &mut Server) -> Vec<Value> {
     server
         .stderr()
         .lines()

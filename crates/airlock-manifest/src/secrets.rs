@@ -167,6 +167,27 @@ impl Redactor {
         }
     }
 
+    /// A host name the proxy kept (lowercase, DNS characters) with every secret that occurs in
+    /// it whole, in any case, replaced by [`MARKER`]: a command can put a secret in a name it
+    /// asks the proxy for, and the name, lowercased, reaches the reply and the audit record.
+    pub fn redact_name(&self, name: &str) -> String {
+        let mut shown = name.to_owned();
+        for value in &self.values {
+            let needle = value.expose_secret().to_ascii_lowercase();
+            let mut at = 0;
+            while let Some(found) = shown
+                .get(at..)
+                .and_then(|rest| rest.to_ascii_lowercase().find(&needle))
+            {
+                let start = at.saturating_add(found);
+                let end = start.saturating_add(needle.len());
+                shown.replace_range(start..end, MARKER);
+                at = start.saturating_add(MARKER.len());
+            }
+        }
+        shown
+    }
+
     /// `kept` with every run of covered bytes replaced by [`MARKER`] and the bytes beside
     /// `cut` withheld; see [`Self::pieces`].
     pub fn redact(&self, kept: &[u8], cut: Cut) -> Vec<u8> {
@@ -298,6 +319,27 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// Red team (issue 36): a secret the command put in a host name is redacted in any case
+    /// (the proxy keeps names lowercase), every time it occurs, and nothing else is.
+    #[test]
+    fn names_are_redacted_of_secrets_in_any_case() {
+        let two = redactor(&["AbC123xyZ", "q9"]);
+        assert_eq!(
+            two.redact_name("abc123xyz.exfil.example"),
+            "[REDACTED].exfil.example"
+        );
+        assert_eq!(
+            two.redact_name("x-abc123xyz-abc123xyz.e"),
+            "x-[REDACTED]-[REDACTED].e"
+        );
+        assert_eq!(two.redact_name("abc123xy.example"), "abc123xy.example");
+        assert_eq!(
+            two.redact_name("q9q9.example"),
+            "[REDACTED][REDACTED].example"
+        );
+        assert_eq!(redactor(&[]).redact_name("a.example"), "a.example");
+    }
 
     fn redactor(values: &[&str]) -> Redactor {
         let secrets: Vec<Secret> = values

@@ -31,13 +31,13 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
         .as_ref()
         .is_some_and(|sandbox| sandbox.policy().network)
     {
-        note.with_network(network_note(&finished.network))
+        note.with_network(network_note(redactor, &finished.network))
     } else {
         note
     };
     let events = join_lines(
         sandbox_events(tool, &finished.sandbox),
-        network_events(&finished.network),
+        network_events(redactor, &finished.network),
     );
     let (stdout, stderr) = (&finished.stdout, &finished.stderr);
     let mut sections = match tool.stderr {
@@ -186,13 +186,18 @@ fn sandbox_events(tool: &CommandTool, events: &SandboxEvents) -> Option<String> 
 
 /// The proxy's refusals, one line per destination (the first few), so the model can
 /// correct itself: "network: api.example.com:443 is not allowed for this tool".
-fn network_events(network: &NetworkRecord) -> Option<String> {
+fn network_events(redactor: &Redactor, network: &NetworkRecord) -> Option<String> {
     let mut lines: Vec<String> = Vec::new();
     for attempt in &network.attempts {
         let Some(refusal) = attempt.refusal else {
             continue;
         };
-        let line = format!("network: {} {}", attempt.destination, refusal.sentence());
+        // A name can carry a secret the command put there: redacted like its output.
+        let line = format!(
+            "network: {} {}",
+            redactor.redact_name(&attempt.destination),
+            refusal.sentence()
+        );
         if !lines.contains(&line) && lines.len() < MAX_NETWORK_LINES {
             lines.push(line);
         }
@@ -210,15 +215,15 @@ fn join_lines(first: Option<String>, second: Option<String>) -> Option<String> {
     }
 }
 
-/// The network part of the audit record.
-fn network_note(network: &NetworkRecord) -> NetworkNote {
+/// The network part of the audit record, its names redacted of the secrets (never logged).
+fn network_note(redactor: &Redactor, network: &NetworkRecord) -> NetworkNote {
     NetworkNote::new(
         network
             .attempts
             .iter()
             .map(|attempt| {
                 ConnectionNote::new(
-                    attempt.destination.clone(),
+                    redactor.redact_name(&attempt.destination),
                     attempt.address.map(|address| address.to_string()),
                     attempt.refusal.map(Refusal::code),
                     (attempt.bytes_up, attempt.bytes_down),

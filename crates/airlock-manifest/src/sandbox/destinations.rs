@@ -297,7 +297,13 @@ impl Destinations {
         }
         match admission {
             Admission::Named => false,
-            Admission::Public => is_public(address) && !is_own_listener(address, port),
+            // A public address of this machine's own (a server with one on an interface) is
+            // the inside too: it reaches every service listening on all addresses (a Redis
+            // bound to `0.0.0.0` behind a firewall that trusts local traffic), not only
+            // airlock's own listeners.
+            Admission::Public => {
+                is_public(address) && !is_own_listener(address, port) && !is_local(address)
+            }
         }
     }
 
@@ -424,6 +430,16 @@ fn is_public_v6(v6: Ipv6Addr) -> bool {
         let v4 = Ipv4Addr::from(u32::try_from(bits & u128::from(u32::MAX)).unwrap_or(0));
         return is_public_v4(v4);
     }
+    // Only 2000::/3 is global unicast: every other IPv6 address is reserved, special or a
+    // form carrying an IPv4 address (the SIIT `::ffff:0:a.b.c.d`, which a translator on the
+    // path would deliver to that address).
+    if !in_network(
+        IpAddr::V6(v6),
+        IpAddr::V6(Ipv6Addr::from(0x2000_u128 << 112)),
+        3,
+    ) {
+        return false;
+    }
     const SPECIAL: &[(u128, u8)] = &[
         (0, 96),                      // unspecified, loopback, IPv4-compatible
         (0x0064_ff9b_0001 << 80, 48), // local-use NAT64
@@ -464,9 +480,27 @@ fn is_own_listener(address: IpAddr, port: u16) -> bool {
     })
 }
 
-/// Whether `address` is one of this machine's own: a UDP socket can be bound to it.
+/// Whether `address` is one of this machine's own: the kernel routes to it from itself (a UDP
+/// socket connected to it, which sends nothing, gets it as its own source address).
+///
+/// Binding to the address instead would take every address for a local one on a host with
+/// `net.ipv4.ip_nonlocal_bind` set (load balancers' hosts). A socket that cannot be made
+/// counts as local: the connection is refused, as it would fail anyway.
 fn is_local(address: IpAddr) -> bool {
-    std::net::UdpSocket::bind(SocketAddr::new(address, 0)).is_ok()
+    let unspecified = match address {
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    let Ok(socket) = std::net::UdpSocket::bind(SocketAddr::new(unspecified, 0)) else {
+        return true;
+    };
+    // No route: not this machine (and no connection will be made).
+    if socket.connect(SocketAddr::new(address, 9)).is_err() {
+        return false;
+    }
+    socket
+        .local_addr()
+        .map_or(true, |local| unmapped(local.ip()) == unmapped(address))
 }
 
 #[cfg(test)]
@@ -541,6 +575,44 @@ mod tests {
         ] {
             let ip: IpAddr = inside.parse().expect("ip");
             assert!(!rules.reaches(admitted, ip, 443), "{inside}");
+        }
+    }
+
+    /// Red team (issue 36): IPv6 outside global unicast (2000::/3) is not public, whatever
+    /// IPv4 address it may carry; the ordinary forms of public addresses still are.
+    #[test]
+    fn only_global_unicast_ipv6_is_public() {
+        for inside in [
+            "::ffff:0:7f00:1",
+            "::ffff:0:a9fe:a9fe",
+            "::ffff:0:a00:1",
+            "100::1",
+            "::1:0:0:1",
+            "4000::1",
+            "64:ff9b::7f00:1",
+        ] {
+            let ip: IpAddr = inside.parse().expect("ip");
+            assert!(!is_public(ip), "{inside}");
+        }
+        for public in ["2606:4700:4700::1111", "64:ff9b::101:101", "::ffff:1.1.1.1"] {
+            let ip: IpAddr = public.parse().expect("ip");
+            assert!(is_public(ip), "{public}");
+        }
+    }
+
+    /// Red team (issue 36): this machine's own addresses are local (a public one would reach
+    /// every service listening on all addresses); other hosts' are not.
+    #[test]
+    fn this_machines_own_addresses_are_local() {
+        assert!(is_local(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+        assert!(!is_local("192.0.2.77".parse().expect("ip")));
+        assert!(!is_local("8.8.8.8".parse().expect("ip")));
+        // The address this machine would send from, if it has a route out, is its own.
+        let probe = std::net::UdpSocket::bind("0.0.0.0:0").expect("a socket");
+        if probe.connect("8.8.8.8:53").is_ok()
+            && let Ok(own) = probe.local_addr()
+        {
+            assert!(is_local(own.ip()), "{own}");
         }
     }
 

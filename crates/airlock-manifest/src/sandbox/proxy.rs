@@ -83,6 +83,18 @@ pub fn set_test_hosts(hosts: Vec<(String, IpAddr)>) {
 
 static TEST_HOSTS: OnceLock<Vec<(String, IpAddr)>> = OnceLock::new();
 
+/// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
+/// threads until the system resolver answers or gives up (tens of seconds for a domain whose
+/// servers never answer), which the connect timeout does not cut short; it counts here until
+/// it ends, so a call's abandoned lookups cannot pile up.
+const CALL_LOOKUPS: usize = 8;
+
+/// Name lookups in flight over every call: what they can hold of the runtime's 512 blocking
+/// threads, which every command tool's call needs (it checks its arguments there first).
+const SERVER_LOOKUPS: usize = 64;
+
+static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SERVER_LOOKUPS);
+
 /// A call's network budgets.
 #[derive(Clone, Copy, Debug)]
 struct Budget {
@@ -154,6 +166,8 @@ struct Shared {
     kept: Mutex<Vec<Kept>>,
     unrecorded: AtomicU64,
     tasks: Mutex<Vec<AbortHandle>>,
+    /// The call's share of name lookups ([`CALL_LOOKUPS`]).
+    lookups: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
@@ -215,6 +229,16 @@ impl Session {
     ) -> io::Result<Self> {
         let listener = std::net::TcpListener::from(listener.try_clone()?);
         listener.set_nonblocking(true)?;
+        // The socket outlives calls: what waits in its backlog now was connected by an
+        // earlier call (none of this one's processes runs yet), just before it was killed.
+        // It is dropped unread, so no call's request is sent on another's budget and record.
+        let mut stale = 0_usize;
+        while listener.accept().is_ok() {
+            stale = stale.saturating_add(1);
+        }
+        if stale > 0 {
+            tracing::debug!(stale, "dropped connections an earlier call left queued");
+        }
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let shared = Arc::new(Shared {
             rules,
@@ -229,6 +253,7 @@ impl Session {
             kept: Mutex::new(Vec::new()),
             unrecorded: AtomicU64::new(0),
             tasks: Mutex::new(Vec::new()),
+            lookups: Arc::new(tokio::sync::Semaphore::new(CALL_LOOKUPS)),
         });
         let accepting = Arc::clone(&shared);
         let acceptor =
@@ -634,7 +659,7 @@ async fn open(
     let connecting = async {
         let (addresses, stand_in) = match &target {
             Target::Address(address) => (vec![*address], false),
-            Target::Name(name) => resolve(name, port).await,
+            Target::Name(name) => resolve(name, port, &shared.lookups).await,
         };
         let Some(first) = addresses.first().copied() else {
             return Err((Refusal::Unresolved, None));
@@ -678,8 +703,10 @@ async fn open(
 }
 
 /// The addresses of `name`, and whether they are the test hosts' (`set_test_hosts`), else
-/// the system resolver's.
-async fn resolve(name: &str, port: u16) -> (Vec<IpAddr>, bool) {
+/// the system resolver's, asked on a blocking thread once the call and the server have a
+/// lookup to spare ([`CALL_LOOKUPS`], [`SERVER_LOOKUPS`]); both are held until the lookup
+/// ends, even if the connection that asked was given up.
+async fn resolve(name: &str, port: u16, call: &Arc<tokio::sync::Semaphore>) -> (Vec<IpAddr>, bool) {
     if let Some(hosts) = TEST_HOSTS.get() {
         let pinned = hosts
             .iter()
@@ -688,10 +715,21 @@ async fn resolve(name: &str, port: u16) -> (Vec<IpAddr>, bool) {
             .collect();
         return (pinned, true);
     }
-    match tokio::net::lookup_host((name, port)).await {
-        Ok(found) => (found.map(|address| address.ip()).take(16).collect(), false),
-        Err(_) => (Vec::new(), false),
-    }
+    let Ok(mine) = Arc::clone(call).acquire_owned().await else {
+        return (Vec::new(), false);
+    };
+    let Ok(server_wide) = LOOKUPS.acquire().await else {
+        return (Vec::new(), false);
+    };
+    let name = name.to_owned();
+    let looking = tokio::task::spawn_blocking(move || {
+        let _held = (mine, server_wide);
+        match std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), port)) {
+            Ok(found) => found.map(|address| address.ip()).take(16).collect(),
+            Err(_) => Vec::new(),
+        }
+    });
+    (looking.await.unwrap_or_default(), false)
 }
 
 /// Copies both ways until both are done, counting bytes against the call's budgets.
@@ -934,6 +972,48 @@ mod tests {
         let record = session.finish();
         assert_eq!(record.attempts.len(), 1);
         assert_eq!(record.attempts[0].refusal, Some(Refusal::NotListed));
+    }
+
+    /// Red team (issue 36): the launcher's listening socket outlives a call, so a connection
+    /// a command made just before it was killed can wait in its backlog, request and body
+    /// sent. A session serves only its own call's connections: one queued before it started
+    /// (nothing of its call runs yet) is dropped unread, not forwarded on the next call's
+    /// budget and into its record.
+    #[tokio::test]
+    async fn a_connection_queued_before_the_call_is_not_served_by_it() {
+        let witness = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        witness.set_nonblocking(true).unwrap();
+        let port = witness.local_addr().unwrap().port();
+        let rules = Destinations {
+            any_public: false,
+            rules: vec![
+                super::super::destinations::parse_destination(&format!("127.0.0.1:{port}"))
+                    .unwrap(),
+            ],
+        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        // The previous call's last connection, queued and never accepted.
+        let mut left = std::net::TcpStream::connect(address).unwrap();
+        std::io::Write::write_all(
+            &mut left,
+            format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\nleft over").as_bytes(),
+        )
+        .unwrap();
+        drop(left);
+        let session = Session::start(
+            &OwnedFd::from(listener),
+            Arc::new(rules),
+            &Resources::default(),
+        )
+        .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let record = session.finish();
+        assert!(record.attempts.is_empty(), "{record:?}");
+        assert!(
+            witness.accept().is_err(),
+            "the queued request was forwarded"
+        );
     }
 
     #[test]
