@@ -782,6 +782,27 @@ fn set_test_hosts(pairs: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Raises the soft limit on open descriptors to the hard one: connections, pipes of running
+/// calls and proxied connections are all airlock's descriptors, and a common soft limit of
+/// 1,024 is what a few busy calls use (every bound on them is counted against the limit in
+/// force: `sandbox::proxy`). Commands get their own limit from their policy.
+fn raise_descriptor_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current != limit.maximum
+        && setrlimit(
+            Resource::Nofile,
+            rustix::process::Rlimit {
+                current: limit.maximum,
+                maximum: limit.maximum,
+            },
+        )
+        .is_err()
+    {
+        tracing::debug!("the soft descriptor limit could not be raised");
+    }
+}
+
 fn load(path: Option<&Path>) -> Result<Manifest, ManifestError> {
     match path {
         Some(path) => manifest::load(path),
@@ -805,6 +826,7 @@ fn serve(
     log: &LogFlags,
     mode: sandbox::Mode,
 ) -> ExitCode {
+    raise_descriptor_limit();
     // Before anything is logged: a value that cannot name a variable is most likely the token
     // itself, and must not reach the log or the terminal.
     if let Some(index) = http

@@ -174,7 +174,6 @@ fn idle_sockets_from_one_address_leave_another_address_served() {
 /// connection that takes no bytes for the write timeout is closed.
 const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
 
-
 /// Item 1: 300 clients that send a `read_file` of a 1 MiB file of control bytes (each escaped
 /// to six bytes in the reply) and never read the reply. Before, each reply was held whole after
 /// its call slot was released, and the server grew past a gigabyte; now the memory is bounded.

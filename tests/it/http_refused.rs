@@ -439,7 +439,6 @@ fn a_web_page_flooding_the_port_does_not_lock_the_local_client_out() {
 /// Peak resident memory allowed to the server while 512 partial bodies arrive (issue 35).
 const PARTIAL_BODIES_PEAK_KIB: u64 = 64 * 1024;
 
-
 /// Item 4: 512 connections from 8 addresses each send the head of a 1 MiB POST and all of
 /// its body but the last KiB, and hold it. The bytes held in partial bodies are bounded
 /// server-wide and per client, so the server's peak stays under 64 MiB and its memory comes

@@ -223,15 +223,14 @@ fn reply_to(server: &mut Server, id: u64, others: &mut Vec<Value>) -> Value {
     }
 }
 
-/// Finding (open): every proxied connection holds six of airlock's descriptors (the
-/// command's socket, the destination's, two pipes), 32 per call, and nothing bounds them
+/// Finding (fixed): every proxied connection holds six of airlock's descriptors (the
+/// command's socket, the destination's, two pipes), 32 per call, and nothing bounded them
 /// across calls. Under the common soft limit of 1,024 descriptors, six calls at once (of the
-/// default eight in flight) that each keep 32 tunnels open leave airlock none: any other
-/// call, of any client and tool, fails with "The command could not be started". A fix:
-/// raise the soft `RLIMIT_NOFILE` to the hard one at start, and bound proxied connections
-/// server-wide by the descriptors there are.
+/// default eight in flight) that each kept 32 tunnels open left airlock none: any other
+/// call, of any client and tool, failed with "The command could not be started". Now
+/// proxied connections over all calls are bounded by a quarter of the descriptors there are
+/// (`NETWORK_PROXY_OPEN_TOTAL` at most), and `serve` raises its soft limit to the hard one.
 #[test]
-#[ignore = "finding: proxied connections exhaust airlock's descriptors across calls (RLIMIT_NOFILE 1024)"]
 fn proxied_connections_cannot_starve_airlock_of_descriptors() {
     let prlimit = Path::new("/usr/bin/prlimit");
     assert!(prlimit.is_file(), "needs prlimit (util-linux)");

@@ -776,7 +776,6 @@ impl FakeRedis {
     }
 }
 
-
 /// Resident memory allowed to a server whose Redis streams an endless reply: what it holds
 /// at rest plus a few of the 16 MiB a 250 ms call time-out lets through at 64 MiB/s.
 const ENDLESS_REPLY_RSS_KIB: u64 = 160 * 1024;

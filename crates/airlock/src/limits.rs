@@ -433,6 +433,25 @@ pub const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration = std::time::Duration:
 /// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
 pub const NETWORK_PROXY_OPEN: usize = 32;
 
+/// Proxied connections open at once over every call (each holds six of airlock's
+/// descriptors: its socket, the destination's, two pipes). Without a server-wide bound, six
+/// calls holding 32 tunnels each took all 1,024 descriptors of a common soft limit, and every
+/// other call failed to start its command (the red team of issue 36). The bound is also at
+/// most a quarter of the descriptors airlock may open (`proxy::server_open_bound`), and
+/// `airlock serve` raises its soft descriptor limit to the hard one at start.
+pub const NETWORK_PROXY_OPEN_TOTAL: usize = 512;
+
+/// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
+/// threads until the system resolver answers or gives up (tens of seconds for a domain whose
+/// servers never answer), which the connect timeout does not cut short; it counts here until
+/// it ends, so a call's abandoned lookups cannot pile up (the red team of issue 36: four calls
+/// took airlock from 39 to 515 threads).
+pub const NETWORK_CALL_LOOKUPS: usize = 8;
+
+/// Name lookups in flight over every call: what they can hold of the runtime's 512 blocking
+/// threads, which every command tool's call needs (it checks its arguments there first).
+pub const NETWORK_SERVER_LOOKUPS: usize = 64;
+
 /// Connection attempts kept per call for its result and audit record; later ones are only
 /// counted, so a command that tries a million destinations grows no record.
 pub const NETWORK_RECORDED_ATTEMPTS: usize = 32;

@@ -38,8 +38,9 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use airlock::limits::{
-    NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_HEAD_BYTES, NETWORK_PROXY_HEAD_TIMEOUT,
-    NETWORK_PROXY_OPEN, NETWORK_RECORDED_ATTEMPTS,
+    NETWORK_CALL_LOOKUPS, NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_HEAD_BYTES,
+    NETWORK_PROXY_HEAD_TIMEOUT, NETWORK_PROXY_OPEN, NETWORK_PROXY_OPEN_TOTAL,
+    NETWORK_RECORDED_ATTEMPTS, NETWORK_SERVER_LOOKUPS,
 };
 
 use super::Resources;
@@ -83,17 +84,7 @@ pub fn set_test_hosts(hosts: Vec<(String, IpAddr)>) {
 
 static TEST_HOSTS: OnceLock<Vec<(String, IpAddr)>> = OnceLock::new();
 
-/// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
-/// threads until the system resolver answers or gives up (tens of seconds for a domain whose
-/// servers never answer), which the connect timeout does not cut short; it counts here until
-/// it ends, so a call's abandoned lookups cannot pile up.
-const CALL_LOOKUPS: usize = 8;
-
-/// Name lookups in flight over every call: what they can hold of the runtime's 512 blocking
-/// threads, which every command tool's call needs (it checks its arguments there first).
-const SERVER_LOOKUPS: usize = 64;
-
-static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SERVER_LOOKUPS);
+static LOOKUPS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(NETWORK_SERVER_LOOKUPS);
 
 /// A call's network budgets.
 #[derive(Clone, Copy, Debug)]
@@ -166,7 +157,7 @@ struct Shared {
     kept: Mutex<Vec<Kept>>,
     unrecorded: AtomicU64,
     tasks: Mutex<Vec<AbortHandle>>,
-    /// The call's share of name lookups ([`CALL_LOOKUPS`]).
+    /// The call's share of name lookups ([`NETWORK_CALL_LOOKUPS`]).
     lookups: Arc<tokio::sync::Semaphore>,
 }
 
@@ -253,7 +244,7 @@ impl Session {
             kept: Mutex::new(Vec::new()),
             unrecorded: AtomicU64::new(0),
             tasks: Mutex::new(Vec::new()),
-            lookups: Arc::new(tokio::sync::Semaphore::new(CALL_LOOKUPS)),
+            lookups: Arc::new(tokio::sync::Semaphore::new(NETWORK_CALL_LOOKUPS)),
         });
         let accepting = Arc::clone(&shared);
         let acceptor =
@@ -315,22 +306,68 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             continue;
         };
-        // Past the bound, a connection is closed at once (it never gets a task).
-        let open = shared.open.fetch_add(1, Ordering::AcqRel);
-        if open >= NETWORK_PROXY_OPEN || shared.cut.load(Ordering::Acquire) {
-            shared.open.fetch_sub(1, Ordering::AcqRel);
+        // Past a bound (the call's, or every call's together), a connection is closed at
+        // once: it never gets a task.
+        let Some(open) = Open::take(&shared) else {
             drop(stream);
             continue;
-        }
+        };
         let serving = Arc::clone(&shared);
         let task = tokio::spawn(async move {
+            // Given back when the task ends, aborted or not.
+            let _open = open;
             serve(stream, &serving).await;
-            serving.open.fetch_sub(1, Ordering::AcqRel);
         });
         let mut tasks = lock(&shared.tasks);
         tasks.retain(|task| !task.is_finished());
         tasks.push(task.abort_handle());
     }
+}
+
+/// One connection to the proxy counted open, in its call and in all: the descriptors it
+/// holds (its socket, the destination's, two pipes: six) are airlock's, so every call's
+/// together are bounded by what the process may open ([`server_open_bound`]).
+struct Open {
+    shared: Arc<Shared>,
+}
+
+impl Open {
+    fn take(shared: &Arc<Shared>) -> Option<Self> {
+        if shared.cut.load(Ordering::Acquire) {
+            return None;
+        }
+        let mine = shared.open.fetch_add(1, Ordering::AcqRel);
+        let all = OPEN.fetch_add(1, Ordering::AcqRel);
+        // Built first, so that a refusal below gives both counts back through its drop.
+        let open = Self {
+            shared: Arc::clone(shared),
+        };
+        (mine < NETWORK_PROXY_OPEN && all < server_open_bound()).then_some(open)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.shared.open.fetch_sub(1, Ordering::AcqRel);
+        OPEN.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Proxied connections open over every call.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many proxied connections every call together may hold open: a quarter of the
+/// descriptors this process may open (six each), at most [`NETWORK_PROXY_OPEN_TOTAL`], at
+/// least one call's [`NETWORK_PROXY_OPEN`]. Worked out once.
+fn server_open_bound() -> usize {
+    static BOUND: OnceLock<usize> = OnceLock::new();
+    *BOUND.get_or_init(|| {
+        let descriptors = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .and_then(|limit| usize::try_from(limit).ok())
+            .unwrap_or(NETWORK_PROXY_OPEN_TOTAL.saturating_mul(24));
+        (descriptors / 24).clamp(NETWORK_PROXY_OPEN, NETWORK_PROXY_OPEN_TOTAL)
+    })
 }
 
 /// One connection to the proxy: SOCKS5 if it starts with version 5, HTTP otherwise.
@@ -704,7 +741,7 @@ async fn open(
 
 /// The addresses of `name`, and whether they are the test hosts' (`set_test_hosts`), else
 /// the system resolver's, asked on a blocking thread once the call and the server have a
-/// lookup to spare ([`CALL_LOOKUPS`], [`SERVER_LOOKUPS`]); both are held until the lookup
+/// lookup to spare ([`NETWORK_CALL_LOOKUPS`], [`NETWORK_SERVER_LOOKUPS`]); both are held until the lookup
 /// ends, even if the connection that asked was given up.
 async fn resolve(name: &str, port: u16, call: &Arc<tokio::sync::Semaphore>) -> (Vec<IpAddr>, bool) {
     if let Some(hosts) = TEST_HOSTS.get() {
