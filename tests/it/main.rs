@@ -24,6 +24,9 @@
 //!   idle connections) and a fixture that serves any `Host`;
 //! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
+//! - `guidance`: what `airlock check` says to get a manifest right (issue 41): shell operators
+//!   refused, tar's compressors named, an `enum` of filters not agent text, every shape error
+//!   at once with "did you mean", fixed paths outside the grants;
 //! - `operator`: the per-call audit record, refusals logged at the HTTP boundary, the
 //!   operator-facing commands and messages;
 //! - `setup`: what an operator sets airlock up with: `[defaults]` and `${VAR}`
