@@ -486,3 +486,51 @@ fn airlocks_default_manifest_has_no_metadata_finding() {
     assert_eq!(findings(&ran.report), vec![], "{}", ran.table);
     assert_eq!(ran.status, Some(0), "{}", ran.table);
 }
+
+/// `airlock serve` publishes its catalog's digest in the `initialize` result's `_meta`: the
+/// digest `airlock audit` computes (and `--pin` writes) for the same server, with prompts and
+/// resources too.
+#[test]
+fn serve_publishes_the_digest_the_audit_pins() {
+    let scratch = Scratch::new("serve-digest");
+    let docs = scratch.0.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("notes.txt"), "some notes\n").unwrap();
+    let manifest = scratch.path("airlock.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "[[tool]]\nname = \"hello\"\ndescription = \"Says hello\"\ncommand = [\"echo\", \
+             \"hello\"]\n\n[[prompt]]\nname = \"greet\"\ndescription = \"Greets someone\"\n\
+             arguments = [{{ name = \"who\", required = true }}]\nmessages = [{{ role = \
+             \"user\", text = \"Greet {{who}}.\" }}]\n\n[[resource]]\nname = \"docs\"\nroot = \
+             \"{}\"\nuri = \"docs://\"\n",
+            docs.display()
+        ),
+    )
+    .unwrap();
+    let serve = airlock();
+    for args in [
+        vec!["serve"],
+        vec!["serve", "--manifest", manifest.as_str()],
+    ] {
+        let mut server = crate::harness::Server::start(&serve, &args);
+        let init = server.initialize("2025-11-25");
+        let published = init["result"]["_meta"]["airlock/catalogDigest"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no digest: {init}"))
+            .to_owned();
+        drop(server);
+        let mut command = vec![serve.to_str().unwrap()];
+        command.extend_from_slice(&args);
+        let ran = audit(&scratch, &["--only", "metadata.hidden-text"], &command);
+        assert_eq!(ran.report["catalog_digest"], published.as_str(), "{args:?}");
+        if args.len() > 1 {
+            assert!(
+                ran.table.contains("1 prompts, 1 resources"),
+                "{}",
+                ran.table
+            );
+        }
+    }
+}

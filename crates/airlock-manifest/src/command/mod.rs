@@ -11,7 +11,10 @@
 //! each file of a `[[resource]]` root a fixed resource read through [`crate::files`].
 
 pub mod argv;
+mod catalog;
 mod reply;
+
+pub use catalog::{CATALOG_REVISION, DIGEST_META_KEY, catalog, digest_meta};
 
 use std::sync::Arc;
 
@@ -61,6 +64,21 @@ pub fn server_with(
     more: Vec<Secret>,
     call_log: Option<Arc<CallLog>>,
 ) -> Result<Server, BuildError> {
+    server_publishing(manifest, more, call_log, Map::new())
+}
+
+/// [`server_with`], publishing `meta` beside the server's description (`airlock serve`: the
+/// catalog's digest, [`digest_meta`]).
+///
+/// # Errors
+///
+/// As [`server`].
+pub fn server_publishing(
+    manifest: Manifest,
+    more: Vec<Secret>,
+    call_log: Option<Arc<CallLog>>,
+    meta: Map<String, Value>,
+) -> Result<Server, BuildError> {
     let Manifest {
         name,
         version,
@@ -75,7 +93,9 @@ pub fn server_with(
     let redactor = Arc::new(Redactor::new(
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
-    let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
+    let mut builder: ServerBuilder = Server::builder(name, version)
+        .limits(limits)
+        .server_info_meta(meta);
     if let Some(log) = call_log {
         builder = builder.call_log(log);
     }
