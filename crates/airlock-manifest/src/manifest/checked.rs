@@ -163,6 +163,7 @@ pub(super) fn check(
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
     }
     refuse_grants_inside_writable_directories(&tools, &at)?;
+    super::told::refuse_unaccepted(&tools, &at)?;
     let prompts = super::surface::prompts(raw.prompts, &at)?;
     let mut expanded = Vec::with_capacity(raw.resources.len());
     let mut errors = Vec::new();

@@ -6,8 +6,8 @@
 //! argument types, which `risk` reads), `arguments` and `argv` (reading those from the file),
 //! `bounds` (limits, quotas, deadlines, resources, the shared store's settings), `surface`
 //! (`[[prompt]]` and `[[resource]]`), `system` (the host's trees a sandboxed command is never
-//! given or may never write) and `describe` (the `inputSchema` and `airlock check`'s
-//! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
+//! given or may never write), `describe` (the `inputSchema` and `airlock check`'s account)
+//! and `told` (what the tools' texts tell the model, against the shared metadata rules). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
 //!
@@ -27,6 +27,7 @@ mod schema;
 mod surface;
 mod system;
 mod template;
+mod told;
 
 use std::io::Read;
 
