@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 
 use airlock_metadata::{Catalog, Family, Level, Place};
 
-use super::checked::CommandTool;
 use super::risk::Risk;
 use super::{Located, ManifestError};
 
@@ -25,28 +24,43 @@ fn risk(family: Family) -> Risk {
     }
 }
 
+/// What a checked tool says to the model, and the risks it accepts (`checked` builds these;
+/// this module does not read its types, which import it).
+pub(super) struct ToolText<'t> {
+    /// The tool's name.
+    pub(super) name: &'t str,
+    /// Its title.
+    pub(super) title: Option<&'t str>,
+    /// Its description.
+    pub(super) description: &'t str,
+    /// Each argument's name, description and default.
+    pub(super) args: Vec<(&'t str, Option<&'t str>, Option<&'t Value>)>,
+    /// The risks it accepts.
+    pub(super) accepted: &'t [Risk],
+}
+
 /// A tool as the rules read it: its texts only (argument names, descriptions and defaults
 /// under `inputSchema`, where a client finds them), no types, so the schema rules, which
 /// airlock's own bounds answer, do not apply.
-fn listed(tool: &CommandTool) -> Value {
+fn listed(tool: &ToolText<'_>) -> Value {
     let mut properties = Map::new();
-    for arg in &tool.args {
+    for &(name, description, default) in &tool.args {
         let mut property = Map::new();
-        if let Some(description) = &arg.description {
-            property.insert("description".into(), Value::from(description.as_str()));
+        if let Some(description) = description {
+            property.insert("description".into(), Value::from(description));
         }
-        if let Some(default) = &arg.default {
+        if let Some(default) = default {
             property.insert("default".into(), default.clone());
         }
-        properties.insert(arg.name.clone(), Value::Object(property));
+        properties.insert(name.to_owned(), Value::Object(property));
     }
     let mut listed = json!({
-        "name": tool.name.as_str(),
+        "name": tool.name,
         "description": tool.description,
         "inputSchema": {"properties": properties},
     });
-    if let (Some(title), Some(object)) = (&tool.title, listed.as_object_mut()) {
-        object.insert("title".into(), Value::from(title.as_str()));
+    if let (Some(title), Some(object)) = (tool.title, listed.as_object_mut()) {
+        object.insert("title".into(), Value::from(title));
     }
     listed
 }
@@ -64,7 +78,7 @@ fn field(pointer: &str) -> String {
 /// Refuses each tool whose text breaks a rule of medium or high level that it does not
 /// accept.
 pub(super) fn refuse_unaccepted(
-    tools: &[CommandTool],
+    tools: &[ToolText<'_>],
     at: &Located<'_>,
 ) -> Result<(), ManifestError> {
     let catalog = Catalog {
@@ -79,11 +93,11 @@ pub(super) fn refuse_unaccepted(
         let Place::Tool(name) = &spot.place else {
             continue;
         };
-        let Some(tool) = tools.iter().find(|tool| tool.name.as_str() == name) else {
+        let Some(tool) = tools.iter().find(|tool| tool.name == name) else {
             continue;
         };
         let accept = risk(spot.rule.family());
-        if tool.accepted_risks.contains(&accept) {
+        if tool.accepted.contains(&accept) {
             continue;
         }
         errors.push(at.error(
