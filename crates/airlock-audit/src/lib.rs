@@ -468,6 +468,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         redactor: redactor(options),
         beyond: None,
         catalog: airlock_metadata::Catalog::default(),
+        spots: Vec::new(),
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
@@ -494,6 +495,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
                 callable,
                 case_timeout,
                 beyond,
+                spots: airlock_metadata::review(&catalog),
                 catalog,
                 ..context
             }
@@ -677,6 +679,8 @@ struct Context {
     beyond: Option<String>,
     /// What the server lists for the model (the `metadata` cases judge it).
     catalog: airlock_metadata::Catalog,
+    /// The catalog's findings, reviewed once for all the catalog cases.
+    spots: Vec<airlock_metadata::Spot>,
 }
 
 /// A case's time limit: the operator's, or longer if a tool the audit calls declares it needs
@@ -930,7 +934,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             case.sends,
             case.expects,
             format!("reviewed {}", metadata::describe(&context.catalog)),
-            metadata::catalog_findings(*check, &context.catalog),
+            metadata::catalog_findings(*check, &context.spots),
             millis(started.elapsed()),
         );
     }

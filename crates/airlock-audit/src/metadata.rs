@@ -123,9 +123,9 @@ pub(crate) fn add_findings(report: &mut CaseReport, findings: Vec<FindingReport>
     report.findings.extend(findings);
 }
 
-/// The findings of `check` in `catalog`.
-pub(crate) fn catalog_findings(check: Check, catalog: &Catalog) -> Vec<FindingReport> {
-    airlock_metadata::review(catalog)
+/// The findings of `check` among `spots`, the catalog's.
+pub(crate) fn catalog_findings(check: Check, spots: &[Spot]) -> Vec<FindingReport> {
+    spots
         .iter()
         .filter(|spot| check.covers(spot.rule))
         .map(finding)
@@ -394,7 +394,8 @@ mod tests {
             tools: vec![json!({"name": "add", "description": "Adds.\u{200b}"})],
             ..Catalog::default()
         };
-        let found = catalog_findings(Check::HiddenText, &catalog);
+        let spots = airlock_metadata::review(&catalog);
+        let found = catalog_findings(Check::HiddenText, &spots);
         assert_eq!(found.len(), 1);
         let first = found.first().unwrap();
         assert_eq!(first.kind, "invisible-character@tool/add/description");
@@ -407,6 +408,6 @@ mod tests {
             first.text
         );
         assert_eq!(rule_of(&first.kind), Some(Rule::InvisibleCharacter));
-        assert!(catalog_findings(Check::ModelInstructions, &catalog).is_empty());
+        assert!(catalog_findings(Check::ModelInstructions, &spots).is_empty());
     }
 }
