@@ -633,6 +633,22 @@ mod tests {
         scan(text).into_iter().map(|hit| hit.rule).collect()
     }
 
+    proptest::proptest! {
+        /// Any text: the scan ends, is the same twice, and every offset starts a character
+        /// of the text (what a reviewer is pointed at exists).
+        #[test]
+        fn every_offset_is_a_character_boundary_and_the_scan_is_deterministic(
+            text in "(\\PC|[\u{200b}\u{202e}\u{e0041}\u{fe0f}\u{1b} ]|ignore|previous|instructions|tool|the|x_y){0,64}"
+        ) {
+            let hits = scan(&text);
+            proptest::prop_assert_eq!(&hits, &scan(&text));
+            for hit in &hits {
+                proptest::prop_assert!(text.is_char_boundary(hit.offset) && hit.offset < text.len());
+                proptest::prop_assert!(hit.count >= 1);
+            }
+        }
+    }
+
     #[test]
     fn plain_descriptions_break_no_rule() {
         for text in [
