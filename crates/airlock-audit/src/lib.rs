@@ -7,7 +7,9 @@
 //! back against JSON-RPC 2.0 and the MCP specification. Every case then checks that the
 //! server still answers a `ping` and `tools/list`, that every stdout line was one JSON-RPC
 //! message, that no notification was answered, and that the peak memory of the server's
-//! process tree stayed within the limit; then the whole tree is killed.
+//! process tree stayed within the limit; then the whole tree is killed. The `metadata` cases
+//! judge what the server tells the model instead: the catalog learned once in discovery (no
+//! server started per case), and the text of the results of the calls the audit may make.
 //!
 //! Every finding has a severity (`severity`): `--fail-on` picks the level from which findings
 //! fail the run, and a baseline (an earlier run's findings) keeps known ones from failing it.
