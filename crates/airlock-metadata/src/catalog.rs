@@ -109,20 +109,15 @@ pub struct Spot {
 }
 
 impl Spot {
-    /// `tool "x" /description, byte 17: <summary> (<excerpt>)`.
+    /// `tool "x" /description, byte 17: <summary> (<excerpt>)` (the count is apart).
     pub fn describe(&self) -> String {
-        let times = if self.count > 1 {
-            format!(", {} times", self.count)
-        } else {
-            String::new()
-        };
         let pointer = if self.pointer.is_empty() {
             String::new()
         } else {
             format!(" {}", escaped(&self.pointer, MAX_SHOWN_POINTER_CHARS))
         };
         format!(
-            "{}{pointer}, byte {}: {}{times} ({})",
+            "{}{pointer}, byte {}: {} ({})",
             self.place.describe(),
             self.offset,
             self.rule.summary(),

@@ -456,14 +456,7 @@ const PHRASES: &[Phrase] = &[
     Phrase {
         rule: Rule::AddressedToModel,
         slots: &[
-            &[
-                "note",
-                "notes",
-                "message",
-                "attention",
-                "instruction*",
-                "reminder",
-            ],
+            &["note", "notes", "attention", "reminder"],
             &["to", "for"],
             &[
                 "ai",
@@ -661,6 +654,7 @@ mod tests {
             "Do not use this tool for files over 1 MiB.",
             "Sends an email to the given address. The user must confirm the recipient.",
             "line one\r\nline two\tand a tab",
+            "These instructions are written for an LLM that uses this server.",
         ] {
             assert_eq!(rules(text), Vec::<Rule>::new(), "{text}");
         }
