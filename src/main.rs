@@ -848,7 +848,7 @@ fn serve(
                 return ExitCode::FAILURE;
             }
         }
-        return match publishing(manifest, Vec::new(), call_log, path, overrides) {
+        return match publishing(manifest, Vec::new(), call_log) {
             Ok(server) => server.run_stdio(),
             Err(()) => ExitCode::FAILURE,
         };
@@ -901,37 +901,26 @@ fn serve(
         .map(|(name, token)| secrets::Secret::new(name.to_owned(), token.clone()))
         .collect();
     known.extend(store_url);
-    match publishing(manifest, known, call_log, path, overrides) {
+    match publishing(manifest, known, call_log) {
         Ok(server) => server.run_http(addr, config),
         Err(()) => ExitCode::FAILURE,
     }
 }
 
-/// The server `manifest` describes, publishing its catalog's digest in its server info's
-/// `_meta` (`command::DIGEST_META_KEY`), the digest `airlock audit --pin` writes for it.
-/// The digest is read from a server built from a second load of the manifest (a server is
-/// built from a manifest it consumes), then checked against the served one's: a manifest
-/// changed between the two loads is refused rather than published wrongly. Errors are
-/// logged.
+/// The server `manifest` describes, publishing the digest of the catalog it lists in its
+/// server info's `_meta` (`command::DIGEST_META_KEY`): the digest `airlock audit --pin`
+/// writes for it, read from the built server itself before it serves. Errors are logged.
 fn publishing(
     manifest: Manifest,
     known: Vec<secrets::Secret>,
     call_log: Arc<CallLog>,
-    path: Option<&Path>,
-    overrides: &LimitFlags,
 ) -> Result<airlock::Server, ()> {
-    let refused = |error: &dyn std::fmt::Display| {
+    let mut server = command::server_with(manifest, known, Some(call_log)).map_err(|error| {
         tracing::error!("the manifest's tools were refused: {error}");
-    };
-    let mut again = load(path).map_err(|error| refused(&error))?;
-    overrides.apply(&mut again.limits);
-    let meta = command::digest_meta(&command::catalog(
-        &command::server(again).map_err(|error| refused(&error))?,
-    ));
-    let server = command::server_publishing(manifest, known, Some(call_log), meta.clone())
-        .map_err(|error| refused(&error))?;
-    if command::digest_meta(&command::catalog(&server)) != meta {
-        tracing::error!("the manifest changed while airlock started; start again");
+    })?;
+    let meta = command::digest_meta(&command::catalog(&server));
+    if !server.publish_server_info_meta(meta) {
+        tracing::error!("internal: the catalog digest could not be published");
         return Err(());
     }
     Ok(server)

@@ -64,21 +64,6 @@ pub fn server_with(
     more: Vec<Secret>,
     call_log: Option<Arc<CallLog>>,
 ) -> Result<Server, BuildError> {
-    server_publishing(manifest, more, call_log, Map::new())
-}
-
-/// [`server_with`], publishing `meta` beside the server's description (`airlock serve`: the
-/// catalog's digest, [`digest_meta`]).
-///
-/// # Errors
-///
-/// As [`server`].
-pub fn server_publishing(
-    manifest: Manifest,
-    more: Vec<Secret>,
-    call_log: Option<Arc<CallLog>>,
-    meta: Map<String, Value>,
-) -> Result<Server, BuildError> {
     let Manifest {
         name,
         version,
@@ -93,9 +78,7 @@ pub fn server_publishing(
     let redactor = Arc::new(Redactor::new(
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
-    let mut builder: ServerBuilder = Server::builder(name, version)
-        .limits(limits)
-        .server_info_meta(meta);
+    let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
     if let Some(log) = call_log {
         builder = builder.call_log(log);
     }
