@@ -848,9 +848,12 @@ fn serve(
                 return ExitCode::FAILURE;
             }
         }
-        return match publishing(manifest, Vec::new(), call_log) {
+        return match command::server_with(manifest, Vec::new(), Some(call_log)) {
             Ok(server) => server.run_stdio(),
-            Err(()) => ExitCode::FAILURE,
+            Err(error) => {
+                tracing::error!("the manifest's tools were refused: {error}");
+                ExitCode::FAILURE
+            }
         };
     };
     // No token passthrough: a tool that would receive the token's variable is refused.
@@ -901,29 +904,13 @@ fn serve(
         .map(|(name, token)| secrets::Secret::new(name.to_owned(), token.clone()))
         .collect();
     known.extend(store_url);
-    match publishing(manifest, known, call_log) {
+    match command::server_with(manifest, known, Some(call_log)) {
         Ok(server) => server.run_http(addr, config),
-        Err(()) => ExitCode::FAILURE,
+        Err(error) => {
+            tracing::error!("the manifest's tools were refused: {error}");
+            ExitCode::FAILURE
+        }
     }
-}
-
-/// The server `manifest` describes, publishing the digest of the catalog it lists in its
-/// server info's `_meta` (`command::DIGEST_META_KEY`): the digest `airlock audit --pin`
-/// writes for it, read from the built server itself before it serves. Errors are logged.
-fn publishing(
-    manifest: Manifest,
-    known: Vec<secrets::Secret>,
-    call_log: Arc<CallLog>,
-) -> Result<airlock::Server, ()> {
-    let mut server = command::server_with(manifest, known, Some(call_log)).map_err(|error| {
-        tracing::error!("the manifest's tools were refused: {error}");
-    })?;
-    let meta = command::digest_meta(&command::catalog(&server));
-    if !server.publish_server_info_meta(meta) {
-        tracing::error!("internal: the catalog digest could not be published");
-        return Err(());
-    }
-    Ok(server)
 }
 
 /// The first tool that would receive the environment variable `name` (passed through or as a

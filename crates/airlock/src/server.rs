@@ -110,25 +110,6 @@ impl Server {
         }
     }
 
-    /// Publishes `meta` beside the server's description, as
-    /// [`ServerBuilder::server_info_meta`] does, on a server already built: for what depends
-    /// on the built server itself (`airlock serve` publishes the digest of the catalog this
-    /// server lists, read through an engine of its own). Only before any session: `false`,
-    /// and nothing changed, while an [`Engine`] of this server (or a clone of its state) is
-    /// alive, so every session sees the same description.
-    pub fn publish_server_info_meta(
-        &mut self,
-        meta: serde_json::Map<String, serde_json::Value>,
-    ) -> bool {
-        match Arc::get_mut(&mut self.shared) {
-            Some(shared) => {
-                shared.info.meta = (!meta.is_empty()).then_some(meta);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Where to announce that resources changed: the [`ResourceUpdates`] given to
     /// [`ServerBuilder::resource_subscriptions`]; `None` on a server built without.
     pub fn resource_updates(&self) -> Option<ResourceUpdates> {
@@ -574,21 +555,6 @@ impl ServerBuilder {
 mod tests {
     use super::*;
     use crate::limits::MIN_REQUEST_STATE_KEY_BYTES;
-
-    /// Issue 40: meta that depends on the built server is published only before any session,
-    /// so every session sees one description.
-    #[test]
-    fn server_info_meta_is_published_after_build_only_while_no_engine_lives() {
-        let mut server = Server::builder("t", "1").build().unwrap();
-        let mut meta = serde_json::Map::new();
-        meta.insert("example.com/digest".into(), serde_json::json!("sha256:00"));
-        let engine = server.engine();
-        assert!(!server.publish_server_info_meta(meta.clone()));
-        assert_eq!(server.shared.info.meta, None);
-        drop(engine);
-        assert!(server.publish_server_info_meta(meta.clone()));
-        assert_eq!(server.shared.info.meta, Some(meta));
-    }
 
     /// A short key makes the states it signs forgeable by trying keys: refused at build.
     #[test]

@@ -78,33 +78,71 @@ pub fn server_with(
     let redactor = Arc::new(Redactor::new(
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
-    let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
+    let parts = Parts {
+        name,
+        version,
+        title,
+        instructions,
+        tools: tools.into_iter().map(Arc::new).collect(),
+        prompts: prompts.into_iter().map(Arc::new).collect(),
+        resources,
+        redactor,
+    };
+    // The digest is read from a twin built from the same parts, with quotas of its own: asking
+    // the served server would spend its quotas before its first client, and a second load of
+    // the manifest could list a resource root that changed meanwhile.
+    let twin = parts.builder(limits.clone()).build()?;
+    let meta = digest_meta(&catalog(&twin));
+    drop(twin);
+    let mut builder = parts.builder(limits).server_info_meta(meta);
     if let Some(log) = call_log {
         builder = builder.call_log(log);
-    }
-    if let Some(title) = title {
-        builder = builder.title(title);
-    }
-    if let Some(instructions) = instructions {
-        builder = builder.instructions(instructions);
-    }
-    for tool in tools {
-        builder = builder.tool(tool_of(tool, Arc::clone(&redactor)));
-    }
-    for prompt in prompts {
-        builder = builder.prompt(prompt_of(prompt));
-    }
-    for root in resources {
-        for resource in resources_of(root, &redactor) {
-            builder = builder.resource(resource);
-        }
     }
     builder.build()
 }
 
+/// What a checked manifest's server is built from, shared by the server and its listing twin
+/// (the tools and prompts behind `Arc`s, the resource files borrowed).
+struct Parts {
+    name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    tools: Vec<Arc<CommandTool>>,
+    prompts: Vec<Arc<PromptSpec>>,
+    resources: Vec<ResourceRoot>,
+    redactor: Arc<Redactor>,
+}
+
+impl Parts {
+    /// A builder of the server, under `limits`.
+    fn builder(&self, limits: airlock::Limits) -> ServerBuilder {
+        let mut builder: ServerBuilder =
+            Server::builder(self.name.as_str(), self.version.as_str()).limits(limits);
+        if let Some(title) = &self.title {
+            builder = builder.title(title.as_str());
+        }
+        if let Some(instructions) = &self.instructions {
+            builder = builder.instructions(instructions.as_str());
+        }
+        for tool in &self.tools {
+            builder = builder.tool(tool_of(Arc::clone(tool), Arc::clone(&self.redactor)));
+        }
+        for prompt in &self.prompts {
+            builder = builder.prompt(prompt_of(Arc::clone(prompt)));
+        }
+        for root in &self.resources {
+            for resource in resources_of(root, &self.redactor) {
+                builder = builder.resource(resource);
+            }
+        }
+        builder
+    }
+}
+
 /// A manifest prompt as the library's dynamic prompt: its messages rendered in one pass over
 /// the checked arguments.
-fn prompt_of(prompt: PromptSpec) -> Prompt {
+fn prompt_of(prompt: Arc<PromptSpec>) -> Prompt {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for argument in &prompt.arguments {
@@ -130,9 +168,9 @@ fn prompt_of(prompt: PromptSpec) -> Prompt {
     if let Some(description) = &prompt.description {
         builder = builder.description(description.as_str());
     }
-    let messages = prompt.messages;
     builder.dynamic(schema, move |values| {
-        messages
+        prompt
+            .messages
             .iter()
             .map(|message| PromptMessage::new(message.role, Content::Text(message.render(&values))))
             .collect()
@@ -143,7 +181,7 @@ fn prompt_of(prompt: PromptSpec) -> Prompt {
 /// time confined beneath the root ([`crate::files`]), redacted like a command's output (and
 /// refused if that takes it past `max_bytes`), text when it is UTF-8 and a blob otherwise. A file that cannot be read safely gives nothing:
 /// the peer gets `resource not found`, the log (stderr) the reason, without the path.
-fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
+fn resources_of(root: &ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
     let ResourceRoot {
         title,
         description,
@@ -153,10 +191,11 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
         files,
         ..
     } = root;
+    let max_bytes = *max_bytes;
     files
-        .into_iter()
+        .iter()
         .map(|file| {
-            let mut builder = Resource::builder(file.uri, file.name);
+            let mut builder = Resource::builder(file.uri.as_str(), file.name.as_str());
             if let Some(title) = &title {
                 builder = builder.title(title.as_str());
             }
@@ -166,9 +205,9 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
             if let Some(mime_type) = &mime_type {
                 builder = builder.mime_type(mime_type.as_str());
             }
-            let root = Arc::clone(&root);
+            let root = Arc::clone(root);
             let redactor = Arc::clone(redactor);
-            let relative = file.relative;
+            let relative = file.relative.clone();
             let listed = file.id;
             builder.fallible(move || match root.read(&relative, listed, max_bytes) {
                 Ok(bytes) => {
@@ -199,7 +238,7 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
         .collect()
 }
 
-fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
+fn tool_of(tool: Arc<CommandTool>, redactor: Arc<Redactor>) -> Tool {
     let schema = crate::manifest::input_schema(&tool);
     let mut builder = Tool::builder(tool.name.as_str())
         .description(tool.description.as_str())
@@ -216,14 +255,7 @@ fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
     if !tool.scopes.is_empty() {
         builder = builder.scopes(tool.scopes.iter().map(String::as_str));
     }
-    builder.dynamic(
-        schema,
-        None,
-        Arc::new(CommandHandler {
-            tool: Arc::new(tool),
-            redactor,
-        }),
-    )
+    builder.dynamic(schema, None, Arc::new(CommandHandler { tool, redactor }))
 }
 
 /// Runs one command tool.
