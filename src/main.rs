@@ -278,6 +278,15 @@ struct AuditFlags {
     /// --baseline in later runs.
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
+    /// Write the server's catalog (tools, schemas, prompts, resources, instructions) and its
+    /// digest to FILE, for --check-pin in later runs (commit it).
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    pin: Option<PathBuf>,
+    /// Compare the server's catalog with the one pinned in FILE: each difference (naming the
+    /// tool and the field) is a high finding of metadata.pin, which fails the run at the
+    /// default --fail-on.
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
+    check_pin: Option<PathBuf>,
     /// Run only these cases: ids, categories or prefixes (json.nan,batch,huge.line-*).
     #[arg(long, value_name = "IDS", value_delimiter = ',')]
     only: Vec<String>,
@@ -1083,7 +1092,7 @@ fn built(
     call_log: Arc<CallLog>,
 ) -> Result<airlock::Server, airlock::BuildError> {
     let fixed = fixed_parts(&manifest);
-    let builder = command::builder_with(manifest, reloading.known(), Some(call_log));
+    let builder = command::builder_with(manifest, reloading.known(), Some(call_log))?;
     match reload_path {
         Some(path) => builder
             .reload(move || reloading.tools(&path, &fixed))
@@ -1319,6 +1328,17 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
             );
         }
     };
+    let pin = match flags.check_pin.as_deref().map(read_pin) {
+        None => None,
+        Some(Ok(pin)) => Some(pin),
+        Some(Err(text)) => {
+            return emit(
+                std::io::stderr().lock(),
+                &format!("airlock audit: --check-pin: {text}\n"),
+                ExitCode::from(2),
+            );
+        }
+    };
     let mut headers = flags.headers;
     if let Some(name) = &flags.auth_token_env {
         match audit::Header::bearer(name, std::env::var_os(name).as_deref()) {
@@ -1348,6 +1368,7 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
         handle_signals: true,
         url: flags.url,
         allow_remote: flags.allow_remote,
+        pin,
         ..audit::Options::new(flags.command)
     };
     let report = match audit::run(&options) {
@@ -1360,7 +1381,7 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
             );
         }
     };
-    let outputs: [(&Option<PathBuf>, Render); 4] = [
+    let outputs: [(&Option<PathBuf>, Render); 5] = [
         (&flags.json, |report| {
             report.to_json().map_err(|error| error.to_string())
         }),
@@ -1372,6 +1393,10 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
             audit::Baseline::of(report)
                 .to_json()
                 .map_err(|error| error.to_string())
+        }),
+        (&flags.pin, |report| match &report.catalog {
+            Some(catalog) => Ok(airlock_metadata::Pin::of(catalog).to_json()),
+            None => Err("no catalog: the server did not complete its handshake".to_owned()),
         }),
     ];
     for (path, render) in outputs {
@@ -1389,6 +1414,12 @@ fn run_audit(flags: AuditFlags) -> ExitCode {
         &report.table(),
         ExitCode::from(report.exit_code()),
     )
+}
+
+/// The pin in `path` (the operator's file).
+fn read_pin(path: &Path) -> Result<airlock_metadata::Pin, String> {
+    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    airlock_metadata::Pin::parse(&bytes).map_err(|error| format!("{}: {error}", path.display()))
 }
 
 /// Writes `bytes` to stdout's lock `out`: success, or failure if the write failed.

@@ -114,6 +114,7 @@ mod arguments;
 mod asking;
 mod audit;
 mod audit_http;
+mod audit_metadata;
 mod audit_reports;
 mod clients;
 mod guidance;

@@ -139,7 +139,10 @@ fn line_cases() -> &'static [LineCase] {
                         echo_check,
                     })
                 }
-                Body::Custom { .. } | Body::Exposure { .. } | Body::Asking { .. } => None,
+                Body::Custom { .. }
+                | Body::Exposure { .. }
+                | Body::Asking { .. }
+                | Body::Metadata { .. } => None,
             })
             .collect()
     })

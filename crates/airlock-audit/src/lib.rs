@@ -7,7 +7,9 @@
 //! back against JSON-RPC 2.0 and the MCP specification. Every case then checks that the
 //! server still answers a `ping` and `tools/list`, that every stdout line was one JSON-RPC
 //! message, that no notification was answered, and that the peak memory of the server's
-//! process tree stayed within the limit; then the whole tree is killed.
+//! process tree stayed within the limit; then the whole tree is killed. The `metadata` cases
+//! judge what the server tells the model instead: the catalog learned once in discovery (no
+//! server started per case), and the text of the results of the calls the audit may make.
 //!
 //! Every finding has a severity (`severity`): `--fail-on` picks the level from which findings
 //! fail the run, and a baseline (an earlier run's findings) keeps known ones from failing it.
@@ -23,6 +25,8 @@
 //! - `exposure`: the scratch directory, canaries and values of the `exposure` category.
 //! - `asking`: hostile answers to the server's questions (elicitation, sampling, roots) and
 //!   tampered 2026-07-28 request states, the `asking` category.
+//! - `metadata`: what the server tells the model (the catalog, results' text, the pin), the
+//!   `metadata` category, judged by the rules of the `airlock-metadata` crate.
 //! - `http`: the `--url` audit: the endpoint, its cases, and a bounded HTTP/1.1 client.
 //! - `judge`: classifying stdout lines and judging replies (pure).
 //! - `trace`: whether output holds a panic or a stack trace, by the shape runtimes print.
@@ -53,6 +57,7 @@ pub mod fuzzing;
 mod http;
 mod judge;
 mod junit;
+mod metadata;
 mod probe;
 mod report;
 mod sarif;
@@ -124,13 +129,16 @@ pub enum Category {
     /// Hostile answers to the server's own questions (elicitation, sampling, roots), and
     /// 2026-07-28 request states tampered with.
     Asking,
+    /// What the server tells the model: hidden characters, model-addressed instructions,
+    /// shadowing, unbounded secret inputs, oversized text, results' text, the pin.
+    Metadata,
     /// The HTTP transport's own cases (`--url` only).
     Http,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Json,
         Self::Encoding,
         Self::Envelope,
@@ -141,6 +149,7 @@ impl Category {
         Self::Flood,
         Self::Exposure,
         Self::Asking,
+        Self::Metadata,
         Self::Http,
     ];
 
@@ -157,6 +166,7 @@ impl Category {
             Self::Flood => "flood",
             Self::Exposure => "exposure",
             Self::Asking => "asking",
+            Self::Metadata => "metadata",
             Self::Http => "http",
         }
     }
@@ -174,6 +184,7 @@ impl Category {
             Self::Flood => "floods and stream ends",
             Self::Exposure => "command exposure",
             Self::Asking => "hostile answers to the server's questions",
+            Self::Metadata => "what the server tells the model",
             Self::Http => "HTTP transport",
         }
     }
@@ -216,6 +227,9 @@ pub struct Options {
     pub baseline: Option<Baseline>,
     /// Catch SIGINT, SIGTERM and SIGHUP to kill the server and end the run (for the CLI).
     pub handle_signals: bool,
+    /// A pinned catalog (`--check-pin`): each difference from it is a high finding of
+    /// `metadata.pin`.
+    pub pin: Option<airlock_metadata::Pin>,
 }
 
 impl Options {
@@ -238,6 +252,7 @@ impl Options {
             fail_on: FailOn::DEFAULT,
             baseline: None,
             handle_signals: false,
+            pin: None,
         }
     }
 }
@@ -300,6 +315,13 @@ pub struct AuditReport {
     pub duration_ms: u64,
     /// Whether SIGINT, SIGTERM or SIGHUP stopped the run.
     pub interrupted: bool,
+    /// The digest of the server's catalog (`sha256:…`, as `--pin` writes it and `airlock
+    /// serve` publishes it), if the handshake worked.
+    pub catalog_digest: Option<String>,
+    /// The server's catalog (tools, prompts, resources, instructions), if the handshake
+    /// worked: what `--pin` writes.
+    #[serde(skip)]
+    pub catalog: Option<airlock_metadata::Catalog>,
 }
 
 /// The server under audit, as its handshake and tool list describe it.
@@ -447,10 +469,12 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         callable: Vec::new(),
         redactor: redactor(options),
         beyond: None,
+        catalog: airlock_metadata::Catalog::default(),
+        spots: Vec::new(),
     };
     let mut progress = Progress::new(options.progress, selected.len());
     let context = match discover(&context, options) {
-        Ok((facts, probe, aims, callable)) => {
+        Ok((facts, probe, aims, callable, catalog)) => {
             progress.line(&format!(
                 "auditing {} {}; calls go to {}\n",
                 facts.name, facts.version, facts.probe
@@ -465,12 +489,16 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
             }
             report.case_timeout_ms = millis(case_timeout);
             report.server = Some(facts);
+            report.catalog_digest = Some(catalog.digest());
+            report.catalog = Some(catalog.clone());
             Context {
                 probe,
                 aims,
                 callable,
                 case_timeout,
                 beyond,
+                spots: airlock_metadata::review(&catalog),
+                catalog,
                 ..context
             }
         }
@@ -497,6 +525,13 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
         }
         outcome.weigh(options.fail_on, options.baseline.as_ref());
         progress.done(&outcome);
+        report.cases.push(outcome);
+    }
+    if let Some(pin) = &options.pin
+        && !signals::interrupted()
+    {
+        let mut outcome = metadata::pin_report(pin, &context.catalog);
+        outcome.weigh(options.fail_on, options.baseline.as_ref());
         report.cases.push(outcome);
     }
     progress.finish();
@@ -537,6 +572,8 @@ fn blank_report(options: &Options) -> AuditReport {
         cases: Vec::new(),
         duration_ms: 0,
         interrupted: false,
+        catalog_digest: None,
+        catalog: None,
     }
 }
 
@@ -642,6 +679,10 @@ struct Context {
     /// Why a hang is only a note: a tool the audit calls declares it needs longer than the
     /// audit waits (`None`: the declaration, if any, is honoured).
     beyond: Option<String>,
+    /// What the server lists for the model (the `metadata` cases judge it).
+    catalog: airlock_metadata::Catalog,
+    /// The catalog's findings, reviewed once for all the catalog cases.
+    spots: Vec<airlock_metadata::Spot>,
 }
 
 /// A case's time limit: the operator's, or longer if a tool the audit calls declares it needs
@@ -733,9 +774,15 @@ impl Selectable for http::HttpCase {
     }
 }
 
-/// What [`discover`] learns: the facts, the probe, the exposure cases' aims and the tools the
-/// asking cases call.
-type Learned = (ServerFacts, Probe, Vec<probe::Aim>, Vec<probe::Callable>);
+/// What [`discover`] learns: the facts, the probe, the exposure cases' aims, the tools the
+/// asking cases call and the catalog.
+type Learned = (
+    ServerFacts,
+    Probe,
+    Vec<probe::Aim>,
+    Vec<probe::Callable>,
+    airlock_metadata::Catalog,
+);
 
 /// The least time the discovery run waits for the handshake and `tools/list`, whatever the
 /// case timeout: starting the server is not what a case judges.
@@ -795,12 +842,21 @@ fn learn(
     let listed = session
         .await_reply(&id, deadline)
         .map_err(|why| format!("tools/list after the handshake: {why}"))?;
-    let tools = match listed.outcome {
-        judge::Outcome::Result { value, .. } => value.and_then(|mut value| {
-            value
-                .as_object_mut()
-                .and_then(|object| object.remove("tools"))
-        }),
+    let (tools, cursor) = match listed.outcome {
+        judge::Outcome::Result { value, .. } => {
+            let cursor = value
+                .as_ref()
+                .and_then(|value| value.get("nextCursor"))
+                .and_then(serde_json::Value::as_str)
+                .filter(|cursor| !cursor.is_empty())
+                .map(str::to_owned);
+            let tools = value.and_then(|mut value| {
+                value
+                    .as_object_mut()
+                    .and_then(|object| object.remove("tools"))
+            });
+            (tools, cursor)
+        }
         judge::Outcome::Error { code, .. } => {
             return Err(format!("tools/list after the handshake: error {code}"));
         }
@@ -862,6 +918,7 @@ fn learn(
     called.extend(aims.iter().map(|aim| aim.tool.as_str()));
     called.extend(callable.iter().map(|tool| tool.tool.as_str()));
     let declared = probe::declared_timeout(tools.as_ref(), &called);
+    let catalog = metadata::gather(session, deadline, info.as_ref(), tools.as_ref(), cursor);
     let facts = ServerFacts {
         name,
         version,
@@ -872,12 +929,24 @@ fn learn(
         declared_timeout_ms: declared.as_ref().map(|(_, timeout)| millis(*timeout)),
         declared_by: declared.map(|(tool, _)| tool),
     };
-    Ok((facts, probe, aims, callable))
+    Ok((facts, probe, aims, callable, catalog))
 }
 
 /// Runs one case against a fresh server process.
 fn run_case(case: &Case, context: &Context) -> CaseReport {
     let started = Instant::now();
+    if let Body::Metadata { check } = &case.body
+        && !check.calls()
+    {
+        return metadata::report_of(
+            case.id,
+            case.sends,
+            case.expects,
+            format!("reviewed {}", metadata::describe(&context.catalog)),
+            metadata::catalog_findings(*check, &context.spots),
+            millis(started.elapsed()),
+        );
+    }
     let budget = context.case_timeout.saturating_mul(case.budget.max(1));
     let deadline = started.checked_add(budget).unwrap_or(started);
     let mut unstarted = CaseReport {
@@ -940,6 +1009,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
     } else {
         None
     };
+    let mut spotted = Vec::new();
     let judgement = match (refused, &case.body) {
         (Some(why), _) => Judgement::failed(why),
         (
@@ -957,6 +1027,11 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
             None => Judgement::failed("no scratch directory".to_owned()),
         },
         (None, Body::Asking { variant }) => asking::run(&mut session, &context.callable, *variant),
+        (None, Body::Metadata { .. }) => {
+            let (judgement, found) = metadata::results(&mut session, context, deadline);
+            spotted = found;
+            judgement
+        }
     };
     let mut findings: Vec<Finding> = Vec::new();
     if judgement.follow_up && !signals::interrupted() {
@@ -1026,6 +1101,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         0,
     );
     report.show_evidence(&findings, evidence.as_ref(), &context.redactor);
+    metadata::add_findings(&mut report, spotted);
     report.peak_rss_kib = ended.peak_kib;
     report.exit = ended.exit.map(target::Exit::describe);
     if report.verdict == Verdict::Fail && !ended.stderr_tail.is_empty() {

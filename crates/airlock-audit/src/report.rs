@@ -595,6 +595,8 @@ mod tests {
             quick: true,
             duration_ms: 1500,
             interrupted: false,
+            catalog_digest: None,
+            catalog: None,
             cases: vec![
                 case("json.a", Category::Json, None),
                 case("json.b", Category::Json, Some(Severity::Low)),

@@ -14,8 +14,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use airlock_metadata::Rule;
+
 use super::severity::{ANSWER_KIND, Severity};
-use super::{AuditReport, CaseReport};
+use super::{AuditReport, CaseReport, Category};
 
 impl AuditReport {
     /// The report as a SARIF 2.1.0 log.
@@ -24,7 +26,9 @@ impl AuditReport {
     ///
     /// Serialisation failed (not expected: plain data).
     pub fn to_sarif(&self) -> Result<String, serde_json::Error> {
-        let rules: Vec<Value> = self.cases.iter().map(rule).collect();
+        let mut rules: Vec<Value> = self.cases.iter().map(rule).collect();
+        // Each metadata rule that found something gets a rule of its own, with its help text.
+        let mut metadata_rules: Vec<(Rule, usize)> = Vec::new();
         let mut results = Vec::new();
         for (index, case) in self.cases.iter().enumerate() {
             if let Some(severity) = case.answer_severity {
@@ -35,7 +39,7 @@ impl AuditReport {
                     baselined: case.answer_baselined,
                     evidence: case.evidence.as_deref(),
                 };
-                results.push(self.result(case, index, &found));
+                results.push(self.result(case, (&case.id, index), &found));
             }
             for finding in &case.findings {
                 let found = Found {
@@ -45,7 +49,25 @@ impl AuditReport {
                     baselined: finding.baselined,
                     evidence: finding.evidence.as_deref(),
                 };
-                results.push(self.result(case, index, &found));
+                let metadata = (case.category == Category::Metadata.name())
+                    .then(|| crate::metadata::rule_of(&finding.kind))
+                    .flatten();
+                match metadata {
+                    Some(rule) => {
+                        let at = match metadata_rules.iter().find(|(known, _)| *known == rule) {
+                            Some((_, at)) => *at,
+                            None => {
+                                let at = rules.len();
+                                rules.push(metadata_rule(rule));
+                                metadata_rules.push((rule, at));
+                                at
+                            }
+                        };
+                        let id = format!("metadata.{}", rule.name());
+                        results.push(self.result(case, (&id, at), &found));
+                    }
+                    None => results.push(self.result(case, (&case.id, index), &found)),
+                }
             }
         }
         let mut notifications = Vec::new();
@@ -111,7 +133,9 @@ impl AuditReport {
         Ok(text)
     }
 
-    fn result(&self, case: &CaseReport, index: usize, found: &Found<'_>) -> Value {
+    /// One result: a finding of `case`, under the rule `rule` (its id and index).
+    fn result(&self, case: &CaseReport, rule: (&str, usize), found: &Found<'_>) -> Value {
+        let (rule_id, index) = rule;
         let Found {
             kind,
             severity,
@@ -125,7 +149,7 @@ impl AuditReport {
             message.push_str(&format!(". What came back: {evidence}"));
         }
         let mut result = json!({
-            "ruleId": case.id,
+            "ruleId": rule_id,
             "ruleIndex": index,
             "kind": "fail",
             "level": severity.sarif_level(),
@@ -256,6 +280,27 @@ fn rule(case: &CaseReport) -> Value {
         "help": {"text": format!("What a correct server does: {}.", case.expects)},
         "defaultConfiguration": {"level": "error"},
         "properties": {"category": case.category, "tags": ["security", "mcp", case.category]},
+    })
+}
+
+/// The rule of one metadata rule: what it finds, and its help text (why it matters, what to
+/// do).
+fn metadata_rule(rule: Rule) -> Value {
+    json!({
+        "id": format!("metadata.{}", rule.name()),
+        "shortDescription": {"text": format!("metadata.{}: {}", rule.name(), rule.summary())},
+        "fullDescription": {"text": format!(
+            "{} in what the server tells the model (airlock metadata rule set v{}).",
+            rule.summary(),
+            airlock_metadata::RULESET_VERSION
+        )},
+        "help": {"text": rule.help()},
+        "defaultConfiguration": {"level": crate::metadata::severity(rule.level()).sarif_level()},
+        "properties": {
+            "category": Category::Metadata.name(),
+            "tags": ["security", "mcp", "metadata", rule.family().name()],
+            "security-severity": crate::metadata::severity(rule.level()).score(),
+        },
     })
 }
 

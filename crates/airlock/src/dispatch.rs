@@ -189,6 +189,7 @@ fn initialize(
                 version,
             },
             instructions: shared.instructions.as_deref(),
+            meta: shared.info.meta.as_ref(),
         },
     );
     cx.lifecycle.initialized(version);

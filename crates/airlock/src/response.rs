@@ -184,6 +184,10 @@ pub(crate) struct ServerInfo {
     pub(crate) version: String,
     /// Display name (sent to clients of 2025-06-18 and later).
     pub(crate) title: Option<String>,
+    /// Members the operator publishes beside the server's description: the `_meta` of the
+    /// `initialize` result, and beside `io.modelcontextprotocol/serverInfo` in a 2026-07-28
+    /// result's `_meta` (`airlock serve` publishes its catalog's digest there).
+    pub(crate) meta: Option<serde_json::Map<String, Value>>,
 }
 
 /// `serverInfo` as a client of a given revision may see it.
@@ -262,6 +266,8 @@ pub(crate) struct InitializeResult<'a> {
     pub(crate) server_info: InfoFor<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) instructions: Option<&'a str>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<&'a serde_json::Map<String, Value>>,
 }
 
 /// An empty result (`ping`).
@@ -606,10 +612,19 @@ impl<T: Serialize> Serialize for Modern<'_, T> {
 
 struct MetaInfo<'a>(InfoFor<'a>);
 
+/// The `_meta` member a 2026-07-28 result carries the server's description in.
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+
 impl Serialize for MetaInfo<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry("io.modelcontextprotocol/serverInfo", &self.0)?;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry(SERVER_INFO_META, &self.0)?;
+        for (key, value) in self.0.info.meta.iter().flatten() {
+            // The server's own description is the library's to write.
+            if key != SERVER_INFO_META {
+                map.serialize_entry(key, value)?;
+            }
+        }
         map.end()
     }
 }
@@ -628,6 +643,7 @@ mod tests {
             name: "t".into(),
             version: "1".into(),
             title: None,
+            meta: None,
         };
         let mut out = Vec::new();
         write_call_result(&mut out, &id("5"), output, version, &info);

@@ -100,6 +100,7 @@ impl Server {
                 name: name.into(),
                 version: version.into(),
                 title: None,
+                meta: None,
             },
             instructions: None,
             limits: Limits::default(),
@@ -437,6 +438,17 @@ impl ServerBuilder {
     /// A display name for clients.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
+        self
+    }
+
+    /// Members published beside the server's description: the `_meta` of the `initialize`
+    /// result, and, for 2026-07-28 clients, beside `io.modelcontextprotocol/serverInfo` in
+    /// each result's `_meta` (which that key itself is never replaced in). Name them with a
+    /// prefix of your own (`example.com/key`), as MCP asks of `_meta` keys; keep them small,
+    /// every 2026-07-28 result carries them. `airlock serve` publishes its catalog's digest
+    /// here, for a client or gateway to pin.
+    pub fn server_info_meta(mut self, meta: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.info.meta = (!meta.is_empty()).then_some(meta);
         self
     }
 

@@ -6,7 +6,8 @@
 //! (note), and known wrong ones (fail; anything unlisted fails too). Inputs are built in
 //! `input`; the cases that need code of their own (floods, end of input, the version offer)
 //! are in `custom`. The catalogue itself is one module per [`Category`] (`json`, `encoding`,
-//! `envelope`, `batch`, `nesting`, `huge`, `protocol`, `flood`, `exposure`, `asking`),
+//! `envelope`, `batch`, `nesting`, `huge`, `protocol`, `flood`, `exposure`, `asking`,
+//! `metadata`),
 //! concatenated in report order
 //! by [`catalogue`].
 //!
@@ -33,6 +34,7 @@ mod flood;
 mod huge;
 mod input;
 mod json;
+mod metadata;
 mod nesting;
 mod protocol;
 
@@ -89,6 +91,12 @@ pub(crate) enum Body {
     Asking {
         /// What it answers, or how it retries.
         variant: crate::asking::Variant,
+    },
+    /// A review of what the server tells the model (`metadata`): of the catalog learned
+    /// before the battery (no server started), or of the results of calls.
+    Metadata {
+        /// What it looks at.
+        check: crate::metadata::Check,
     },
     /// A function of its own (after the handshake unless `handshake` is false).
     Custom {
@@ -192,6 +200,23 @@ impl Case {
         }
     }
 
+    fn metadata(
+        id: &'static str,
+        sends: &'static str,
+        expects: &'static str,
+        check: crate::metadata::Check,
+    ) -> Self {
+        Self {
+            id,
+            category: Category::Metadata,
+            sends,
+            expects,
+            slow: false,
+            budget: 1,
+            body: Body::Metadata { check },
+        }
+    }
+
     /// An exposure case whose values go into resource URIs instead of tool arguments.
     fn in_resource_uris(mut self) -> Self {
         if let Body::Exposure { via, .. } = &mut self.body {
@@ -213,7 +238,7 @@ impl Case {
     fn before_handshake(mut self) -> Self {
         match &mut self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => *handshake = false,
-            Body::Exposure { .. } | Body::Asking { .. } => {}
+            Body::Exposure { .. } | Body::Asking { .. } | Body::Metadata { .. } => {}
         }
         self
     }
@@ -229,7 +254,7 @@ impl Case {
     pub(crate) fn handshake(&self) -> bool {
         match self.body {
             Body::Line { handshake, .. } | Body::Custom { handshake, .. } => handshake,
-            Body::Exposure { .. } => true,
+            Body::Exposure { .. } | Body::Metadata { .. } => true,
             Body::Asking { variant } => variant.legacy(),
         }
     }
@@ -288,6 +313,7 @@ pub(crate) fn catalogue() -> Vec<Case> {
         flood::cases(),
         exposure::cases(),
         asking::cases(),
+        metadata::cases(),
     ]
     .into_iter()
     .flatten()

@@ -11,7 +11,10 @@
 //! each file of a `[[resource]]` root a fixed resource read through [`crate::files`].
 
 pub mod argv;
+mod catalog;
 mod reply;
+
+pub use catalog::{CATALOG_REVISION, DIGEST_META_KEY, catalog, digest_meta};
 
 use std::sync::Arc;
 
@@ -61,18 +64,32 @@ pub fn server_with(
     more: Vec<Secret>,
     call_log: Option<Arc<CallLog>>,
 ) -> Result<Server, BuildError> {
-    builder_with(manifest, more, call_log).build()
+    builder_with(manifest, more, call_log)?.build()
 }
 
 /// [`server_with`] before it is built: a CLI adds what it needs (a reload hook,
-/// [`ServerBuilder::reload`]) and builds it.
+/// [`ServerBuilder::reload`]) and builds it. The catalog's digest is in its server info's
+/// `_meta` (`airlock/catalogDigest`), read from a twin built from the same parts, with quotas
+/// of its own: asking the served server would spend its quotas before its first client, and
+/// a second load of the manifest could list a resource root that changed meanwhile.
+///
+/// # Errors
+///
+/// As [`server`].
 pub fn builder_with(
     manifest: Manifest,
     more: Vec<Secret>,
     call_log: Option<Arc<CallLog>>,
-) -> ServerBuilder {
-    let (builder, tools) = parts(manifest, more, call_log);
-    builder.tools(tools)
+) -> Result<ServerBuilder, BuildError> {
+    let (parts, limits) = parts(manifest, more);
+    let twin = parts.builder(limits.clone()).build()?;
+    let meta = digest_meta(&catalog(&twin));
+    drop(twin);
+    let mut builder = parts.builder(limits).server_info_meta(meta);
+    if let Some(log) = call_log {
+        builder = builder.call_log(log);
+    }
+    Ok(builder)
 }
 
 /// The tools a reload of `manifest` puts in force ([`Server::replace_tools`]): the whole
@@ -84,17 +101,17 @@ pub fn builder_with(
 ///
 /// As [`server`].
 pub fn reloaded_tools(manifest: Manifest, more: Vec<Secret>) -> Result<Vec<Tool>, BuildError> {
-    let (builder, tools) = parts(manifest, more, None);
-    builder.build()?;
-    Ok(tools)
+    let (parts, limits) = parts(manifest, more);
+    parts.builder(limits).build()?;
+    Ok(parts
+        .tools
+        .iter()
+        .map(|tool| tool_of(Arc::clone(tool), Arc::clone(&parts.redactor)))
+        .collect())
 }
 
-/// The builder of `manifest`'s server without its tools, and its tools.
-fn parts(
-    manifest: Manifest,
-    more: Vec<Secret>,
-    call_log: Option<Arc<CallLog>>,
-) -> (ServerBuilder, Vec<Tool>) {
+/// What `manifest`'s server is built from, and its limits.
+fn parts(manifest: Manifest, more: Vec<Secret>) -> (Parts, airlock::Limits) {
     let Manifest {
         name,
         version,
@@ -109,34 +126,61 @@ fn parts(
     let redactor = Arc::new(Redactor::new(
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
-    let mut builder: ServerBuilder = Server::builder(name, version).limits(limits);
-    if let Some(log) = call_log {
-        builder = builder.call_log(log);
-    }
-    if let Some(title) = title {
-        builder = builder.title(title);
-    }
-    if let Some(instructions) = instructions {
-        builder = builder.instructions(instructions);
-    }
-    let tools = tools
-        .into_iter()
-        .map(|tool| tool_of(tool, Arc::clone(&redactor)))
-        .collect();
-    for prompt in prompts {
-        builder = builder.prompt(prompt_of(prompt));
-    }
-    for root in resources {
-        for resource in resources_of(root, &redactor) {
-            builder = builder.resource(resource);
+    let parts = Parts {
+        name,
+        version,
+        title,
+        instructions,
+        tools: tools.into_iter().map(Arc::new).collect(),
+        prompts: prompts.into_iter().map(Arc::new).collect(),
+        resources,
+        redactor,
+    };
+    (parts, limits)
+}
+
+/// What a checked manifest's server is built from, shared by the server and its listing twin
+/// (the tools and prompts behind `Arc`s, the resource files borrowed).
+struct Parts {
+    name: String,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    tools: Vec<Arc<CommandTool>>,
+    prompts: Vec<Arc<PromptSpec>>,
+    resources: Vec<ResourceRoot>,
+    redactor: Arc<Redactor>,
+}
+
+impl Parts {
+    /// A builder of the server, under `limits`.
+    fn builder(&self, limits: airlock::Limits) -> ServerBuilder {
+        let mut builder: ServerBuilder =
+            Server::builder(self.name.as_str(), self.version.as_str()).limits(limits);
+        if let Some(title) = &self.title {
+            builder = builder.title(title.as_str());
         }
+        if let Some(instructions) = &self.instructions {
+            builder = builder.instructions(instructions.as_str());
+        }
+        for tool in &self.tools {
+            builder = builder.tool(tool_of(Arc::clone(tool), Arc::clone(&self.redactor)));
+        }
+        for prompt in &self.prompts {
+            builder = builder.prompt(prompt_of(Arc::clone(prompt)));
+        }
+        for root in &self.resources {
+            for resource in resources_of(root, &self.redactor) {
+                builder = builder.resource(resource);
+            }
+        }
+        builder
     }
-    (builder, tools)
 }
 
 /// A manifest prompt as the library's dynamic prompt: its messages rendered in one pass over
 /// the checked arguments.
-fn prompt_of(prompt: PromptSpec) -> Prompt {
+fn prompt_of(prompt: Arc<PromptSpec>) -> Prompt {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for argument in &prompt.arguments {
@@ -162,9 +206,9 @@ fn prompt_of(prompt: PromptSpec) -> Prompt {
     if let Some(description) = &prompt.description {
         builder = builder.description(description.as_str());
     }
-    let messages = prompt.messages;
     builder.dynamic(schema, move |values| {
-        messages
+        prompt
+            .messages
             .iter()
             .map(|message| PromptMessage::new(message.role, Content::Text(message.render(&values))))
             .collect()
@@ -175,7 +219,7 @@ fn prompt_of(prompt: PromptSpec) -> Prompt {
 /// time confined beneath the root ([`crate::files`]), redacted like a command's output (and
 /// refused if that takes it past `max_bytes`), text when it is UTF-8 and a blob otherwise. A file that cannot be read safely gives nothing:
 /// the peer gets `resource not found`, the log (stderr) the reason, without the path.
-fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
+fn resources_of(root: &ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
     let ResourceRoot {
         title,
         description,
@@ -185,10 +229,11 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
         files,
         ..
     } = root;
+    let max_bytes = *max_bytes;
     files
-        .into_iter()
+        .iter()
         .map(|file| {
-            let mut builder = Resource::builder(file.uri, file.name);
+            let mut builder = Resource::builder(file.uri.as_str(), file.name.as_str());
             if let Some(title) = &title {
                 builder = builder.title(title.as_str());
             }
@@ -198,9 +243,9 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
             if let Some(mime_type) = &mime_type {
                 builder = builder.mime_type(mime_type.as_str());
             }
-            let root = Arc::clone(&root);
+            let root = Arc::clone(root);
             let redactor = Arc::clone(redactor);
-            let relative = file.relative;
+            let relative = file.relative.clone();
             let listed = file.id;
             builder.fallible(move || match root.read(&relative, listed, max_bytes) {
                 Ok(bytes) => {
@@ -231,7 +276,7 @@ fn resources_of(root: ResourceRoot, redactor: &Arc<Redactor>) -> Vec<Resource> {
         .collect()
 }
 
-fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
+fn tool_of(tool: Arc<CommandTool>, redactor: Arc<Redactor>) -> Tool {
     let schema = crate::manifest::input_schema(&tool);
     let mut builder = Tool::builder(tool.name.as_str())
         .description(tool.description.as_str())
@@ -248,14 +293,7 @@ fn tool_of(tool: CommandTool, redactor: Arc<Redactor>) -> Tool {
     if !tool.scopes.is_empty() {
         builder = builder.scopes(tool.scopes.iter().map(String::as_str));
     }
-    builder.dynamic(
-        schema,
-        None,
-        Arc::new(CommandHandler {
-            tool: Arc::new(tool),
-            redactor,
-        }),
-    )
+    builder.dynamic(schema, None, Arc::new(CommandHandler { tool, redactor }))
 }
 
 /// Runs one command tool.

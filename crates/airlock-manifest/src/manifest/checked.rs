@@ -166,6 +166,27 @@ pub(super) fn check(
         return Err(at.error(None, None, "[[tool]]", "too many tools"));
     }
     refuse_grants_inside_writable_directories(&tools, &at)?;
+    let texts: Vec<super::told::ToolText<'_>> = tools
+        .iter()
+        .map(|tool| super::told::ToolText {
+            name: tool.name.as_str(),
+            title: tool.title.as_deref(),
+            description: &tool.description,
+            args: tool
+                .args
+                .iter()
+                .map(|arg| {
+                    (
+                        arg.name.as_str(),
+                        arg.description.as_deref(),
+                        arg.default.as_ref(),
+                    )
+                })
+                .collect(),
+            accepted: &tool.accepted_risks,
+        })
+        .collect();
+    super::told::refuse_unaccepted(&texts, &at)?;
     let prompts = super::surface::prompts(raw.prompts, &at)?;
     let mut expanded = Vec::with_capacity(raw.resources.len());
     let mut errors = Vec::new();

@@ -9,8 +9,10 @@
 //! given or may never write), `literal_paths` (fixed paths of a template the sandbox would
 //! not let the command reach), `compressor` (what GNU tar runs through `/bin/sh` for its
 //! compression options, which the tool's `exec` must grant), `shape` (every unknown key and
-//! type error of the file at once, with "did you mean") and `describe` (the `inputSchema` and `airlock check`'s
-//! account). [`load`], [`load_default`] and [`parse`] are the only ways to get a [`Manifest`].
+//! type error of the file at once, with "did you mean"), `describe` (the `inputSchema` and
+//! `airlock check`'s account) and `told` (what the tools' texts tell the model, against the
+//! shared metadata rules). [`load`], [`load_default`] and [`parse`] are the only ways to get
+//! a [`Manifest`].
 //! The operator is trusted, but the file is still validated: a mistake fails at start with a
 //! message naming the file, line and column, the tool, the field and the rule.
 //!
@@ -33,6 +35,7 @@ mod shape;
 mod surface;
 mod system;
 mod template;
+mod told;
 
 use std::io::Read;
 

@@ -469,6 +469,7 @@ fn timeouts_become_tool_errors() {
         name: "t".into(),
         version: "1".into(),
         title: None,
+        meta: None,
     };
     let mut engine = Engine::new(shared(info, None, registry, Limits::default()));
     initialize(&mut engine, "2025-11-25");
@@ -503,6 +504,7 @@ fn quotas_answer_rate_limited_with_the_wait_and_do_not_count_as_garbage() {
         name: "t".into(),
         version: "1".into(),
         title: None,
+        meta: None,
     };
     let mut engine = Engine::new(crate::engine::shared_with_quotas(
         info, None, registry, limits, quotas,
@@ -689,6 +691,7 @@ fn arguments_of_older_revisions_drop_structured_content_and_titles() {
         name: "t".into(),
         version: "1".into(),
         title: None,
+        meta: None,
     };
     let shared = shared(info, None, registry, Limits::default());
     for (version, structured, annotated) in [
@@ -848,6 +851,7 @@ fn unknown_tools_are_charged_to_the_call_quota() {
         name: "t".into(),
         version: "1".into(),
         title: None,
+        meta: None,
     };
     let mut engine = Engine::new(crate::engine::shared_with_quotas(
         info, None, registry, limits, quotas,
@@ -2307,4 +2311,39 @@ proptest! {
         }
         prop_assert_eq!(engine.in_flight(), 0);
     }
+}
+
+/// Issue 40: what the builder publishes beside the server's description reaches the
+/// `initialize` result's `_meta`, and a 2026-07-28 result's `_meta` beside the server info,
+/// which it cannot replace.
+#[test]
+fn server_info_meta_is_published_in_both_eras() {
+    let mut meta = serde_json::Map::new();
+    meta.insert("example.com/digest".into(), json!("sha256:00"));
+    meta.insert(
+        "io.modelcontextprotocol/serverInfo".into(),
+        json!({"name": "forged"}),
+    );
+    let info = ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+        meta: Some(meta),
+    };
+    let registry = Registry::new(Vec::new()).unwrap();
+    let mut engine = Engine::new(shared(info, None, registry, Limits::default()));
+    let legacy = initialize(&mut engine, "2025-11-25");
+    assert_eq!(legacy["result"]["_meta"]["example.com/digest"], "sha256:00");
+    let modern = ask(
+        &mut engine,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{{MODERN_META}}}}}"#
+        ),
+    );
+    let meta = &modern["result"]["_meta"];
+    assert_eq!(meta["example.com/digest"], "sha256:00");
+    assert_eq!(
+        meta["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "t", "version": "1"})
+    );
 }

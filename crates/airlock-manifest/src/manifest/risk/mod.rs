@@ -63,11 +63,19 @@ pub enum Risk {
     /// (`.git`, `.vscode`, …: `sandbox::later_code`), which the sandbox otherwise keeps
     /// read-only inside writable directories.
     LaterCode,
+    /// A tool's name, title, description or argument text holds characters a reviewer does
+    /// not see (format, bidi and tag characters, stray variation selectors, terminal
+    /// escapes, long blank runs): the metadata rules' `hidden_text` family (`told`).
+    HiddenText,
+    /// A tool's text addresses the model (read secrets, hide from the user, ignore other
+    /// instructions, call other tools, a tool the manifest does not have): the metadata
+    /// rules' `model_instructions` family (`told`).
+    ModelInstructions,
 }
 
 impl Risk {
     /// Every risk, in the order `airlock check` reports them.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::InterpreterCode,
         Self::Launcher,
         Self::UnknownProgram,
@@ -78,6 +86,8 @@ impl Risk {
         Self::EmbeddedPlaceholder,
         Self::Unsandboxed,
         Self::LaterCode,
+        Self::HiddenText,
+        Self::ModelInstructions,
     ];
 
     /// The risk a manifest names in `accept_risk`.
@@ -86,7 +96,7 @@ impl Risk {
     }
 
     /// What to write instead of accepting the risk, when no finding says better.
-    fn safe_form(self) -> &'static str {
+    pub(crate) fn safe_form(self) -> &'static str {
         match self {
             Self::InterpreterCode => {
                 "a fixed script file named in `command` (outside every writable directory), or \
@@ -117,6 +127,14 @@ impl Risk {
                  and `network`"
             }
             Self::LaterCode => "the directory left out of `write`",
+            Self::HiddenText => {
+                "the text as the person approving the server reads it: no invisible or \
+                 direction-changing characters, no terminal escapes"
+            }
+            Self::ModelInstructions => {
+                "a description of what the tool does for its user, with no instructions \
+                 addressed to the model"
+            }
         }
     }
 
@@ -133,6 +151,8 @@ impl Risk {
             Self::LeadingDash => "leading_dash",
             Self::UnknownProgram => "unknown_program",
             Self::LaterCode => "later_code",
+            Self::HiddenText => "hidden_text",
+            Self::ModelInstructions => "model_instructions",
         }
     }
 }
