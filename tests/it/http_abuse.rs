@@ -14,7 +14,7 @@ use serde_json::json;
 use socket2::{Domain, Socket, Type};
 
 use crate::harness;
-use crate::http::{HttpServer, initialize_with, post};
+use crate::http_client::{HttpServer, initialize_with, post};
 
 /// A `tools/list` in a legacy session, with `extra` headers; the HTTP status.
 fn list_in(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) -> u16 {
@@ -126,7 +126,7 @@ fn listed_from(from: IpAddr, server: SocketAddr) -> bool {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
-    let request = crate::http::modern_bytes(server, 1, "tools/list", json!({}), &[]);
+    let request = crate::http_client::modern_bytes(server, 1, "tools/list", json!({}), &[]);
     if stream.write_all(&request).is_err() {
         return false;
     }
@@ -143,7 +143,7 @@ fn listed_from(from: IpAddr, server: SocketAddr) -> bool {
 /// closed. (Before: 12 successes in 99.)
 #[test]
 fn idle_sockets_from_one_address_leave_another_address_served() {
-    crate::http::raise_open_files(8192);
+    crate::http_client::raise_open_files(8192);
     let server = HttpServer::airlock(&["--client-requests-per-minute", "100000"], &[]);
     let attacker: IpAddr = "127.0.0.2".parse().unwrap();
     let client: IpAddr = "127.0.0.1".parse().unwrap();
@@ -179,7 +179,7 @@ const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
 /// its call slot was released, and the server grew past a gigabyte; now the memory is bounded.
 #[test]
 fn clients_that_never_read_their_replies_hold_bounded_memory() {
-    crate::http::raise_open_files(8192);
+    crate::http_client::raise_open_files(8192);
     let manifest = r#"
 [server]
 name = "slow-readers"
@@ -190,7 +190,7 @@ description = "Reads a file"
 command = ["head", "--bytes=1048576", "--", "{path}"]
 args.path = { type = "path", kind = "file" }
 "#;
-    let (dir, path) = crate::http::scratch_manifest("slow-readers", manifest);
+    let (dir, path) = crate::http_client::scratch_manifest("slow-readers", manifest);
     std::fs::write(dir.join("control.bin"), vec![1_u8; 1024 * 1024]).unwrap();
     let server = HttpServer::airlock(
         &[
@@ -211,7 +211,7 @@ args.path = { type = "path", kind = "file" }
         ],
         &[],
     );
-    let call = crate::http::modern_bytes(
+    let call = crate::http_client::modern_bytes(
         server.addr,
         1,
         "tools/call",
@@ -311,11 +311,12 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "it", "version": "1"}}),
         );
-        let request = crate::http::post_bytes(addr, &[("X-Forwarded-For", forwarded)], &body);
+        let request =
+            crate::http_client::post_bytes(addr, &[("X-Forwarded-For", forwarded)], &body);
         let mut stream =
             connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
         stream.write_all(&request).unwrap();
-        let reply = crate::http::read_reply(&mut stream);
+        let reply = crate::http_client::read_reply(&mut stream);
         (
             reply.status,
             reply.header("mcp-session-id").map(str::to_owned),
@@ -327,7 +328,7 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     assert_eq!(status, 200);
     let first = first.unwrap();
     let list = harness::request(1, "tools/list", json!({}));
-    let request = crate::http::post_bytes(
+    let request = crate::http_client::post_bytes(
         addr,
         &[
             ("Mcp-Session-Id", &first),
@@ -338,18 +339,18 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     let mut stream =
         connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
     stream.write_all(&request).unwrap();
-    assert_eq!(crate::http::read_reply(&mut stream).status, 404);
+    assert_eq!(crate::http_client::read_reply(&mut stream).status, 404);
 }
 
 /// A POST of `body` from `from` on a new connection; the reply.
-fn post_from(from: IpAddr, server: SocketAddr, body: &str) -> crate::http::Reply {
-    let request = crate::http::post_bytes(server, &[], body);
+fn post_from(from: IpAddr, server: SocketAddr, body: &str) -> crate::http_client::Reply {
+    let request = crate::http_client::post_bytes(server, &[], body);
     let mut stream = connect_from(from, server, Duration::from_secs(2)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     stream.write_all(&request).unwrap();
-    crate::http::read_reply(&mut stream)
+    crate::http_client::read_reply(&mut stream)
 }
 
 /// Item 4: the garbage cut-off holds over HTTP as on stdio. A client whose last 256 requests
@@ -361,11 +362,11 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     let addr = server.addr;
     let attacker: IpAddr = "127.0.0.2".parse().unwrap();
     let honest: IpAddr = "127.0.0.3".parse().unwrap();
-    let valid = crate::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    let valid = crate::http_client::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
     let valid_from = |from: IpAddr| -> u16 {
         let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
         stream.write_all(&valid).unwrap();
-        crate::http::read_reply(&mut stream).status
+        crate::http_client::read_reply(&mut stream).status
     };
     // The honest client: 255 bad requests, one good, 255 bad, and it is still served.
     for round in 0..2 {
@@ -384,7 +385,7 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     }
     let mut stream = connect_from(attacker, addr, Duration::from_secs(2)).unwrap();
     stream.write_all(&valid).unwrap();
-    let reply = crate::http::read_reply(&mut stream);
+    let reply = crate::http_client::read_reply(&mut stream);
     assert_eq!(reply.status, 429, "{reply:?}");
     assert_eq!(reply.code(), -31_429);
     assert!(reply.header("retry-after").is_some());
@@ -413,20 +414,20 @@ fn unknown_tools_neither_count_nor_reset_the_cut_off_over_http() {
         &[],
     );
     let addr = server.addr;
-    let unknown = crate::http::modern_bytes(
+    let unknown = crate::http_client::modern_bytes(
         addr,
         1,
         "tools/call",
         json!({"name": "made_up_tool", "arguments": {}}),
         &[],
     );
-    let send = |from: IpAddr, request: &[u8]| -> crate::http::Reply {
+    let send = |from: IpAddr, request: &[u8]| -> crate::http_client::Reply {
         let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         stream.write_all(request).unwrap();
-        crate::http::read_reply(&mut stream)
+        crate::http_client::read_reply(&mut stream)
     };
     let looping: IpAddr = "127.0.0.4".parse().unwrap();
     for n in 0..300 {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness;
-use crate::http::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
+use crate::http_client::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
 
 /// The headers a preflight may ask for: what MCP's Streamable HTTP clients send.
 const MCP_HEADERS: &str = "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, \

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::http_client::{HttpServer, exchange, initialize, post, session_headers};
 use crate::sse::{Stream, listen_headers};
 
 const WATCHED: &str = "test://watched-resource";

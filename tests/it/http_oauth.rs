@@ -22,7 +22,9 @@ use ring::signature::{
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, Reply, exchange, modern, parse_reply, post, scratch_manifest};
+use crate::http_client::{
+    HttpServer, Reply, exchange, modern, parse_reply, post, scratch_manifest,
+};
 
 pub(crate) const RESOURCE: &str = "https://airlock.test/mcp";
 pub(crate) const ISSUER: &str = "https://issuer.test";
@@ -633,7 +635,7 @@ fn a_legacy_session_is_bound_to_the_tokens_subject() {
     let jwks = JwksServer::start(issuer.jwks());
     let (server, dir) = serve(&jwks);
     let alice = bearer(&issuer.rs256("rsa-1", &claims("alice", "echo:run")));
-    let session = crate::http::initialize_with(server.addr, &[("Authorization", &alice)]);
+    let session = crate::http_client::initialize_with(server.addr, &[("Authorization", &alice)]);
     let list = harness::request(3, "tools/list", json!({}));
     let in_session = |auth: &str| {
         post(

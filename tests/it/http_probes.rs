@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::harness::REPLY_TIMEOUT;
-use crate::http::{HttpServer, Reply, exchange, post};
+use crate::http_client::{HttpServer, Reply, exchange, post};
 use crate::redis::{Redis, replicas};
 
 /// `method path` with `Host: host` and nothing else: what a probe sends.

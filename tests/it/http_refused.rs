@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness;
-use crate::http::{HttpServer, Reply, read_reply};
 use crate::http_abuse::connect_from;
+use crate::http_client::{HttpServer, Reply, read_reply};
 
 /// Sends `request` from `from` on a new connection; the reply.
 fn send_from(from: IpAddr, server: SocketAddr, request: &[u8]) -> Reply {
@@ -32,7 +32,7 @@ fn initialize_via(addr: SocketAddr, extra: &[(&str, &str)]) -> (u16, Option<Stri
         json!({"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "it", "version": "1"}}),
     );
-    let reply = crate::http::post(addr, extra, &body);
+    let reply = crate::http_client::post(addr, extra, &body);
     (
         reply.status,
         reply.header("mcp-session-id").map(str::to_owned),
@@ -47,7 +47,7 @@ fn list_via(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) -> u16 {
     ];
     headers.extend_from_slice(extra);
     let body = harness::request(1, "tools/list", json!({}));
-    crate::http::post(addr, &headers, &body).status
+    crate::http_client::post(addr, &headers, &body).status
 }
 
 /// Item 3: behind a proxy that appends to `X-Forwarded-For` (nginx, HAProxy, Envoy), a
@@ -87,7 +87,7 @@ fn a_client_written_forwarded_header_changes_neither_key_nor_audit_record() {
     assert_eq!(list_via(addr, &session_one.unwrap(), &first), 404);
     assert_eq!(list_via(addr, &session_two.unwrap(), &second), 200);
     // The audit record names the address the proxy appended, not the client's claim.
-    let call = crate::http::modern_bytes(
+    let call = crate::http_client::modern_bytes(
         addr,
         2,
         "tools/call",
@@ -97,7 +97,7 @@ fn a_client_written_forwarded_header_changes_neither_key_nor_audit_record() {
             ("Forwarded", "for=192.0.2.3"),
         ],
     );
-    let reply = crate::http::exchange(addr, &call);
+    let reply = crate::http_client::exchange(addr, &call);
     assert_eq!(reply.status, 200, "{reply:?}");
     let records = std::fs::read_to_string(&log).unwrap();
     let record: serde_json::Value =
@@ -163,12 +163,12 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
     ] {
         let mut headers = base.to_vec();
         headers.push((name, second));
-        let reply = crate::http::post(addr, &headers, &body);
+        let reply = crate::http_client::post(addr, &headers, &body);
         assert_eq!(reply.status, 400, "{name}: {second}: {reply:?}");
         assert_eq!(reply.code(), -32_020, "{name}: {second}");
     }
     // Once each: served.
-    assert_eq!(crate::http::post(addr, &base, &body).status, 200);
+    assert_eq!(crate::http_client::post(addr, &base, &body).status, 200);
     // Another name, for each method that carries one.
     for (method, params, other) in [
         ("prompts/get", json!({"name": "review"}), "summary"),
@@ -179,13 +179,15 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         ),
         ("tools/call", call.clone(), "read_file"),
     ] {
-        let reply = crate::http::modern(addr, 4, method, params.clone(), &[("Mcp-Name", other)]);
+        let reply =
+            crate::http_client::modern(addr, 4, method, params.clone(), &[("Mcp-Name", other)]);
         assert_eq!(reply.status, 400, "{method}: {reply:?}");
         assert_eq!(reply.code(), -32_020, "{method}");
-        let missing = crate::http::modern(addr, 5, method, params.clone(), &[("Mcp-Name", "")]);
+        let missing =
+            crate::http_client::modern(addr, 5, method, params.clone(), &[("Mcp-Name", "")]);
         assert_eq!(missing.code(), -32_020, "{method} without Mcp-Name");
         // The right one passes the header check (whatever the engine then says).
-        let right = crate::http::modern(addr, 6, method, params, &[]);
+        let right = crate::http_client::modern(addr, 6, method, params, &[]);
         assert!(
             right
                 .json()
@@ -202,12 +204,12 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         ("=?base64?Y291bnRfbGluZXM?=", 400),
     ] {
         let reply =
-            crate::http::modern(addr, 7, "tools/call", call.clone(), &[("Mcp-Name", value)]);
+            crate::http_client::modern(addr, 7, "tools/call", call.clone(), &[("Mcp-Name", value)]);
         assert_eq!(reply.status, status, "{value}: {reply:?}");
     }
     // The URL-safe alphabet: "??>" is Pz8+ in the standard one, Pz8- in the URL-safe one.
     let odd = json!({"name": "??>", "arguments": {}});
-    let standard = crate::http::modern(
+    let standard = crate::http_client::modern(
         addr,
         8,
         "tools/call",
@@ -215,7 +217,7 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         &[("Mcp-Name", "=?base64?Pz8+?=")],
     );
     assert_ne!(standard.json()["error"]["code"], -32_020, "{standard:?}");
-    let url_safe = crate::http::modern(
+    let url_safe = crate::http_client::modern(
         addr,
         8,
         "tools/call",
@@ -427,7 +429,7 @@ fn a_web_page_flooding_the_port_does_not_lock_the_local_client_out() {
     }
     eprintln!("the page's requests: {page:?}");
     assert!(page.contains_key(&429), "the page is cut off: {page:?}");
-    let valid = crate::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    let valid = crate::http_client::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
     for n in 0..3 {
         let reply = send_from(local, addr, &valid);
         assert_eq!(reply.status, 200, "local client, request {n}: {reply:?}");
@@ -446,7 +448,7 @@ const PARTIAL_BODIES_PEAK_KIB: u64 = 64 * 1024;
 /// server-wide) before they are read. Before: 548-560 MiB, 291-500 MiB after they closed.
 #[test]
 fn partial_bodies_from_many_connections_hold_bounded_memory() {
-    crate::http::raise_open_files(4096);
+    crate::http_client::raise_open_files(4096);
     let server = HttpServer::airlock(&["--client-requests-per-minute", "1000000"], &[]);
     let addr = server.addr;
     let start = rss_kib(server.pid());
@@ -535,7 +537,7 @@ fn partial_bodies_from_many_connections_hold_bounded_memory() {
         "{after} KiB after the connections closed, from {start} KiB"
     );
     // The server still serves.
-    let reply = crate::http::modern(addr, 1, "tools/list", json!({}), &[]);
+    let reply = crate::http_client::modern(addr, 1, "tools/list", json!({}), &[]);
     assert_eq!(reply.status, 200);
 }
 
@@ -565,7 +567,7 @@ fn refused_calls_are_counted_in_the_audit_log_and_the_file_rotates() {
         &[],
     );
     let addr = server.addr;
-    let call = crate::http::modern_bytes(
+    let call = crate::http_client::modern_bytes(
         addr,
         1,
         "tools/call",
@@ -640,7 +642,7 @@ fn an_honest_client_keeps_its_share_of_the_server_wide_call_quota() {
         &[],
     );
     let addr = server.addr;
-    let call = crate::http::modern_bytes(
+    let call = crate::http_client::modern_bytes(
         addr,
         1,
         "tools/call",

@@ -16,8 +16,8 @@ use rustls::{ClientConfig, ClientConnection, ProtocolVersion, StreamOwned};
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, Reply, modern_bytes, parse_reply};
 use crate::http_browser::start_failure;
+use crate::http_client::{HttpServer, Reply, modern_bytes, parse_reply};
 
 /// A tool to call over https.
 const ECHO_MANIFEST: &str = r#"

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 use crate::harness::{self, Server};
-use crate::http::{HttpServer, Reply, post};
+use crate::http_client::{HttpServer, Reply, post};
 
 const CANARY: &str = "canary-7f3a9c1e";
 
@@ -259,7 +259,7 @@ fn a_state_tampered_with_forged_replayed_or_brought_elsewhere_is_refused() {
         &[CANARY],
     );
     // Nor in the legacy era, which has no such members.
-    let session = crate::http::initialize(server.addr);
+    let session = crate::http_client::initialize(server.addr);
     let body =
         json!({"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": replay}).to_string();
     let reply = post(

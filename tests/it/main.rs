@@ -86,8 +86,9 @@
 //!   binaries, which the others do not build).
 //!
 //! Support, not tests: `harness` (spawning a server and talking to it line by line, with
-//! timeouts), `sse` (reading an event stream off its own TCP connection), and the helpers
-//! `http` shares with the HTTP modules (a server on loopback, raw requests).
+//! timeouts), `http_client` (`airlock serve --http` on loopback, raw requests, parsed
+//! replies, for every HTTP module), `sse` (reading an event stream off its own TCP
+//! connection).
 //!
 //! Where a new test goes: an attack on the JSON-RPC stream itself (bytes, sizes, nesting,
 //! ids) in `hostile`; on quotas, floods and in-flight caps over stdio in `abuse`, over HTTP
@@ -123,6 +124,7 @@ mod hostile;
 mod http;
 mod http_abuse;
 mod http_browser;
+mod http_client;
 mod http_listen;
 mod http_oauth;
 mod http_probes;

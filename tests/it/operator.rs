@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, code};
-use crate::http::{HttpServer, modern};
+use crate::http_client::{HttpServer, modern};
 use crate::serve::Sandbox;
 
 /// A value that must never appear in a record or a log line.
@@ -316,9 +316,9 @@ fn http_records_name_the_address_and_token_identity_and_boundary_refusals_are_lo
     // A wrong token, a foreign Host and a foreign Origin: each logged at the default level
     // with the client's address, never with what it sent.
     let wrong = "Bearer not-the-token-9876543210";
-    let unauthorized = crate::http::post(server.addr, &[("Authorization", wrong)], "{}");
+    let unauthorized = crate::http_client::post(server.addr, &[("Authorization", wrong)], "{}");
     assert_eq!(unauthorized.status, 401);
-    let origin = crate::http::post(server.addr, &[("Origin", "https://evil.example")], "{}");
+    let origin = crate::http_client::post(server.addr, &[("Origin", "https://evil.example")], "{}");
     assert_eq!(origin.status, 403);
     let start = std::time::Instant::now();
     loop {

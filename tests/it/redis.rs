@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, post};
+use crate::http_client::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, post};
 use crate::sse::Stream;
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
@@ -202,7 +202,7 @@ pub(crate) fn replicas(
 
 /// A manifest with a tool that returns at once and one that sleeps a minute.
 pub(crate) fn manifest(name: &str) -> (PathBuf, PathBuf) {
-    http::scratch_manifest(
+    http_client::scratch_manifest(
         &format!("redis-{name}"),
         "[[tool]]\nname = \"quick\"\ndescription = \"Returns at once\"\n\
          command = [\"true\"]\n\n\
@@ -486,7 +486,7 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    let ended = http::exchange(servers[2].addr, request.as_bytes());
+    let ended = http_client::exchange(servers[2].addr, request.as_bytes());
     assert_eq!(ended.status, 204, "{ended:?}");
     for server in &servers {
         let gone = send(
@@ -549,7 +549,7 @@ fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
     let servers = asking_replicas(2, &redis);
     for (capabilities, declared) in [(json!({"elicitation": {}}), true), (json!({}), false)] {
         // Opened and confirmed on replica 0; called on replica 1, which takes it over.
-        let session = http::initialize_declaring(servers[0].addr, capabilities);
+        let session = http_client::initialize_declaring(servers[0].addr, capabilities);
         asks_only_if_declared(servers[1].addr, &session, declared);
     }
 }
@@ -619,7 +619,7 @@ fn redis_stopped_mid_run_fails_closed_or_falls_back_as_configured_and_both_recov
         assert_eq!(served.status, 200, "{served:?}");
     }
     // A legacy session opened on local limits during the outage.
-    let session = http::initialize(local.addr);
+    let session = http_client::initialize(local.addr);
     // More requests while it is down: no more lines saying so (one per switch; a loaded
     // machine may have timed out a call before the outage, hence "no more", not "one").
     let before = [switches(&closed), switches(&local)];
@@ -715,7 +715,7 @@ fn a_replica_killed_with_a_call_in_flight_gives_its_lease_back_within_the_expiry
     );
     held.write_all(&nap).unwrap();
     let started = Instant::now();
-    while !http::runs_a_descendant(servers[0].pid(), "sleep") {
+    while !http_client::runs_a_descendant(servers[0].pid(), "sleep") {
         assert!(
             started.elapsed() < REPLY_TIMEOUT,
             "the slow call never started"
@@ -821,7 +821,7 @@ fn a_store_setting_in_the_manifest_is_checked_and_the_url_never_comes_from_it() 
         ),
     ];
     for (limits, expected) in cases {
-        let (dir, manifest) = http::scratch_manifest(
+        let (dir, manifest) = http_client::scratch_manifest(
             "redis-manifest",
             &format!(
                 "[limits]\n{limits}\n\n[[tool]]\nname = \"quick\"\n\

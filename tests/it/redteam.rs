@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, code, modern_meta, request, run};
-use crate::http::{HttpServer, initialize as http_initialize, modern, post};
+use crate::http_client::{HttpServer, initialize as http_initialize, modern, post};
 use crate::serve::Sandbox;
 
 /// A manifest of one harmless tool, for the audit-log attacks.

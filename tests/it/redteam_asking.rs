@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, Server};
-use crate::http::{HttpServer, initialize_declaring, post, session_headers};
+use crate::http_client::{HttpServer, initialize_declaring, post, session_headers};
 use crate::sse::{Stream, call_bytes};
 
 const CANARY: &str = "canary-5e1d-answer";

@@ -26,7 +26,7 @@ use ring::rand::SystemRandom;
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
+use crate::http_client::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
 use crate::http_oauth::{
     ISSUER, Issuer, JwksServer, METADATA_URL, RESOURCE, STATIC_TOKEN, assert_invalid, bearer, call,
     challenge, claims, invalid_token, list, now, ok_json, rand_u64, serve, sign,
@@ -1096,9 +1096,9 @@ fn another_subject_can_neither_use_end_nor_listen_on_a_session() {
     let (server, dir) = serve(&jwks);
     let addr = server.addr;
     let alice = bearer(&issuer.rs256("rsa-1", &claims("alice", "echo:run")));
-    let session = crate::http::initialize_with(addr, &[("Authorization", &alice)]);
+    let session = crate::http_client::initialize_with(addr, &[("Authorization", &alice)]);
     let static_session =
-        crate::http::initialize_with(addr, &[("Authorization", &bearer(STATIC_TOKEN))]);
+        crate::http_client::initialize_with(addr, &[("Authorization", &bearer(STATIC_TOKEN))]);
     let named_like_static = {
         let mut claims = claims("IT_OAUTH_STATIC", "echo:run");
         claims.as_object_mut().unwrap().remove("client_id");
@@ -1588,7 +1588,7 @@ fn a_client_hanging_up_during_a_jwks_fetch_does_not_cancel_it() {
     let addr = server.addr;
     // The attacker: a made-up kid, and a hang-up as soon as the fetch has started.
     let made_up = issuer.es256("made-up", &claims("mallory", ""));
-    let request = crate::http::modern_bytes(
+    let request = crate::http_client::modern_bytes(
         addr,
         1,
         "tools/list",

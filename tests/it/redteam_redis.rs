@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{self, REPLY_TIMEOUT, rss_kib};
-use crate::http::{self, HttpServer, Reply, modern, modern_bytes, post};
+use crate::http_client::{self, HttpServer, Reply, modern, modern_bytes, post};
 use crate::redis::{
     Redis, asking_replicas, asks_only_if_declared, bearer, eventually, log_of, manifest, quick,
     replicas, tools_list,
@@ -80,7 +80,7 @@ fn send(server: &HttpServer, headers: &[(&str, &str)], body: &str) -> Reply {
 /// A legacy session opened (and confirmed) on `server` by the holder of `token`.
 fn open_session(server: &HttpServer, token: &str) -> String {
     let auth = bearer(token);
-    http::initialize_with(server.addr, &[("Authorization", &auth)])
+    http_client::initialize_with(server.addr, &[("Authorization", &auth)])
 }
 
 fn list_in(server: &HttpServer, session: &str, token: &str) -> Reply {
@@ -103,7 +103,7 @@ fn delete_in(server: &HttpServer, session: &str, token: &str) -> Reply {
         server.addr,
         bearer(token)
     );
-    http::exchange(server.addr, request.as_bytes())
+    http_client::exchange(server.addr, request.as_bytes())
 }
 
 fn assert_unknown_session(reply: &Reply) {
@@ -304,7 +304,7 @@ fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
             .set_read_timeout(Some(Duration::from_secs(60)))
             .unwrap();
         stream
-            .write_all(&http::post_bytes(
+            .write_all(&http_client::post_bytes(
                 addr,
                 &in_session,
                 &harness::call(1, "nap", json!({})),
@@ -315,13 +315,13 @@ fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
         raw
     });
     let started = Instant::now();
-    while !http::runs_a_descendant(servers[1].pid(), "sleep") {
+    while !http_client::runs_a_descendant(servers[1].pid(), "sleep") {
         assert!(started.elapsed() < REPLY_TIMEOUT, "the call never started");
         thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(delete_in(&servers[0], &session, TOKEN_A.1).status, 204);
     let ended = Instant::now();
-    while http::runs_a_descendant(servers[1].pid(), "sleep") {
+    while http_client::runs_a_descendant(servers[1].pid(), "sleep") {
         assert!(
             ended.elapsed() < Duration::from_secs(45),
             "the session's call still runs on the other replica"
@@ -539,7 +539,7 @@ fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
     let Some(redis) = Redis::start("rt-lease", None) else {
         return;
     };
-    let (dir, manifest) = http::scratch_manifest(
+    let (dir, manifest) = http_client::scratch_manifest(
         "redis-rt-lease",
         "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps a minute\"\n\
          command = [\"sleep\", \"60\"]\n\n\
@@ -601,7 +601,7 @@ fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
     drop(held);
     wait_for("the lease of a call whose client left", 0);
     // Cancelled in a legacy session.
-    let session = http::initialize(server.addr);
+    let session = http_client::initialize(server.addr);
     let in_session = [
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-11-25"),
@@ -646,7 +646,7 @@ fn the_redis_password_is_in_no_log_even_at_trace() {
     );
     let served = tools_list(&right, 1);
     assert_eq!(served.status, 200, "{served:?}");
-    let _session = http::initialize(right.addr);
+    let _session = http_client::initialize(right.addr);
     let refused = tools_list(&wrong, 1);
     assert_eq!(refused.status, 503, "{refused:?}");
     for reply in [&served, &refused] {
@@ -936,13 +936,13 @@ fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_lette
         (json!({"sampling": {}}), "s", false),
         (json!({"elicitation": true}), "-", false),
     ] {
-        let session = http::open_declaring(servers[0].addr, &[], capabilities);
+        let session = http_client::open_declaring(servers[0].addr, &[], capabilities);
         let key = format!("airlock:conformance:s:{session}");
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 0 {letters} -")
         );
-        http::confirm(servers[1].addr, &session, &[]);
+        http_client::confirm(servers[1].addr, &session, &[]);
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 1 {letters} -"),
@@ -968,7 +968,7 @@ fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_lette
         for server in &servers {
             let reply = post(
                 server.addr,
-                &http::session_headers(&id),
+                &http_client::session_headers(&id),
                 &harness::request(2, "tools/list", json!({})),
             );
             if served {

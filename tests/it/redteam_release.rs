@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT, request};
-use crate::http::{HttpServer, Reply, initialize, parse_reply, post, session_headers};
+use crate::http_client::{HttpServer, Reply, initialize, parse_reply, post, session_headers};
 use crate::redteam_resources::{DOCS, ECHO, SECRET, Tree};
 use crate::sse::{self, Stream, listen_headers};
 
@@ -214,11 +214,11 @@ fn amplifying_arguments() -> Value {
 /// one is refused `-32602` with nothing of it written.
 #[test]
 fn http_clients_that_never_read_prompt_replies_hold_bounded_memory() {
-    crate::http::raise_open_files(4096);
+    crate::http_client::raise_open_files(4096);
     let tree = Tree::new("prompt-http");
     let manifest = tree.manifest(&amplifying_prompt());
     let server = HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
-    let get = crate::http::modern_bytes(
+    let get = crate::http_client::modern_bytes(
         server.addr,
         1,
         "prompts/get",
@@ -358,7 +358,7 @@ fn open_session(client: &mut Client) -> String {
 /// the open streams; 128 sessions, 10 MiB).
 #[test]
 fn never_read_get_streams_of_many_sessions_under_an_announcement_flood_hold_bounded_memory() {
-    crate::http::raise_open_files(4096);
+    crate::http_client::raise_open_files(4096);
     let server = HttpServer::fixtures();
     let addr = server.addr;
     let mut streams = Vec::new();

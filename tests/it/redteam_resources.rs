@@ -293,12 +293,13 @@ const NON_READING_CLIENTS_RSS_KIB: u64 = 64 * 1024;
 /// written, as a call's does: about 48 MiB.
 #[test]
 fn http_clients_that_never_read_resource_replies_hold_bounded_memory() {
-    crate::http::raise_open_files(4096);
+    crate::http_client::raise_open_files(4096);
     let tree = Tree::new("http-unread");
     tree.write("control.txt", vec![1_u8; 1024 * 1024]);
     let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
-    let server = crate::http::HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
-    let read = crate::http::modern_bytes(
+    let server =
+        crate::http_client::HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
+    let read = crate::http_client::modern_bytes(
         server.addr,
         1,
         "resources/read",
@@ -919,7 +920,7 @@ fn the_http_bearer_token_is_redacted_from_resource_files() {
     let tree = Tree::new("http-token");
     tree.write("proxy.log", format!("Authorization: Bearer {token}\n"));
     let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
-    let server = crate::http::HttpServer::airlock(
+    let server = crate::http_client::HttpServer::airlock(
         &[
             "--manifest",
             manifest.to_str().unwrap(),
@@ -929,7 +930,7 @@ fn the_http_bearer_token_is_redacted_from_resource_files() {
         &[("RT_RESOURCE_TOKEN", &token)],
     );
     let bearer = format!("Bearer {token}");
-    let reply = crate::http::modern(
+    let reply = crate::http_client::modern(
         server.addr,
         1,
         "resources/read",

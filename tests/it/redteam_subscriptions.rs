@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::http_client::{HttpServer, exchange, initialize, post, session_headers};
 use crate::sse::{Stream, listen_headers};
 
 const WATCHED: &str = "test://watched-resource";
@@ -295,10 +295,11 @@ fn subscriptions_are_refused_before_the_handshake_is_confirmed_and_in_the_modern
     );
     assert_eq!(early["error"]["code"], -32602, "{early}");
     // The modern era has no resources/subscribe.
-    let modern = crate::http::modern(addr, 2, "resources/subscribe", json!({"uri": WATCHED}), &[]);
+    let modern =
+        crate::http_client::modern(addr, 2, "resources/subscribe", json!({"uri": WATCHED}), &[]);
     assert_eq!(modern.json()["error"]["code"], -32601, "{modern:?}");
     // And a modern server/discover does not offer it.
-    let discover = crate::http::modern(addr, 3, "server/discover", json!({}), &[]);
+    let discover = crate::http_client::modern(addr, 3, "server/discover", json!({}), &[]);
     let resources = &discover.json()["result"]["capabilities"]["resources"];
     assert!(resources.get("subscribe").is_none(), "{resources}");
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, request, signal, tool_names};
-use crate::http::{HttpServer, initialize, post, scratch_manifest, session_headers};
+use crate::http_client::{HttpServer, initialize, post, scratch_manifest, session_headers};
 use crate::serve::Sandbox;
 use crate::sse::{Stream, listen_headers};
 

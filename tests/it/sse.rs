@@ -271,16 +271,16 @@ pub fn call_bytes(
     tool: &str,
     arguments: Value,
 ) -> Vec<u8> {
-    crate::http::post_bytes(
+    crate::http_client::post_bytes(
         addr,
-        &crate::http::session_headers(session),
+        &crate::http_client::session_headers(session),
         &crate::harness::call(id, tool, arguments),
     )
 }
 
 /// The headers of the `GET /mcp` that opens the legacy `session`'s stream.
 pub fn listen_headers(session: &str) -> Vec<(&str, &str)> {
-    let mut headers = crate::http::session_headers(session);
+    let mut headers = crate::http_client::session_headers(session);
     headers.push(("Accept", "text/event-stream"));
     headers
 }
