@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{Server, airlock, call, run};
+use crate::harness::{Server, airlock, call, is_error, run, text};
 
 /// A scratch tree: `work/` (the tools' workdir, with `data/lib.rs`, a Makefile and an awk
 /// program) and a sibling `outside/secret.txt` no tool may read.
@@ -74,17 +74,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _removed = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn text(reply: &Value) -> String {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text: {reply}"))
-        .to_owned()
-}
-
-fn is_error(reply: &Value) -> bool {
-    reply["result"]["isError"] == json!(true)
 }
 
 /// Each new refusal of `airlock check`: the file, the tool, the rule, and the risk to accept.

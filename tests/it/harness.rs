@@ -376,6 +376,19 @@ pub fn rss_kib(pid: u32) -> u64 {
         .expect("VmRSS in /proc status")
 }
 
+/// The text of a tool result's first content item; fails the test when there is none.
+pub fn text(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {reply}"))
+        .to_owned()
+}
+
+/// Whether a tool result is an error (`isError: true`).
+pub fn is_error(reply: &Value) -> bool {
+    reply["result"]["isError"] == json!(true)
+}
+
 /// Sends a signal by name (`TERM`, `INT`) with the `kill` program.
 pub fn signal(pid: u32, name: &str) {
     let status = spawn_command(&PathBuf::from("kill"))

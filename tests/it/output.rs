@@ -9,7 +9,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT, Server, airlock, call};
+use crate::harness::{self, REPLY_TIMEOUT, Server, airlock, call, is_error, text};
 
 /// A scratch directory of this test process; removed on drop.
 struct Scratch {
@@ -49,17 +49,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _removed = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn text(reply: &Value) -> String {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text: {reply}"))
-        .to_owned()
-}
-
-fn is_error(reply: &Value) -> bool {
-    reply["result"]["isError"] == json!(true)
 }
 
 /// The reply's text, tagged with whether it is an error: two replies are the same only if

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{DEFAULT_TOOLS, Server, airlock, call, request, tool_names};
+use crate::harness::{DEFAULT_TOOLS, Server, airlock, call, is_error, request, text, tool_names};
 
 /// A scratch directory with a manifest in it; removed on drop.
 pub struct Sandbox {
@@ -142,17 +142,6 @@ timeout_ms = 5000
 "#,
         script = SHOW_ARGS
     )
-}
-
-fn text(reply: &Value) -> String {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text: {reply}"))
-        .to_owned()
-}
-
-fn is_error(reply: &Value) -> bool {
-    reply["result"]["isError"] == json!(true)
 }
 
 #[test]
