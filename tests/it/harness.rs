@@ -389,6 +389,19 @@ pub fn is_error(reply: &Value) -> bool {
     reply["result"]["isError"] == json!(true)
 }
 
+/// Resident pages of process `pid` that are files' (`RssFile`: its own program and libraries,
+/// mapped), in KiB. A debug build's program is tens of MiB and grows with the code, so a
+/// bound on what airlock holds is checked on the peak less these.
+pub fn rss_file_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("RssFile:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("RssFile in /proc status")
+}
+
 /// Sends a signal by name (`TERM`, `INT`) with the `kill` program.
 pub fn signal(pid: u32, name: &str) {
     let status = spawn_command(&PathBuf::from("kill"))
