@@ -617,7 +617,10 @@ exec = ["/usr/bin/head", "/usr/bin/tr"]
             "8 parallel floods of {case}: peak RSS {peak} KiB ({program} KiB of it the program's \
              file pages), reply lines {lengths:?}"
         );
-        assert!(held < DOCUMENTED_BOUND_KIB, "{case}: peak RSS {peak} KiB, {held} KiB held");
+        assert!(
+            held < DOCUMENTED_BOUND_KIB,
+            "{case}: peak RSS {peak} KiB, {held} KiB held"
+        );
         // A reply holds at most the cap (1 MiB) of output, counted as sent, plus its framing.
         assert!(
             lengths.iter().all(|len| *len <= 1024 * 1024 + 4096),
