@@ -24,7 +24,7 @@
 //!   ranges, unless an address rule names them.
 //! - airlock's own listeners (`--http`) are refused unless an address rule names them.
 //!
-//! Everything here is pure: parsing and deciding, no I/O but [`is_local`].
+//! Everything here is pure: parsing and deciding, no I/O but `is_local`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::OnceLock;

@@ -14,7 +14,7 @@
 //! [`NETWORK_CONNECT_TIMEOUT`], and then copies bytes both ways, counting them against the
 //! call's budgets. TLS is not terminated: past `CONNECT` the proxy sees only bytes.
 //!
-//! Per call ([`Session`]): at most `network_connections` connections to destinations, and
+//! Per call (`Session`): at most `network_connections` connections to destinations, and
 //! `network_up_mib` / `network_down_mib` bytes sent and received over all of them; a call past
 //! a byte budget is stopped (its connections cut). Every attempt, allowed or refused, is kept
 //! for the call's result and audit record (the first [`NETWORK_RECORDED_ATTEMPTS`], then a
