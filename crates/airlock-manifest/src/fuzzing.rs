@@ -841,6 +841,16 @@ pub fn redactor(data: &[u8]) {
     if let Err(broken) = redaction_holds(&output, &first, &second, cut) {
         fail(&broken);
     }
+    // The proxy's names (lowercased before they are kept): one without a secret in it, in
+    // any case, comes back unchanged.
+    let name = String::from_utf8_lossy(&output).to_ascii_lowercase();
+    let shown = redactor_of(&[first.as_str(), second.as_str()]).redact_name(&name);
+    let holds_one = [&first, &second]
+        .iter()
+        .any(|secret| name.contains(&secret.to_ascii_lowercase()));
+    if !holds_one && shown != name {
+        fail(&format!("{name:?} holds no secret but became {shown:?}"));
+    }
 }
 
 /// Whether redacting `output` follows the rule (see [`crate::secrets::Redactor`]) for
