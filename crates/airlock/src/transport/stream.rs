@@ -360,16 +360,17 @@ fn deadline_after(after: std::time::Duration) -> Instant {
 /// A session's receiver of resource announcements.
 type Updates = broadcast::Receiver<Arc<str>>;
 
-/// The next announcement, or never without a receiver.
-async fn next_update(updates: &mut Option<Updates>) -> Result<Arc<str>, RecvError> {
+/// The next announcement, or never without a receiver (the HTTP `GET` stream's too).
+pub(crate) async fn next_update(updates: &mut Option<Updates>) -> Result<Arc<str>, RecvError> {
     match updates {
         Some(updates) => updates.recv().await,
         None => std::future::pending().await,
     }
 }
 
-/// The next replacement of the tool set, or never without a receiver.
-async fn next_change(
+/// The next replacement of the tool set, or never without a receiver (the HTTP `GET`
+/// stream's too).
+pub(crate) async fn next_change(
     changes: &mut Option<tokio::sync::watch::Receiver<u64>>,
 ) -> Result<(), tokio::sync::watch::error::RecvError> {
     match changes {

@@ -25,6 +25,7 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use crate::error::{HttpRefusal, McpError};
 use crate::limits::LISTEN_KEEPALIVE;
+use crate::transport::stream::{next_change, next_update};
 use crate::version::ProtocolVersion;
 
 use super::body::Body;
@@ -170,26 +171,6 @@ fn stream(
         return None;
     }
     Some(sse_reply(Body::stream(events_rx)))
-}
-
-/// The next resource announcement, or never without a receiver.
-async fn next_update(
-    updates: &mut Option<tokio::sync::broadcast::Receiver<Arc<str>>>,
-) -> Result<Arc<str>, RecvError> {
-    match updates {
-        Some(updates) => updates.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next replacement of the tool set, or never without a receiver.
-async fn next_change(
-    changes: &mut Option<tokio::sync::watch::Receiver<u64>>,
-) -> Result<(), tokio::sync::watch::error::RecvError> {
-    match changes {
-        Some(changes) => changes.changed().await,
-        None => std::future::pending().await,
-    }
 }
 
 #[cfg(test)]
