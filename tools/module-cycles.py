@@ -2,8 +2,9 @@
 """Import cycles between the modules of each workspace crate, from its `crate::` and `super::`
 paths (not a compiler: a measure for reviews and the issue-17 closing note).
 
-    python3 tools/module-cycles.py            # every crate under crates/
+    python3 tools/module-cycles.py            # the binary's src/ and every crate under crates/
     python3 tools/module-cycles.py --edges    # also print each cycle's edges with the files
+    python3 tools/module-cycles.py --root DIR # another tree of the same shape (its test does)
 
 A module's tests (`tests.rs` files and `#[cfg(test)] mod tests` blocks) are left out: a test
 may use anything. So are modules declared only for tests and fuzz targets (`#[cfg(test)]`,
@@ -144,10 +145,25 @@ def sccs(nodes, edges):
     return [c for c in out if len(c) > 1]
 
 
-def main():
-    show_edges = "--edges" in sys.argv
+def packages(root):
+    """The package at the root (the binary) and each one under `crates/`."""
+    found = [root] if (root / "src").is_dir() else []
+    if (root / "crates").is_dir():
+        found += sorted(p for p in (root / "crates").iterdir() if p.is_dir())
+    return found
+
+
+def main(argv):
+    show_edges = "--edges" in argv
+    root = ROOT
+    if "--root" in argv:
+        at = argv.index("--root") + 1
+        if at >= len(argv):
+            print("--root needs a directory", file=sys.stderr)
+            return 2
+        root = pathlib.Path(argv[at]).resolve()
     found_any = False
-    for crate in sorted((ROOT / "crates").iterdir()):
+    for crate in packages(root):
         src = crate / "src"
         if not src.is_dir():
             continue
@@ -169,7 +185,7 @@ def main():
                     continue
                 nodes |= {a, b}
                 edges.setdefault(a, set()).add(b)
-                why.setdefault((a, b), set()).add(str(path.relative_to(ROOT)))
+                why.setdefault((a, b), set()).add(str(path.relative_to(root)))
             for comp in sccs(nodes, edges):
                 # A module as deep as it goes is the same at every depth below: say it once.
                 if frozenset(comp) in reported:
@@ -177,7 +193,8 @@ def main():
                 reported.add(frozenset(comp))
                 found_any = True
                 names = ["::".join(m) for m in comp]
-                print(f"{crate.name} (depth {depth}): cycle {' <-> '.join(names)}")
+                name = crate.name if crate != root else "(root package)"
+                print(f"{name} (depth {depth}): cycle {' <-> '.join(names)}")
                 if show_edges:
                     for a in comp:
                         for b in sorted(edges.get(a, ())):
@@ -190,4 +207,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
