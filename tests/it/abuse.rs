@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, Unread, airlock, call, example, request};
-use crate::serve::Sandbox;
+use crate::support::fixtures::ServeTree;
+use crate::support::stdio::{Server, Unread, airlock, call, example, request};
 
 /// Sends `lines` in one write (pipelined), then reads one reply per line, sorted by id
 /// (calls finish in any order; refusals come back at once).
@@ -27,7 +27,7 @@ fn code(reply: &Value) -> Option<i64> {
 
 #[test]
 fn ten_thousand_pipelined_calls_get_exactly_the_quota_and_the_rest_a_sane_wait() {
-    let dir = Sandbox::new("quota");
+    let dir = ServeTree::new("quota");
     let root = dir.dir.join("root");
     let mut server = Server::start_in(
         &airlock(),
@@ -98,7 +98,7 @@ rate = { per_minute = 1, burst = 2 }
 
 #[test]
 fn per_tool_quotas_are_independent() {
-    let sandbox = Sandbox::new("pertool");
+    let sandbox = ServeTree::new("pertool");
     let mut server = sandbox.serve(&sandbox.manifest(TWO_TOOLS), &[]);
     let first: Vec<String> = (1..=3).map(|id| call(id, "first", json!({}))).collect();
     let replies = pipeline(&mut server, &first);
@@ -113,7 +113,7 @@ fn per_tool_quotas_are_independent() {
 
 #[test]
 fn a_ping_flood_does_not_starve_tool_calls_nor_a_call_flood_pings() {
-    let sandbox = Sandbox::new("starve");
+    let sandbox = ServeTree::new("starve");
     let mut server = sandbox.serve(&sandbox.manifest(TWO_TOOLS), &[]);
     // The handshake used one cheap token; four are left, then the flood is refused.
     let pings: Vec<String> = (10..30).map(|id| request(id, "ping", json!({}))).collect();
@@ -126,7 +126,7 @@ fn a_ping_flood_does_not_starve_tool_calls_nor_a_call_flood_pings() {
         "calls still pass"
     );
 
-    let sandbox = Sandbox::new("starve2");
+    let sandbox = ServeTree::new("starve2");
     let mut server = sandbox.serve(&sandbox.manifest(TWO_TOOLS), &[]);
     let calls: Vec<String> = (10..30)
         .map(|id| call(id, if id % 2 == 0 { "first" } else { "second" }, json!({})))
@@ -189,7 +189,7 @@ fn a_client_that_writes_200000_requests_and_reads_nothing_is_held_flat_then_answ
         let _sent = stdin.write_all(chunk.as_bytes());
     });
     std::thread::sleep(Duration::from_secs(2));
-    let peak = crate::harness::peak_rss_kib(pid);
+    let peak = crate::support::processes::peak_rss_kib(pid);
     eprintln!("peak RSS while 200,000 requests go unread: {peak} KiB");
     // SECURITY.md: memory does not grow with unread input; 32 MiB is the documented bound.
     assert!(peak < 32 * 1024, "peak RSS {peak} KiB");

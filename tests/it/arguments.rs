@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::harness::{Server, airlock, call, is_error, run, text};
+use crate::support::stdio::{Server, airlock, call, is_error, run, text};
 
 /// A scratch tree: `work/` (the tools' workdir, with `data/lib.rs`, a Makefile and an awk
 /// program) and a sibling `outside/secret.txt` no tool may read.

@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, Server};
+use crate::support::stdio::{self, Server, text};
 
 fn fixture() -> Server {
-    Server::start(&harness::example("conformance_server"), &[])
+    Server::start(&stdio::example("conformance_server"), &[])
 }
 
 /// A legacy handshake declaring `capabilities`.
@@ -33,7 +33,7 @@ fn call_answering(
     arguments: Value,
     answer: impl FnOnce(&Value) -> String,
 ) -> (Value, Value) {
-    server.send(&harness::call("call-1", tool, arguments));
+    server.send(&stdio::call("call-1", tool, arguments));
     let request = server.recv();
     server.send(&answer(&request["id"]));
     let reply = server.recv();
@@ -42,12 +42,6 @@ fn call_answering(
 
 /// A client's answer to the request with the given id.
 type Answerer = Box<dyn Fn(&Value) -> String>;
-
-fn text(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-}
 
 #[test]
 fn a_tool_elicits_and_samples_over_stdio() {
@@ -149,7 +143,7 @@ fn hostile_answers_reach_the_tool_as_fixed_errors_and_are_never_echoed() {
     assert_eq!(text(&reply), "the client refused the request");
     assert!(!reply.to_string().contains("canary"), "{reply}");
     // The session still serves.
-    let pong = server.request(&harness::request(9, "ping", json!({})));
+    let pong = server.request(&stdio::request(9, "ping", json!({})));
     assert_eq!(pong["result"], json!({}));
 }
 
@@ -157,7 +151,7 @@ fn hostile_answers_reach_the_tool_as_fixed_errors_and_are_never_echoed() {
 fn a_client_that_did_not_declare_the_capability_is_never_asked() {
     let mut server = fixture();
     initialize(&mut server, json!({}));
-    let reply = server.request(&harness::call(1, "test_sampling", json!({"prompt": "p"})));
+    let reply = server.request(&stdio::call(1, "test_sampling", json!({"prompt": "p"})));
     assert_eq!(reply["id"], 1, "the reply, no request first: {reply}");
     assert_eq!(text(&reply), "the client cannot answer this request");
     // Nor is a modern client: 2026-07-28 has no server-to-client requests, and one that
@@ -165,8 +159,8 @@ fn a_client_that_did_not_declare_the_capability_is_never_asked() {
     // has the rounds of one that did).
     let mut modern = fixture();
     let mut params = json!({"name": "test_sampling", "arguments": {"prompt": "p"}});
-    params["_meta"] = harness::modern_meta();
-    let reply = modern.request(&harness::request(2, "tools/call", params));
+    params["_meta"] = stdio::modern_meta();
+    let reply = modern.request(&stdio::request(2, "tools/call", params));
     assert_eq!(reply["id"], 2, "{reply}");
     assert_eq!(
         reply["error"],
@@ -183,6 +177,6 @@ fn answers_nobody_asked_for_are_dropped_and_counted() {
         server
             .send(&json!({"jsonrpc": "2.0", "id": id, "result": {"action": "cancel"}}).to_string());
     }
-    let pong = server.request(&harness::request(3, "ping", json!({})));
+    let pong = server.request(&stdio::request(3, "ping", json!({})));
     assert_eq!(pong["id"], 3, "nothing answered the answers: {pong}");
 }

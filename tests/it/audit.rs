@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::harness::{airlock, example, run};
+use crate::support::stdio::{airlock, example, run};
 
 /// The bound `SECURITY.md` documents for airlock's peak memory.
 const PRODUCT_CLI_MEMORY_MIB: &str = "32";

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{airlock, run};
-use crate::http_client::HttpServer;
+use crate::support::http::HttpServer;
+use crate::support::stdio::{airlock, run};
 
 /// Runs `airlock audit --url URL <flags> --json FILE`; the exit status, the report, the table.
 fn audit_url(name: &str, url: &str, flags: &[&str]) -> (Option<i32>, Value, String) {

@@ -4,11 +4,12 @@
 //! none, a pin catches a one-character change naming the tool and the field, and the cases run
 //! in the same pass as the wire battery.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{airlock, run};
+use crate::support::fixtures::Scratch;
+use crate::support::stdio::{airlock, run};
 
 fn fixture() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,30 +17,6 @@ fn fixture() -> String {
         .to_str()
         .unwrap()
         .to_owned()
-}
-
-/// A scratch directory for one test's files, removed at the end.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "airlock-audit-metadata-{}-{name}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        drop(std::fs::remove_dir_all(&self.0));
-    }
 }
 
 struct Ran {
@@ -51,7 +28,7 @@ struct Ran {
 
 /// `airlock audit --json FILE <flags> -- <server…>`.
 fn audit(scratch: &Scratch, flags: &[&str], server: &[&str]) -> Ran {
-    let json = scratch.path("report.json");
+    let json = scratch.arg("report.json");
     let mut args = vec!["audit", "--json", json.as_str()];
     args.extend_from_slice(flags);
     args.push("--");
@@ -95,7 +72,7 @@ fn findings(report: &Value) -> Vec<(String, String, String, String)> {
 
 #[test]
 fn the_clean_fixture_produces_no_finding() {
-    let scratch = Scratch::new("clean");
+    let scratch = Scratch::new("audit-metadata-clean");
     let ran = metadata(&scratch, "clean", &[]);
     assert_eq!(findings(&ran.report), vec![], "{}", ran.table);
     let ids: Vec<&str> = ran.report["cases"]
@@ -274,7 +251,7 @@ fn each_planted_pattern_produces_its_finding_at_its_place() {
             "result \"add\" /content/0/text, byte 1: ",
         ),
     ];
-    let scratch = Scratch::new("planted");
+    let scratch = Scratch::new("audit-metadata-planted");
     for &(pattern, case, kind, severity, text) in table {
         let ran = metadata(&scratch, pattern, &[]);
         let found = findings(&ran.report);
@@ -318,7 +295,7 @@ fn each_planted_pattern_produces_its_finding_at_its_place() {
 
 #[test]
 fn tag_characters_are_shown_as_the_text_they_hide() {
-    let scratch = Scratch::new("tags");
+    let scratch = Scratch::new("audit-metadata-tags");
     let ran = metadata(&scratch, "tags", &[]);
     let text = &findings(&ran.report)[0].3;
     assert!(
@@ -329,8 +306,8 @@ fn tag_characters_are_shown_as_the_text_they_hide() {
 
 #[test]
 fn a_pin_catches_a_one_character_change_naming_the_tool_and_the_field() {
-    let scratch = Scratch::new("pin");
-    let pin = scratch.path("catalog.pin.json");
+    let scratch = Scratch::new("audit-metadata-pin");
+    let pin = scratch.arg("catalog.pin.json");
     let written = metadata(&scratch, "clean", &["--pin", &pin]);
     assert_eq!(written.status, Some(0), "{}", written.table);
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&pin).unwrap()).unwrap();
@@ -397,7 +374,7 @@ fn a_pin_catches_a_one_character_change_naming_the_tool_and_the_field() {
 
 #[test]
 fn the_metadata_cases_run_in_the_same_pass_as_the_wire_battery() {
-    let scratch = Scratch::new("same-pass");
+    let scratch = Scratch::new("audit-metadata-same-pass");
     let ran = audit(
         &scratch,
         &["--only", "json,metadata", "--quick"],
@@ -425,8 +402,8 @@ fn the_metadata_cases_run_in_the_same_pass_as_the_wire_battery() {
 
 #[test]
 fn sarif_has_a_rule_with_help_text_for_each_metadata_rule_found() {
-    let scratch = Scratch::new("sarif");
-    let sarif = scratch.path("report.sarif");
+    let scratch = Scratch::new("audit-metadata-sarif");
+    let sarif = scratch.arg("report.sarif");
     let ran = metadata(&scratch, "read-secrets", &["--sarif", &sarif]);
     assert_eq!(ran.status, Some(1));
     let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
@@ -460,8 +437,8 @@ fn sarif_has_a_rule_with_help_text_for_each_metadata_rule_found() {
 
 #[test]
 fn a_baseline_keeps_a_known_metadata_finding_from_failing_the_run() {
-    let scratch = Scratch::new("baseline");
-    let baseline = scratch.path("baseline.json");
+    let scratch = Scratch::new("audit-metadata-baseline");
+    let baseline = scratch.arg("baseline.json");
     let first = metadata(&scratch, "hide", &["--write-baseline", &baseline]);
     assert_eq!(first.status, Some(1));
     let again = metadata(&scratch, "hide", &["--baseline", &baseline]);
@@ -475,7 +452,7 @@ fn a_baseline_keeps_a_known_metadata_finding_from_failing_the_run() {
 /// rules find.
 #[test]
 fn airlocks_default_manifest_has_no_metadata_finding() {
-    let scratch = Scratch::new("own");
+    let scratch = Scratch::new("audit-metadata-own");
     let serve = airlock();
     let ran = audit(
         &scratch,
@@ -491,11 +468,11 @@ fn airlocks_default_manifest_has_no_metadata_finding() {
 /// resources too.
 #[test]
 fn serve_publishes_the_digest_the_audit_pins() {
-    let scratch = Scratch::new("serve-digest");
-    let docs = scratch.0.join("docs");
+    let scratch = Scratch::new("audit-metadata-serve-digest");
+    let docs = scratch.join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::write(docs.join("notes.txt"), "some notes\n").unwrap();
-    let manifest = scratch.path("airlock.toml");
+    let manifest = scratch.arg("airlock.toml");
     std::fs::write(
         &manifest,
         format!(
@@ -513,7 +490,7 @@ fn serve_publishes_the_digest_the_audit_pins() {
         vec!["serve"],
         vec!["serve", "--manifest", manifest.as_str()],
     ] {
-        let mut server = crate::harness::Server::start(&serve, &args);
+        let mut server = crate::support::stdio::Server::start(&serve, &args);
         let init = server.initialize("2025-11-25");
         let published = init["result"]["_meta"]["airlock/catalogDigest"]
             .as_str()
@@ -539,8 +516,8 @@ fn serve_publishes_the_digest_the_audit_pins() {
 /// the risk to accept; accepted by name, the manifest passes.
 #[test]
 fn check_refuses_hidden_or_model_addressed_tool_text_unless_accepted() {
-    let scratch = Scratch::new("check");
-    let manifest = scratch.path("tools.toml");
+    let scratch = Scratch::new("audit-metadata-check");
+    let manifest = scratch.arg("tools.toml");
     let check = |description: &str, accept: &str| {
         std::fs::write(
             &manifest,

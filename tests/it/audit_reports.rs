@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::harness::{airlock, run, spawn_command};
+use crate::support::fixtures::Scratch;
+use crate::support::stdio::{airlock, run, spawn_command};
 
 /// A run's exit status, its JSON report and its table.
 struct Ran {
@@ -23,33 +24,9 @@ struct Ran {
     stderr: String,
 }
 
-/// A scratch directory for one test's report files, removed at the end.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "airlock-audit-reports-{}-{name}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn path(&self, file: &str) -> String {
-        self.0.join(file).to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        drop(std::fs::remove_dir_all(&self.0));
-    }
-}
-
 /// Runs `airlock audit --json <scratch>/report.json <flags> -- <server…>`.
 fn audit(scratch: &Scratch, flags: &[&str], server: &[&str]) -> Ran {
-    let json = scratch.path("report.json");
+    let json = scratch.arg("report.json");
     drop(std::fs::remove_file(&json));
     let mut args = vec!["audit", "--json", json.as_str()];
     args.extend_from_slice(flags);
@@ -119,7 +96,7 @@ const THREE_CASES: &str = "json.nan,json.lone-surrogate,encoding.crlf";
 
 #[test]
 fn fail_on_decides_the_exit_status() {
-    let scratch = Scratch::new("fail-on");
+    let scratch = Scratch::new("audit-reports-fail-on");
     let server = wrong_codes_server();
     // The default (high): wrong codes are medium, so the run passes, and says what it found.
     let ran = audit(&scratch, &["--only", THREE_CASES], &refs(&server));
@@ -168,9 +145,9 @@ fn fail_on_decides_the_exit_status() {
 
 #[test]
 fn the_baseline_suppresses_exactly_the_known_findings() {
-    let scratch = Scratch::new("baseline");
+    let scratch = Scratch::new("audit-reports-baseline");
     let server = wrong_codes_server();
-    let baseline = scratch.path("baseline.json");
+    let baseline = scratch.arg("baseline.json");
     let ran = audit(
         &scratch,
         &[
@@ -213,7 +190,7 @@ fn the_baseline_suppresses_exactly_the_known_findings() {
     assert!(ran.table.contains("= medium   json.nan"), "{}", ran.table);
     // …and a case the baseline does not know fails alone. A full JSON report serves as a
     // baseline too.
-    let report_baseline = scratch.path("earlier.json");
+    let report_baseline = scratch.arg("earlier.json");
     std::fs::write(&report_baseline, ran.report.to_string()).unwrap();
     let ran = audit(
         &scratch,
@@ -235,7 +212,7 @@ fn the_baseline_suppresses_exactly_the_known_findings() {
         ran.table
     );
     // A file that is not a baseline is a usage error, before any server starts.
-    let junk = scratch.path("junk.json");
+    let junk = scratch.arg("junk.json");
     std::fs::write(&junk, "[1,2,3]").unwrap();
     let output = run(
         &airlock(),
@@ -278,10 +255,10 @@ fn sarif_validates_against_the_schema_and_junit_parses_with_the_failures() {
     let Some((python, schema)) = schema_checker() else {
         return;
     };
-    let scratch = Scratch::new("sarif");
+    let scratch = Scratch::new("audit-reports-sarif");
     let server = wrong_codes_server();
-    let sarif = scratch.path("report.sarif");
-    let junit = scratch.path("report.xml");
+    let sarif = scratch.arg("report.sarif");
+    let junit = scratch.arg("report.xml");
     let ran = audit(
         &scratch,
         &[
@@ -427,7 +404,7 @@ fn sarif_validates_against_the_schema_and_junit_parses_with_the_failures() {
 
 #[test]
 fn a_call_tool_the_server_does_not_list_is_refused_naming_its_tools() {
-    let scratch = Scratch::new("call-tool");
+    let scratch = Scratch::new("audit-reports-call-tool");
     let ran = audit(
         &scratch,
         &["--only", "json.nan", "--call-tool", "no_such_tool"],
@@ -445,7 +422,7 @@ fn a_call_tool_the_server_does_not_list_is_refused_naming_its_tools() {
 
 #[test]
 fn a_server_that_dies_at_start_shows_its_stderr() {
-    let scratch = Scratch::new("dies");
+    let scratch = Scratch::new("audit-reports-dies");
     let ran = audit(
         &scratch,
         &["--only", "json.nan"],

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{DEFAULT_TOOLS, airlock, example, tool_names};
+use crate::support::stdio::{DEFAULT_TOOLS, airlock, example, tool_names};
 
 /// Set to `1` to make missing clients a failure instead of a skip.
 const REQUIRE_CLIENTS: &str = "AIRLOCK_REQUIRE_CLIENTS";
@@ -1250,7 +1250,7 @@ struct Ran {
 
 /// Runs `program args…` in `cwd` to completion; fails the test after [`RUN_TIMEOUT`].
 fn run(program: &Path, args: &[OsString], cwd: &Path, env: &[(&str, &Path)]) -> Ran {
-    let mut command = crate::harness::spawn_command(program);
+    let mut command = crate::support::stdio::spawn_command(program);
     command
         .args(args)
         .current_dir(cwd)

@@ -3,47 +3,20 @@
 //! taken for the operator's text, every shape error at once with "did you mean", fixed paths
 //! outside the grants, and start-up messages that say one thing once.
 
-use std::path::{Path, PathBuf};
-
-use crate::harness::{Server, airlock, call, run};
+use crate::support::fixtures::Scratch;
+use crate::support::stdio::{Server, airlock, call, run};
 use serde_json::json;
 
-/// A directory of its own holding `tools.toml`, the tools' workdir and an `out/` to write.
-struct Dir {
-    dir: PathBuf,
-}
-
-impl Dir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("airlock-it-guidance-{name}-{}", std::process::id()));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("src")).unwrap();
-        std::fs::create_dir_all(dir.join("out")).unwrap();
-        std::fs::write(dir.join("src/a.txt"), "inside\n").unwrap();
-        Self { dir }
-    }
-
-    /// Writes `text` as `tools.toml` and returns its path.
-    fn manifest(&self, text: &str) -> String {
-        let path = self.dir.join("tools.toml");
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-
-    fn path(&self) -> &Path {
-        &self.dir
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _gone = std::fs::remove_dir_all(&self.dir);
-    }
+/// A scratch directory for one test: `src/a.txt` for the tools to read and an `out/` to write.
+fn tree(name: &str) -> Scratch {
+    let scratch = Scratch::new(&format!("guidance-{name}"));
+    scratch.write("src/a.txt", "inside\n");
+    scratch.dir("out");
+    scratch
 }
 
 /// `airlock check` on `text`: its exit status and stderr.
-fn check(dir: &Dir, text: &str) -> (Option<i32>, String) {
+fn check(dir: &Scratch, text: &str) -> (Option<i32>, String) {
     let path = dir.manifest(text);
     let output = run(&airlock(), &["check", &path], &[]);
     (
@@ -91,7 +64,7 @@ fn landlock_abi(text: &str) -> Option<String> {
 /// "ABI 7" on the same kernel.
 #[test]
 fn serve_and_check_name_the_same_landlock_abi() {
-    let dir = Dir::new("abi");
+    let dir = tree("abi");
     let path =
         dir.manifest("[[tool]]\nname = \"list\"\ndescription = \"lists\"\ncommand = [\"ls\"]\n");
     let checked = run(&airlock(), &["check", &path], &[]);
@@ -112,7 +85,7 @@ fn serve_and_check_name_the_same_landlock_abi() {
 /// with it the call is served.
 #[test]
 fn tar_with_gzip_is_refused_naming_the_exec_it_needs_and_served_with_it() {
-    let dir = Dir::new("tar");
+    let dir = tree("tar");
     let tool = "[[tool]]\nname = \"pack\"\ndescription = \"packs src\"\n\
                 command = [\"tar\", \"--gzip\", \"-cf\", \"out/a.tgz\", \"src\"]\n\
                 write = [\"out\"]\n";
@@ -156,7 +129,7 @@ fn tar_with_gzip_is_refused_naming_the_exec_it_needs_and_served_with_it() {
 /// `|` as an argument).
 #[test]
 fn a_shell_operator_in_a_command_is_refused_with_what_to_write() {
-    let dir = Dir::new("pipe");
+    let dir = tree("pipe");
     let (status, stderr) = check(
         &dir,
         "[[tool]]\nname = \"log\"\ndescription = \"recent commits\"\n\
@@ -176,7 +149,7 @@ fn a_shell_operator_in_a_command_is_refused_with_what_to_write() {
 /// `accept_risk` offered; a free string there is still refused, now naming the safe form first.
 #[test]
 fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
-    let dir = Dir::new("jq");
+    let dir = tree("jq");
     std::fs::write(
         dir.path().join("src/data.json"),
         r#"{"name":"airlock","items":[1,2]}"#,
@@ -228,7 +201,7 @@ fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
 /// README says `check` lists every error at once.
 #[test]
 fn check_lists_every_shape_error_at_once_in_line_order_with_did_you_mean() {
-    let dir = Dir::new("shape");
+    let dir = tree("shape");
     let (status, stderr) = check(
         &dir,
         "[server]\nnmae = \"x\"\n\n\
@@ -274,7 +247,7 @@ fn check_lists_every_shape_error_at_once_in_line_order_with_did_you_mean() {
 /// directory show theirs.
 #[test]
 fn fixed_paths_outside_the_grants_are_refused_with_the_resolved_path() {
-    let dir = Dir::new("paths");
+    let dir = tree("paths");
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let root = root.to_str().unwrap();
     let tool = |command: &str, rest: &str| {

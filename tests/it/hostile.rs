@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, call, code, example, request};
+use crate::support::stdio::{Server, call, code, example, request};
 
 fn ready() -> Server {
     let mut server = Server::start(&example("fixture_server"), &[]);
@@ -243,7 +243,7 @@ fn ids_are_echoed_verbatim() {
 #[test]
 fn a_client_that_never_reads_stdout_cannot_grow_the_servers_memory() {
     use std::io::Write;
-    let mut server = crate::harness::Unread::start(&example("fixture_server"), &[]);
+    let mut server = crate::support::stdio::Unread::start(&example("fixture_server"), &[]);
     let mut stdin = server.stdin.take().expect("stdin");
     let pid = server.child.id();
     // 64 MiB of requests whose replies are never read. The writer blocks once the server
@@ -260,7 +260,7 @@ fn a_client_that_never_reads_stdout_cannot_grow_the_servers_memory() {
         written
     });
     std::thread::sleep(Duration::from_secs(2));
-    let peak = crate::harness::peak_rss_kib(pid);
+    let peak = crate::support::processes::peak_rss_kib(pid);
     eprintln!("peak RSS with an unread stdout: {peak} KiB");
     assert!(peak < 32 * 1024, "peak RSS {peak} KiB");
     assert!(
@@ -341,7 +341,7 @@ fn unknown_tool_calls_are_charged_to_the_call_quota() {
     let dir = std::env::temp_dir().join(format!("airlock-it-quota-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut server = Server::start_in(
-        &crate::harness::airlock(),
+        &crate::support::stdio::airlock(),
         &["serve", "--calls-per-minute", "1", "--call-burst", "2"],
         &dir,
     );
@@ -451,8 +451,8 @@ fn a_literal_token_given_to_auth_token_env_is_refused_without_being_echoed() {
         for form in forms {
             let mut args = vec!["serve", "--http", "127.0.0.1:0"];
             args.extend_from_slice(form);
-            let output = crate::harness::run(
-                &crate::harness::airlock(),
+            let output = crate::support::stdio::run(
+                &crate::support::stdio::airlock(),
                 &args,
                 &[("AIRLOCK_LOG", "trace")],
             );

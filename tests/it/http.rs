@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{
-    HttpServer, exchange, initialize, modern, modern_bytes, post, raise_open_files, read_reply,
-    runs_a_descendant, scratch_manifest,
+use crate::support::http::{
+    HttpServer, exchange, initialize, modern, modern_bytes, post, read_reply, scratch_manifest,
 };
+use crate::support::processes;
+use crate::support::processes::{raise_open_files, runs_a_descendant};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// Peak resident memory allowed to the server holding 1,000 open connections (SECURITY.md).
 const THOUSAND_CONNECTIONS_RSS_KIB: u64 = 64 * 1024;
@@ -21,7 +22,7 @@ const THOUSAND_CONNECTIONS_RSS_KIB: u64 = 64 * 1024;
 #[test]
 fn a_bad_origin_is_403_and_a_loopback_one_is_served() {
     let server = HttpServer::airlock(&[], &[]);
-    let body = harness::request(1, "tools/list", json!({}));
+    let body = stdio::request(1, "tools/list", json!({}));
     for origin in [
         "http://evil.example.com",
         "null",
@@ -46,7 +47,7 @@ fn a_bad_origin_is_403_and_a_loopback_one_is_served() {
 #[test]
 fn a_dns_rebinding_host_is_refused_unless_allowed() {
     let server = HttpServer::airlock(&["--allow-host", "mcp.internal"], &[]);
-    let body = harness::request(1, "ping", json!({}));
+    let body = stdio::request(1, "ping", json!({}));
     let request = |host: &str| {
         format!(
             "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
@@ -126,7 +127,7 @@ fn oversized_headers_are_431() {
 #[test]
 fn a_batch_is_400_with_32600_in_both_eras() {
     let server = HttpServer::airlock(&[], &[]);
-    let batch = format!("[{}]", harness::request(1, "ping", json!({})));
+    let batch = format!("[{}]", stdio::request(1, "ping", json!({})));
     for extra in [vec![], vec![("MCP-Protocol-Version", "2026-07-28")]] {
         let reply = post(server.addr, &extra, &batch);
         assert_eq!(reply.status, 400);
@@ -210,7 +211,7 @@ fn modern_refusals_have_the_spec_codes_and_statuses() {
             ("MCP-Protocol-Version", "2026-07-28"),
             ("Mcp-Method", "server/discover"),
         ],
-        &harness::request(1, "server/discover", json!({})),
+        &stdio::request(1, "server/discover", json!({})),
     );
     assert_eq!((reply.status, reply.code()), (400, -32_602));
     // Unsupported version, header and body agreeing: -32022, 400.
@@ -252,7 +253,7 @@ fn modern_refusals_have_the_spec_codes_and_statuses() {
 fn legacy_sessions_need_their_id_and_end_on_delete() {
     let server = HttpServer::airlock(&[], &[]);
     let addr = server.addr;
-    let list = harness::request(1, "tools/list", json!({}));
+    let list = stdio::request(1, "tools/list", json!({}));
     let reply = post(addr, &[], &list);
     assert_eq!((reply.status, reply.code()), (400, -32_600));
     let session = initialize(addr);
@@ -287,7 +288,7 @@ fn legacy_sessions_need_their_id_and_end_on_delete() {
 fn without_a_valid_token_requests_are_401() {
     let env = [("IT_TOKEN_ALICE", "alice-secret-token-0123456789")];
     let server = HttpServer::airlock(&["--auth-token-env", "IT_TOKEN_ALICE"], &env);
-    let body = harness::request(1, "tools/list", json!({}));
+    let body = stdio::request(1, "tools/list", json!({}));
     let none = post(server.addr, &[], &body);
     assert_eq!(none.status, 401);
     assert_eq!(
@@ -373,8 +374,8 @@ fn a_token_variable_passed_to_a_tool_is_refused_at_start() {
         "[[tool]]\nname = \"env\"\ndescription = \"prints\"\ncommand = [\"true\"]\n\
          env_allow = [\"IT_TOKEN_LEAK\"]\n",
     );
-    let output = harness::run(
-        &harness::airlock(),
+    let output = stdio::run(
+        &stdio::airlock(),
         &[
             "serve",
             "--manifest",
@@ -395,7 +396,7 @@ fn a_token_variable_passed_to_a_tool_is_refused_at_start() {
 
 #[test]
 fn a_remote_bind_needs_allow_remote() {
-    let output = harness::run(&harness::airlock(), &["serve", "--http", "0.0.0.0:0"], &[]);
+    let output = stdio::run(&stdio::airlock(), &["serve", "--http", "0.0.0.0:0"], &[]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-remote"));
 }
@@ -575,7 +576,7 @@ fn a_thousand_open_connections_stay_within_the_memory_bound() {
     // Served while the thousand are open.
     let reply = modern(addr, 1, "tools/list", json!({}), &[]);
     assert_eq!(reply.status, 200);
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     eprintln!("http: peak RSS with 1,000 open connections: {peak} KiB");
     assert!(
         peak < THOUSAND_CONNECTIONS_RSS_KIB,
@@ -600,7 +601,7 @@ fn fixture_tools_return_media_and_progress_over_sse() {
     assert_eq!(block["mimeType"], "image/png");
     // Progress: an SSE stream of increasing notifications, then the result.
     let mut params = json!({"name": "test_tool_with_progress", "arguments": {}});
-    let mut meta = harness::modern_meta();
+    let mut meta = stdio::modern_meta();
     meta["progressToken"] = json!("p1");
     params["_meta"] = meta;
     let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});

@@ -2,7 +2,7 @@
 //! table, holds connections without speaking, never reads its replies, or only sends garbage,
 //! while another client must still be served.
 
-use crate::harness::rss_kib;
+use crate::support::processes::rss_kib;
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -11,10 +11,9 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::json;
-use socket2::{Domain, Socket, Type};
 
-use crate::harness;
-use crate::http_client::{HttpServer, initialize_with, post};
+use crate::support::http::{HttpServer, connect_from, initialize_with, post};
+use crate::support::stdio;
 
 /// A `tools/list` in a legacy session, with `extra` headers; the HTTP status.
 fn list_in(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) -> u16 {
@@ -23,12 +22,7 @@ fn list_in(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) -> u16 {
         ("MCP-Protocol-Version", "2025-11-25"),
     ];
     headers.extend_from_slice(extra);
-    post(
-        addr,
-        &headers,
-        &harness::request(1, "tools/list", json!({})),
-    )
-    .status
+    post(addr, &headers, &stdio::request(1, "tools/list", json!({}))).status
 }
 
 /// Item 2: token A opening sessions until the table is full no longer locks token B out. A at
@@ -68,19 +62,6 @@ fn one_identity_cannot_fill_the_session_table() {
             "A's session {n}"
         );
     }
-}
-
-/// A TCP connection to `server` from the loopback address `from` (the whole of 127/8 is
-/// loopback on Linux, so 127.0.0.2 plays a second host).
-pub fn connect_from(
-    from: IpAddr,
-    server: SocketAddr,
-    wait: Duration,
-) -> std::io::Result<TcpStream> {
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    socket.bind(&SocketAddr::new(from, 0).into())?;
-    socket.connect_timeout(&server.into(), wait)?;
-    Ok(socket.into())
 }
 
 /// Keeps `count` idle connections from `from` open to `server` until `stop`, re-opening each
@@ -126,7 +107,7 @@ fn listed_from(from: IpAddr, server: SocketAddr) -> bool {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
-    let request = crate::http_client::modern_bytes(server, 1, "tools/list", json!({}), &[]);
+    let request = crate::support::http::modern_bytes(server, 1, "tools/list", json!({}), &[]);
     if stream.write_all(&request).is_err() {
         return false;
     }
@@ -143,7 +124,7 @@ fn listed_from(from: IpAddr, server: SocketAddr) -> bool {
 /// closed. (Before: 12 successes in 99.)
 #[test]
 fn idle_sockets_from_one_address_leave_another_address_served() {
-    crate::http_client::raise_open_files(8192);
+    crate::support::processes::raise_open_files(8192);
     let server = HttpServer::airlock(&["--client-requests-per-minute", "100000"], &[]);
     let attacker: IpAddr = "127.0.0.2".parse().unwrap();
     let client: IpAddr = "127.0.0.1".parse().unwrap();
@@ -179,7 +160,7 @@ const NON_READING_CLIENTS_RSS_KIB: u64 = 48 * 1024;
 /// its call slot was released, and the server grew past a gigabyte; now the memory is bounded.
 #[test]
 fn clients_that_never_read_their_replies_hold_bounded_memory() {
-    crate::http_client::raise_open_files(8192);
+    crate::support::processes::raise_open_files(8192);
     let manifest = r#"
 [server]
 name = "slow-readers"
@@ -190,7 +171,7 @@ description = "Reads a file"
 command = ["head", "--bytes=1048576", "--", "{path}"]
 args.path = { type = "path", kind = "file" }
 "#;
-    let (dir, path) = crate::http_client::scratch_manifest("slow-readers", manifest);
+    let (dir, path) = crate::support::http::scratch_manifest("slow-readers", manifest);
     std::fs::write(dir.join("control.bin"), vec![1_u8; 1024 * 1024]).unwrap();
     let server = HttpServer::airlock(
         &[
@@ -211,7 +192,7 @@ args.path = { type = "path", kind = "file" }
         ],
         &[],
     );
-    let call = crate::http_client::modern_bytes(
+    let call = crate::support::http::modern_bytes(
         server.addr,
         1,
         "tools/call",
@@ -242,7 +223,7 @@ args.path = { type = "path", kind = "file" }
             break;
         }
     }
-    let peak = crate::harness::peak_rss_kib(server.pid());
+    let peak = crate::support::processes::peak_rss_kib(server.pid());
     let (mut big, mut refused, mut none) = (0, 0, 0);
     for socket in &sockets {
         socket.set_nonblocking(true).unwrap();
@@ -305,18 +286,18 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     // Not from the proxy (127.0.0.2): the forwarded addresses are ignored, and both
     // "clients" are one, whose second session ends its first.
     let spoofed = |forwarded: &str| -> (u16, Option<String>) {
-        let body = harness::request(
+        let body = stdio::request(
             0,
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "it", "version": "1"}}),
         );
         let request =
-            crate::http_client::post_bytes(addr, &[("X-Forwarded-For", forwarded)], &body);
+            crate::support::http::post_bytes(addr, &[("X-Forwarded-For", forwarded)], &body);
         let mut stream =
             connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
         stream.write_all(&request).unwrap();
-        let reply = crate::http_client::read_reply(&mut stream);
+        let reply = crate::support::http::read_reply(&mut stream);
         (
             reply.status,
             reply.header("mcp-session-id").map(str::to_owned),
@@ -327,8 +308,8 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     let (status, _second) = spoofed("192.0.2.2");
     assert_eq!(status, 200);
     let first = first.unwrap();
-    let list = harness::request(1, "tools/list", json!({}));
-    let request = crate::http_client::post_bytes(
+    let list = stdio::request(1, "tools/list", json!({}));
+    let request = crate::support::http::post_bytes(
         addr,
         &[
             ("Mcp-Session-Id", &first),
@@ -339,18 +320,18 @@ fn clients_behind_a_trusted_proxy_are_keyed_by_their_forwarded_address() {
     let mut stream =
         connect_from("127.0.0.2".parse().unwrap(), addr, Duration::from_secs(2)).unwrap();
     stream.write_all(&request).unwrap();
-    assert_eq!(crate::http_client::read_reply(&mut stream).status, 404);
+    assert_eq!(crate::support::http::read_reply(&mut stream).status, 404);
 }
 
 /// A POST of `body` from `from` on a new connection; the reply.
-fn post_from(from: IpAddr, server: SocketAddr, body: &str) -> crate::http_client::Reply {
-    let request = crate::http_client::post_bytes(server, &[], body);
+fn post_from(from: IpAddr, server: SocketAddr, body: &str) -> crate::support::http::Reply {
+    let request = crate::support::http::post_bytes(server, &[], body);
     let mut stream = connect_from(from, server, Duration::from_secs(2)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     stream.write_all(&request).unwrap();
-    crate::http_client::read_reply(&mut stream)
+    crate::support::http::read_reply(&mut stream)
 }
 
 /// Item 4: the garbage cut-off holds over HTTP as on stdio. A client whose last 256 requests
@@ -362,11 +343,11 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     let addr = server.addr;
     let attacker: IpAddr = "127.0.0.2".parse().unwrap();
     let honest: IpAddr = "127.0.0.3".parse().unwrap();
-    let valid = crate::http_client::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    let valid = crate::support::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
     let valid_from = |from: IpAddr| -> u16 {
         let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
         stream.write_all(&valid).unwrap();
-        crate::http_client::read_reply(&mut stream).status
+        crate::support::http::read_reply(&mut stream).status
     };
     // The honest client: 255 bad requests, one good, 255 bad, and it is still served.
     for round in 0..2 {
@@ -385,7 +366,7 @@ fn a_client_sending_only_garbage_is_cut_off_and_an_honest_one_is_not() {
     }
     let mut stream = connect_from(attacker, addr, Duration::from_secs(2)).unwrap();
     stream.write_all(&valid).unwrap();
-    let reply = crate::http_client::read_reply(&mut stream);
+    let reply = crate::support::http::read_reply(&mut stream);
     assert_eq!(reply.status, 429, "{reply:?}");
     assert_eq!(reply.code(), -31_429);
     assert!(reply.header("retry-after").is_some());
@@ -414,20 +395,20 @@ fn unknown_tools_neither_count_nor_reset_the_cut_off_over_http() {
         &[],
     );
     let addr = server.addr;
-    let unknown = crate::http_client::modern_bytes(
+    let unknown = crate::support::http::modern_bytes(
         addr,
         1,
         "tools/call",
         json!({"name": "made_up_tool", "arguments": {}}),
         &[],
     );
-    let send = |from: IpAddr, request: &[u8]| -> crate::http_client::Reply {
+    let send = |from: IpAddr, request: &[u8]| -> crate::support::http::Reply {
         let mut stream = connect_from(from, addr, Duration::from_secs(2)).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
         stream.write_all(request).unwrap();
-        crate::http_client::read_reply(&mut stream)
+        crate::support::http::read_reply(&mut stream)
     };
     let looping: IpAddr = "127.0.0.4".parse().unwrap();
     for n in 0..300 {

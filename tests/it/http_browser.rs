@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness;
-use crate::http_client::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
+use crate::support::http::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
+use crate::support::stdio;
 
 /// The headers a preflight may ask for: what MCP's Streamable HTTP clients send.
 const MCP_HEADERS: &str = "Authorization, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, \
@@ -242,7 +242,7 @@ fn replies_to_a_listed_origin_carry_cors_headers_and_others_do_not() {
         Some(exposed)
     );
     // A legacy session: the id is in an exposed header.
-    let body = harness::request(
+    let body = stdio::request(
         0,
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {},
@@ -332,9 +332,9 @@ fn an_allow_origin_that_is_not_an_http_origin_is_refused_at_start() {
 }
 
 /// Runs `airlock args…`, which must stop at start: its exit status and stderr. A server that
-/// starts serving instead is killed after [`harness::REPLY_TIMEOUT`] and fails the test.
+/// starts serving instead is killed after [`stdio::REPLY_TIMEOUT`] and fails the test.
 pub fn start_failure(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = harness::spawn_command(&harness::airlock())
+    let mut child = stdio::spawn_command(&stdio::airlock())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -352,7 +352,7 @@ pub fn start_failure(args: &[&str]) -> (Option<i32>, String) {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if started.elapsed() > harness::REPLY_TIMEOUT {
+        if started.elapsed() > stdio::REPLY_TIMEOUT {
             let _killed = child.kill();
             let _reaped = child.wait();
             panic!("airlock {args:?} started serving instead of refusing to start");
@@ -480,7 +480,7 @@ run().then((report) => { out.textContent = "RESULT " + JSON.stringify(report); }
 fn run_chromium(chromium: &Path, scratch: &Path, page: SocketAddr) -> String {
     let profile = scratch.join(format!("chromium-{}", page.port()));
     std::fs::create_dir_all(&profile).unwrap();
-    let mut child = harness::spawn_command(chromium)
+    let mut child = stdio::spawn_command(chromium)
         .args([
             "--headless",
             "--no-sandbox",

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{HttpServer, exchange, initialize, post, session_headers};
-use crate::sse::{Stream, listen_headers};
+use crate::support::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::support::sse::{Stream, listen_headers};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -25,7 +25,7 @@ fn subscribe(addr: SocketAddr, session: &str, method: &str, uri: &str) -> serde_
     let reply = post(
         addr,
         &session_headers(session),
-        &harness::request(5, method, json!({ "uri": uri })),
+        &stdio::request(5, method, json!({ "uri": uri })),
     );
     assert_eq!(reply.status, 200, "{reply:?}");
     reply.json()
@@ -35,7 +35,7 @@ fn touch(addr: SocketAddr, session: &str) {
     let reply = post(
         addr,
         &session_headers(session),
-        &harness::request(
+        &stdio::request(
             6,
             "tools/call",
             json!({"name": "test_touch_watched_resource", "arguments": {}}),
@@ -51,7 +51,7 @@ fn a_subscribed_session_hears_of_a_change_on_its_get_stream_and_only_its_own() {
     let init = post(
         addr,
         &[],
-        &harness::request(
+        &stdio::request(
             0,
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {},

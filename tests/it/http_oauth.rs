@@ -21,10 +21,10 @@ use ring::signature::{
 };
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{
+use crate::support::http::{
     HttpServer, Reply, exchange, modern, parse_reply, post, scratch_manifest,
 };
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 pub(crate) const RESOURCE: &str = "https://airlock.test/mcp";
 pub(crate) const ISSUER: &str = "https://issuer.test";
@@ -79,7 +79,7 @@ impl Issuer {
         let dir = std::env::temp_dir().join(format!("airlock-it-oauth-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let der = dir.join(format!("rsa-{}.der", rand_u64()));
-        let status = harness::spawn_command(std::path::Path::new("openssl"))
+        let status = stdio::spawn_command(std::path::Path::new("openssl"))
             .args([
                 "genpkey",
                 "-algorithm",
@@ -449,7 +449,7 @@ fn valid_tokens_are_served_and_each_bad_one_gets_its_exact_401() {
     let jwks = JwksServer::start(issuer.jwks());
     let (server, dir) = serve(&jwks);
     let addr = server.addr;
-    let body = harness::request(1, "tools/list", json!({}));
+    let body = stdio::request(1, "tools/list", json!({}));
 
     // No token: the challenge names the metadata, which names the issuer (discovery).
     let none = post(addr, &[], &body);
@@ -635,8 +635,8 @@ fn a_legacy_session_is_bound_to_the_tokens_subject() {
     let jwks = JwksServer::start(issuer.jwks());
     let (server, dir) = serve(&jwks);
     let alice = bearer(&issuer.rs256("rsa-1", &claims("alice", "echo:run")));
-    let session = crate::http_client::initialize_with(server.addr, &[("Authorization", &alice)]);
-    let list = harness::request(3, "tools/list", json!({}));
+    let session = crate::support::http::initialize_with(server.addr, &[("Authorization", &alice)]);
+    let list = stdio::request(3, "tools/list", json!({}));
     let in_session = |auth: &str| {
         post(
             server.addr,
@@ -815,7 +815,7 @@ fn the_official_python_clients_oauth_flow_signs_in_and_calls_a_scoped_tool() {
     let (dir, manifest) = scratch_manifest(&format!("oauth-sdk-{}", rand_u64()), MANIFEST);
     let listen = format!("127.0.0.1:{port}");
     let server = HttpServer::start(
-        &harness::airlock(),
+        &stdio::airlock(),
         &[
             "serve",
             "--http",
@@ -892,7 +892,7 @@ fn a_remote_bind_with_oauth_is_not_warned_as_unauthenticated() {
                 jwks.to_str().unwrap(),
             ]);
         }
-        let server = HttpServer::start(&harness::airlock(), &args, &[]);
+        let server = HttpServer::start(&stdio::airlock(), &args, &[]);
         let log = server.log.lock().unwrap().join("\n");
         log.contains("without authentication")
     };
@@ -984,7 +984,7 @@ fn an_https_jwks_uri_is_fetched_against_the_given_ca_roots_only() {
     assert_eq!(served.load(Ordering::SeqCst), 0);
     let args = oauth(&pki.ca_file);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let server = HttpServer::start(&harness::airlock(), &args, &[]);
+    let server = HttpServer::start(&stdio::airlock(), &args, &[]);
     assert_eq!(served.load(Ordering::SeqCst), 1);
     let good = issuer.rs256("rsa-1", &claims("alice", "echo:run"));
     assert_eq!(list(server.addr, &good).status, 200);

@@ -4,11 +4,9 @@
 //! unreachable under fail-closed, and ready again once it answers.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
-use crate::harness::REPLY_TIMEOUT;
-use crate::http_client::{HttpServer, Reply, exchange, post};
-use crate::redis::{Redis, replicas};
+use crate::support::http::{HttpServer, Reply, exchange, post, retry_until};
+use crate::support::redis::{Redis, replicas};
 
 /// `method path` with `Host: host` and nothing else: what a probe sends.
 fn probe(addr: SocketAddr, method: &str, path: &str, host: &str) -> Reply {
@@ -113,7 +111,7 @@ fn readyz_is_503_while_the_shared_store_is_down_under_fail_closed_only() {
     assert_fixed(&ready(&closed), 200, "ready\n");
     redis.stop();
     // No request has to fail first: the store's own watch notices an idle replica's outage.
-    let down = eventually(|| ready(&closed), |reply| reply.status != 200);
+    let down = retry_until("not ready", || ready(&closed), |reply| reply.status != 200);
     assert_fixed(&down, 503, "not ready\n");
     assert_fixed(
         &probe(closed.addr, "GET", "/healthz", "127.0.0.1"),
@@ -123,19 +121,10 @@ fn readyz_is_503_while_the_shared_store_is_down_under_fail_closed_only() {
     // Falling back on local limits, the replica still serves: ready.
     assert_fixed(&ready(&local), 200, "ready\n");
     redis.restart();
-    let back = eventually(|| ready(&closed), |reply| reply.status == 200);
+    let back = retry_until(
+        "ready again",
+        || ready(&closed),
+        |reply| reply.status == 200,
+    );
     assert_fixed(&back, 200, "ready\n");
-}
-
-/// `attempt` until `done` says yes, failing after [`REPLY_TIMEOUT`].
-fn eventually(attempt: impl Fn() -> Reply, done: impl Fn(&Reply) -> bool) -> Reply {
-    let started = Instant::now();
-    loop {
-        let reply = attempt();
-        if done(&reply) {
-            return reply;
-        }
-        assert!(started.elapsed() < REPLY_TIMEOUT, "{reply:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }

@@ -3,16 +3,17 @@
 //! forwarding header the proxy does not write, partial bodies are bounded in memory, repeated
 //! or mismatched `Mcp-*` headers are `400`, and clients share the server-wide call quota.
 
-use crate::harness::rss_kib;
+use crate::support::processes;
+use crate::support::processes::rss_kib;
 use std::io::{Read as _, Write as _};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness;
-use crate::http_abuse::connect_from;
-use crate::http_client::{HttpServer, Reply, read_reply};
+use crate::support::http::connect_from;
+use crate::support::http::{HttpServer, Reply, read_reply};
+use crate::support::stdio;
 
 /// Sends `request` from `from` on a new connection; the reply.
 fn send_from(from: IpAddr, server: SocketAddr, request: &[u8]) -> Reply {
@@ -26,13 +27,13 @@ fn send_from(from: IpAddr, server: SocketAddr, request: &[u8]) -> Reply {
 
 /// A legacy `initialize` with `extra` headers; its status and session id.
 fn initialize_via(addr: SocketAddr, extra: &[(&str, &str)]) -> (u16, Option<String>) {
-    let body = harness::request(
+    let body = stdio::request(
         0,
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "it", "version": "1"}}),
     );
-    let reply = crate::http_client::post(addr, extra, &body);
+    let reply = crate::support::http::post(addr, extra, &body);
     (
         reply.status,
         reply.header("mcp-session-id").map(str::to_owned),
@@ -46,8 +47,8 @@ fn list_via(addr: SocketAddr, session: &str, extra: &[(&str, &str)]) -> u16 {
         ("MCP-Protocol-Version", "2025-11-25"),
     ];
     headers.extend_from_slice(extra);
-    let body = harness::request(1, "tools/list", json!({}));
-    crate::http_client::post(addr, &headers, &body).status
+    let body = stdio::request(1, "tools/list", json!({}));
+    crate::support::http::post(addr, &headers, &body).status
 }
 
 /// Item 3: behind a proxy that appends to `X-Forwarded-For` (nginx, HAProxy, Envoy), a
@@ -87,7 +88,7 @@ fn a_client_written_forwarded_header_changes_neither_key_nor_audit_record() {
     assert_eq!(list_via(addr, &session_one.unwrap(), &first), 404);
     assert_eq!(list_via(addr, &session_two.unwrap(), &second), 200);
     // The audit record names the address the proxy appended, not the client's claim.
-    let call = crate::http_client::modern_bytes(
+    let call = crate::support::http::modern_bytes(
         addr,
         2,
         "tools/call",
@@ -97,7 +98,7 @@ fn a_client_written_forwarded_header_changes_neither_key_nor_audit_record() {
             ("Forwarded", "for=192.0.2.3"),
         ],
     );
-    let reply = crate::http_client::exchange(addr, &call);
+    let reply = crate::support::http::exchange(addr, &call);
     assert_eq!(reply.status, 200, "{reply:?}");
     let records = std::fs::read_to_string(&log).unwrap();
     let record: serde_json::Value =
@@ -147,7 +148,7 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
     let addr = server.addr;
     let call = json!({"name": "count_lines", "arguments": {"path": "README.md"}});
     let mut body_params = call.clone();
-    body_params["_meta"] = harness::modern_meta();
+    body_params["_meta"] = stdio::modern_meta();
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": body_params})
         .to_string();
     let base = [
@@ -163,12 +164,12 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
     ] {
         let mut headers = base.to_vec();
         headers.push((name, second));
-        let reply = crate::http_client::post(addr, &headers, &body);
+        let reply = crate::support::http::post(addr, &headers, &body);
         assert_eq!(reply.status, 400, "{name}: {second}: {reply:?}");
         assert_eq!(reply.code(), -32_020, "{name}: {second}");
     }
     // Once each: served.
-    assert_eq!(crate::http_client::post(addr, &base, &body).status, 200);
+    assert_eq!(crate::support::http::post(addr, &base, &body).status, 200);
     // Another name, for each method that carries one.
     for (method, params, other) in [
         ("prompts/get", json!({"name": "review"}), "summary"),
@@ -180,14 +181,14 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         ("tools/call", call.clone(), "read_file"),
     ] {
         let reply =
-            crate::http_client::modern(addr, 4, method, params.clone(), &[("Mcp-Name", other)]);
+            crate::support::http::modern(addr, 4, method, params.clone(), &[("Mcp-Name", other)]);
         assert_eq!(reply.status, 400, "{method}: {reply:?}");
         assert_eq!(reply.code(), -32_020, "{method}");
         let missing =
-            crate::http_client::modern(addr, 5, method, params.clone(), &[("Mcp-Name", "")]);
+            crate::support::http::modern(addr, 5, method, params.clone(), &[("Mcp-Name", "")]);
         assert_eq!(missing.code(), -32_020, "{method} without Mcp-Name");
         // The right one passes the header check (whatever the engine then says).
-        let right = crate::http_client::modern(addr, 6, method, params, &[]);
+        let right = crate::support::http::modern(addr, 6, method, params, &[]);
         assert!(
             right
                 .json()
@@ -203,13 +204,18 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         ("=?Base64?Y291bnRfbGluZXM=?=", 400),
         ("=?base64?Y291bnRfbGluZXM?=", 400),
     ] {
-        let reply =
-            crate::http_client::modern(addr, 7, "tools/call", call.clone(), &[("Mcp-Name", value)]);
+        let reply = crate::support::http::modern(
+            addr,
+            7,
+            "tools/call",
+            call.clone(),
+            &[("Mcp-Name", value)],
+        );
         assert_eq!(reply.status, status, "{value}: {reply:?}");
     }
     // The URL-safe alphabet: "??>" is Pz8+ in the standard one, Pz8- in the URL-safe one.
     let odd = json!({"name": "??>", "arguments": {}});
-    let standard = crate::http_client::modern(
+    let standard = crate::support::http::modern(
         addr,
         8,
         "tools/call",
@@ -217,7 +223,7 @@ fn repeated_and_mismatched_mcp_headers_are_400() {
         &[("Mcp-Name", "=?base64?Pz8+?=")],
     );
     assert_ne!(standard.json()["error"]["code"], -32_020, "{standard:?}");
-    let url_safe = crate::http_client::modern(
+    let url_safe = crate::support::http::modern(
         addr,
         8,
         "tools/call",
@@ -352,7 +358,7 @@ fn a_refused_flood_writes_a_bounded_log_stating_the_status_sent() {
     );
     // A legacy client over its request quota: the line says 429, as the reply did.
     let honest: IpAddr = "127.0.0.3".parse().unwrap();
-    let list = harness::request(1, "tools/list", json!({}));
+    let list = stdio::request(1, "tools/list", json!({}));
     let legacy = keep_alive(
         addr,
         "POST /mcp",
@@ -429,7 +435,7 @@ fn a_web_page_flooding_the_port_does_not_lock_the_local_client_out() {
     }
     eprintln!("the page's requests: {page:?}");
     assert!(page.contains_key(&429), "the page is cut off: {page:?}");
-    let valid = crate::http_client::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
+    let valid = crate::support::http::modern_bytes(addr, 1, "tools/list", json!({}), &[]);
     for n in 0..3 {
         let reply = send_from(local, addr, &valid);
         assert_eq!(reply.status, 200, "local client, request {n}: {reply:?}");
@@ -448,7 +454,7 @@ const PARTIAL_BODIES_PEAK_KIB: u64 = 64 * 1024;
 /// server-wide) before they are read. Before: 548-560 MiB, 291-500 MiB after they closed.
 #[test]
 fn partial_bodies_from_many_connections_hold_bounded_memory() {
-    crate::http_client::raise_open_files(4096);
+    crate::support::processes::raise_open_files(4096);
     let server = HttpServer::airlock(&["--client-requests-per-minute", "1000000"], &[]);
     let addr = server.addr;
     let start = rss_kib(server.pid());
@@ -501,7 +507,7 @@ fn partial_bodies_from_many_connections_hold_bounded_memory() {
             break;
         }
     }
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     let mut statuses = std::collections::BTreeMap::new();
     for socket in &held {
         socket.set_nonblocking(true).unwrap();
@@ -537,7 +543,7 @@ fn partial_bodies_from_many_connections_hold_bounded_memory() {
         "{after} KiB after the connections closed, from {start} KiB"
     );
     // The server still serves.
-    let reply = crate::http_client::modern(addr, 1, "tools/list", json!({}), &[]);
+    let reply = crate::support::http::modern(addr, 1, "tools/list", json!({}), &[]);
     assert_eq!(reply.status, 200);
 }
 
@@ -567,7 +573,7 @@ fn refused_calls_are_counted_in_the_audit_log_and_the_file_rotates() {
         &[],
     );
     let addr = server.addr;
-    let call = crate::http_client::modern_bytes(
+    let call = crate::support::http::modern_bytes(
         addr,
         1,
         "tools/call",
@@ -642,7 +648,7 @@ fn an_honest_client_keeps_its_share_of_the_server_wide_call_quota() {
         &[],
     );
     let addr = server.addr;
-    let call = crate::http_client::modern_bytes(
+    let call = crate::support::http::modern_bytes(
         addr,
         1,
         "tools/call",

@@ -15,9 +15,10 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, ProtocolVersion, StreamOwned};
 use serde_json::json;
 
-use crate::harness::{self, REPLY_TIMEOUT};
 use crate::http_browser::start_failure;
-use crate::http_client::{HttpServer, Reply, modern_bytes, parse_reply};
+use crate::support::http::{HttpServer, Reply, modern_bytes, parse_reply};
+use crate::support::processes;
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// A tool to call over https.
 const ECHO_MANIFEST: &str = r#"
@@ -228,7 +229,7 @@ fn tls_1_2_and_1_3_are_served_and_tls_1_1_is_refused() {
         .unwrap_or_else(|error| panic!("{expected:?}: {error}"));
         assert_eq!(negotiated, expected);
         assert_eq!(reply.status, 200, "{expected:?}: {reply:?}");
-        assert_eq!(tool_names(&reply), harness::DEFAULT_TOOLS, "{expected:?}");
+        assert_eq!(tool_names(&reply), stdio::DEFAULT_TOOLS, "{expected:?}");
     }
     // A ClientHello of TLS 1.1 (legacy_version 3.2, no supported_versions extension) that is
     // otherwise acceptable: a fatal protocol_version alert, no ServerHello. The control: the
@@ -502,7 +503,7 @@ args.path = { type = "path", kind = "file" }
             break;
         }
     }
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     drop(clients);
     eprintln!(
         "100 non-reading HTTPS clients: peak RSS {} MiB",

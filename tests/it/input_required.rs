@@ -9,8 +9,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
-use crate::harness::{self, Server};
-use crate::http_client::{HttpServer, Reply, post};
+use crate::support::http::{HttpServer, Reply, post};
+use crate::support::stdio::{self, Server};
 
 const CANARY: &str = "canary-7f3a9c1e";
 
@@ -259,7 +259,7 @@ fn a_state_tampered_with_forged_replayed_or_brought_elsewhere_is_refused() {
         &[CANARY],
     );
     // Nor in the legacy era, which has no such members.
-    let session = crate::http_client::initialize(server.addr);
+    let session = crate::support::http::initialize(server.addr);
     let body =
         json!({"jsonrpc": "2.0", "id": 32, "method": "tools/call", "params": replay}).to_string();
     let reply = post(
@@ -379,7 +379,7 @@ fn a_question_the_client_did_not_declare_is_minus_32021_with_status_400() {
 
 #[test]
 fn a_modern_call_over_stdio_takes_two_rounds_too() {
-    let mut server = Server::start(&harness::example("conformance_server"), &[]);
+    let mut server = Server::start(&stdio::example("conformance_server"), &[]);
     let params = |extra: Value| {
         let mut params =
             json!({"name": "test_input_required_result_request_state", "arguments": {}});
@@ -391,7 +391,7 @@ fn a_modern_call_over_stdio_takes_two_rounds_too() {
         }
         params
     };
-    let reply = server.request(&harness::request(1, "tools/call", params(json!({}))));
+    let reply = server.request(&stdio::request(1, "tools/call", params(json!({}))));
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
     let state = reply["result"]["requestState"].as_str().unwrap().to_owned();
     assert_eq!(
@@ -402,7 +402,7 @@ fn a_modern_call_over_stdio_takes_two_rounds_too() {
         "inputResponses": {"confirm": accept(json!({"ok": true}))},
         "requestState": state,
     }));
-    let reply = server.request(&harness::request(2, "tools/call", retry));
+    let reply = server.request(&stdio::request(2, "tools/call", retry));
     assert_eq!(
         reply["result"]["content"][0]["text"], "state-ok: confirmed in round 1",
         "{reply}"

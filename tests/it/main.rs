@@ -24,6 +24,8 @@
 //!   idle connections) and a fixture that serves any `Host`;
 //! - `audit_reports`: the audit as CI consumes it: `--fail-on`, `--baseline`, the SARIF report
 //!   against the SARIF 2.1.0 schema, the JUnit report parsed;
+//! - `audit_metadata`: the audit's `metadata` category (what a server tells the model):
+//!   planted patterns found with their location, a clean server and our own default clean, pins;
 //! - `guidance`: what `airlock check` says to get a manifest right (issue 41): shell operators
 //!   refused, tar's compressors named, an `enum` of filters not agent text, every shape error
 //!   at once with "did you mean", fixed paths outside the grants;
@@ -85,10 +87,12 @@
 //!   findings, one file per attacked feature (`redteam_release` against the release
 //!   binaries, which the others do not build).
 //!
-//! Support, not tests: `harness` (spawning a server and talking to it line by line, with
-//! timeouts), `http_client` (`airlock serve --http` on loopback, raw requests, parsed
-//! replies, for every HTTP module), `sse` (reading an event stream off its own TCP
-//! connection).
+//! Support, not tests: `support` (see its `mod.rs`): `stdio` (a server on real pipes, lines
+//! in and out with timeouts), `http` (`airlock serve --http` on loopback, raw requests, parsed
+//! replies), `sse` (an event stream on its own connection), `fixtures` (scratch trees and
+//! manifests), `processes` (memory, descendants, signals, waiting), `redis` (a `redis-server`
+//! per test and replicas on it). A helper two modules need goes there, once; a `redteam_*`
+//! file may use the fixtures of the feature it attacks (`redteam_redis` those of `redis`).
 //!
 //! Where a new test goes: an attack on the JSON-RPC stream itself (bytes, sizes, nesting,
 //! ids) in `hostile`; on quotas, floods and in-flight caps over stdio in `abuse`, over HTTP
@@ -119,12 +123,12 @@ mod audit_metadata;
 mod audit_reports;
 mod clients;
 mod guidance;
-mod harness;
+
 mod hostile;
 mod http;
 mod http_abuse;
 mod http_browser;
-mod http_client;
+
 mod http_listen;
 mod http_oauth;
 mod http_probes;
@@ -151,4 +155,53 @@ mod sandbox;
 mod serve;
 mod serve_surface;
 mod setup;
-mod sse;
+mod support;
+
+/// The map above names every module, and every file here is a module: a file left out of the
+/// `mod` list is never compiled, so its tests never run, and one left out of the map leaves a
+/// newcomer guessing where a test goes.
+#[test]
+fn every_test_module_is_declared_and_mapped() {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let main = std::fs::read_to_string(here.join("main.rs")).unwrap();
+    let declared: Vec<&str> = main
+        .lines()
+        .filter_map(|line| line.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    let map: String = main
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for module in &declared {
+        assert!(
+            map.contains(&format!("`{module}`")),
+            "tests/it/main.rs declares `{module}` but its map does not say what it holds"
+        );
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&here)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .filter_map(|name| Some(name.strip_suffix(".rs")?.to_owned()))
+        .filter(|name| name != "main")
+        .collect();
+    files.push("support".to_owned());
+    for file in &files {
+        assert!(
+            declared.contains(&file.as_str()),
+            "tests/it/{file}.rs is not declared in main.rs: its tests never run"
+        );
+    }
+    let support = std::fs::read_to_string(here.join("support/mod.rs")).unwrap();
+    for entry in std::fs::read_dir(here.join("support")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "mod") else {
+            continue;
+        };
+        assert!(
+            support.contains(&format!("pub mod {module};"))
+                && support.contains(&format!("//! - `{module}`:")),
+            "tests/it/support/{name} is not declared and described in support/mod.rs"
+        );
+    }
+}

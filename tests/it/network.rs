@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, spawn_command};
-use crate::sandbox::{Scratch, outcome};
+use crate::support::fixtures::SandboxTree;
+use crate::support::stdio::outcome;
+use crate::support::stdio::{REPLY_TIMEOUT, Server, airlock, call, spawn_command};
 
 /// How long a connection that must not arrive is waited for after the call returned.
 const ABSENCE_WAIT: Duration = Duration::from_millis(500);
@@ -187,7 +188,7 @@ fn git_core() -> PathBuf {
 }
 
 /// airlock serving `manifest` from `scratch`, with `hosts` pinned for the proxy.
-pub(crate) fn serve(scratch: &Scratch, manifest: &str, hosts: &[String]) -> Server {
+pub(crate) fn serve(scratch: &SandboxTree, manifest: &str, hosts: &[String]) -> Server {
     let path = scratch.manifest(manifest);
     let mut args: Vec<&str> = Vec::new();
     for pair in hosts {
@@ -215,7 +216,7 @@ pub(crate) fn records(server: &mut Server) -> Vec<Value> {
 }
 
 /// A served tree with `index.txt` and a bare git repository `repo.git` (dumb HTTP).
-fn site(scratch: &Scratch) -> PathBuf {
+fn site(scratch: &SandboxTree) -> PathBuf {
     let root = scratch.dir.join("site");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("index.txt"), "hello from the listed host\n").unwrap();
@@ -258,7 +259,7 @@ fn site(scratch: &Scratch) -> PathBuf {
 /// environment names; the audit record lists each connection.
 #[test]
 fn listed_names_are_reached_by_curl_python_and_git() {
-    let scratch = Scratch::new("net-listed");
+    let scratch = SandboxTree::new("net-listed");
     let files = FileServer::start(site(&scratch));
     let port = files.port;
     let manifest = net_tool("web", &format!("[\"api.test:{port}\"]"), "");
@@ -324,7 +325,7 @@ fn listed_names_are_reached_by_curl_python_and_git() {
 /// service, and a listed name pinned to a private or link-local address (DNS rebinding).
 #[test]
 fn everything_else_is_refused_and_the_agent_is_told_why() {
-    let scratch = Scratch::new("net-refused");
+    let scratch = SandboxTree::new("net-refused");
     let files = FileServer::start(site(&scratch));
     let port = files.port;
     let redis = Witness::new();
@@ -407,7 +408,7 @@ fn everything_else_is_refused_and_the_agent_is_told_why() {
 /// metadata service and private ranges are refused there too.
 #[test]
 fn network_true_refuses_the_inside() {
-    let scratch = Scratch::new("net-any");
+    let scratch = SandboxTree::new("net-any");
     let witness = Witness::new();
     let manifest = net_tool("web", "true", "");
     let mut server = serve(&scratch, &manifest, &["inside.test=10.0.0.7".to_owned()]);
@@ -432,7 +433,7 @@ fn network_true_refuses_the_inside() {
 /// arrive, although the tool has the network.
 #[test]
 fn raw_sockets_and_udp_reach_nothing() {
-    let scratch = Scratch::new("net-raw");
+    let scratch = SandboxTree::new("net-raw");
     let manifest = net_tool("web", "true", "");
     let mut server = serve(&scratch, &manifest, &[]);
     let witness = Witness::new();
@@ -482,7 +483,7 @@ fn raw_sockets_and_udp_reach_nothing() {
 /// budget, and its record the key.
 #[test]
 fn a_call_over_its_byte_budget_is_cut() {
-    let scratch = Scratch::new("net-budget");
+    let scratch = SandboxTree::new("net-budget");
     let root = site(&scratch);
     std::fs::write(root.join("big.bin"), vec![7_u8; 4 * 1024 * 1024]).unwrap();
     let files = FileServer::start(root);
@@ -526,7 +527,7 @@ fn a_call_over_its_byte_budget_is_cut() {
 /// `airlock check` prints the destinations, and refuses a malformed one by its text.
 #[test]
 fn check_prints_the_destinations_and_refuses_malformed_ones() {
-    let scratch = Scratch::new("net-check");
+    let scratch = SandboxTree::new("net-check");
     let good = scratch.manifest(&net_tool(
         "web",
         "[\"api.github.com:443\", \"*.githubusercontent.com:443\", \"10.0.0.0/8:5432\"]",
@@ -573,7 +574,7 @@ fn test_hosts_take_names_and_addresses_only() {
 /// and an address rule is how a loopback destination is named explicitly.
 #[test]
 fn an_unprivileged_airlock_proxies_too() {
-    let scratch = Scratch::new("net-unprivileged");
+    let scratch = SandboxTree::new("net-unprivileged");
     let files = FileServer::start(site(&scratch));
     let port = files.port;
     let manifest = net_tool("web", &format!("[\"127.0.0.1:{port}\"]"), "");

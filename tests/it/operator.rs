@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, code};
-use crate::http_client::{HttpServer, modern};
-use crate::serve::Sandbox;
+use crate::support::fixtures::ServeTree;
+use crate::support::http::{HttpServer, modern};
+use crate::support::stdio::{REPLY_TIMEOUT, Server, airlock, call, code};
 
 /// A value that must never appear in a record or a log line.
 const ARGUMENT_VALUE: &str = "zz-argument-value-never-logged-zz";
@@ -115,7 +115,7 @@ fn word(value: &str) -> Value {
 
 #[test]
 fn every_call_leaves_one_record_with_its_outcome_and_no_argument_value() {
-    let sandbox = Sandbox::new("audit-record");
+    let sandbox = ServeTree::new("audit-record");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let log = sandbox.dir.join("audit.jsonl");
     let mut server = Server::start_with(
@@ -186,7 +186,7 @@ fn every_call_leaves_one_record_with_its_outcome_and_no_argument_value() {
 
 #[test]
 fn a_rate_limited_call_is_recorded_with_the_limit_and_a_keyed_hash_marks_equal_arguments() {
-    let sandbox = Sandbox::new("audit-refused");
+    let sandbox = ServeTree::new("audit-refused");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let log = sandbox.dir.join("audit.jsonl");
     let mut server = Server::start_with(
@@ -229,7 +229,7 @@ fn a_rate_limited_call_is_recorded_with_the_limit_and_a_keyed_hash_marks_equal_a
 
 #[test]
 fn records_go_to_stderr_by_default_and_the_file_is_reopened_on_sigusr1() {
-    let sandbox = Sandbox::new("audit-rotate");
+    let sandbox = ServeTree::new("audit-rotate");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let mut plain = Server::start(
         &airlock(),
@@ -261,7 +261,7 @@ fn records_go_to_stderr_by_default_and_the_file_is_reopened_on_sigusr1() {
     server.request(&call(1, "echo", word("x")));
     wait_for_records(&log, 1);
     std::fs::rename(&log, &rotated).unwrap();
-    crate::harness::signal(server.pid(), "USR1");
+    crate::support::processes::signal(server.pid(), "USR1");
     let start = std::time::Instant::now();
     while !log.exists() {
         assert!(start.elapsed() < REPLY_TIMEOUT, "not reopened");
@@ -277,7 +277,7 @@ fn records_go_to_stderr_by_default_and_the_file_is_reopened_on_sigusr1() {
 
 #[test]
 fn http_records_name_the_address_and_token_identity_and_boundary_refusals_are_logged() {
-    let sandbox = Sandbox::new("audit-http");
+    let sandbox = ServeTree::new("audit-http");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let log = sandbox.dir.join("audit.jsonl");
     let token = "it-token-for-the-audit-test-0123456789";
@@ -316,9 +316,10 @@ fn http_records_name_the_address_and_token_identity_and_boundary_refusals_are_lo
     // A wrong token, a foreign Host and a foreign Origin: each logged at the default level
     // with the client's address, never with what it sent.
     let wrong = "Bearer not-the-token-9876543210";
-    let unauthorized = crate::http_client::post(server.addr, &[("Authorization", wrong)], "{}");
+    let unauthorized = crate::support::http::post(server.addr, &[("Authorization", wrong)], "{}");
     assert_eq!(unauthorized.status, 401);
-    let origin = crate::http_client::post(server.addr, &[("Origin", "https://evil.example")], "{}");
+    let origin =
+        crate::support::http::post(server.addr, &[("Origin", "https://evil.example")], "{}");
     assert_eq!(origin.status, 403);
     let start = std::time::Instant::now();
     loop {
@@ -343,7 +344,8 @@ fn http_records_name_the_address_and_token_identity_and_boundary_refusals_are_lo
 
 #[test]
 fn http_takes_localhost_and_explains_a_host_name() {
-    let refused = crate::harness::run(&airlock(), &["serve", "--http", "example.com:8080"], &[]);
+    let refused =
+        crate::support::stdio::run(&airlock(), &["serve", "--http", "example.com:8080"], &[]);
     assert_eq!(refused.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -354,7 +356,7 @@ fn http_takes_localhost_and_explains_a_host_name() {
         ),
         "{stderr}"
     );
-    let sandbox = Sandbox::new("http-localhost");
+    let sandbox = ServeTree::new("http-localhost");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let server = HttpServer::start(
         &airlock(),
@@ -372,7 +374,7 @@ fn http_takes_localhost_and_explains_a_host_name() {
 
 #[test]
 fn serve_on_a_terminal_says_it_waits_for_json_rpc_on_stdin() {
-    let sandbox = Sandbox::new("terminal");
+    let sandbox = ServeTree::new("terminal");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let note = "airlock serve: waiting for MCP JSON-RPC messages on stdin, one per line.";
     // util-linux `script` gives airlock a terminal; with nothing to read, the session ends.
@@ -381,7 +383,7 @@ fn serve_on_a_terminal_says_it_waits_for_json_rpc_on_stdin() {
         airlock().display(),
         manifest.display()
     );
-    let output = crate::harness::spawn_command(Path::new("script"))
+    let output = crate::support::stdio::spawn_command(Path::new("script"))
         .args(["-qec", &command, "/dev/null"])
         .stdin(std::process::Stdio::null())
         .output()
@@ -399,7 +401,7 @@ fn serve_on_a_terminal_says_it_waits_for_json_rpc_on_stdin() {
 
 #[test]
 fn an_unexpected_argument_is_named_so_the_agent_can_correct_its_call() {
-    let sandbox = Sandbox::new("unexpected");
+    let sandbox = ServeTree::new("unexpected");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let mut server = Server::start(
         &airlock(),
@@ -421,7 +423,7 @@ fn an_unexpected_argument_is_named_so_the_agent_can_correct_its_call() {
 /// tools, nor the reverse.
 #[test]
 fn a_call_refused_by_its_path_check_is_recorded_as_invalid_arguments() {
-    let sandbox = Sandbox::new("audit-path-refusal");
+    let sandbox = ServeTree::new("audit-path-refusal");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -464,7 +466,7 @@ args.path = { type = "path", kind = "file", within = "root" }
 /// its line.
 #[test]
 fn a_record_on_stderr_is_the_files_json_line_whatever_the_log_format() {
-    let sandbox = Sandbox::new("audit-shape");
+    let sandbox = ServeTree::new("audit-shape");
     let manifest = sandbox.manifest(AUDIT_MANIFEST);
     let manifest = manifest.to_str().unwrap();
     let calls = [

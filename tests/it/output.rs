@@ -9,7 +9,8 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT, Server, airlock, call, is_error, text};
+use crate::support::processes;
+use crate::support::stdio::{self, REPLY_TIMEOUT, Server, airlock, call, is_error, text};
 
 /// A scratch directory of this test process; removed on drop.
 struct Scratch {
@@ -306,7 +307,7 @@ exec = ["/usr/bin/cat"]
 fn http_call(addr: SocketAddr, token: &str, tool: &str) -> Value {
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": {}, "_meta": harness::modern_meta()}
+        "params": {"name": tool, "arguments": {}, "_meta": stdio::modern_meta()}
     })
     .to_string();
     let request = format!(
@@ -349,7 +350,7 @@ workdir = "{dir}"
 "#,
         dir = scratch.dir.display()
     ));
-    let mut child = harness::spawn_command(&airlock())
+    let mut child = stdio::spawn_command(&airlock())
         .args(["serve", "--manifest", &manifest, "--http", "127.0.0.1:0"])
         .args(["--auth-token-env", "IT_BEARER"])
         .env("IT_BEARER", token)
@@ -568,7 +569,7 @@ fn check_refuses_bad_stderr_settings() {
         ),
     ] {
         let path = format!("tests/data/{file}");
-        let output = harness::run(&airlock(), &["check", "--manifest", &path], &[]);
+        let output = stdio::run(&airlock(), &["check", "--manifest", &path], &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");
         assert!(stderr.starts_with(&path), "{file}: {stderr}");
@@ -613,7 +614,7 @@ exec = ["/usr/bin/head", "/usr/bin/tr"]
         let peak = server.peak_rss_kib();
         // The bound is on what airlock holds, not on the pages of its own program file, which
         // a debug build maps by the tens of MiB (20 MiB of this peak, growing with the code).
-        let program = harness::rss_file_kib(server.pid());
+        let program = processes::rss_file_kib(server.pid());
         let held = peak.saturating_sub(program);
         let lengths: Vec<usize> = lines.iter().map(String::len).collect();
         eprintln!(
@@ -658,7 +659,7 @@ exec = ["/usr/bin/head", "/usr/bin/tr"]
                 "{start:?}"
             );
         }
-        let ping = server.request(&harness::request(9, "ping", json!({})));
+        let ping = server.request(&stdio::request(9, "ping", json!({})));
         assert_eq!(ping["result"], json!({}));
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{example, run};
+use crate::support::stdio::{example, run};
 
 fn product(args: &[&str]) -> (bool, String, String) {
     let output = run(&example("product_cli"), args, &[]);

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, call, code, example, modern_meta, request};
+use crate::support::stdio::{Server, call, code, example, modern_meta, request};
 
 fn fixture() -> Server {
     Server::start(&example("fixture_server"), &[])
@@ -229,7 +229,7 @@ fn a_signal_ends_an_idle_session_with_status_0() {
         // Give the session time to block in its read (not a timing assertion: the signal
         // must end it whether it has blocked yet or not).
         std::thread::sleep(Duration::from_millis(200));
-        crate::harness::signal(server.pid(), signal);
+        crate::support::processes::signal(server.pid(), signal);
         assert_eq!(
             server.wait(Duration::from_secs(10)).code(),
             Some(0),
@@ -252,7 +252,7 @@ fn a_signal_during_a_waiting_call_ends_the_session_without_its_reply() {
     server.initialize("2025-11-25");
     server.send(&call(1, "sleep", json!({"ms": 1_500})));
     std::thread::sleep(Duration::from_millis(200));
-    crate::harness::signal(server.pid(), "TERM");
+    crate::support::processes::signal(server.pid(), "TERM");
     assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
     let stderr = server.stderr();
     assert!(stderr.contains("calls in flight are cancelled"), "{stderr}");
@@ -276,7 +276,7 @@ fn a_timed_out_call_is_a_tool_error_and_the_session_continues() {
 fn a_call_over_quota_is_refused_at_once_with_the_wait_and_pings_still_pass() {
     let dir = std::env::temp_dir();
     let mut server = Server::start_in(
-        &crate::harness::airlock(),
+        &crate::support::stdio::airlock(),
         &["serve", "--calls-per-minute", "1", "--call-burst", "2"],
         &dir,
     );

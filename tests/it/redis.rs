@@ -12,197 +12,25 @@
 //! a replica killed with a call in flight gives its lease back within the lease expiry; the
 //! password in the Redis URL reaches neither the log nor the wire.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{self, HttpServer, Reply, modern, modern_bytes, parse_reply, post};
-use crate::sse::Stream;
-
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
-
-/// A `redis-server` of one test: loopback, a free port, a scratch directory, no persistence.
-pub(crate) struct Redis {
-    child: Option<Child>,
-    pub(crate) port: u16,
-    dir: PathBuf,
-    password: Option<String>,
-}
-
-impl Redis {
-    /// A running Redis, or `None` after saying loudly why there is none (a failure under
-    /// `AIRLOCK_REQUIRE_CLIENTS=1`).
-    pub(crate) fn start(test: &str, password: Option<&str>) -> Option<Self> {
-        if !Path::new(REDIS_SERVER).exists() {
-            let reason = format!(
-                "{REDIS_SERVER} is missing: run `bash tests/clients/setup.sh` (as root it \
-                 installs Debian's redis-server)"
-            );
-            let required = std::env::var_os("AIRLOCK_REQUIRE_CLIENTS").is_some_and(|v| v == "1");
-            assert!(
-                !required,
-                "{reason} (AIRLOCK_REQUIRE_CLIENTS=1 requires it)"
-            );
-            eprintln!("SKIPPED {test}: {reason}");
-            return None;
-        }
-        let port = {
-            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-            listener.local_addr().unwrap().port()
-        };
-        let dir = std::env::temp_dir().join(format!(
-            "airlock-it-redis-{test}-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut redis = Self {
-            child: None,
-            port,
-            dir,
-            password: password.map(str::to_owned),
-        };
-        redis.restart();
-        Some(redis)
-    }
-
-    /// The URL replicas are given (through the environment).
-    pub(crate) fn url(&self) -> String {
-        match &self.password {
-            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
-            None => format!("redis://127.0.0.1:{}", self.port),
-        }
-    }
-
-    /// Starts it (again) on its port, and waits until it answers.
-    pub(crate) fn restart(&mut self) {
-        let port = self.port.to_string();
-        let dir = self.dir.to_str().unwrap().to_owned();
-        let mut args = vec![
-            "--port",
-            &port,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            &dir,
-        ];
-        if let Some(password) = &self.password {
-            args.extend(["--requirepass", password]);
-        }
-        let child = harness::spawn_command(Path::new(REDIS_SERVER))
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        self.child = Some(child);
-        let started = Instant::now();
-        loop {
-            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
-                stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
-                stream.write_all(b"PING\r\n").unwrap();
-                let mut answer = [0_u8; 16];
-                let read = stream.read(&mut answer).unwrap_or(0);
-                if answer[..read].starts_with(b"+PONG") || answer[..read].starts_with(b"-NOAUTH") {
-                    return;
-                }
-            }
-            assert!(
-                started.elapsed() < REPLY_TIMEOUT,
-                "redis-server never answered"
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Kills it (no shutdown: as a crash or a network cut looks to the replicas).
-    pub(crate) fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _killed = child.kill();
-            let _reaped = child.wait();
-        }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// One keep-alive connection to a replica: requests and replies one after another.
-struct Connection {
-    stream: TcpStream,
-    buffer: Vec<u8>,
-}
-
-impl Connection {
-    fn open(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
-        stream.set_nodelay(true).unwrap();
-        Self {
-            stream,
-            buffer: Vec::new(),
-        }
-    }
-
-    /// Sends `request` (its `Connection: close` removed) and reads its reply.
-    fn send(&mut self, request: &[u8]) -> Reply {
-        let text = String::from_utf8_lossy(request).replacen("Connection: close\r\n", "", 1);
-        self.stream.write_all(text.as_bytes()).unwrap();
-        loop {
-            if let Some(end) = self.buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&self.buffer[..end]).to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|line| line.strip_prefix("content-length:"))
-                    .map_or(0, |value| value.trim().parse().unwrap());
-                let total = end + 4 + length;
-                if self.buffer.len() >= total {
-                    let raw: Vec<u8> = self.buffer.drain(..total).collect();
-                    return parse_reply(&raw);
-                }
-            }
-            let mut chunk = [0_u8; 16 * 1024];
-            let read = self.stream.read(&mut chunk).expect("read a reply");
-            assert!(read > 0, "the replica closed a keep-alive connection");
-            self.buffer.extend_from_slice(&chunk[..read]);
-        }
-    }
-}
-
-/// Replicas of one deployment: `airlock serve --http` with `args`, all on `redis`.
-pub(crate) fn replicas(
-    count: usize,
-    redis: &Redis,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Vec<HttpServer> {
-    let url = redis.url();
-    let mut env = env.to_vec();
-    env.push(("AIRLOCK_REDIS_URL", &url));
-    let mut all = vec!["--quota-store", "redis"];
-    all.extend_from_slice(args);
-    (0..count)
-        .map(|_| HttpServer::airlock(&all, &env))
-        .collect()
-}
+use crate::support::http::{
+    self, Connection, HttpServer, Reply, modern, modern_bytes, post, retry_until,
+};
+use crate::support::processes;
+use crate::support::redis::{Redis, replicas};
+use crate::support::sse::Stream;
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// A manifest with a tool that returns at once and one that sleeps a minute.
 pub(crate) fn manifest(name: &str) -> (PathBuf, PathBuf) {
-    http_client::scratch_manifest(
+    http::scratch_manifest(
         &format!("redis-{name}"),
         "[[tool]]\nname = \"quick\"\ndescription = \"Returns at once\"\n\
          command = [\"true\"]\n\n\
@@ -417,7 +245,7 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
     let opened = post(
         servers[0].addr,
         &[("Authorization", &auth_a)],
-        &harness::request(
+        &stdio::request(
             0,
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
@@ -443,10 +271,10 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
     let early = send(
         &servers[1],
         &auth_a,
-        &harness::request(1, "tools/list", json!({})),
+        &stdio::request(1, "tools/list", json!({})),
     );
     assert_eq!(early.status, 200, "{early:?}");
-    assert_eq!(harness::code(&early.json()), -32_602, "{early:?}");
+    assert_eq!(stdio::code(&early.json()), -32_602, "{early:?}");
     // Confirmed on replica 1.
     let confirmed = send(
         &servers[1],
@@ -459,20 +287,16 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
     let listed = send(
         &servers[2],
         &auth_a,
-        &harness::request(2, "tools/list", json!({})),
+        &stdio::request(2, "tools/list", json!({})),
     );
     assert_eq!(listed.status, 200, "{listed:?}");
-    assert_eq!(harness::tool_names(&listed.json()), ["quick", "nap"]);
-    let called = send(&servers[0], &auth_a, &harness::call(3, "quick", json!({})));
+    assert_eq!(stdio::tool_names(&listed.json()), ["quick", "nap"]);
+    let called = send(&servers[0], &auth_a, &stdio::call(3, "quick", json!({})));
     assert_eq!(called.status, 200, "{called:?}");
     assert!(called.json()["result"]["content"].is_array(), "{called:?}");
     // Another identity holding the id is not let in, on any replica.
     for server in &servers {
-        let stolen = send(
-            server,
-            &auth_b,
-            &harness::request(4, "tools/list", json!({})),
-        );
+        let stolen = send(server, &auth_b, &stdio::request(4, "tools/list", json!({})));
         assert_eq!(stolen.status, 404, "{stolen:?}");
     }
     // Ended on replica 2: gone on every replica.
@@ -486,14 +310,10 @@ fn a_legacy_session_opened_on_one_replica_is_served_and_ended_by_the_others() {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    let ended = http_client::exchange(servers[2].addr, request.as_bytes());
+    let ended = http::exchange(servers[2].addr, request.as_bytes());
     assert_eq!(ended.status, 204, "{ended:?}");
     for server in &servers {
-        let gone = send(
-            server,
-            &auth_a,
-            &harness::request(5, "tools/list", json!({})),
-        );
+        let gone = send(server, &auth_a, &stdio::request(5, "tools/list", json!({})));
         assert_eq!(gone.status, 404, "{gone:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -506,7 +326,7 @@ pub(crate) fn asking_replicas(count: usize, redis: &Redis) -> Vec<HttpServer> {
     (0..count)
         .map(|_| {
             HttpServer::start(
-                &harness::example("conformance_server"),
+                &stdio::example("conformance_server"),
                 &["--http", "127.0.0.1:0"],
                 &[("CONFORMANCE_REDIS_URL", &url)],
             )
@@ -549,28 +369,8 @@ fn a_replica_that_takes_a_session_over_asks_only_what_its_client_declared() {
     let servers = asking_replicas(2, &redis);
     for (capabilities, declared) in [(json!({"elicitation": {}}), true), (json!({}), false)] {
         // Opened and confirmed on replica 0; called on replica 1, which takes it over.
-        let session = http_client::initialize_declaring(servers[0].addr, capabilities);
+        let session = http::initialize_declaring(servers[0].addr, capabilities);
         asks_only_if_declared(servers[1].addr, &session, declared);
-    }
-}
-
-/// The first reply of `send` (retried every 20 ms) for which `until` holds.
-pub(crate) fn eventually(
-    what: &str,
-    mut send: impl FnMut() -> Reply,
-    until: impl Fn(&Reply) -> bool,
-) -> Reply {
-    let started = Instant::now();
-    loop {
-        let reply = send();
-        if until(&reply) {
-            return reply;
-        }
-        assert!(
-            started.elapsed() < REPLY_TIMEOUT,
-            "{what}: never happened; last reply {reply:?}"
-        );
-        thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -600,7 +400,7 @@ fn redis_stopped_mid_run_fails_closed_or_falls_back_as_configured_and_both_recov
     assert_eq!(tools_list(&local, 1).status, 200);
     redis.stop();
     // Failing closed: 503 and -31503 with the fixed text, nothing of Redis on the wire.
-    let refused = eventually(
+    let refused = retry_until(
         "a refusal while Redis is down",
         || tools_list(&closed, 2),
         |r| r.status != 200,
@@ -619,7 +419,7 @@ fn redis_stopped_mid_run_fails_closed_or_falls_back_as_configured_and_both_recov
         assert_eq!(served.status, 200, "{served:?}");
     }
     // A legacy session opened on local limits during the outage.
-    let session = http_client::initialize(local.addr);
+    let session = http::initialize(local.addr);
     // More requests while it is down: no more lines saying so (one per switch; a loaded
     // machine may have timed out a call before the outage, hence "no more", not "one").
     let before = [switches(&closed), switches(&local)];
@@ -634,7 +434,7 @@ fn redis_stopped_mid_run_fails_closed_or_falls_back_as_configured_and_both_recov
     // Back: both recover without a restart of theirs (the local one serves throughout, so
     // its recovery shows in its log).
     redis.restart();
-    eventually("recovery", || tools_list(&closed, 20), |r| r.status == 200);
+    retry_until("recovery", || tools_list(&closed, 20), |r| r.status == 200);
     let started = Instant::now();
     while !log_of(&local).contains("the shared quota store answers again") {
         assert_eq!(tools_list(&local, 20).status, 200);
@@ -660,7 +460,7 @@ fn redis_stopped_mid_run_fails_closed_or_falls_back_as_configured_and_both_recov
         let listed = post(
             server.addr,
             &in_session,
-            &harness::request(30, "tools/list", json!({})),
+            &stdio::request(30, "tools/list", json!({})),
         );
         assert_eq!(listed.status, 200, "{listed:?}");
         assert!(listed.json()["result"]["tools"].is_array(), "{listed:?}");
@@ -715,7 +515,7 @@ fn a_replica_killed_with_a_call_in_flight_gives_its_lease_back_within_the_expiry
     );
     held.write_all(&nap).unwrap();
     let started = Instant::now();
-    while !http_client::runs_a_descendant(servers[0].pid(), "sleep") {
+    while !processes::runs_a_descendant(servers[0].pid(), "sleep") {
         assert!(
             started.elapsed() < REPLY_TIMEOUT,
             "the slow call never started"
@@ -733,7 +533,7 @@ fn a_replica_killed_with_a_call_in_flight_gives_its_lease_back_within_the_expiry
     drop(servers.remove(0));
     // Polled every 20 ms: past the quota's burst the poller itself gets 429, which says
     // nothing of the lease, so that is waited through too.
-    let served = eventually(
+    let served = retry_until(
         "the dead replica's lease to lapse",
         || quick(&servers[0], 3, Some(env[0].1)),
         |reply| !matches!(reply.status, 503 | 429),
@@ -777,8 +577,8 @@ fn the_redis_password_reaches_neither_the_log_nor_the_wire() {
         assert!(!log.contains("redis://"), "the URL is in the log:\n{log}");
     }
     // And a URL given where the variable's name belongs is refused without being shown.
-    let output = harness::run(
-        &harness::airlock(),
+    let output = stdio::run(
+        &stdio::airlock(),
         &[
             "serve",
             "--http",
@@ -821,15 +621,15 @@ fn a_store_setting_in_the_manifest_is_checked_and_the_url_never_comes_from_it() 
         ),
     ];
     for (limits, expected) in cases {
-        let (dir, manifest) = http_client::scratch_manifest(
+        let (dir, manifest) = http::scratch_manifest(
             "redis-manifest",
             &format!(
                 "[limits]\n{limits}\n\n[[tool]]\nname = \"quick\"\n\
                  description = \"Returns at once\"\ncommand = [\"true\"]\n"
             ),
         );
-        let output = harness::run(
-            &harness::airlock(),
+        let output = stdio::run(
+            &stdio::airlock(),
             &["check", "--manifest", manifest.to_str().unwrap()],
             &[],
         );

@@ -19,9 +19,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, code, modern_meta, request, run};
-use crate::http_client::{HttpServer, initialize as http_initialize, modern, post};
-use crate::serve::Sandbox;
+use crate::support::fixtures::ServeTree;
+use crate::support::http::{HttpServer, initialize as http_initialize, modern, post};
+use crate::support::stdio::{
+    REPLY_TIMEOUT, Server, airlock, call, code, modern_meta, request, run,
+};
 
 /// A manifest of one harmless tool, for the audit-log attacks.
 const ONE_TOOL: &str = r#"
@@ -48,7 +50,7 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// `airlock serve --manifest M --audit-log LOG <extra>` in `sandbox`.
-fn serve_audited(sandbox: &Sandbox, log: &Path, extra: &[&str]) -> Server {
+fn serve_audited(sandbox: &ServeTree, log: &Path, extra: &[&str]) -> Server {
     let manifest = sandbox.manifest(ONE_TOOL);
     let mut args = vec![
         "serve",
@@ -74,7 +76,7 @@ fn log_lines(path: &Path) -> Vec<Result<Value, String>> {
 }
 
 fn mkfifo(path: &Path) {
-    let status = crate::harness::spawn_command(Path::new("mkfifo"))
+    let status = crate::support::stdio::spawn_command(Path::new("mkfifo"))
         .arg(path)
         .status()
         .expect("run mkfifo");
@@ -85,7 +87,7 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn hostile_tool_names_and_ids_leave_whole_records_naming_no_tool() {
-    let sandbox = Sandbox::new("rt-names");
+    let sandbox = ServeTree::new("rt-names");
     let log = sandbox.dir.join("audit.jsonl");
     let mut server = serve_audited(&sandbox, &log, &[]);
     server.initialize("2025-11-25");
@@ -133,7 +135,7 @@ fn hostile_tool_names_and_ids_leave_whole_records_naming_no_tool() {
 
 #[test]
 fn a_tools_call_refused_for_an_id_still_in_flight_leaves_its_record() {
-    let sandbox = Sandbox::new("rt-duplicate-id");
+    let sandbox = ServeTree::new("rt-duplicate-id");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -173,7 +175,7 @@ args.seconds = { type = "integer", minimum = 1, maximum = 5 }
 
 #[test]
 fn an_audit_log_path_that_is_a_fifo_is_refused_at_start_instead_of_hanging() {
-    let sandbox = Sandbox::new("rt-fifo");
+    let sandbox = ServeTree::new("rt-fifo");
     let fifo = sandbox.dir.join("audit.jsonl");
     mkfifo(&fifo);
     let mut server = serve_audited(&sandbox, &fifo, &[]);
@@ -189,7 +191,7 @@ fn an_audit_log_path_that_is_a_fifo_is_refused_at_start_instead_of_hanging() {
 
 #[test]
 fn a_log_file_path_that_is_a_fifo_is_refused_at_start_instead_of_hanging() {
-    let sandbox = Sandbox::new("rt-log-fifo");
+    let sandbox = ServeTree::new("rt-log-fifo");
     let manifest = sandbox.manifest(ONE_TOOL);
     let fifo = sandbox.dir.join("airlock.log");
     mkfifo(&fifo);
@@ -215,7 +217,7 @@ fn a_log_file_path_that_is_a_fifo_is_refused_at_start_instead_of_hanging() {
 
 #[test]
 fn an_audit_log_path_that_is_a_symlink_is_refused_and_its_target_is_untouched() {
-    let sandbox = Sandbox::new("rt-symlink");
+    let sandbox = ServeTree::new("rt-symlink");
     let target = sandbox.dir.join("outside.txt");
     let before = std::fs::read(&target).unwrap();
     let link = sandbox.dir.join("audit.jsonl");
@@ -231,7 +233,7 @@ fn an_audit_log_path_that_is_a_symlink_is_refused_and_its_target_is_untouched() 
 #[test]
 fn an_audit_log_that_is_a_hard_link_or_writable_by_others_is_refused_at_start() {
     use std::os::unix::fs::PermissionsExt as _;
-    let sandbox = Sandbox::new("rt-hard-link");
+    let sandbox = ServeTree::new("rt-hard-link");
     // A second name of a file someone else cares about: records would be appended to it.
     let target = sandbox.dir.join("outside.txt");
     let before = std::fs::read(&target).unwrap();
@@ -265,7 +267,7 @@ fn an_audit_log_that_is_a_hard_link_or_writable_by_others_is_refused_at_start() 
 
 #[test]
 fn an_audit_log_that_is_a_device_or_a_directory_is_refused_at_start() {
-    let sandbox = Sandbox::new("rt-device");
+    let sandbox = ServeTree::new("rt-device");
     for path in [
         Path::new("/dev/full"),
         Path::new("/dev/stdout"),
@@ -285,7 +287,7 @@ fn an_audit_log_that_is_a_device_or_a_directory_is_refused_at_start() {
 
 #[test]
 fn a_sigusr1_onto_a_planted_fifo_keeps_calls_answered_and_records_in_the_old_file() {
-    let sandbox = Sandbox::new("rt-reopen-fifo");
+    let sandbox = ServeTree::new("rt-reopen-fifo");
     let log = sandbox.dir.join("audit.jsonl");
     let log_file = sandbox.dir.join("airlock.log");
     let mut server = serve_audited(&sandbox, &log, &["--log-file", log_file.to_str().unwrap()]);
@@ -297,7 +299,7 @@ fn a_sigusr1_onto_a_planted_fifo_keeps_calls_answered_and_records_in_the_old_fil
     let rotated = sandbox.dir.join("audit.jsonl.1");
     std::fs::rename(&log, &rotated).unwrap();
     mkfifo(&log);
-    crate::harness::signal(server.pid(), "USR1");
+    crate::support::processes::signal(server.pid(), "USR1");
     wait_until("the refused reopen in the log", || {
         std::fs::read_to_string(&log_file)
             .unwrap_or_default()
@@ -315,7 +317,7 @@ fn a_sigusr1_onto_a_planted_fifo_keeps_calls_answered_and_records_in_the_old_fil
 
 #[test]
 fn a_full_disk_leaves_every_record_written_after_it_a_whole_json_line() {
-    let sandbox = Sandbox::new("rt-full-disk");
+    let sandbox = ServeTree::new("rt-full-disk");
     let manifest = sandbox.manifest(ONE_TOOL);
     let mount = sandbox.dir.join("tiny");
     std::fs::create_dir(&mount).unwrap();
@@ -384,7 +386,7 @@ fn a_full_disk_leaves_every_record_written_after_it_a_whole_json_line() {
 
 #[test]
 fn the_audit_hash_keys_variable_is_refused_to_a_tool_over_stdio_as_over_http() {
-    let sandbox = Sandbox::new("rt-hash-key");
+    let sandbox = ServeTree::new("rt-hash-key");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -429,7 +431,7 @@ struct Hostile {
 
 impl Hostile {
     fn start(mode: &str) -> Self {
-        let mut child = crate::harness::spawn_command(Path::new("python3"))
+        let mut child = crate::support::stdio::spawn_command(Path::new("python3"))
             .arg(data("redteam-hostile-http.py"))
             .arg(mode)
             .stdin(Stdio::null())
@@ -466,7 +468,7 @@ fn audit_hostile(mode: &str) -> (Option<i32>, u64, Value) {
         "airlock-rt-audit-{}-{mode}.json",
         std::process::id()
     ));
-    let mut child = crate::harness::spawn_command(&airlock())
+    let mut child = crate::support::stdio::spawn_command(&airlock())
         .args(["audit", "--quick", "--json"])
         .arg(&json_path)
         .arg("--url")
@@ -527,7 +529,7 @@ fn audit_url_against_hostile_http_servers_ends_in_bounded_memory_and_never_passe
 fn a_server_that_scrubs_the_canary_from_its_replies_does_not_pass_the_exposure_cases() {
     let script = data("redteam-canary-scrubber.py");
     // The server does read outside: through `../`, a file it was never meant to see.
-    let sandbox = Sandbox::new("rt-scrubber");
+    let sandbox = ServeTree::new("rt-scrubber");
     let mut server = Server::start_in(
         Path::new("python3"),
         &[script.to_str().unwrap()],
@@ -558,7 +560,7 @@ fn a_server_that_scrubs_the_canary_from_its_replies_does_not_pass_the_exposure_c
 
 #[test]
 fn descriptions_env_values_and_argv_elements_are_never_expanded() {
-    let sandbox = Sandbox::new("rt-no-expand");
+    let sandbox = ServeTree::new("rt-no-expand");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -602,7 +604,7 @@ fn check(manifest: &Path, env: &[(&str, &str)]) -> (Option<i32>, String) {
 
 #[test]
 fn a_variable_that_names_a_shell_as_the_program_is_still_refused_as_interpreter_code() {
-    let sandbox = Sandbox::new("rt-var-program");
+    let sandbox = ServeTree::new("rt-var-program");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -624,7 +626,7 @@ args.code = { type = "string" }
 
 #[test]
 fn a_variables_value_is_spliced_once_and_never_expanded_again() {
-    let sandbox = Sandbox::new("rt-var-once");
+    let sandbox = ServeTree::new("rt-var-once");
     let manifest = sandbox.manifest(
         r#"
 [defaults]
@@ -647,7 +649,7 @@ command = ["pwd"]
 
 #[test]
 fn tilde_without_home_or_with_a_relative_home_is_an_error_that_shows_no_value() {
-    let sandbox = Sandbox::new("rt-tilde");
+    let sandbox = ServeTree::new("rt-tilde");
     let manifest = sandbox.manifest(
         r#"
 [[tool]]
@@ -657,7 +659,7 @@ command = ["pwd"]
 workdir = "~/project"
 "#,
     );
-    let output = crate::harness::spawn_command(&airlock())
+    let output = crate::support::stdio::spawn_command(&airlock())
         .args(["check", manifest.to_str().unwrap()])
         .env_remove("HOME")
         .output()
@@ -680,7 +682,7 @@ workdir = "~/project"
 /// `airlock init DIR` under `umask`; exit status and what it printed.
 fn init(dir: &Path, umask: &str) -> (Option<i32>, String) {
     let script = format!("umask {umask}; exec \"$0\" init \"$1\"");
-    let output = crate::harness::spawn_command(Path::new("sh"))
+    let output = crate::support::stdio::spawn_command(Path::new("sh"))
         .args(["-c", &script])
         .arg(airlock())
         .arg(dir)
@@ -702,7 +704,7 @@ fn mode(path: &Path) -> u32 {
 
 #[test]
 fn init_under_a_permissive_umask_writes_nothing_another_user_can_change() {
-    let sandbox = Sandbox::new("rt-init-umask");
+    let sandbox = ServeTree::new("rt-init-umask");
     let dir = sandbox.dir.join("new/project");
     let (status, text) = init(&dir, "000");
     assert_eq!(status, Some(0), "{text}");
@@ -736,7 +738,7 @@ fn a_refused_init_creates_no_directory() {
 
 #[test]
 fn init_never_writes_through_a_planted_symlink_or_into_a_linked_system_tree() {
-    let sandbox = Sandbox::new("rt-init-links");
+    let sandbox = ServeTree::new("rt-init-links");
     let dir = sandbox.dir.join("project");
     std::fs::create_dir(&dir).unwrap();
     let victim = sandbox.dir.join("victim");

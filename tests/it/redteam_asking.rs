@@ -26,14 +26,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT, Server};
-use crate::http_client::{HttpServer, initialize_declaring, post, session_headers};
-use crate::sse::{Stream, call_bytes};
+use crate::support::http::{HttpServer, initialize_declaring, post, session_headers};
+use crate::support::processes;
+use crate::support::sse::{Stream, call_bytes};
+use crate::support::stdio::{self, REPLY_TIMEOUT, Server, text};
 
 const CANARY: &str = "canary-5e1d-answer";
 
 fn fixture() -> Server {
-    Server::start(&harness::example("conformance_server"), &[])
+    Server::start(&stdio::example("conformance_server"), &[])
 }
 
 /// A legacy stdio session whose client declared elicitation and sampling.
@@ -53,15 +54,9 @@ fn asking_fixture() -> Server {
     server
 }
 
-fn text(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-}
-
 /// Calls `tool` and returns the id of the question it asks (the next line).
 fn ask(server: &mut Server, call_id: &str, tool: &str, arguments: Value) -> u64 {
-    server.send(&harness::call(call_id, tool, arguments));
+    server.send(&stdio::call(call_id, tool, arguments));
     let request = server.recv();
     assert!(
         matches!(
@@ -83,7 +78,7 @@ const ADA: &str = r#"{"action":"accept","content":{"username":"ada","email":"ada
 /// Sends a ping and returns every line written before its pong (none, when nothing was
 /// answered).
 fn lines_before_pong(server: &mut Server, ping_id: &str) -> Vec<Value> {
-    server.send(&harness::request(ping_id, "ping", json!({})));
+    server.send(&stdio::request(ping_id, "ping", json!({})));
     let mut before = Vec::new();
     loop {
         let line = server.recv();
@@ -299,7 +294,7 @@ fn redteam_ask_deep_nesting_and_lone_surrogates_are_refused_without_echo() {
     server.send(&answer(&n.to_string(), &nested(70)));
     let refused = server.recv();
     assert_eq!(refused["id"], Value::Null, "{refused}");
-    assert_eq!(harness::code(&refused), -32700);
+    assert_eq!(stdio::code(&refused), -32700);
     seen.push(refused.to_string());
     // Lone surrogates: not JSON, the same.
     for name in [r"\ud800", r"\udc00\ud800x", r"\ud83d"] {
@@ -310,7 +305,7 @@ fn redteam_ask_deep_nesting_and_lone_surrogates_are_refused_without_echo() {
             ),
         ));
         let refused = server.recv();
-        assert_eq!(harness::code(&refused), -32700, "{refused}");
+        assert_eq!(stdio::code(&refused), -32700, "{refused}");
         seen.push(refused.to_string());
     }
     // Within the limit but not a form value: the tool is told, in a fixed text.
@@ -544,7 +539,7 @@ fn redteam_ask_unsolicited_answers_between_pings_leave_memory_flat() {
         batch.push_str(&answer(&(k + 7).to_string(), r#"{"action":"cancel"}"#));
         batch.push('\n');
         if k % 200 == 199 {
-            batch.push_str(&harness::request(format!("p{k}"), "ping", json!({})));
+            batch.push_str(&stdio::request(format!("p{k}"), "ping", json!({})));
             batch.push('\n');
         }
     }
@@ -567,7 +562,7 @@ fn redteam_ask_unsolicited_answers_between_pings_leave_memory_flat() {
 fn redteam_ask_a_client_that_never_answers_holds_four_questions_until_the_tools_give_up() {
     let mut server = asking_fixture();
     for id in 1..=10 {
-        server.send(&harness::call(id, "test_sampling", json!({"prompt": "p"})));
+        server.send(&stdio::call(id, "test_sampling", json!({"prompt": "p"})));
     }
     let mut questions = Vec::new();
     let mut busy = Vec::new();
@@ -576,10 +571,10 @@ fn redteam_ask_a_client_that_never_answers_holds_four_questions_until_the_tools_
         let line = server.recv();
         if line["method"] == "sampling/createMessage" {
             questions.push(line["id"].as_u64().unwrap());
-        } else if text(&line) == "the client is asked too much at once" {
+        } else if line["result"]["content"][0]["text"] == "the client is asked too much at once" {
             busy.push(line["id"].as_i64().unwrap());
         } else {
-            assert_eq!(harness::code(&line), -31503, "{line}");
+            assert_eq!(stdio::code(&line), -31503, "{line}");
             overloaded.push(line["id"].as_i64().unwrap());
         }
     }
@@ -709,7 +704,7 @@ fn redteam_ask_http_an_answer_under_a_foreign_protocol_version_is_refused() {
             ("Mcp-Session-Id", a.as_str()),
             ("MCP-Protocol-Version", "1999-01-01"),
         ],
-        &harness::request(5, "ping", json!({})),
+        &stdio::request(5, "ping", json!({})),
     );
     assert_eq!(ping.status, 400);
     // … and so is an answer.
@@ -739,7 +734,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
     let addr = server.addr;
     let a = initialize_declaring(addr, json!({"sampling": {}}));
     let b = initialize_declaring(addr, json!({}));
-    let before = harness::peak_rss_kib(server.pid());
+    let before = processes::peak_rss_kib(server.pid());
     // Four calls whose SSE streams are never read, each waiting on its question.
     let unread: Vec<Stream> = (1..=4)
         .map(|id| call_unread(addr, &a, id, "test_sampling", json!({"prompt": "p"})))
@@ -750,7 +745,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
     let fifth = post(
         addr,
         &session_headers(&a),
-        &harness::call(5, "test_sampling", json!({"prompt": "p"})),
+        &stdio::call(5, "test_sampling", json!({"prompt": "p"})),
     );
     assert_eq!(fifth.code(), -31503, "{fifth:?}");
     // Pings of both sessions are answered at once.
@@ -758,7 +753,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
         let pong = post(
             addr,
             &session_headers(session),
-            &harness::request(7, "ping", json!({})),
+            &stdio::request(7, "ping", json!({})),
         );
         assert_eq!(pong.json()["result"], json!({}), "{pong:?}");
     }
@@ -787,7 +782,7 @@ fn redteam_ask_http_streams_never_read_hold_only_their_clients_slots() {
         "slots given back: {sixth:?}"
     );
     assert_eq!(question_id(&sixth), 5);
-    let after = harness::peak_rss_kib(server.pid());
+    let after = processes::peak_rss_kib(server.pid());
     eprintln!("peak RSS {before} -> {after} KiB");
     assert!(after < before + 8 * 1024);
     drop(unread);
@@ -798,7 +793,7 @@ fn redteam_ask_http_a_flood_of_unsolicited_answers_cuts_the_client_off() {
     let server = HttpServer::fixtures();
     let addr = server.addr;
     let a = initialize_declaring(addr, json!({"elicitation": {}}));
-    let before = harness::peak_rss_kib(server.pid());
+    let before = processes::peak_rss_kib(server.pid());
     let padding = "x".repeat(200 * 1000);
     let started = Instant::now();
     let statuses: Vec<u16> = (0..260)
@@ -811,7 +806,7 @@ fn redteam_ask_http_a_flood_of_unsolicited_answers_cuts_the_client_off() {
         })
         .collect();
     let elapsed = started.elapsed();
-    let after = harness::peak_rss_kib(server.pid());
+    let after = processes::peak_rss_kib(server.pid());
     eprintln!("260 x 200 KB unsolicited answers: {elapsed:?}, peak RSS {before} -> {after} KiB");
     assert!(
         statuses[..256].iter().all(|&status| status == 202),
@@ -825,7 +820,7 @@ fn redteam_ask_http_a_flood_of_unsolicited_answers_cuts_the_client_off() {
     let ping = post(
         addr,
         &session_headers(&a),
-        &harness::request(5, "ping", json!({})),
+        &stdio::request(5, "ping", json!({})),
     );
     assert_eq!(ping.status, 429);
     assert!(after < before + 8 * 1024, "{before} -> {after} KiB");

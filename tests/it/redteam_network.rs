@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, peak_rss_kib};
 use crate::network::{Witness, bash, net_tool, records, serve};
-use crate::sandbox::{Scratch, outcome};
+use crate::support::fixtures::SandboxTree;
+use crate::support::processes::peak_rss_kib;
+use crate::support::stdio::outcome;
+use crate::support::stdio::{REPLY_TIMEOUT, Server, airlock, call};
 
 /// Python run by the tool's bash, from a heredoc (the script holds no `PY` line).
 fn python(script: &str) -> String {
@@ -48,7 +50,7 @@ fn pouring_server() -> u16 {
 /// the policy before the red team's fix; the rest is a regression guard.)
 #[test]
 fn loopback_written_every_way_is_refused() {
-    let scratch = Scratch::new("rt-net-forms");
+    let scratch = SandboxTree::new("rt-net-forms");
     let witness = Witness::new();
     let port = witness.port();
     let mut server = serve(&scratch, &net_tool("web", "true", ""), &[]);
@@ -149,7 +151,7 @@ fn this_machines_own_public_address_is_inside() {
         eprintln!("needs root, unshare and ip: skipped");
         return;
     }
-    let scratch = Scratch::new("rt-net-own");
+    let scratch = SandboxTree::new("rt-net-own");
     let manifest = format!(
         "{}{}",
         net_tool("any", "true", ""),
@@ -234,7 +236,7 @@ fn reply_to(server: &mut Server, id: u64, others: &mut Vec<Value>) -> Value {
 fn proxied_connections_cannot_starve_airlock_of_descriptors() {
     let prlimit = Path::new("/usr/bin/prlimit");
     assert!(prlimit.is_file(), "needs prlimit (util-linux)");
-    let scratch = Scratch::new("rt-net-fds");
+    let scratch = SandboxTree::new("rt-net-fds");
     let port = pouring_server();
     let manifest = scratch.manifest(&net_tool(
         "web",
@@ -286,7 +288,7 @@ print("held", len(held))
 /// attempts, and the next call is served at once.
 #[test]
 fn floods_of_connections_and_heads_keep_airlock_small() {
-    let scratch = Scratch::new("rt-net-flood");
+    let scratch = SandboxTree::new("rt-net-flood");
     let port = pouring_server();
     let mut server = serve(
         &scratch,
@@ -354,7 +356,7 @@ print("flooded", len(held))
 /// sees the connection close as the call ends, and the next call starts with none.
 #[test]
 fn a_tunnel_does_not_outlive_its_call() {
-    let scratch = Scratch::new("rt-net-outlive");
+    let scratch = SandboxTree::new("rt-net-outlive");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, closed) = std::sync::mpsc::channel();
@@ -432,7 +434,7 @@ fn slow_name_lookups_hold_few_of_airlocks_threads() {
         eprintln!("needs root and unshare: skipped");
         return;
     }
-    let scratch = Scratch::new("rt-net-dns");
+    let scratch = SandboxTree::new("rt-net-dns");
     let resolv = scratch.dir.join("resolv.conf");
     std::fs::write(
         &resolv,
@@ -511,7 +513,7 @@ print("answered", answered)
 /// listens on 127.0.0.1 only. (Regression guard: all refused today.)
 #[test]
 fn no_socket_but_the_proxy_leads_out() {
-    let scratch = Scratch::new("rt-net-sockets");
+    let scratch = SandboxTree::new("rt-net-sockets");
     let witness = Witness::new();
     let mut server = serve(&scratch, &net_tool("web", "true", ""), &[]);
     let script = python(&format!(
@@ -553,9 +555,9 @@ attempt("listen", listen)
 /// redacted of every secret in any case, in the reply and the record.
 #[test]
 fn a_secret_in_a_refused_name_is_redacted() {
-    let scratch = Scratch::new("rt-net-secret");
+    let scratch = SandboxTree::new("rt-net-secret");
     let secret = "Zq7Kp2Lm9Xw4Rt8Vb3Nc6Hd1Jf5Gs0Ay";
-    // Written as is: `Scratch::manifest` checks it in an environment without the secret.
+    // Written as is: `SandboxTree::manifest` checks it in an environment without the secret.
     let manifest = scratch.dir.join("tools.toml");
     std::fs::write(
         &manifest,

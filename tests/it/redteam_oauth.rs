@@ -25,12 +25,12 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
 use ring::rand::SystemRandom;
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
 use crate::http_oauth::{
     ISSUER, Issuer, JwksServer, METADATA_URL, RESOURCE, STATIC_TOKEN, assert_invalid, bearer, call,
     challenge, claims, invalid_token, list, now, ok_json, rand_u64, serve, sign,
 };
+use crate::support::http::{HttpServer, Reply, exchange, modern, post, scratch_manifest};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// `base64url(header).base64url(claims)` signed RS256 by the issuer's RSA key, the header
 /// and claims given as text (so that they may repeat a key).
@@ -446,7 +446,7 @@ fn tokens_and_headers_of_any_other_shape_are_refused() {
     );
     // A token anywhere but the header (the query, RFC 6750 §2.3, which MCP forbids; a form
     // body, §2.2; a cookie) is not read: the challenge of a request that presented none.
-    let body = harness::request(1, "tools/list", json!({}));
+    let body = stdio::request(1, "tools/list", json!({}));
     for (target, extra) in [
         (format!("/mcp?access_token={good}"), String::new()),
         (
@@ -1018,7 +1018,7 @@ fn hostile_host_headers_never_reach_the_metadata_or_the_challenge() {
         let refused = post(
             addr,
             &[("Host", host)],
-            &harness::request(1, "tools/list", json!({})),
+            &stdio::request(1, "tools/list", json!({})),
         );
         // post() writes its own Host first; hyper sees two and refuses, or airlock's check.
         assert_ne!(refused.status, 200, "Host {host}");
@@ -1065,7 +1065,7 @@ fn hostile_host_headers_never_reach_the_metadata_or_the_challenge() {
         assert_eq!(metadata_get(target, &host, "").status, 404, "{target}");
     }
     // The 401 challenge, whatever the request said.
-    let body = harness::request(1, "tools/list", json!({}));
+    let body = stdio::request(1, "tools/list", json!({}));
     for extra in [
         vec![("X-Forwarded-Host", "evil.test")],
         vec![("Forwarded", "host=evil.test")],
@@ -1096,9 +1096,9 @@ fn another_subject_can_neither_use_end_nor_listen_on_a_session() {
     let (server, dir) = serve(&jwks);
     let addr = server.addr;
     let alice = bearer(&issuer.rs256("rsa-1", &claims("alice", "echo:run")));
-    let session = crate::http_client::initialize_with(addr, &[("Authorization", &alice)]);
+    let session = crate::support::http::initialize_with(addr, &[("Authorization", &alice)]);
     let static_session =
-        crate::http_client::initialize_with(addr, &[("Authorization", &bearer(STATIC_TOKEN))]);
+        crate::support::http::initialize_with(addr, &[("Authorization", &bearer(STATIC_TOKEN))]);
     let named_like_static = {
         let mut claims = claims("IT_OAUTH_STATIC", "echo:run");
         claims.as_object_mut().unwrap().remove("client_id");
@@ -1125,7 +1125,7 @@ fn another_subject_can_neither_use_end_nor_listen_on_a_session() {
         bearer(STATIC_TOKEN),
     ];
     let request = |method: &str, auth: &str, id: &str| {
-        let body = harness::request(3, "tools/list", json!({}));
+        let body = stdio::request(3, "tools/list", json!({}));
         let length = if method == "POST" { body.len() } else { 0 };
         let text = format!(
             "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\n\
@@ -1588,7 +1588,7 @@ fn a_client_hanging_up_during_a_jwks_fetch_does_not_cancel_it() {
     let addr = server.addr;
     // The attacker: a made-up kid, and a hang-up as soon as the fetch has started.
     let made_up = issuer.es256("made-up", &claims("mallory", ""));
-    let request = crate::http_client::modern_bytes(
+    let request = crate::support::http::modern_bytes(
         addr,
         1,
         "tools/list",

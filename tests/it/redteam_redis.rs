@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::{self, REPLY_TIMEOUT, rss_kib};
-use crate::http_client::{self, HttpServer, Reply, modern, modern_bytes, post};
 use crate::redis::{
-    Redis, asking_replicas, asks_only_if_declared, bearer, eventually, log_of, manifest, quick,
-    replicas, tools_list,
+    asking_replicas, asks_only_if_declared, bearer, log_of, manifest, quick, tools_list,
 };
+use crate::support::http::{self, HttpServer, Reply, modern, modern_bytes, post, retry_until};
+use crate::support::processes;
+use crate::support::processes::rss_kib;
+use crate::support::redis::{Redis, replicas};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// One command to a real Redis at `port` over raw RESP; its reply, as Redis wrote it.
 fn redis_command(port: u16, args: &[&str]) -> String {
@@ -80,7 +82,7 @@ fn send(server: &HttpServer, headers: &[(&str, &str)], body: &str) -> Reply {
 /// A legacy session opened (and confirmed) on `server` by the holder of `token`.
 fn open_session(server: &HttpServer, token: &str) -> String {
     let auth = bearer(token);
-    http_client::initialize_with(server.addr, &[("Authorization", &auth)])
+    http::initialize_with(server.addr, &[("Authorization", &auth)])
 }
 
 fn list_in(server: &HttpServer, session: &str, token: &str) -> Reply {
@@ -92,7 +94,7 @@ fn list_in(server: &HttpServer, session: &str, token: &str) -> Reply {
             ("Mcp-Session-Id", session),
             ("MCP-Protocol-Version", "2025-11-25"),
         ],
-        &harness::request(9, "tools/list", json!({})),
+        &stdio::request(9, "tools/list", json!({})),
     )
 }
 
@@ -103,7 +105,7 @@ fn delete_in(server: &HttpServer, session: &str, token: &str) -> Reply {
         server.addr,
         bearer(token)
     );
-    http_client::exchange(server.addr, request.as_bytes())
+    http::exchange(server.addr, request.as_bytes())
 }
 
 fn assert_unknown_session(reply: &Reply) {
@@ -255,7 +257,7 @@ fn odd_session_ids_reach_no_key_and_every_key_left_by_a_flood_expires() {
         assert!(ttl > 0 || ttl == -2, "{key} has no expiry ({ttl})");
     }
     // No lease outlives its call (released as the call ends, asynchronously).
-    eventually(
+    retry_until(
         "the leases of finished calls to be released",
         || tools_list(&servers[0], 1),
         |_| keys(redis.port).iter().all(|key| !key.contains(":l:")),
@@ -304,10 +306,10 @@ fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
             .set_read_timeout(Some(Duration::from_secs(60)))
             .unwrap();
         stream
-            .write_all(&http_client::post_bytes(
+            .write_all(&http::post_bytes(
                 addr,
                 &in_session,
-                &harness::call(1, "nap", json!({})),
+                &stdio::call(1, "nap", json!({})),
             ))
             .unwrap();
         let mut raw = Vec::new();
@@ -315,13 +317,13 @@ fn a_session_ended_on_one_replica_stops_its_calls_on_another() {
         raw
     });
     let started = Instant::now();
-    while !http_client::runs_a_descendant(servers[1].pid(), "sleep") {
+    while !processes::runs_a_descendant(servers[1].pid(), "sleep") {
         assert!(started.elapsed() < REPLY_TIMEOUT, "the call never started");
         thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(delete_in(&servers[0], &session, TOKEN_A.1).status, 204);
     let ended = Instant::now();
-    while http_client::runs_a_descendant(servers[1].pid(), "sleep") {
+    while processes::runs_a_descendant(servers[1].pid(), "sleep") {
         assert!(
             ended.elapsed() < Duration::from_secs(45),
             "the session's call still runs on the other replica"
@@ -539,7 +541,7 @@ fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
     let Some(redis) = Redis::start("rt-lease", None) else {
         return;
     };
-    let (dir, manifest) = http_client::scratch_manifest(
+    let (dir, manifest) = http::scratch_manifest(
         "redis-rt-lease",
         "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps a minute\"\n\
          command = [\"sleep\", \"60\"]\n\n\
@@ -601,7 +603,7 @@ fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
     drop(held);
     wait_for("the lease of a call whose client left", 0);
     // Cancelled in a legacy session.
-    let session = http_client::initialize(server.addr);
+    let session = http::initialize(server.addr);
     let in_session = [
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-11-25"),
@@ -614,7 +616,7 @@ fn leases_come_back_when_calls_time_out_are_cancelled_or_lose_their_client() {
             ("Mcp-Session-Id", session.as_str()),
             ("MCP-Protocol-Version", "2025-11-25"),
         ];
-        post(addr, &in_session, &harness::call(3, "nap", json!({})))
+        post(addr, &in_session, &stdio::call(3, "nap", json!({})))
     });
     wait_for("the legacy call to hold its leases", 2);
     let cancelled = post(
@@ -646,7 +648,7 @@ fn the_redis_password_is_in_no_log_even_at_trace() {
     );
     let served = tools_list(&right, 1);
     assert_eq!(served.status, 200, "{served:?}");
-    let _session = http_client::initialize(right.addr);
+    let _session = http::initialize(right.addr);
     let refused = tools_list(&wrong, 1);
     assert_eq!(refused.status, 503, "{refused:?}");
     for reply in [&served, &refused] {
@@ -936,13 +938,13 @@ fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_lette
         (json!({"sampling": {}}), "s", false),
         (json!({"elicitation": true}), "-", false),
     ] {
-        let session = http_client::open_declaring(servers[0].addr, &[], capabilities);
+        let session = http::open_declaring(servers[0].addr, &[], capabilities);
         let key = format!("airlock:conformance:s:{session}");
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 0 {letters} -")
         );
-        http_client::confirm(servers[1].addr, &session, &[]);
+        http::confirm(servers[1].addr, &session, &[]);
         assert_eq!(
             redis_command(redis.port, &["GET", &key]),
             format!("2 2025-11-25 1 {letters} -"),
@@ -968,8 +970,8 @@ fn capabilities_survive_a_handshake_finished_on_another_replica_and_forged_lette
         for server in &servers {
             let reply = post(
                 server.addr,
-                &http_client::session_headers(&id),
-                &harness::request(2, "tools/list", json!({})),
+                &http::session_headers(&id),
+                &stdio::request(2, "tools/list", json!({})),
             );
             if served {
                 assert_eq!(reply.status, 200, "{record:?}: {reply:?}");

@@ -27,7 +27,7 @@
 //! add a `u64` call serial).
 
 use std::io::{Read as _, Write as _};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -35,10 +35,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT, request};
-use crate::http_client::{HttpServer, Reply, initialize, parse_reply, post, session_headers};
 use crate::redteam_resources::{DOCS, ECHO, SECRET, Tree};
-use crate::sse::{self, Stream, listen_headers};
+use crate::support::http::{
+    self, HttpServer, Reply, initialize, parse_reply, post, session_headers,
+};
+use crate::support::processes;
+use crate::support::sse::{self, Stream, listen_headers};
+use crate::support::stdio::{REPLY_TIMEOUT, request};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -59,17 +62,10 @@ struct Client {
     buf: Vec<u8>,
 }
 
-fn connect_from(addr: SocketAddr, source: Ipv4Addr, recv_buffer: Option<usize>) -> TcpStream {
-    let socket =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
-    if let Some(size) = recv_buffer {
-        socket.set_recv_buffer_size(size).expect("SO_RCVBUF");
-    }
-    socket
-        .bind(&SocketAddr::V4(SocketAddrV4::new(source, 0)).into())
-        .expect("bind a loopback source");
-    socket.connect(&addr.into()).expect("connect");
-    let conn: TcpStream = socket.into();
+/// A connection from `source` whose replies a test reads within the reply timeout.
+fn connect(addr: SocketAddr, source: Ipv4Addr, recv_buffer: Option<usize>) -> TcpStream {
+    let conn = http::connect_from_with_buffer(source.into(), addr, REPLY_TIMEOUT, recv_buffer)
+        .expect("connect from a loopback source");
     conn.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
     conn
 }
@@ -79,7 +75,7 @@ impl Client {
         Self {
             addr,
             source,
-            conn: connect_from(addr, source, None),
+            conn: connect(addr, source, None),
             buf: Vec::new(),
         }
     }
@@ -108,7 +104,7 @@ impl Client {
             {
                 return reply;
             }
-            self.conn = connect_from(self.addr, self.source, None);
+            self.conn = connect(self.addr, self.source, None);
             self.buf.clear();
         }
         panic!("no reply after reconnecting");
@@ -214,11 +210,11 @@ fn amplifying_arguments() -> Value {
 /// one is refused `-32602` with nothing of it written.
 #[test]
 fn http_clients_that_never_read_prompt_replies_hold_bounded_memory() {
-    crate::http_client::raise_open_files(4096);
+    crate::support::processes::raise_open_files(4096);
     let tree = Tree::new("prompt-http");
     let manifest = tree.manifest(&amplifying_prompt());
     let server = HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
-    let get = crate::http_client::modern_bytes(
+    let get = crate::support::http::modern_bytes(
         server.addr,
         1,
         "prompts/get",
@@ -227,7 +223,7 @@ fn http_clients_that_never_read_prompt_replies_hold_bounded_memory() {
     );
     let mut sockets = Vec::new();
     for _ in 0..40 {
-        let mut socket = connect_from(server.addr, Ipv4Addr::LOCALHOST, Some(1024));
+        let mut socket = connect(server.addr, Ipv4Addr::LOCALHOST, Some(1024));
         socket.write_all(&get).unwrap();
         sockets.push(socket);
     }
@@ -235,13 +231,13 @@ fn http_clients_that_never_read_prompt_replies_hold_bounded_memory() {
     let mut last = 0;
     while settle.elapsed() < Duration::from_secs(8) {
         thread::sleep(Duration::from_millis(250));
-        let now = harness::peak_rss_kib(server.pid());
+        let now = processes::peak_rss_kib(server.pid());
         if now == last && settle.elapsed() > Duration::from_secs(2) {
             break;
         }
         last = now;
     }
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     drop(sockets);
     eprintln!(
         "40 non-reading clients of a 16.5 MB prompt reply: peak RSS {} MiB",
@@ -358,7 +354,7 @@ fn open_session(client: &mut Client) -> String {
 /// the open streams; 128 sessions, 10 MiB).
 #[test]
 fn never_read_get_streams_of_many_sessions_under_an_announcement_flood_hold_bounded_memory() {
-    crate::http_client::raise_open_files(4096);
+    crate::support::processes::raise_open_files(4096);
     let server = HttpServer::fixtures();
     let addr = server.addr;
     let mut streams = Vec::new();
@@ -372,7 +368,7 @@ fn never_read_get_streams_of_many_sessions_under_an_announcement_flood_hold_boun
                 let uri = format!("test://template/{}{n:02}/data", "x".repeat(250));
                 subscribe(&mut client, &session, &uri);
             }
-            let mut stream = connect_from(addr, source, Some(1024));
+            let mut stream = connect(addr, source, Some(1024));
             stream.write_all(&get_stream_bytes(addr, &session)).unwrap();
             streams.push(stream);
         }
@@ -400,7 +396,7 @@ fn never_read_get_streams_of_many_sessions_under_an_announcement_flood_hold_boun
     }
     let took = started.elapsed();
     thread::sleep(Duration::from_secs(1));
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     eprintln!(
         "128 never-read streams, 1,200 announcements in {took:?}: peak RSS {} MiB",
         peak / 1024
@@ -876,7 +872,7 @@ fn sigterm_with_open_get_streams_stops_the_server_at_once() {
         streams.push(stream);
     }
     let started = Instant::now();
-    harness::signal(server.pid(), "TERM");
+    processes::signal(server.pid(), "TERM");
     while !exited(server.pid()) {
         assert!(
             started.elapsed() < Duration::from_secs(10),

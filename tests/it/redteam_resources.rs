@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, airlock, request, run};
+use crate::support::stdio::{Server, airlock, request, run};
 
 pub(crate) const SECRET: &str = "outside-the-root-secret";
 
@@ -293,13 +293,13 @@ const NON_READING_CLIENTS_RSS_KIB: u64 = 64 * 1024;
 /// written, as a call's does: about 48 MiB.
 #[test]
 fn http_clients_that_never_read_resource_replies_hold_bounded_memory() {
-    crate::http_client::raise_open_files(4096);
+    crate::support::processes::raise_open_files(4096);
     let tree = Tree::new("http-unread");
     tree.write("control.txt", vec![1_u8; 1024 * 1024]);
     let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
     let server =
-        crate::http_client::HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
-    let read = crate::http_client::modern_bytes(
+        crate::support::http::HttpServer::airlock(&["--manifest", manifest.to_str().unwrap()], &[]);
+    let read = crate::support::http::modern_bytes(
         server.addr,
         1,
         "resources/read",
@@ -322,13 +322,13 @@ fn http_clients_that_never_read_resource_replies_hold_bounded_memory() {
     let mut last = 0;
     while settle.elapsed() < Duration::from_secs(8) {
         thread::sleep(Duration::from_millis(250));
-        let now = crate::harness::peak_rss_kib(server.pid());
+        let now = crate::support::processes::peak_rss_kib(server.pid());
         if now == last && settle.elapsed() > Duration::from_secs(2) {
             break;
         }
         last = now;
     }
-    let peak = crate::harness::peak_rss_kib(server.pid());
+    let peak = crate::support::processes::peak_rss_kib(server.pid());
     drop(sockets);
     eprintln!(
         "40 non-reading clients of a 1 MiB resource: peak RSS {} MiB",
@@ -670,7 +670,7 @@ fn a_lease_on_a_listed_file_cannot_stall_the_session() {
     let tree = Tree::new("lease");
     tree.write("leased.txt", "leased");
     let mut server = tree.serve();
-    let holder = crate::harness::spawn_command(Path::new("python3"))
+    let holder = crate::support::stdio::spawn_command(Path::new("python3"))
         .args([
             "-c",
             "import fcntl, os, signal, sys, time\n\
@@ -875,7 +875,7 @@ fn a_stdio_peer_that_reads_no_resource_replies_holds_bounded_memory() {
     let tree = Tree::new("stdio-unread");
     tree.write("control.txt", vec![1_u8; 1024 * 1024]);
     let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
-    let mut server = crate::harness::Unread::start(
+    let mut server = crate::support::stdio::Unread::start(
         &airlock(),
         &["serve", "--manifest", manifest.to_str().unwrap()],
     );
@@ -898,7 +898,7 @@ fn a_stdio_peer_that_reads_no_resource_replies_holds_bounded_memory() {
         }
     });
     thread::sleep(Duration::from_secs(4));
-    let peak = crate::harness::peak_rss_kib(server.child.id());
+    let peak = crate::support::processes::peak_rss_kib(server.child.id());
     eprintln!(
         "50 unread 6 MiB resource replies over stdio: peak RSS {} MiB",
         peak / 1024
@@ -920,7 +920,7 @@ fn the_http_bearer_token_is_redacted_from_resource_files() {
     let tree = Tree::new("http-token");
     tree.write("proxy.log", format!("Authorization: Bearer {token}\n"));
     let manifest = tree.manifest(&format!("{ECHO}{DOCS}"));
-    let server = crate::http_client::HttpServer::airlock(
+    let server = crate::support::http::HttpServer::airlock(
         &[
             "--manifest",
             manifest.to_str().unwrap(),
@@ -930,7 +930,7 @@ fn the_http_bearer_token_is_redacted_from_resource_files() {
         &[("RT_RESOURCE_TOKEN", &token)],
     );
     let bearer = format!("Bearer {token}");
-    let reply = crate::http_client::modern(
+    let reply = crate::support::http::modern(
         server.addr,
         1,
         "resources/read",
@@ -951,7 +951,7 @@ struct Mounted(PathBuf);
 impl Mounted {
     /// Mounts a small tmpfs at `dir`; the test cannot run without it (root, as on CI).
     fn tmpfs(dir: &Path) -> Self {
-        let status = crate::harness::spawn_command(Path::new("mount"))
+        let status = crate::support::stdio::spawn_command(Path::new("mount"))
             .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
             .arg(dir)
             .status()
@@ -966,7 +966,7 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _unmounted = crate::harness::spawn_command(Path::new("umount"))
+        let _unmounted = crate::support::stdio::spawn_command(Path::new("umount"))
             .arg(&self.0)
             .status();
     }

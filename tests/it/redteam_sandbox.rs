@@ -31,10 +31,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::harness::call;
-use crate::sandbox::{
-    Mode, Scratch, outcome, probe_results, python, python_tool, require, serve_unprivileged, unique,
-};
+use crate::sandbox::{Mode, probe_results, python, python_tool, require, serve_unprivileged};
+use crate::support::fixtures::{SandboxTree, unique};
+use crate::support::stdio::call;
+use crate::support::stdio::outcome;
 
 /// Python every probe here starts with: `attempt(name, act)` prints `name 0 0` when `act`
 /// returns and `name -1 errno` when it raises an `OSError`.
@@ -71,7 +71,7 @@ attempt('mknod', lambda: os.mknod('out/mknod', 0o100000 | 0o4755))
 /// Runs [`SET_ID`] with airlock as root or as `nobody`; returns the files of `out/` that
 /// carry a set-uid or set-gid bit on the host, with their modes, and the call's text.
 fn set_id_files(unprivileged: bool) -> (Vec<String>, String) {
-    let scratch = Scratch::new(&format!("rt-setid-{unprivileged}"));
+    let scratch = SandboxTree::new(&format!("rt-setid-{unprivileged}"));
     let out = scratch.work().join("out");
     let manifest = python_tool("py", Mode::On, "write = [\"out\"]");
     let text = if unprivileged {
@@ -129,7 +129,7 @@ fn a_call_makes_no_set_uid_file_unprivileged() {
 // 2. Later code the sweep leaves (findings)
 
 /// The later-code paths of `names` below `out/` that exist.
-fn left(scratch: &Scratch, names: &[&'static str]) -> Vec<&'static str> {
+fn left(scratch: &SandboxTree, names: &[&'static str]) -> Vec<&'static str> {
     let out = scratch.work().join("out");
     names
         .iter()
@@ -156,7 +156,7 @@ print('planted')
 
 #[test]
 fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
-    let scratch = Scratch::new("rt-renamed");
+    let scratch = SandboxTree::new("rt-renamed");
     let out = scratch.work().join("out");
     std::fs::create_dir_all(out.join("olddir/hooks")).unwrap();
     std::fs::create_dir_all(out.join("sub")).unwrap();
@@ -186,7 +186,7 @@ fn later_code_renamed_or_linked_from_an_older_file_is_swept() {
 /// waits for it, with the server still there.
 #[test]
 fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
-    let mut scratch = Scratch::new("rt-stopped");
+    let mut scratch = SandboxTree::new("rt-stopped");
     // A file system of its own: the disk budget counts what the whole file system gains, and
     // other tests create thousands of files on the shared one.
     scratch.private_filesystem("work/out", 64);
@@ -227,7 +227,7 @@ fn later_code_of_a_call_stopped_at_a_limit_is_swept() {
     );
     assert!(failed, "{full}");
     let names = [".envrc", ".vscode", "sub/.git"];
-    let swept = crate::sandbox::eventually(Duration::from_secs(10), || {
+    let swept = crate::support::processes::eventually(Duration::from_secs(10), || {
         left(&scratch, &names).is_empty()
     });
     drop(server);
@@ -257,7 +257,7 @@ print('planted')
 
 #[test]
 fn later_code_behind_many_entries_is_swept() {
-    let mut scratch = Scratch::new("rt-walk");
+    let mut scratch = SandboxTree::new("rt-walk");
     // 20,001 files on a file system of its own, where they count against no other test's
     // disk budget.
     scratch.private_filesystem("work/out", 64);
@@ -288,7 +288,7 @@ fn later_code_behind_many_entries_is_swept() {
 /// on the list.
 #[test]
 fn a_mercurial_config_made_by_a_call_is_swept() {
-    let scratch = Scratch::new("rt-hg");
+    let scratch = SandboxTree::new("rt-hg");
     let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
     let code = "import os\nos.makedirs('out/.hg')\n\
                 open('out/.hg/hgrc', 'w').write('[hooks]\\nprecommit = touch pwned\\n')\n\
@@ -303,10 +303,10 @@ fn a_mercurial_config_made_by_a_call_is_swept() {
 // 3. Later code in a git checkout: the tricks that are refused or swept
 
 /// Makes `work/repo` a git repository (no commit needed: `.git/config` is what matters).
-fn repository(scratch: &Scratch) -> std::path::PathBuf {
+fn repository(scratch: &SandboxTree) -> std::path::PathBuf {
     let repo = scratch.work().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let output = crate::harness::spawn_command(Path::new("git"))
+    let output = crate::support::stdio::spawn_command(Path::new("git"))
         .args(["init", "--quiet"])
         .current_dir(&repo)
         .stdin(std::process::Stdio::null())
@@ -335,7 +335,7 @@ os.symlink('/etc/passwd', '.envrc')
 
 #[test]
 fn later_code_tricks_in_a_checkout_are_refused_or_swept() {
-    let scratch = Scratch::new("rt-checkout");
+    let scratch = SandboxTree::new("rt-checkout");
     let repo = repository(&scratch);
     let config = std::fs::read(repo.join(".git/config")).unwrap();
     let manifest = python_tool("py", Mode::On, "").replace(
@@ -413,7 +413,7 @@ sc('setgroups', 116, 0, 0)
 
 #[test]
 fn system_calls_by_other_numbers_and_flags_are_refused() {
-    let scratch = Scratch::new("rt-syscalls");
+    let scratch = SandboxTree::new("rt-syscalls");
     let mut server = scratch.serve(&python_tool("py", Mode::On, ""), &[]);
     let (_, text) = python(&mut server, "py", &format!("{ATTEMPT}{SYSCALLS}"));
     let results = probe_results(&text);
@@ -431,7 +431,7 @@ fn system_calls_by_other_numbers_and_flags_are_refused() {
 /// Descriptors beyond the standard three (looked at first), `/proc`, `/dev/shm`, `/root`, the
 /// secret outside by `..` from the root and by `openat` from a bound directory's descriptor,
 /// and writes into the read-only workdir and the root.
-fn view_probe(scratch: &Scratch) -> String {
+fn view_probe(scratch: &SandboxTree) -> String {
     let secret = scratch.outside().join("secret.txt");
     let secret = secret.to_str().unwrap().trim_start_matches('/').to_owned();
     format!(
@@ -464,7 +464,7 @@ attempt('mkdir_usr', lambda: os.mkdir('/usr/pwned'))
 
 #[test]
 fn the_view_has_no_way_out() {
-    let scratch = Scratch::new("rt-view");
+    let scratch = SandboxTree::new("rt-view");
     let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
     let (_, text) = python(&mut server, "py", &view_probe(&scratch));
     let results = probe_results(&text);
@@ -499,7 +499,7 @@ attempt('listen_abstract', listen_abstract)
 
 #[test]
 fn socket_pairs_reach_no_host_socket_with_the_network() {
-    let scratch = Scratch::new("rt-unix");
+    let scratch = SandboxTree::new("rt-unix");
     let path = scratch.outside().join("listener.sock");
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -527,7 +527,7 @@ fn socket_pairs_reach_no_host_socket_with_the_network() {
 #[test]
 fn a_daemonised_grandchild_writes_nothing_after_its_call() {
     require("/usr/bin/python3", "python3");
-    let scratch = Scratch::new("rt-daemon");
+    let scratch = SandboxTree::new("rt-daemon");
     let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
     let code = "import os, signal, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n\
                 \x20       signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\

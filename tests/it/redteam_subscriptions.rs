@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT};
-use crate::http_client::{HttpServer, exchange, initialize, post, session_headers};
-use crate::sse::{Stream, listen_headers};
+use crate::support::http::{HttpServer, exchange, initialize, post, session_headers};
+use crate::support::processes;
+use crate::support::sse::{Stream, listen_headers};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 const WATCHED: &str = "test://watched-resource";
 
@@ -33,7 +34,7 @@ fn rpc(addr: SocketAddr, session: &str, id: i64, method: &str, params: Value) ->
     let reply = post(
         addr,
         &session_headers(session),
-        &harness::request(id, method, params),
+        &stdio::request(id, method, params),
     );
     assert_eq!(reply.status, 200, "{reply:?}");
     reply.json()
@@ -43,7 +44,7 @@ fn touch(addr: SocketAddr, session: &str) -> u16 {
     post(
         addr,
         &session_headers(session),
-        &harness::request(
+        &stdio::request(
             6,
             "tools/call",
             json!({"name": "test_touch_watched_resource", "arguments": {}}),
@@ -75,7 +76,7 @@ fn a_get_stream_with_another_protocol_version_than_its_session_is_400_as_a_post_
             ("Mcp-Session-Id", session.as_str()),
             ("MCP-Protocol-Version", "2025-06-18"),
         ],
-        &harness::request(1, "ping", json!({})),
+        &stdio::request(1, "ping", json!({})),
     );
     assert_eq!(mismatched.status, 400, "{mismatched:?}");
     let stream = Stream::get(
@@ -108,7 +109,7 @@ fn a_get_stream_with_another_protocol_version_than_its_session_is_400_as_a_post_
 /// Runs the stdio fixture on `lines` (after a handshake) and a last `ping` (id 9999); gives
 /// every line it wrote and its exit code.
 fn stdio_run(lines: &[String]) -> (Vec<Value>, Option<i32>) {
-    let mut child = harness::spawn_command(&harness::example("conformance_server"))
+    let mut child = stdio::spawn_command(&stdio::example("conformance_server"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -127,7 +128,7 @@ fn stdio_run(lines: &[String]) -> (Vec<Value>, Option<i32>) {
         input.push_str(line);
         input.push('\n');
     }
-    input.push_str(&harness::request(9999, "ping", json!({})));
+    input.push_str(&stdio::request(9999, "ping", json!({})));
     input.push('\n');
     let mut stdin = child.stdin.take().expect("stdin");
     let writer = std::thread::spawn(move || {
@@ -148,7 +149,7 @@ fn a_subscribe_whose_uri_is_not_a_string_counts_toward_the_cut_off_as_a_malforme
     // The reference: a `tools/call` whose name is not a string is garbage; 256 in a row end
     // the session before the ping.
     let calls: Vec<String> = (1..=300)
-        .map(|id| harness::request(id, "tools/call", json!({"name": 5})))
+        .map(|id| stdio::request(id, "tools/call", json!({"name": 5})))
         .collect();
     let (replies, _) = stdio_run(&calls);
     assert!(
@@ -157,7 +158,7 @@ fn a_subscribe_whose_uri_is_not_a_string_counts_toward_the_cut_off_as_a_malforme
     );
     // The same malformation in a subscription.
     let subscribes: Vec<String> = (1..=300)
-        .map(|id| harness::request(id, "resources/subscribe", json!({"uri": 5})))
+        .map(|id| stdio::request(id, "resources/subscribe", json!({"uri": 5})))
         .collect();
     let (replies, _) = stdio_run(&subscribes);
     assert_eq!(replies[1]["error"]["code"], -32602);
@@ -278,7 +279,7 @@ fn subscriptions_are_refused_before_the_handshake_is_confirmed_and_in_the_modern
     let reply = post(
         addr,
         &[],
-        &harness::request(
+        &stdio::request(
             0,
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
@@ -296,10 +297,10 @@ fn subscriptions_are_refused_before_the_handshake_is_confirmed_and_in_the_modern
     assert_eq!(early["error"]["code"], -32602, "{early}");
     // The modern era has no resources/subscribe.
     let modern =
-        crate::http_client::modern(addr, 2, "resources/subscribe", json!({"uri": WATCHED}), &[]);
+        crate::support::http::modern(addr, 2, "resources/subscribe", json!({"uri": WATCHED}), &[]);
     assert_eq!(modern.json()["error"]["code"], -32601, "{modern:?}");
     // And a modern server/discover does not offer it.
-    let discover = crate::http_client::modern(addr, 3, "server/discover", json!({}), &[]);
+    let discover = crate::support::http::modern(addr, 3, "server/discover", json!({}), &[]);
     let resources = &discover.json()["result"]["capabilities"]["resources"];
     assert!(resources.get("subscribe").is_none(), "{resources}");
 }
@@ -371,7 +372,7 @@ fn a_stream_never_read_holds_up_neither_the_announcer_nor_another_sessions_strea
         0,
         "and never of what it did not subscribe to"
     );
-    let peak = harness::peak_rss_kib(server.pid());
+    let peak = processes::peak_rss_kib(server.pid());
     assert!(peak < 64 * 1024, "peak RSS {peak} KiB");
     drop(never_read);
 }
@@ -421,7 +422,7 @@ fn sixty_gets_of_one_session_leave_one_stream_and_give_back_their_connections() 
 
 #[test]
 fn a_stdio_client_that_never_reads_while_changes_are_announced_blocks_only_itself() {
-    let mut server = harness::Unread::start(&harness::example("conformance_server"), &[]);
+    let mut server = stdio::Unread::start(&stdio::example("conformance_server"), &[]);
     let pid = server.child.id();
     let mut stdin = server.stdin.take().expect("stdin");
     let mut head = String::new();
@@ -433,7 +434,7 @@ fn a_stdio_client_that_never_reads_while_changes_are_announced_blocks_only_itsel
     );
     head.push('\n');
     head.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    head.push_str(&harness::request(
+    head.push_str(&stdio::request(
         1,
         "resources/subscribe",
         json!({"uri": WATCHED}),
@@ -441,7 +442,7 @@ fn a_stdio_client_that_never_reads_while_changes_are_announced_blocks_only_itsel
     head.push('\n');
     for n in 0..31 {
         let uri = format!("test://template/{}{n:02}/data", "y".repeat(250));
-        head.push_str(&harness::request(
+        head.push_str(&stdio::request(
             2,
             "resources/subscribe",
             json!({"uri": uri}),
@@ -449,7 +450,7 @@ fn a_stdio_client_that_never_reads_while_changes_are_announced_blocks_only_itsel
         head.push('\n');
     }
     stdin.write_all(head.as_bytes()).unwrap();
-    let touch = harness::call(3, "test_touch_watched_resource", json!({}));
+    let touch = stdio::call(3, "test_touch_watched_resource", json!({}));
     // Writes until the server stops reading (its output is full), for a few seconds.
     let writer = std::thread::spawn(move || {
         let line = format!("{touch}\n").repeat(64);
@@ -462,7 +463,7 @@ fn a_stdio_client_that_never_reads_while_changes_are_announced_blocks_only_itsel
         stdin
     });
     std::thread::sleep(Duration::from_secs(4));
-    let peak = harness::peak_rss_kib(pid);
+    let peak = processes::peak_rss_kib(pid);
     assert!(peak < 64 * 1024, "peak RSS {peak} KiB while not read");
     // Reading again: only the session's own subscriptions are ever named, each notification
     // well formed, and the session goes on.

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, request, signal, tool_names};
-use crate::http_client::{HttpServer, initialize, post, scratch_manifest, session_headers};
-use crate::serve::Sandbox;
-use crate::sse::{Stream, listen_headers};
+use crate::support::fixtures::ServeTree;
+use crate::support::http::{HttpServer, initialize, post, scratch_manifest, session_headers};
+use crate::support::processes::signal;
+use crate::support::sse::{Stream, listen_headers};
+use crate::support::stdio::{REPLY_TIMEOUT, Server, airlock, call, request, text, tool_names};
 
 const ONE_TOOL: &str = r#"
 [[tool]]
@@ -53,15 +54,9 @@ fn listed(server: &mut Server, id: i64) -> Vec<String> {
     tool_names(&list).into_iter().map(str::to_owned).collect()
 }
 
-fn text(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-}
-
 #[test]
 fn sighup_with_a_good_manifest_serves_the_new_tools_and_tells_the_client() {
-    let sandbox = Sandbox::new("reload-good");
+    let sandbox = ServeTree::new("reload-good");
     let manifest = sandbox.manifest(ONE_TOOL);
     let manifest = manifest.to_str().unwrap();
     let mut server = Server::start(&airlock(), &["serve", "--manifest", manifest]);
@@ -100,7 +95,7 @@ fn sighup_with_a_good_manifest_serves_the_new_tools_and_tells_the_client() {
 
 #[test]
 fn sighup_with_a_bad_manifest_keeps_the_old_tools_and_logs_why_at_error() {
-    let sandbox = Sandbox::new("reload-bad");
+    let sandbox = ServeTree::new("reload-bad");
     let manifest = sandbox.manifest(ONE_TOOL);
     let manifest = manifest.to_str().unwrap();
     let mut server = Server::start(&airlock(), &["serve", "--manifest", manifest]);

@@ -15,13 +15,17 @@ use std::io::Read as _;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{REPLY_TIMEOUT, Server, airlock, call, request, spawn_command};
+use crate::support::fixtures::{SandboxTree, unique};
+use crate::support::processes::eventually;
+use crate::support::stdio::{
+    REPLY_TIMEOUT, Server, airlock, call, outcome, request, spawn_command,
+};
 
 /// Whether a manifest's tools run in the sandbox.
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
@@ -57,113 +61,6 @@ impl Mode {
     }
 }
 
-/// A scratch tree: `tools.toml`, the tools' workdir `work/` (with `work/out/` writable when a
-/// manifest says so) and a sibling `outside/` holding secrets no tool may read.
-pub(crate) struct Scratch {
-    pub(crate) dir: PathBuf,
-    /// Text of `outside/secret.txt`.
-    pub(crate) secret: String,
-    /// File systems mounted in the tree (`private_filesystem`), unmounted before it goes.
-    mounts: Vec<PathBuf>,
-}
-
-impl Scratch {
-    pub(crate) fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("airlock-it-sandbox-{name}-{}", std::process::id()));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("work/out")).unwrap();
-        std::fs::create_dir_all(dir.join("work/data")).unwrap();
-        std::fs::create_dir_all(dir.join("outside")).unwrap();
-        let secret = format!("TOPSECRET-outside-{}", unique());
-        std::fs::write(dir.join("outside/secret.txt"), format!("{secret}\n")).unwrap();
-        std::fs::write(dir.join("work/inside.txt"), "inside-file\n").unwrap();
-        Self {
-            dir,
-            secret,
-            mounts: Vec::new(),
-        }
-    }
-
-    /// Mounts a `tmpfs` of `mib` MiB on `relative` (when the tests run as root), so that what
-    /// a call adds there is all its file system grows by: the disk budget counts a writable
-    /// directory's file system, and other tests write and delete on the shared one at once.
-    pub(crate) fn private_filesystem(&mut self, relative: &str, mib: u64) {
-        if !rustix::process::getuid().is_root() {
-            eprintln!("not root: {relative} stays on the shared file system");
-            return;
-        }
-        let dir = self.dir.join(relative);
-        let status = spawn_command(Path::new("/usr/bin/mount"))
-            .args(["-t", "tmpfs", "-o"])
-            .arg(format!("size={mib}m"))
-            .args(["tmpfs"])
-            .arg(&dir)
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount tmpfs on {}", dir.display());
-        self.mounts.push(dir);
-    }
-
-    pub(crate) fn work(&self) -> PathBuf {
-        self.dir.join("work")
-    }
-
-    pub(crate) fn outside(&self) -> PathBuf {
-        self.dir.join("outside")
-    }
-
-    /// Writes the manifest, checks it with `airlock check` (so a refused manifest fails with
-    /// its reason, not a closed pipe) and returns its path.
-    pub(crate) fn manifest(&self, text: &str) -> String {
-        let path = self.dir.join("tools.toml");
-        std::fs::write(&path, text).unwrap();
-        let path = path.to_str().unwrap().to_owned();
-        let output = crate::harness::run(&airlock(), &["check", "--manifest", &path], &[]);
-        assert!(
-            output.status.success(),
-            "airlock check refused the manifest:\n{}\n{text}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        path
-    }
-
-    /// Serves `manifest` (a text) with `env`, handshake done.
-    pub(crate) fn serve(&self, manifest: &str, env: &[(&str, &str)]) -> Server {
-        let path = self.manifest(manifest);
-        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], env);
-        server.initialize("2025-11-25");
-        server
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for dir in &self.mounts {
-            let _unmounted = spawn_command(Path::new("/usr/bin/umount"))
-                .arg("--lazy")
-                .arg(dir)
-                .status();
-        }
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Digits no other run or call of this suite uses (a marker for processes and secrets).
-pub(crate) fn unique() -> String {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "{}{:03}{:09}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        nanos
-    )
-}
-
 /// Fails the test, naming the package to install, if a program this test needs is missing.
 pub(crate) fn require(program: &str, package: &str) {
     assert!(
@@ -191,15 +88,6 @@ args.script = {{ type = "string", max_length = 4000 }}
         extra = mode.grants(extra),
         keys = mode.keys(&["interpreter_code"])
     )
-}
-
-/// The text of a tool result, and whether it is an error; fails on a protocol error.
-pub(crate) fn outcome(reply: &Value) -> (bool, String) {
-    let text = reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not a tool result: {reply}"))
-        .to_owned();
-    (reply["result"]["isError"] == json!(true), text)
 }
 
 /// Runs `script` through the bash tool `tool`.
@@ -309,7 +197,7 @@ exec = ["/usr/bin/rm"]"#,
     )
 }
 
-fn write_attacks(scratch: &Scratch) -> Vec<Attack> {
+fn write_attacks(scratch: &SandboxTree) -> Vec<Attack> {
     let victim = scratch.outside().join("victim.txt");
     std::fs::write(&victim, "victim\n").unwrap();
     let doomed = scratch.outside().join("doomed.txt");
@@ -354,7 +242,7 @@ fn write_attacks(scratch: &Scratch) -> Vec<Attack> {
 /// nowhere else: not beside its workdir, not by absolute path, not in the workdir itself.
 #[test]
 fn writes_outside_the_declared_directories_are_refused() {
-    let scratch = Scratch::new("write");
+    let scratch = SandboxTree::new("write");
     let mut server = scratch.serve(&write_manifest(Mode::On), &[]);
     assert_attacks(Mode::On, &mut server, &write_attacks(&scratch));
     let (failed, text) = bash(
@@ -373,7 +261,7 @@ fn writes_outside_the_declared_directories_are_refused() {
 /// The control: without the sandbox every write above lands.
 #[test]
 fn writes_outside_the_declared_directories_work_without_sandbox() {
-    let scratch = Scratch::new("write-off");
+    let scratch = SandboxTree::new("write-off");
     let mut server = scratch.serve(&write_manifest(Mode::Off), &[]);
     assert_attacks(Mode::Off, &mut server, &write_attacks(&scratch));
 }
@@ -381,7 +269,7 @@ fn writes_outside_the_declared_directories_work_without_sandbox() {
 // ---------------------------------------------------------------------------------------------
 // 2. Reads
 
-fn read_attacks(scratch: &Scratch) -> Vec<Attack> {
+fn read_attacks(scratch: &SandboxTree) -> Vec<Attack> {
     let mut attacks = vec![
         Attack::bash(
             "read a secret beside the workdir",
@@ -423,7 +311,7 @@ fn read_attacks(scratch: &Scratch) -> Vec<Attack> {
 /// in a sibling directory (by relative and absolute path, and its listing) and /etc/shadow.
 #[test]
 fn reads_outside_the_declared_roots_are_refused() {
-    let scratch = Scratch::new("read");
+    let scratch = SandboxTree::new("read");
     let mut server = scratch.serve(&shell_tool("shell", Mode::On, ""), &[]);
     assert_attacks(Mode::On, &mut server, &read_attacks(&scratch));
     // The workdir itself is readable.
@@ -438,7 +326,7 @@ fn reads_outside_the_declared_roots_are_refused() {
 /// The control: without the sandbox every read above works.
 #[test]
 fn reads_outside_the_declared_roots_work_without_sandbox() {
-    let scratch = Scratch::new("read-off");
+    let scratch = SandboxTree::new("read-off");
     let mut server = scratch.serve(&shell_tool("shell", Mode::Off, ""), &[]);
     assert_attacks(Mode::Off, &mut server, &read_attacks(&scratch));
 }
@@ -446,7 +334,7 @@ fn reads_outside_the_declared_roots_work_without_sandbox() {
 /// A `read` root makes its files readable, and only those.
 #[test]
 fn a_declared_read_root_is_readable() {
-    let scratch = Scratch::new("readroot");
+    let scratch = SandboxTree::new("readroot");
     let extra = scratch.dir.join("extra");
     std::fs::create_dir_all(&extra).unwrap();
     std::fs::write(extra.join("notes.txt"), "declared-notes\n").unwrap();
@@ -520,7 +408,7 @@ const ABSENCE_WAIT: Duration = Duration::from_millis(500);
 /// and `network.rs` shows the proxied way out.
 #[test]
 fn the_network_is_closed_unless_declared() {
-    let scratch = Scratch::new("net");
+    let scratch = SandboxTree::new("net");
     let manifest = format!(
         "{}{}",
         shell_tool("shell", Mode::On, ""),
@@ -570,7 +458,7 @@ fn the_network_is_closed_unless_declared() {
 /// connects.
 #[test]
 fn the_network_is_open_without_sandbox() {
-    let scratch = Scratch::new("net-off");
+    let scratch = SandboxTree::new("net-off");
     let mut server = scratch.serve(&shell_tool("shell", Mode::Off, ""), &[]);
     let listener = Listener::new();
     let (failed, text) = bash(
@@ -627,20 +515,6 @@ fn kill_all(processes: &[Process]) {
             .args(["-KILL", &pid.to_string()])
             .stderr(std::process::Stdio::null())
             .status();
-    }
-}
-
-/// Polls `check` until it holds or `limit` passes; returns whether it held.
-pub(crate) fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    loop {
-        if check() {
-            return true;
-        }
-        if start.elapsed() > limit {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -710,7 +584,7 @@ enum End {
 /// call (the script and its escapes) still alive afterwards, after up to 5 s of waiting for
 /// them to go.
 fn escapees(mode: Mode, end: End) -> Vec<Process> {
-    let scratch = Scratch::new(&format!("escape-{end:?}-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("escape-{end:?}-{mode:?}"));
     let tag = unique();
     let markers: Vec<String> = (3001..=3004).map(|n| format!("{n}.{tag}")).collect();
     let mut server = scratch.serve(&escape_manifest(mode), &[]);
@@ -753,7 +627,7 @@ fn escapees(mode: Mode, end: End) -> Vec<Process> {
             assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
         }
         End::ServerKilled => {
-            crate::harness::signal(server.pid(), "KILL");
+            crate::support::processes::signal(server.pid(), "KILL");
             server.wait(REPLY_TIMEOUT);
         }
     }
@@ -811,7 +685,7 @@ fn processes_outlive_their_call_without_sandbox() {
 /// was reported, and so is everything it could have left.
 #[test]
 fn a_call_finds_nothing_of_the_call_before_it_in_its_launcher() {
-    let scratch = Scratch::new("reuse");
+    let scratch = SandboxTree::new("reuse");
     let exec = r#"exec = ["/usr/bin/setsid", "/usr/bin/sleep"]"#;
     let mut server = scratch.serve(&shell_tool("shell", Mode::On, exec), &[]);
     let (failed, first) = bash(
@@ -849,7 +723,7 @@ fn a_call_finds_nothing_of_the_call_before_it_in_its_launcher() {
 /// with them their namespaces.
 #[test]
 fn idle_launchers_die_with_airlock() {
-    let scratch = Scratch::new("idle");
+    let scratch = SandboxTree::new("idle");
     let mut server = scratch.serve(&shell_tool("shell", Mode::On, ""), &[]);
     for _ in 0..2 {
         let (failed, text) = bash(&mut server, "shell", "echo ok");
@@ -857,7 +731,7 @@ fn idle_launchers_die_with_airlock() {
     }
     let launchers = launchers_of(server.pid());
     assert!(!launchers.is_empty(), "no idle launcher after two calls");
-    crate::harness::signal(server.pid(), "KILL");
+    crate::support::processes::signal(server.pid(), "KILL");
     server.wait(REPLY_TIMEOUT);
     let gone = |pid: &u32| !Path::new(&format!("/proc/{pid}")).exists();
     assert!(
@@ -897,7 +771,7 @@ fn peak(marker: &str, enough: usize, until: Duration) -> usize {
 /// once, the call ends, airlock still answers a ping and another call, and nothing is left.
 #[test]
 fn a_fork_bomb_stops_at_the_process_limit() {
-    let scratch = Scratch::new("bomb");
+    let scratch = SandboxTree::new("bomb");
     let mut server = scratch.serve(&bomb_manifest(Mode::On), &[]);
     let marker = format!("100.{}", unique());
     server.send(&call(
@@ -928,7 +802,7 @@ fn a_fork_bomb_stops_at_the_process_limit() {
 /// loop: an unbounded one would load the machine).
 #[test]
 fn a_fork_loop_passes_16_processes_without_sandbox() {
-    let scratch = Scratch::new("bomb-off");
+    let scratch = SandboxTree::new("bomb-off");
     let mut server = scratch.serve(&bomb_manifest(Mode::Off), &[]);
     let marker = format!("100.{}", unique());
     server.send(&call(
@@ -980,7 +854,7 @@ workdir = "work"
 /// 2048 MiB (per process and per call): the limit, not the machine, is what stopped it.
 #[test]
 fn memory_past_the_limit_is_refused() {
-    let scratch = Scratch::new("memory");
+    let scratch = SandboxTree::new("memory");
     let mut server = scratch.serve(&memory_manifest(Mode::On), &[]);
     let (failed, text) = outcome(&server.request(&call(1, "allocate", json!({}))));
     assert!(
@@ -995,7 +869,7 @@ fn memory_past_the_limit_is_refused() {
 /// The control: without the sandbox the default tool allocates 1 GiB.
 #[test]
 fn memory_is_unbounded_without_sandbox() {
-    let scratch = Scratch::new("memory-off");
+    let scratch = SandboxTree::new("memory-off");
     let mut server = scratch.serve(&memory_manifest(Mode::Off), &[]);
     let (failed, text) = outcome(&server.request(&call(1, "allocate", json!({}))));
     assert_eq!((failed, text.as_str()), (false, "1073741824"));
@@ -1006,7 +880,7 @@ fn memory_is_unbounded_without_sandbox() {
 
 /// Starts airlock through `sh`, which opens `secret_file` on descriptor 7 without
 /// close-on-exec, with `AIRLOCK_TEST_SECRET` set; the pid is airlock's (sh execs it).
-fn serve_with_secrets(scratch: &Scratch, manifest: &str, env_secret: &str) -> Server {
+fn serve_with_secrets(scratch: &SandboxTree, manifest: &str, env_secret: &str) -> Server {
     let path = scratch.manifest(manifest);
     let secret_file = scratch.outside().join("fd-secret.txt");
     let airlock = airlock();
@@ -1044,7 +918,7 @@ fn inheritance_attacks(pid: u32, env_secret: &str, fd_secret: &str) -> Vec<Attac
 }
 
 fn inheritance(mode: Mode) {
-    let scratch = Scratch::new(&format!("inherit-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("inherit-{mode:?}"));
     let env_secret = format!("env-secret-{}", unique());
     let fd_secret = format!("fd-secret-{}", unique());
     std::fs::write(
@@ -1073,7 +947,7 @@ fn airlocks_environment_and_descriptors_leak_without_sandbox() {
 /// Has a command SIGKILL airlock by pid; returns whether airlock survived (it still answers a
 /// ping).
 fn airlock_survives_its_command(mode: Mode) -> bool {
-    let scratch = Scratch::new(&format!("signal-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("signal-{mode:?}"));
     let mut server = scratch.serve(&shell_tool("shell", mode, ""), &[]);
     let script = format!("kill -KILL {}", server.pid());
     server.send(&call(1, "shell", json!({ "script": script })));
@@ -1116,7 +990,7 @@ struct Race {
 /// Stops after `max_calls`, 120 s, or once `stop_at_outside` outside reads were seen.
 fn race(mode: Mode, max_calls: usize, stop_at_outside: usize) -> Race {
     require("/usr/bin/head", "coreutils");
-    let scratch = Scratch::new(&format!("race-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("race-{mode:?}"));
     let work = scratch.work();
     std::fs::create_dir_all(work.join("real_dir")).unwrap();
     std::fs::write(work.join("real_dir/secret.txt"), "inside-file\n").unwrap();
@@ -1201,7 +1075,7 @@ fn a_symlink_swapped_after_the_path_check_reads_outside_without_sandbox() {
 // ---------------------------------------------------------------------------------------------
 // 9. Shapes a reviewer found, now contained by the kernel
 
-fn shapes_manifest(scratch: &Scratch, mode: Mode) -> String {
+fn shapes_manifest(scratch: &SandboxTree, mode: Mode) -> String {
     for (program, package) in [
         ("/usr/bin/find", "findutils"),
         ("/usr/bin/make", "make"),
@@ -1317,7 +1191,7 @@ fn mistakes_manifest(mode: Mode) -> String {
         .collect()
 }
 
-fn shape_attacks(scratch: &Scratch) -> Vec<Attack> {
+fn shape_attacks(scratch: &SandboxTree) -> Vec<Attack> {
     let secret = &scratch.secret;
     let at = |name: &str| scratch.dir.join(name);
     vec![
@@ -1436,7 +1310,7 @@ fn bash_stdin_connects(server: &mut Server, wait: Duration) -> bool {
 /// reach the network.
 #[test]
 fn reviewer_shapes_are_contained() {
-    let scratch = Scratch::new("shapes");
+    let scratch = SandboxTree::new("shapes");
     let mut server = scratch.serve(&shapes_manifest(&scratch, Mode::On), &[]);
     assert_attacks(Mode::On, &mut server, &shape_attacks(&scratch));
     assert!(
@@ -1448,7 +1322,7 @@ fn reviewer_shapes_are_contained() {
 /// The control: without the sandbox every one of those shapes works.
 #[test]
 fn reviewer_shapes_work_without_sandbox() {
-    let scratch = Scratch::new("shapes-off");
+    let scratch = SandboxTree::new("shapes-off");
     let mut server = scratch.serve(&shapes_manifest(&scratch, Mode::Off), &[]);
     assert_attacks(Mode::Off, &mut server, &shape_attacks(&scratch));
     assert!(
@@ -1464,7 +1338,7 @@ fn reviewer_shapes_work_without_sandbox() {
 #[test]
 fn only_declared_programs_can_be_executed() {
     require("/usr/bin/id", "coreutils");
-    let scratch = Scratch::new("exec");
+    let scratch = SandboxTree::new("exec");
     let manifest = format!(
         "{}{}",
         shell_tool("shell", Mode::On, ""),
@@ -1481,7 +1355,7 @@ fn only_declared_programs_can_be_executed() {
 /// `sandbox = "off"` is refused unless the tool accepts the risk by name.
 #[test]
 fn an_unsandboxed_tool_needs_its_risk_accepted() {
-    let scratch = Scratch::new("check");
+    let scratch = SandboxTree::new("check");
     let path = scratch.dir.join("tools.toml");
     std::fs::write(
         &path,
@@ -1495,7 +1369,7 @@ sandbox = "off"
     )
     .unwrap();
     let path = path.to_str().unwrap();
-    let output = crate::harness::run(&airlock(), &["check", "--manifest", path], &[]);
+    let output = crate::support::stdio::run(&airlock(), &["check", "--manifest", path], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("unsandboxed"), "{stderr}");
@@ -1556,10 +1430,10 @@ fn refused(result: (i64, i64)) -> bool {
 // 10.1 A granted path inside a writable directory, swapped for a symbolic link
 
 /// Runs `airlock check` on `text` written as `tools.toml`; returns its exit code and stderr.
-fn check(scratch: &Scratch, text: &str) -> (Option<i32>, String) {
+fn check(scratch: &SandboxTree, text: &str) -> (Option<i32>, String) {
     let path = scratch.dir.join("tools.toml");
     std::fs::write(&path, text).unwrap();
-    let output = crate::harness::run(
+    let output = crate::support::stdio::run(
         &airlock(),
         &["check", "--manifest", path.to_str().unwrap()],
         &[],
@@ -1593,7 +1467,7 @@ accept_risk = ["interpreter_code"]
 /// directory pass.
 #[test]
 fn grants_inside_a_writable_directory_are_refused_at_load() {
-    let scratch = Scratch::new("nested");
+    let scratch = SandboxTree::new("nested");
     let work = scratch.work();
     for dir in [
         "out/logs", "out/ro", "out/sub", "out/data", "logs", "ro", "sub",
@@ -1703,7 +1577,7 @@ args.path = {{ type = "path", kind = "file", within = "{within}" }}
 /// and refuses to run.
 #[test]
 fn a_read_root_swapped_for_a_symlink_after_load_grants_nothing() {
-    let scratch = Scratch::new("swap");
+    let scratch = SandboxTree::new("swap");
     let granted = scratch.dir.join("granted");
     let root = granted.join("ro");
     std::fs::create_dir_all(&root).unwrap();
@@ -1800,7 +1674,7 @@ fn launchers_of(server: u32) -> Vec<u32> {
 fn kill_launchers(server: u32) -> usize {
     let killed = launchers_of(server);
     for pid in &killed {
-        crate::harness::signal(*pid, "KILL");
+        crate::support::processes::signal(*pid, "KILL");
     }
     let dead = |pid: &u32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
@@ -1826,7 +1700,7 @@ struct UnixTargets {
 }
 
 impl UnixTargets {
-    fn new(scratch: &Scratch, tag: &str) -> Self {
+    fn new(scratch: &SandboxTree, tag: &str) -> Self {
         let stream_path = scratch.outside().join(format!("{tag}.sock"));
         let datagram_path = scratch.outside().join(format!("{tag}.dgram"));
         let _stale = std::fs::remove_file(&stream_path);
@@ -1898,7 +1772,7 @@ fn unix_manifest(mode: Mode) -> String {
 /// out of reach, stream and datagram, with and without `network = true`; `socketpair` works.
 #[test]
 fn unix_sockets_by_path_are_refused_even_with_the_network() {
-    let scratch = Scratch::new("unix");
+    let scratch = SandboxTree::new("unix");
     let mut server = scratch.serve(&unix_manifest(Mode::On), &[]);
     for tool in ["py", "py_net"] {
         let targets = UnixTargets::new(&scratch, tool);
@@ -1922,7 +1796,7 @@ fn unix_sockets_by_path_are_refused_even_with_the_network() {
 /// The control: without the sandbox both reach their socket.
 #[test]
 fn unix_sockets_by_path_are_reached_without_sandbox() {
-    let scratch = Scratch::new("unix-off");
+    let scratch = SandboxTree::new("unix-off");
     let mut server = scratch.serve(&unix_manifest(Mode::Off), &[]);
     let targets = UnixTargets::new(&scratch, "py");
     let (failed, text) = python(&mut server, "py", &targets.attack());
@@ -1956,7 +1830,7 @@ if key > 0:
 "#;
 
 fn keyring_probe(mode: Mode) -> std::collections::BTreeMap<String, (i64, i64)> {
-    let scratch = Scratch::new(&format!("keys-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("keys-{mode:?}"));
     let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
     let (_, text) = python(&mut server, "py", KEYRING_PROBE);
     let results = probe_results(&text);
@@ -2017,7 +1891,7 @@ ctypes.memmove(address, data, len(data))
 print(id)
 "#;
         let output =
-            crate::harness::run(Path::new("/usr/bin/python3"), &["-c", code, &secret], &[]);
+            crate::support::stdio::run(Path::new("/usr/bin/python3"), &["-c", code, &secret], &[]);
         assert!(
             output.status.success(),
             "{}",
@@ -2061,7 +1935,7 @@ for name, make, remove in (
 
 impl Drop for HostSegment {
     fn drop(&mut self) {
-        let _removed = crate::harness::run(
+        let _removed = crate::support::stdio::run(
             Path::new("/usr/bin/python3"),
             &[
                 "-c",
@@ -2076,7 +1950,7 @@ impl Drop for HostSegment {
 }
 
 fn ipc_probe(mode: Mode) -> (HostSegment, String) {
-    let scratch = Scratch::new(&format!("ipc-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("ipc-{mode:?}"));
     let segment = HostSegment::new();
     let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
     let (_, text) = python(&mut server, "py", &segment.attack());
@@ -2139,7 +2013,7 @@ if os.uname().machine == "x86_64":
 /// `memfd_create` and `memfd_secret` are refused.
 #[test]
 fn memfd_is_refused() {
-    let scratch = Scratch::new("memfd");
+    let scratch = SandboxTree::new("memfd");
     let mut server = scratch.serve(&python_tool("py", Mode::On, ""), &[]);
     let (_, text) = python(&mut server, "py", MEMFD_PROBE);
     let results = probe_results(&text);
@@ -2158,7 +2032,7 @@ fn memfd_is_refused() {
 /// The control: without the sandbox `memfd_create` works.
 #[test]
 fn memfd_works_without_sandbox() {
-    let scratch = Scratch::new("memfd-off");
+    let scratch = SandboxTree::new("memfd-off");
     let mut server = scratch.serve(&python_tool("py", Mode::Off, ""), &[]);
     let (_, text) = python(&mut server, "py", MEMFD_PROBE);
     let results = probe_results(&text);
@@ -2175,7 +2049,7 @@ fn memfd_works_without_sandbox() {
 /// A command's own exit status 125 (the launcher's failure status) is reported as the
 /// command's, whatever it printed, sandbox or not.
 fn exit_125_is_the_commands(mode: Mode) {
-    let scratch = Scratch::new(&format!("exit125-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("exit125-{mode:?}"));
     let mut server = scratch.serve(&shell_tool("shell", mode, ""), &[]);
     for script in ["exit 125", "echo out; exit 125", "echo err >&2; exit 125"] {
         let (failed, text) = bash(&mut server, "shell", script);
@@ -2223,11 +2097,11 @@ attempt("socket", lambda: os.mknod("out/socket", stat.S_IFSOCK | 0o600))
 fn nodes_probe(
     mode: Mode,
 ) -> (
-    Scratch,
+    SandboxTree,
     std::collections::BTreeMap<String, (i64, i64)>,
     String,
 ) {
-    let scratch = Scratch::new(&format!("nodes-{mode:?}"));
+    let scratch = SandboxTree::new(&format!("nodes-{mode:?}"));
     let mut server = scratch.serve(&python_tool("py", mode, "write = [\"out\"]"), &[]);
     let (_, text) = python(&mut server, "py", NODES_PROBE);
     let results = probe_results(&text);
@@ -2359,7 +2233,7 @@ impl Drop for Delegated {
 /// Serves `manifest` as the unprivileged user `nobody` when this test runs as root (so the
 /// launcher takes the user-namespace path), in cgroups delegated to it, else as the user
 /// running the tests (whose cgroup must then be delegated).
-pub(crate) fn serve_unprivileged(scratch: &Scratch, manifest: &str) -> Unprivileged {
+pub(crate) fn serve_unprivileged(scratch: &SandboxTree, manifest: &str) -> Unprivileged {
     let path = scratch.manifest(manifest);
     let airlock = airlock();
     let airlock = airlock.to_str().unwrap();
@@ -2442,13 +2316,13 @@ fn launcher_tampering(server: &mut Server) {
 
 #[test]
 fn a_call_cannot_change_its_launcher_as_root() {
-    let scratch = Scratch::new("tamper-root");
+    let scratch = SandboxTree::new("tamper-root");
     launcher_tampering(&mut scratch.serve(&python_tool("py", Mode::On, ""), &[]));
 }
 
 #[test]
 fn a_call_cannot_change_its_launcher_unprivileged() {
-    let scratch = Scratch::new("tamper-user");
+    let scratch = SandboxTree::new("tamper-user");
     let manifest = python_tool("py", Mode::On, "");
     launcher_tampering(&mut serve_unprivileged(&scratch, &manifest));
 }
@@ -2458,7 +2332,7 @@ fn a_call_cannot_change_its_launcher_unprivileged() {
 /// namespace.
 #[test]
 fn an_unprivileged_launcher_leaves_nothing_of_a_call_for_the_next() {
-    let scratch = Scratch::new("reuse-user");
+    let scratch = SandboxTree::new("reuse-user");
     let exec = r#"exec = ["/usr/bin/setsid", "/usr/bin/sleep"]"#;
     let mut server = serve_unprivileged(&scratch, &shell_tool("shell", Mode::On, exec));
     let (failed, first) = bash(
@@ -2494,7 +2368,7 @@ fn live_launchers_never_share_a_uid() {
         return;
     }
     require("/usr/bin/cat", "coreutils");
-    let scratch = Scratch::new("uids");
+    let scratch = SandboxTree::new("uids");
     let manifest = format!(
         "[limits]\ntool_call_rate = {{ per_minute = 100000, burst = 1000 }}\n{}{}",
         shell_tool(
@@ -2599,10 +2473,11 @@ mod default_deny {
     use serde_json::json;
 
     use super::{
-        ABSENCE_WAIT, Mode, Scratch, Unprivileged, bash, eventually, outcome, probe_results,
-        python, python_tool, require, serve_unprivileged, shell_tool, survivors, tagged, unique,
+        ABSENCE_WAIT, Mode, SandboxTree, Unprivileged, bash, outcome, probe_results, python,
+        python_tool, require, serve_unprivileged, shell_tool, survivors, tagged, unique,
     };
-    use crate::harness::{REPLY_TIMEOUT, call, request, spawn_command};
+    use crate::support::processes::eventually;
+    use crate::support::stdio::{REPLY_TIMEOUT, call, request, spawn_command};
 
     /// The uid and gid `serve_unprivileged` runs airlock as (when the tests run as root).
     const NOBODY: u32 = 65534;
@@ -2621,7 +2496,7 @@ mod default_deny {
     }
 
     impl User {
-        fn serve(self, scratch: &Scratch, manifest: &str) -> Unprivileged {
+        fn serve(self, scratch: &SandboxTree, manifest: &str) -> Unprivileged {
             match self {
                 Self::Root => Unprivileged {
                     server: scratch.serve(manifest, &[]),
@@ -2762,7 +2637,7 @@ attempt('inside_chmod', lambda: os.chmod(inside, 0))
     /// Runs the metadata attacks through a Python tool without `write`, served by `user`, on
     /// victims `user` owns (and so could change without the sandbox).
     fn metadata(user: User, mode: Mode) -> Metadata {
-        let scratch = Scratch::new(&format!("dd-meta-{user:?}-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-meta-{user:?}-{mode:?}"));
         let outside = scratch.outside().join("victim.txt");
         let inside = scratch.work().join("victim.txt");
         user.own(&scratch.outside());
@@ -2861,7 +2736,7 @@ attempt('cp_p', lambda: subprocess.run(['/usr/bin/cp', '-p', p, 'out/copy.sh'], 
     /// its own files as any build or archive tool does.
     fn writable_changes(user: User) {
         require("/usr/bin/cp", "coreutils");
-        let scratch = Scratch::new(&format!("dd-writable-{user:?}"));
+        let scratch = SandboxTree::new(&format!("dd-writable-{user:?}"));
         user.own(&scratch.work().join("out"));
         let manifest = python_tool(
             "py",
@@ -2912,7 +2787,7 @@ attempt('cp_p', lambda: subprocess.run(['/usr/bin/cp', '-p', p, 'out/copy.sh'], 
     }
 
     impl PathListener {
-        fn new(scratch: &Scratch) -> Self {
+        fn new(scratch: &SandboxTree) -> Self {
             let dir = scratch.outside().join(format!("sockets-{}", unique()));
             std::fs::create_dir(&dir).unwrap();
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -2958,7 +2833,7 @@ attempt('connect', reconnect)
     }
 
     fn datagram_by_path(mode: Mode) -> (String, Vec<String>) {
-        let scratch = Scratch::new(&format!("dd-dgram-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-dgram-{mode:?}"));
         let listener = PathListener::new(&scratch);
         let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
         let (_, text) = python(&mut server, "py", &listener.attack());
@@ -3026,7 +2901,7 @@ if state == 'bound':
     /// (retried for 2 s, while the call waits 3). Returns whether the send from outside
     /// worked, and the call's text.
     fn abstract_name(mode: Mode) -> (bool, String) {
-        let scratch = Scratch::new(&format!("dd-abstract-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-abstract-{mode:?}"));
         let name = format!("airlock-test-{}", unique());
         let mut server = scratch.serve(&python_tool("py", mode, "write = [\"out\"]"), &[]);
         server.send(&call(1, "py", json!({ "code": abstract_listener(&name) })));
@@ -3096,10 +2971,10 @@ if state == 'bound':
     const FILL_256_MIB: &str =
         "for i in $(seq 256); do head -c 1048576 /dev/zero > out/f$i; done; echo wrote";
 
-    fn fill(mode: Mode, resources: &str, script: &str) -> (Scratch, bool, String) {
+    fn fill(mode: Mode, resources: &str, script: &str) -> (SandboxTree, bool, String) {
         require("/usr/bin/head", "coreutils");
         require("/usr/bin/seq", "coreutils");
-        let mut scratch = Scratch::new(&format!("dd-fill-{mode:?}-{}", unique()));
+        let mut scratch = SandboxTree::new(&format!("dd-fill-{mode:?}-{}", unique()));
         scratch.private_filesystem("work/out", 512);
         let manifest = shell_tool(
             "fill",
@@ -3206,7 +3081,7 @@ print('survivors', sum(out.count('done') for out in outs))
     /// Runs [`EIGHT_TIMES_48_MIB`] under `resources = { call_memory_mib = 128 }`; returns
     /// whether the child alone finished, how many of the 8 did, and the call's text.
     fn eight_times_48_mib(mode: Mode) -> (bool, usize, String) {
-        let scratch = Scratch::new(&format!("dd-callmem-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-callmem-{mode:?}"));
         let manifest = python_tool(
             "py",
             mode,
@@ -3265,7 +3140,7 @@ print('survivors', sum(out.count('done') for out in outs))
     fn busy_calls_leave_airlock_answering_pings() {
         require("/usr/bin/seq", "coreutils");
         require("/usr/bin/sleep", "coreutils");
-        let scratch = Scratch::new("dd-cpu");
+        let scratch = SandboxTree::new("dd-cpu");
         let marker = format!("busy-{}", unique());
         let manifest = format!(
             "[limits]\nmax_in_flight = 16\n\
@@ -3402,7 +3277,7 @@ sys('unshare_user', 272, L(0x10000000))
     ];
 
     fn syscall_probe(mode: Mode) -> (BTreeMap<String, (i64, i64)>, String) {
-        let scratch = Scratch::new(&format!("dd-syscalls-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-syscalls-{mode:?}"));
         let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
         let (_, text) = python(&mut server, "py", SYSCALL_PROBE);
         let results = probe_results(&text);
@@ -3449,7 +3324,7 @@ sys('unshare_user', 272, L(0x10000000))
     // 12.7 A git checkout: sources writable, hooks, config and agent files not
 
     /// Makes `work/repo` a git checkout with one commit of `main.c`.
-    fn checkout(scratch: &Scratch) -> PathBuf {
+    fn checkout(scratch: &SandboxTree) -> PathBuf {
         let repo = scratch.work().join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         std::fs::write(repo.join("main.c"), "int main(void) { return 0; }\n").unwrap();
@@ -3529,7 +3404,7 @@ echo created";
     }
 
     fn checkout_attacks(mode: Mode) -> CheckoutResult {
-        let scratch = Scratch::new(&format!("dd-git-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-git-{mode:?}"));
         let repo = checkout(&scratch);
         let config = std::fs::read(repo.join(".git/config")).unwrap();
         let mut server = scratch.serve(&checkout_tool(mode), &[]);
@@ -3593,7 +3468,7 @@ echo created";
     /// `stat` of the secret outside the grants, as `stat result errno`, the listing of `/`
     /// the call sees, and which of `/root`, `/home`, `/tmp` and the scratch directory exist
     /// for it.
-    fn visibility_probe(scratch: &Scratch) -> String {
+    fn visibility_probe(scratch: &SandboxTree) -> String {
         format!(
             r#"import os
 try:
@@ -3613,7 +3488,7 @@ print('exists', [p for p in ('/root', '/home', '/tmp', {top:?}) if os.path.exist
     }
 
     fn visibility(mode: Mode) -> (Option<(i64, i64)>, String) {
-        let scratch = Scratch::new(&format!("dd-visible-{mode:?}"));
+        let scratch = SandboxTree::new(&format!("dd-visible-{mode:?}"));
         let mut server = scratch.serve(&python_tool("py", mode, ""), &[]);
         let (_, text) = python(&mut server, "py", &visibility_probe(&scratch));
         eprintln!("{mode:?}: {text}");
@@ -3659,7 +3534,7 @@ mod host_updates {
         }
         require("/usr/bin/unshare", "util-linux");
         require("/usr/bin/wc", "coreutils");
-        let scratch = Scratch::new("updates");
+        let scratch = SandboxTree::new("updates");
         let etc = scratch.dir.join("etc");
         let copied = spawn_command(Path::new("/bin/cp"))
             .arg("-a")

@@ -1,55 +1,14 @@
 //! `airlock serve` with a manifest, attacked the way an agent would: through the real binary
 //! and real child processes.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::harness::{DEFAULT_TOOLS, Server, airlock, call, is_error, request, text, tool_names};
-
-/// A scratch directory with a manifest in it; removed on drop.
-pub struct Sandbox {
-    pub dir: PathBuf,
-}
-
-impl Sandbox {
-    pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("airlock-it-{name}-{}", std::process::id()));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("root/sub")).unwrap();
-        std::fs::write(dir.join("root/hello.txt"), "hello from inside\n").unwrap();
-        std::fs::write(dir.join("root/-rf"), "a file named like an option\n").unwrap();
-        std::fs::write(dir.join("outside.txt"), "outside secret\n").unwrap();
-        std::os::unix::fs::symlink(dir.join("outside.txt"), dir.join("root/escape")).unwrap();
-        std::os::unix::fs::symlink("/etc", dir.join("root/sub/etc")).unwrap();
-        Self { dir }
-    }
-
-    pub fn manifest(&self, text: &str) -> PathBuf {
-        let path = self.dir.join("tools.toml");
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// Serves `manifest`; the attack manifest's secret gets a value unless `env` sets one.
-    pub fn serve(&self, manifest: &Path, env: &[(&str, &str)]) -> Server {
-        let manifest = manifest.to_str().unwrap().to_owned();
-        let mut env = env.to_vec();
-        if !env.iter().any(|(key, _)| *key == "AIRLOCK_IT_SECRET") {
-            env.push(("AIRLOCK_IT_SECRET", "a-default-test-secret"));
-        }
-        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &env);
-        server.initialize("2025-11-25");
-        server
-    }
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use crate::support::fixtures::ServeTree;
+use crate::support::stdio::{
+    DEFAULT_TOOLS, Server, airlock, call, is_error, request, text, tool_names,
+};
 
 /// Prints its argument count, then each argument between brackets, one per line.
 const SHOW_ARGS: &str = r#"printf '%s\n' "$#"; for a in "$@"; do printf '[%s]\n' "$a"; done"#;
@@ -146,7 +105,7 @@ timeout_ms = 5000
 
 #[test]
 fn shell_metacharacters_arrive_as_literal_text_in_one_argv_element() {
-    let sandbox = Sandbox::new("meta");
+    let sandbox = ServeTree::new("meta");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     for value in [
         "; rm -rf /",
@@ -166,7 +125,7 @@ fn shell_metacharacters_arrive_as_literal_text_in_one_argv_element() {
 
 #[test]
 fn values_that_look_like_options_are_refused_unless_after_a_double_dash() {
-    let sandbox = Sandbox::new("dash");
+    let sandbox = ServeTree::new("dash");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     for value in ["--output=/etc/passwd", "-rf", "-"] {
         let reply = server.request(&call(1, "show_args", json!({"value": value})));
@@ -186,7 +145,7 @@ fn values_that_look_like_options_are_refused_unless_after_a_double_dash() {
 
 #[test]
 fn path_arguments_stay_inside_their_root() {
-    let sandbox = Sandbox::new("paths");
+    let sandbox = ServeTree::new("paths");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     let reply = server.request(&call(1, "read", json!({"file": "hello.txt"})));
     assert_eq!(text(&reply), "hello from inside\n");
@@ -220,7 +179,7 @@ fn path_arguments_stay_inside_their_root() {
 
 #[test]
 fn the_child_environment_holds_only_what_the_manifest_allows() {
-    let sandbox = Sandbox::new("env");
+    let sandbox = ServeTree::new("env");
     let mut server = sandbox.serve(
         &sandbox.manifest(&attack_manifest()),
         &[
@@ -247,7 +206,7 @@ fn the_child_environment_holds_only_what_the_manifest_allows() {
 #[test]
 fn secrets_are_redacted_from_output_and_never_logged() {
     let secret = "s3cr3t-T0KEN-value-42";
-    let sandbox = Sandbox::new("secret");
+    let sandbox = ServeTree::new("secret");
     let manifest = sandbox.manifest(&attack_manifest());
     let manifest = manifest.to_str().unwrap().to_owned();
     let mut server = Server::start_with(
@@ -297,7 +256,7 @@ fn live_members(group: &str) -> Vec<String> {
     members
 }
 
-fn recorded_group(sandbox: &Sandbox) -> (String, String) {
+fn recorded_group(sandbox: &ServeTree) -> (String, String) {
     let path = sandbox.dir.join("group.pid");
     let start = Instant::now();
     loop {
@@ -331,7 +290,7 @@ fn assert_group_gone(group: &str) {
 
 #[test]
 fn a_timeout_kills_the_whole_process_group() {
-    let sandbox = Sandbox::new("timeout");
+    let sandbox = ServeTree::new("timeout");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     let reply = server.request(&call(1, "spawn_and_hang", json!({})));
     assert!(is_error(&reply));
@@ -345,7 +304,7 @@ fn a_timeout_kills_the_whole_process_group() {
 
 #[test]
 fn a_cancellation_kills_the_whole_process_group_and_sends_nothing() {
-    let sandbox = Sandbox::new("cancel");
+    let sandbox = ServeTree::new("cancel");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     server.send(&call(7, "spawn_and_hang_long", json!({})));
     let (group, _grandchild) = recorded_group(&sandbox);
@@ -359,7 +318,7 @@ fn a_cancellation_kills_the_whole_process_group_and_sends_nothing() {
 
 #[test]
 fn a_flood_of_output_is_capped_and_memory_stays_bounded() {
-    let sandbox = Sandbox::new("flood");
+    let sandbox = ServeTree::new("flood");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     let reply = server.request(&call(1, "flood", json!({})));
     assert!(is_error(&reply), "{}", reply.to_string().len());
@@ -377,7 +336,7 @@ fn a_flood_of_output_is_capped_and_memory_stays_bounded() {
 
 #[test]
 fn a_megabyte_of_stdin_is_echoed_without_deadlock() {
-    let sandbox = Sandbox::new("stdin");
+    let sandbox = ServeTree::new("stdin");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     let input: String = (0..1_048_576)
         .map(|i| char::from(b'a' + (i % 26) as u8))
@@ -393,7 +352,7 @@ fn a_megabyte_of_stdin_is_echoed_without_deadlock() {
 
 #[test]
 fn the_child_never_reads_the_servers_stdin() {
-    let sandbox = Sandbox::new("nostdin");
+    let sandbox = ServeTree::new("nostdin");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     let reply = server.request(&call(1, "cat_without_stdin", json!({})));
     assert_eq!(
@@ -406,7 +365,7 @@ fn the_child_never_reads_the_servers_stdin() {
 
 #[test]
 fn the_default_manifest_serves_the_current_directory_read_only() {
-    let sandbox = Sandbox::new("default");
+    let sandbox = ServeTree::new("default");
     let root = sandbox.dir.join("root");
     let mut server = Server::start_in(&airlock(), &["serve"], &root);
     server.initialize("2025-11-25");
@@ -448,7 +407,8 @@ fn check_accepts_every_example_manifest() {
         ("examples/sandbox-write.toml", vec![]),
         ("examples/sandbox-network.toml", vec![]),
     ] {
-        let output = crate::harness::run(&airlock(), &["check", "--manifest", manifest], &env);
+        let output =
+            crate::support::stdio::run(&airlock(), &["check", "--manifest", manifest], &env);
         assert!(
             output.status.success(),
             "{manifest}: {}",
@@ -553,10 +513,10 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
     ];
     for (file, expected) in cases {
         let path = format!("tests/data/{file}");
-        let output = crate::harness::run(&airlock(), &["check", "--manifest", &path], &[]);
+        let output = crate::support::stdio::run(&airlock(), &["check", "--manifest", &path], &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         // The manifest as a positional argument gives the same.
-        let positional = crate::harness::run(&airlock(), &["check", &path], &[]);
+        let positional = crate::support::stdio::run(&airlock(), &["check", &path], &[]);
         assert_eq!(positional.stderr, output.stderr, "{file}");
         assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");
         assert!(
@@ -576,11 +536,11 @@ fn check_refuses_each_bad_manifest_with_its_reason() {
 
 #[test]
 fn sigterm_cancels_running_commands_and_kills_their_groups() {
-    let sandbox = Sandbox::new("sigterm");
+    let sandbox = ServeTree::new("sigterm");
     let mut server = sandbox.serve(&sandbox.manifest(&attack_manifest()), &[]);
     server.send(&call(1, "spawn_and_hang_long", json!({})));
     let (group, _grandchild) = recorded_group(&sandbox);
-    crate::harness::signal(server.pid(), "TERM");
+    crate::support::processes::signal(server.pid(), "TERM");
     assert_eq!(server.wait(Duration::from_secs(10)).code(), Some(0));
     assert_group_gone(&group);
 }
@@ -588,12 +548,12 @@ fn sigterm_cancels_running_commands_and_kills_their_groups() {
 #[test]
 fn the_default_manifest_refuses_to_serve_the_root_or_the_home_directory() {
     // `cd / && airlock serve` would have handed an agent /etc and every /proc entry.
-    let home = Sandbox::new("home");
+    let home = ServeTree::new("home");
     for (dir, why) in [
         (std::path::PathBuf::from("/"), "root of the file system"),
         (home.dir.clone(), "home directory"),
     ] {
-        let output = crate::harness::spawn_command(&airlock())
+        let output = crate::support::stdio::spawn_command(&airlock())
             .arg("serve")
             .current_dir(&dir)
             .env("HOME", &home.dir)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, airlock, request};
+use crate::support::stdio::{Server, airlock, request};
 
 /// A scratch directory with a resource root and a manifest serving it; removed on drop.
 struct Docs {

@@ -10,17 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, airlock, call, run, spawn_command};
-use crate::serve::Sandbox;
+use crate::support::fixtures::ServeTree;
+use crate::support::stdio::{Server, airlock, call, run, spawn_command, text};
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
-}
-
-fn text_of(reply: &Value) -> &str {
-    reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
 }
 
 #[test]
@@ -35,15 +29,15 @@ fn defaults_and_a_variable_in_a_path_reach_the_served_tools() {
     server.initialize("2025-11-25");
     let reply = server.request(&call(1, "greeting", json!({})));
     assert_eq!(reply["result"]["isError"], Value::Null, "{reply}");
-    assert_eq!(text_of(&reply), "from-defaults\n");
+    assert_eq!(text(&reply), "from-defaults\n");
     let reply = server.request(&call(2, "own_greeting", json!({})));
-    assert_eq!(text_of(&reply), "from-the-tool\n");
+    assert_eq!(text(&reply), "from-the-tool\n");
     let reply = server.request(&call(3, "where", json!({})));
     let data = Path::new(root()).join("tests/data").canonicalize().unwrap();
-    assert_eq!(text_of(&reply), format!("{}\n", data.display()));
+    assert_eq!(text(&reply), format!("{}\n", data.display()));
 
     // Without the variable, `check` names it, at the line of the path that uses it.
-    let output = crate::harness::run(&airlock(), &["check", manifest], &[]);
+    let output = crate::support::stdio::run(&airlock(), &["check", manifest], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1));
     assert!(
@@ -61,16 +55,16 @@ fn defaults_and_a_variable_in_a_path_reach_the_served_tools() {
 fn sigusr1_without_an_audit_log_leaves_the_server_serving() {
     let mut server = Server::start(&airlock(), &["serve"]);
     server.initialize("2025-11-25");
-    crate::harness::signal(server.pid(), "USR1");
+    crate::support::processes::signal(server.pid(), "USR1");
     // Twice: a handler that only survives the first signal is no handler.
-    crate::harness::signal(server.pid(), "USR1");
-    let reply = server.request(&crate::harness::request(7, "ping", json!({})));
+    crate::support::processes::signal(server.pid(), "USR1");
+    let reply = server.request(&crate::support::stdio::request(7, "ping", json!({})));
     assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
 }
 
 #[test]
 fn init_writes_a_starter_manifest_that_checks_and_serves_and_never_overwrites() {
-    let sandbox = Sandbox::new("init");
+    let sandbox = ServeTree::new("init");
     let project = sandbox.dir.join("project");
     let project_text = project.to_str().unwrap();
     let output = run(&airlock(), &["init", project_text], &[]);
@@ -86,10 +80,10 @@ fn init_writes_a_starter_manifest_that_checks_and_serves_and_never_overwrites() 
             s = schema.display()
         )
     );
-    let text = std::fs::read_to_string(&manifest).unwrap();
+    let written = std::fs::read_to_string(&manifest).unwrap();
     assert!(
-        text.starts_with("#:schema ./airlock.schema.json\n"),
-        "{text}"
+        written.starts_with("#:schema ./airlock.schema.json\n"),
+        "{written}"
     );
     let written_schema = std::fs::read(&schema).unwrap();
     assert_eq!(written_schema, run(&airlock(), &["schema"], &[]).stdout);
@@ -117,7 +111,7 @@ fn init_writes_a_starter_manifest_that_checks_and_serves_and_never_overwrites() 
     let mut server = Server::start(&airlock(), &["serve", manifest.to_str().unwrap()]);
     server.initialize("2025-11-25");
     let reply = server.request(&call(1, "search_any", json!({ "words": ["beta", "zeta"] })));
-    assert_eq!(text_of(&reply), "./notes.txt:2:beta\n", "{reply}");
+    assert_eq!(text(&reply), "./notes.txt:2:beta\n", "{reply}");
 
     // A second run overwrites nothing and writes nothing.
     std::fs::write(&manifest, "edited").unwrap();
@@ -174,7 +168,7 @@ fn every_example_manifest_validates_against_the_schema_and_bad_ones_do_not() {
     let Some(python) = schema_checker() else {
         return;
     };
-    let sandbox = Sandbox::new("schema");
+    let sandbox = ServeTree::new("schema");
     let schema = sandbox.dir.join("airlock.schema.json");
     std::fs::write(&schema, run(&airlock(), &["schema"], &[]).stdout).unwrap();
     let init = run(
@@ -244,7 +238,7 @@ fn json_lines(text: &str) -> Vec<Value> {
 
 #[test]
 fn json_logs_are_one_object_per_line_to_stderr_or_the_log_file() {
-    let sandbox = Sandbox::new("json-logs");
+    let sandbox = ServeTree::new("json-logs");
     let mut server = Server::start(&airlock(), &["serve", "--log-format", "json"]);
     server.initialize("2025-11-25");
     server.request(&call(1, "file_info", json!({ "path": "Cargo.toml" })));
@@ -515,7 +509,7 @@ fn client_config_snippets_paste_and_serve() {
     );
     started.initialize("2025-11-25");
     let reply = started.request(&call(1, "hello", json!({})));
-    assert_eq!(text_of(&reply), "hello\n", "{reply}");
+    assert_eq!(text(&reply), "hello\n", "{reply}");
     let unknown = run(&airlock(), &["client-config", "emacs"], &[]);
     assert_eq!(unknown.status.code(), Some(2));
     std::fs::remove_dir_all(dir).unwrap();

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::REPLY_TIMEOUT;
+use crate::support::stdio::REPLY_TIMEOUT;
 
 /// How long one read blocks before a wait's deadline is looked at again.
 const POLL: Duration = Duration::from_millis(100);
@@ -271,16 +271,16 @@ pub fn call_bytes(
     tool: &str,
     arguments: Value,
 ) -> Vec<u8> {
-    crate::http_client::post_bytes(
+    crate::support::http::post_bytes(
         addr,
-        &crate::http_client::session_headers(session),
-        &crate::harness::call(id, tool, arguments),
+        &crate::support::http::session_headers(session),
+        &crate::support::stdio::call(id, tool, arguments),
     )
 }
 
 /// The headers of the `GET /mcp` that opens the legacy `session`'s stream.
 pub fn listen_headers(session: &str) -> Vec<(&str, &str)> {
-    let mut headers = crate::http_client::session_headers(session);
+    let mut headers = crate::support::http::session_headers(session);
     headers.push(("Accept", "text/event-stream"));
     headers
 }

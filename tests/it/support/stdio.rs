@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::support::processes;
 use serde_json::{Value, json};
 
 /// How long any single expected reply may take before the test fails.
@@ -227,7 +228,7 @@ impl Server {
 
     /// Peak resident memory of the server so far (VmHWM), in KiB.
     pub fn peak_rss_kib(&self) -> u64 {
-        peak_rss_kib(self.pid())
+        processes::peak_rss_kib(self.pid())
     }
 }
 
@@ -353,29 +354,6 @@ impl Drop for Unread {
     }
 }
 
-/// Peak resident memory (VmHWM) of a process, in KiB.
-pub fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .expect("VmHWM in /proc status")
-}
-
-/// Resident memory of process `pid` now (`VmRSS`), in KiB: what a test watches come back
-/// after a flood, where [`peak_rss_kib`] is the high-water mark.
-pub fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .expect("VmRSS in /proc status")
-}
-
 /// The text of a tool result's first content item; fails the test when there is none.
 pub fn text(reply: &Value) -> String {
     reply["result"]["content"][0]["text"]
@@ -389,24 +367,11 @@ pub fn is_error(reply: &Value) -> bool {
     reply["result"]["isError"] == json!(true)
 }
 
-/// Resident pages of process `pid` that are files' (`RssFile`: its own program and libraries,
-/// mapped), in KiB. A debug build's program is tens of MiB and grows with the code, so a
-/// bound on what airlock holds is checked on the peak less these.
-pub fn rss_file_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("RssFile:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .expect("RssFile in /proc status")
-}
-
-/// Sends a signal by name (`TERM`, `INT`) with the `kill` program.
-pub fn signal(pid: u32, name: &str) {
-    let status = spawn_command(&PathBuf::from("kill"))
-        .args([format!("-{name}"), pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success());
+/// The text of a tool result, and whether it is an error; fails on a protocol error.
+pub fn outcome(reply: &Value) -> (bool, String) {
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a tool result: {reply}"))
+        .to_owned();
+    (reply["result"]["isError"] == json!(true), text)
 }

@@ -10,7 +10,7 @@ use std::thread;
 
 use serde_json::{Value, json};
 
-use crate::harness::{self, REPLY_TIMEOUT};
+use crate::support::stdio::{self, REPLY_TIMEOUT};
 
 /// A server listening on a loopback port the kernel chose.
 pub struct HttpServer {
@@ -24,19 +24,19 @@ impl HttpServer {
     pub fn airlock(args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut all = vec!["serve", "--http", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        Self::start(&harness::airlock(), &all, env)
+        Self::start(&stdio::airlock(), &all, env)
     }
 
     pub fn fixtures() -> Self {
         Self::start(
-            &harness::example("conformance_server"),
+            &stdio::example("conformance_server"),
             &["--http", "127.0.0.1:0"],
             &[],
         )
     }
 
     pub fn start(program: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = crate::harness::spawn_command(program);
+        let mut command = crate::support::stdio::spawn_command(program);
         command
             .args(args)
             .stdin(Stdio::null())
@@ -215,7 +215,7 @@ pub fn modern_bytes(
     extra: &[(&str, &str)],
 ) -> Vec<u8> {
     let mut params = params;
-    params["_meta"] = harness::modern_meta();
+    params["_meta"] = stdio::modern_meta();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     // `Mcp-Name` copies `params.uri` of `resources/read`, `params.name` of the others.
     let named = if method == "resources/read" {
@@ -270,7 +270,7 @@ pub fn open_declaring(
     let reply = post(
         addr,
         extra,
-        &harness::request(
+        &stdio::request(
             0,
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
@@ -316,61 +316,100 @@ pub fn scratch_manifest(name: &str, text: &str) -> (std::path::PathBuf, std::pat
     (dir, manifest)
 }
 
-/// Whether any process has `pid` as its parent (from /proc).
-/// Whether a process named `name` runs below `pid` (a command runs under its sandbox
-/// launcher, next to the tools' idle launchers, so "has a child" says nothing).
-pub fn runs_a_descendant(pid: u32, name: &str) -> bool {
-    let parent_and_name = |of: u32| -> Option<(u32, String)> {
-        let stat = std::fs::read_to_string(format!("/proc/{of}/stat")).ok()?;
-        let (head, after) = stat.rsplit_once(") ")?;
-        let comm = head.split_once(" (")?.1.to_owned();
-        // After the command name in parentheses: the state, then the parent's pid.
-        let parent = after.split_whitespace().nth(1)?.parse::<u32>().ok()?;
-        Some((parent, comm))
-    };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .any(|candidate| {
-            let Some((mut parent, comm)) = parent_and_name(candidate) else {
-                return false;
-            };
-            if comm != name {
-                return false;
-            }
-            for _ in 0..8 {
-                if parent == pid {
-                    return true;
-                }
-                match parent_and_name(parent) {
-                    Some((next, _)) => parent = next,
-                    None => return false,
-                }
-            }
-            false
-        })
+/// One keep-alive connection to a replica: requests and replies one after another.
+pub struct Connection {
+    stream: TcpStream,
+    buffer: Vec<u8>,
 }
 
-/// Raises this process's soft limit on open files (inherited by the server) to `want`, within
-/// the hard limit.
-pub fn raise_open_files(want: u64) {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
-    let soft = limit.current.unwrap_or(u64::MAX);
-    if soft >= want {
-        return;
+impl Connection {
+    pub fn open(addr: SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Self {
+            stream,
+            buffer: Vec::new(),
+        }
     }
-    let target = limit.maximum.map_or(want, |hard| hard.min(want));
-    let _ignored = setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(target),
-            maximum: limit.maximum,
-        },
-    );
+
+    /// Sends `request` (its `Connection: close` removed) and reads its reply.
+    pub fn send(&mut self, request: &[u8]) -> Reply {
+        let text = String::from_utf8_lossy(request).replacen("Connection: close\r\n", "", 1);
+        self.stream.write_all(text.as_bytes()).unwrap();
+        loop {
+            if let Some(end) = self.buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buffer[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .map_or(0, |value| value.trim().parse().unwrap());
+                let total = end + 4 + length;
+                if self.buffer.len() >= total {
+                    let raw: Vec<u8> = self.buffer.drain(..total).collect();
+                    return parse_reply(&raw);
+                }
+            }
+            let mut chunk = [0_u8; 16 * 1024];
+            let read = self.stream.read(&mut chunk).expect("read a reply");
+            assert!(read > 0, "the replica closed a keep-alive connection");
+            self.buffer.extend_from_slice(&chunk[..read]);
+        }
+    }
+}
+
+/// A TCP connection to `server` from the loopback address `from` (the whole of 127/8 is
+/// loopback on Linux, so 127.0.0.2 plays a second host), within `wait`.
+pub fn connect_from(
+    from: std::net::IpAddr,
+    server: SocketAddr,
+    wait: std::time::Duration,
+) -> std::io::Result<TcpStream> {
+    connect_from_with_buffer(from, server, wait, None)
+}
+
+/// [`connect_from`] with the receive buffer set to `recv_buffer` bytes before connecting (a
+/// reader that holds little, so the server's replies back up).
+pub fn connect_from_with_buffer(
+    from: std::net::IpAddr,
+    server: SocketAddr,
+    wait: std::time::Duration,
+    recv_buffer: Option<usize>,
+) -> std::io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let domain = if from.is_ipv4() {
+        Domain::IPV4
+    } else {
+        Domain::IPV6
+    };
+    let socket = Socket::new(domain, Type::STREAM, None)?;
+    if let Some(size) = recv_buffer {
+        socket.set_recv_buffer_size(size)?;
+    }
+    socket.bind(&SocketAddr::new(from, 0).into())?;
+    socket.connect_timeout(&server.into(), wait)?;
+    Ok(socket.into())
+}
+
+/// Sends `attempt` until its reply satisfies `done` (every 20 ms); fails the test, naming
+/// `what`, with the last reply when the reply timeout passes first.
+pub fn retry_until(
+    what: &str,
+    mut attempt: impl FnMut() -> Reply,
+    done: impl Fn(&Reply) -> bool,
+) -> Reply {
+    let started = std::time::Instant::now();
+    loop {
+        let reply = attempt();
+        if done(&reply) {
+            return reply;
+        }
+        assert!(
+            started.elapsed() < REPLY_TIMEOUT,
+            "{what}: never happened; last reply {reply:?}"
+        );
+        thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn dechunk(mut data: &[u8]) -> Vec<u8> {
