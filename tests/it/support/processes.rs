@@ -4,6 +4,8 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::support::stdio::spawn_command;
+
 /// One `kB` figure of `/proc/PID/status` (`VmHWM`, `VmRSS`, `RssFile`), in KiB.
 fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
@@ -35,7 +37,7 @@ pub fn rss_file_kib(pid: u32) -> u64 {
 
 /// Sends a signal by name (`TERM`, `INT`, `HUP`) with the `kill` program.
 pub fn signal(pid: u32, name: &str) {
-    let status = std::process::Command::new("kill")
+    let status = spawn_command(std::path::Path::new("kill"))
         .args([format!("-{name}"), pid.to_string()])
         .status()
         .expect("run kill");
