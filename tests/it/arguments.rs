@@ -7,73 +7,41 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::support::fixtures::Scratch;
 use crate::support::stdio::{Server, airlock, call, is_error, run, text};
 
 /// A scratch tree: `work/` (the tools' workdir, with `data/lib.rs`, a Makefile and an awk
 /// program) and a sibling `outside/secret.txt` no tool may read.
-struct Scratch {
-    dir: PathBuf,
+fn tree(name: &str) -> Scratch {
+    let scratch = Scratch::new(&format!("arguments-{name}"));
+    scratch.write("work/data/lib.rs", "// rust\n");
+    scratch.write("work/Makefile", "$(info made $(MAKECMDGOALS))\nall:\n");
+    scratch.write("work/count.awk", "{ n++ } END { print n + 0 }\n");
+    scratch.write("outside/secret.txt", "TOPSECRET-outside\n");
+    scratch
 }
 
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "airlock-it-arguments-{name}-{}",
-            std::process::id()
-        ));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("work/data")).unwrap();
-        std::fs::create_dir_all(dir.join("outside")).unwrap();
-        std::fs::write(dir.join("work/data/lib.rs"), "// rust\n").unwrap();
-        std::fs::write(
-            dir.join("work/Makefile"),
-            "$(info made $(MAKECMDGOALS))\nall:\n",
-        )
-        .unwrap();
-        std::fs::write(dir.join("work/count.awk"), "{ n++ } END { print n + 0 }\n").unwrap();
-        std::fs::write(dir.join("outside/secret.txt"), "TOPSECRET-outside\n").unwrap();
-        Self {
-            dir: dir.canonicalize().unwrap(),
-        }
-    }
-
-    fn write_manifest(&self, text: &str) -> String {
-        let path = self.dir.join("tools.toml");
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-
-    /// `airlock check` on `text`: its exit code and what it printed (stdout, then stderr).
-    fn check(&self, text: &str) -> (Option<i32>, String) {
-        let path = self.write_manifest(text);
-        let output = run(&airlock(), &["check", "--manifest", &path], &[]);
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        (output.status.code(), printed)
-    }
-
-    /// Serves `text` (which `airlock check` must accept), handshake done.
-    fn serve(&self, text: &str) -> Server {
-        let (code, printed) = self.check(text);
-        assert_eq!(
-            code,
-            Some(0),
-            "airlock check refused the manifest:\n{printed}"
-        );
-        let path = self.write_manifest(text);
-        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
-        server.initialize("2025-11-25");
-        server
-    }
+/// `airlock check` on `text`: its exit code and what it printed (stdout, then stderr).
+fn check(scratch: &Scratch, text: &str) -> (Option<i32>, String) {
+    let path = scratch.manifest(text);
+    let output = run(&airlock(), &["check", "--manifest", &path], &[]);
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code(), printed)
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
+/// Serves `text` (which `airlock check` must accept), handshake done.
+fn serve(scratch: &Scratch, text: &str) -> Server {
+    let (code, printed) = check(scratch, text);
+    assert_eq!(
+        code,
+        Some(0),
+        "airlock check refused the manifest:\n{printed}"
+    );
+    scratch.serve(text, &[])
 }
 
 /// Each new refusal of `airlock check`: the file, the tool, the rule, and the risk to accept.
@@ -248,8 +216,8 @@ args.file = { type = "string" }
 /// as a leading dash is; ordinary values still work.
 #[test]
 fn values_a_program_would_read_as_syntax_are_refused_at_call_time() {
-    let scratch = Scratch::new("operands");
-    let mut server = scratch.serve(&operands_manifest());
+    let scratch = tree("operands");
+    let mut server = serve(&scratch, &operands_manifest());
     let expression = "Invalid arguments: `dirs` must not start with '-' or be `(`, `)`, `!` or \
                       `,`: the program reads such a value as part of its expression, even after \
                       `--`.";
@@ -324,7 +292,7 @@ fn values_a_program_would_read_as_syntax_are_refused_at_call_time() {
         assert_eq!(&text(&reply), refusal, "{tool} {arguments}");
     }
     for written in ["find_x", "make_x", "make_y"] {
-        assert!(!scratch.dir.join(written).exists(), "{written} was written");
+        assert!(!scratch.join(written).exists(), "{written} was written");
     }
     // The same tools with ordinary values.
     let controls = [
@@ -346,13 +314,14 @@ fn values_a_program_would_read_as_syntax_are_refused_at_call_time() {
 /// included once its risk is accepted.
 #[test]
 fn check_says_how_each_program_reads_its_arguments() {
-    let scratch = Scratch::new("reading");
+    let scratch = tree("reading");
     std::fs::write(
-        scratch.dir.join("work/report.py"),
+        scratch.join("work/report.py"),
         "import sys\nprint(sys.argv[1:])\n",
     )
     .unwrap();
-    let (code, printed) = scratch.check(
+    let (code, printed) = check(
+        &scratch,
         r#"
 [[tool]]
 name = "compute"
@@ -398,8 +367,9 @@ args.text = { type = "string", allow_leading_dash = true }
 /// is known to take it as its value (`git grep -e`), and there it cannot be an option.
 #[test]
 fn a_leading_dash_after_an_option_that_takes_a_value_is_only_that_value() {
-    let scratch = Scratch::new("dash");
-    let mut server = scratch.serve(
+    let scratch = tree("dash");
+    let mut server = serve(
+        &scratch,
         r#"
 [[tool]]
 name = "git_grep"
@@ -411,7 +381,7 @@ success_codes = [0, 1]
 args.text = { type = "string", allow_leading_dash = true }
 "#,
     );
-    let target = scratch.dir.join("work/git_x");
+    let target = scratch.join("work/git_x");
     let reply = server.request(&call(
         1,
         "git_grep",
@@ -428,8 +398,9 @@ args.text = { type = "string", allow_leading_dash = true }
 /// one message for "missing" and "outside" otherwise.
 #[test]
 fn absolute_paths_inside_the_root_are_accepted() {
-    let scratch = Scratch::new("absolute");
-    let mut server = scratch.serve(
+    let scratch = tree("absolute");
+    let mut server = serve(
+        &scratch,
         r#"
 [[tool]]
 name = "read"
@@ -439,22 +410,22 @@ workdir = "work"
 args.file = { type = "path", kind = "file" }
 "#,
     );
-    let inside = scratch.dir.join("work/data/lib.rs");
+    let inside = scratch.join("work/data/lib.rs");
     let reply = server.request(&call(1, "read", json!({"file": inside.to_str().unwrap()})));
     assert!(!is_error(&reply), "{reply}");
     assert_eq!(text(&reply), "// rust\n");
-    let dotted = format!("{}/work/data/../data/lib.rs", scratch.dir.display());
+    let dotted = format!("{}/work/data/../data/lib.rs", scratch.path().display());
     let reply = server.request(&call(2, "read", json!({"file": dotted})));
     assert_eq!(text(&reply), "// rust\n");
     let refused =
         "Invalid arguments: `file` must name an existing file inside the tool's directory.";
     for (id, path) in [
-        (3, scratch.dir.join("outside/secret.txt")),
-        (4, scratch.dir.join("work/../outside/secret.txt")),
+        (3, scratch.join("outside/secret.txt")),
+        (4, scratch.join("work/../outside/secret.txt")),
         (5, PathBuf::from("/etc/passwd")),
-        (6, scratch.dir.join("work/no-such-file")),
+        (6, scratch.join("work/no-such-file")),
         (7, PathBuf::from("/no/such/file")),
-        (8, scratch.dir.join("work/data")),
+        (8, scratch.join("work/data")),
     ] {
         let reply = server.request(&call(id, "read", json!({"file": path.to_str().unwrap()})));
         assert!(is_error(&reply), "{}: {reply}", path.display());
@@ -465,7 +436,7 @@ args.file = { type = "path", kind = "file" }
 /// Item 8: `{{` and `}}` stand for literal braces, so `find … -exec cat {} +` can be written.
 #[test]
 fn doubled_braces_are_literal_braces_in_a_template() {
-    let scratch = Scratch::new("braces");
+    let scratch = tree("braces");
     let manifest = r#"
 [[tool]]
 name = "braces"
@@ -481,13 +452,13 @@ command = ["find", "data", "-name", "*.rs", "-exec", "cat", "{{}}", "+"]
 workdir = "work"
 exec = ["cat"]
 "#;
-    let (code, printed) = scratch.check(manifest);
+    let (code, printed) = check(&scratch, manifest);
     assert_eq!(code, Some(0), "{printed}");
     assert!(
         printed.contains(r#"  argv:    /usr/bin/find data -name "*.rs" -exec cat "{}" +"#),
         "{printed}"
     );
-    let mut server = scratch.serve(manifest);
+    let mut server = serve(&scratch, manifest);
     let reply = server.request(&call(1, "braces", json!({"word": "w"})));
     assert_eq!(text(&reply), "{} {w a}b\n");
     let reply = server.request(&call(2, "cat_all", json!({})));

@@ -4,58 +4,22 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
 
+use crate::support::fixtures::Scratch;
 use crate::support::processes;
-use crate::support::stdio::{self, REPLY_TIMEOUT, Server, airlock, call, is_error, text};
+use crate::support::stdio::{self, REPLY_TIMEOUT, Server, airlock, call, is_error, outcome, text};
 
-/// A scratch directory of this test process; removed on drop.
-struct Scratch {
-    dir: PathBuf,
+/// A call quota no test here comes near, before `tools`.
+fn with_quota(tools: &str) -> String {
+    format!("[limits]\ntool_call_rate = {{ per_minute = 600000, burst = 100000 }}\n\n{tools}")
 }
 
-impl Scratch {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("airlock-it-output-{name}-{}", std::process::id()));
-        let _stale = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let dir = dir.canonicalize().unwrap();
-        Self { dir }
-    }
-
-    /// Writes `tools.toml` (with a call quota no test comes near) and returns its path.
-    fn manifest(&self, tools: &str) -> String {
-        let path = self.dir.join("tools.toml");
-        let text = format!(
-            "[limits]\ntool_call_rate = {{ per_minute = 600000, burst = 100000 }}\n\n{tools}"
-        );
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-
-    /// Serves `tools` on stdio with `env`, handshake done.
-    fn serve(&self, tools: &str, env: &[(&str, &str)]) -> Server {
-        let manifest = self.manifest(tools);
-        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], env);
-        server.initialize("2025-11-25");
-        server
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _removed = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// The reply's text, tagged with whether it is an error: two replies are the same only if
-/// both agree.
-fn seen(reply: &Value) -> (bool, String) {
-    (is_error(reply), text(reply))
+/// Serves `tools` (with [`with_quota`]) from `scratch` on stdio with `env`, handshake done.
+fn serve(scratch: &Scratch, tools: &str, env: &[(&str, &str)]) -> Server {
+    scratch.serve(&with_quota(tools), env)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -126,11 +90,11 @@ fn probes() -> Vec<(&'static str, String)> {
 /// to a text holding its secret is B's reply to that text with the secret already replaced.
 #[test]
 fn for_two_secrets_of_one_length_an_echo_tool_differs_only_where_a_whole_secret_occurs() {
-    let scratch = Scratch::new("differential");
-    let mut one = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
-    let mut two = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_2)]);
+    let scratch = Scratch::new("output-differential");
+    let mut one = serve(&scratch, ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let mut two = serve(&scratch, ECHO_TOOLS, &[("IT_SECRET", SECRET_2)]);
     let ask = |server: &mut Server, tool: &str, name: &str| {
-        seen(&server.request(&call(1, tool, json!({ "name": name }))))
+        outcome(&server.request(&call(1, tool, json!({ "name": name }))))
     };
     for (tool, name) in probes() {
         let in_one = name.contains(SECRET_1);
@@ -162,11 +126,11 @@ fn for_two_secrets_of_one_length_an_echo_tool_differs_only_where_a_whole_secret_
 /// `ghp_Zx81kQ` (the start of the secret) but showed `ghp_Zx81kR`.
 #[test]
 fn an_echo_tool_shows_the_start_of_its_secret_like_any_other_text() {
-    let scratch = Scratch::new("example");
-    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let scratch = Scratch::new("output-example");
+    let mut server = serve(&scratch, ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
     for name in ["ghp_Zx81kQ", "ghp_Zx81kR", "ghp_Zx81kQ7vB2mN9pL4sT6"] {
         let reply = server.request(&call(1, "echo_after", json!({ "name": name })));
-        assert_eq!(seen(&reply), (false, format!("hello {name}")));
+        assert_eq!(outcome(&reply), (false, format!("hello {name}")));
     }
     for name in [
         "x81kQ7vB2mN9pL4sT6w",
@@ -174,7 +138,7 @@ fn an_echo_tool_shows_the_start_of_its_secret_like_any_other_text() {
         "hp_Zx81kQ7vB2mN9pL4sT6w",
     ] {
         let reply = server.request(&call(1, "echo_before", json!({ "name": name })));
-        assert_eq!(seen(&reply), (false, format!("{name} world")));
+        assert_eq!(outcome(&reply), (false, format!("{name} world")));
     }
 }
 
@@ -197,7 +161,7 @@ fn attack(server: &mut Server, tool: &str, known_format: &str, steps: usize) -> 
             };
             let reply = server.request(&call(calls, tool, json!({ "name": name })));
             calls += 1;
-            let (error, shown) = seen(&reply);
+            let (error, shown) = outcome(&reply);
             replies.push((candidate, (error, shown.replace(&guess, "<guess>"))));
         }
         let stands_out: Vec<char> = replies
@@ -216,8 +180,8 @@ fn attack(server: &mut Server, tool: &str, known_format: &str, steps: usize) -> 
 /// The oracle attack, with and without the output cap, learns nothing.
 #[test]
 fn the_redaction_oracle_attack_learns_nothing() {
-    let scratch = Scratch::new("oracle");
-    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let scratch = Scratch::new("output-oracle");
+    let mut server = serve(&scratch, ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
     for tool in ["echo_after", "echo_capped"] {
         let (learned, calls) = attack(&mut server, tool, "ghp_", 3);
         eprintln!("{tool}: the attack learned {learned:?} in {calls} calls");
@@ -232,8 +196,8 @@ fn the_redaction_oracle_attack_learns_nothing() {
 /// withheld whatever they hold, and the reply says so.
 #[test]
 fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
-    let scratch = Scratch::new("withheld");
-    let mut server = scratch.serve(ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
+    let scratch = Scratch::new("output-withheld");
+    let mut server = serve(&scratch, ECHO_TOOLS, &[("IT_SECRET", SECRET_1)]);
     let reply = server.request(&call(
         1,
         "echo_capped",
@@ -262,9 +226,9 @@ fn output_cut_at_its_cap_withholds_the_bytes_before_the_cut_and_says_so() {
 /// tool's own secrets were.
 #[test]
 fn another_tools_secret_is_redacted_on_both_streams() {
-    let scratch = Scratch::new("shared");
+    let scratch = Scratch::new("output-shared");
     std::fs::write(
-        scratch.dir.join("deploy.log"),
+        scratch.join("deploy.log"),
         format!("deploying with token {SECRET_2}\n"),
     )
     .unwrap();
@@ -283,11 +247,11 @@ command = ["sh", "-c", "cat deploy.log; cat deploy.log >&2; exit 1"]
 workdir = "{dir}"
 exec = ["/usr/bin/cat"]
 "#,
-        dir = scratch.dir.display()
+        dir = scratch.path().display()
     );
-    let mut server = scratch.serve(&tools, &[("IT_DEPLOY_TOKEN", SECRET_2)]);
+    let mut server = serve(&scratch, &tools, &[("IT_DEPLOY_TOKEN", SECRET_2)]);
     let reply = server.request(&call(1, "read_log", json!({})));
-    let (error, shown) = seen(&reply);
+    let (error, shown) = outcome(&reply);
     assert!(error, "{shown}");
     assert!(!reply.to_string().contains(SECRET_2), "{shown}");
     assert!(
@@ -334,13 +298,13 @@ fn http_call(addr: SocketAddr, token: &str, tool: &str) -> Value {
 #[test]
 fn an_http_bearer_token_in_tool_output_is_redacted() {
     let token = "it-bearer-token-0123456789abcdef";
-    let scratch = Scratch::new("bearer");
+    let scratch = Scratch::new("output-bearer");
     std::fs::write(
-        scratch.dir.join("proxy.log"),
+        scratch.join("proxy.log"),
         format!("Authorization: Bearer {token}\n"),
     )
     .unwrap();
-    let manifest = scratch.manifest(&format!(
+    let manifest = scratch.manifest(&with_quota(&format!(
         r#"
 [[tool]]
 name = "read_log"
@@ -348,8 +312,8 @@ description = "Prints the proxy log"
 command = ["cat", "proxy.log"]
 workdir = "{dir}"
 "#,
-        dir = scratch.dir.display()
-    ));
+        dir = scratch.path().display()
+    )));
     let mut child = stdio::spawn_command(&airlock())
         .args(["serve", "--manifest", &manifest, "--http", "127.0.0.1:0"])
         .args(["--auth-token-env", "IT_BEARER"])
@@ -414,9 +378,9 @@ args.status = {{ type = "integer", minimum = 0, maximum = 1, default = 0 }}
 /// its report; before, a success returned stdout alone, here empty.
 #[test]
 fn a_passing_unittest_run_returns_its_report() {
-    let scratch = Scratch::new("unittest");
+    let scratch = Scratch::new("output-unittest");
     std::fs::write(
-        scratch.dir.join("test_sample.py"),
+        scratch.join("test_sample.py"),
         "import unittest\n\nclass Sample(unittest.TestCase):\n    def test_one(self):\n        \
          self.assertEqual(1 + 1, 2)\n\n    def test_two(self):\n        self.assertTrue(True)\n",
     )
@@ -429,11 +393,11 @@ description = "Runs the unit tests"
 command = ["/usr/bin/python3", "-B", "-m", "unittest", "test_sample"]
 workdir = "{dir}"
 "#,
-        dir = scratch.dir.display()
+        dir = scratch.path().display()
     );
-    let mut server = scratch.serve(&tools, &[]);
+    let mut server = serve(&scratch, &tools, &[]);
     let reply = server.request(&call(1, "unittest", json!({})));
-    let (error, shown) = seen(&reply);
+    let (error, shown) = outcome(&reply);
     assert!(!error, "{shown}");
     assert!(shown.starts_with("stderr:\n..\n---"), "{shown}");
     assert!(shown.contains("\nRan 2 tests in "), "{shown}");
@@ -444,11 +408,11 @@ workdir = "{dir}"
 /// and on failure.
 #[test]
 fn by_default_both_streams_are_returned_and_marked() {
-    let scratch = Scratch::new("separate");
-    let mut server = scratch.serve(&runner("tests", ""), &[]);
+    let scratch = Scratch::new("output-separate");
+    let mut server = serve(&scratch, &runner("tests", ""), &[]);
     let passing = server.request(&call(1, "tests", json!({})));
     assert_eq!(
-        seen(&passing),
+        outcome(&passing),
         (
             false,
             "stdout:\ncollected 2 items\ndone\n\nstderr:\n..\nRan 2 tests in 0.001s\n\nOK\n"
@@ -456,7 +420,7 @@ fn by_default_both_streams_are_returned_and_marked() {
         )
     );
     let failing = server.request(&call(2, "tests", json!({"status": 1})));
-    let (error, shown) = seen(&failing);
+    let (error, shown) = outcome(&failing);
     assert!(error);
     assert!(
         shown.starts_with(
@@ -470,11 +434,11 @@ fn by_default_both_streams_are_returned_and_marked() {
 /// `merge` returns one stream as a terminal shows it, in the order written.
 #[test]
 fn merge_returns_both_streams_in_the_order_they_were_written() {
-    let scratch = Scratch::new("merge");
-    let mut server = scratch.serve(&runner("tests", "stderr = \"merge\""), &[]);
+    let scratch = Scratch::new("output-merge");
+    let mut server = serve(&scratch, &runner("tests", "stderr = \"merge\""), &[]);
     let passing = server.request(&call(1, "tests", json!({})));
     assert_eq!(
-        seen(&passing),
+        outcome(&passing),
         (
             false,
             "collected 2 items\n..\nRan 2 tests in 0.001s\n\nOK\ndone\n".to_owned()
@@ -493,12 +457,12 @@ fn merge_returns_both_streams_in_the_order_they_were_written() {
 /// `tail` returns the last `stderr_tail_bytes` of stderr, marked so.
 #[test]
 fn tail_returns_the_end_of_stderr_and_says_how_much() {
-    let scratch = Scratch::new("tail");
+    let scratch = Scratch::new("output-tail");
     let tools = runner("tests", "stderr = \"tail\"\nstderr_tail_bytes = 3");
-    let mut server = scratch.serve(&tools, &[]);
+    let mut server = serve(&scratch, &tools, &[]);
     let passing = server.request(&call(1, "tests", json!({})));
     assert_eq!(
-        seen(&passing),
+        outcome(&passing),
         (
             false,
             "stdout:\ncollected 2 items\ndone\n\nstderr (last 3 bytes at most):\nOK\n".to_owned()
@@ -509,15 +473,15 @@ fn tail_returns_the_end_of_stderr_and_says_how_much() {
 /// `drop` never returns stderr, on success or failure.
 #[test]
 fn drop_never_returns_stderr() {
-    let scratch = Scratch::new("drop");
-    let mut server = scratch.serve(&runner("tests", "stderr = \"drop\""), &[]);
+    let scratch = Scratch::new("output-drop");
+    let mut server = serve(&scratch, &runner("tests", "stderr = \"drop\""), &[]);
     let passing = server.request(&call(1, "tests", json!({})));
     assert_eq!(
-        seen(&passing),
+        outcome(&passing),
         (false, "collected 2 items\ndone\n".to_owned())
     );
     let failing = server.request(&call(2, "tests", json!({"status": 1})));
-    let (error, shown) = seen(&failing);
+    let (error, shown) = outcome(&failing);
     assert!(error);
     assert!(!shown.contains("Ran 2 tests"), "{shown}");
     assert!(
@@ -530,7 +494,7 @@ fn drop_never_returns_stderr() {
 /// when they do not fit, each keeps at least half, and the cut is marked.
 #[test]
 fn streams_that_pass_the_replys_cap_are_cut_and_marked() {
-    let scratch = Scratch::new("shared-cap");
+    let scratch = Scratch::new("output-shared-cap");
     let tools = r#"
 [[tool]]
 name = "verbose"
@@ -539,9 +503,9 @@ command = ["sh", "-c", "head -c 3000 /dev/zero | tr '\\0' o; head -c 3000 /dev/z
 exec = ["/usr/bin/head", "/usr/bin/tr"]
 max_output_bytes = 4000
 "#;
-    let mut server = scratch.serve(tools, &[]);
+    let mut server = serve(&scratch, tools, &[]);
     let reply = server.request(&call(1, "verbose", json!({})));
-    let (error, shown) = seen(&reply);
+    let (error, shown) = outcome(&reply);
     assert!(!error, "{shown}");
     let note = "\n[airlock: cut here: a reply holds at most 4000 bytes of output]\n";
     assert_eq!(
@@ -606,7 +570,7 @@ command = ["sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' '{out}'; head -c 10
 exec = ["/usr/bin/head", "/usr/bin/tr"]
 "#
         );
-        let mut server = scratch.serve(&tools, &[]);
+        let mut server = serve(&scratch, &tools, &[]);
         for id in 1..=8 {
             server.send(&call(id, "flood", json!({})));
         }

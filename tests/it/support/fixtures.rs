@@ -64,6 +64,14 @@ impl Scratch {
             .expect("a UTF-8 path")
             .to_owned()
     }
+
+    /// Serves `manifest` (a text, written as `tools.toml`) on stdio with `env`, handshake done.
+    pub fn serve(&self, manifest: &str, env: &[(&str, &str)]) -> Server {
+        let path = self.manifest(manifest);
+        let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], env);
+        server.initialize("2025-11-25");
+        server
+    }
 }
 
 impl Drop for Scratch {
