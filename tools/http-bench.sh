@@ -11,7 +11,7 @@
 #   CLIENTS="1 16 256" DURATION_MS=3000 WARMUP_MS=1000 IDLE=1000   # the defaults
 #   AIRLOCK_SERVER=/path/to/bench_server bash tools/http-bench.sh  # that binary; not built
 #
-# Builds (release) airlock's `examples/bench_server.rs` (`--http`: the library with one
+# Builds (release) airlock's `crates/airlock/examples/bench_server.rs` (`--http`: the library with one
 # in-process `echo`, quotas off, connection caps raised, see below) and, into .bench/http/
 # (git-ignored), the load generator (tools/httpload, std + serde_json) and the references,
 # whose sources are in tools/http-bench/ and whose dependencies are fetched from the

@@ -8,7 +8,7 @@
 #   N=50000 bash tools/instructions.sh path/to/other/bench_server
 #
 # Needs valgrind. The call is `tools/call` of the in-process `echo` tool of
-# examples/bench_server.rs (the request line of tools/bench.sh's `call` mode).
+# crates/airlock/examples/bench_server.rs (the request line of tools/bench.sh's `call` mode).
 set -euo pipefail
 
 server="${1:?usage: tools/instructions.sh SERVER [ARGS...]}"

@@ -6,7 +6,7 @@
 #   bash tools/store-bench.sh             # build (release), run 3 rounds, print the records
 #   ROUNDS=5 DURATION_MS=3000 WARMUP_MS=1000 CLIENTS=48 bash tools/store-bench.sh
 #
-# Target: examples/bench_server.rs over HTTP (an in-process `echo`), with BENCH_QUOTAS=1:
+# Target: crates/airlock/examples/bench_server.rs over HTTP (an in-process `echo`), with BENCH_QUOTAS=1:
 # every quota on (server calls, cheap methods, per-client calls and requests) at rates no run
 # reaches, so every request is checked and none refused. Load: tools/httpload (keep-alive
 # modern `tools/call`s, every reply checked). Redis: /usr/bin/redis-server on a free loopback

@@ -9,7 +9,7 @@
 #                 Inspector needs Node >= 22.19; the tests run every Node client on it)
 #   .env/audit/   `npm ci` of audit/package.json + audit/package-lock.json: the SARIF 2.1.0 JSON
 #                 schema the audit's SARIF report is validated against (tests/it/audit_reports.rs)
-#                 and server-everything, the reference server of the README's audit figures
+#                 and server-everything, the reference server of docs/REVIEWER-GUIDE.md's audit figures
 #   /usr/bin/chromium  Debian's `chromium` package, for the browser (CORS) test in
 #                 tests/it/http_browser.rs: installed with apt-get when missing (as root)
 #   /usr/bin/redis-server  Debian's `redis-server` package, for the shared quota store tests

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against `airlock serve --http`-style serving of the
-# fixture tools (examples/conformance_server.rs) on loopback, once per requirement set:
+# fixture tools (crates/airlock/examples/conformance_server.rs) on loopback, once per requirement set:
 # 2025-11-25 (stateful wire: initialize, Mcp-Session-Id) and 2026-07-28 (stateless wire).
 #
 #   bash tests/conformance/run.sh                # both revisions

@@ -1,7 +1,7 @@
 //! A tool asks the client (elicitation, sampling) over real pipes: the conformance fixture
-//! server (`examples/conformance_server.rs`, stdio) sends the request on stdout, this test
-//! answers on stdin, and the tool's reply says what it got. Hostile answers reach the tool as
-//! a fixed error and are never echoed.
+//! server (`crates/airlock/examples/conformance_server.rs`, stdio) sends the request on
+//! stdout, this test answers on stdin, and the tool's reply says what it got. Hostile answers
+//! reach the tool as a fixed error and are never echoed.
 
 use serde_json::{Value, json};
 

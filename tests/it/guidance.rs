@@ -198,7 +198,7 @@ fn jq_with_an_enum_of_filters_passes_and_a_free_filter_names_the_safe_form() {
 }
 
 /// Issue 41: shape errors came one at a time and out of line order, with no "did you mean";
-/// README says `check` lists every error at once.
+/// the operator's guide says `check` lists every error at once.
 #[test]
 fn check_lists_every_shape_error_at_once_in_line_order_with_did_you_mean() {
     let dir = tree("shape");

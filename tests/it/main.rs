@@ -4,7 +4,7 @@
 //! process through its stdin/stdout and asserts on the exact lines it writes:
 //!
 //! - `protocol`: handshakes, both eras, listing, calls, the error table, through the example
-//!   product CLI (`examples/product_cli.rs mcp`) and the fixture server;
+//!   product CLI (`crates/airlock/examples/product_cli.rs mcp`) and the fixture server;
 //! - `hostile`: what an attacker sends — huge lines, bad bytes, deep nesting, batches, floods,
 //!   panics, end of input with work in flight;
 //! - `serve`: `airlock serve` with manifests, attacked through real child processes, and

@@ -1,7 +1,7 @@
 //! Red-team regressions for questions a tool asks the client (`CallContext::elicit`,
 //! `CallContext::sample`): the client's JSON-RPC responses attacked as hostile input, through
-//! the conformance fixture (`examples/conformance_server.rs`) over real pipes (stdio) and real
-//! TCP on loopback (`--http`).
+//! the conformance fixture (`crates/airlock/examples/conformance_server.rs`) over real pipes
+//! (stdio) and real TCP on loopback (`--http`).
 //!
 //! Findings (both fixed; each test failed against the code it was written for):
 //!

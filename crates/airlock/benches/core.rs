@@ -224,7 +224,8 @@ fn call(c: &mut Criterion) {
     });
 }
 
-/// The benchmark server of `examples/bench_server.rs`: one `echo` tool, no quotas.
+/// The benchmark server of `crates/airlock/examples/bench_server.rs`: one `echo` tool, no
+/// quotas.
 fn bench_server() -> Server {
     #[derive(serde::Deserialize, JsonSchema)]
     struct EchoArgs {

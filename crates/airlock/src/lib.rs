@@ -193,8 +193,8 @@ pub mod __private {
     pub use crate::tools::arguments::check as check_arguments;
 }
 
-/// The README's code blocks, compiled by `cargo test --doc`: its library example must build
+/// The library guide's code blocks, compiled by `cargo test --doc`: its examples must build
 /// against this API.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeExamples;
+#[doc = include_str!("../../../docs/LIBRARY-GUIDE.md")]
+struct LibraryGuideExamples;

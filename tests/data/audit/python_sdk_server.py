@@ -1,4 +1,4 @@
-"""The official Python SDK's quickstart server (an `add` tool), for the README's audit figures:
+"""The official Python SDK's quickstart server (an `add` tool), for docs/REVIEWER-GUIDE.md's audit figures:
 
     airlock audit --quick -- tests/clients/.env/python/bin/python tests/data/audit/python_sdk_server.py
 """

@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 /// How long any single expected reply may take before the test fails.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// The path of a binary built from `examples/`: `cargo test` builds them, `cargo test --test
-/// it` does not, so a missing one is built here (once per test run, for every example).
+/// The path of a binary built from the library's `crates/airlock/examples/`: `cargo test` at
+/// the top builds them, `cargo test --test it` does not, so a missing one is built here (once
+/// per test run, for every example).
 pub fn example(name: &str) -> PathBuf {
     let mut dir = std::env::current_exe().expect("test binary path");
     dir.pop(); // the test binary's name
@@ -28,21 +29,23 @@ pub fn example(name: &str) -> PathBuf {
     }
     assert!(
         path.exists(),
-        "{} is missing and `cargo build --examples` did not make it",
+        "{} is missing and `cargo build -p airlock --examples` did not make it",
         path.display()
     );
     path
 }
 
-/// `cargo build --examples` into the profile directory `profile` (`target/debug`, say) the
-/// test binary runs from.
+/// `cargo build -p airlock --examples --all-features` into the profile directory `profile`
+/// (`target/debug`, say) the test binary runs from: the HTTP examples need the library's
+/// features, which the `airlock` program turns on in a build of the whole workspace.
 fn build_examples(profile: &std::path::Path) {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = spawn_command(std::path::Path::new(&cargo));
         build
-            .args(["build", "--quiet", "--examples", "--manifest-path"])
+            .args(["build", "--quiet", "--examples", "--all-features"])
+            .args(["-p", "airlock", "--manifest-path"])
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
             .arg("--target-dir")
             .arg(profile.parent().expect("a target directory"));
@@ -50,7 +53,7 @@ fn build_examples(profile: &std::path::Path) {
             build.arg("--release");
         }
         let status = build.status().expect("cargo runs");
-        assert!(status.success(), "cargo build --examples failed: {status}");
+        assert!(status.success(), "building the examples failed: {status}");
     });
 }
 
