@@ -309,3 +309,64 @@ impl LimitFlags {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn serve_plan(args: &[&str]) -> ServePlan {
+        let cli = Cli::try_parse_from(["airlock", "serve"].iter().chain(args)).unwrap();
+        match cli.command {
+            Command::Serve(flags) => flags.plan().0,
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn serve_flags_make_the_plan_they_name() {
+        let plan = serve_plan(&[
+            "tools.toml",
+            "--sandbox",
+            "best-effort",
+            "--tool-timeout-ms",
+            "1500",
+            "--audit-hash-key-env",
+            "KEY",
+            "--http",
+            "localhost:8080",
+            "--auth-token-env",
+            "TOKEN",
+            "--quota-store",
+            "redis",
+            "--redis-unreachable",
+            "local",
+            "--redis-lease-ms",
+            "2000",
+        ]);
+        assert_eq!(plan.manifest, Some(PathBuf::from("tools.toml")));
+        assert_eq!(plan.sandbox, sandbox::Mode::BestEffort);
+        assert_eq!(plan.limits.tool_timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(plan.audit_log.hash_key_env.as_deref(), Some("KEY"));
+        let http = plan.http.unwrap();
+        assert_eq!(http.addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(http.auth_token_env, ["TOKEN"]);
+        assert_eq!(http.store.redis, Some(true));
+        assert_eq!(
+            http.store.unreachable,
+            Some(airlock::transport::http::Unreachable::LocalLimits)
+        );
+        assert_eq!(http.store.lease, Some(Duration::from_millis(2000)));
+        assert_eq!(http.store.url_env, "AIRLOCK_REDIS_URL");
+    }
+
+    #[test]
+    fn serve_without_http_plans_stdio_with_the_defaults() {
+        let plan = serve_plan(&[]);
+        assert_eq!(plan.manifest, None);
+        assert_eq!(plan.sandbox, sandbox::Mode::Required);
+        assert!(plan.http.is_none());
+        assert!(plan.audit_log.path.is_none());
+    }
+}

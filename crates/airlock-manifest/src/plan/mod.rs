@@ -314,3 +314,99 @@ pub fn raise_descriptor_limit() {
         tracing::debug!("the soft descriptor limit could not be raised");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use airlock::transport::http::ProxyHeader;
+
+    use super::*;
+    use crate::plan::http::StorePlan;
+
+    fn http(addr: &str) -> HttpPlan {
+        HttpPlan {
+            addr: addr.parse().unwrap(),
+            allow_remote: false,
+            allow_origin: Vec::new(),
+            allow_host: Vec::new(),
+            auth_token_env: Vec::new(),
+            max_connections: None,
+            max_connections_per_address: None,
+            client_calls_per_minute: None,
+            client_in_flight: None,
+            client_requests_per_minute: None,
+            max_sessions: None,
+            max_sessions_per_client: None,
+            trusted_proxy: Vec::new(),
+            trusted_proxy_header: ProxyHeader::XForwardedFor,
+            tls: None,
+            oauth: None,
+            store: StorePlan {
+                redis: None,
+                url_env: "AIRLOCK_REDIS_URL".to_owned(),
+                namespace: None,
+                unreachable: None,
+                lease: None,
+            },
+        }
+    }
+
+    fn plan(http: Option<HttpPlan>) -> ServePlan {
+        ServePlan {
+            manifest: None,
+            sandbox: sandbox::Mode::Required,
+            limits: LimitOverrides::default(),
+            audit_log: AuditLogPlan::default(),
+            http,
+        }
+    }
+
+    #[test]
+    fn a_token_given_for_its_variable_is_refused_by_position_and_not_shown() {
+        let mut served = http("127.0.0.1:8080");
+        served.auth_token_env = vec!["GOOD_NAME".to_owned(), "ghp_secret-123".to_owned()];
+        let error = plan(Some(served)).check().unwrap_err();
+        assert!(matches!(error, PlanError::TokenVariable { position: 2 }));
+        assert!(!error.to_string().contains("ghp_secret-123"));
+    }
+
+    #[test]
+    fn an_address_that_is_not_loopback_needs_allow_remote() {
+        let error = plan(Some(http("0.0.0.0:8080"))).check().unwrap_err();
+        assert!(matches!(error, PlanError::NotLoopback(_)));
+        let mut remote = http("0.0.0.0:8080");
+        remote.allow_remote = true;
+        assert!(plan(Some(remote)).check().is_ok());
+        assert!(plan(Some(http("[::1]:8080"))).check().is_ok());
+    }
+
+    #[test]
+    fn stdio_has_nothing_to_refuse_before_logging() {
+        assert!(plan(None).check().is_ok());
+    }
+
+    #[test]
+    fn a_rate_given_without_its_burst_keeps_the_manifests_burst() {
+        let per_minute = NonZeroU32::new(6).unwrap();
+        let burst = NonZeroU32::new(3).unwrap();
+        let mut limits = Limits::default();
+        limits.tool_call_rate = Some(Rate {
+            per_minute: NonZeroU32::new(60).unwrap(),
+            burst,
+        });
+        let overrides = LimitOverrides {
+            calls_per_minute: Some(per_minute),
+            tool_timeout: Some(Duration::from_millis(1500)),
+            ..LimitOverrides::default()
+        };
+        overrides.apply(&mut limits);
+        assert_eq!(limits.tool_call_rate, Some(Rate { per_minute, burst }));
+        assert_eq!(limits.tool_timeout, Duration::from_millis(1500));
+        let mut given = LimitOverrides {
+            calls_per_minute: Some(per_minute),
+            ..LimitOverrides::default()
+        };
+        given.call_burst = NonZeroU32::new(9);
+        given.apply(&mut limits);
+        assert_eq!(limits.tool_call_rate.map(|rate| rate.burst.get()), Some(9));
+    }
+}

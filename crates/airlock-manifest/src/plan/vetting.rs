@@ -165,3 +165,42 @@ pub fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest of one tool `t` given `keys` (its environment).
+    fn manifest(keys: &str) -> Manifest {
+        let dir = std::env::temp_dir().join(format!("airlock-vetting-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("work")).unwrap();
+        let text = format!(
+            "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"wc\", \"--\", \"{{path}}\"]\n\
+             workdir = \"work\"\nargs.path = {{ type = \"path\" }}\n{keys}\n"
+        );
+        crate::manifest::parse(&text, "test.toml", &dir).unwrap()
+    }
+
+    fn name(text: &str) -> VariableName {
+        VariableName::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_variable_a_tool_gets_fixed_or_passed_through_names_that_tool() {
+        let fixed = manifest("env = { MY_TOKEN = \"x\" }");
+        assert_eq!(passes_variable(&fixed, &name("MY_TOKEN")), Some("t"));
+        assert_eq!(passes_variable(&fixed, &name("OTHER")), None);
+        // Passed through only when airlock has it (read at load): cargo sets CARGO.
+        let passed = manifest("env_allow = [\"CARGO\", \"AIRLOCK_SURELY_UNSET\"]");
+        assert_eq!(passes_variable(&passed, &name("CARGO")), Some("t"));
+        assert_eq!(
+            passes_variable(&passed, &name("AIRLOCK_SURELY_UNSET")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_tool_with_no_environment_receives_no_variable() {
+        assert_eq!(passes_variable(&manifest(""), &name("MY_TOKEN")), None);
+    }
+}
