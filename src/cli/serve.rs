@@ -5,7 +5,7 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
-use airlock_manifest::plan::{Prepared, ServeError};
+use airlock_manifest::plan::ServeError;
 
 use crate::cli::flags::ServeFlags;
 use crate::cli::output::emit;
@@ -23,16 +23,13 @@ pub(crate) fn run(flags: ServeFlags) -> ExitCode {
         let text = format!("airlock serve: {error}\n");
         return emit(std::io::stderr().lock(), &text, ExitCode::FAILURE);
     }
-    let prepared = match plan.prepare() {
-        Ok(prepared) => prepared,
+    let vetted = match plan.vet() {
+        Ok(vetted) => vetted,
         // Its reasons are logged as they are found.
         Err(ServeError::Refused) => return ExitCode::FAILURE,
-        Err(error) => {
-            tracing::error!("{error}");
-            return ExitCode::FAILURE;
-        }
+        Err(error) => return failed(&error),
     };
-    if matches!(prepared, Prepared::Stdio(_)) && std::io::stdin().is_terminal() {
+    if vetted.is_stdio() && std::io::stdin().is_terminal() {
         // A new user typing `airlock serve` sees a silent terminal: say what it waits for.
         let note = "airlock serve: waiting for MCP JSON-RPC messages on stdin, one per line. \
                     This is what an MCP client runs (see README, \"Use it with a client\"); \
@@ -42,5 +39,14 @@ pub(crate) fn run(flags: ServeFlags) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    prepared.run()
+    match vetted.build() {
+        Ok(prepared) => prepared.run(),
+        Err(error) => failed(&error),
+    }
+}
+
+/// Says why the plan was not served, at ERROR.
+fn failed(error: &ServeError) -> ExitCode {
+    tracing::error!("{error}");
+    ExitCode::FAILURE
 }

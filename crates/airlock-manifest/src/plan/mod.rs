@@ -17,11 +17,12 @@ use std::net::SocketAddr;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::transport::http::HttpConfig;
 use airlock::variables::VariableName;
-use airlock::{BuildError, Limits, Rate, Server};
+use airlock::{BuildError, CallLog, Limits, Rate, Server};
 
 use crate::manifest::{self, Manifest, ManifestError};
 use crate::sandbox;
@@ -165,6 +166,42 @@ pub enum ServeError {
     Build(#[from] BuildError),
 }
 
+/// A manifest that passed every check of its plan, to build.
+#[derive(Debug)]
+pub struct Vetted {
+    manifest: Manifest,
+    /// The file a reload reads again.
+    reload_path: Option<PathBuf>,
+    reloading: Reloading,
+    log: Arc<CallLog>,
+    /// Where and how it is served over HTTP (none: stdio).
+    http: Option<(SocketAddr, Box<HttpConfig>)>,
+}
+
+impl Vetted {
+    /// Whether it is served on stdin and stdout.
+    pub fn is_stdio(&self) -> bool {
+        self.http.is_none()
+    }
+
+    /// The server, with its reload hook when the manifest came from a file.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Build`].
+    pub fn build(self) -> Result<Prepared, ServeError> {
+        let server = built(self.manifest, self.reload_path, self.reloading, self.log)?;
+        Ok(match self.http {
+            None => Prepared::Stdio(server),
+            Some((addr, config)) => Prepared::Http {
+                server,
+                addr,
+                config,
+            },
+        })
+    }
+}
+
 /// A server ready to run, on its transport.
 #[derive(Debug)]
 pub enum Prepared {
@@ -223,15 +260,15 @@ impl ServePlan {
         Ok(())
     }
 
-    /// The server this plan describes, ready to run: the audit record opened, the manifest
-    /// loaded with the command line's limits, vetted ([`Vetting`]), and built with its reload
-    /// hook when it came from a file. Raises the soft descriptor limit first, and keeps tools
+    /// The manifest this plan serves, vetted: the audit record opened, the manifest loaded
+    /// with the command line's limits, the HTTP configuration made, and the manifest checked
+    /// against all of it ([`Vetting`]). Raises the soft descriptor limit first, and keeps tools
     /// from reaching an HTTP listener of airlock's own through the network proxy.
     ///
     /// # Errors
     ///
     /// A [`ServeError`].
-    pub fn prepare(self) -> Result<Prepared, ServeError> {
+    pub fn vet(self) -> Result<Vetted, ServeError> {
         self.check()?;
         raise_descriptor_limit();
         // No tool's command may reach airlock's own listener through the network proxy, unless
@@ -259,9 +296,13 @@ impl ServePlan {
             if !vetting.passes(&manifest) {
                 return Err(ServeError::Refused);
             }
-            let reloading = Reloading::new(vetting, self.limits, Vec::new());
-            let server = built(manifest, reload_path, reloading, opened.log)?;
-            return Ok(Prepared::Stdio(server));
+            return Ok(Vetted {
+                manifest,
+                reload_path,
+                reloading: Reloading::new(vetting, self.limits, Vec::new()),
+                log: opened.log,
+                http: None,
+            });
         };
         let HttpServing { config, store_url } = http.config(manifest.shared_store.as_ref())?;
         // No token passthrough: a tool that would receive a token's variable is refused; nor
@@ -284,12 +325,12 @@ impl ServePlan {
             .map(|(name, token)| (name.to_owned(), token.clone()))
             .collect();
         known.extend(store_url.map(|(name, url)| (name.to_string(), url)));
-        let reloading = Reloading::new(vetting, self.limits, known);
-        let server = built(manifest, reload_path, reloading, opened.log)?;
-        Ok(Prepared::Http {
-            server,
-            addr: http.addr,
-            config: Box::new(config),
+        Ok(Vetted {
+            manifest,
+            reload_path,
+            reloading: Reloading::new(vetting, self.limits, known),
+            log: opened.log,
+            http: Some((http.addr, Box::new(config))),
         })
     }
 }
