@@ -7,7 +7,7 @@
 //!
 //! # Layout
 //!
-//! - [`vetting`]: what a manifest must pass besides its own checks (the sandbox gate, the
+//! - `vetting`: what a manifest must pass besides its own checks (the sandbox gate, the
 //!   variables kept from tools), at start and at every reload.
 //! - `reload`: the server with its reload hook.
 //! - [`audit_log`]: the audit record's file and hash key.
@@ -30,7 +30,7 @@ use crate::sandbox;
 pub mod audit_log;
 pub mod http;
 mod reload;
-pub mod vetting;
+mod vetting;
 
 use audit_log::{AuditLogError, AuditLogPlan};
 use http::{HttpPlan, HttpPlanError, HttpServing};
@@ -158,7 +158,8 @@ pub enum ServeError {
     /// The HTTP configuration is refused.
     #[error(transparent)]
     Http(#[from] HttpPlanError),
-    /// The manifest failed the [`Vetting`]; the lines at ERROR before say why.
+    /// The manifest failed its plan's checks (the sandbox gate, the variables kept from
+    /// tools); the lines at ERROR before say why.
     #[error("the manifest was refused (the lines before say why)")]
     Refused,
     /// The server cannot be built from the manifest's tools.
@@ -262,7 +263,7 @@ impl ServePlan {
 
     /// The manifest this plan serves, vetted: the audit record opened, the manifest loaded
     /// with the command line's limits, the HTTP configuration made, and the manifest checked
-    /// against all of it ([`Vetting`]). Raises the soft descriptor limit first, and keeps tools
+    /// against all of it (the sandbox gate, the variables kept from tools). Raises the soft descriptor limit first, and keeps tools
     /// from reaching an HTTP listener of airlock's own through the network proxy.
     ///
     /// # Errors
@@ -339,7 +340,7 @@ impl ServePlan {
 /// calls and proxied connections are all airlock's descriptors, and a common soft limit of
 /// 1,024 is what a few busy calls use (every bound on them is counted against the limit in
 /// force: `sandbox::proxy`). Commands get their own limit from their policy.
-pub fn raise_descriptor_limit() {
+fn raise_descriptor_limit() {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     if limit.current != limit.maximum

@@ -9,7 +9,7 @@ use crate::{sandbox, secrets};
 
 /// The checks, and the variables no tool may receive.
 #[derive(Clone, Debug)]
-pub struct Vetting {
+pub(super) struct Vetting {
     mode: sandbox::Mode,
     /// `--audit-hash-key-env`: no tool may receive the key's variable.
     hash_key_env: Option<VariableName>,
@@ -22,7 +22,7 @@ pub struct Vetting {
 impl Vetting {
     /// The checks of a server whose sandbox is held in `mode`, keeping the audit hash key's
     /// variable `hash_key_env` from every tool.
-    pub fn new(mode: sandbox::Mode, hash_key_env: Option<VariableName>) -> Self {
+    pub(super) fn new(mode: sandbox::Mode, hash_key_env: Option<VariableName>) -> Self {
         Self {
             mode,
             hash_key_env,
@@ -33,7 +33,7 @@ impl Vetting {
 
     /// Also keeps the bearer tokens' variables, and the Redis URL's, from every tool.
     #[must_use]
-    pub fn keeping_http_secrets(
+    pub(super) fn keeping_http_secrets(
         mut self,
         token_envs: Vec<VariableName>,
         store_url_env: Option<VariableName>,
@@ -46,7 +46,7 @@ impl Vetting {
     /// Whether `manifest` may be served: the sandbox holds for its tools (see
     /// [`sandbox_holds`]), and no tool would receive the audit hash key's, a bearer token's or
     /// the Redis URL's variable. Says why not at ERROR.
-    pub fn passes(&self, manifest: &Manifest) -> bool {
+    pub(super) fn passes(&self, manifest: &Manifest) -> bool {
         if !sandbox_holds(manifest, self.mode) {
             return false;
         }
@@ -88,7 +88,7 @@ impl Vetting {
 
 /// The first tool that would receive the environment variable `name` (passed through or as a
 /// secret).
-pub fn passes_variable<'a>(manifest: &'a Manifest, name: &VariableName) -> Option<&'a str> {
+fn passes_variable<'a>(manifest: &'a Manifest, name: &VariableName) -> Option<&'a str> {
     manifest.tools.iter().find_map(|tool| {
         let mut passed = tool
             .env
@@ -105,7 +105,7 @@ pub fn passes_variable<'a>(manifest: &'a Manifest, name: &VariableName) -> Optio
 /// `required` mode every one must be fully confined; in `best-effort` mode each tool's
 /// effective policy is logged. Also makes this process non-dumpable, so that no process of the
 /// same user (a command included) can read its memory or `/proc/<pid>/environ`.
-pub fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
+fn sandbox_holds(manifest: &Manifest, mode: sandbox::Mode) -> bool {
     for tool in &manifest.tools {
         for warning in &tool.warnings {
             tracing::warn!(tool = tool.name.as_str(), "{warning}");
