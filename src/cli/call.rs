@@ -39,56 +39,81 @@ const USAGE: u8 = 2;
 pub(crate) fn run(request: &Request<'_>) -> ExitCode {
     let arguments = match arguments(request.pairs, request.json) {
         Ok(arguments) => arguments,
-        Err(text) => return fail(&text, USAGE),
+        Err(error) => return fail(&error.to_string(), USAGE),
     };
     match call(request, arguments) {
         Ok(reply) => print(&reply, request.raw),
-        Err(text) => fail(&text, TOOL_ERROR),
+        Err(error) => fail(&error.to_string(), TOOL_ERROR),
     }
+}
+
+/// Arguments that cannot be read (a usage error).
+#[derive(Debug, thiserror::Error)]
+enum ArgumentsError {
+    /// `--json` is no JSON object.
+    #[error("--json takes the arguments as one JSON object: --json '{{\"path\": \".\"}}'")]
+    NotAnObject,
+    /// `key:=` followed by no JSON.
+    #[error("{0}:= takes a JSON value (a number, true, an array…); use {0}=… for text")]
+    NotJson(String),
+    /// Neither `key=value` nor `key:=json`.
+    #[error("an argument is key=value (text) or key:=json, not `{0}`")]
+    NotAPair(String),
+    /// `=value`.
+    #[error("an argument without a name: `{0}`")]
+    NoName(String),
+    /// One name twice.
+    #[error("the argument {0} is given twice")]
+    Twice(String),
+}
+
+/// Why the call was not made or got no reply.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// This program's path is unknown.
+    #[error("cannot find airlock's own program: {0}")]
+    Program(std::io::Error),
+    /// `airlock serve` cannot be started.
+    #[error("cannot start airlock serve: {0}")]
+    Start(std::io::Error),
+    /// The exchange with the server broke off.
+    #[error("{0}")]
+    Exchange(&'static str),
 }
 
 /// The call's arguments: `--json`'s object, or the pairs (`key=value` a string, `key:=value`
 /// JSON: `count:=3`, `flags:='["a"]'`).
-fn arguments(pairs: &[String], json: Option<&str>) -> Result<Map<String, Value>, String> {
+fn arguments(pairs: &[String], json: Option<&str>) -> Result<Map<String, Value>, ArgumentsError> {
     if let Some(text) = json {
         return match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(object)) => Ok(object),
-            _ => Err(
-                "--json takes the arguments as one JSON object: --json '{\"path\": \".\"}'"
-                    .to_owned(),
-            ),
+            _ => Err(ArgumentsError::NotAnObject),
         };
     }
     let mut arguments = Map::new();
     for pair in pairs {
         let (key, value) = if let Some((key, value)) = pair.split_once(":=") {
-            let value = serde_json::from_str(value).map_err(|_| {
-                format!(
-                    "{key}:= takes a JSON value (a number, true, an array…); use {key}=… for text"
-                )
-            })?;
+            let value =
+                serde_json::from_str(value).map_err(|_| ArgumentsError::NotJson(key.to_owned()))?;
             (key, value)
         } else if let Some((key, value)) = pair.split_once('=') {
             (key, Value::String(value.to_owned()))
         } else {
-            return Err(format!(
-                "an argument is key=value (text) or key:=json, not `{pair}`"
-            ));
+            return Err(ArgumentsError::NotAPair(pair.clone()));
         };
         if key.is_empty() {
-            return Err(format!("an argument without a name: `{pair}`"));
+            return Err(ArgumentsError::NoName(pair.clone()));
         }
         if arguments.insert(key.to_owned(), value).is_some() {
-            return Err(format!("the argument {key} is given twice"));
+            return Err(ArgumentsError::Twice(key.to_owned()));
         }
     }
     Ok(arguments)
 }
 
 /// Starts `airlock serve`, initializes, calls the tool and returns the reply to the call.
-fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, String> {
-    let program = std::env::current_exe()
-        .map_err(|error| format!("cannot find airlock's own program: {error}"))?;
+fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, CallError> {
+    let program = std::env::current_exe().map_err(CallError::Program)?;
     #[expect(
         clippy::disallowed_methods,
         reason = "airlock starting itself as the server, argv only"
@@ -106,7 +131,7 @@ fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, S
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|error| format!("cannot start airlock serve: {error}"))?;
+        .map_err(CallError::Start)?;
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25",
@@ -142,7 +167,7 @@ fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, S
     })();
     // Done either way: end the server (its stdin is closed above or with the closure).
     let ended = child.wait().is_ok();
-    let reply = reply.map_err(str::to_owned)?;
+    let reply = reply.map_err(CallError::Exchange)?;
     if !ended {
         tracing::debug!("the server could not be waited for");
     }

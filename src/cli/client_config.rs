@@ -42,8 +42,8 @@ pub(crate) fn run(request: &Request<'_>) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Err(text) => {
-            let line = format!("airlock client-config: {text}\n");
+        Err(error) => {
+            let line = format!("airlock client-config: {error}\n");
             if std::io::stderr().lock().write_all(line.as_bytes()).is_err() {
                 return ExitCode::FAILURE;
             }
@@ -52,16 +52,55 @@ pub(crate) fn run(request: &Request<'_>) -> ExitCode {
     }
 }
 
+/// Why there is no snippet (a usage error).
+#[derive(Debug, thiserror::Error)]
+enum SnippetError {
+    /// This program's path is unknown.
+    #[error("cannot find airlock's own program: {0}")]
+    Program(std::io::Error),
+    /// The manifest cannot be found or read.
+    #[error("--manifest {}: {error}", .path.display())]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The manifest is no TOML.
+    #[error("--manifest {}: not a TOML manifest (airlock check says why)", .0.display())]
+    NotToml(PathBuf),
+    /// A `secret_env` or `env_allow` entry is no variable name.
+    #[error(
+        "--manifest {}: `{key}` holds something that is not a variable name (airlock check says \
+         more)",
+        .path.display()
+    )]
+    NotAName {
+        /// The manifest.
+        path: PathBuf,
+        /// `secret_env` or `env_allow`.
+        key: &'static str,
+    },
+    /// A path the snippet would name is not UTF-8.
+    #[error("{} is not valid UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    /// No such client.
+    #[error("no snippet for `{0}`; one of: {clients}", clients = CLIENTS.join(", "))]
+    NoClient(String),
+}
+
 /// The snippet and a note on where it goes.
-fn snippet(request: &Request<'_>) -> Result<(String, String), String> {
+fn snippet(request: &Request<'_>) -> Result<(String, String), SnippetError> {
     let program = std::env::current_exe()
         .and_then(std::fs::canonicalize)
-        .map_err(|error| format!("cannot find airlock's own program: {error}"))?;
+        .map_err(SnippetError::Program)?;
     let manifest = request
         .manifest
         .map(|path| {
-            std::fs::canonicalize(path)
-                .map_err(|error| format!("--manifest {}: {error}", path.display()))
+            std::fs::canonicalize(path).map_err(|error| SnippetError::Manifest {
+                path: path.to_path_buf(),
+                error,
+            })
         })
         .transpose()?;
     let variables = match &manifest {
@@ -168,10 +207,7 @@ fn snippet(request: &Request<'_>) -> Result<(String, String), String> {
             (pretty(config), note)
         }
         other => {
-            return Err(format!(
-                "no snippet for `{other}`; one of: {}",
-                CLIENTS.join(", ")
-            ));
+            return Err(SnippetError::NoClient(other.to_owned()));
         }
     })
 }
@@ -192,15 +228,13 @@ fn note(file: &str, variables: &[String]) -> String {
 /// The variables a manifest's tools read from airlock's environment (`secret_env`,
 /// `env_allow`, in the tools and in `[defaults]`), from its text: it may not load here
 /// without them.
-fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| format!("--manifest {}: {error}", path.display()))?;
-    let table: toml::Table = toml::from_str(&text).map_err(|_| {
-        format!(
-            "--manifest {}: not a TOML manifest (airlock check says why)",
-            path.display()
-        )
+fn variables(path: &PathBuf) -> Result<Vec<String>, SnippetError> {
+    let text = std::fs::read_to_string(path).map_err(|error| SnippetError::Manifest {
+        path: path.clone(),
+        error,
     })?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|_| SnippetError::NotToml(path.clone()))?;
     let mut found: Vec<String> = Vec::new();
     let tools = table.get("tool").and_then(toml::Value::as_array);
     let sections = tools.into_iter().flatten().chain(table.get("defaults"));
@@ -211,11 +245,10 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
                 // Printed into a shell line (`--env NAME="$NAME"`): only a variable's name,
                 // as the loader itself requires, never text a shell would act on.
                 if !airlock::variables::is_variable_name(name) {
-                    return Err(format!(
-                        "--manifest {}: `{key}` holds something that is not a variable name \
-                         (airlock check says more)",
-                        path.display()
-                    ));
+                    return Err(SnippetError::NotAName {
+                        path: path.clone(),
+                        key,
+                    });
                 }
                 if !found.iter().any(|seen| seen == name) {
                     found.push(name.to_owned());
@@ -228,10 +261,10 @@ fn variables(path: &PathBuf) -> Result<Vec<String>, String> {
 }
 
 /// A path as the snippet's text.
-fn text(path: &Path) -> Result<String, String> {
+fn text(path: &Path) -> Result<String, SnippetError> {
     path.to_str()
         .map(str::to_owned)
-        .ok_or_else(|| format!("{} is not valid UTF-8", path.display()))
+        .ok_or_else(|| SnippetError::NotUtf8(path.to_path_buf()))
 }
 
 /// `text` as one shell word.

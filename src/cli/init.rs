@@ -19,8 +19,56 @@ use airlock_manifest::manifest;
 /// The starter manifest.
 pub(crate) const STARTER: &str = include_str!("init.toml");
 
+/// Why `airlock init` wrote nothing (or, past the checks, not everything).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InitError {
+    /// The directory is no project to serve whole.
+    #[error(
+        "will not write a manifest serving {}: {why}. Run it in (or name) the project's \
+         directory: airlock init my-project",
+        .full.display()
+    )]
+    Unsafe {
+        /// The directory, resolved.
+        full: PathBuf,
+        /// What it is.
+        why: &'static str,
+    },
+    /// Where the directory is cannot be found.
+    #[error("cannot resolve {}: {kind}", .path.display())]
+    Resolve {
+        /// The directory as given.
+        path: PathBuf,
+        /// Why.
+        kind: std::io::ErrorKind,
+    },
+    /// A directory or file cannot be created.
+    #[error("cannot create {}: {kind}", .path.display())]
+    Create {
+        /// What was to be created.
+        path: PathBuf,
+        /// Why.
+        kind: std::io::ErrorKind,
+    },
+    /// A file cannot be written.
+    #[error("cannot write {}: {kind}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        kind: std::io::ErrorKind,
+    },
+    /// The manifest or the schema is there already.
+    #[error(
+        "{} already exists; not overwritten (move it away, or run airlock init in another \
+         directory)",
+        .0.display()
+    )]
+    Exists(PathBuf),
+}
+
 /// What `airlock init` wrote, or why it wrote nothing.
-pub(crate) fn run(dir: &Path, manifest_name: &str) -> Result<String, String> {
+pub(crate) fn run(dir: &Path, manifest_name: &str) -> Result<String, InitError> {
     // Refused before anything is created: a refused `airlock init /etc/new` leaves no
     // `/etc/new` behind.
     refuse_unsafe(&resolved_before_creating(dir)?)?;
@@ -28,20 +76,21 @@ pub(crate) fn run(dir: &Path, manifest_name: &str) -> Result<String, String> {
         .recursive(true)
         .mode(DIR_MODE)
         .create(dir)
-        .map_err(|error| format!("cannot create {}: {}", dir.display(), error.kind()))?;
-    let full = std::fs::canonicalize(dir)
-        .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
+        .map_err(|error| InitError::Create {
+            path: dir.to_path_buf(),
+            kind: error.kind(),
+        })?;
+    let full = std::fs::canonicalize(dir).map_err(|error| InitError::Resolve {
+        path: dir.to_path_buf(),
+        kind: error.kind(),
+    })?;
     refuse_unsafe(&full)?;
     let manifest_path = dir.join(manifest_name);
     let schema_path = dir.join(manifest::SCHEMA_FILE);
     // Both checked first, so that nothing is written when either is there.
     for path in [&manifest_path, &schema_path] {
         if path.symlink_metadata().is_ok() {
-            return Err(format!(
-                "{} already exists; not overwritten (move it away, or run airlock init in \
-                 another directory)",
-                path.display()
-            ));
+            return Err(InitError::Exists(path.clone()));
         }
     }
     write_new(&schema_path, &manifest::json_schema())?;
@@ -63,13 +112,12 @@ const FILE_MODE: u32 = 0o644;
 const DIR_MODE: u32 = 0o755;
 
 /// The refusal of a directory that is no project to serve whole, if `full` is one.
-fn refuse_unsafe(full: &Path) -> Result<(), String> {
+fn refuse_unsafe(full: &Path) -> Result<(), InitError> {
     match manifest::unsafe_root(full) {
-        Some(why) => Err(format!(
-            "will not write a manifest serving {}: {why}. Run it in (or name) the project's \
-             directory: airlock init my-project",
-            full.display()
-        )),
+        Some(why) => Err(InitError::Unsafe {
+            full: full.to_path_buf(),
+            why,
+        }),
         None => Ok(()),
     }
 }
@@ -77,9 +125,12 @@ fn refuse_unsafe(full: &Path) -> Result<(), String> {
 /// Where `dir` will be once created: its nearest existing ancestor resolved (symbolic links
 /// followed), then the missing components, which are plain directories yet to be made (`.`
 /// skipped, `..` taking the one before back, as creating them would).
-fn resolved_before_creating(dir: &Path) -> Result<PathBuf, String> {
-    let absolute = std::path::absolute(dir)
-        .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
+fn resolved_before_creating(dir: &Path) -> Result<PathBuf, InitError> {
+    let resolve = |error: std::io::Error| InitError::Resolve {
+        path: dir.to_path_buf(),
+        kind: error.kind(),
+    };
+    let absolute = std::path::absolute(dir).map_err(resolve)?;
     let mut missing = Vec::new();
     let mut existing = absolute.as_path();
     while existing.symlink_metadata().is_err() {
@@ -89,8 +140,7 @@ fn resolved_before_creating(dir: &Path) -> Result<PathBuf, String> {
         missing.push(name.to_owned());
         existing = parent;
     }
-    let mut full = std::fs::canonicalize(existing)
-        .map_err(|error| format!("cannot resolve {}: {}", dir.display(), error.kind()))?;
+    let mut full = std::fs::canonicalize(existing).map_err(resolve)?;
     for name in missing.iter().rev() {
         full.push(name);
     }
@@ -110,16 +160,22 @@ fn resolved_before_creating(dir: &Path) -> Result<PathBuf, String> {
 
 /// Writes `text` to a file that must not exist yet (`O_EXCL`: no race with another writer,
 /// and a symlink planted there is not followed), with mode [`FILE_MODE`].
-fn write_new(path: &PathBuf, text: &str) -> Result<(), String> {
+fn write_new(path: &Path, text: &str) -> Result<(), InitError> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(FILE_MODE)
         .open(path)
-        .map_err(|error| format!("cannot create {}: {}", path.display(), error.kind()))?;
+        .map_err(|error| InitError::Create {
+            path: path.to_path_buf(),
+            kind: error.kind(),
+        })?;
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
-        .map_err(|error| format!("cannot write {}: {}", path.display(), error.kind()))
+        .map_err(|error| InitError::Write {
+            path: path.to_path_buf(),
+            kind: error.kind(),
+        })
 }
 
 #[cfg(test)]

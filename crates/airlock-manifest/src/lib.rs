@@ -20,6 +20,8 @@
 //! - [`process`]: THE spawn site — argv only, nothing inherited, process groups, output caps.
 //! - [`sandbox`]: the second wall, default deny — a file system view holding only the grants,
 //!   Landlock, a seccomp allowlist, namespaces, and budgets per call.
+//! - `plan` (feature `serve`): what `airlock serve` serves, as values: the sandbox gate, the
+//!   variables kept from tools, the audit record, the HTTP configuration, the reload.
 
 #![cfg_attr(
     test,
@@ -35,6 +37,8 @@ pub mod files;
 pub mod fuzzing;
 mod locate;
 pub mod manifest;
+#[cfg(feature = "serve")]
+pub mod plan;
 pub mod process;
 pub mod sandbox;
 pub mod secrets;

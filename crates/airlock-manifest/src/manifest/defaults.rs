@@ -306,9 +306,7 @@ fn expand_with(
                     .to_owned(),
             );
         };
-        let valid = !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            && !name.as_bytes().first().is_some_and(u8::is_ascii_digit);
+        let valid = airlock::variables::is_variable_name(name);
         if !valid {
             return Err("`${…}` must hold a variable name ([A-Za-z_][A-Za-z0-9_]*)".to_owned());
         }

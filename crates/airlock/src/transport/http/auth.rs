@@ -83,13 +83,6 @@ impl Tokens {
         Ok(Self { entries })
     }
 
-    /// Whether `name` can name the environment variable that holds a token:
-    /// `[A-Za-z_][A-Za-z0-9_]*`, at most [`MAX_TOKEN_VARIABLE_BYTES`] bytes. Anything else (`-`,
-    /// `/`, `=`, `.`, a leading digit, an empty string) is most likely the token itself.
-    pub fn is_variable_name(name: &str) -> bool {
-        is_variable_name(name)
-    }
-
     /// A token given directly (library users; tests), named `identity`: a variable name, as
     /// for [`Tokens::from_env`] (a shared store's session records hold it as a field of their
     /// own, `-` meaning anonymous).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use airlock_audit as audit;
 
-use crate::emit;
+use crate::cli::output::emit;
 
 /// Options of `airlock audit`.
 #[derive(Debug, clap::Args)]
@@ -89,7 +89,7 @@ pub(crate) struct AuditFlags {
     /// Send this header field with every --url request (repeatable): NAME:VALUE. Values are
     /// redacted from the reports.
     #[arg(long = "header", value_name = "NAME:VALUE", requires = "url",
-          value_parser = parse_audit_header)]
+          value_parser = audit::Header::parse)]
     headers: Vec<audit::Header>,
     /// The server's command and its arguments.
     #[arg(last = true, value_name = "COMMAND", required_unless_present_any = ["list", "url"])]
@@ -97,26 +97,47 @@ pub(crate) struct AuditFlags {
 }
 
 /// Renders an audit report as one of its file formats.
-pub(crate) type Render = fn(&audit::AuditReport) -> Result<String, String>;
+type Render = fn(&audit::AuditReport) -> Result<String, RenderError>;
 
-pub(crate) fn parse_fail_on(text: &str) -> Result<audit::FailOn, String> {
-    audit::FailOn::parse(text)
-        .ok_or_else(|| "one of critical, high, medium, low, info, never".to_owned())
+/// Why a report file has no text to write.
+#[derive(Debug, thiserror::Error)]
+enum RenderError {
+    /// The report cannot be serialized.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// `--pin` of a server that gave no catalog.
+    #[error("no catalog: the server did not complete its handshake")]
+    NoCatalog,
 }
 
-pub(crate) fn parse_audit_header(text: &str) -> Result<audit::Header, String> {
-    audit::Header::parse(text).map_err(|error| error.to_string())
+/// A flag's value that is not one it takes; the text is what clap shows after the value.
+#[derive(Debug, thiserror::Error)]
+enum ValueError {
+    /// `--fail-on`.
+    #[error("one of critical, high, medium, low, info, never")]
+    FailOn,
+    /// `--call-args`: JSON, but not an object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// `--call-args`: not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
 }
 
-pub(crate) fn parse_json_object(text: &str) -> Result<serde_json::Value, String> {
+fn parse_fail_on(text: &str) -> Result<audit::FailOn, ValueError> {
+    audit::FailOn::parse(text).ok_or(ValueError::FailOn)
+}
+
+fn parse_json_object(text: &str) -> Result<serde_json::Value, ValueError> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(value) if value.is_object() => Ok(value),
-        Ok(_) => Err("not a JSON object".to_owned()),
-        Err(error) => Err(format!("not JSON: {error}")),
+        Ok(_) => Err(ValueError::NotAnObject),
+        Err(error) => Err(ValueError::NotJson(error)),
     }
 }
 
-pub(crate) fn run_audit(flags: AuditFlags) -> ExitCode {
+/// Runs `airlock audit` as `flags` say.
+pub(crate) fn run(flags: AuditFlags) -> ExitCode {
     if flags.list {
         return emit(std::io::stdout().lock(), &audit::list(), ExitCode::SUCCESS);
     }
@@ -185,21 +206,15 @@ pub(crate) fn run_audit(flags: AuditFlags) -> ExitCode {
         }
     };
     let outputs: [(&Option<PathBuf>, Render); 5] = [
-        (&flags.json, |report| {
-            report.to_json().map_err(|error| error.to_string())
-        }),
-        (&flags.sarif, |report| {
-            report.to_sarif().map_err(|error| error.to_string())
-        }),
+        (&flags.json, |report| Ok(report.to_json()?)),
+        (&flags.sarif, |report| Ok(report.to_sarif()?)),
         (&flags.junit, |report| Ok(report.to_junit())),
         (&flags.write_baseline, |report| {
-            audit::Baseline::of(report)
-                .to_json()
-                .map_err(|error| error.to_string())
+            Ok(audit::Baseline::of(report).to_json()?)
         }),
         (&flags.pin, |report| match &report.catalog {
             Some(catalog) => Ok(airlock_metadata::Pin::of(catalog).to_json()),
-            None => Err("no catalog: the server did not complete its handshake".to_owned()),
+            None => Err(RenderError::NoCatalog),
         }),
     ];
     for (path, render) in outputs {
@@ -219,8 +234,31 @@ pub(crate) fn run_audit(flags: AuditFlags) -> ExitCode {
     )
 }
 
+/// Why `--check-pin`'s file gives no pin.
+#[derive(Debug, thiserror::Error)]
+enum PinFileError {
+    /// It cannot be read.
+    #[error("{}: {error}", .path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// It holds no pin.
+    #[error("{}: {error}", .path.display())]
+    Parse {
+        path: PathBuf,
+        error: airlock_metadata::PinError,
+    },
+}
+
 /// The pin in `path` (the operator's file).
-pub(crate) fn read_pin(path: &Path) -> Result<airlock_metadata::Pin, String> {
-    let bytes = std::fs::read(path).map_err(|error| format!("{}: {error}", path.display()))?;
-    airlock_metadata::Pin::parse(&bytes).map_err(|error| format!("{}: {error}", path.display()))
+fn read_pin(path: &Path) -> Result<airlock_metadata::Pin, PinFileError> {
+    let bytes = std::fs::read(path).map_err(|error| PinFileError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    airlock_metadata::Pin::parse(&bytes).map_err(|error| PinFileError::Parse {
+        path: path.to_path_buf(),
+        error,
+    })
 }
