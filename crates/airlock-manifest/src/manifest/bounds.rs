@@ -9,6 +9,7 @@ use toml::Spanned;
 use super::raw::{
     RawLimits, RawQuotaStore, RawRate, RawResources, RawStderr, RawTool, RawUnreachable,
 };
+use super::rule::Rule;
 use super::{Located, ManifestError};
 use crate::sandbox::Resources;
 use airlock::limits::{
@@ -60,15 +61,10 @@ pub(super) fn shared_store(
                 .map(|v| ("limits.redis_lease_ms", v.span().start)),
         ];
         if let Some((field, start)) = stray.into_iter().flatten().next() {
-            return Err(at.error(Some(start), None, field, "needs quota_store = \"redis\""));
+            return Err(at.error(Some(start), None, field, Rule::NeedsRedis));
         }
         if raw.redis_unreachable.is_some() {
-            return Err(at.error(
-                None,
-                None,
-                "limits.redis_unreachable",
-                "needs quota_store = \"redis\"",
-            ));
+            return Err(at.error(None, None, "limits.redis_unreachable", Rule::NeedsRedis));
         }
         return Ok(None);
     }
@@ -85,7 +81,7 @@ pub(super) fn shared_store(
                     Some(value.span().start),
                     None,
                     "limits.redis_namespace",
-                    "must be 1 to 64 bytes of A-Z a-z 0-9 _ . -",
+                    Rule::StoreNamespace,
                 ));
             }
             Some(name.clone())
@@ -101,7 +97,7 @@ pub(super) fn shared_store(
                     Some(value.span().start),
                     None,
                     "limits.redis_lease_ms",
-                    "must be between 1000 (1 s) and 3600000 (1 h)",
+                    Rule::StoreLease,
                 ));
             }
             Some(lease)
@@ -127,7 +123,7 @@ pub(super) fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, Manife
                     Some(value.span().start),
                     None,
                     field,
-                    &format!("must be between 1 and {ceiling}"),
+                    Rule::out_of_range(ceiling),
                 )
             })
     };
@@ -192,12 +188,7 @@ pub(super) fn rate(
         .and_then(NonZeroU32::new);
     match (per_minute, burst) {
         (Some(per_minute), Some(burst)) => Ok(Rate { per_minute, burst }),
-        _ => Err(at.error(
-            Some(value.span().start),
-            tool,
-            field,
-            "per_minute must be 1 to 10000000 and burst 1 to 100000",
-        )),
+        _ => Err(at.error(Some(value.span().start), tool, field, Rule::Rate)),
     }
 }
 
@@ -209,12 +200,7 @@ pub(super) fn timeout(
 ) -> Result<Duration, ManifestError> {
     let duration = Duration::from_millis(*value.get_ref());
     if duration.is_zero() || duration > MAX_TOOL_TIMEOUT {
-        return Err(at.error(
-            Some(value.span().start),
-            tool,
-            field,
-            "must be between 1 ms and 24 hours",
-        ));
+        return Err(at.error(Some(value.span().start), tool, field, Rule::Timeout));
     }
     Ok(duration)
 }
@@ -236,7 +222,7 @@ pub(super) fn resources(
                     Some(value.span().start),
                     tool,
                     &format!("resources.{name}"),
-                    &format!("must be between 1 and {ceiling}"),
+                    Rule::OutOfRange { ceiling },
                 )),
             }
         };
@@ -309,7 +295,7 @@ pub(super) fn output_cap(
                 Some(value.span().start),
                 tool,
                 "max_output_bytes",
-                &format!("must be between 1 and {MAX_OUTPUT_CEILING_BYTES}"),
+                Rule::out_of_range(MAX_OUTPUT_CEILING_BYTES),
             )
         })
 }
@@ -333,7 +319,7 @@ pub(super) fn stderr_mode(
                     Some(bytes.span().start),
                     tool,
                     "stderr_tail_bytes",
-                    &format!("must be between 1 and the tool's max_output_bytes ({cap})"),
+                    Rule::StderrTail { cap },
                 )
             })?,
         (Some(bytes), _) => {
@@ -341,7 +327,7 @@ pub(super) fn stderr_mode(
                 Some(bytes.span().start),
                 tool,
                 "stderr_tail_bytes",
-                "only with stderr = \"tail\"",
+                Rule::StderrTailWithoutTail,
             ));
         }
         (None, _) => NonZeroUsize::new(STDERR_TAIL_BYTES.min(cap)).unwrap_or(NonZeroUsize::MIN),
