@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters};
-use airlock::limits::{
+use crate::limits::{
     SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
     SANDBOX_FILE_SIZE_MIB, SANDBOX_MAX_CALL_MEMORY_MIB, SANDBOX_MAX_CPU_SECONDS,
     SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB, SANDBOX_MAX_FILE_SIZE_MIB,
     SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, SANDBOX_MEMORY_MIB,
     SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
 };
+use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters};
 
 /// Manifest: any text into the manifest loader; it returns, and an error renders as one
 /// non-empty message.

@@ -10,8 +10,9 @@ use super::raw::{
 };
 use super::rule::ArgumentRule;
 use super::template::{ArgKind, ArgSpec, PathKind, PathRule, StringRule};
+use crate::limits::{DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS};
 use crate::locate::directory;
-use airlock::limits::{DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, MAX_ARRAY_ITEMS};
+use airlock::limits::MAX_ARRAY_ITEMS;
 
 pub(super) fn arg(
     name: &str,

@@ -11,13 +11,14 @@ use super::raw::{
 };
 use super::rule::Rule;
 use super::{Located, ManifestError};
-use crate::sandbox::Resources;
-use airlock::limits::{
-    Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CALL_MEMORY_MIB,
-    SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB,
-    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_NETWORK_CONNECTIONS,
-    SANDBOX_MAX_NETWORK_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
+use crate::limits::{
+    MAX_OUTPUT_CEILING_BYTES, SANDBOX_MAX_CALL_MEMORY_MIB, SANDBOX_MAX_CPU_SECONDS,
+    SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB, SANDBOX_MAX_FILE_SIZE_MIB,
+    SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_NETWORK_CONNECTIONS, SANDBOX_MAX_NETWORK_MIB,
+    SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
+use crate::sandbox::Resources;
+use airlock::limits::{Limits, MAX_TOOL_TIMEOUT, Rate};
 
 /// What a command tool's reply holds of its stderr (`stderr` in the manifest). Whatever the
 /// mode, the reply holds at most `max_output_bytes` of output, counted as sent.

@@ -24,13 +24,14 @@ use super::system::{NEVER_GRANTED, fixed_system_entries, home_directory, system_
 use super::template::valid_arg_name;
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::limits::MIN_SECRET_BYTES;
 use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::destinations::{Destinations, parse_destination};
 use crate::sandbox::{Confinement, Declared, Policy, Resources, SYSTEM_WRITE_FILES, later_code};
 use crate::secrets::Secret;
 use airlock::limits::MAX_TOOL_SCOPES;
-use airlock::limits::MIN_SECRET_BYTES;
-use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
+use airlock::limits::{Limits, Rate};
 use airlock::{Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.

@@ -49,7 +49,7 @@ pub use rule::{ArgumentRule, ExpandRule, ListingRule, Rule, TemplateRule};
 pub use schema::{SCHEMA_FILE, json_schema};
 pub use surface::{PromptArgument, PromptSpec, PromptText, ResourceFile, ResourceRoot, TextPart};
 
-use airlock::limits::MAX_MANIFEST_BYTES;
+use crate::limits::MAX_MANIFEST_BYTES;
 
 /// The manifest served when none is given: read-only tools over the current directory, built
 /// on programs every Linux machine has.

@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use airlock::limits::{
+use crate::limits::{
     DEFAULT_RESOURCE_FILE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES,
     MAX_PROMPT_PLACEHOLDERS, MAX_PROMPT_TEXT_BYTES, MAX_RESOURCE_FILE_BYTES,
-    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_URI_BYTES, MAX_RESOURCE_WALK_ENTRIES,
-    MAX_RESOURCES_COUNT,
+    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_WALK_ENTRIES,
 };
+use airlock::limits::{MAX_RESOURCE_URI_BYTES, MAX_RESOURCES_COUNT};
 use airlock::{Role, ToolName};
 
 use super::raw::{RawPrompt, RawResource, RawRole};

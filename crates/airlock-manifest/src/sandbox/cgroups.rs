@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use airlock::limits::SANDBOX_CALLS_CPU_SHARES;
+use crate::limits::SANDBOX_CALLS_CPU_SHARES;
 
 use super::Resources;
 

@@ -34,7 +34,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use airlock::limits::SANDBOX_LATER_CODE_WALK_ENTRIES;
+use crate::limits::SANDBOX_LATER_CODE_WALK_ENTRIES;
 
 /// The names, at any depth of a writable directory, and why each is on the list.
 pub const LATER_CODE: &[(&str, &str)] = &[

@@ -37,7 +37,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use airlock::limits::{
+use crate::limits::{
     NETWORK_CALL_LOOKUPS, NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_HEAD_BYTES,
     NETWORK_PROXY_HEAD_TIMEOUT, NETWORK_PROXY_OPEN, NETWORK_PROXY_OPEN_TOTAL,
     NETWORK_RECORDED_ATTEMPTS, NETWORK_SERVER_LOOKUPS,
