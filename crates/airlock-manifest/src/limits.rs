@@ -68,7 +68,8 @@ pub(crate) const MAX_RESOURCE_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Deepest directory under a manifest `[[resource]]` root that is listed at start (the root
 /// is depth 0); a deeper one fails the load rather than being left out unsaid. Together with
-/// [`MAX_RESOURCES_COUNT`](airlock::limits::MAX_RESOURCES_COUNT) and [`MAX_RESOURCE_WALK_ENTRIES`] it bounds the walk at start.
+/// [`MAX_RESOURCES_COUNT`](airlock::limits::MAX_RESOURCES_COUNT) and
+/// [`MAX_RESOURCE_WALK_ENTRIES`] it bounds the walk at start.
 pub(crate) const MAX_RESOURCE_ROOT_DEPTH: usize = 16;
 
 /// Most directory entries (of every kind, skipped ones included) looked at while listing one
@@ -211,7 +212,8 @@ pub(crate) const SANDBOX_LATER_CODE_WALK_ENTRIES: usize = 20_000;
 /// Idle launchers kept per tool, ready for its next calls (`sandbox::resident`).
 ///
 /// A launcher is an airlock process, confined and waiting: measured here, 0.4 MiB of memory
-/// of its own beside 3.4 MiB of file pages it shares with airlock. Enough for the default [`MAX_IN_FLIGHT`](airlock::limits::MAX_IN_FLIGHT) calls of one tool
+/// of its own beside 3.4 MiB of file pages it shares with airlock. Enough for the default
+/// [`MAX_IN_FLIGHT`](airlock::limits::MAX_IN_FLIGHT) calls of one tool
 /// at once; more concurrent calls start launchers of their own, which leave when they end.
 pub(crate) const SANDBOX_IDLE_LAUNCHERS_PER_TOOL: usize = 8;
 

@@ -180,14 +180,14 @@ pub(crate) const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub(crate) const MAX_PROGRESS_MESSAGE_BYTES: usize = 256;
 
 /// Most log messages (`notifications/message`) one tool call sends; the rest are dropped.
-pub(crate) const MAX_LOG_MESSAGES_PER_CALL: u32 = 100;
+pub const MAX_LOG_MESSAGES_PER_CALL: u32 = 100;
 
 /// Longest log message text sent; longer ones are cut at a character boundary.
-pub(crate) const MAX_LOG_MESSAGE_BYTES: usize = 4096;
+pub const MAX_LOG_MESSAGE_BYTES: usize = 4096;
 
 /// Most requests (elicitation, sampling) one session waits on the client to answer at once;
 /// a tool that asks past it gets [`AskError::Busy`](crate::AskError::Busy).
-pub(crate) const MAX_OUTSTANDING_ASKS: usize = 4;
+pub const MAX_OUTSTANDING_ASKS: usize = 4;
 
 /// How long a tool waits for the client's answer before it gets
 /// [`AskError::TimedOut`](crate::AskError::TimedOut); the tool's own time limit still
@@ -230,26 +230,26 @@ pub(crate) const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
 /// ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)): HMAC-SHA-256's
 /// output size, so that guessing the key is no easier than guessing a tag. A shorter one is
 /// refused at build.
-pub(crate) const MIN_REQUEST_STATE_KEY_BYTES: usize = 32;
+pub const MIN_REQUEST_STATE_KEY_BYTES: usize = 32;
 
 /// How long a `requestState` is good for after it is issued: a retry after it is refused
 /// (`-32602`) and the client starts the call again.
 pub(crate) const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 
 /// Longest elicitation message, and longest choice of a form, in bytes.
-pub(crate) const MAX_ASK_TEXT_BYTES: usize = 4096;
+pub const MAX_ASK_TEXT_BYTES: usize = 4096;
 
 /// Longest sampling prompt (and system prompt), in bytes.
-pub(crate) const MAX_SAMPLING_PROMPT_BYTES: usize = 256 * 1024;
+pub const MAX_SAMPLING_PROMPT_BYTES: usize = 256 * 1024;
 
 /// Most fields of one elicitation form.
-pub(crate) const MAX_FORM_FIELDS: usize = 32;
+pub const MAX_FORM_FIELDS: usize = 32;
 
 /// Longest field name of an elicitation form, in bytes.
 pub(crate) const MAX_FORM_FIELD_NAME_BYTES: usize = 64;
 
 /// Most choices of one form field.
-pub(crate) const MAX_FORM_OPTIONS: usize = 64;
+pub const MAX_FORM_OPTIONS: usize = 64;
 
 /// Longest free-text answer to a form field, in characters, whatever its `maxLength` says.
 pub(crate) const MAX_ELICITED_TEXT_CHARS: usize = 4096;
@@ -268,7 +268,7 @@ pub(crate) const MAX_REPORTED_VIOLATIONS: usize = 4;
 ///
 /// Schemas come from trusted code or a validated manifest, but the bound keeps validation cost
 /// per call predictable (MCP 2026-07-28 asks validators to bound composition cost).
-pub(crate) const MAX_SCHEMA_NODES: usize = 4096;
+pub const MAX_SCHEMA_NODES: usize = 4096;
 
 /// Largest compiled regular expression in a schema `pattern`, in bytes of automaton.
 pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
@@ -457,7 +457,7 @@ pub(crate) const STORE_CONNECTIONS: usize = 4;
 pub const STORE_LEASE_TTL: Duration = Duration::from_secs(15);
 
 /// Shortest and longest configurable lease expiry (renewals at a third of it must stay well
-/// above [`STORE_CALL_TIMEOUT`]; past an hour a dead replica's slots stay taken too long).
+/// above `STORE_CALL_TIMEOUT`; past an hour a dead replica's slots stay taken too long).
 pub const STORE_LEASE_TTL_RANGE: (Duration, Duration) =
     (Duration::from_secs(1), Duration::from_secs(3600));
 
@@ -484,7 +484,7 @@ pub const MAX_TOKEN_VARIABLE_BYTES: usize = MAX_VARIABLE_NAME_BYTES;
 
 /// Bytes of any environment variable name airlock takes (`variables`): real names are a few
 /// words; one past this is most likely a value pasted where its name belongs.
-pub(crate) const MAX_VARIABLE_NAME_BYTES: usize = 128;
+pub const MAX_VARIABLE_NAME_BYTES: usize = 128;
 
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
 #[cfg(feature = "http")]
@@ -560,8 +560,7 @@ pub(crate) const CORS_MAX_AGE: Duration = Duration::from_secs(600);
 /// Largest TLS certificate or key file read at start (`--tls-cert`, `--tls-key`). A chain of a
 /// few certificates is a few KiB; the cap keeps a mistaken path (a device, a log) from being
 /// read without end.
-#[cfg(feature = "http")]
-pub(crate) const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
+pub const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Most encrypted bytes rustls holds for one HTTPS connection whose client does not read
 /// (rustls' default is 64 KiB). One TLS record's worth: with hyper's piece (64 KiB) and its

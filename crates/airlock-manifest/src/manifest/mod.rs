@@ -67,7 +67,8 @@ pub struct ManifestError {
     /// What `tool` names (one byte: the error stays small).
     entry: Entry,
     field: Option<Box<str>>,
-    rule: Rule,
+    /// Boxed: the error travels in every check's `Result`, and the rule may hold paths.
+    rule: Box<Rule>,
     /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
     /// the error travels in every `Result` of the checks).
     also: Box<[ManifestError]>,
@@ -201,7 +202,7 @@ impl Located<'_> {
             tool: name.map(str::to_owned),
             entry,
             field: Some(field.into()),
-            rule: rule.into(),
+            rule: Box::new(rule.into()),
             also: Box::default(),
         }
     }
@@ -291,7 +292,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule,
+        rule: Box::new(rule),
         also: Box::default(),
     };
     let file =
@@ -322,7 +323,7 @@ pub fn load_default() -> Result<Manifest, ManifestError> {
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule,
+        rule: Box::new(rule),
         also: Box::default(),
     };
     let base =
@@ -375,7 +376,11 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule: Rule::Shape(with_hint(error.message().trim(), text, error.span())),
+        rule: Box::new(Rule::Shape(with_hint(
+            error.message().trim(),
+            text,
+            error.span(),
+        ))),
         also: Box::default(),
     };
     let document = toml::de::DeTable::parse(text).map_err(|error| toml_error(&error))?;
@@ -411,7 +416,7 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
                     tool: None,
                     entry: Entry::Tool,
                     field: None,
-                    rule: Rule::Shape(with_hint(&shape.message, text, shape.span)),
+                    rule: Box::new(Rule::Shape(with_hint(&shape.message, text, shape.span))),
                     also: Box::default(),
                 })
                 .collect();

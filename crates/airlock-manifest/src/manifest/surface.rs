@@ -325,7 +325,7 @@ fn resource(
     };
     let full = base.join(raw.root.get_ref());
     let dir = crate::locate::directory(base, raw.root.get_ref())
-        .ok_or_else(|| ("root", Rule::RootMissing { path: full }))?;
+        .ok_or(("root", Rule::RootMissing { path: full }))?;
     if let Some(why) = root_refusal(&dir, home) {
         return Err(("root", why));
     }
