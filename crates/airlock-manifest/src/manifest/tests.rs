@@ -533,13 +533,15 @@ fn the_default_manifest_refuses_the_root_home_and_system_trees() {
 /// The argv (or the refusal) of the first tool of `manifest` for `arguments`.
 fn argv_of(manifest: &Manifest, arguments: serde_json::Value) -> Result<Vec<String>, String> {
     let arguments = arguments.as_object().cloned().unwrap_or_default();
-    crate::command::argv::build(&manifest.tools[0], &arguments).map(|invocation| {
-        invocation
-            .args
-            .into_iter()
-            .map(|arg| arg.into_string().unwrap())
-            .collect()
-    })
+    crate::command::argv::build(&manifest.tools[0], &arguments)
+        .map_err(|refusal| refusal.to_string())
+        .map(|invocation| {
+            invocation
+                .args
+                .into_iter()
+                .map(|arg| arg.into_string().unwrap())
+                .collect()
+        })
 }
 
 fn one_tool(command: &str, keys: &str) -> String {

@@ -114,7 +114,7 @@ mod updates;
 
 use std::sync::OnceLock;
 
-pub use cgroups::{Controller, Place, Version};
+pub use cgroups::{CgroupError, Controller, Place, Version};
 pub use policy::{
     Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters,
 };
