@@ -445,7 +445,7 @@ fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
 /// assert!(policy.describe("").contains("api.github.com:443 only, through airlock's proxy"));
 /// let confinement = Confinement::new(policy)?; // for `CommandSpec::sandbox`
 /// # drop(confinement);
-/// # Ok::<(), String>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Declared {
