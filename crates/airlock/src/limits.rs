@@ -1,8 +1,13 @@
 //! Every bound on untrusted input, in one place.
 //!
 //! Each constant says what it limits, which attack it stops and why it has its value. The
-//! [`Limits`] struct carries the configurable ones into a server; the rest are wire rules that
-//! no deployment should need to change. `SECURITY.md` lists the same table for operators.
+//! [`Limits`] struct carries the configurable ones into a server (and `HttpLimits` over
+//! HTTP); the rest are wire rules that no deployment should need to change. Public are the
+//! defaults a user overrides and the bounds a user's own code and configuration must keep
+//! (what a tool asks, logs or samples, its schema, its deadline, how many tools, prompts and
+//! resources, names and scopes); the bounds only the library applies are its own. Those of
+//! manifests, command output and the sandbox are `airlock_manifest::limits`. `SECURITY.md`
+//! lists both in one table for operators.
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::time::Duration;
