@@ -18,7 +18,7 @@ pub use super::bounds::{StderrMode, StoreSettings};
 use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
 use super::raw::{RawManifest, RawNetwork, RawTool};
 use super::risk::{self, Reading, Risk};
-use super::rule::Rule;
+use super::rule::{CompressorRule, Rule};
 use super::surface::{PromptSpec, ResourceRoot};
 use super::system::{NEVER_GRANTED, fixed_system_entries, home_directory, system_write_refusal};
 use super::template::valid_arg_name;
@@ -682,7 +682,7 @@ impl ToolChecker<'_> {
                 .exec
                 .first()
                 .map_or(self.span.start, |entry| entry.span().start);
-            return Err(at.error(Some(span), tool, "exec", Rule::Compressor(rule)));
+            return Err(at.error(Some(span), tool, "exec", rule));
         }
         let writable: Vec<PathBuf> = policy
             .write
@@ -692,12 +692,7 @@ impl ToolChecker<'_> {
             .collect();
         let fixed = super::literal_paths::look(template, workdir, &policy.bound_trees(), &writable);
         if let Some(rule) = fixed.refusal {
-            return Err(at.error(
-                Some(raw.command.span().start),
-                tool,
-                "command",
-                Rule::LiteralPath(rule),
-            ));
+            return Err(at.error(Some(raw.command.span().start), tool, "command", rule));
         }
         warnings.extend(fixed.warnings);
         Confinement::new(policy)
@@ -759,7 +754,7 @@ fn compressor_refusal(
     exec: &[PathBuf],
     raw: &RawTool,
     base: &Path,
-) -> Option<String> {
+) -> Option<CompressorRule> {
     let found = super::compressor::of_tar(program, template)?;
     let granted = |path: &Path| {
         std::fs::canonicalize(path)
@@ -772,10 +767,10 @@ fn compressor_refusal(
     let option = &found.option;
     if let Some(name) = &found.program {
         let Some(path) = resolve_program(name, base) else {
-            return Some(format!(
-                "`{option}` makes tar run `{name}` through /bin/sh -c, and `{name}` was not \
-                 found in airlock's PATH: install it, or choose a compressor this machine has"
-            ));
+            return Some(CompressorRule::NotFound {
+                option: option.clone(),
+                name: name.clone(),
+            });
         };
         if !granted(&path) {
             missing.push(name);
@@ -792,15 +787,15 @@ fn compressor_refusal(
     line.extend(missing.iter().map(|name| format!("{name:?}")));
     let line = line.join(", ");
     Some(match &found.program {
-        Some(name) => format!(
-            "`{option}` makes tar run `{name}` through /bin/sh -c, which the sandbox lets it \
-             execute only when the tool names both: add exec = [{line}]"
-        ),
-        None => format!(
-            "`{option}` makes tar run the compressor its archive's suffix names, through \
-             /bin/sh -c, and a value chooses the archive: add exec = [{line}] with each \
-             compressor the suffixes may name (gzip, bzip2, xz, zstd, …)"
-        ),
+        Some(name) => CompressorRule::NotGranted {
+            option: option.clone(),
+            name: name.clone(),
+            line,
+        },
+        None => CompressorRule::BySuffix {
+            option: option.clone(),
+            line,
+        },
     })
 }
 

@@ -43,9 +43,10 @@ use std::io::Read;
 use serde::Deserialize as _;
 use std::path::Path;
 
+pub use crate::locate::ProgramNotFound;
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind, StoreSettings};
 pub(crate) use describe::input_schema;
-pub use rule::{ArgumentRule, ExpandRule, ListingRule, Rule, TemplateRule};
+pub use rule::{ArgumentRule, CompressorRule, ExpandRule, ListingRule, Rule, TemplateRule};
 pub use schema::{SCHEMA_FILE, json_schema};
 pub use surface::{PromptArgument, PromptSpec, PromptText, ResourceFile, ResourceRoot, TextPart};
 

@@ -18,6 +18,7 @@ use airlock::limits::{
 };
 
 use super::risk::{Risk, Unaccepted};
+use crate::locate::ProgramNotFound;
 use crate::sandbox::ConfinementError;
 use crate::sandbox::destinations::DestinationError;
 
@@ -135,10 +136,9 @@ pub enum Rule {
         /// The element.
         syntax: String,
     },
-    /// The program is not found or not executable: the sentence says which, and where it was
-    /// looked for.
-    #[error("{0}")]
-    ProgramNotFound(String),
+    /// The program is not found or not executable: where it was looked for.
+    #[error(transparent)]
+    ProgramNotFound(#[from] ProgramNotFound),
     /// A `workdir` that is not an existing directory.
     #[error(
         "must be an existing directory, and {} is not one (a relative workdir is taken relative \
@@ -317,13 +317,24 @@ pub enum Rule {
         /// The tree.
         tree: &'static str,
     },
-    /// A tar tool whose compressor its sandbox cannot run: the sentence names the `exec` line
-    /// that would.
-    #[error("{0}")]
-    Compressor(String),
-    /// A fixed path of the template that the sandbox would not let the command write.
-    #[error("{0}")]
-    LiteralPath(String),
+    /// A tar tool whose compressor its sandbox cannot run.
+    #[error(transparent)]
+    Compressor(#[from] CompressorRule),
+    /// A fixed output path of the template that the sandbox would not let the command write.
+    #[error(
+        "`{element}` names {}, which the tool's sandbox does not let it write (it writes only \
+         in {}): write it inside a directory of `write`",
+        .path.display(),
+        shown_paths(.writable)
+    )]
+    OutputNotWritable {
+        /// The template's element.
+        element: String,
+        /// The path it names.
+        path: PathBuf,
+        /// The tool's writable directories and files.
+        writable: Vec<PathBuf>,
+    },
     /// The sandbox's policy cannot be encoded.
     #[error(transparent)]
     Confinement(#[from] ConfinementError),
@@ -459,6 +470,58 @@ impl Rule {
 fn known_risks() -> String {
     let known: Vec<&str> = Risk::ALL.iter().map(|risk| risk.as_str()).collect();
     known.join(", ")
+}
+
+/// Paths joined by commas, for [`Rule::OutputNotWritable`].
+fn shown_paths(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    shown.join(", ")
+}
+
+/// Why a tar tool's sandbox cannot run the compressor its options name (GNU tar starts it
+/// through `/bin/sh -c`), with the `exec` line that would.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressorRule {
+    /// The compressor is not on this machine.
+    #[error(
+        "`{option}` makes tar run `{name}` through /bin/sh -c, and `{name}` was not found in \
+         airlock's PATH: install it, or choose a compressor this machine has"
+    )]
+    NotFound {
+        /// The option.
+        option: String,
+        /// The compressor.
+        name: String,
+    },
+    /// The tool does not grant the shell and the compressor.
+    #[error(
+        "`{option}` makes tar run `{name}` through /bin/sh -c, which the sandbox lets it execute \
+         only when the tool names both: add exec = [{line}]"
+    )]
+    NotGranted {
+        /// The option.
+        option: String,
+        /// The compressor.
+        name: String,
+        /// The `exec` entries that would grant them.
+        line: String,
+    },
+    /// The archive's suffix chooses the compressor, and the tool does not grant the shell.
+    #[error(
+        "`{option}` makes tar run the compressor its archive's suffix names, through /bin/sh \
+         -c, and a value chooses the archive: add exec = [{line}] with each compressor the \
+         suffixes may name (gzip, bzip2, xz, zstd, …)"
+    )]
+    BySuffix {
+        /// The option.
+        option: String,
+        /// The `exec` entries that would grant the shell.
+        line: String,
+    },
 }
 
 /// Where an `exec` entry was looked for, for [`Rule::ExecMissing`].

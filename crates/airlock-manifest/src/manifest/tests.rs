@@ -1193,8 +1193,9 @@ fn paths_expand_home_and_variables_and_errors_name_them() {
     );
     let error = refusal(&one_tool(r#"["~/airlock-surely-absent-program"]"#, ""));
     assert!(
-        matches!(error.rule(), Rule::ProgramNotFound(text)
-            if text.contains(&format!("{home}/airlock-surely-absent-program does not exist"))),
+        matches!(error.rule(), Rule::ProgramNotFound(ProgramNotFound::AtPath { path, found, .. })
+            if path == Path::new(&format!("{home}/airlock-surely-absent-program"))
+                && *found == "does not exist"),
         "{error}"
     );
     let error = refusal(&format!(
