@@ -189,7 +189,10 @@ mod tests {
         let rate = airlock::limits::TOOL_CALL_RATE;
         let expected = [
             format!("# tool_timeout_ms = {}", limits.tool_timeout.as_millis()),
-            format!("# max_output_bytes = {}", airlock::limits::MAX_OUTPUT_BYTES),
+            format!(
+                "# max_output_bytes = {}",
+                airlock_manifest::limits::MAX_OUTPUT_BYTES
+            ),
             format!("# max_in_flight = {}", limits.max_in_flight),
             format!(
                 "# tool_call_rate = {{ per_minute = {}, burst = {} }}",

@@ -33,6 +33,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::failure::Failure;
 use super::judge::Judgement;
 use super::judge::{Outcome, Response, shown};
 use super::probe::Aim;
@@ -302,7 +303,7 @@ impl Tally {
         scratch: &Scratch,
         where_: &str,
         what: &str,
-        reply: &Result<Response, String>,
+        reply: &Result<Response, Failure>,
     ) {
         self.sent = self.sent.saturating_add(1);
         let in_result = match reply {
@@ -368,7 +369,7 @@ fn until_admitted(
     session: &mut Session<'_>,
     method: &str,
     params: &Value,
-) -> Result<super::judge::Response, String> {
+) -> Result<super::judge::Response, Failure> {
     let mut attempt: u32 = 0;
     loop {
         let id = session.request(method, Some(params.clone()));

@@ -52,6 +52,7 @@ mod baseline;
 mod cases;
 mod evidence;
 mod exposure;
+mod failure;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 mod http;
@@ -73,6 +74,7 @@ pub use severity::{FailOn, Severity};
 
 use cases::{Body, Case, Judgement};
 use evidence::{Evidence, Redactor};
+use failure::Failure;
 use judge::shown;
 use probe::Probe;
 use session::{Finding, Session};
@@ -508,7 +510,7 @@ pub fn run(options: &Options) -> Result<AuditReport, AuditError> {
                 progress.line(&format!("the server's stderr ended with:\n{stderr_tail}\n"));
                 report.setup_stderr = Some(stderr_tail);
             }
-            report.setup_error = Some(why);
+            report.setup_error = Some(why.to_string());
             report.duration_ms = millis(started.elapsed());
             return Ok(report);
         }
@@ -595,7 +597,7 @@ fn run_http(
         Ok(found) => found,
         Err(why) => {
             Progress::new(options.progress, 0).line(&format!("could not audit: {why}\n"));
-            report.setup_error = Some(why);
+            report.setup_error = Some(why.to_string());
             report.duration_ms = millis(started.elapsed());
             return Ok(report);
         }
@@ -812,7 +814,7 @@ fn discover(context: &Context, options: &Options) -> Result<Learned, (String, St
         let _exit = session.close();
     }
     let ended = session.target_mut().finish();
-    learned.map_err(|why| (why, ended.stderr_tail))
+    learned.map_err(|why| (why.to_string(), ended.stderr_tail))
 }
 
 /// The handshake and `tools/list` of [`discover`].
@@ -820,7 +822,7 @@ fn learn(
     session: &mut Session<'_>,
     deadline: Instant,
     options: &Options,
-) -> Result<Learned, String> {
+) -> Result<Learned, Failure> {
     let initialized = session.handshake(deadline)?;
     let info = match initialized.outcome {
         judge::Outcome::Result { value, .. } => value,
@@ -841,7 +843,7 @@ fn learn(
     let id = session.request("tools/list", None);
     let listed = session
         .await_reply(&id, deadline)
-        .map_err(|why| format!("tools/list after the handshake: {why}"))?;
+        .map_err(|why| Failure::ToolsList(Box::new(why)))?;
     let (tools, cursor) = match listed.outcome {
         judge::Outcome::Result { value, .. } => {
             let cursor = value
@@ -858,7 +860,7 @@ fn learn(
             (tools, cursor)
         }
         judge::Outcome::Error { code, .. } => {
-            return Err(format!("tools/list after the handshake: error {code}"));
+            return Err(Failure::ToolsListRefused { code });
         }
     };
     let listed: &[serde_json::Value] = tools
@@ -892,10 +894,10 @@ fn learn(
         } else {
             format!("it lists: {}{more}", shown_names.join(", "))
         };
-        return Err(format!(
-            "--call-tool: the server has no tool called \"{}\" ({offered})",
-            shown(wanted, MAX_SHOWN_FACT_CHARS)
-        ));
+        return Err(Failure::NoSuchTool {
+            wanted: shown(wanted, MAX_SHOWN_FACT_CHARS),
+            offered,
+        });
     }
     let probe = probe::choose(
         tools.as_ref(),
@@ -1005,7 +1007,7 @@ fn run_case(case: &Case, context: &Context) -> CaseReport {
         });
     }
     let refused = if case.handshake() {
-        session.handshake(deadline).err()
+        session.handshake(deadline).err().map(|why| why.to_string())
     } else {
         None
     };

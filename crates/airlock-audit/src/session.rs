@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::evidence::Evidence;
+use super::failure::Failure;
 use super::judge::{Asked, Id, Line, Outcome, Reply, Response};
 use super::probe::Probe;
 use super::severity::Kind;
@@ -346,24 +347,24 @@ impl<'p> Session<'p> {
     }
 
     /// Waits for the reply to `id`; other replies are unexpected.
-    pub(crate) fn await_reply(&mut self, id: &Id, until: Instant) -> Result<Response, String> {
+    pub(crate) fn await_reply(&mut self, id: &Id, until: Instant) -> Result<Response, Failure> {
         loop {
             match self.next(until) {
                 Next::Reply(Reply::Single(response), ..) if response.id == *id => {
                     return Ok(response);
                 }
                 Next::Reply(other, ..) => self.unexpected(&other),
-                Next::Timeout => return Err("no reply in time".to_owned()),
+                Next::Timeout => return Err(Failure::NoReply),
                 Next::Closed => return Err(self.gone()),
             }
         }
     }
 
     /// Why the server stopped answering, in a few words.
-    pub(crate) fn gone(&self) -> String {
+    pub(crate) fn gone(&self) -> Failure {
         match self.target.exit() {
-            Some(exit) => format!("the server exited ({})", exit.describe()),
-            None => "the server closed its stdout".to_owned(),
+            Some(exit) => Failure::Exited(exit.describe()),
+            None => Failure::ClosedStdout,
         }
     }
 
@@ -372,7 +373,7 @@ impl<'p> Session<'p> {
     /// # Errors
     ///
     /// What went wrong, for the report.
-    pub(crate) fn handshake(&mut self, until: Instant) -> Result<Response, String> {
+    pub(crate) fn handshake(&mut self, until: Instant) -> Result<Response, Failure> {
         let mut params = initialize_params(PROTOCOL_VERSION);
         if let Some(object) = params.as_object_mut() {
             object.insert("capabilities".to_owned(), self.capabilities.clone());
@@ -380,7 +381,7 @@ impl<'p> Session<'p> {
         let id = self.request("initialize", Some(params));
         let reply = self
             .await_reply(&id, until)
-            .map_err(|why| format!("handshake failed: {why}"))?;
+            .map_err(|why| Failure::Handshake(Box::new(why)))?;
         match &reply.outcome {
             Outcome::Result { .. } => {
                 self.notify("notifications/initialized");
@@ -389,12 +390,10 @@ impl<'p> Session<'p> {
                 // (and is reported as such), not the case's input.
                 let barrier = self.request("ping", None);
                 self.await_reply(&barrier, until)
-                    .map_err(|why| format!("handshake failed: ping after initialized: {why}"))?;
+                    .map_err(|why| Failure::HandshakePing(Box::new(why)))?;
                 Ok(reply)
             }
-            Outcome::Error { code, .. } => Err(format!(
-                "handshake failed: initialize answered error {code}"
-            )),
+            Outcome::Error { code, .. } => Err(Failure::InitializeRefused { code: *code }),
         }
     }
 

@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters};
-use airlock::limits::{
+use crate::limits::{
     SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
     SANDBOX_FILE_SIZE_MIB, SANDBOX_MAX_CALL_MEMORY_MIB, SANDBOX_MAX_CPU_SECONDS,
     SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB, SANDBOX_MAX_FILE_SIZE_MIB,
     SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, SANDBOX_MEMORY_MIB,
     SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
 };
+use crate::sandbox::{NETWORK_READ, Policy, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters};
 
 /// Manifest: any text into the manifest loader; it returns, and an error renders as one
 /// non-empty message.
@@ -839,7 +839,7 @@ pub fn redactor(data: &[u8]) {
         end: flags & 0x02 != 0,
     };
     if let Err(broken) = redaction_holds(&output, &first, &second, cut) {
-        fail(&broken);
+        fail(&broken.to_string());
     }
     // The proxy's names (lowercased before they are kept): one without a secret in it, in
     // any case, comes back unchanged.
@@ -853,6 +853,11 @@ pub fn redactor(data: &[u8]) {
     }
 }
 
+/// A property of the redaction broken, in a sentence with the output and the secrets.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(String);
+
 /// Whether redacting `output` follows the rule (see [`crate::secrets::Redactor`]) for
 /// `first`, `second` and both, and, when they have one length, whether the two outputs differ
 /// only where one of them occurs whole.
@@ -865,18 +870,18 @@ pub fn redaction_holds(
     first: &str,
     second: &str,
     cut: crate::secrets::Cut,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     let redact = |output: &[u8], secrets: &[&str], cut| redactor_of(secrets).redact(output, cut);
     for secrets in [&[first][..], &[second], &[first, second]] {
         let got = redact(output, secrets, cut);
         let expected = redaction_by_the_rule(output, secrets, cut);
         if got != expected {
-            return Err(format!(
+            return Err(Violation(format!(
                 "{secrets:?} {cut:?} {:?}: got {:?}, the rule says {:?}",
                 String::from_utf8_lossy(output),
                 String::from_utf8_lossy(&got),
                 String::from_utf8_lossy(&expected)
-            ));
+            )));
         }
     }
     if first.len() == second.len() {
@@ -899,7 +904,7 @@ pub fn redaction_differs_only_at_secrets(
     second: &str,
     cut: crate::secrets::Cut,
     redact: impl Fn(&[u8], &[&str], crate::secrets::Cut) -> Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), Violation> {
     let covered = covered_by(output, &[first, second]);
     let (lo, hi) = shown_range(output.len(), window_of(&[first, second]), cut);
     // The template: runs of uncovered bytes, and gaps where covered runs are.
@@ -921,12 +926,12 @@ pub fn redaction_differs_only_at_secrets(
     for secret in [first, second] {
         let got = redact(output, &[secret], cut);
         if !fits_template(&got, &parts) {
-            return Err(format!(
+            return Err(Violation(format!(
                 "with {secret:?} {cut:?}, {:?} became {:?}, which does not keep the text that no \
                  whole secret covers",
                 String::from_utf8_lossy(output),
                 String::from_utf8_lossy(&got),
-            ));
+            )));
         }
     }
     Ok(())

@@ -12,6 +12,7 @@
 //! # Layout
 //!
 //! - [`manifest`]: an operator's TOML list of commands, checked (raw → checked).
+//! - [`limits`]: the bounds of manifests, command output and the sandbox, each with its reason.
 //! - `locate`: the programs and directories a manifest names, found once at load.
 //! - [`secrets`]: secret values in `secrecy` types, and their redaction from output.
 //! - [`command`]: a manifest tool as a handler: argv building, output, redaction; a manifest
@@ -35,6 +36,7 @@ pub mod command;
 pub mod files;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
+pub mod limits;
 mod locate;
 pub mod manifest;
 #[cfg(feature = "serve")]

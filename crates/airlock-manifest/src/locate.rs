@@ -11,7 +11,7 @@ pub(crate) fn directory(base: &Path, relative: &str) -> Option<PathBuf> {
 }
 
 /// Why `program` cannot be run, and how to fix it: where it was looked for.
-pub(crate) fn program_not_found(program: &str, base: &Path) -> String {
+pub(crate) fn program_not_found(program: &str, base: &Path) -> ProgramNotFound {
     if program.contains('/') {
         let path = base.join(program);
         let found = if path.is_file() {
@@ -21,26 +21,60 @@ pub(crate) fn program_not_found(program: &str, base: &Path) -> String {
         } else {
             "does not exist"
         };
-        let relative = if Path::new(program).is_absolute() {
-            String::new()
-        } else {
-            format!(
-                " (a program with a `/` is taken relative to the manifest's directory, {})",
-                base.display()
-            )
+        return ProgramNotFound::AtPath {
+            path,
+            found,
+            base: (!Path::new(program).is_absolute()).then(|| base.to_path_buf()),
         };
-        return format!(
-            "the program {} {found}{relative}; a bare name is looked up in PATH",
-            path.display()
-        );
     }
-    format!(
+    ProgramNotFound::NotInPath {
+        program: program.to_owned(),
+        base: base.to_path_buf(),
+    }
+}
+
+/// A manifest's program that cannot be run: where it was looked for, and how to fix it.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgramNotFound {
+    /// A program named by a path (with a `/`).
+    #[error(
+        "the program {} {found}{}; a bare name is looked up in PATH",
+        .path.display(),
+        relative(.base.as_deref())
+    )]
+    AtPath {
+        /// The path, joined to the manifest's directory.
+        path: PathBuf,
+        /// What is there instead.
+        found: &'static str,
+        /// The manifest's directory, when the path was relative to it.
+        base: Option<PathBuf>,
+    },
+    /// A bare name not found in `PATH`.
+    #[error(
         "the program `{program}` was not found in airlock's PATH (searched when the manifest \
-         loads, absolute entries only); install it, or give its absolute path \
-         (command = [\"/path/to/{program}\", …]); a path with a `/` is taken relative to the \
-         manifest's directory, {}",
-        base.display()
-    )
+         loads, absolute entries only); install it, or give its absolute path (command = \
+         [\"/path/to/{program}\", …]); a path with a `/` is taken relative to the manifest's \
+         directory, {}",
+        .base.display()
+    )]
+    NotInPath {
+        /// The name.
+        program: String,
+        /// The manifest's directory.
+        base: PathBuf,
+    },
+}
+
+/// Where a relative program path was taken from, for [`ProgramNotFound::AtPath`].
+fn relative(base: Option<&Path>) -> String {
+    base.map_or_else(String::new, |base| {
+        format!(
+            " (a program with a `/` is taken relative to the manifest's directory, {})",
+            base.display()
+        )
+    })
 }
 
 /// Finds the program now, once: a path with `/` is taken relative to `base`; a bare name is

@@ -73,7 +73,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::process::Child;
 use tokio::signal::unix::SignalKind;
 
-use airlock::limits::SANDBOX_DISK_POLL;
+use crate::limits::SANDBOX_DISK_POLL;
 
 use crate::sandbox::resident::Resident;
 use crate::sandbox::{self, Confinement};

@@ -460,7 +460,7 @@ mod tests {
         let shortest = if cut.end {
             1
         } else {
-            airlock::limits::MIN_SECRET_BYTES
+            crate::limits::MIN_SECRET_BYTES
         };
         for secret in secrets {
             let needle = secret.as_bytes();

@@ -167,9 +167,9 @@ impl Sampling {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Sampled {
-    /// The reply's text (its text blocks joined), at most [`MAX_ANSWER_BYTES`].
+    /// The reply's text (its text blocks joined), at most `MAX_ANSWER_BYTES`.
     pub text: String,
-    /// The model the client says wrote it (its claim, at most [`MAX_SAMPLED_MODEL_BYTES`]).
+    /// The model the client says wrote it (its claim, at most `MAX_SAMPLED_MODEL_BYTES`).
     pub model: String,
     /// Why it stopped, as the client says (`endTurn`, `maxTokens`, …), if it says.
     pub stop_reason: Option<String>,
@@ -181,9 +181,9 @@ pub struct Sampled {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Root {
-    /// The root's URI (`file://` only), at most [`MAX_ROOT_URI_BYTES`] bytes.
+    /// The root's URI (`file://` only), at most `MAX_ROOT_URI_BYTES` bytes.
     pub uri: String,
-    /// Its name, if the client gives one, at most [`MAX_SAMPLED_MODEL_BYTES`] bytes.
+    /// Its name, if the client gives one, at most `MAX_SAMPLED_MODEL_BYTES` bytes.
     pub name: Option<String>,
 }
 
@@ -202,7 +202,7 @@ pub enum AskError {
     /// another request now.
     #[error("the client is asked too much at once")]
     Busy,
-    /// No answer within [`ANSWER_TIMEOUT`](crate::limits::ANSWER_TIMEOUT).
+    /// No answer within `ANSWER_TIMEOUT` (120 s).
     #[error("the client did not answer in time")]
     TimedOut,
     /// The client answered with an error.
@@ -212,7 +212,7 @@ pub enum AskError {
     /// kind or out of bounds, a required field missing, an answer over its size).
     #[error("the client's answer was not valid")]
     Malformed,
-    /// The request is over its bound (a prompt over [`MAX_ANSWER_BYTES`]).
+    /// The request is over its bound (a prompt over `MAX_ANSWER_BYTES`).
     #[error("the request to the client is too large")]
     TooLarge,
     /// The call or its session ended first.
@@ -289,7 +289,7 @@ impl Question {
         }
     }
 
-    /// Checks the client's `result` (raw, at most [`MAX_ANSWER_BYTES`]) against the request.
+    /// Checks the client's `result` (raw, at most `MAX_ANSWER_BYTES`) against the request.
     pub(crate) fn check(&self, raw: &str) -> Result<Answer, AskError> {
         if raw.len() > MAX_ANSWER_BYTES {
             return Err(AskError::Malformed);

@@ -330,7 +330,7 @@ pub enum McpError {
     /// request, so it counts toward the garbage cut-off where an unknown URI does not.
     #[error("resource uri missing or not a string")]
     MalformedResourceUri,
-    /// A `resources/subscribe` past [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS)
+    /// A `resources/subscribe` past `MAX_SUBSCRIPTIONS` (32)
     /// subscriptions in one session.
     #[error("too many resource subscriptions")]
     TooManySubscriptions,
@@ -339,7 +339,7 @@ pub enum McpError {
     #[error("invalid prompt arguments")]
     InvalidPromptArguments,
     /// A `prompts/get` whose messages, as sent, would be over
-    /// [`MAX_PROMPT_REPLY_BYTES`](crate::limits::MAX_PROMPT_REPLY_BYTES) (arguments
+    /// `MAX_PROMPT_REPLY_BYTES` (1 MiB) (arguments
     /// substituted many times, or escaping that multiplies them).
     #[error("prompt reply too large")]
     PromptTooLarge,

@@ -39,16 +39,27 @@ pub fn any_code(code: i64) -> bool {
 /// # Errors
 ///
 /// A description of the first broken invariant.
-pub fn check_output(out: &[u8]) -> Result<usize, String> {
+pub fn check_output(out: &[u8]) -> Result<usize, Violation> {
     check_lines(out, stdio_code)
 }
+
+/// An invariant of the output broken: a sentence naming it and the line that broke it, for
+/// the fuzzer's crash report or a failed test.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(String);
 
 /// [`check_output`] with the codes `allowed` says.
 ///
 /// # Errors
 ///
 /// A description of the first broken invariant.
-pub fn check_lines(out: &[u8], allowed: fn(i64) -> bool) -> Result<usize, String> {
+pub fn check_lines(out: &[u8], allowed: fn(i64) -> bool) -> Result<usize, Violation> {
+    lines_hold(out, allowed).map_err(Violation)
+}
+
+/// [`check_lines`], the broken invariant in words.
+fn lines_hold(out: &[u8], allowed: fn(i64) -> bool) -> Result<usize, String> {
     if out.is_empty() {
         return Ok(0);
     }
@@ -386,7 +397,7 @@ pub fn engine(data: &[u8]) {
     while let Some(frame) = frames.next() {
         let mut out = Vec::new();
         let effect = engine.handle(frame, &mut out);
-        let lines = check_output(&out).unwrap_or_else(|broken| fail(&broken));
+        let lines = check_output(&out).unwrap_or_else(|broken| fail(&broken.to_string()));
         assert!(lines <= 1, "more than one reply to one frame");
         if is_notification(frame) {
             assert_eq!(lines, 0, "a notification was answered");
@@ -402,7 +413,7 @@ pub fn engine(data: &[u8]) {
             engine.complete(completion, &mut done);
             // Questions the call left unanswered are withdrawn before its reply.
             let done = without_withdrawals(&done);
-            let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken));
+            let lines = check_output(&done).unwrap_or_else(|broken| fail(&broken.to_string()));
             assert_eq!(lines, 1, "a completed call must be answered exactly once");
         }
     }

@@ -234,7 +234,7 @@ impl CallContext {
 impl CallContext {
     /// Asks the user to fill in `form` (`elicitation/create`, sessions of 2025-06-18 to
     /// 2025-11-25 whose client declared `elicitation`), and waits at most
-    /// [`ANSWER_TIMEOUT`](crate::limits::ANSWER_TIMEOUT) for the answer.
+    /// `ANSWER_TIMEOUT` (120 s) for the answer.
     ///
     /// The answer is the client's, so it is checked before it gets here: every field is one
     /// of the form's, of its kind and within its bounds, every required one is there.
@@ -334,7 +334,7 @@ impl CallContext {
 
     /// Asks the client's model for a reply (`sampling/createMessage`, sessions whose client
     /// declared `sampling`), and waits at most
-    /// [`ANSWER_TIMEOUT`](crate::limits::ANSWER_TIMEOUT) for it. The reply is text only.
+    /// `ANSWER_TIMEOUT` (120 s) for it. The reply is text only.
     ///
     /// # Errors
     ///

@@ -1,8 +1,13 @@
 //! Every bound on untrusted input, in one place.
 //!
 //! Each constant says what it limits, which attack it stops and why it has its value. The
-//! [`Limits`] struct carries the configurable ones into a server; the rest are wire rules that
-//! no deployment should need to change. `SECURITY.md` lists the same table for operators.
+//! [`Limits`] struct carries the configurable ones into a server (and `HttpLimits` over
+//! HTTP); the rest are wire rules that no deployment should need to change. Public are the
+//! defaults a user overrides and the bounds a user's own code and configuration must keep
+//! (what a tool asks, logs or samples, its schema, its deadline, how many tools, prompts and
+//! resources, names and scopes); the bounds only the library applies are its own. Those of
+//! manifests, command output and the sandbox are `airlock_manifest::limits`. `SECURITY.md`
+//! lists both in one table for operators.
 
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::time::Duration;
@@ -25,7 +30,7 @@ pub const MAX_JSON_DEPTH: usize = 64;
 ///
 /// Ids are echoed on every reply and kept while a call is in flight; an unbounded id would let
 /// a peer make every reply as large as its request. Real clients use counters or UUIDs.
-pub const MAX_ID_BYTES: usize = 128;
+pub(crate) const MAX_ID_BYTES: usize = 128;
 
 /// Longest string `progressToken` (`tools/call` `_meta`), in bytes after JSON unescaping; an
 /// integer token must fit in 64 bits, as an id must.
@@ -36,24 +41,24 @@ pub const MAX_ID_BYTES: usize = 128;
 /// hence the id's bound. A call whose token is over it is refused (`-32602`), not served
 /// without progress: a silently dropped token leaves the client waiting for reports that never
 /// come, and a check that quietly ignores input is where smuggling starts.
-pub const MAX_PROGRESS_TOKEN_BYTES: usize = MAX_ID_BYTES;
+pub(crate) const MAX_PROGRESS_TOKEN_BYTES: usize = MAX_ID_BYTES;
 
 /// Longest accepted `method` name, in bytes.
 ///
 /// The longest method MCP defines is under 40 bytes; anything past 128 is not a method.
-pub const MAX_METHOD_BYTES: usize = 128;
+pub(crate) const MAX_METHOD_BYTES: usize = 128;
 
 /// Longest tool name accepted in a `tools/call` request, in bytes.
 ///
 /// The MCP spec (SEP-986) allows names of up to 128 characters; a longer name cannot match a
 /// registered tool, so it is refused before any lookup.
-pub const MAX_CALLED_TOOL_NAME_BYTES: usize = 128;
+pub(crate) const MAX_CALLED_TOOL_NAME_BYTES: usize = 128;
 
 /// Longest tool name a server may register.
 ///
 /// Names must match `^[A-Za-z0-9_.-]{1,64}$`: that passes both the published conformance
 /// check (1–128) and the older one (1–64), so every client accepts our tool list.
-pub const MAX_TOOL_NAME_BYTES: usize = 64;
+pub(crate) const MAX_TOOL_NAME_BYTES: usize = 64;
 
 /// Most tools one server may register.
 ///
@@ -76,26 +81,27 @@ pub const MAX_RESOURCE_URI_BYTES: usize = 2048;
 /// Most resources one legacy session may be subscribed to at once (`resources/subscribe`);
 /// past it a new subscription is refused `-32602`. With [`MAX_RESOURCE_URI_BYTES`], a
 /// session holds at most 64 KiB of subscribed URIs.
-pub const MAX_SUBSCRIPTIONS: usize = 32;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 32;
 
 /// Resource updates announced ([`ResourceUpdates`](crate::ResourceUpdates)) and not yet
 /// taken by every session; a session that falls further behind is told that each of its
 /// subscriptions may have changed.
-pub const RESOURCE_UPDATES_QUEUE: usize = 64;
+pub(crate) const RESOURCE_UPDATES_QUEUE: usize = 64;
 
 /// How often a legacy HTTP session's `GET` stream carries a comment when it has nothing to
 /// say: proxies keep it open, and a stream whose session ended is closed by then.
-pub const LISTEN_KEEPALIVE: Duration = Duration::from_secs(15);
+#[cfg(feature = "http")]
+pub(crate) const LISTEN_KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// Longest value of one URI-template variable in a read URI, before decoding.
-pub const MAX_TEMPLATE_VALUE_BYTES: usize = 256;
+pub(crate) const MAX_TEMPLATE_VALUE_BYTES: usize = 256;
 
 /// Most values one `completion/complete` answer carries (the specification's cap); a
 /// completer's others are counted in `total` and flagged by `hasMore`.
-pub const MAX_COMPLETION_VALUES: usize = 100;
+pub(crate) const MAX_COMPLETION_VALUES: usize = 100;
 
 /// Longest completion value sent; a completer's longer values are dropped.
-pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
+pub(crate) const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
 
 /// Largest `tools/call` `arguments` object, in bytes of compact JSON.
 ///
@@ -157,7 +163,7 @@ pub const TOOLS_LIST_TTL: Duration = Duration::from_secs(300);
 pub const EOF_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Size of the buffer stdin is read into.
-pub const READ_BUFFER_BYTES: usize = 64 * 1024;
+pub(crate) const READ_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Bytes of replies gathered before they are written even though more input is waiting.
 ///
@@ -167,16 +173,16 @@ pub const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// the session stopped at every write until the client had read all of the last one (and
 /// then for the client's wake-up); at 16 KiB the client reads one write while the next is
 /// gathered (BENCHMARKS.md, issue 17's budget).
-pub const WRITE_BUFFER_BYTES: usize = 16 * 1024;
+pub(crate) const WRITE_BUFFER_BYTES: usize = 16 * 1024;
 
 /// Shortest interval between two progress notifications of one call.
 ///
 /// The spec asks both sides to rate-limit progress; ten a second is smooth for a progress bar
 /// and keeps a chatty handler from flooding the client.
-pub const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const PROGRESS_MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Longest progress `message`, in bytes; longer ones are cut at a character boundary.
-pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 256;
+pub(crate) const MAX_PROGRESS_MESSAGE_BYTES: usize = 256;
 
 /// Most log messages (`notifications/message`) one tool call sends; the rest are dropped.
 pub const MAX_LOG_MESSAGES_PER_CALL: u32 = 100;
@@ -191,39 +197,39 @@ pub const MAX_OUTSTANDING_ASKS: usize = 4;
 /// How long a tool waits for the client's answer before it gets
 /// [`AskError::TimedOut`](crate::AskError::TimedOut); the tool's own time limit still
 /// applies (a tool that asks a person needs one longer than the default).
-pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Largest `result` of an answer to an elicitation or a sampling request, in bytes (the frame
 /// bound applies first); a larger one is malformed, unread.
-pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// Most roots a `roots/list` answer may list.
-pub const MAX_ROOTS: usize = 64;
+pub(crate) const MAX_ROOTS: usize = 64;
 
 /// Longest root URI in a `roots/list` answer, in bytes.
-pub const MAX_ROOT_URI_BYTES: usize = 2048;
+pub(crate) const MAX_ROOT_URI_BYTES: usize = 2048;
 
 /// Most questions one round of a 2026-07-28 call may ask (`inputRequests`); a tool that asks
 /// past it gets [`AskError::Busy`](crate::AskError::Busy).
-pub const MAX_INPUT_REQUESTS: usize = 8;
+pub(crate) const MAX_INPUT_REQUESTS: usize = 8;
 
 /// Most members of a 2026-07-28 call's `inputResponses`; more refuse the request (`-32602`).
-pub const MAX_INPUT_RESPONSES: usize = 32;
+pub(crate) const MAX_INPUT_RESPONSES: usize = 32;
 
 /// Most rounds one 2026-07-28 call may take: past it, a question gets
 /// [`AskError::Busy`](crate::AskError::Busy) instead of another `input_required` result.
-pub const MAX_INPUT_ROUNDS: u64 = 16;
+pub(crate) const MAX_INPUT_ROUNDS: u64 = 16;
 
 /// Longest name of a question (an `inputRequests` key), in bytes.
-pub const MAX_INPUT_KEY_BYTES: usize = 64;
+pub(crate) const MAX_INPUT_KEY_BYTES: usize = 64;
 
 /// Most bytes of answers a `requestState` carries from round to round; an answer past it
 /// gets [`AskError::TooLarge`](crate::AskError::TooLarge).
-pub const MAX_CARRIED_ANSWER_BYTES: usize = 128 * 1024;
+pub(crate) const MAX_CARRIED_ANSWER_BYTES: usize = 128 * 1024;
 
 /// Longest `requestState`, in bytes (as issued and as accepted); a longer one is refused
 /// unread (`-32602`).
-pub const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
 
 /// Shortest key a server takes to sign `requestState`s
 /// ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)): HMAC-SHA-256's
@@ -233,7 +239,7 @@ pub const MIN_REQUEST_STATE_KEY_BYTES: usize = 32;
 
 /// How long a `requestState` is good for after it is issued: a retry after it is refused
 /// (`-32602`) and the client starts the call again.
-pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+pub(crate) const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 
 /// Longest elicitation message, and longest choice of a form, in bytes.
 pub const MAX_ASK_TEXT_BYTES: usize = 4096;
@@ -245,23 +251,23 @@ pub const MAX_SAMPLING_PROMPT_BYTES: usize = 256 * 1024;
 pub const MAX_FORM_FIELDS: usize = 32;
 
 /// Longest field name of an elicitation form, in bytes.
-pub const MAX_FORM_FIELD_NAME_BYTES: usize = 64;
+pub(crate) const MAX_FORM_FIELD_NAME_BYTES: usize = 64;
 
 /// Most choices of one form field.
 pub const MAX_FORM_OPTIONS: usize = 64;
 
 /// Longest free-text answer to a form field, in characters, whatever its `maxLength` says.
-pub const MAX_ELICITED_TEXT_CHARS: usize = 4096;
+pub(crate) const MAX_ELICITED_TEXT_CHARS: usize = 4096;
 
 /// Longest `model` and `stopReason` of a sampling answer, in bytes.
-pub const MAX_SAMPLED_MODEL_BYTES: usize = 256;
+pub(crate) const MAX_SAMPLED_MODEL_BYTES: usize = 256;
 
 /// Capacity a frame buffer keeps between messages; a larger one is shrunk back after use, so
 /// one big message does not pin its memory for the rest of the session.
-pub const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;
+pub(crate) const RETAINED_FRAME_CAPACITY: usize = 64 * 1024;
 
 /// Most schema violations named in one invalid-arguments tool result.
-pub const MAX_REPORTED_VIOLATIONS: usize = 4;
+pub(crate) const MAX_REPORTED_VIOLATIONS: usize = 4;
 
 /// Most nodes a tool's compiled input schema may have.
 ///
@@ -272,255 +278,14 @@ pub const MAX_SCHEMA_NODES: usize = 4096;
 /// Largest compiled regular expression in a schema `pattern`, in bytes of automaton.
 pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
 
-/// Default cap on each of a command's stdout and stderr, in bytes, and on the output one reply
-/// holds, counted as sent (JSON-escaped).
-///
-/// A command that prints more on a stream is stopped (its whole process group is killed) and
-/// the result says its output was truncated: past a megabyte, output is not something a model
-/// can use, and letting `yes` run until its deadline only burns CPU. A reply holds at most this
-/// much of both streams together, counted as the JSON it is sent in: a control byte is six
-/// bytes there (`\u0001`), and eight calls of a megabyte of them once made 6 MiB replies and
-/// took the server past its memory bound. airlock keeps no more of a command's
-/// output than a reply can show, so memory does not grow with the per-stream cap.
-pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
-
-/// Highest output cap a manifest may set per stream.
-pub const MAX_OUTPUT_CEILING_BYTES: usize = 64 * 1024 * 1024;
-
-/// Bytes of stderr a reply holds with `stderr = "tail"` when the manifest does not say
-/// (`stderr_tail_bytes`): a test runner's summary, a compiler's last errors.
-pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
-
-/// Longest value of a manifest `string` argument, in characters, when the manifest does not
-/// say (`max_string_bytes` bounds the bytes on top).
-pub const DEFAULT_STRING_ARG_CHARS: usize = 4 * 1024;
-
-/// Most items of a manifest `array` argument when the manifest does not say.
-pub const DEFAULT_ARRAY_ARG_ITEMS: usize = 64;
-
 /// Longest deadline a tool may have: 24 hours, whether a manifest, a library tool or
 /// `--tool-timeout-ms` sets it. Every other bound of a day derives from this one.
 pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Largest manifest file read, in bytes: a manifest is configuration, not data.
-pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
-
-/// Shape errors (unknown keys, wrong types) reported per part of a broken manifest (one
-/// `[[tool]]`, or the file without its tools). Each one found reads the part again, so the
-/// bound keeps `airlock check` on a file of typos linear in its size; a manifest with more
-/// mistakes than this has a bigger problem than a typo, and the rest come on the next run.
-pub const MAX_MANIFEST_SHAPE_ERRORS: usize = 64;
-
-/// Most arguments one manifest `[[prompt]]` may declare: a prompt is a form a user fills in,
-/// and each argument is a line of `prompts/list` every client holds.
-pub const MAX_PROMPT_ARGUMENTS: usize = 32;
-
-/// Most messages one manifest `[[prompt]]` may hold.
-pub const MAX_PROMPT_MESSAGES: usize = 32;
-
-/// Longest text of one manifest prompt message, in bytes, before substitution.
-pub const MAX_PROMPT_TEXT_BYTES: usize = 64 * 1024;
-
-/// Most `{argument}` placeholders in all the messages of one manifest `[[prompt]]`: each can
-/// become a value of up to `max_string_bytes`, so this bounds what one `prompts/get` builds
-/// (at most [`MAX_PROMPT_MESSAGES`] × [`MAX_PROMPT_TEXT_BYTES`] of text plus this many
-/// values), whatever the peer sends.
-pub const MAX_PROMPT_PLACEHOLDERS: usize = 64;
-
 /// Largest `prompts/get` reply, in bytes as sent (JSON-escaped: a control character costs
 /// six): a prompt that repeats its arguments cannot multiply a request into a reply larger
 /// than this. One more is refused with `-32602` (`max_prompt_reply_bytes`), nothing sent.
-pub const MAX_PROMPT_REPLY_BYTES: usize = 1024 * 1024;
-
-/// What one file of a manifest `[[resource]]` root may hold unless its `max_bytes` says
-/// otherwise, in bytes: a read never takes more than this plus one byte into memory.
-pub const DEFAULT_RESOURCE_FILE_BYTES: usize = 1024 * 1024;
-
-/// Largest `max_bytes` of a manifest `[[resource]]`: a read runs inline on the session and
-/// its reply (base64 for binary files, a third larger) is one message.
-pub const MAX_RESOURCE_FILE_BYTES: usize = 4 * 1024 * 1024;
-
-/// Deepest directory under a manifest `[[resource]]` root that is listed at start (the root
-/// is depth 0); a deeper one fails the load rather than being left out unsaid. Together with
-/// [`MAX_RESOURCES_COUNT`] and [`MAX_RESOURCE_WALK_ENTRIES`] it bounds the walk at start.
-pub const MAX_RESOURCE_ROOT_DEPTH: usize = 16;
-
-/// Most directory entries (of every kind, skipped ones included) looked at while listing one
-/// manifest `[[resource]]` root at start: a tree of empty directories or dot-files holds no
-/// listed file but would still be walked. Beyond it the load fails.
-pub const MAX_RESOURCE_WALK_ENTRIES: usize = 64 * 1024;
-
-/// Processes (and threads) one sandboxed call may have alive at once, its program included.
-///
-/// A fork loop stops here instead of filling the machine's process table. Enforced by
-/// `RLIMIT_NPROC`, counted in the launcher's own user namespace, or, when airlock runs as root
-/// (where the kernel exempts real uid 0 from that limit), under a real uid of the launcher's
-/// own (`sandbox::call_uid`). The launcher itself is one of them.
-pub const SANDBOX_PROCESSES: u32 = 64;
-
-/// Address space of each sandboxed process, in MiB (`RLIMIT_AS`): a 1 GiB allocation fails.
-pub const SANDBOX_MEMORY_MIB: u64 = 512;
-
-/// CPU seconds of each sandboxed process (`RLIMIT_CPU`); the call's deadline bounds wall time.
-pub const SANDBOX_CPU_SECONDS: u64 = 30;
-
-/// Largest file a sandboxed process may write, in MiB (`RLIMIT_FSIZE`).
-pub const SANDBOX_FILE_SIZE_MIB: u64 = 64;
-
-/// Open descriptors of each sandboxed process (`RLIMIT_NOFILE`).
-pub const SANDBOX_OPEN_FILES: u64 = 256;
-
-/// Memory of one sandboxed call, all its processes together (and the page cache they fill),
-/// in MiB: the call's cgroup's `memory.max` (`memory.limit_in_bytes` on cgroup v1).
-///
-/// `SANDBOX_MEMORY_MIB` bounds each process's address space; this bounds their sum, which
-/// would otherwise be `SANDBOX_PROCESSES` times as much (32 GiB, more than most hosts have).
-/// Past it the kernel's OOM killer ends a process of the call (never one outside it) and the
-/// result says so.
-pub const SANDBOX_CALL_MEMORY_MIB: u64 = 1024;
-
-/// Bytes one sandboxed call may add to the file systems of its writable directories, in MiB.
-///
-/// Without it one call could leave a gigabyte of files behind, and a few calls fill the
-/// disk. Counted as the growth of each writable directory's file system since the call
-/// started (`statvfs`), watched every [`SANDBOX_DISK_POLL`]: a call past it is stopped and
-/// its result says so. What it wrote stays (deleting it could delete what others wrote).
-pub const SANDBOX_DISK_MIB: u64 = 256;
-
-/// Files (inodes) one sandboxed call may add to the file systems of its writable
-/// directories; counted and enforced as [`SANDBOX_DISK_MIB`] is. 100,000 empty files cost
-/// little space but slow every later listing and backup of the directory.
-pub const SANDBOX_DISK_FILES: u64 = 10_000;
-
-/// Connections to destinations one networked sandboxed call may open through the proxy
-/// (`network_connections`). Refused ones do not count. A command that opens connections in
-/// a loop (a scanner, a crawler run by a test suite) is refused past it, with a line in its
-/// result; a package manager's install opens a few dozen.
-pub const SANDBOX_NETWORK_CONNECTIONS: u32 = 256;
-
-/// MiB one networked sandboxed call may send through the proxy, over all its connections
-/// (`network_up_mib`). What a call can carry off to a listed host is bounded by it; a call
-/// past it is stopped and its result says so.
-pub const SANDBOX_NETWORK_UP_MIB: u64 = 64;
-
-/// MiB one networked sandboxed call may receive through the proxy (`network_down_mib`): a
-/// download that never ends costs airlock's copying time, not more; a call past it is
-/// stopped.
-pub const SANDBOX_NETWORK_DOWN_MIB: u64 = 1024;
-
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_NETWORK_CONNECTIONS: u64 = 100_000;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_NETWORK_MIB: u64 = 1024 * 1024;
-
-/// How long the proxy waits for a destination to resolve and accept a connection. A
-/// destination that never answers would otherwise hold the command's connection, and the
-/// proxy's task, until the call's timeout.
-pub const NETWORK_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Bytes of one request head (HTTP request line and headers, or the SOCKS5 greeting and
-/// request) the proxy reads before it gives up on the connection: a request that never ends
-/// must not grow a buffer. 16 KiB is more than any client's `CONNECT` needs.
-pub const NETWORK_PROXY_HEAD_BYTES: usize = 16 * 1024;
-
-/// How long the proxy waits for a request head: a connection that sends nothing must not
-/// hold a task for the whole call.
-pub const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Connections to the proxy open at once per call (requests being read and connections being
-/// copied). The bytes of a connection move through two kernel pipes of 256 KiB (`splice`, no
-/// buffer of airlock's), which a reader that stalls keeps full, so one call holds at most
-/// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
-pub const NETWORK_PROXY_OPEN: usize = 32;
-
-/// Proxied connections open at once over every call (each holds six of airlock's
-/// descriptors: its socket, the destination's, two pipes). Without a server-wide bound, six
-/// calls holding 32 tunnels each took all 1,024 descriptors of a common soft limit, and every
-/// other call failed to start its command (the red team of issue 36). The bound is also at
-/// most a quarter of the descriptors airlock may open (`proxy::server_open_bound`), and
-/// `airlock serve` raises its soft descriptor limit to the hard one at start.
-pub const NETWORK_PROXY_OPEN_TOTAL: usize = 512;
-
-/// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
-/// threads until the system resolver answers or gives up (tens of seconds for a domain whose
-/// servers never answer), which the connect timeout does not cut short; it counts here until
-/// it ends, so a call's abandoned lookups cannot pile up (the red team of issue 36: four calls
-/// took airlock from 39 to 515 threads).
-pub const NETWORK_CALL_LOOKUPS: usize = 8;
-
-/// Name lookups in flight over every call: what they can hold of the runtime's 512 blocking
-/// threads, which every command tool's call needs (it checks its arguments there first).
-pub const NETWORK_SERVER_LOOKUPS: usize = 64;
-
-/// Connection attempts kept per call for its result and audit record; later ones are only
-/// counted, so a command that tries a million destinations grows no record.
-pub const NETWORK_RECORDED_ATTEMPTS: usize = 32;
-
-/// How often a running sandboxed call's disk use is looked at (one `statvfs` per writable
-/// file system). A call can write at most what it writes in this time past its budget: at
-/// 5 ms, a shell making empty files passed a budget of 500 by up to 439 (939 left) on a
-/// quiet machine and by 505 under load; 1 ms is the runtime timer's resolution. The cost is
-/// a timer wake-up and a `statvfs` a millisecond per running call that has a writable
-/// directory (none for the others).
-pub const SANDBOX_DISK_POLL: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// CPU weight of all sandboxed calls together, in cgroup v1 `cpu.shares` (v2 `cpu.weight`
-/// is derived from it): the weight of one ordinary process. The calls' group sits beside
-/// airlock's own threads (each of which weighs as much), so however many processes the calls
-/// keep busy, airlock gets at least half of a core when it wants one, and a single call gets
-/// what the same process outside the sandbox would. What nobody else wants, the calls get.
-/// Eight calls of sixty busy processes each took airlock's answer to a ping from 0.2 ms to a
-/// 52-87 ms median without it; the figure with it is in BENCHMARKS.md. (An eighth of that,
-/// tried first, made calls on a busy host wait behind every other process.)
-pub const SANDBOX_CALLS_CPU_SHARES: u64 = 1024;
-
-/// Entries looked at per writable directory when a launcher starts (to protect the paths that
-/// make other programs run code later, `sandbox::later_code`) and after each call (to remove
-/// such paths a call created). A deeper or larger tree is looked at this far; the rest of it
-/// is not, and `airlock check` says so.
-pub const SANDBOX_LATER_CODE_WALK_ENTRIES: usize = 20_000;
-
-/// Idle launchers kept per tool, ready for its next calls (`sandbox::resident`).
-///
-/// A launcher is an airlock process, confined and waiting: measured here, 0.4 MiB of memory
-/// of its own beside 3.4 MiB of file pages it shares with airlock. Enough for the default [`MAX_IN_FLIGHT`] calls of one tool
-/// at once; more concurrent calls start launchers of their own, which leave when they end.
-pub const SANDBOX_IDLE_LAUNCHERS_PER_TOOL: usize = 8;
-
-/// Idle launchers kept across all tools, so a manifest of many tools does not keep
-/// `SANDBOX_IDLE_LAUNCHERS_PER_TOOL` processes for each.
-pub const SANDBOX_IDLE_LAUNCHERS: usize = 64;
-
-/// Calls one launcher serves before it is replaced.
-///
-/// Between calls a launcher is left alone in its namespace, so a call inherits no process of
-/// the one before; the bound spreads calls over fresh processes (a fresh pid counter among
-/// them). A launcher also retires once it has used half its own CPU limit.
-pub const SANDBOX_CALLS_PER_LAUNCHER: u32 = 256;
-
-/// How long a launcher that airlock let go (its call timed out, was cancelled, passed the
-/// output cap or the disk budget, or it was idle and not needed) has to kill the call's
-/// processes, remove the later code they made (`sandbox::later_code`) and end, before airlock
-/// kills it. The sweep walks at most a few tens of thousands of entries; a launcher killed
-/// here ends its namespace but leaves what the call made.
-pub const SANDBOX_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Highest values a manifest may give the sandbox's resource limits, in the same units.
-pub const SANDBOX_MAX_PROCESSES: u32 = 4096;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_MEMORY_MIB: u64 = 64 * 1024;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_CPU_SECONDS: u64 = MAX_TOOL_TIMEOUT.as_secs();
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_FILE_SIZE_MIB: u64 = 1024 * 1024;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_OPEN_FILES: u64 = 65_536;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_CALL_MEMORY_MIB: u64 = 256 * 1024;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_DISK_MIB: u64 = 1024 * 1024;
-/// See [`SANDBOX_MAX_PROCESSES`].
-pub const SANDBOX_MAX_DISK_FILES: u64 = 100_000_000;
+pub(crate) const MAX_PROMPT_REPLY_BYTES: usize = 1024 * 1024;
 
 // The defaults nest: arguments fit in a frame, a string fits in the arguments, and argument
 // nesting fits inside the message's. Checked when the crate compiles.
@@ -546,12 +311,12 @@ pub const CHEAP_METHOD_RATE: Rate = Rate::new_const(6000, 200);
 /// How often, at most, refused calls of one client, tool and refusal get an audit record:
 /// the first at once, then one `refused_calls` record per interval with the count. One
 /// address over its quota grew the audit log by 17 KiB/s with a record per refusal (issue 35).
-pub const REFUSED_RECORD_INTERVAL: Duration = Duration::from_secs(60);
+pub(crate) const REFUSED_RECORD_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Most (client, tool, refusal) keys whose refused calls are counted apart in the audit log;
 /// past it they share one entry whose record names no client. Bounds the table and the
 /// records per interval, however many addresses send refused calls.
-pub const MAX_REFUSED_RECORD_KEYS: usize = 256;
+pub(crate) const MAX_REFUSED_RECORD_KEYS: usize = 256;
 
 /// Default size past which the audit log file is rotated (`--audit-log-max-bytes`): a few
 /// hundred thousand records, days of a busy server's calls.
@@ -567,7 +332,8 @@ pub const AUDIT_LOG_KEEP: u32 = 4;
 /// their own quotas left an honest third 9 of 35 calls (issue 35). Ten seconds covers an agent
 /// pausing between calls while it thinks, and lets a client that left give its share back
 /// soon.
-pub const FAIR_SHARE_WINDOW: Duration = Duration::from_secs(10);
+#[cfg(feature = "http")]
+pub(crate) const FAIR_SHARE_WINDOW: Duration = Duration::from_secs(10);
 
 /// Most HTTP connections open at once (`airlock serve --http`).
 ///
@@ -610,20 +376,23 @@ pub const HTTP_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// refused (`429`, connection closed): the HTTP counterpart of the stdio cut-off, where the
 /// session ends. Long enough that a fuzzer or a broken client costs little, short enough that
 /// a client that was fixed, or shares the address, is served again soon.
-pub const HTTP_CUT_OFF: Duration = Duration::from_secs(60);
+#[cfg(feature = "http")]
+pub(crate) const HTTP_CUT_OFF: Duration = Duration::from_secs(60);
 
 /// How often, at most, one client's refusals of one kind are logged: the first at once, then
 /// one line per interval with the count since the last (`transport::http::refusals`). One
 /// address without a token wrote 15-23 MiB of log in 5 s with a line per refusal (issue 35);
 /// now a flood from one address writes a line a minute per kind. A minute matches
 /// [`HTTP_CUT_OFF`], so an operator watching sees each cut-off and its end.
-pub const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(60);
+#[cfg(feature = "http")]
+pub(crate) const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Most clients (addresses) whose refusals are counted apart for the log; past it, refusals of
 /// other clients share one entry (`client=other`). Bounds both the table's memory and the
 /// log lines per interval (this many times the kinds of refusal, about 350 KiB a minute at
 /// most, however many addresses an attacker has); 256 names every client of a busy office.
-pub const MAX_REFUSAL_LOG_CLIENTS: usize = 256;
+#[cfg(feature = "http")]
+pub(crate) const MAX_REFUSAL_LOG_CLIENTS: usize = 256;
 
 /// How long a client may take to send a request body once its head arrived (`408` after).
 pub const HTTP_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -673,15 +442,18 @@ pub const MAX_CLIENT_IN_FLIGHT: usize = 4;
 /// the store counts as unreachable for that request (`-31503` when failing closed, else the
 /// local limits). A quota check on one loopback or LAN round trip takes well under a
 /// millisecond; 250 ms rides out a busy store without letting a dead one stall every request.
-pub const STORE_CALL_TIMEOUT: Duration = Duration::from_millis(250);
+#[cfg(feature = "redis")]
+pub(crate) const STORE_CALL_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// How often, while the shared store is unreachable, one request tries it again; the others
 /// go straight to the policy without waiting for a timeout. Recovery is noticed within this.
-pub const STORE_RETRY_INTERVAL: Duration = Duration::from_secs(1);
+#[cfg(feature = "redis")]
+pub(crate) const STORE_RETRY_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Connections each replica keeps to the shared store. Each is multiplexed (many commands in
 /// flight on one socket), so a few keep one slow reply from holding up every other check.
-pub const STORE_CONNECTIONS: usize = 4;
+#[cfg(feature = "redis")]
+pub(crate) const STORE_CONNECTIONS: usize = 4;
 
 /// Default expiry of an in-flight lease in the shared store: a replica renews the leases of
 /// its running calls every third of it, so a replica that dies gives its calls' slots back
@@ -690,7 +462,7 @@ pub const STORE_CONNECTIONS: usize = 4;
 pub const STORE_LEASE_TTL: Duration = Duration::from_secs(15);
 
 /// Shortest and longest configurable lease expiry (renewals at a third of it must stay well
-/// above [`STORE_CALL_TIMEOUT`]; past an hour a dead replica's slots stay taken too long).
+/// above `STORE_CALL_TIMEOUT`; past an hour a dead replica's slots stay taken too long).
 pub const STORE_LEASE_TTL_RANGE: (Duration, Duration) =
     (Duration::from_secs(1), Duration::from_secs(3600));
 
@@ -704,12 +476,8 @@ pub const MAX_STORE_NAMESPACE_BYTES: usize = 64;
 pub const MAX_TRACKED_CLIENTS: usize = 65_536;
 
 /// Shortest bearer token accepted (`--auth-token-env`): shorter ones are refused at start.
-pub const MIN_AUTH_TOKEN_BYTES: usize = 16;
-
-/// Shortest secret accepted for redaction (a manifest's `secret_env` value): redacting a
-/// two-letter value would shred ordinary output, and a value that short is not a secret
-/// worth the name.
-pub const MIN_SECRET_BYTES: usize = 4;
+#[cfg(feature = "http")]
+pub(crate) const MIN_AUTH_TOKEN_BYTES: usize = 16;
 
 /// Longest name of a token's environment variable (`--auth-token-env NAME`).
 ///
@@ -724,23 +492,27 @@ pub const MAX_TOKEN_VARIABLE_BYTES: usize = MAX_VARIABLE_NAME_BYTES;
 pub const MAX_VARIABLE_NAME_BYTES: usize = 128;
 
 /// Longest bearer token compared; a longer `Authorization` value is refused unread.
-pub const MAX_AUTH_TOKEN_BYTES: usize = 4096;
+#[cfg(feature = "http")]
+pub(crate) const MAX_AUTH_TOKEN_BYTES: usize = 4096;
 
 /// Longest OAuth access token (a JWT) read from `Authorization`; a longer one is `401`
 /// `invalid_token` before a byte of it is decoded. Real access tokens are 1 to 2 KiB (a few
 /// claims, an RS256 signature of 342 characters); 8 KiB leaves room for many scopes and a
 /// 4096-bit key's signature, and stays under the head cap ([`MAX_HTTP_HEADER_BYTES`]), so a
 /// longer token still reaches this check rather than hyper's `431`.
-pub const MAX_ACCESS_TOKEN_BYTES: usize = 8 * 1024;
+#[cfg(feature = "oauth")]
+pub(crate) const MAX_ACCESS_TOKEN_BYTES: usize = 8 * 1024;
 
 /// Longest `sub` (and client id) of an access token used as a client's identity. The identity
 /// keys quotas and legacy sessions and is logged; identity providers use UUIDs, e-mail
 /// addresses or `provider|id` forms well under this. A longer one is `401` `invalid_token`.
-pub const MAX_TOKEN_SUBJECT_BYTES: usize = 128;
+#[cfg(feature = "oauth")]
+pub(crate) const MAX_TOKEN_SUBJECT_BYTES: usize = 128;
 
 /// Most scopes read from one access token (`scope`, or `scp`); a token with more is `401`
 /// `invalid_token`: each call's check walks them, and no real grant holds this many.
-pub const MAX_TOKEN_SCOPES: usize = 64;
+#[cfg(feature = "oauth")]
+pub(crate) const MAX_TOKEN_SCOPES: usize = 64;
 
 /// Longest scope, in a token, a manifest or the tool builder (RFC 6749 scope tokens are
 /// short words: `files:read`, `https://…/auth/drive.readonly`).
@@ -752,36 +524,43 @@ pub const MAX_TOOL_SCOPES: usize = 16;
 /// Largest JWKS document read, from a file or from `jwks_uri`. A key set of a few RSA-4096
 /// keys is under 10 KiB; past the cap the fetch is abandoned (the keys held are kept) or the
 /// file refused at start, so a huge or endless answer costs at most this much memory.
-pub const MAX_JWKS_BYTES: usize = 64 * 1024;
+#[cfg(feature = "oauth")]
+pub(crate) const MAX_JWKS_BYTES: usize = 64 * 1024;
 
 /// Most keys kept from one JWKS; keys past it are ignored (a log line says so). Providers
 /// publish two or three (the current key and the next).
-pub const MAX_JWKS_KEYS: usize = 32;
+#[cfg(feature = "oauth")]
+pub(crate) const MAX_JWKS_KEYS: usize = 32;
 
 /// How long one fetch of `jwks_uri` may take, connect to last body byte. A request that waits
 /// for a fetch (its key is unknown) waits at most this; requests whose key is held never wait
 /// for any fetch. Identity providers answer in well under a second.
-pub const JWKS_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+#[cfg(feature = "oauth")]
+pub(crate) const JWKS_FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Least time between two fetches of `jwks_uri`, whatever asks for them: tokens naming
 /// unknown `kid`s cannot turn the server into a flood against the identity provider (one
 /// fetch per 30 s at most). A rotated key is picked up by the first token naming it after
 /// that, and by the periodic refresh.
-pub const JWKS_MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+#[cfg(feature = "oauth")]
+pub(crate) const JWKS_MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
 
 /// Age of the held key set after which a request starts a refresh in the background (it does
 /// not wait for it): a key withdrawn by the provider stops being accepted within about this
 /// time plus one fetch. The held keys stay in use until a fetch succeeds.
-pub const JWKS_REFRESH_AFTER: Duration = Duration::from_secs(600);
+#[cfg(feature = "oauth")]
+pub(crate) const JWKS_REFRESH_AFTER: Duration = Duration::from_secs(600);
 
 /// Clock skew tolerated on `exp` and `nbf`: small, as RFC 9068 asks; 30 s covers NTP-kept
 /// clocks, while a token past its expiry is refused within half a minute.
-pub const TOKEN_LEEWAY_SECONDS: u64 = 30;
+#[cfg(feature = "oauth")]
+pub(crate) const TOKEN_LEEWAY_SECONDS: u64 = 30;
 
 /// How long a browser may reuse a CORS preflight's answer (`Access-Control-Max-Age`). Not a
 /// defence (every request is checked again), only how long a browser keeps asking less:
 /// 10 minutes, Chromium's own default cap for a preflight cache entry being 2 hours.
-pub const CORS_MAX_AGE: Duration = Duration::from_secs(600);
+#[cfg(feature = "http")]
+pub(crate) const CORS_MAX_AGE: Duration = Duration::from_secs(600);
 
 /// Largest TLS certificate or key file read at start (`--tls-cert`, `--tls-key`). A chain of a
 /// few certificates is a few KiB; the cap keeps a mistaken path (a device, a log) from being
@@ -791,7 +570,8 @@ pub const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
 /// Most encrypted bytes rustls holds for one HTTPS connection whose client does not read
 /// (rustls' default is 64 KiB). One TLS record's worth: with hyper's piece (64 KiB) and its
 /// buffer, what a non-reading client pins stays near the plain-HTTP figure.
-pub const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
+#[cfg(feature = "http")]
+pub(crate) const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
 
 /// Limits of the HTTP transport (the `http` feature), with safe defaults; each field defaults
 /// to the constant of the same name. The largest body is the server's `max_frame_bytes` (one
@@ -962,7 +742,6 @@ mod tests {
     fn every_bound_of_a_day_is_the_longest_tool_deadline() {
         // The manifest's message ("between 1 ms and 24 hours") and SECURITY.md state 24 hours.
         assert_eq!(MAX_TOOL_TIMEOUT, Duration::from_secs(86_400));
-        assert_eq!(SANDBOX_MAX_CPU_SECONDS, MAX_TOOL_TIMEOUT.as_secs());
     }
 
     #[test]

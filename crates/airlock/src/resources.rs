@@ -655,11 +655,11 @@ impl ResourceRegistry {
 /// tool's handler, a watcher thread).
 ///
 /// Cheap to clone and to call from any thread; nothing waits for the sessions. A session that
-/// has fallen [`RESOURCE_UPDATES_QUEUE`] announcements behind is told that each of its
+/// has fallen `RESOURCE_UPDATES_QUEUE` announcements behind is told that each of its
 /// subscriptions may have changed: a client re-reads what it cares about, never less.
 ///
 /// [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
-/// [`RESOURCE_UPDATES_QUEUE`]: crate::limits::RESOURCE_UPDATES_QUEUE
+/// `RESOURCE_UPDATES_QUEUE`: crate::limits::RESOURCE_UPDATES_QUEUE
 ///
 /// ```
 /// use airlock::{NoArguments, Resource, ResourceBody, ResourceUpdates, Server, Tool};

@@ -519,7 +519,7 @@ impl ServerBuilder {
     /// Offers resource subscriptions to legacy (2025-11-25 and earlier) sessions: the
     /// `resources` capability says `subscribe`, a client may `resources/subscribe` to the URI
     /// of a resource this server has (a fixed one, or one a template matches; at most
-    /// [`MAX_SUBSCRIPTIONS`](crate::limits::MAX_SUBSCRIPTIONS) per session), and each
+    /// `MAX_SUBSCRIPTIONS` (32) per session), and each
     /// [`ResourceUpdates::updated`] on `updates` (or a clone of it) reaches the sessions
     /// subscribed to that URI as `notifications/resources/updated`: over stdio on the
     /// session's output, over HTTP on the session's `GET` stream. Without this call

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use super::cases::Judgement;
 use super::evidence::{Evidence, Redactor};
+use super::failure::Failure;
 use super::judge::{self, shown};
 use super::session::{Finding, PROTOCOL_VERSION};
 use super::severity::{Kind, Severity};
@@ -453,16 +454,17 @@ impl Ctx<'_> {
     /// # Errors
     ///
     /// What failed, for the report.
-    pub(crate) fn open_session(&mut self) -> Result<Option<String>, String> {
+    pub(crate) fn open_session(&mut self) -> Result<Option<String>, Failure> {
         let request = self.legacy("initialize", initialize_params(), None);
-        let response = self
-            .send(&request)
-            .map_err(|error| format!("initialize: {}", error.describe()))?;
+        let response = self.send(&request).map_err(|error| Failure::Unsent {
+            step: "initialize",
+            why: error.describe(),
+        })?;
         if response.status != 200 || response.rpc().is_none_or(|rpc| rpc.get("result").is_none()) {
-            return Err(format!(
-                "initialize: answered {}",
-                status_and_code(&response)
-            ));
+            return Err(Failure::Answered {
+                step: "initialize",
+                answer: status_and_code(&response),
+            });
         }
         let session = response.header("mcp-session-id").map(str::to_owned);
         let body = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
@@ -472,14 +474,15 @@ impl Ctx<'_> {
         if let Some(session) = &session {
             notification = notification.set("Mcp-Session-Id", session);
         }
-        let answered = self
-            .send(&notification)
-            .map_err(|error| format!("notifications/initialized: {}", error.describe()))?;
+        let answered = self.send(&notification).map_err(|error| Failure::Unsent {
+            step: "notifications/initialized",
+            why: error.describe(),
+        })?;
         if !(200..300).contains(&answered.status) {
-            return Err(format!(
-                "notifications/initialized: answered {}",
-                status_and_code(&answered)
-            ));
+            return Err(Failure::Answered {
+                step: "notifications/initialized",
+                answer: status_and_code(&answered),
+            });
         }
         Ok(session)
     }
@@ -490,7 +493,7 @@ impl Ctx<'_> {
     /// # Errors
     ///
     /// What failed.
-    pub(crate) fn follow_up(&mut self) -> Result<(), String> {
+    pub(crate) fn follow_up(&mut self) -> Result<(), Failure> {
         let until = Instant::now()
             .checked_add(self.timeout)
             .unwrap_or(self.deadline);
@@ -515,10 +518,9 @@ impl Ctx<'_> {
                     std::thread::sleep(wait.min(until.saturating_duration_since(Instant::now())));
                 }
                 Ok(response) => {
-                    return Err(format!(
-                        "follow-up: a valid request answered {}",
-                        status_and_code(&response)
-                    ));
+                    return Err(Failure::FollowUpAnswered {
+                        answer: status_and_code(&response),
+                    });
                 }
                 Err(error) => {
                     last = error.describe().to_owned();
@@ -526,9 +528,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        Err(format!(
-            "follow-up: a valid request got {last} within the time limit"
-        ))
+        Err(Failure::FollowUpTimedOut { last })
     }
 }
 
@@ -558,10 +558,10 @@ fn initialize_params() -> Value {
 pub(crate) fn discover(
     endpoint: &Endpoint,
     timeout: Duration,
-) -> Result<(ServerFacts, Eras), String> {
+) -> Result<(ServerFacts, Eras), Failure> {
     let deadline = Instant::now()
         .checked_add(timeout.saturating_mul(3))
-        .ok_or_else(|| "the case timeout is too large".to_owned())?;
+        .ok_or(Failure::TimeoutTooLarge)?;
     let mut eras = Eras::default();
     let mut ctx = Ctx {
         endpoint,
@@ -612,11 +612,7 @@ pub(crate) fn discover(
         Err(error) => refusals.push(format!("initialize: {}", error.describe())),
     }
     if !eras.legacy && !eras.modern {
-        return Err(format!(
-            "the server served neither a 2026-07-28 server/discover nor a 2025-11-25 \
-             initialize ({})",
-            refusals.join("; ")
-        ));
+        return Err(Failure::NoEra { refusals });
     }
     let tools = list_tools(&mut ctx, &eras)?;
     let names: Vec<String> = tools
@@ -654,18 +650,19 @@ pub(crate) fn discover(
 }
 
 /// The server's first `tools/list` page, in whichever era it serves (modern first).
-fn list_tools(ctx: &mut Ctx<'_>, eras: &Eras) -> Result<Vec<Value>, String> {
+fn list_tools(ctx: &mut Ctx<'_>, eras: &Eras) -> Result<Vec<Value>, Failure> {
     let request = if eras.modern {
         ctx.modern("tools/list", json!({}))
     } else {
         let session = ctx
             .open_session()
-            .map_err(|why| format!("opening a session: {why}"))?;
+            .map_err(|why| Failure::OpeningSession(Box::new(why)))?;
         ctx.legacy("tools/list", json!({}), session.as_deref())
     };
-    let response = ctx
-        .send(&request)
-        .map_err(|error| format!("tools/list: {}", error.describe()))?;
+    let response = ctx.send(&request).map_err(|error| Failure::Unsent {
+        step: "tools/list",
+        why: error.describe(),
+    })?;
     let tools = response
         .rpc()
         .and_then(|mut rpc| rpc.get_mut("result").map(Value::take))
@@ -674,7 +671,10 @@ fn list_tools(ctx: &mut Ctx<'_>, eras: &Eras) -> Result<Vec<Value>, String> {
             Value::Array(tools) => Some(tools),
             _ => None,
         })
-        .ok_or_else(|| format!("tools/list: answered {}", status_and_code(&response)))?;
+        .ok_or_else(|| Failure::Answered {
+            step: "tools/list",
+            answer: status_and_code(&response),
+        })?;
     Ok(tools)
 }
 
@@ -706,7 +706,7 @@ pub(crate) fn run_case(
     {
         ctx.findings.push(Finding {
             kind: Kind::FollowUp,
-            text: why,
+            text: why.to_string(),
             count: 1,
             evidence: None,
         });

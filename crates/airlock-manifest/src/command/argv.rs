@@ -26,12 +26,87 @@ pub struct Invocation {
     pub stdin: Option<Vec<u8>>,
 }
 
+/// Why a call's arguments cannot become an argv: the sentence the model reads after
+/// "Invalid arguments: ", naming the argument (its name is the manifest's, never the peer's
+/// value).
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// The template names an argument the tool does not declare (a manifest checked at load
+    /// never does).
+    #[error("The tool is misconfigured.")]
+    Misconfigured,
+    /// A required argument is missing.
+    #[error("`{name}` is required.")]
+    Required {
+        /// The argument.
+        name: String,
+    },
+    /// A value the program would read as something other than data (an expression, an
+    /// assignment, a response file): the sentence says which.
+    #[error("`{name}` {rule}")]
+    Operand {
+        /// The argument.
+        name: String,
+        /// Why.
+        rule: &'static str,
+    },
+    /// A value of the wrong JSON type.
+    #[error("`{name}` has the wrong type.")]
+    WrongType {
+        /// The argument.
+        name: String,
+    },
+    /// An integer outside its range.
+    #[error("`{name}` must be between {minimum} and {maximum}.")]
+    OutOfRange {
+        /// The argument.
+        name: String,
+        /// The least value allowed.
+        minimum: i64,
+        /// The greatest value allowed.
+        maximum: i64,
+    },
+    /// A NUL in a string.
+    #[error("`{name}` must not contain NUL characters.")]
+    Nul {
+        /// The argument.
+        name: String,
+    },
+    /// A NUL in an item of a list.
+    #[error("`{name}` items must not contain NUL characters.")]
+    NulItem {
+        /// The argument.
+        name: String,
+    },
+    /// A value starting with `-` where the program reads options.
+    #[error("`{name}` must not start with '-': the command would read it as an option.")]
+    LeadingDash {
+        /// The argument.
+        name: String,
+    },
+    /// A path outside the tool's directory, missing, or of the wrong kind.
+    #[error("`{name}` must name {existing} {what} inside the tool's directory.")]
+    Path {
+        /// The argument.
+        name: String,
+        /// `"an existing"` or `"a"`.
+        existing: &'static str,
+        /// `"file"`, `"directory"` or `"file or directory"`.
+        what: &'static str,
+    },
+}
+
 /// Builds the argv of `tool` from `arguments`.
 ///
 /// # Errors
 ///
-/// A sentence for the model naming the argument and the rule it broke.
-pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invocation, String> {
+/// An [`ArgumentError`]: its `Display` is a sentence for the model naming the argument and
+/// the rule it broke.
+pub fn build(
+    tool: &CommandTool,
+    arguments: &Map<String, Value>,
+) -> Result<Invocation, ArgumentError> {
     let mut invocation = Invocation::default();
     for spec in &tool.args {
         if let ArgKind::String(rule) = &spec.kind
@@ -51,13 +126,12 @@ pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invoc
                 suffix,
                 after_double_dash,
             } => {
-                let spec = tool
-                    .args
-                    .get(*arg)
-                    .ok_or_else(|| "The tool is misconfigured.".to_owned())?;
+                let spec = tool.args.get(*arg).ok_or(ArgumentError::Misconfigured)?;
                 let Some(value) = value_of(spec, arguments) else {
                     if spec.required {
-                        return Err(format!("`{}` is required.", spec.name));
+                        return Err(ArgumentError::Required {
+                            name: spec.name.clone(),
+                        });
                     }
                     continue;
                 };
@@ -66,7 +140,10 @@ pub fn build(tool: &CommandTool, arguments: &Map<String, Value>) -> Result<Invoc
                 let parsed_as_option = prefix.is_empty() && !after_double_dash;
                 for piece in pieces(tool, spec, value, parsed_as_option)? {
                     if let Some(rule) = operand_refusal(tool, spec, prefix, &piece) {
-                        return Err(format!("`{}` {rule}", spec.name));
+                        return Err(ArgumentError::Operand {
+                            name: spec.name.clone(),
+                            rule,
+                        });
                     }
                     let mut element = OsString::from(prefix);
                     element.push(piece);
@@ -111,9 +188,9 @@ fn pieces(
     spec: &ArgSpec,
     value: &Value,
     parsed_as_option: bool,
-) -> Result<Vec<OsString>, String> {
+) -> Result<Vec<OsString>, ArgumentError> {
     let name = &spec.name;
-    let wrong_type = || format!("`{name}` has the wrong type.");
+    let wrong_type = || ArgumentError::WrongType { name: name.clone() };
     Ok(match &spec.kind {
         ArgKind::String(rule) => {
             let text = string(spec, value)?;
@@ -127,7 +204,11 @@ fn pieces(
         ArgKind::Integer { minimum, maximum } => {
             let n = value.as_i64().ok_or_else(wrong_type)?;
             if n < *minimum || n > *maximum {
-                return Err(format!("`{name}` must be between {minimum} and {maximum}."));
+                return Err(ArgumentError::OutOfRange {
+                    name: name.clone(),
+                    minimum: *minimum,
+                    maximum: *maximum,
+                });
             }
             vec![OsString::from(n.to_string())]
         }
@@ -150,7 +231,7 @@ fn pieces(
             for item in values {
                 let text = item.as_str().ok_or_else(wrong_type)?;
                 if text.contains('\0') {
-                    return Err(format!("`{name}` items must not contain NUL characters."));
+                    return Err(ArgumentError::NulItem { name: name.clone() });
                 }
                 out.push(OsString::from(guard_dash(
                     name,
@@ -164,12 +245,14 @@ fn pieces(
     })
 }
 
-fn string<'a>(spec: &ArgSpec, value: &'a Value) -> Result<&'a str, String> {
-    let text = value
-        .as_str()
-        .ok_or_else(|| format!("`{}` has the wrong type.", spec.name))?;
+fn string<'a>(spec: &ArgSpec, value: &'a Value) -> Result<&'a str, ArgumentError> {
+    let text = value.as_str().ok_or_else(|| ArgumentError::WrongType {
+        name: spec.name.clone(),
+    })?;
     if text.contains('\0') {
-        return Err(format!("`{}` must not contain NUL characters.", spec.name));
+        return Err(ArgumentError::Nul {
+            name: spec.name.clone(),
+        });
     }
     Ok(text)
 }
@@ -181,11 +264,11 @@ fn guard_dash<'a>(
     rule: &StringRule,
     text: &'a str,
     parsed_as_option: bool,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, ArgumentError> {
     if parsed_as_option && !rule.allow_leading_dash && text.starts_with('-') {
-        return Err(format!(
-            "`{name}` must not start with '-': the command would read it as an option."
-        ));
+        return Err(ArgumentError::LeadingDash {
+            name: name.to_owned(),
+        });
     }
     Ok(text)
 }
@@ -205,18 +288,16 @@ fn relative_to(workdir: &Path, resolved: PathBuf) -> OsString {
 /// it is. Symlinks are followed and the result must still be under the root. One message
 /// covers "missing" and "outside", absolute or not: telling them apart would let an agent
 /// probe which files exist outside the root.
-fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, String> {
+fn resolve(name: &str, rule: &PathRule, text: &str) -> Result<PathBuf, ArgumentError> {
     let what = match rule.kind {
         PathKind::File => "file",
         PathKind::Dir => "directory",
         PathKind::Any => "file or directory",
     };
-    let refused = || {
-        if rule.must_exist {
-            format!("`{name}` must name an existing {what} inside the tool's directory.")
-        } else {
-            format!("`{name}` must name a {what} inside the tool's directory.")
-        }
+    let refused = || ArgumentError::Path {
+        name: name.to_owned(),
+        existing: if rule.must_exist { "an existing" } else { "a" },
+        what,
     };
     if text.is_empty() {
         return Err(refused());

@@ -8,16 +8,18 @@ use serde_json::{Value, json};
 use super::raw::{
     RawArg, RawArrayArg, RawBooleanArg, RawIntegerArg, RawPathArg, RawPathKind, RawStringArg,
 };
+use super::rule::ArgumentRule;
 use super::template::{ArgKind, ArgSpec, PathKind, PathRule, StringRule};
+use crate::limits::{DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS};
 use crate::locate::directory;
-use airlock::limits::{DEFAULT_ARRAY_ARG_ITEMS, DEFAULT_STRING_ARG_CHARS, MAX_ARRAY_ITEMS};
+use airlock::limits::MAX_ARRAY_ITEMS;
 
 pub(super) fn arg(
     name: &str,
     raw: &RawArg,
     workdir: &Path,
     max_string: usize,
-) -> Result<ArgSpec, String> {
+) -> Result<ArgSpec, ArgumentRule> {
     let (kind, default, description, required) = match raw {
         RawArg::String(s) => string_arg(s, max_string)?,
         RawArg::Integer(i) => integer_arg(i)?,
@@ -26,7 +28,7 @@ pub(super) fn arg(
         RawArg::Array(a) => array_arg(a, max_string)?,
     };
     if required == Some(true) && default.is_some() {
-        return Err("an argument with a default cannot be required".into());
+        return Err(ArgumentRule::RequiredWithDefault);
     }
     let required = required.unwrap_or(default.is_none());
     Ok(ArgSpec {
@@ -48,19 +50,17 @@ fn string_rule(
     values: Option<&Vec<String>>,
     allow_leading_dash: bool,
     stdin: bool,
-) -> Result<StringRule, String> {
+) -> Result<StringRule, ArgumentRule> {
     let max_length = match max_length {
         None => DEFAULT_STRING_ARG_CHARS.min(max_string),
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| (1..=max_string).contains(n))
-            .ok_or_else(|| {
-                format!("max_length must be between 1 and limits.max_string_bytes ({max_string})")
-            })?,
+            .ok_or(ArgumentRule::MaxLength { max_string })?,
     };
     let min_length = usize::try_from(min_length.unwrap_or(0)).unwrap_or(usize::MAX);
     if min_length > max_length {
-        return Err("min_length is greater than max_length".into());
+        return Err(ArgumentRule::MinOverMaxLength);
     }
     let pattern = match pattern {
         None => None,
@@ -68,21 +68,19 @@ fn string_rule(
             let regex = regex::RegexBuilder::new(source)
                 .size_limit(airlock::limits::MAX_PATTERN_AUTOMATON_BYTES)
                 .build()
-                .map_err(|_| {
-                    "pattern is not a valid regular expression (Rust regex syntax)".to_owned()
-                })?;
+                .map_err(|_| ArgumentRule::Pattern)?;
             Some((regex, source.to_owned()))
         }
     };
     if let Some(values) = values {
         if values.is_empty() {
-            return Err("enum must list at least one value".into());
+            return Err(ArgumentRule::EmptyEnum);
         }
         if values
             .iter()
             .any(|v| v.chars().count() > max_length || v.contains('\0'))
         {
-            return Err("an enum value is longer than max_length or contains NUL".into());
+            return Err(ArgumentRule::EnumValue);
         }
     }
     Ok(StringRule {
@@ -95,7 +93,7 @@ fn string_rule(
     })
 }
 
-fn string_arg(raw: &RawStringArg, max_string: usize) -> Result<Parsed, String> {
+fn string_arg(raw: &RawStringArg, max_string: usize) -> Result<Parsed, ArgumentRule> {
     let rule = string_rule(
         max_string,
         raw.max_length,
@@ -108,7 +106,7 @@ fn string_arg(raw: &RawStringArg, max_string: usize) -> Result<Parsed, String> {
     if let Some(default) = &raw.default
         && !rule.admits(default)
     {
-        return Err("the default does not satisfy the argument's own rules".into());
+        return Err(ArgumentRule::Default);
     }
     Ok((
         ArgKind::String(rule),
@@ -118,16 +116,16 @@ fn string_arg(raw: &RawStringArg, max_string: usize) -> Result<Parsed, String> {
     ))
 }
 
-fn integer_arg(raw: &RawIntegerArg) -> Result<Parsed, String> {
+fn integer_arg(raw: &RawIntegerArg) -> Result<Parsed, ArgumentRule> {
     let minimum = raw.minimum.unwrap_or(i64::MIN);
     let maximum = raw.maximum.unwrap_or(i64::MAX);
     if minimum > maximum {
-        return Err("minimum is greater than maximum".into());
+        return Err(ArgumentRule::MinOverMax);
     }
     if let Some(default) = raw.default
         && !(minimum..=maximum).contains(&default)
     {
-        return Err("the default is outside minimum..maximum".into());
+        return Err(ArgumentRule::DefaultOutOfRange);
     }
     Ok((
         ArgKind::Integer { minimum, maximum },
@@ -137,11 +135,11 @@ fn integer_arg(raw: &RawIntegerArg) -> Result<Parsed, String> {
     ))
 }
 
-fn boolean_arg(raw: &RawBooleanArg) -> Result<Parsed, String> {
+fn boolean_arg(raw: &RawBooleanArg) -> Result<Parsed, ArgumentRule> {
     if let Some(flag) = &raw.flag
         && (!flag.starts_with('-') || flag.contains(['{', '}', '\0', '=']) || flag.len() > 128)
     {
-        return Err("flag must be an option such as `--verbose`".into());
+        return Err(ArgumentRule::Flag);
     }
     Ok((
         ArgKind::Boolean {
@@ -153,14 +151,10 @@ fn boolean_arg(raw: &RawBooleanArg) -> Result<Parsed, String> {
     ))
 }
 
-fn path_arg(raw: &RawPathArg, workdir: &Path) -> Result<Parsed, String> {
+fn path_arg(raw: &RawPathArg, workdir: &Path) -> Result<Parsed, ArgumentRule> {
     let within = raw.within.as_deref().unwrap_or(".");
-    let root = directory(workdir, within).ok_or_else(|| {
-        format!(
-            "within must be an existing directory, and {} is not one (relative to the tool's \
-             workdir)",
-            workdir.join(within).display()
-        )
+    let root = directory(workdir, within).ok_or_else(|| ArgumentRule::Within {
+        path: workdir.join(within),
     })?;
     let kind = match raw.kind.unwrap_or(RawPathKind::Any) {
         RawPathKind::File => PathKind::File,
@@ -170,7 +164,7 @@ fn path_arg(raw: &RawPathArg, workdir: &Path) -> Result<Parsed, String> {
     if let Some(default) = &raw.default
         && (default.is_empty() || default.starts_with('/') || default.contains('\0'))
     {
-        return Err("the default must be a relative path".into());
+        return Err(ArgumentRule::PathDefault);
     }
     Ok((
         ArgKind::Path(PathRule {
@@ -184,7 +178,7 @@ fn path_arg(raw: &RawPathArg, workdir: &Path) -> Result<Parsed, String> {
     ))
 }
 
-fn array_arg(raw: &RawArrayArg, max_string: usize) -> Result<Parsed, String> {
+fn array_arg(raw: &RawArrayArg, max_string: usize) -> Result<Parsed, ArgumentRule> {
     let items = string_rule(
         max_string,
         raw.item_max_length,
@@ -199,18 +193,20 @@ fn array_arg(raw: &RawArrayArg, max_string: usize) -> Result<Parsed, String> {
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| (1..=MAX_ARRAY_ITEMS).contains(n))
-            .ok_or_else(|| format!("max_items must be between 1 and {MAX_ARRAY_ITEMS}"))?,
+            .ok_or(ArgumentRule::MaxItems {
+                ceiling: MAX_ARRAY_ITEMS,
+            })?,
     };
     let min_items = usize::try_from(raw.min_items.unwrap_or(0)).unwrap_or(usize::MAX);
     if min_items > max_items {
-        return Err("min_items is greater than max_items".into());
+        return Err(ArgumentRule::MinOverMaxItems);
     }
     if let Some(default) = &raw.default
         && (default.len() > max_items
             || default.len() < min_items
             || !default.iter().all(|item| items.admits(item)))
     {
-        return Err("the default does not satisfy the argument's own rules".into());
+        return Err(ArgumentRule::Default);
     }
     Ok((
         ArgKind::Array {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::risk::Risk;
+use super::rule::TemplateRule;
 use super::template::{ArgKind, ArgSpec, Element};
 
 /// Parses the argv template: literals, whole-element placeholders and `--opt={x}`.
@@ -11,7 +12,7 @@ pub(super) fn template(
     elements: &[String],
     args: &[ArgSpec],
     risks: &[Risk],
-) -> Result<Vec<Element>, String> {
+) -> Result<Vec<Element>, TemplateRule> {
     let index: BTreeMap<&str, usize> = args
         .iter()
         .enumerate()
@@ -22,7 +23,7 @@ pub(super) fn template(
     let mut out = Vec::with_capacity(elements.len());
     for element in elements {
         if element.contains('\0') {
-            return Err("a template element contains NUL".into());
+            return Err(TemplateRule::Nul);
         }
         let (prefix, name, suffix) = match split_element(element)? {
             Split::Literal(text) => {
@@ -40,16 +41,23 @@ pub(super) fn template(
         };
         let (prefix, name, suffix) = (prefix.as_str(), name.as_str(), suffix.as_str());
         if name.is_empty() {
-            return Err(format!(
-                "`{element}` holds an empty placeholder `{{}}`; write `{{{{}}}}` for literal braces"
-            ));
+            return Err(TemplateRule::EmptyPlaceholder {
+                element: element.clone(),
+            });
         }
         let Some(&arg) = index.get(name) else {
-            return Err(format!("`{{{name}}}` is not a declared argument"));
+            return Err(TemplateRule::Undeclared {
+                name: name.to_owned(),
+            });
         };
-        let spec = args.get(arg).ok_or("internal: argument index")?;
+        // The index was built from `args`: never out of range.
+        let spec = args.get(arg).ok_or_else(|| TemplateRule::Undeclared {
+            name: name.to_owned(),
+        })?;
         if used.get(arg).copied().unwrap_or(true) {
-            return Err(format!("`{{{name}}}` is used more than once"));
+            return Err(TemplateRule::UsedTwice {
+                name: name.to_owned(),
+            });
         }
         if let Some(slot) = used.get_mut(arg) {
             *slot = true;
@@ -57,11 +65,10 @@ pub(super) fn template(
         let option_form = !prefix.is_empty() && suffix.is_empty() && is_option_prefix(prefix);
         let embedded = (!prefix.is_empty() && !option_form) || !suffix.is_empty();
         if embedded && !risks.contains(&Risk::EmbeddedPlaceholder) {
-            return Err(format!(
-                "`{element}`: a placeholder must be a whole element or the value of `--opt={{x}}`; \
-                 the safe form: `{{{name}}}` as an element of its own, or `--opt={{{name}}}`; \
-                 only if that is really intended, add accept_risk = [\"embedded_placeholder\"]"
-            ));
+            return Err(TemplateRule::Embedded {
+                element: element.clone(),
+                name: name.to_owned(),
+            });
         }
         check_placement(
             spec,
@@ -81,16 +88,14 @@ pub(super) fn template(
         let stdin = matches!(&spec.kind, ArgKind::String(rule) if rule.stdin);
         match (stdin, used) {
             (true, true) => {
-                return Err(format!(
-                    "`{}` goes to stdin and cannot also be in the command",
-                    spec.name
-                ));
+                return Err(TemplateRule::StdinInCommand {
+                    name: spec.name.clone(),
+                });
             }
             (false, false) => {
-                return Err(format!(
-                    "`{}` is declared but the command never uses it",
-                    spec.name
-                ));
+                return Err(TemplateRule::Unused {
+                    name: spec.name.clone(),
+                });
             }
             _ => {}
         }
@@ -101,7 +106,7 @@ pub(super) fn template(
         .count()
         > 1
     {
-        return Err("at most one argument can go to stdin".into());
+        return Err(TemplateRule::TwoStdin);
     }
     Ok(out)
 }
@@ -119,8 +124,7 @@ enum Split {
 }
 
 /// Reads a template element; at most one placeholder.
-fn split_element(element: &str) -> Result<Split, String> {
-    const HINT: &str = "(write `{{` or `}}` for a literal brace)";
+fn split_element(element: &str) -> Result<Split, TemplateRule> {
     let mut before = String::new();
     let mut name: Option<String> = None;
     let mut after = String::new();
@@ -131,9 +135,9 @@ fn split_element(element: &str) -> Result<Split, String> {
         match c {
             '{' | '}' if chars.next_if_eq(&c).is_some() => out.push(c),
             '{' if placed => {
-                return Err(format!(
-                    "`{element}` holds more than one placeholder {HINT}"
-                ));
+                return Err(TemplateRule::TwoPlaceholders {
+                    element: element.to_owned(),
+                });
             }
             '{' => {
                 let mut inner = String::new();
@@ -141,14 +145,20 @@ fn split_element(element: &str) -> Result<Split, String> {
                     match chars.next() {
                         Some('}') => break,
                         Some('{') | None => {
-                            return Err(format!("`{element}` has an unmatched `{{` {HINT}"));
+                            return Err(TemplateRule::UnmatchedOpen {
+                                element: element.to_owned(),
+                            });
                         }
                         Some(c) => inner.push(c),
                     }
                 }
                 name = Some(inner);
             }
-            '}' => return Err(format!("`{element}` has an unmatched `}}` {HINT}")),
+            '}' => {
+                return Err(TemplateRule::UnmatchedClose {
+                    element: element.to_owned(),
+                });
+            }
             c => out.push(c),
         }
     }
@@ -185,38 +195,32 @@ fn check_placement(
     ends: bool,
     after_double_dash: bool,
     previous: Option<&Element>,
-) -> Result<(), String> {
+) -> Result<(), TemplateRule> {
     let whole = starts && ends;
     match &spec.kind {
         ArgKind::Boolean { flag: None } if whole => {
-            return Err(format!(
-                "boolean `{}` as a whole element needs a `flag`",
-                spec.name
-            ));
+            return Err(TemplateRule::BooleanNeedsFlag {
+                name: spec.name.clone(),
+            });
         }
         ArgKind::Boolean { flag: Some(_) } if !whole => {
-            return Err(format!(
-                "boolean `{}` has a `flag`, so it must be a whole element",
-                spec.name
-            ));
+            return Err(TemplateRule::FlagNotWhole {
+                name: spec.name.clone(),
+            });
         }
         // After an option that takes a value, the second item would become an operand
         // (`grep -e {patterns}` → `grep -e root /etc/passwd`); which options take values
         // cannot be known from outside, so lists go after `--` or into `--opt={x}`.
         ArgKind::Array { .. } if whole && !after_double_dash => {
-            return Err(format!(
-                "array `{}`: a list must come after a literal `--`, or be written `--opt={{{}}}` \
-                 (one `--opt=item` per item)",
-                spec.name, spec.name
-            ));
+            return Err(TemplateRule::ArrayBeforeDoubleDash {
+                name: spec.name.clone(),
+            });
         }
         // `{n}` and `{n}.5` alike: a value that starts an element is read as an option.
         ArgKind::Integer { minimum, .. } if starts && !after_double_dash && *minimum < 0 => {
-            return Err(format!(
-                "integer `{}` can be negative, and `-5` at the start of an element reads as an \
-                 option: set minimum = 0, put it after `--`, or write `--opt={{{}}}`",
-                spec.name, spec.name
-            ));
+            return Err(TemplateRule::NegativeInteger {
+                name: spec.name.clone(),
+            });
         }
         _ => {}
     }
@@ -224,11 +228,9 @@ fn check_placement(
     let dangling =
         matches!(previous, Some(Element::Literal(text)) if text.starts_with('-') && text != "--");
     if whole && optional && dangling {
-        return Err(format!(
-            "`{}` is optional: when absent, the option before it would be left dangling; \
-             write `--opt={{{}}}` instead",
-            spec.name, spec.name
-        ));
+        return Err(TemplateRule::Dangling {
+            name: spec.name.clone(),
+        });
     }
     Ok(())
 }

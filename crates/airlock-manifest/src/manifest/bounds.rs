@@ -9,14 +9,16 @@ use toml::Spanned;
 use super::raw::{
     RawLimits, RawQuotaStore, RawRate, RawResources, RawStderr, RawTool, RawUnreachable,
 };
+use super::rule::Rule;
 use super::{Located, ManifestError};
-use crate::sandbox::Resources;
-use airlock::limits::{
-    Limits, MAX_OUTPUT_CEILING_BYTES, MAX_TOOL_TIMEOUT, Rate, SANDBOX_MAX_CALL_MEMORY_MIB,
-    SANDBOX_MAX_CPU_SECONDS, SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB,
-    SANDBOX_MAX_FILE_SIZE_MIB, SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_NETWORK_CONNECTIONS,
-    SANDBOX_MAX_NETWORK_MIB, SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
+use crate::limits::{
+    MAX_OUTPUT_CEILING_BYTES, SANDBOX_MAX_CALL_MEMORY_MIB, SANDBOX_MAX_CPU_SECONDS,
+    SANDBOX_MAX_DISK_FILES, SANDBOX_MAX_DISK_MIB, SANDBOX_MAX_FILE_SIZE_MIB,
+    SANDBOX_MAX_MEMORY_MIB, SANDBOX_MAX_NETWORK_CONNECTIONS, SANDBOX_MAX_NETWORK_MIB,
+    SANDBOX_MAX_OPEN_FILES, SANDBOX_MAX_PROCESSES, STDERR_TAIL_BYTES,
 };
+use crate::sandbox::Resources;
+use airlock::limits::{Limits, MAX_TOOL_TIMEOUT, Rate};
 
 /// What a command tool's reply holds of its stderr (`stderr` in the manifest). Whatever the
 /// mode, the reply holds at most `max_output_bytes` of output, counted as sent.
@@ -60,15 +62,10 @@ pub(super) fn shared_store(
                 .map(|v| ("limits.redis_lease_ms", v.span().start)),
         ];
         if let Some((field, start)) = stray.into_iter().flatten().next() {
-            return Err(at.error(Some(start), None, field, "needs quota_store = \"redis\""));
+            return Err(at.error(Some(start), None, field, Rule::NeedsRedis));
         }
         if raw.redis_unreachable.is_some() {
-            return Err(at.error(
-                None,
-                None,
-                "limits.redis_unreachable",
-                "needs quota_store = \"redis\"",
-            ));
+            return Err(at.error(None, None, "limits.redis_unreachable", Rule::NeedsRedis));
         }
         return Ok(None);
     }
@@ -85,7 +82,7 @@ pub(super) fn shared_store(
                     Some(value.span().start),
                     None,
                     "limits.redis_namespace",
-                    "must be 1 to 64 bytes of A-Z a-z 0-9 _ . -",
+                    Rule::StoreNamespace,
                 ));
             }
             Some(name.clone())
@@ -101,7 +98,7 @@ pub(super) fn shared_store(
                     Some(value.span().start),
                     None,
                     "limits.redis_lease_ms",
-                    "must be between 1000 (1 s) and 3600000 (1 h)",
+                    Rule::StoreLease,
                 ));
             }
             Some(lease)
@@ -127,7 +124,7 @@ pub(super) fn limits(raw: &RawLimits, at: &Located<'_>) -> Result<Limits, Manife
                     Some(value.span().start),
                     None,
                     field,
-                    &format!("must be between 1 and {ceiling}"),
+                    Rule::out_of_range(ceiling),
                 )
             })
     };
@@ -192,12 +189,7 @@ pub(super) fn rate(
         .and_then(NonZeroU32::new);
     match (per_minute, burst) {
         (Some(per_minute), Some(burst)) => Ok(Rate { per_minute, burst }),
-        _ => Err(at.error(
-            Some(value.span().start),
-            tool,
-            field,
-            "per_minute must be 1 to 10000000 and burst 1 to 100000",
-        )),
+        _ => Err(at.error(Some(value.span().start), tool, field, Rule::Rate)),
     }
 }
 
@@ -209,12 +201,7 @@ pub(super) fn timeout(
 ) -> Result<Duration, ManifestError> {
     let duration = Duration::from_millis(*value.get_ref());
     if duration.is_zero() || duration > MAX_TOOL_TIMEOUT {
-        return Err(at.error(
-            Some(value.span().start),
-            tool,
-            field,
-            "must be between 1 ms and 24 hours",
-        ));
+        return Err(at.error(Some(value.span().start), tool, field, Rule::Timeout));
     }
     Ok(duration)
 }
@@ -236,7 +223,7 @@ pub(super) fn resources(
                     Some(value.span().start),
                     tool,
                     &format!("resources.{name}"),
-                    &format!("must be between 1 and {ceiling}"),
+                    Rule::OutOfRange { ceiling },
                 )),
             }
         };
@@ -309,7 +296,7 @@ pub(super) fn output_cap(
                 Some(value.span().start),
                 tool,
                 "max_output_bytes",
-                &format!("must be between 1 and {MAX_OUTPUT_CEILING_BYTES}"),
+                Rule::out_of_range(MAX_OUTPUT_CEILING_BYTES),
             )
         })
 }
@@ -333,7 +320,7 @@ pub(super) fn stderr_mode(
                     Some(bytes.span().start),
                     tool,
                     "stderr_tail_bytes",
-                    &format!("must be between 1 and the tool's max_output_bytes ({cap})"),
+                    Rule::StderrTail { cap },
                 )
             })?,
         (Some(bytes), _) => {
@@ -341,7 +328,7 @@ pub(super) fn stderr_mode(
                 Some(bytes.span().start),
                 tool,
                 "stderr_tail_bytes",
-                "only with stderr = \"tail\"",
+                Rule::StderrTailWithoutTail,
             ));
         }
         (None, _) => NonZeroUsize::new(STDERR_TAIL_BYTES.min(cap)).unwrap_or(NonZeroUsize::MIN),

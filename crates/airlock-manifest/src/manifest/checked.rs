@@ -18,18 +18,20 @@ pub use super::bounds::{StderrMode, StoreSettings};
 use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
 use super::raw::{RawManifest, RawNetwork, RawTool};
 use super::risk::{self, Reading, Risk};
+use super::rule::{CompressorRule, Rule};
 use super::surface::{PromptSpec, ResourceRoot};
 use super::system::{NEVER_GRANTED, fixed_system_entries, home_directory, system_write_refusal};
 use super::template::valid_arg_name;
 pub use super::template::{ArgKind, ArgSpec, Element, PathKind, PathRule, StringRule};
 use super::{Located, ManifestError};
+use crate::limits::MAX_OUTPUT_BYTES;
+use crate::limits::MIN_SECRET_BYTES;
 use crate::locate::{directory, program_not_found, resolve_program};
 use crate::sandbox::destinations::{Destinations, parse_destination};
 use crate::sandbox::{Confinement, Declared, Policy, Resources, SYSTEM_WRITE_FILES, later_code};
 use crate::secrets::Secret;
-use airlock::limits::MIN_SECRET_BYTES;
-use airlock::limits::{Limits, MAX_OUTPUT_BYTES, Rate};
-use airlock::limits::{MAX_SCOPE_BYTES, MAX_TOOL_SCOPES};
+use airlock::limits::MAX_TOOL_SCOPES;
+use airlock::limits::{Limits, Rate};
 use airlock::{Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.
@@ -122,7 +124,7 @@ pub(super) fn check(
         None => MAX_OUTPUT_BYTES,
     };
     if raw.tools.is_empty() {
-        return Err(at.error(None, None, "[[tool]]", "the manifest declares no tools"));
+        return Err(at.error(None, None, "[[tool]]", Rule::NoTools));
     }
     let mut names = BTreeSet::new();
     let mut tools = Vec::with_capacity(raw.tools.len());
@@ -154,7 +156,7 @@ pub(super) fn check(
                 Some(span.start),
                 Some(tool.name.as_str()),
                 "name",
-                "two tools have this name",
+                Rule::DuplicateTool,
             ));
         }
         tools.push(tool);
@@ -163,7 +165,7 @@ pub(super) fn check(
         return Err(error);
     }
     if tools.len() > airlock::limits::MAX_TOOLS_COUNT {
-        return Err(at.error(None, None, "[[tool]]", "too many tools"));
+        return Err(at.error(None, None, "[[tool]]", Rule::TooManyTools));
     }
     refuse_grants_inside_writable_directories(&tools, &at)?;
     let texts: Vec<super::told::ToolText<'_>> = tools
@@ -197,7 +199,7 @@ pub(super) fn check(
             Ok(full) => *raw.root.get_mut() = full,
             Err(rule) => {
                 let name = Some(raw.name.as_str());
-                errors.push(at.error_in(super::Entry::Resource, Some(span), name, "root", &rule));
+                errors.push(at.error_in(super::Entry::Resource, Some(span), name, "root", rule));
             }
         }
         expanded.push(resource);
@@ -254,14 +256,11 @@ fn refuse_grants_inside_writable_directories(
                 None,
                 Some(tool.name.as_str()),
                 "command",
-                &format!(
-                    "the fixed script {} lies inside {}, which tool `{owner}` may write: a call \
-                     could rewrite it, and agent input would reach code; move the script out of \
-                     every writable directory, or, if that is really intended, add \
-                     accept_risk = [\"interpreter_code\"]",
-                    script.display(),
-                    dir.display()
-                ),
+                Rule::ScriptInWritable {
+                    script: script.clone(),
+                    dir: dir.to_path_buf(),
+                    owner: (*owner).to_owned(),
+                },
             ));
         }
         let Some(sandbox) = &tool.sandbox else {
@@ -284,13 +283,11 @@ fn refuse_grants_inside_writable_directories(
                     None,
                     Some(tool.name.as_str()),
                     "sandbox",
-                    &format!(
-                        "{} lies inside {}, which tool `{owner}` may write: a call could replace \
-                         it with a symbolic link and widen the sandbox; grant a path outside \
-                         every writable directory",
-                        granted.display(),
-                        dir.display()
-                    ),
+                    Rule::GrantInWritable {
+                        granted: granted.to_path_buf(),
+                        dir: dir.to_path_buf(),
+                        owner: (*owner).to_owned(),
+                    },
                 ));
             }
         }
@@ -315,32 +312,23 @@ impl ToolChecker<'_> {
         let at = self.at;
         let name_text = raw.name.get_ref().clone();
         let tool = Some(name_text.as_str());
-        let name = ToolName::parse(&name_text).map_err(|_| {
-            at.error(
-                Some(raw.name.span().start),
-                tool,
-                "name",
-                "must be 1 to 64 characters of A-Z a-z 0-9 _ . -",
-            )
-        })?;
+        let name = ToolName::parse(&name_text)
+            .map_err(|_| at.error(Some(raw.name.span().start), tool, "name", Rule::Name))?;
         if raw.description.get_ref().trim().is_empty() {
             return Err(at.error(
                 Some(raw.description.span().start),
                 tool,
                 "description",
-                "must not be empty: the model chooses tools by it",
+                Rule::EmptyDescription,
             ));
         }
         let command_at = Some(raw.command.span().start);
-        let fail = |field: &str, rule: &str| at.error(command_at, tool, field, rule);
+        let fail = |field: &str, rule: Rule| at.error(command_at, tool, field, rule);
         let Some((program_text, template_text)) = raw.command.get_ref().split_first() else {
-            return Err(fail("command", "must name a program"));
+            return Err(fail("command", Rule::NoProgram));
         };
         if program_text.contains('{') || program_text.contains('}') {
-            return Err(fail(
-                "command",
-                "the program must be fixed, not a placeholder",
-            ));
+            return Err(fail("command", Rule::PlaceholderProgram));
         }
         if let Some(syntax) = raw
             .command
@@ -350,12 +338,9 @@ impl ToolChecker<'_> {
         {
             return Err(fail(
                 "command",
-                &format!(
-                    "`{syntax}` is shell syntax, and airlock runs no shell: the program would \
-                     get it as an argument. Write a script and name it: a script that does the \
-                     whole line, command = [\"./script.sh\", …], with exec = [...] naming the \
-                     programs it runs (find's -exec ends with `+` instead of `;`)"
-                ),
+                Rule::ShellSyntax {
+                    syntax: syntax.clone(),
+                },
             ));
         }
         let workdir = match &raw.workdir {
@@ -364,12 +349,10 @@ impl ToolChecker<'_> {
                     Some(dir.span().start),
                     tool,
                     "workdir",
-                    &format!(
-                        "must be an existing directory, and {} is not one (a relative workdir \
-                         is taken relative to the manifest's directory, {})",
-                        self.base.join(dir.get_ref()).display(),
-                        self.base.display()
-                    ),
+                    Rule::Workdir {
+                        dir: self.base.join(dir.get_ref()),
+                        base: self.base.to_path_buf(),
+                    },
                 )
             })?,
             None => directory(self.base, ".").ok_or_else(|| {
@@ -377,27 +360,26 @@ impl ToolChecker<'_> {
                     Some(self.span.start),
                     tool,
                     "workdir",
-                    "the base directory does not exist",
+                    Rule::NoBaseDirectory,
                 )
             })?,
         };
-        let program = resolve_program(program_text, self.base)
-            .ok_or_else(|| fail("command", &program_not_found(program_text, self.base)))?;
+        let program = resolve_program(program_text, self.base).ok_or_else(|| {
+            fail(
+                "command",
+                Rule::ProgramNotFound(program_not_found(program_text, self.base)),
+            )
+        })?;
 
         let mut args = Vec::with_capacity(raw.args.len());
         for (arg_name, spec) in &raw.args {
             let arg_at = Some(spec.span().start);
             let field = format!("args.{arg_name}");
             if !valid_arg_name(arg_name) {
-                return Err(at.error(
-                    arg_at,
-                    tool,
-                    &field,
-                    "argument names must be 1 to 64 characters of a-z A-Z 0-9 _",
-                ));
+                return Err(at.error(arg_at, tool, &field, Rule::ArgumentName));
             }
             let parsed = arg(arg_name, spec.get_ref(), &workdir, self.max_string_bytes)
-                .map_err(|rule| at.error(arg_at, tool, &field, &rule))?;
+                .map_err(|rule| at.error(arg_at, tool, &field, rule))?;
             args.push(parsed);
         }
 
@@ -406,21 +388,20 @@ impl ToolChecker<'_> {
             .iter()
             .map(|risk| {
                 Risk::parse(risk.get_ref()).ok_or_else(|| {
-                    let known: Vec<&str> = Risk::ALL.iter().map(|risk| risk.as_str()).collect();
                     at.error(
                         Some(risk.span().start),
                         tool,
                         "accept_risk",
-                        &format!("unknown risk; known: {}", known.join(", ")),
+                        Rule::UnknownRisk,
                     )
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let template = template(template_text, &args, &accepted_risks)
-            .map_err(|rule| fail("command", &rule))?;
+            .map_err(|rule| fail("command", rule.into()))?;
         let assessment = risk::assess(&program, &template, &args, &workdir);
         risk::refuse_unaccepted(&assessment, &accepted_risks)
-            .map_err(|rule| fail("command", &rule))?;
+            .map_err(|rule| fail("command", rule.into()))?;
 
         let (env, secrets) = self.environment(&raw, tool)?;
         let mut warnings = Vec::new();
@@ -454,21 +435,13 @@ impl ToolChecker<'_> {
                 raw.scopes.as_ref().map(|scopes| scopes.span().start),
                 tool,
                 "scopes",
-                &format!(
-                    "at most {MAX_TOOL_SCOPES} scopes, each 1 to {MAX_SCOPE_BYTES} visible \
-                     ASCII characters other than \" and \\"
-                ),
+                Rule::Scopes,
             ));
         }
         let stderr = stderr_mode(&raw, at, tool, max_output_bytes)?;
         let success_codes = match &raw.success_codes {
             Some(codes) if codes.get_ref().is_empty() => {
-                return Err(at.error(
-                    Some(codes.span().start),
-                    tool,
-                    "success_codes",
-                    "must not be empty",
-                ));
+                return Err(at.error(Some(codes.span().start), tool, "success_codes", Rule::Empty));
             }
             Some(codes) => codes.get_ref().clone(),
             None => vec![0],
@@ -523,7 +496,7 @@ impl ToolChecker<'_> {
                         Some(value.span().start),
                         tool,
                         "sandbox",
-                        "must be \"on\" or \"off\"",
+                        Rule::SandboxSwitch,
                     ));
                 }
             },
@@ -531,15 +504,7 @@ impl ToolChecker<'_> {
         if off {
             let span = raw.sandbox.as_ref().map(|value| value.span().start);
             if !accepted.contains(&Risk::Unsandboxed) {
-                return Err(at.error(
-                    span,
-                    tool,
-                    "sandbox",
-                    "the command would run outside the kernel sandbox; the safe form: the \
-                     sandbox on (leave `sandbox` out), granting what the command needs with \
-                     `read`, `write`, `exec` and `network`; only if that is really intended, add \
-                     accept_risk = [\"unsandboxed\"]",
-                ));
+                return Err(at.error(span, tool, "sandbox", Rule::Unsandboxed));
             }
             let declared = !raw.read.is_empty()
                 || !raw.write.is_empty()
@@ -547,12 +512,7 @@ impl ToolChecker<'_> {
                 || raw.network.as_ref().is_some_and(RawNetwork::is_on)
                 || raw.resources.is_some();
             if declared {
-                return Err(at.error(
-                    span,
-                    tool,
-                    "sandbox",
-                    "read, write, exec, network and resources mean nothing with sandbox = \"off\"",
-                ));
+                return Err(at.error(span, tool, "sandbox", Rule::GrantsWithoutSandbox));
             }
             return Ok(None);
         }
@@ -564,40 +524,33 @@ impl ToolChecker<'_> {
                     Some(entry.span().start),
                     tool,
                     "read",
-                    &format!(
-                        "must name an existing file or directory, and {} is not one",
-                        full.display()
-                    ),
+                    Rule::ReadMissing { path: full.clone() },
                 )
             })?;
             read.push(path);
         }
         let mut write = Vec::with_capacity(raw.write.len());
         for entry in &raw.write {
-            let refused = |rule: &str| at.error(Some(entry.span().start), tool, "write", rule);
+            let refused = |rule: Rule| at.error(Some(entry.span().start), tool, "write", rule);
             if Path::new(entry.get_ref()).is_absolute() {
-                return Err(refused(&format!(
-                    "must be relative to the tool's workdir, {}",
-                    workdir.display()
-                )));
+                return Err(refused(Rule::WriteAbsolute {
+                    workdir: workdir.to_path_buf(),
+                }));
             }
             let dir = directory(workdir, entry.get_ref()).ok_or_else(|| {
-                refused(&format!(
-                    "must name an existing directory, and {} is not one (relative to the tool's \
-                     workdir)",
-                    workdir.join(entry.get_ref()).display()
-                ))
+                refused(Rule::WriteMissing {
+                    path: workdir.join(entry.get_ref()),
+                })
             })?;
             if !dir.starts_with(workdir) {
-                return Err(refused(&format!(
-                    "must stay inside the tool's workdir, {}, and it resolves to {}",
-                    workdir.display(),
-                    dir.display()
-                )));
+                return Err(refused(Rule::WriteOutsideWorkdir {
+                    workdir: workdir.to_path_buf(),
+                    dir,
+                }));
             }
             if let Some(rule) = system_write_refusal(&dir, fixed_system_entries(), home_directory())
             {
-                return Err(refused(&rule));
+                return Err(refused(Rule::SystemWrite(rule)));
             }
             write.push(dir);
         }
@@ -612,14 +565,7 @@ impl ToolChecker<'_> {
                     Some(entry.span().start),
                     tool,
                     "write",
-                    &format!(
-                        "{} makes other programs run code later, outside the sandbox (a \
-                         person's next `git status` runs what .git/config names, an editor \
-                         runs .vscode's tasks); the sandbox keeps it read-only inside a \
-                         writable directory; leave it out, or, if the tool must write it, \
-                         add accept_risk = [\"later_code\"]",
-                        dir.display()
-                    ),
+                    Rule::LaterCode { dir: dir.clone() },
                 ));
             }
         }
@@ -627,19 +573,14 @@ impl ToolChecker<'_> {
         for entry in &raw.exec {
             let text = entry.get_ref();
             let refused = || {
-                let looked = if text.contains('/') {
-                    format!(", and {} is not one", self.base.join(text).display())
-                } else {
-                    format!(", and `{text}` is not one in airlock's PATH")
-                };
                 at.error(
                     Some(entry.span().start),
                     tool,
                     "exec",
-                    &format!(
-                        "must name an executable file (looked up in PATH when the manifest \
-                         loads) or a directory{looked}"
-                    ),
+                    Rule::ExecMissing {
+                        entry: text.clone(),
+                        path: text.contains('/').then(|| self.base.join(text)),
+                    },
                 )
             };
             // A path is taken from the manifest's directory, as `resolve_program` takes it:
@@ -667,7 +608,10 @@ impl ToolChecker<'_> {
                             Some(self.span.start),
                             tool,
                             "network",
-                            &format!("`{}`: {why}", entry.escape_debug()),
+                            Rule::Destination {
+                                entry: entry.clone(),
+                                why,
+                            },
                         )
                     })?;
                     if !rules.contains(&rule) {
@@ -679,8 +623,7 @@ impl ToolChecker<'_> {
                         Some(self.span.start),
                         tool,
                         "network",
-                        "an empty list reaches nothing: write `network = false`, or name the \
-                         destinations (`\"api.example.com:443\"`)",
+                        Rule::NoDestinations,
                     ));
                 }
                 (
@@ -727,12 +670,10 @@ impl ToolChecker<'_> {
                     Some(self.span.start),
                     tool,
                     "sandbox",
-                    &format!(
-                        "{} would give the command {tree}, which the sandbox never grants (other \
-                         processes, airlock's own environment, devices); give it a narrower \
-                         directory",
-                        granted.display()
-                    ),
+                    Rule::NeverGranted {
+                        granted: granted.to_path_buf(),
+                        tree,
+                    },
                 ));
             }
         }
@@ -741,7 +682,7 @@ impl ToolChecker<'_> {
                 .exec
                 .first()
                 .map_or(self.span.start, |entry| entry.span().start);
-            return Err(at.error(Some(span), tool, "exec", &rule));
+            return Err(at.error(Some(span), tool, "exec", rule));
         }
         let writable: Vec<PathBuf> = policy
             .write
@@ -751,12 +692,12 @@ impl ToolChecker<'_> {
             .collect();
         let fixed = super::literal_paths::look(template, workdir, &policy.bound_trees(), &writable);
         if let Some(rule) = fixed.refusal {
-            return Err(at.error(Some(raw.command.span().start), tool, "command", &rule));
+            return Err(at.error(Some(raw.command.span().start), tool, "command", rule));
         }
         warnings.extend(fixed.warnings);
         Confinement::new(policy)
             .map(|confinement| Some(Arc::new(confinement.for_tool(tool.unwrap_or_default()))))
-            .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", &rule))
+            .map_err(|rule| at.error(Some(self.span.start), tool, "sandbox", rule))
     }
 
     /// `env_allow` values (read now), fixed `env`, and `secret_env` values (read now).
@@ -765,15 +706,10 @@ impl ToolChecker<'_> {
         let mut seen = BTreeSet::new();
         let mut claim = |name: &str, span: usize, field: &str| {
             if !airlock::variables::is_variable_name(name) {
-                return Err(at.error(
-                    Some(span),
-                    tool,
-                    field,
-                    "not a valid environment variable name",
-                ));
+                return Err(at.error(Some(span), tool, field, Rule::VariableName));
             }
             if !seen.insert(name.to_owned()) {
-                return Err(at.error(Some(span), tool, field, "this variable is named twice"));
+                return Err(at.error(Some(span), tool, field, Rule::VariableTwice));
             }
             Ok(())
         };
@@ -787,12 +723,7 @@ impl ToolChecker<'_> {
         for (name, value) in &raw.env {
             claim(name, value.span().start, "env")?;
             if value.get_ref().contains('\0') {
-                return Err(at.error(
-                    Some(value.span().start),
-                    tool,
-                    "env",
-                    "values must not contain NUL",
-                ));
+                return Err(at.error(Some(value.span().start), tool, "env", Rule::VariableNul));
             }
             env.push((OsString::from(name), OsString::from(value.get_ref())));
         }
@@ -800,21 +731,10 @@ impl ToolChecker<'_> {
         for name in &raw.secret_env {
             let span = Some(name.span().start);
             claim(name.get_ref(), name.span().start, "secret_env")?;
-            let value = std::env::var(name.get_ref()).map_err(|_| {
-                at.error(
-                    span,
-                    tool,
-                    "secret_env",
-                    "this variable is not set (or not UTF-8) in airlock's environment",
-                )
-            })?;
+            let value = std::env::var(name.get_ref())
+                .map_err(|_| at.error(span, tool, "secret_env", Rule::SecretUnset))?;
             if value.len() < MIN_SECRET_BYTES {
-                return Err(at.error(
-                    span,
-                    tool,
-                    "secret_env",
-                    &format!("the value is shorter than {MIN_SECRET_BYTES} bytes, too short to redact safely"),
-                ));
+                return Err(at.error(span, tool, "secret_env", Rule::SecretShort));
             }
             secrets.push(Secret::new(
                 name.get_ref().clone(),
@@ -834,7 +754,7 @@ fn compressor_refusal(
     exec: &[PathBuf],
     raw: &RawTool,
     base: &Path,
-) -> Option<String> {
+) -> Option<CompressorRule> {
     let found = super::compressor::of_tar(program, template)?;
     let granted = |path: &Path| {
         std::fs::canonicalize(path)
@@ -847,10 +767,10 @@ fn compressor_refusal(
     let option = &found.option;
     if let Some(name) = &found.program {
         let Some(path) = resolve_program(name, base) else {
-            return Some(format!(
-                "`{option}` makes tar run `{name}` through /bin/sh -c, and `{name}` was not \
-                 found in airlock's PATH: install it, or choose a compressor this machine has"
-            ));
+            return Some(CompressorRule::NotFound {
+                option: option.clone(),
+                name: name.clone(),
+            });
         };
         if !granted(&path) {
             missing.push(name);
@@ -867,15 +787,15 @@ fn compressor_refusal(
     line.extend(missing.iter().map(|name| format!("{name:?}")));
     let line = line.join(", ");
     Some(match &found.program {
-        Some(name) => format!(
-            "`{option}` makes tar run `{name}` through /bin/sh -c, which the sandbox lets it \
-             execute only when the tool names both: add exec = [{line}]"
-        ),
-        None => format!(
-            "`{option}` makes tar run the compressor its archive's suffix names, through \
-             /bin/sh -c, and a value chooses the archive: add exec = [{line}] with each \
-             compressor the suffixes may name (gzip, bzip2, xz, zstd, …)"
-        ),
+        Some(name) => CompressorRule::NotGranted {
+            option: option.clone(),
+            name: name.clone(),
+            line,
+        },
+        None => CompressorRule::BySuffix {
+            option: option.clone(),
+            line,
+        },
     })
 }
 

@@ -31,6 +31,7 @@ use std::collections::BTreeSet;
 use toml::Spanned;
 
 use super::raw::{RawArg, RawDefaults, RawManifest, RawResources, RawStderr, RawTool};
+use super::rule::{ExpandRule, Rule};
 use super::{Located, ManifestError};
 
 /// `[defaults]` with its own paths expanded, checked once against `[limits]`.
@@ -59,12 +60,7 @@ pub(super) fn expanded(raw: &mut RawManifest, at: &Located<'_>) -> Result<(), Ma
         if let Some(span) = span
             && also
         {
-            errors.push(at.error(
-                Some(span),
-                None,
-                field,
-                &format!("{other} sets the same default: keep one of the two"),
-            ));
+            errors.push(at.error(Some(span), None, field, Rule::DefaultSetTwice { other }));
         }
     }
     if let Some(dir) = &mut defaults.workdir {
@@ -114,7 +110,7 @@ pub(super) fn apply(
     if let Some(program) = tool.command.get_mut().first_mut() {
         match expand(program) {
             Ok(full) => *program = full,
-            Err(rule) => errors.push(at.error(Some(command_at), name, "command", &rule)),
+            Err(rule) => errors.push(at.error(Some(command_at), name, "command", rule)),
         }
     }
     for (arg_name, spec) in &mut tool.args {
@@ -128,7 +124,7 @@ pub(super) fn apply(
                     Some(arg_at),
                     name,
                     &format!("args.{arg_name}.within"),
-                    &rule,
+                    rule,
                 )),
             }
         }
@@ -242,7 +238,7 @@ fn expand_spanned(
     let span = value.span().start;
     match expand(value.get_ref()) {
         Ok(full) => *value.get_mut() = full,
-        Err(rule) => errors.push(at.error(Some(span), tool, field, &rule)),
+        Err(rule) => errors.push(at.error(Some(span), tool, field, rule)),
     }
 }
 
@@ -251,7 +247,7 @@ fn expand_spanned(
 /// # Errors
 ///
 /// Why it cannot be (fixed text around the variable's name; never a variable's value).
-pub(crate) fn expand(text: &str) -> Result<String, String> {
+pub(crate) fn expand(text: &str) -> Result<String, ExpandRule> {
     expand_with(text, |name| std::env::var_os(name))
 }
 
@@ -259,18 +255,21 @@ pub(crate) fn expand(text: &str) -> Result<String, String> {
 fn expand_with(
     text: &str,
     lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
-) -> Result<String, String> {
-    let variable = |name: &str, shown: &str| -> Result<String, String> {
-        let value = lookup(name).ok_or_else(|| {
-            format!("{shown} names the variable {name}, which is not set in airlock's environment")
+) -> Result<String, ExpandRule> {
+    let variable = |name: &str, shown: &str| -> Result<String, ExpandRule> {
+        let value = lookup(name).ok_or_else(|| ExpandRule::Unset {
+            shown: shown.to_owned(),
+            name: name.to_owned(),
         })?;
-        let value = value
-            .into_string()
-            .map_err(|_| format!("{shown}: the variable {name} is not UTF-8"))?;
+        let value = value.into_string().map_err(|_| ExpandRule::NotUtf8 {
+            shown: shown.to_owned(),
+            name: name.to_owned(),
+        })?;
         if value.is_empty() {
-            return Err(format!(
-                "{shown}: the variable {name} is empty (the path would change meaning)"
-            ));
+            return Err(ExpandRule::Empty {
+                shown: shown.to_owned(),
+                name: name.to_owned(),
+            });
         }
         Ok(value)
     };
@@ -278,14 +277,11 @@ fn expand_with(
     let mut rest = text;
     if let Some(after) = rest.strip_prefix('~') {
         if !(after.is_empty() || after.starts_with('/')) {
-            return Err(
-                "only `~` and `~/…` are expanded (to $HOME), not `~user`; write the path out"
-                    .to_owned(),
-            );
+            return Err(ExpandRule::OtherUser);
         }
         let home = variable("HOME", "`~`")?;
         if !std::path::Path::new(&home).is_absolute() {
-            return Err("`~`: HOME is not an absolute path".to_owned());
+            return Err(ExpandRule::RelativeHome);
         }
         out.push_str(&home);
         rest = after;
@@ -301,14 +297,11 @@ fn expand_with(
             .strip_prefix('{')
             .and_then(|inner| inner.split_once('}'));
         let Some((name, after)) = braced else {
-            return Err(
-                "a `$` starts a variable written `${NAME}` (write `$$` for a `$` itself)"
-                    .to_owned(),
-            );
+            return Err(ExpandRule::Dollar);
         };
         let valid = airlock::variables::is_variable_name(name);
         if !valid {
-            return Err("`${…}` must hold a variable name ([A-Za-z_][A-Za-z0-9_]*)".to_owned());
+            return Err(ExpandRule::VariableName);
         }
         out.push_str(&variable(name, &format!("`${{{name}}}`"))?);
         rest = after;
@@ -344,24 +337,29 @@ mod tests {
         assert_eq!(expand_with("plain/path", env).as_deref(), Ok("plain/path"));
     }
 
+    /// The sentence `airlock check` prints.
+    fn shown(text: &str, lookup: impl Fn(&str) -> Option<OsString>) -> Result<String, String> {
+        expand_with(text, lookup).map_err(|rule| rule.to_string())
+    }
+
     #[test]
     fn an_unset_or_empty_variable_is_an_error_naming_it() {
         assert_eq!(
-            expand_with("${NOPE}/x", env),
+            shown("${NOPE}/x", env),
             Err(
                 "`${NOPE}` names the variable NOPE, which is not set in airlock's environment"
                     .to_owned()
             )
         );
         assert_eq!(
-            expand_with("${EMPTY}/etc", env),
+            shown("${EMPTY}/etc", env),
             Err(
                 "`${EMPTY}`: the variable EMPTY is empty (the path would change meaning)"
                     .to_owned()
             )
         );
         assert_eq!(
-            expand_with("~/x", |_| None),
+            shown("~/x", |_| None),
             Err(
                 "`~` names the variable HOME, which is not set in airlock's environment".to_owned()
             )
@@ -372,7 +370,7 @@ mod tests {
     fn a_bare_dollar_a_bad_name_and_tilde_user_are_refused() {
         for text in ["$HOME/x", "${HOME", "a$"] {
             assert_eq!(
-                expand_with(text, env),
+                shown(text, env),
                 Err(
                     "a `$` starts a variable written `${NAME}` (write `$$` for a `$` itself)"
                         .to_owned()
@@ -382,13 +380,13 @@ mod tests {
         }
         for text in ["${}", "${1A}", "${A-B}"] {
             assert_eq!(
-                expand_with(text, env),
+                shown(text, env),
                 Err("`${…}` must hold a variable name ([A-Za-z_][A-Za-z0-9_]*)".to_owned()),
                 "{text}"
             );
         }
         assert_eq!(
-            expand_with("~root/x", env),
+            shown("~root/x", env),
             Err(
                 "only `~` and `~/…` are expanded (to $HOME), not `~user`; write the path out"
                     .to_owned()

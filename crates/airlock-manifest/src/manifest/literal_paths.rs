@@ -14,6 +14,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::rule::Rule;
 use super::template::Element;
 
 /// Options whose value is a file the program writes.
@@ -31,7 +32,7 @@ const OUTPUT_OPTIONS: &[&str] = &[
 #[derive(Debug, Default, Eq, PartialEq)]
 pub(super) struct Findings {
     /// Why the tool cannot work: an output it may not write.
-    pub(super) refusal: Option<String>,
+    pub(super) refusal: Option<Rule>,
     /// Paths it will not reach.
     pub(super) warnings: Vec<String>,
 }
@@ -65,15 +66,13 @@ pub(super) fn look(
         };
         let shown = path.display();
         if writes && !writable.iter().any(|dir| path.starts_with(dir)) {
-            let dirs: Vec<String> = writable
-                .iter()
-                .map(|dir| dir.display().to_string())
-                .collect();
-            found.refusal.get_or_insert(format!(
-                "`{text}` names {shown}, which the tool's sandbox does not let it write (it \
-                 writes only in {}): write it inside a directory of `write`",
-                dirs.join(", ")
-            ));
+            found
+                .refusal
+                .get_or_insert_with(|| Rule::OutputNotWritable {
+                    element: text.clone(),
+                    path: path.clone(),
+                    writable: writable.to_vec(),
+                });
             continue;
         }
         let seen = visible
@@ -167,7 +166,10 @@ mod tests {
         ];
         let writable = [work.join("out"), PathBuf::from("/dev/null")];
         let found = look(&literals(words), &work, &visible, &writable);
-        found.refusal.or_else(|| found.warnings.into_iter().next())
+        found
+            .refusal
+            .map(|rule| rule.to_string())
+            .or_else(|| found.warnings.into_iter().next())
     }
 
     #[test]

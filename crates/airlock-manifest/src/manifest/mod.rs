@@ -30,6 +30,7 @@ mod describe;
 mod literal_paths;
 mod raw;
 pub mod risk;
+mod rule;
 mod schema;
 mod shape;
 mod surface;
@@ -42,12 +43,14 @@ use std::io::Read;
 use serde::Deserialize as _;
 use std::path::Path;
 
+pub use crate::locate::ProgramNotFound;
 pub use checked::{ArgKind, ArgSpec, CommandTool, Element, Manifest, PathKind, StoreSettings};
 pub(crate) use describe::input_schema;
+pub use rule::{ArgumentRule, CompressorRule, ExpandRule, ListingRule, Rule, TemplateRule};
 pub use schema::{SCHEMA_FILE, json_schema};
 pub use surface::{PromptArgument, PromptSpec, PromptText, ResourceFile, ResourceRoot, TextPart};
 
-use airlock::limits::MAX_MANIFEST_BYTES;
+use crate::limits::MAX_MANIFEST_BYTES;
 
 /// The manifest served when none is given: read-only tools over the current directory, built
 /// on programs every Linux machine has.
@@ -65,7 +68,8 @@ pub struct ManifestError {
     /// What `tool` names (one byte: the error stays small).
     entry: Entry,
     field: Option<Box<str>>,
-    rule: String,
+    /// Boxed: the error travels in every check's `Result`, and the rule may hold paths.
+    rule: Box<Rule>,
     /// Further errors of the same manifest, in file order (boxed: most errors come alone, and
     /// the error travels in every `Result` of the checks).
     also: Box<[ManifestError]>,
@@ -73,7 +77,7 @@ pub struct ManifestError {
 
 impl ManifestError {
     /// The rule that was broken.
-    pub fn rule(&self) -> &str {
+    pub fn rule(&self) -> &Rule {
         &self.rule
     }
 
@@ -151,7 +155,7 @@ impl ManifestError {
         if let Some(field) = &self.field {
             text.push_str(&format!("`{field}`: "));
         }
-        text.push_str(&self.rule);
+        text.push_str(&self.rule.to_string());
         text
     }
 }
@@ -179,7 +183,7 @@ impl Located<'_> {
         offset: Option<usize>,
         tool: Option<&str>,
         field: &str,
-        rule: &str,
+        rule: impl Into<Rule>,
     ) -> ManifestError {
         self.error_in(Entry::Tool, offset, tool, field, rule)
     }
@@ -191,7 +195,7 @@ impl Located<'_> {
         offset: Option<usize>,
         name: Option<&str>,
         field: &str,
-        rule: &str,
+        rule: impl Into<Rule>,
     ) -> ManifestError {
         ManifestError {
             source_name: self.source.to_owned(),
@@ -199,7 +203,7 @@ impl Located<'_> {
             tool: name.map(str::to_owned),
             entry,
             field: Some(field.into()),
-            rule: rule.to_owned(),
+            rule: Box::new(rule.into()),
             also: Box::default(),
         }
     }
@@ -283,32 +287,28 @@ fn with_hint(message: &str, text: &str, span: Option<std::ops::Range<usize>>) ->
 /// A [`ManifestError`] if the file cannot be read or breaks a rule.
 pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
     let source = path.display().to_string();
-    let unreadable = |rule: String| ManifestError {
+    let unreadable = |rule: Rule| ManifestError {
         source_name: source.clone(),
         position: None,
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule,
+        rule: Box::new(rule),
         also: Box::default(),
     };
-    let file = std::fs::File::open(path)
-        .map_err(|error| unreadable(format!("cannot be opened ({:?})", error.kind())))?;
+    let file =
+        std::fs::File::open(path).map_err(|error| unreadable(Rule::CannotOpen(error.kind())))?;
     let mut text = String::new();
     file.take(MAX_MANIFEST_BYTES.saturating_add(1))
         .read_to_string(&mut text)
-        .map_err(|error| {
-            unreadable(format!("cannot be read as UTF-8 text ({:?})", error.kind()))
-        })?;
+        .map_err(|error| unreadable(Rule::NotText(error.kind())))?;
     if u64::try_from(text.len()).unwrap_or(u64::MAX) > MAX_MANIFEST_BYTES {
-        return Err(unreadable(format!(
-            "is larger than {MAX_MANIFEST_BYTES} bytes"
-        )));
+        return Err(unreadable(Rule::TooLarge));
     }
     let base = std::fs::canonicalize(path)
         .ok()
         .and_then(|full| full.parent().map(Path::to_path_buf))
-        .ok_or_else(|| unreadable("has no parent directory".to_owned()))?;
+        .ok_or_else(|| unreadable(Rule::NoParent))?;
     parse(&text, &source, &base)
 }
 
@@ -318,29 +318,20 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
 ///
 /// A [`ManifestError`] if a program it needs is missing from this machine.
 pub fn load_default() -> Result<Manifest, ManifestError> {
-    let refused = |rule: String| ManifestError {
+    let refused = |rule: Rule| ManifestError {
         source_name: "<embedded default>".to_owned(),
         position: None,
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule,
+        rule: Box::new(rule),
         also: Box::default(),
     };
-    let base = std::env::current_dir().map_err(|error| {
-        refused(format!(
-            "the current directory cannot be read ({:?})",
-            error.kind()
-        ))
-    })?;
+    let base =
+        std::env::current_dir().map_err(|error| refused(Rule::NoCurrentDirectory(error.kind())))?;
     let base = std::fs::canonicalize(&base).unwrap_or(base);
     if let Some(why) = unsafe_default_root(&base, std::env::var_os("HOME").as_deref()) {
-        return Err(refused(format!(
-            "will not serve {} with the default manifest: {why}. Start airlock in the directory \
-             to serve (`cd my-project && airlock serve`), or pass a manifest (`airlock serve \
-             --manifest tools.toml`; `airlock check` shows what it grants)",
-            base.display()
-        )));
+        return Err(refused(Rule::UnsafeDefaultRoot { dir: base, why }));
     }
     parse(DEFAULT_MANIFEST, "<embedded default>", &base)
 }
@@ -386,7 +377,11 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
         tool: None,
         entry: Entry::Tool,
         field: None,
-        rule: with_hint(error.message().trim(), text, error.span()),
+        rule: Box::new(Rule::Shape(with_hint(
+            error.message().trim(),
+            text,
+            error.span(),
+        ))),
         also: Box::default(),
     };
     let document = toml::de::DeTable::parse(text).map_err(|error| toml_error(&error))?;
@@ -422,7 +417,7 @@ pub fn parse(text: &str, source: &str, base: &Path) -> Result<Manifest, Manifest
                     tool: None,
                     entry: Entry::Tool,
                     field: None,
-                    rule: with_hint(&shape.message, text, shape.span),
+                    rule: Box::new(Rule::Shape(with_hint(&shape.message, text, shape.span))),
                     also: Box::default(),
                 })
                 .collect();

@@ -15,7 +15,7 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 
-use airlock::limits::MAX_MANIFEST_SHAPE_ERRORS;
+use crate::limits::MAX_MANIFEST_SHAPE_ERRORS;
 
 /// One shape error: where, and the message (with "did you mean" when one fits).
 pub(super) struct Shape {

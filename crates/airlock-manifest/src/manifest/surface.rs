@@ -11,15 +11,16 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use airlock::limits::{
+use crate::limits::{
     DEFAULT_RESOURCE_FILE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_PROMPT_MESSAGES,
     MAX_PROMPT_PLACEHOLDERS, MAX_PROMPT_TEXT_BYTES, MAX_RESOURCE_FILE_BYTES,
-    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_URI_BYTES, MAX_RESOURCE_WALK_ENTRIES,
-    MAX_RESOURCES_COUNT,
+    MAX_RESOURCE_ROOT_DEPTH, MAX_RESOURCE_WALK_ENTRIES,
 };
+use airlock::limits::{MAX_RESOURCE_URI_BYTES, MAX_RESOURCES_COUNT};
 use airlock::{Role, ToolName};
 
 use super::raw::{RawPrompt, RawResource, RawRole};
+use super::rule::{ListingRule, Rule};
 use super::{Entry, Located, ManifestError};
 use crate::files::{Entry as Listed, FileId, Root, Unlisted};
 
@@ -134,21 +135,21 @@ pub(super) fn prompts(
         let span = entry.span().start;
         let raw = entry.into_inner();
         let label = raw.name.clone();
-        let fail = |field: &str, rule: &str| {
+        let fail = |field: &str, rule: Rule| {
             at.error_in(Entry::Prompt, Some(span), Some(&label), field, rule)
         };
         match prompt(raw) {
             Ok(prompt) => {
                 if !names.insert(prompt.name.as_str().to_owned()) {
-                    errors.push(fail("name", "two prompts have this name"));
+                    errors.push(fail("name", Rule::DuplicatePrompt));
                 }
                 prompts.push(prompt);
             }
-            Err((field, rule)) => errors.push(fail(field, &rule)),
+            Err((field, rule)) => errors.push(fail(field, rule)),
         }
     }
     if prompts.len() > airlock::limits::MAX_PROMPTS_COUNT {
-        errors.push(at.error(None, None, "[[prompt]]", "too many prompts"));
+        errors.push(at.error(None, None, "[[prompt]]", Rule::TooManyPrompts));
     }
     match ManifestError::combined(errors) {
         Some(error) => Err(error),
@@ -157,29 +158,18 @@ pub(super) fn prompts(
 }
 
 /// One prompt checked, or the field and rule it breaks.
-fn prompt(raw: RawPrompt) -> Result<PromptSpec, (&'static str, String)> {
-    let name = ToolName::parse(&raw.name).map_err(|_| {
-        (
-            "name",
-            "must be 1 to 64 characters of A-Z a-z 0-9 _ . -".to_owned(),
-        )
-    })?;
+fn prompt(raw: RawPrompt) -> Result<PromptSpec, (&'static str, Rule)> {
+    let name = ToolName::parse(&raw.name).map_err(|_| ("name", Rule::Name))?;
     if raw.arguments.len() > MAX_PROMPT_ARGUMENTS {
-        return Err((
-            "arguments",
-            format!("at most {MAX_PROMPT_ARGUMENTS} arguments"),
-        ));
+        return Err(("arguments", Rule::TooManyPromptArguments));
     }
     let mut arguments: Vec<PromptArgument> = Vec::with_capacity(raw.arguments.len());
     for argument in raw.arguments {
         if !super::template::valid_arg_name(&argument.name) {
-            return Err((
-                "arguments",
-                "argument names must be 1 to 64 characters of a-z A-Z 0-9 _".to_owned(),
-            ));
+            return Err(("arguments", Rule::ArgumentName));
         }
         if arguments.iter().any(|other| other.name == argument.name) {
-            return Err(("arguments", "two arguments have this name".to_owned()));
+            return Err(("arguments", Rule::DuplicateArgument));
         }
         arguments.push(PromptArgument {
             name: argument.name,
@@ -188,31 +178,21 @@ fn prompt(raw: RawPrompt) -> Result<PromptSpec, (&'static str, String)> {
         });
     }
     if raw.messages.is_empty() || raw.messages.len() > MAX_PROMPT_MESSAGES {
-        return Err((
-            "messages",
-            format!("a prompt has 1 to {MAX_PROMPT_MESSAGES} messages"),
-        ));
+        return Err(("messages", Rule::PromptMessages));
     }
     let mut messages = Vec::with_capacity(raw.messages.len());
     let mut placeholders = 0_usize;
     for message in raw.messages {
         if message.text.len() > MAX_PROMPT_TEXT_BYTES {
-            return Err((
-                "messages",
-                format!("a message's text is at most {MAX_PROMPT_TEXT_BYTES} bytes"),
-            ));
+            return Err(("messages", Rule::PromptText));
         }
-        let parts = parse_text(&message.text).ok_or((
-            "messages",
-            "a placeholder is `{name}` of a-z A-Z 0-9 _; write a literal brace as `{{` or `}}`"
-                .to_owned(),
-        ))?;
+        let parts = parse_text(&message.text).ok_or(("messages", Rule::PromptPlaceholder))?;
         for part in &parts {
             if let TextPart::Argument(name) = part {
                 if !arguments.iter().any(|argument| &argument.name == name) {
                     return Err((
                         "messages",
-                        format!("the placeholder {{{name}}} names no declared argument"),
+                        Rule::UndeclaredPlaceholder { name: name.clone() },
                     ));
                 }
                 placeholders = placeholders.saturating_add(1);
@@ -227,10 +207,7 @@ fn prompt(raw: RawPrompt) -> Result<PromptSpec, (&'static str, String)> {
         });
     }
     if placeholders > MAX_PROMPT_PLACEHOLDERS {
-        return Err((
-            "messages",
-            format!("a prompt's messages hold at most {MAX_PROMPT_PLACEHOLDERS} placeholders"),
-        ));
+        return Err(("messages", Rule::TooManyPlaceholders));
     }
     Ok(PromptSpec {
         name,
@@ -303,7 +280,7 @@ pub(super) fn resources(
         let span = entry.span().start;
         let raw = entry.into_inner();
         let label = raw.name.clone();
-        let fail = |field: &str, rule: &str| {
+        let fail = |field: &str, rule: Rule| {
             at.error_in(Entry::Resource, Some(span), Some(&label), field, rule)
         };
         match resource(raw, base, home) {
@@ -311,20 +288,15 @@ pub(super) fn resources(
                 count = count.saturating_add(root.files.len());
                 let repeated = root.files.iter().any(|file| !uris.insert(file.uri.clone()));
                 if repeated {
-                    errors.push(fail("uri", "another resource has the same URI"));
+                    errors.push(fail("uri", Rule::DuplicateUri));
                 }
                 roots.push(root);
             }
-            Err((field, rule)) => errors.push(fail(field, &rule)),
+            Err((field, rule)) => errors.push(fail(field, rule)),
         }
     }
     if count > MAX_RESOURCES_COUNT {
-        errors.push(at.error(
-            None,
-            None,
-            "[[resource]]",
-            &format!("the roots hold more than {MAX_RESOURCES_COUNT} files together"),
-        ));
+        errors.push(at.error(None, None, "[[resource]]", Rule::TooManyResources));
     }
     match ManifestError::combined(errors) {
         Some(error) => Err(error),
@@ -337,56 +309,28 @@ fn resource(
     raw: RawResource,
     base: &Path,
     home: Option<&Path>,
-) -> Result<ResourceRoot, (&'static str, String)> {
+) -> Result<ResourceRoot, (&'static str, Rule)> {
     if ToolName::parse(&raw.name).is_err() {
-        return Err((
-            "name",
-            "must be 1 to 64 characters of A-Z a-z 0-9 _ . -".to_owned(),
-        ));
+        return Err(("name", Rule::Name));
     }
     if !valid_prefix(&raw.uri) {
-        return Err((
-            "uri",
-            "must be `scheme://` (a lowercase scheme of its own, not one a client acts on: \
-             file, http, https, ftp, smb, data, javascript…), optionally followed by segments \
-             of A-Z a-z 0-9 - . _ ~ each ending in /"
-                .to_owned(),
-        ));
+        return Err(("uri", Rule::ResourceUri));
     }
     let max_bytes = match raw.max_bytes {
         None => DEFAULT_RESOURCE_FILE_BYTES,
         Some(value) => usize::try_from(value)
             .ok()
             .filter(|value| (1..=MAX_RESOURCE_FILE_BYTES).contains(value))
-            .ok_or((
-                "max_bytes",
-                format!("must be 1 to {MAX_RESOURCE_FILE_BYTES}"),
-            ))?,
+            .ok_or(("max_bytes", Rule::ResourceMaxBytes))?,
     };
     let full = base.join(raw.root.get_ref());
-    let dir = crate::locate::directory(base, raw.root.get_ref()).ok_or_else(|| {
-        (
-            "root",
-            format!(
-                "must be an existing directory, and {} is not one (a relative root is taken \
-                 relative to the manifest's directory)",
-                full.display()
-            ),
-        )
-    })?;
+    let dir = crate::locate::directory(base, raw.root.get_ref())
+        .ok_or(("root", Rule::RootMissing { path: full }))?;
     if let Some(why) = root_refusal(&dir, home) {
         return Err(("root", why));
     }
-    let root = Root::open(&dir).map_err(|_| {
-        (
-            "root",
-            format!(
-                "{} cannot be opened as a directory without following a symbolic link",
-                dir.display()
-            ),
-        )
-    })?;
-    let files = list(&root, &dir, &raw.uri).map_err(|rule| ("root", rule))?;
+    let root = Root::open(&dir).map_err(|_| ("root", Rule::RootUnopenable { dir: dir.clone() }))?;
+    let files = list(&root, &dir, &raw.uri).map_err(|rule| ("root", rule.into()))?;
     Ok(ResourceRoot {
         name: raw.name,
         title: raw.title,
@@ -424,7 +368,7 @@ const SHARED_TREES: &[&str] = &["/home", "/tmp", "/var/tmp", "/run", "/mnt", "/m
 /// not be, hold or lie inside `/proc`, `/sys` or `/dev`, which no sandbox grants, nor the
 /// [`PRIVATE_TREES`]; nor be or hold one of the [`SHARED_TREES`], nor be any user's home
 /// directory (a directory of `/home`).
-pub(super) fn root_refusal(dir: &Path, home: Option<&Path>) -> Option<String> {
+pub(super) fn root_refusal(dir: &Path, home: Option<&Path>) -> Option<Rule> {
     let system =
         super::system::system_write_refusal(dir, super::system::fixed_system_entries(), home);
     let never = super::system::NEVER_GRANTED
@@ -436,14 +380,8 @@ pub(super) fn root_refusal(dir: &Path, home: Option<&Path>) -> Option<String> {
         .any(|tree| Path::new(tree).starts_with(dir));
     // A user's home directory, whoever's: `HOME` names only the one airlock runs with.
     let a_home = dir.parent() == Some(Path::new("/home"));
-    (system.is_some() || never || shared || a_home).then(|| {
-        format!(
-            "{} may not be a resource root: it is, holds or lies inside a system tree, a tree \
-             of private system or other users' data, a home directory or one of its \
-             dot-directories (every file of a root is served to the agent); serve a directory \
-             of the project instead",
-            dir.display()
-        )
+    (system.is_some() || never || shared || a_home).then(|| Rule::RootRefused {
+        dir: dir.to_path_buf(),
     })
 }
 
@@ -528,7 +466,7 @@ fn unreserved(b: u8) -> bool {
 /// Why the walk was given up: a directory deeper than [`MAX_RESOURCE_ROOT_DEPTH`], more than
 /// [`MAX_RESOURCES_COUNT`] files or [`MAX_RESOURCE_WALK_ENTRIES`] entries, a directory that
 /// cannot be read, a URI too long.
-fn list(root: &Root, dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, String> {
+fn list(root: &Root, dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, ListingRule> {
     let mut files = Vec::new();
     let mut pending = vec![(PathBuf::new(), 0_usize)];
     let mut budget = MAX_RESOURCE_WALK_ENTRIES;
@@ -553,15 +491,13 @@ fn list(root: &Root, dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, Stri
             other => other,
         };
         let entries = entries.map_err(|why| match why {
-            Unlisted::TooMany => format!(
-                "{} holds more than {MAX_RESOURCE_WALK_ENTRIES} entries to look at",
-                dir.display()
-            ),
-            Unlisted::Io(errno) => format!(
-                "{} cannot be listed ({:?})",
-                dir.join(&relative).display(),
-                std::io::Error::from(errno).kind()
-            ),
+            Unlisted::TooMany => ListingRule::TooManyEntries {
+                dir: dir.to_path_buf(),
+            },
+            Unlisted::Io(errno) => ListingRule::Unlistable {
+                path: dir.join(&relative),
+                kind: std::io::Error::from(errno).kind(),
+            },
         })?;
         for entry in entries {
             let (name, id) = match entry {
@@ -579,26 +515,23 @@ fn list(root: &Root, dir: &Path, prefix: &str) -> Result<Vec<ResourceFile>, Stri
             let path = relative.join(&name);
             let Some(id) = id else {
                 if depth >= MAX_RESOURCE_ROOT_DEPTH {
-                    return Err(format!(
-                        "{} is deeper than {MAX_RESOURCE_ROOT_DEPTH} directories under the root",
-                        dir.join(&path).display()
-                    ));
+                    return Err(ListingRule::TooDeep {
+                        path: dir.join(&path),
+                    });
                 }
                 pending.push((path, depth.saturating_add(1)));
                 continue;
             };
             if files.len() >= MAX_RESOURCES_COUNT {
-                return Err(format!(
-                    "{} holds more than {MAX_RESOURCES_COUNT} files",
-                    dir.display()
-                ));
+                return Err(ListingRule::TooManyFiles {
+                    dir: dir.to_path_buf(),
+                });
             }
             let uri = uri_of(prefix, &path);
             if uri.len() > MAX_RESOURCE_URI_BYTES {
-                return Err(format!(
-                    "the URI of {} would be longer than {MAX_RESOURCE_URI_BYTES} bytes",
-                    dir.join(&path).display()
-                ));
+                return Err(ListingRule::UriTooLong {
+                    path: dir.join(&path),
+                });
             }
             let name = path.to_string_lossy().into_owned();
             files.push(ResourceFile {
@@ -703,7 +636,9 @@ mod tests {
             rule(raw_prompt(&["a"], &["{b}"])),
             Some((
                 "messages",
-                "the placeholder {b} names no declared argument".to_owned()
+                Rule::UndeclaredPlaceholder {
+                    name: "b".to_owned()
+                }
             ))
         );
         assert_eq!(rule(raw_prompt(&[], &[])).map(|(f, _)| f), Some("messages"));
@@ -723,10 +658,7 @@ mod tests {
         let many = "{a}".repeat(MAX_PROMPT_PLACEHOLDERS + 1);
         assert_eq!(
             rule(raw_prompt(&["a"], &[&many])),
-            Some((
-                "messages",
-                format!("a prompt's messages hold at most {MAX_PROMPT_PLACEHOLDERS} placeholders")
-            ))
+            Some(("messages", Rule::TooManyPlaceholders))
         );
         let names: Vec<String> = (0..=MAX_PROMPT_ARGUMENTS)
             .map(|i| format!("a{i}"))

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use airlock_metadata::{Catalog, Family, Level, Place};
 
 use super::risk::Risk;
+use super::rule::Rule;
 use super::{Located, ManifestError};
 
 /// The risk a rule's family is accepted by.
@@ -104,18 +105,12 @@ pub(super) fn refuse_unaccepted(
             None,
             Some(name),
             &field(&spot.pointer),
-            &format!(
-                "{} at byte {} ({}), rule {} of the metadata rules v{}: {} The safe form: {}; \
-                 only if that is really intended, add accept_risk = [\"{}\"]",
-                spot.rule.summary(),
-                spot.offset,
-                spot.excerpt,
-                spot.rule.name(),
-                airlock_metadata::RULESET_VERSION,
-                spot.rule.help(),
-                accept.safe_form(),
-                accept.as_str()
-            ),
+            Rule::Told {
+                rule: spot.rule,
+                offset: spot.offset,
+                excerpt: spot.excerpt.clone(),
+                risk: accept,
+            },
         ));
     }
     ManifestError::combined(errors).map_or(Ok(()), Err)

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use airlock::limits::SANDBOX_CALLS_CPU_SHARES;
+use crate::limits::SANDBOX_CALLS_CPU_SHARES;
 
 use super::Resources;
 
@@ -90,17 +90,72 @@ pub struct Place {
     pub own: PathBuf,
 }
 
+/// Why airlock cannot make the per-call cgroups here, in a sentence for `airlock check`.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CgroupError {
+    /// A file of `/proc/self` airlock reads its groups from.
+    #[error("{file} is unreadable")]
+    Unreadable {
+        /// The file.
+        file: &'static str,
+    },
+    /// airlock's own group does not let it create groups below.
+    #[error("airlock may not create cgroups in {} (its own {controller} cgroup)", .own.display())]
+    MayNotCreate {
+        /// airlock's own group.
+        own: PathBuf,
+        /// The controller's name.
+        controller: &'static str,
+    },
+    /// airlock is in no group of a cgroup v1 controller's hierarchy.
+    #[error("airlock is in no {controller} cgroup")]
+    NotInV1Group {
+        /// The controller's name.
+        controller: &'static str,
+    },
+    /// No hierarchy offers a controller.
+    #[error("no cgroup hierarchy has the {controller} controller")]
+    NoHierarchy {
+        /// The controller's name.
+        controller: &'static str,
+    },
+    /// airlock is in no cgroup v2 group.
+    #[error("airlock is in no cgroup v2 group")]
+    NotInV2Group,
+    /// airlock's v2 group does not offer a controller.
+    #[error(
+        "the {controller} controller is not available in airlock's cgroup {}",
+        .own.display()
+    )]
+    Unavailable {
+        /// The controller's name.
+        controller: &'static str,
+        /// airlock's own group.
+        own: PathBuf,
+    },
+    /// A step of making the groups failed: what was being done, and where.
+    #[error("{doing} {}", .path.display())]
+    Failed {
+        /// What airlock was doing (`creating`, `moving airlock into`, …).
+        doing: &'static str,
+        /// The group.
+        path: PathBuf,
+    },
+}
+
 /// Finds where each controller lives and whether airlock may create groups there (a probe
 /// group is created and removed). `Err` says what is missing.
 ///
 /// # Errors
 ///
 /// A controller that is not mounted, or a cgroup airlock may not create groups in.
-pub(crate) fn probe() -> Result<Vec<Place>, String> {
+pub(crate) fn probe() -> Result<Vec<Place>, CgroupError> {
+    let unreadable = |file| move |_| CgroupError::Unreadable { file };
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|_| "/proc/self/mountinfo is unreadable".to_owned())?;
-    let membership = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|_| "/proc/self/cgroup is unreadable".to_owned())?;
+        .map_err(unreadable("/proc/self/mountinfo"))?;
+    let membership =
+        std::fs::read_to_string("/proc/self/cgroup").map_err(unreadable("/proc/self/cgroup"))?;
     let places = places(&mountinfo, &membership, |dir, controller| {
         std::fs::read_to_string(dir.join("cgroup.controllers"))
             .is_ok_and(|text| text.split_whitespace().any(|name| name == controller))
@@ -115,11 +170,10 @@ pub(crate) fn probe() -> Result<Vec<Place>, String> {
             }
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(_) => {
-                return Err(format!(
-                    "airlock may not create cgroups in {} (its own {} cgroup)",
-                    place.own.display(),
-                    place.controller.name()
-                ));
+                return Err(CgroupError::MayNotCreate {
+                    own: place.own.clone(),
+                    controller: place.controller.name(),
+                });
             }
         }
     }
@@ -132,7 +186,7 @@ fn places(
     mountinfo: &str,
     membership: &str,
     v2_has: impl Fn(&Path, &str) -> bool,
-) -> Result<Vec<Place>, String> {
+) -> Result<Vec<Place>, CgroupError> {
     // (mount point, root within the hierarchy, fstype, super options) of cgroup mounts.
     let mounts: Vec<(PathBuf, String, String, String)> = mountinfo
         .lines()
@@ -164,7 +218,7 @@ fn places(
                 })
                 .find(|(controllers, _)| controllers.split(',').any(|c| c == name))
                 .map(|(_, path)| path)
-                .ok_or_else(|| format!("airlock is in no {name} cgroup"))?;
+                .ok_or(CgroupError::NotInV1Group { controller: name })?;
             Place {
                 controller,
                 version: Version::V1,
@@ -174,17 +228,17 @@ fn places(
             let (point, root, _, _) = mounts
                 .iter()
                 .find(|(_, _, fstype, _)| fstype == "cgroup2")
-                .ok_or_else(|| format!("no cgroup hierarchy has the {name} controller"))?;
+                .ok_or(CgroupError::NoHierarchy { controller: name })?;
             let path = membership
                 .lines()
                 .find_map(|line| line.strip_prefix("0::"))
-                .ok_or_else(|| "airlock is in no cgroup v2 group".to_owned())?;
+                .ok_or(CgroupError::NotInV2Group)?;
             let own = within(point, root, path);
             if !v2_has(&own, name) {
-                return Err(format!(
-                    "the {name} controller is not available in airlock's cgroup {}",
-                    own.display()
-                ));
+                return Err(CgroupError::Unavailable {
+                    controller: name,
+                    own,
+                });
             }
             Place {
                 controller,
@@ -241,7 +295,7 @@ pub(crate) struct Calls {
 
 /// The groups for calls, created on first use; `Err` says why they could not be.
 pub(crate) fn calls() -> Result<&'static Calls, &'static str> {
-    static CALLS: OnceLock<Result<Calls, String>> = OnceLock::new();
+    static CALLS: OnceLock<Result<Calls, CgroupError>> = OnceLock::new();
     CALLS
         .get_or_init(|| {
             let places = probe()?;
@@ -259,9 +313,12 @@ impl Calls {
     /// that sleeping shrinks, and 8 of them made calls wait up to 16 ms for the CPU at 8 at
     /// once (p90; 1.5 ms with one group). Memory and processes are per launcher: they are the
     /// call's budgets.
-    fn create(places: &[Place]) -> Result<Self, String> {
+    fn create(places: &[Place]) -> Result<Self, CgroupError> {
         let pid = std::process::id();
-        let failed = |what: &str, path: &Path| format!("{what} {}", path.display());
+        let failed = |doing: &'static str, path: &Path| CgroupError::Failed {
+            doing,
+            path: path.to_path_buf(),
+        };
         let mut per_launcher = Vec::new();
         let mut shared = Vec::new();
         for place in places.iter().filter(|place| place.version == Version::V1) {
@@ -626,7 +683,13 @@ mod tests {
         assert!(found.iter().all(|place| place.version == Version::V2));
         let missing = places(mounts, membership, |_, name| name != "pids").unwrap_err();
         assert!(
-            missing.contains("pids controller is not available"),
+            matches!(
+                missing,
+                CgroupError::Unavailable {
+                    controller: "pids",
+                    ..
+                }
+            ),
             "{missing}"
         );
     }
@@ -642,7 +705,12 @@ mod tests {
     #[test]
     fn no_controller_anywhere_says_which() {
         let error = places("", "0::/\n", |_, _| false).unwrap_err();
-        assert!(error.contains("memory"), "{error}");
+        assert_eq!(
+            error,
+            CgroupError::NoHierarchy {
+                controller: "memory"
+            }
+        );
     }
 
     #[test]

@@ -119,28 +119,77 @@ impl Refusal {
     }
 }
 
+/// What is wrong with an entry of a `network = [...]` list, in a sentence for `airlock check`.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DestinationError {
+    /// Empty, or too long to be one.
+    #[error("a destination is a host name, an address or a CIDR, with a port")]
+    Shape,
+    /// An IPv6 address without its brackets, or a `[` without its `]`.
+    #[error("an IPv6 destination is written `[address]:port`")]
+    Ipv6Form,
+    /// A bracketed address without its port.
+    #[error("an address needs its port: `[address]:port`")]
+    BracketedPort,
+    /// Brackets around an IPv4 address.
+    #[error("brackets are for IPv6 addresses")]
+    BracketsNotIpv6,
+    /// An IPv4 address or network without its port.
+    #[error("an address needs its port: `{host}:PORT` (every port of a host is not a destination)")]
+    AddressPort {
+        /// The address as written.
+        host: String,
+    },
+    /// Not a host name.
+    #[error(
+        "`{host}` is not a host name (letters, digits, `-` and `.`; `*.` only in front, for \
+         every name below)"
+    )]
+    HostName {
+        /// The host as written.
+        host: String,
+    },
+    /// Not a port.
+    #[error("`{text}` is not a port (1 to 65535)")]
+    Port {
+        /// The port as written.
+        text: String,
+    },
+    /// Not an IP address.
+    #[error("`{address}` is not an IP address")]
+    Address {
+        /// The address as written.
+        address: String,
+    },
+    /// A prefix length the address does not have.
+    #[error("`/{prefix}` is not a prefix length of this address")]
+    Prefix {
+        /// The length as written.
+        prefix: String,
+    },
+}
+
 /// Reads one entry of a `network = [...]` list.
 ///
 /// # Errors
 ///
 /// What is wrong with it, in a sentence for `airlock check`.
-pub fn parse_destination(text: &str) -> Result<Destination, String> {
+pub fn parse_destination(text: &str) -> Result<Destination, DestinationError> {
     let text = text.trim();
     if text.is_empty() || text.len() > 300 {
-        return Err("a destination is a host name, an address or a CIDR, with a port".to_owned());
+        return Err(DestinationError::Shape);
     }
     // `[v6]:port` or `[v6/len]:port`.
     if let Some(rest) = text.strip_prefix('[') {
-        let (inside, after) = rest
-            .split_once(']')
-            .ok_or("an IPv6 destination is written `[address]:port`")?;
+        let (inside, after) = rest.split_once(']').ok_or(DestinationError::Ipv6Form)?;
         let port = after
             .strip_prefix(':')
-            .ok_or("an address needs its port: `[address]:port`")?;
+            .ok_or(DestinationError::BracketedPort)?;
         let port = parse_port(port)?;
         let (address, prefix) = parse_network(inside)?;
         if !address.is_ipv6() {
-            return Err("brackets are for IPv6 addresses".to_owned());
+            return Err(DestinationError::BracketsNotIpv6);
         }
         return Ok(Destination {
             host: HostRule::Network(address, prefix),
@@ -152,7 +201,7 @@ pub fn parse_destination(text: &str) -> Result<Destination, String> {
         None => (text, None),
     };
     if host.contains(':') {
-        return Err("an IPv6 destination is written `[address]:port`".to_owned());
+        return Err(DestinationError::Ipv6Form);
     }
     let first = host.chars().next().unwrap_or('.');
     if first.is_ascii_digit()
@@ -162,10 +211,9 @@ pub fn parse_destination(text: &str) -> Result<Destination, String> {
     {
         let (address, prefix) = parse_network(host)?;
         let Some(port) = port else {
-            return Err(format!(
-                "an address needs its port: `{host}:PORT` (every port of a host is not a \
-                 destination)"
-            ));
+            return Err(DestinationError::AddressPort {
+                host: host.to_owned(),
+            });
         };
         return Ok(Destination {
             host: HostRule::Network(address, prefix),
@@ -186,38 +234,39 @@ pub fn parse_destination(text: &str) -> Result<Destination, String> {
     })
 }
 
-fn bad_name(host: &str) -> String {
-    format!(
-        "`{host}` is not a host name (letters, digits, `-` and `.`; `*.` only in front, for \
-         every name below)"
-    )
+fn bad_name(host: &str) -> DestinationError {
+    DestinationError::HostName {
+        host: host.to_owned(),
+    }
 }
 
-fn parse_port(text: &str) -> Result<u16, String> {
+fn parse_port(text: &str) -> Result<u16, DestinationError> {
     match text.parse::<u16>() {
         Ok(port) if port > 0 => Ok(port),
-        _ => Err(format!("`{text}` is not a port (1 to 65535)")),
+        _ => Err(DestinationError::Port {
+            text: text.to_owned(),
+        }),
     }
 }
 
 /// `address` or `address/len`.
-fn parse_network(text: &str) -> Result<(IpAddr, u8), String> {
+fn parse_network(text: &str) -> Result<(IpAddr, u8), DestinationError> {
     let (address, prefix) = match text.split_once('/') {
         Some((address, prefix)) => (address, Some(prefix)),
         None => (text, None),
     };
-    let address: IpAddr = address
-        .parse()
-        .map_err(|_| format!("`{address}` is not an IP address"))?;
+    let address: IpAddr = address.parse().map_err(|_| DestinationError::Address {
+        address: address.to_owned(),
+    })?;
     let bits: u8 = if address.is_ipv4() { 32 } else { 128 };
     let prefix = match prefix {
         None => bits,
         Some(prefix) => match prefix.parse::<u8>() {
             Ok(len) if len <= bits => len,
             _ => {
-                return Err(format!(
-                    "`/{prefix}` is not a prefix length of this address"
-                ));
+                return Err(DestinationError::Prefix {
+                    prefix: prefix.to_owned(),
+                });
             }
         },
     };

@@ -10,7 +10,7 @@
 //! Two mechanisms, because a mount can protect what exists but not a name that does not:
 //!
 //! - **What exists when a launcher starts** is found by `find` (breadth first, at any depth,
-//!   up to [`SANDBOX_LATER_CODE_WALK_ENTRIES`] entries per writable directory) and bound
+//!   up to `SANDBOX_LATER_CODE_WALK_ENTRIES` entries per writable directory) and bound
 //!   read-only over itself in the launcher's view (`super::mounts`): the kernel answers
 //!   `EROFS` to every change, and `EBUSY` to renaming or removing it.
 //! - **What a call creates** is removed by the launcher after the call, before it reports
@@ -34,7 +34,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use airlock::limits::SANDBOX_LATER_CODE_WALK_ENTRIES;
+use crate::limits::SANDBOX_LATER_CODE_WALK_ENTRIES;
 
 /// The names, at any depth of a writable directory, and why each is on the list.
 pub const LATER_CODE: &[(&str, &str)] = &[
@@ -250,7 +250,7 @@ fn inode(path: &Path) -> u64 {
 /// name it did not see is the call's, however old the file behind it (an older file renamed
 /// to `.envrc`, an older directory renamed to `sub/.git`); otherwise a name counts as the
 /// call's when it was born at or after `since`. The walk here may look at
-/// [`SANDBOX_LATER_CODE_WALK_ENTRIES`] more entries than the call's disk budget lets it add,
+/// `SANDBOX_LATER_CODE_WALK_ENTRIES` more entries than the call's disk budget lets it add,
 /// so a call cannot push a name past it (a hard link, which adds a name and no inode, is
 /// refused by `super::syscalls`).
 pub(crate) fn sweep(

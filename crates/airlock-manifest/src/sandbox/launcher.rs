@@ -296,13 +296,14 @@ impl<'a> Launch<'a> {
         }
         // Landlock first: it opens each granted path with `openat2`, which the filter leaves
         // out (its mode lies where seccomp cannot read it).
+        // The reasons as text: the line on the call's stderr shows them quoted.
         if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
-            return fail("applying the Landlock rules", step);
+            return fail("applying the Landlock rules", step.to_string());
         }
         if let Err(error) = filter_syscalls(&self.policy)
             && strict
         {
-            return fail("installing the seccomp filter", error);
+            return fail("installing the seccomp filter", error.to_string());
         }
         // Past this line only the programs' own rights remain. A resident launcher waits here
         // for its calls.
@@ -706,13 +707,27 @@ fn drop_capabilities(call_uid: Option<u32>) -> Result<(), rustix::io::Errno> {
 }
 
 /// seccomp: the allowlist and the refusals of `super::syscalls`.
-fn filter_syscalls(policy: &Policy) -> Result<(), String> {
+fn filter_syscalls(policy: &Policy) -> Result<(), super::syscalls::FilterError> {
     super::syscalls::install(policy.network)
+}
+
+/// Why the Landlock rules are not in force, in fixed text (the line reaches the model).
+#[derive(Debug, thiserror::Error)]
+enum Unrestricted {
+    /// The kernel refused a rule or the ruleset.
+    #[error("a rule was refused")]
+    RuleRefused,
+    /// The kernel enforces only part of the rules, and the policy asked for all.
+    #[error("not fully enforced by this kernel")]
+    NotFullyEnforced,
+    /// A granted path is not the file the manifest's check saw.
+    #[error("a granted path was replaced since the manifest loaded: restart airlock")]
+    Replaced,
 }
 
 /// Landlock: files by the policy's lists, TCP bind and connect unless the policy has the
 /// network, abstract unix sockets and signals scoped to the call.
-fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), String> {
+fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), Unrestricted> {
     let abi = super::LANDLOCK_ABI;
     let level = if best_effort {
         CompatLevel::BestEffort
@@ -720,7 +735,7 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
         CompatLevel::HardRequirement
     };
     // Fixed text: a rule's error could name a path, and this line reaches the model.
-    let text = |_: landlock::RulesetError| "a rule was refused".to_owned();
+    let text = |_: landlock::RulesetError| Unrestricted::RuleRefused;
     let all = AccessFs::from_all(abi);
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let exec = read | AccessFs::Execute;
@@ -777,7 +792,7 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
     }
     let status = created.restrict_self().map_err(text)?;
     if !best_effort && status.ruleset != RulesetStatus::FullyEnforced {
-        return Err("not fully enforced by this kernel".to_owned());
+        return Err(Unrestricted::NotFullyEnforced);
     }
     Ok(())
 }
@@ -789,9 +804,8 @@ fn granted(
     identity: Option<(u64, u64)>,
     access: landlock::BitFlags<AccessFs>,
     abi: landlock::ABI,
-) -> Result<landlock::PathBeneath<std::os::fd::OwnedFd>, String> {
-    let changed =
-        || "a granted path was replaced since the manifest loaded: restart airlock".to_owned();
+) -> Result<landlock::PathBeneath<std::os::fd::OwnedFd>, Unrestricted> {
+    let changed = || Unrestricted::Replaced;
     let fd = open_without_links(path).map_err(|_| changed())?;
     let stat = rustix::fs::fstat(&fd).map_err(|_| changed())?;
     let found: (u64, u64) = (stat.st_dev, stat.st_ino);

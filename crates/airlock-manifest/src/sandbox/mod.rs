@@ -114,7 +114,7 @@ mod updates;
 
 use std::sync::OnceLock;
 
-pub use cgroups::{Controller, Place, Version};
+pub use cgroups::{CgroupError, Controller, Place, Version};
 pub use policy::{
     Declared, NETWORK_READ, Policy, Resources, SYSTEM_READ, SYSTEM_WRITE_FILES, interpreters,
 };
@@ -195,15 +195,23 @@ pub struct Confinement {
     pub(crate) destinations: std::sync::Arc<destinations::Destinations>,
 }
 
+/// Why a [`Policy`] cannot become a [`Confinement`].
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfinementError {
+    /// A path of the policy is not UTF-8: the launcher reads the policy as JSON text.
+    #[error("a sandbox path is not valid UTF-8")]
+    NotUtf8,
+}
+
 impl Confinement {
     /// Encodes `policy`.
     ///
     /// # Errors
     ///
     /// A path that is not UTF-8 cannot be passed to the launcher.
-    pub fn new(policy: Policy) -> Result<Self, String> {
-        let encoded = serde_json::to_string(&policy)
-            .map_err(|_| "a sandbox path is not valid UTF-8".to_owned())?;
+    pub fn new(policy: Policy) -> Result<Self, ConfinementError> {
+        let encoded = serde_json::to_string(&policy).map_err(|_| ConfinementError::NotUtf8)?;
         Ok(Self {
             destinations: std::sync::Arc::new(policy.destinations.clone()),
             tracked: updates::Tracked::new(policy.clone(), encoded),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use airlock::limits::{
+use crate::limits::{
     SANDBOX_CALL_MEMORY_MIB, SANDBOX_CPU_SECONDS, SANDBOX_DISK_FILES, SANDBOX_DISK_MIB,
     SANDBOX_FILE_SIZE_MIB, SANDBOX_MEMORY_MIB, SANDBOX_NETWORK_CONNECTIONS,
     SANDBOX_NETWORK_DOWN_MIB, SANDBOX_NETWORK_UP_MIB, SANDBOX_OPEN_FILES, SANDBOX_PROCESSES,
@@ -445,7 +445,7 @@ fn system_read(network: bool) -> &'static [(PathBuf, (u64, u64))] {
 /// assert!(policy.describe("").contains("api.github.com:443 only, through airlock's proxy"));
 /// let confinement = Confinement::new(policy)?; // for `CommandSpec::sandbox`
 /// # drop(confinement);
-/// # Ok::<(), String>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Declared {

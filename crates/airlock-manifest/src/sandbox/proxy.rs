@@ -11,16 +11,16 @@
 //! checks it against the tool's [`Destinations`], resolves a name itself, checks each resolved
 //! address again at connect time (a listed name that resolves to loopback, a private range or
 //! the metadata service is refused: no DNS rebinding), connects within
-//! [`NETWORK_CONNECT_TIMEOUT`], and then copies bytes both ways, counting them against the
+//! `NETWORK_CONNECT_TIMEOUT`, and then copies bytes both ways, counting them against the
 //! call's budgets. TLS is not terminated: past `CONNECT` the proxy sees only bytes.
 //!
 //! Per call (`Session`): at most `network_connections` connections to destinations, and
 //! `network_up_mib` / `network_down_mib` bytes sent and received over all of them; a call past
 //! a byte budget is stopped (its connections cut). Every attempt, allowed or refused, is kept
-//! for the call's result and audit record (the first [`NETWORK_RECORDED_ATTEMPTS`], then a
-//! count). Connections to the proxy itself are bounded too: [`NETWORK_PROXY_OPEN`] open at
-//! once, each request head at most [`NETWORK_PROXY_HEAD_BYTES`] read within
-//! [`NETWORK_PROXY_HEAD_TIMEOUT`].
+//! for the call's result and audit record (the first `NETWORK_RECORDED_ATTEMPTS`, then a
+//! count). Connections to the proxy itself are bounded too: `NETWORK_PROXY_OPEN` open at
+//! once, each request head at most `NETWORK_PROXY_HEAD_BYTES` read within
+//! `NETWORK_PROXY_HEAD_TIMEOUT`.
 //!
 //! What the proxy does not cover: what a listed host does with what it is sent (a listed host
 //! that is itself an open proxy reaches everything), and data the command sends to a listed
@@ -37,7 +37,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
-use airlock::limits::{
+use crate::limits::{
     NETWORK_CALL_LOOKUPS, NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_HEAD_BYTES,
     NETWORK_PROXY_HEAD_TIMEOUT, NETWORK_PROXY_OPEN, NETWORK_PROXY_OPEN_TOTAL,
     NETWORK_RECORDED_ATTEMPTS, NETWORK_SERVER_LOOKUPS,
@@ -126,7 +126,7 @@ pub struct Attempt {
 pub struct NetworkRecord {
     /// The first attempts, in order.
     pub attempts: Vec<Attempt>,
-    /// Attempts past the first [`NETWORK_RECORDED_ATTEMPTS`], counted only.
+    /// Attempts past the first `NETWORK_RECORDED_ATTEMPTS`, counted only.
     pub unrecorded: u64,
     /// Bytes sent, over every connection.
     pub bytes_up: u64,
@@ -358,7 +358,7 @@ static OPEN: AtomicUsize = AtomicUsize::new(0);
 
 /// How many proxied connections every call together may hold open: a quarter of the
 /// descriptors this process may open (six each), at most [`NETWORK_PROXY_OPEN_TOTAL`], at
-/// least one call's [`NETWORK_PROXY_OPEN`]. Worked out once.
+/// least one call's `NETWORK_PROXY_OPEN`. Worked out once.
 fn server_open_bound() -> usize {
     static BOUND: OnceLock<usize> = OnceLock::new();
     *BOUND.get_or_init(|| {
@@ -805,7 +805,7 @@ async fn splice(
 }
 
 /// Bytes moved per `splice`, and the size asked for each way's pipe: what a connection whose
-/// reader stalls holds in the kernel, twice per connection, [`NETWORK_PROXY_OPEN`] connections
+/// reader stalls holds in the kernel, twice per connection, `NETWORK_PROXY_OPEN` connections
 /// per call (16 MiB per call at most).
 const PIPE_BYTES: usize = 256 * 1024;
 

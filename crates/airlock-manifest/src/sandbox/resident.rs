@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use super::cgroups::{Events, Group};
 use super::{Confinement, UidLease};
-use airlock::limits::{
+use crate::limits::{
     SANDBOX_CALLS_PER_LAUNCHER, SANDBOX_IDLE_LAUNCHERS, SANDBOX_IDLE_LAUNCHERS_PER_TOOL,
     SANDBOX_STOP_GRACE,
 };

@@ -43,7 +43,7 @@ pub struct Support {
     pub root: bool,
     /// Where the per-call cgroups (memory, processes, CPU weight) go, or why they cannot be
     /// made here (`super::cgroups`).
-    pub cgroups: Result<Vec<super::Place>, String>,
+    pub cgroups: Result<Vec<super::Place>, super::CgroupError>,
 }
 
 impl Support {
@@ -309,7 +309,7 @@ mod tests {
             pid_namespace: PidNamespace::Unavailable,
             seccomp: false,
             root: false,
-            cgroups: Err("none".to_owned()),
+            cgroups: Err(super::super::CgroupError::NotInV2Group),
         };
         assert_eq!(nothing.missing().len(), 4);
     }

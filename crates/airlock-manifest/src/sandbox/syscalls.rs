@@ -196,11 +196,23 @@ use seccompiler::{
 /// # Errors
 ///
 /// A program could not be built or the kernel refused it (seccomp missing).
-pub(super) fn install(network: bool) -> Result<(), String> {
+pub(super) fn install(network: bool) -> Result<(), FilterError> {
     let allowlist = allowlist_program()?;
     let refusals = refusals_program(network)?;
-    seccompiler::apply_filter(&allowlist).map_err(|error| error.to_string())?;
-    seccompiler::apply_filter(&refusals).map_err(|error| error.to_string())
+    seccompiler::apply_filter(&allowlist)?;
+    seccompiler::apply_filter(&refusals)?;
+    Ok(())
+}
+
+/// Why the filters are not installed: seccompiler's own errors, which name no path or value.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FilterError {
+    /// A program could not be built for this architecture.
+    #[error("{0}")]
+    Build(#[from] BackendError),
+    /// The kernel refused a program (seccomp missing).
+    #[error("{0}")]
+    Install(#[from] seccompiler::Error),
 }
 
 /// How many system calls each part of the policy names, for `airlock check`.
@@ -814,8 +826,8 @@ fn launcher_rules() -> Result<Vec<(i64, Vec<SeccompRule>)>, BackendError> {
 }
 
 /// The allowlist as a program: listed calls allowed, every other `ENOSYS`.
-fn allowlist_program() -> Result<BpfProgram, String> {
-    let rules = allowlist_rules().map_err(|error| error.to_string())?;
+fn allowlist_program() -> Result<BpfProgram, BackendError> {
+    let rules = allowlist_rules()?;
     compile(
         rules,
         SeccompAction::Errno(libc::ENOSYS.cast_unsigned()),
@@ -824,8 +836,8 @@ fn allowlist_program() -> Result<BpfProgram, String> {
 }
 
 /// The refusals as a program: matching calls `EPERM`, every other passed on.
-fn refusals_program(network: bool) -> Result<BpfProgram, String> {
-    let rules = refusal_rules(network).map_err(|error| error.to_string())?;
+fn refusals_program(network: bool) -> Result<BpfProgram, BackendError> {
+    let rules = refusal_rules(network)?;
     compile(
         rules,
         SeccompAction::Allow,
@@ -838,11 +850,10 @@ fn compile(
     rules: BTreeMap<i64, Vec<SeccompRule>>,
     mismatch: SeccompAction,
     matched: SeccompAction,
-) -> Result<BpfProgram, String> {
-    let text = |error: BackendError| error.to_string();
-    let arch = std::env::consts::ARCH.try_into().map_err(text)?;
-    let filter = SeccompFilter::new(rules, mismatch, matched, arch).map_err(text)?;
-    filter.try_into().map_err(text)
+) -> Result<BpfProgram, BackendError> {
+    let arch = std::env::consts::ARCH.try_into()?;
+    let filter = SeccompFilter::new(rules, mismatch, matched, arch)?;
+    filter.try_into()
 }
 
 #[cfg(test)]

@@ -453,7 +453,7 @@ impl Engine {
 
     /// Takes a progress report of a running call; writes `notifications/progress` if the call
     /// is still in flight, asked for progress, the value increased, and the last report is at
-    /// least [`PROGRESS_MIN_INTERVAL`] old (`now` is the transport's clock). Otherwise the
+    /// least `PROGRESS_MIN_INTERVAL` old (`now` is the transport's clock). Otherwise the
     /// report is dropped: progress is best effort and never follows the call's reply.
     pub(crate) fn progress(&mut self, report: Progress, now: Instant, out: &mut Vec<u8>) {
         self.settle();
@@ -534,7 +534,7 @@ impl Engine {
     /// effort and never after the call's reply (`now` is the transport's clock):
     ///
     /// - a progress report becomes `notifications/progress` if the call asked for progress,
-    ///   the value increased, and the last report is at least [`PROGRESS_MIN_INTERVAL`] old;
+    ///   the value increased, and the last report is at least `PROGRESS_MIN_INTERVAL` old;
     /// - a log message becomes `notifications/message` if the level in force admits it, at
     ///   most [`MAX_LOG_MESSAGES_PER_CALL`] per call, cut to [`MAX_LOG_MESSAGE_BYTES`];
     /// - a question ([`CallContext::elicit`], [`CallContext::sample`],

@@ -726,7 +726,8 @@ fn arguments_of_older_revisions_drop_structured_content_and_titles() {
 /// Checks one frame's output with the checker the fuzz targets use, and that there is at
 /// most one line.
 fn assert_well_formed(out: &[u8]) -> Result<(), TestCaseError> {
-    let lines = crate::fuzzing::check_output(out).map_err(TestCaseError::fail)?;
+    let lines = crate::fuzzing::check_output(out)
+        .map_err(|broken| TestCaseError::fail(broken.to_string()))?;
     prop_assert!(lines <= 1);
     Ok(())
 }

@@ -287,19 +287,42 @@ impl Assessment {
     }
 }
 
+/// A risky shape of a tool that the tool does not accept: the rule, the safe form to write
+/// instead, and last how to accept the risk.
+#[derive(Clone, Debug, Eq, PartialEq, thiserror::Error)]
+#[error(
+    "{why}; the safe form: {safe}; only if that is really intended, add accept_risk = [\"{}\"]",
+    .risk.as_str()
+)]
+pub struct Unaccepted {
+    risk: Risk,
+    why: String,
+    safe: String,
+}
+
+impl Unaccepted {
+    /// The risk that would accept the shape.
+    pub fn risk(&self) -> Risk {
+        self.risk
+    }
+}
+
 /// Refuses the tool if a risky shape of it is not accepted: the rule, the safe form to write
 /// instead, and last how to accept the risk.
-pub(super) fn refuse_unaccepted(assessment: &Assessment, accepted: &[Risk]) -> Result<(), String> {
+pub(super) fn refuse_unaccepted(
+    assessment: &Assessment,
+    accepted: &[Risk],
+) -> Result<(), Unaccepted> {
     match assessment
         .findings
         .iter()
         .find(|finding| !accepted.contains(&finding.risk))
     {
-        Some(Finding { risk, why, safe }) => Err(format!(
-            "{why}; the safe form: {safe}; only if that is really intended, add accept_risk = \
-             [\"{}\"]",
-            risk.as_str()
-        )),
+        Some(Finding { risk, why, safe }) => Err(Unaccepted {
+            risk: *risk,
+            why: why.clone(),
+            safe: safe.clone(),
+        }),
         None => Ok(()),
     }
 }

@@ -99,7 +99,9 @@ fn found(program: &str, template: &[Element]) -> Vec<Risk> {
 }
 
 fn why(program: &str, template: &[Element], args: &[ArgSpec]) -> String {
-    refuse_unaccepted(&assess(Path::new(program), template, args, &scripts()), &[]).unwrap_err()
+    refuse_unaccepted(&assess(Path::new(program), template, args, &scripts()), &[])
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]

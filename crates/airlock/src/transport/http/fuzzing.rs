@@ -403,7 +403,7 @@ fn check_response(response: &Parsed) -> Result<(), String> {
 /// [`crate::fuzzing::check_output`]'s invariants with every code of the error table (that one
 /// checks the stdio codes, which lack `-32020`). Returns the number of lines.
 fn check_messages(out: &[u8]) -> Result<usize, String> {
-    crate::fuzzing::check_lines(out, crate::fuzzing::any_code)
+    crate::fuzzing::check_lines(out, crate::fuzzing::any_code).map_err(|broken| broken.to_string())
 }
 
 /// The headers whose values a response must never carry.
