@@ -451,7 +451,9 @@ fn a_client_hanging_up_during_admission_leaves_no_lease() {
 /// Holds: records written into Redis by someone else (SECURITY.md: whoever can write there
 /// can make records) serve nobody but the identity they name, in the version they name:
 /// another identity's record, garbage, a huge record and a record of another version are
-/// `404` or the fixed `400`, never a panic, never their text on the wire.
+/// `404` or the fixed `400`, never a panic, never their text on the wire. Issue 37: a record
+/// of a format no release writes (`3`), or of format 2 with capability letters it never
+/// writes, is no session (`404`); one exactly as format 2 writes it is served.
 #[test]
 fn forged_session_records_serve_no_one_else_and_nothing_else() {
     let Some(redis) = Redis::start("rt-forged", None) else {
@@ -471,12 +473,15 @@ fn forged_session_records_serve_no_one_else_and_nothing_else() {
         &[TOKEN_A, TOKEN_B],
     );
     let huge = format!("1 2025-11-25 1 {}", "A".repeat(1 << 20));
-    let forged: [(&str, &str); 5] = [
+    let forged: [(&str, &str); 8] = [
         ("1", "1 2025-11-25 1 IT_TOKEN_B"),
         ("2", "rt-forged-garbage\r\n-ERR x"),
         ("3", &huge),
         ("4", "1 2025-11-25 1 IT_TOKEN_A extra"),
         ("5", "1 2024-11-05 1 IT_TOKEN_A"),
+        ("6", "3 2025-11-25 1 - IT_TOKEN_A"),
+        ("7", "2 2025-11-25 1 x IT_TOKEN_A"),
+        ("8", "2 2025-11-25 1 - IT_TOKEN_A"),
     ];
     for (digit, record) in forged {
         let id = digit.repeat(64);
@@ -488,6 +493,9 @@ fn forged_session_records_serve_no_one_else_and_nothing_else() {
                 // A's, in 2024-11-05: the 2025-11-25 header does not match it.
                 assert_eq!(reply.status, 400, "{reply:?}");
                 assert_eq!(reply.code(), -32_600, "{reply:?}");
+            } else if digit == "8" {
+                // A's, confirmed, no capability declared: taken over and served.
+                assert_eq!(reply.status, 200, "{reply:?}");
             } else {
                 assert_unknown_session(&reply);
             }

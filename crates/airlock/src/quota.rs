@@ -142,7 +142,7 @@ impl Quotas {
 
     /// From now on the engine's checks admit everything: a shared store counts these quotas
     /// (and [`Quotas::admit_call_locally`] while it is unreachable).
-    #[cfg(feature = "redis")]
+    #[cfg(feature = "http")]
     pub(crate) fn delegate(&self) {
         self.delegated.store(true, Ordering::Relaxed);
     }
@@ -360,7 +360,7 @@ mod tests {
     }
 
     /// Issue 20: with a shared store the engine must not count what the store counted.
-    #[cfg(feature = "redis")]
+    #[cfg(feature = "http")]
     #[test]
     fn delegated_quotas_admit_in_the_engine_and_count_only_when_asked_locally() {
         let quotas = Quotas::with_clock(

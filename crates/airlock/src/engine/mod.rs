@@ -241,7 +241,7 @@ impl Engine {
     /// the handshake the shared store recorded for it: `version` negotiated,
     /// `notifications/initialized` received when `confirmed`, and `client_can` what the
     /// client declared in `initialize` it can answer.
-    #[cfg(feature = "redis")]
+    #[cfg(feature = "http")]
     pub(crate) fn resumed(
         shared: Arc<Shared>,
         client: Client,
@@ -259,14 +259,14 @@ impl Engine {
     }
 
     /// What the client declared in `initialize` it can answer, for a shared store.
-    #[cfg(feature = "redis")]
+    #[cfg(feature = "http")]
     pub(crate) fn client_can(&self) -> ClientCan {
         self.client_can
     }
 
     /// Records `notifications/initialized` received by another replica (a shared store says
     /// so); no effect unless `initialize` was answered and not yet confirmed.
-    #[cfg(feature = "redis")]
+    #[cfg(feature = "http")]
     pub(crate) fn confirm_handshake(&mut self) {
         self.lifecycle.confirmed();
     }

@@ -245,7 +245,6 @@ mod tests {
         let slots = CallSlots {
             _server: Arc::clone(&server).try_acquire_owned().unwrap(),
             _client: Some(clients.enter(&client).unwrap()),
-            #[cfg(feature = "redis")]
             _lease: None,
         };
         let reply = Body::full(Bytes::from_static(b"{}")).holding(Arc::new(slots));

@@ -15,6 +15,7 @@ use crate::engine::Shared;
 use crate::error::McpError;
 use crate::response;
 
+use super::store::Store;
 use super::{HttpConfig, State, connection};
 
 /// How often idle sessions and quiet clients' quota state are swept.
@@ -32,18 +33,8 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let local = listener.local_addr()?;
-    #[cfg(feature = "redis")]
     let mut config = config;
-    #[cfg(feature = "redis")]
-    let store = match config.store.take() {
-        Some(store) => Some(super::store::Store::start(store).await.map_err(|error| {
-            tracing::error!(%error, "the shared quota store cannot be used");
-            io::Error::other("shared quota store refused")
-        })?),
-        None => None,
-    };
-    #[cfg(not(feature = "redis"))]
-    let store = super::StartedStore;
+    let store = Store::start(config.take_store()).await?;
     let state = State::with_store(shared, config, store);
     #[cfg(feature = "oauth")]
     if let Some(verifier) = &state.oauth
@@ -110,7 +101,6 @@ async fn sweep(state: Arc<State>) {
         state.refusals.sweep();
         state.shares.sweep();
         state.bodies.sweep();
-        #[cfg(feature = "redis")]
         state.sweep_shared_sessions().await;
     }
 }

@@ -47,10 +47,11 @@
 //! beside them the checks and state they use (`headers`, `auth`, `cors`, `clients`,
 //! `connections`, `session`, `proxies`, `status`, `tls`, `write_timeout`, `body`, `probes`
 //! for `/healthz` and `/readyz`, `bodies` for the bytes held in bodies still arriving, `shares` for each client's share of the
-//! server-wide call quota, `refusals` for the refusal log's counts), and
-//! `replicas`, which decides whether quotas, call slots and sessions are counted here or, with
-//! `HttpConfig::shared_store` (the `redis` feature), in the Redis every replica shares
-//! (`store`).
+//! server-wide call quota, `refusals` for the refusal log's counts), `config` for
+//! [`HttpConfig`], and `replicas`, which decides whether quotas, call slots and sessions are
+//! counted here or, with `HttpConfig::shared_store` (the `redis` feature), in the store every
+//! replica shares (`store`: the one seam, and with `config`'s public items the only module
+//! that decides what the `redis` feature compiles; request-path modules hold no `cfg` of it).
 
 mod auth;
 mod bodies;
@@ -58,6 +59,7 @@ mod body;
 mod caller;
 mod calls;
 mod clients;
+mod config;
 mod connection;
 mod connections;
 mod cors;
@@ -79,7 +81,6 @@ mod session;
 mod shares;
 mod slots;
 mod status;
-#[cfg(feature = "redis")]
 mod store;
 mod tls;
 mod write_timeout;
@@ -92,13 +93,13 @@ use crate::engine::Shared;
 use crate::limits::HttpLimits;
 
 pub use auth::{TokenError, Tokens};
+// `HttpConfig`, and with the `redis` feature the shared store's configuration.
+pub use config::*;
 pub use headers::{AllowList, OriginError};
 #[cfg(feature = "oauth")]
 pub use oauth::{JwksSource, JwksUri, METADATA_PATH, OAuth, OAuthError};
 pub use probes::{HEALTH_PATH, READY_PATH};
 pub use proxies::{Cidr, ProxyHeader, TrustedProxies};
-#[cfg(feature = "redis")]
-pub use store::{SharedStore, StoreError, Unreachable};
 pub use tls::{Tls, TlsError};
 
 pub(crate) use listener::serve;
@@ -109,87 +110,6 @@ use session::Sessions;
 
 /// The one MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
-
-/// How an HTTP server is reached and what it lets in.
-#[derive(Debug, Default)]
-#[non_exhaustive]
-pub struct HttpConfig {
-    /// Hosts and origins allowed besides the loopback names.
-    pub allow: AllowList,
-    /// Bearer tokens; none means no authentication (acceptable on loopback only).
-    pub tokens: Tokens,
-    /// Connection, session, timeout and per-client limits.
-    pub limits: HttpLimits,
-    /// Reverse proxies whose forwarding headers say who a client is; none by default.
-    pub proxies: TrustedProxies,
-    /// TLS: HTTPS on the listener when set, plain HTTP otherwise.
-    pub tls: Option<Tls>,
-    /// OAuth access tokens accepted besides the static tokens (`oauth` feature).
-    #[cfg(feature = "oauth")]
-    pub oauth: Option<OAuth>,
-    /// Where quotas, in-flight caps and legacy sessions are counted when replicas share them;
-    /// none (the default): in this process.
-    #[cfg(feature = "redis")]
-    pub store: Option<SharedStore>,
-}
-
-impl HttpConfig {
-    /// A configuration with the given allow-list, tokens and limits, trusting no proxy.
-    pub fn new(allow: AllowList, tokens: Tokens, limits: HttpLimits) -> Self {
-        Self {
-            allow,
-            tokens,
-            limits,
-            proxies: TrustedProxies::default(),
-            tls: None,
-            #[cfg(feature = "oauth")]
-            oauth: None,
-            #[cfg(feature = "redis")]
-            store: None,
-        }
-    }
-
-    /// The same, keying requests from `proxies` by the client address they forward.
-    #[must_use]
-    pub fn trusting(mut self, proxies: TrustedProxies) -> Self {
-        self.proxies = proxies;
-        self
-    }
-
-    /// This configuration accepting the OAuth access tokens `oauth` checks (besides any
-    /// static token), serving its protected resource metadata and scoping tool calls.
-    #[cfg(feature = "oauth")]
-    #[must_use]
-    pub fn with_oauth(mut self, oauth: OAuth) -> Self {
-        self.oauth = Some(oauth);
-        self
-    }
-
-    /// Whether requests must carry a credential: a static token or an OAuth access token.
-    pub(crate) fn authenticates(&self) -> bool {
-        #[cfg(feature = "oauth")]
-        if self.oauth.is_some() {
-            return true;
-        }
-        !self.tokens.is_empty()
-    }
-
-    /// This configuration serving HTTPS with `tls`.
-    #[must_use]
-    pub fn with_tls(mut self, tls: Tls) -> Self {
-        self.tls = Some(tls);
-        self
-    }
-
-    /// This configuration counting its quotas, in-flight caps and legacy sessions in `store`,
-    /// with every other replica that uses the same store and namespace.
-    #[cfg(feature = "redis")]
-    #[must_use]
-    pub fn shared_store(mut self, store: SharedStore) -> Self {
-        self.store = Some(store);
-        self
-    }
-}
 
 /// What every request of one server shares.
 struct State {
@@ -212,48 +132,32 @@ struct State {
     /// Server-wide call slots (`max_in_flight`).
     calls: Arc<Semaphore>,
     connections: Arc<Connections>,
-    /// The store every replica counts in, when one is configured.
-    #[cfg(feature = "redis")]
-    store: StartedStore,
+    /// The store every replica counts in, when one is configured (never without the
+    /// `redis` feature).
+    store: Option<store::Store>,
 }
-
-/// A running shared store, if any.
-#[cfg(feature = "redis")]
-type StartedStore = Option<Arc<store::Store>>;
-
-/// Without the `redis` feature there is no shared store.
-#[cfg(not(feature = "redis"))]
-struct StartedStore;
 
 impl State {
     /// Whether the shared store is down under the fail-closed policy: every call it would
     /// count is refused (`/readyz` says not ready). Never without a store.
     fn store_refuses_calls(&self) -> bool {
-        #[cfg(feature = "redis")]
-        {
-            self.store
-                .as_ref()
-                .is_some_and(|store| store.refuses_calls())
-        }
-        #[cfg(not(feature = "redis"))]
-        {
-            false
-        }
+        self.store.as_ref().is_some_and(store::Store::refuses_calls)
     }
 
     /// The state of a server of `shared` configured by `config`, counting in this process:
     /// no session, client or connection yet.
     #[cfg(any(test, fuzzing))]
     fn new(shared: Arc<Shared>, config: HttpConfig) -> Arc<Self> {
-        #[cfg(feature = "redis")]
-        let store = None;
-        #[cfg(not(feature = "redis"))]
-        let store = StartedStore;
-        Self::with_store(shared, config, store)
+        Self::with_store(shared, config, None)
     }
 
-    /// The same, counting in `store` when there is one (started from `config.store`).
-    fn with_store(shared: Arc<Shared>, config: HttpConfig, store: StartedStore) -> Arc<Self> {
+    /// The same, counting in `store` when there is one (started from `config`'s, which the
+    /// listener has taken out).
+    fn with_store(
+        shared: Arc<Shared>,
+        config: HttpConfig,
+        store: Option<store::Store>,
+    ) -> Arc<Self> {
         let HttpConfig {
             allow,
             tokens,
@@ -262,14 +166,11 @@ impl State {
             tls,
             #[cfg(feature = "oauth")]
             oauth,
-            #[cfg(feature = "redis")]
-                store: _,
+            // The store's configuration: taken out already (`store` is what it started).
+            ..
         } = config;
         #[cfg(feature = "oauth")]
         let oauth = oauth.map(|oauth| oauth::Verifier::new(oauth, shared.registry().scopes()));
-        #[cfg(not(feature = "redis"))]
-        let StartedStore = store;
-        #[cfg(feature = "redis")]
         if store.is_some() {
             // The transport charges the server's quotas in the store before the engine.
             shared.quotas.delegate();
@@ -306,7 +207,6 @@ impl State {
             proxies,
             tls,
             shared,
-            #[cfg(feature = "redis")]
             store,
         })
     }

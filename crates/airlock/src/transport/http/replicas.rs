@@ -1,6 +1,8 @@
 //! What replicas share: every quota, in-flight cap and legacy session an HTTP request meets,
 //! counted in this process or, with a shared store (`store`, the `redis` feature), by every
-//! replica of the deployment together.
+//! replica of the deployment together. The store is asked through its seam (`store::Store`,
+//! typed keys and session state): the same lines compile with and without the feature, and
+//! without it the store is never there.
 //!
 //! Trusts the request's checked parts (its client, the tool name it asked for, the session id
 //! it presented: the store only ever sees ids of our own form) and the operator's limits.
@@ -24,7 +26,9 @@
 //! malformed `tools/call` costs its quota too (stricter than one process alone).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
+use crate::engine::Engine;
 use crate::error::McpError;
 
 use super::State;
@@ -32,13 +36,7 @@ use super::caller::Caller;
 use super::clients::ClientKey;
 use super::session::Session;
 use super::slots::CallSlots;
-
-#[cfg(feature = "redis")]
-use super::store::{Refused, SessionRecord, Store, Unreachable};
-#[cfg(feature = "redis")]
-use crate::engine::Engine;
-#[cfg(feature = "redis")]
-use std::sync::atomic::Ordering;
+use super::store::{LeaseKey, QuotaKey, Refused, SessionState, Store};
 
 impl State {
     /// One request of `client`, whatever it carries: the client's request quota.
@@ -47,15 +45,11 @@ impl State {
     ///
     /// [`McpError::RateLimited`]; [`McpError::StoreUnavailable`] when failing closed.
     pub(super) async fn admit_request(&self, client: &ClientKey) -> Result<(), McpError> {
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let Some(rate) = self.limits.client_request_rate else {
                 return Ok(());
             };
-            let quota = (
-                store.key(&["q", "client-requests", &Store::client_part(client)]),
-                rate,
-            );
+            let quota = (QuotaKey::ClientRequests(client), rate);
             match store.admit(&[quota], &[]).await {
                 Some(outcome) => return outcome.map(drop).map_err(|refused| self.refusal(refused)),
                 None => self.unreachable(store)?,
@@ -71,12 +65,11 @@ impl State {
     ///
     /// [`McpError::RateLimited`]; [`McpError::StoreUnavailable`] when failing closed.
     pub(super) async fn admit_cheap(&self) -> Result<(), McpError> {
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let Some(rate) = self.shared.limits().cheap_method_rate else {
                 return Ok(());
             };
-            let quota = (store.key(&["q", "cheap"]), rate);
+            let quota = (QuotaKey::CheapMethods, rate);
             return match store.admit(&[quota], &[]).await {
                 Some(outcome) => outcome.map(drop).map_err(|refused| self.refusal(refused)),
                 None => {
@@ -100,7 +93,6 @@ impl State {
         client: &ClientKey,
         tool: Option<&str>,
     ) -> Result<CallSlots, McpError> {
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             // The client's share of the server-wide rate among the clients this replica
             // serves (the store's quota itself is not split: see `shares`).
@@ -117,7 +109,6 @@ impl State {
                 }
             }
         }
-        let _unused = tool;
         self.clients.admit_call(client)?;
         // The client's share of the server-wide quota the engine then charges.
         self.shares.admit(client)?;
@@ -139,7 +130,6 @@ impl State {
         Ok(CallSlots {
             _server: server,
             _client: Some(client),
-            #[cfg(feature = "redis")]
             _lease: None,
         })
     }
@@ -166,7 +156,6 @@ impl State {
     ) -> Result<Option<Arc<Session>>, McpError> {
         let identity = caller.identity.as_ref();
         let local = self.sessions.find(id, identity);
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
             return match store.session_touch(id, idle, identity).await {
@@ -184,7 +173,7 @@ impl State {
                         let engine = Engine::resumed(
                             Arc::clone(&self.shared),
                             caller.audited(),
-                            record.version,
+                            record.protocol,
                             record.confirmed,
                             record.client_can,
                         );
@@ -233,17 +222,16 @@ impl State {
         session: &Session,
         caller: &Caller,
     ) -> Result<(), McpError> {
-        #[cfg(feature = "redis")]
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
         let (handshake, client_can) = {
             let engine = session.engine();
             (engine.handshake(), engine.client_can())
         };
-        #[cfg(feature = "redis")]
-        if let Some(store) = &self.store
-            && let Some((version, confirmed)) = handshake
-        {
-            let record = SessionRecord {
-                version,
+        if let Some((protocol, confirmed)) = handshake {
+            let record = SessionState {
+                protocol,
                 confirmed,
                 identity: caller.identity.clone(),
                 client_can,
@@ -264,7 +252,6 @@ impl State {
                 }
             }
         }
-        let _unused = (id, session, caller);
         Ok(())
     }
 
@@ -277,17 +264,16 @@ impl State {
         caller: &Caller,
         before: Option<(crate::version::ProtocolVersion, bool)>,
     ) {
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let (now, client_can) = {
                 let engine = session.engine();
                 (engine.handshake(), engine.client_can())
             };
-            if let Some((version, confirmed)) = now
+            if let Some((protocol, confirmed)) = now
                 && now != before
             {
-                let record = SessionRecord {
-                    version,
+                let record = SessionState {
+                    protocol,
                     confirmed,
                     identity: caller.identity.clone(),
                     client_can,
@@ -298,7 +284,6 @@ impl State {
                 }
             }
         }
-        let _unused = (id, session, caller, before);
     }
 
     /// Ends session `id` of `caller` here and in the store; whether there was one.
@@ -309,7 +294,6 @@ impl State {
     pub(super) async fn close_session(&self, id: &str, caller: &Caller) -> Result<bool, McpError> {
         let identity = caller.identity.as_ref();
         let local = self.sessions.close(id, identity);
-        #[cfg(feature = "redis")]
         if let Some(store) = &self.store {
             let idle = self.limits.session_idle_timeout;
             return match store.session_touch(id, idle, identity).await {
@@ -330,7 +314,6 @@ impl State {
     /// `DELETE` on another replica, or idle there for too long): their calls running here are
     /// stopped and their slots given back, without waiting for their next request. While the
     /// store is unreachable nothing is ended.
-    #[cfg(feature = "redis")]
     pub(super) async fn sweep_shared_sessions(&self) {
         let Some(store) = &self.store else {
             return;
@@ -345,7 +328,6 @@ impl State {
 
     /// Ends in the store the sessions a client at its cap lost here: else any replica would
     /// take them over again from their records, and the cap would bound nothing.
-    #[cfg(feature = "redis")]
     async fn end_evicted(&self, store: &Store) {
         for id in self.sessions.take_evicted() {
             if store.session_close(&id).await.is_none() {
@@ -354,17 +336,17 @@ impl State {
         }
     }
 
-    /// Whether to go on with the local counts while the store is unreachable.
-    #[cfg(feature = "redis")]
+    /// Whether to go on with the local counts while the store is unreachable: not when it
+    /// fails closed.
     fn unreachable(&self, store: &Store) -> Result<(), McpError> {
-        match store.unreachable {
-            Unreachable::FailClosed => Err(McpError::StoreUnavailable),
-            Unreachable::LocalLimits => Ok(()),
+        if store.fails_closed() {
+            Err(McpError::StoreUnavailable)
+        } else {
+            Ok(())
         }
     }
 
     /// The error of a refusal by the shared counts.
-    #[cfg(feature = "redis")]
     fn refusal(&self, refused: Refused) -> McpError {
         match refused {
             Refused::Quota { retry_after_ms } => McpError::RateLimited { retry_after_ms },
@@ -378,41 +360,37 @@ impl State {
     }
 
     /// The shared quotas and leases of one call; `None` when the store is unreachable.
-    #[cfg(feature = "redis")]
     async fn shared_call_slots(
         &self,
-        store: &Arc<Store>,
+        store: &Store,
         client: &ClientKey,
         tool: Option<&str>,
     ) -> Option<Result<CallSlots, McpError>> {
-        let who = Store::client_part(client);
         let mut quotas = Vec::with_capacity(3);
         if let Some(rate) = self.limits.client_call_rate {
-            quotas.push((store.key(&["q", "client-calls", &who]), rate));
+            quotas.push((QuotaKey::ClientCalls(client), rate));
         }
         // Only a registered tool's own name reaches a key; an unknown one is charged to the
         // server's quota alone, as the engine does.
-        if let Some((name, rate)) = tool.and_then(|tool| {
+        let rated = tool.and_then(|tool| {
             let registry = self.shared.registry();
             let mut rated = registry.rates();
             rated
                 .find(|(name, _)| *name == tool)
                 .map(|(name, rate)| (name.to_owned(), rate))
-        }) {
-            quotas.push((store.key(&["q", "tool", &name]), rate));
+        });
+        if let Some((name, rate)) = &rated {
+            quotas.push((QuotaKey::Tool(name), *rate));
         }
         if let Some(rate) = self.shared.limits().tool_call_rate {
-            quotas.push((store.key(&["q", "calls"]), rate));
+            quotas.push((QuotaKey::ServerCalls, rate));
         }
         let leases = [
             (
-                store.key(&["l", "calls"]),
+                LeaseKey::ServerCalls,
                 self.shared.limits().max_in_flight.get(),
             ),
-            (
-                store.key(&["l", "client", &who]),
-                self.limits.client_in_flight.get(),
-            ),
+            (LeaseKey::Client(client), self.limits.client_in_flight.get()),
         ];
         let lease = match store.admit(&quotas, &leases).await? {
             Ok(lease) => lease,

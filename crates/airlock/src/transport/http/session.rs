@@ -52,8 +52,7 @@ pub(crate) struct Session {
     /// must not leave one behind).
     listener: Mutex<Listener>,
     /// Whether the shared store has this session's record (opened while it was unreachable,
-    /// under local limits, it has not).
-    #[cfg(feature = "redis")]
+    /// under local limits, it has not; without a store, never).
     pub(crate) shared: std::sync::atomic::AtomicBool,
 }
 
@@ -116,7 +115,6 @@ pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
     /// The ids of shared sessions (in the store) that a client at its cap lost here, until
     /// `replicas` ends them in the store too ([`Sessions::take_evicted`]); at most `max`.
-    #[cfg(feature = "redis")]
     evicted: Mutex<Vec<String>>,
     max: usize,
     per_client: usize,
@@ -127,7 +125,6 @@ impl Sessions {
     pub(crate) fn new(max: usize, per_client: usize, idle: Duration) -> Self {
         Self {
             map: Mutex::new(HashMap::new()),
-            #[cfg(feature = "redis")]
             evicted: Mutex::new(Vec::new()),
             max,
             per_client: per_client.max(1),
@@ -159,7 +156,6 @@ impl Sessions {
     /// # Errors
     ///
     /// [`McpError::TooManySessions`] when `max` live sessions exist here.
-    #[cfg(feature = "redis")]
     pub(crate) fn adopt(
         &self,
         id: &str,
@@ -195,7 +191,6 @@ impl Sessions {
             tracing::debug!("a client at its session cap lost its least recently used one");
             // Its record in the shared store would let any replica (this one too) take it
             // over again: it is ended there as well.
-            #[cfg(feature = "redis")]
             if session.shared.load(std::sync::atomic::Ordering::Relaxed) {
                 let mut evicted = lock(&self.evicted);
                 if evicted.len() >= self.max {
@@ -203,8 +198,6 @@ impl Sessions {
                 }
                 evicted.push(id);
             }
-            #[cfg(not(feature = "redis"))]
-            drop(id);
         }
         if map.len() >= self.max {
             self.expire(&mut map);
@@ -219,7 +212,6 @@ impl Sessions {
             last_used: Mutex::new(Instant::now()),
             tasks: Mutex::new(HashMap::new()),
             listener: Mutex::new(Listener::default()),
-            #[cfg(feature = "redis")]
             shared: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(previous) = map.insert(id, Arc::clone(&session)) {
@@ -229,7 +221,6 @@ impl Sessions {
     }
 
     /// The ids of shared sessions lost to the per-client cap since the last call.
-    #[cfg(feature = "redis")]
     pub(crate) fn take_evicted(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.evicted))
     }
@@ -271,7 +262,6 @@ impl Sessions {
     }
 
     /// The ids and identities of the sessions the shared store has a record of.
-    #[cfg(feature = "redis")]
     pub(crate) fn shared_ids(&self) -> Vec<(String, Option<Arc<str>>)> {
         lock(&self.map)
             .iter()
@@ -406,7 +396,6 @@ mod tests {
 
     /// Red team (Redis): a shared session lost to the per-client cap stayed in the store,
     /// and the next request with its id took it over again (on this replica too).
-    #[cfg(feature = "redis")]
     #[test]
     fn a_shared_session_lost_to_the_cap_is_handed_over_to_be_ended_in_the_store() {
         use std::sync::atomic::Ordering;

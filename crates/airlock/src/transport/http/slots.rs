@@ -13,6 +13,5 @@ pub(super) struct CallSlots {
     /// The client's slot when counted here.
     pub(super) _client: Option<Slot>,
     /// The server's and the client's leases when counted in the shared store.
-    #[cfg(feature = "redis")]
     pub(super) _lease: Option<super::store::Lease>,
 }

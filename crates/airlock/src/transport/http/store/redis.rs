@@ -4,7 +4,8 @@
 //! Trusts: the operator's URL and namespace; of Redis, only the shapes its scripts return (a
 //! reply of another shape is a failure, never a panic, and never reaches the wire). Owns the
 //! connections (a few multiplexed, reconnecting ones), the scripts, the store's health and
-//! the policy when it is unreachable.
+//! the policy when it is unreachable (which `replicas` applies). Every key is rendered by a
+//! typed key of `keys`; a session's value is a versioned record of `record`.
 //!
 //! - **Quotas** are GCRA, as `governor` computes them (`quota`): per quota, a theoretical
 //!   arrival time in microseconds of the store's own clock (`TIME`, so replicas' clocks do
@@ -17,8 +18,10 @@
 //!   members; the replica renews its leases every third of their expiry and removes them when
 //!   the call ends. A replica that dies stops renewing, and its leases lapse.
 //! - **Legacy sessions** are one key each (`s:<id>`, only for ids of the form this server
-//!   makes): the negotiated version, whether the handshake was confirmed, what the client
-//!   declared in `initialize` it can answer, the identity that opened it. It expires after
+//!   makes), holding a record (`record`, format 2): the negotiated version, whether the
+//!   handshake was confirmed, what the client declared in `initialize` it can answer, the
+//!   identity that opened it. A record this replica does not read (an unknown format, or
+//!   malformed) is no session. It expires after
 //!   the idle timeout, renewed on every use by that identity (never by another's refused
 //!   request), and is deleted on `DELETE`. A replica that does not hold a session builds its
 //!   engine from this record.
@@ -42,16 +45,16 @@ use redis::{RedisResult, Script};
 use secrecy::{ExposeSecret, SecretString};
 use tokio::task::AbortHandle;
 
-use crate::asking::ClientCan;
 use crate::limits::{
     MAX_STORE_NAMESPACE_BYTES, Rate, STORE_CALL_TIMEOUT, STORE_CONNECTIONS, STORE_LEASE_TTL,
     STORE_LEASE_TTL_RANGE, STORE_RETRY_INTERVAL,
 };
 use crate::quota::millis_rounded_up;
-use crate::version::ProtocolVersion;
 
-use super::clients::ClientKey;
-use super::lock;
+use super::super::lock;
+use super::keys::{Namespace, SessionKey};
+use super::record::SessionRecord;
+use super::{LeaseKey, QuotaKey, Refused, SessionState};
 
 /// Checks quotas (GCRA) and takes leases, all or nothing.
 ///
@@ -236,15 +239,6 @@ impl fmt::Debug for SharedStore {
     }
 }
 
-/// A refusal by the shared counts.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(super) enum Refused {
-    /// Quota number `index` (from 0, in the order given) refused; retry after this.
-    Quota { retry_after_ms: u64 },
-    /// Lease number `index` (from 0) is at its cap.
-    Full { index: usize },
-}
-
 /// The store of one running server.
 pub(crate) struct Store {
     /// The first connection (slot 0); `more` holds the others. One whose call failed is
@@ -255,7 +249,7 @@ pub(crate) struct Store {
     client: redis::Client,
     settings: ConnectionManagerConfig,
     next: AtomicUsize,
-    prefix: String,
+    namespace: Namespace,
     pub(super) unreachable: Unreachable,
     lease_ttl: Duration,
     admit: Script,
@@ -274,7 +268,7 @@ pub(crate) struct Store {
 impl Store {
     /// The running store of `config`: connections are made lazily (a store down at start is
     /// like one that went down later), and one `PING` says at start whether it answers.
-    pub(crate) async fn start(config: SharedStore) -> Result<Arc<Self>, StoreError> {
+    pub(super) async fn start(config: SharedStore) -> Result<Arc<Self>, StoreError> {
         let client =
             redis::Client::open(config.url.expose_secret()).map_err(|_| StoreError::Url)?;
         let settings = ConnectionManagerConfig::new()
@@ -296,7 +290,7 @@ impl Store {
             client,
             settings,
             next: AtomicUsize::new(0),
-            prefix: format!("airlock:{}:", config.namespace),
+            namespace: Namespace::new(&config.namespace),
             unreachable: config.unreachable,
             lease_ttl: config.lease_ttl,
             admit: Script::new(ADMIT),
@@ -488,36 +482,7 @@ impl Store {
         }
     }
 
-    /// The key of `parts` in this deployment's namespace.
-    pub(super) fn key(&self, parts: &[&str]) -> String {
-        let mut key = self.prefix.clone();
-        for (index, part) in parts.iter().enumerate() {
-            if index > 0 {
-                key.push(':');
-            }
-            key.push_str(part);
-        }
-        key
-    }
-
-    /// A client as its keys name it: its identity (an operator-chosen variable name) or its
-    /// (masked) address; never anything the peer wrote.
-    pub(super) fn client_part(client: &ClientKey) -> String {
-        match client {
-            ClientKey::Identity(identity) => format!("id={identity}"),
-            ClientKey::Address(address) => format!("ip={address}"),
-            ClientKey::Page {
-                address,
-                origin: None,
-            } => format!("page={address}"),
-            ClientKey::Page {
-                address,
-                origin: Some(origin),
-            } => format!("page={address}/{origin}"),
-        }
-    }
-
-    /// Checks `quotas` (key, rate) and takes `leases` (key, cap), all or nothing.
+    /// Checks `quotas` and takes `leases` (each with its cap), all or nothing.
     ///
     /// `None`: the store is unreachable. `Some(Ok(lease))`: admitted, holding the leases
     /// (none when `leases` is empty). `Some(Err(_))`: refused by the shared counts.
@@ -527,13 +492,21 @@ impl Store {
     /// `Lease` is then dropped, which releases them.
     pub(super) async fn admit(
         self: &Arc<Self>,
-        quotas: &[(String, Rate)],
-        leases: &[(String, usize)],
+        quotas: &[(QuotaKey<'_>, Rate)],
+        leases: &[(LeaseKey<'_>, usize)],
     ) -> Option<Result<Option<Lease>, Refused>> {
+        let quotas: Vec<(String, Rate)> = quotas
+            .iter()
+            .map(|(key, rate)| (key.render(&self.namespace), *rate))
+            .collect();
+        let leases: Vec<(String, usize)> = leases
+            .iter()
+            .map(|(key, cap)| (key.render(&self.namespace), *cap))
+            .collect();
         if leases.is_empty() {
-            return self.admit_here(quotas, leases).await;
+            return self.admit_here(&quotas, &leases).await;
         }
-        let (store, quotas, leases) = (Arc::clone(self), quotas.to_vec(), leases.to_vec());
+        let store = Arc::clone(self);
         tokio::spawn(async move { store.admit_here(&quotas, &leases).await })
             .await
             .ok()
@@ -631,21 +604,20 @@ impl Store {
         }
     }
 
-    /// The key of session `id`, if `id` has the form of the ids this server makes (64
-    /// lowercase hex digits): no other text a peer sends reaches the store.
+    /// The key of session `id`, if `id` has the form of the ids this server makes.
     fn session_key(&self, id: &str) -> Option<String> {
-        let ours = id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        ours.then(|| self.key(&["s", id]))
+        SessionKey::of(id).map(|key| key.render(&self.namespace))
     }
 
     /// Records session `id`, new, for `idle`. `None`: unreachable; `Some(false)`: taken.
     pub(super) async fn session_open(
         &self,
         id: &str,
-        record: &SessionRecord,
+        state: &SessionState,
         idle: Duration,
     ) -> Option<bool> {
         let key = self.session_key(id)?;
+        let record = SessionRecord::current(state.clone());
         let mut command = redis::cmd("SET");
         command
             .arg(key)
@@ -660,14 +632,16 @@ impl Store {
         set.map(|reply| reply.is_some())
     }
 
-    /// Rewrites the record of live session `id` (its handshake moved on).
+    /// Rewrites the record of live session `id` (its handshake moved on), in the current
+    /// format whatever the format it was read in.
     pub(super) async fn session_update(
         &self,
         id: &str,
-        record: &SessionRecord,
+        state: &SessionState,
         idle: Duration,
     ) -> Option<()> {
         let key = self.session_key(id)?;
+        let record = SessionRecord::current(state.clone());
         let mut command = redis::cmd("SET");
         command
             .arg(key)
@@ -684,13 +658,14 @@ impl Store {
 
     /// The record of session `id`, its idle timer restarted if `identity` opened it (another
     /// identity's request, refused, must not keep it alive). `None`: unreachable;
-    /// `Some(None)`: no such session (or a record this server would not have written).
+    /// `Some(None)`: no such session, or a record this server does not read (`record`: an
+    /// unknown format or a malformed one), which is no session either.
     pub(super) async fn session_touch(
         &self,
         id: &str,
         idle: Duration,
         identity: Option<&Arc<str>>,
-    ) -> Option<Option<SessionRecord>> {
+    ) -> Option<Option<SessionState>> {
         let Some(key) = self.session_key(id) else {
             return Some(None);
         };
@@ -703,7 +678,16 @@ impl Store {
         let value: Option<String> = self
             .guarded(slot, invocation.invoke_async(&mut connection))
             .await?;
-        Some(value.as_deref().and_then(SessionRecord::decode))
+        let Some(text) = value else {
+            return Some(None);
+        };
+        match SessionRecord::decode(&text) {
+            Ok(record) => Some(Some(record.state)),
+            Err(error) => {
+                tracing::debug!(%error, "a session record this server does not read: no session");
+                Some(None)
+            }
+        }
     }
 
     /// Whether session `id` has a record, its idle timer untouched. `None`: unreachable.
@@ -731,90 +715,6 @@ impl Store {
             .await?;
         Some(())
     }
-}
-
-/// What the store keeps of a legacy session.
-#[derive(Clone, Debug, Eq, PartialEq)]
-pub(super) struct SessionRecord {
-    pub(super) version: ProtocolVersion,
-    pub(super) confirmed: bool,
-    pub(super) identity: Option<Arc<str>>,
-    /// What the client declared in `initialize` it can answer (elicitation, sampling, roots):
-    /// a replica that takes the session over asks it what the opening replica could.
-    pub(super) client_can: ClientCan,
-}
-
-impl SessionRecord {
-    /// `2 <version> <0|1> <capabilities> <identity or ->`: capabilities are `e`, `s`, `r`
-    /// in that order for elicitation, sampling and roots, or `-` for none; identities are
-    /// variable names, without spaces, and last (`TOUCH` matches the record's end). A record
-    /// of the first form (`1 <version> <0|1> <identity or ->`), which replicas of an earlier
-    /// release write, reads as declaring none.
-    fn encode(&self) -> String {
-        format!(
-            "2 {} {} {} {}",
-            self.version.as_str(),
-            u8::from(self.confirmed),
-            capabilities_field(self.client_can),
-            self.identity.as_deref().unwrap_or("-")
-        )
-    }
-
-    fn decode(text: &str) -> Option<Self> {
-        let fields: Vec<&str> = text.splitn(7, ' ').collect();
-        let (version, confirmed, client_can, identity) = match fields.as_slice() {
-            ["1", version, confirmed, identity] => {
-                (*version, *confirmed, ClientCan::default(), *identity)
-            }
-            ["2", version, confirmed, capabilities, identity] => (
-                *version,
-                *confirmed,
-                parse_capabilities(capabilities)?,
-                *identity,
-            ),
-            _ => return None,
-        };
-        let confirmed = match confirmed {
-            "0" => false,
-            "1" => true,
-            _ => return None,
-        };
-        let identity = match identity {
-            "-" => None,
-            name if !name.is_empty() => Some(Arc::from(name)),
-            _ => return None,
-        };
-        Some(Self {
-            version: ProtocolVersion::legacy(version)?,
-            confirmed,
-            identity,
-            client_can,
-        })
-    }
-}
-
-/// A record's capabilities field: `e`, `s`, `r` in that order, or `-` for none.
-fn capabilities_field(can: ClientCan) -> String {
-    let field: String = [(can.elicit, 'e'), (can.sample, 's'), (can.roots, 'r')]
-        .into_iter()
-        .filter_map(|(declared, letter)| declared.then_some(letter))
-        .collect();
-    if field.is_empty() {
-        "-".to_owned()
-    } else {
-        field
-    }
-}
-
-/// The capabilities of a record's field, exactly as [`capabilities_field`] writes them: any
-/// other text is not a record this server wrote.
-fn parse_capabilities(field: &str) -> Option<ClientCan> {
-    let can = ClientCan {
-        elicit: field.contains('e'),
-        sample: field.contains('s'),
-        roots: field.contains('r'),
-    };
-    (capabilities_field(can) == field).then_some(can)
 }
 
 /// The leases of one running call in the store: renewed while held, released when dropped.
@@ -926,66 +826,6 @@ mod tests {
     }
 
     #[test]
-    fn session_records_round_trip_and_anything_else_is_no_session() {
-        let record = SessionRecord {
-            version: ProtocolVersion::V2025_06_18,
-            confirmed: true,
-            identity: Some(Arc::from("ALICE")),
-            client_can: ClientCan {
-                elicit: true,
-                sample: false,
-                roots: true,
-            },
-        };
-        assert_eq!(record.encode(), "2 2025-06-18 1 er ALICE");
-        assert_eq!(SessionRecord::decode(&record.encode()), Some(record));
-        let anonymous = SessionRecord {
-            version: ProtocolVersion::V2025_11_25,
-            confirmed: false,
-            identity: None,
-            client_can: ClientCan::default(),
-        };
-        assert_eq!(anonymous.encode(), "2 2025-11-25 0 - -");
-        assert_eq!(SessionRecord::decode(&anonymous.encode()), Some(anonymous));
-        for elicit in [false, true] {
-            for sample in [false, true] {
-                for roots in [false, true] {
-                    let can = ClientCan {
-                        elicit,
-                        sample,
-                        roots,
-                    };
-                    assert_eq!(parse_capabilities(&capabilities_field(can)), Some(can));
-                }
-            }
-        }
-        // A record an earlier release wrote: no capabilities field, so none declared.
-        let earlier = SessionRecord::decode("1 2025-06-18 1 ALICE").unwrap();
-        assert_eq!(earlier.client_can, ClientCan::default());
-        assert_eq!(earlier.identity.as_deref(), Some("ALICE"));
-        for bad in [
-            "",
-            "3 2025-06-18 1 - ALICE",
-            "1 2026-07-28 1 ALICE",
-            "1 2025-06-18 2 ALICE",
-            "1 2025-06-18 1",
-            "1 2025-06-18 1 ALICE extra",
-            "1 2025-06-18 1 ",
-            "1 2025-06-18 1 e ALICE",
-            "2 2025-06-18 1 ALICE",
-            "2 2025-06-18 1 re ALICE",
-            "2 2025-06-18 1 ee ALICE",
-            "2 2025-06-18 1 x ALICE",
-            "2 2025-06-18 1  ALICE",
-            "2 2025-06-18 1 -e ALICE",
-            "2 2025-06-18 1 esr ALICE extra",
-            "2 2025-06-18 1 esr ",
-        ] {
-            assert_eq!(SessionRecord::decode(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
     fn a_store_is_configured_only_with_a_redis_url_and_a_plain_namespace() {
         let url = |text: &str| SecretString::from(text.to_owned());
         assert!(SharedStore::redis(url("redis://127.0.0.1:6379"), "prod").is_ok());
@@ -1019,31 +859,5 @@ mod tests {
         let shown = format!("{store:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(!shown.contains("10.0.0.1"), "{shown}");
-    }
-
-    #[test]
-    fn only_ids_of_our_own_form_name_a_session_key() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let config =
-                SharedStore::redis(SecretString::from("redis://127.0.0.1:1".to_owned()), "t")
-                    .unwrap();
-            let store = Store::start(config).await.unwrap();
-            let id = "0123456789abcdef".repeat(4);
-            assert_eq!(store.session_key(&id), Some(format!("airlock:t:s:{id}")));
-            for bad in [
-                "",
-                "ABCDEF0123456789".repeat(4).as_str(),
-                &"0".repeat(63),
-                &"0".repeat(65),
-                "*",
-                "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde:",
-            ] {
-                assert_eq!(store.session_key(bad), None, "{bad:?}");
-            }
-        });
     }
 }
