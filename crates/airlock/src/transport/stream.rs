@@ -96,6 +96,10 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    #[cfg(feature = "metrics")]
+    {
+        engine = engine.counted_as_session(crate::metrics::Transport::Pipe);
+    }
     let limits = engine.shared().limits().clone();
     let mut frames = FrameReader::new(reader, limits.max_frame_bytes.get());
     // Completions and progress share one channel so a call's progress is never behind its
@@ -266,7 +270,13 @@ impl Session<'_> {
                 }
             }
             Effect::Cancel(ticket) => self.tasks.cancel(&ticket),
-            Effect::CutOff => return Step::CutOff,
+            Effect::CutOff => {
+                #[cfg(feature = "metrics")]
+                if let Some(metrics) = &self.engine.shared().metrics {
+                    metrics.refused(crate::metrics::Refusal::CutOff);
+                }
+                return Step::CutOff;
+            }
         }
         Step::Go
     }

@@ -69,6 +69,10 @@ pub(super) async fn handle(
     if let Some(kind) = reply.extensions().get::<Kind>().copied() {
         // The status the reply carries, whatever the era would have said.
         state.refusals.note(from, kind, reply.status().as_u16());
+        #[cfg(feature = "metrics")]
+        if let (Some(metrics), Some(refusal)) = (&state.shared.metrics, kind.metric()) {
+            metrics.refused(refusal);
+        }
     }
     let verdict = reply
         .extensions()
