@@ -20,7 +20,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock::transport::http::HttpConfig;
+use airlock::metrics::{Endpoint, EndpointError, Metrics};
+use airlock::transport::http::{AllowList, HttpConfig};
 use airlock::variables::VariableName;
 use airlock::{BuildError, CallLog, Limits, Rate, Server};
 
@@ -115,6 +116,19 @@ pub struct ServePlan {
     pub audit_log: AuditLogPlan,
     /// Serve over HTTP (none: stdio).
     pub http: Option<HttpPlan>,
+    /// Serve Prometheus metrics (none: none are kept).
+    pub metrics: Option<MetricsPlan>,
+}
+
+/// Where Prometheus metrics are served (`--metrics`).
+#[derive(Clone, Debug)]
+pub struct MetricsPlan {
+    /// The endpoint's own listener.
+    pub addr: SocketAddr,
+    /// Whether an address other than loopback is allowed.
+    pub allow_remote: bool,
+    /// Hosts a request's `Host` may name besides the loopback names.
+    pub allow_host: Vec<String>,
 }
 
 /// A plan refused before anything is logged: what it would log could be a secret, or the
@@ -165,6 +179,9 @@ pub enum ServeError {
     /// The server cannot be built from the manifest's tools.
     #[error("the manifest's tools were refused: {0}")]
     Build(#[from] BuildError),
+    /// The metrics endpoint cannot be bound or started.
+    #[error(transparent)]
+    Metrics(#[from] EndpointError),
 }
 
 /// A manifest that passed every check of its plan, to build.
@@ -177,6 +194,8 @@ pub struct Vetted {
     log: Arc<CallLog>,
     /// Where and how it is served over HTTP (none: stdio).
     http: Option<(SocketAddr, Box<HttpConfig>)>,
+    /// The metrics kept and their endpoint, bound (none: no metrics).
+    metrics: Option<(Arc<Metrics>, Endpoint)>,
 }
 
 impl Vetted {
@@ -191,7 +210,27 @@ impl Vetted {
     ///
     /// [`ServeError::Build`].
     pub fn build(self) -> Result<Prepared, ServeError> {
-        let server = built(self.manifest, self.reload_path, self.reloading, self.log)?;
+        let counted = self
+            .metrics
+            .as_ref()
+            .map(|(metrics, _)| Arc::clone(metrics));
+        let server = built(
+            self.manifest,
+            self.reload_path,
+            self.reloading,
+            self.log,
+            counted,
+        )?;
+        if let Some((metrics, endpoint)) = self.metrics {
+            metrics.launchers(|| {
+                let (idle, busy) = sandbox::launchers();
+                airlock::metrics::Launchers {
+                    idle: u64::try_from(idle).unwrap_or(u64::MAX),
+                    busy: u64::try_from(busy).unwrap_or(u64::MAX),
+                }
+            });
+            endpoint.spawn(metrics)?;
+        }
         Ok(match self.http {
             None => Prepared::Stdio(server),
             Some((addr, config)) => Prepared::Http {
@@ -242,7 +281,7 @@ impl ServePlan {
     /// The first [`PlanError`].
     pub fn check(&self) -> Result<(), PlanError> {
         let Some(http) = &self.http else {
-            return Ok(());
+            return self.check_metrics();
         };
         // A value that cannot name a variable is most likely the token itself, and must not
         // reach the log or the terminal.
@@ -258,7 +297,17 @@ impl ServePlan {
         if !http.addr.ip().is_loopback() && !http.allow_remote {
             return Err(PlanError::NotLoopback(http.addr));
         }
-        Ok(())
+        self.check_metrics()
+    }
+
+    /// The metrics endpoint's address is loopback unless allowed, as `--http`'s.
+    fn check_metrics(&self) -> Result<(), PlanError> {
+        match &self.metrics {
+            Some(metrics) if !metrics.addr.ip().is_loopback() && !metrics.allow_remote => {
+                Err(PlanError::NotLoopback(metrics.addr))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The manifest this plan serves, vetted: the audit record opened, the manifest loaded
@@ -272,11 +321,30 @@ impl ServePlan {
     pub fn vet(self) -> Result<Vetted, ServeError> {
         self.check()?;
         raise_descriptor_limit();
-        // No tool's command may reach airlock's own listener through the network proxy, unless
-        // its manifest names the address.
-        if let Some(http) = &self.http {
-            sandbox::destinations::set_own_listeners(vec![http.addr]);
+        // Bound now: a busy port fails the start, and port 0 becomes the port to keep tools
+        // from.
+        let metrics = match &self.metrics {
+            Some(plan) => {
+                let allow = AllowList::new(&plan.allow_host, &[]);
+                let endpoint = Endpoint::bind(plan.addr, allow)?;
+                let addr = endpoint.local_addr().unwrap_or(plan.addr);
+                tracing::info!(%addr, "metrics endpoint bound");
+                Some((Metrics::new(), endpoint, addr))
+            }
+            None => None,
+        };
+        // No tool's command may reach airlock's own listeners (MCP, metrics) through the
+        // network proxy, unless its manifest names the address.
+        let own: Vec<SocketAddr> = self
+            .http
+            .iter()
+            .map(|http| http.addr)
+            .chain(metrics.iter().map(|(_, _, addr)| *addr))
+            .collect();
+        if !own.is_empty() {
+            sandbox::destinations::set_own_listeners(own);
         }
+        let metrics = metrics.map(|(metrics, endpoint, _)| (metrics, endpoint));
         let opened = self.audit_log.open()?;
         // The file a reload reads again: the one served (`--manifest`, or ./airlock.toml found
         // now); the embedded default has nothing to reload, and SIGHUP ends that server.
@@ -303,6 +371,7 @@ impl ServePlan {
                 reloading: Reloading::new(vetting, self.limits, Vec::new()),
                 log: opened.log,
                 http: None,
+                metrics,
             });
         };
         let HttpServing { config, store_url } = http.config(manifest.shared_store.as_ref())?;
@@ -332,6 +401,7 @@ impl ServePlan {
             reloading: Reloading::new(vetting, self.limits, known),
             log: opened.log,
             http: Some((http.addr, Box::new(config))),
+            metrics,
         })
     }
 }
@@ -399,6 +469,7 @@ mod tests {
             limits: LimitOverrides::default(),
             audit_log: AuditLogPlan::default(),
             http,
+            metrics: None,
         }
     }
 
