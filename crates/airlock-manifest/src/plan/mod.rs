@@ -328,7 +328,7 @@ impl ServePlan {
                 let allow = AllowList::new(&plan.allow_host, &[]);
                 let endpoint = Endpoint::bind(plan.addr, allow)?;
                 let addr = endpoint.local_addr().unwrap_or(plan.addr);
-                tracing::info!(%addr, "metrics endpoint bound");
+                tracing::info!(metrics = %addr, "metrics endpoint bound");
                 Some((Metrics::new(), endpoint, addr))
             }
             None => None,

@@ -246,11 +246,12 @@ impl From<crate::call_log::Outcome> for CallOutcome {
 #[derive(Clone, Copy, Debug, Eq, PartialEq)]
 #[non_exhaustive]
 pub enum Refusal {
-    /// A server-wide or per-tool rate quota (`-31429`).
+    /// A tool call over a rate quota (`-31429`): the server's, a tool's, or on HTTP a
+    /// client's call quota or its share of the server's.
     Quota,
-    /// An HTTP client over its own request quota (`429`).
+    /// An HTTP request over its client's request quota (`429`).
     ClientQuota,
-    /// Too many calls in flight (`-31503`).
+    /// Too many calls in flight, in the server or of one HTTP client (`-31503`).
     InFlight,
     /// A client cut off for sending garbage, or a request of one that is (`429`).
     CutOff,
@@ -588,6 +589,29 @@ impl Metrics {
     pub fn refused(&self, kind: Refusal) {
         if let Some(counter) = self.refusals.get(kind.index()) {
             counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a `tools/call` of `tool` (none: one the server does not have) that the HTTP
+    /// transport refused before the engine saw it: a call quota (the client's own, or its
+    /// share of the server's: `quota`), or a slot (`in_flight`); the call as `refused`.
+    #[cfg(feature = "http")]
+    pub(crate) fn call_refused_by_transport(
+        &self,
+        error: &McpError,
+        tool: Option<&crate::tools::ToolDef>,
+    ) {
+        let kind = match error {
+            McpError::RateLimited { .. } => Some(Refusal::Quota),
+            McpError::Overloaded { .. } | McpError::ClientBusy { .. } => Some(Refusal::InFlight),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            self.refused(kind);
+        }
+        match tool.and_then(|tool| tool.series.get()) {
+            Some(series) => series.ended(CallOutcome::Refused, None),
+            None => self.other_tool.ended(CallOutcome::Refused, None),
         }
     }
 

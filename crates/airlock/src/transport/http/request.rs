@@ -875,7 +875,12 @@ impl Exchange<'_> {
             .as_ref()
             .and_then(|params| params.name.as_ref())
             .and_then(Text::as_str);
-        let slots = self.state.call_slots(&self.caller.client, tool).await?;
-        Ok(Some(slots))
+        let slots = self.state.call_slots(&self.caller.client, tool).await;
+        #[cfg(feature = "metrics")]
+        if let (Err(error), Some(metrics)) = (&slots, &self.state.shared.metrics) {
+            let registered = tool.and_then(|name| self.state.shared.registry().get(name).cloned());
+            metrics.call_refused_by_transport(error, registered.as_deref());
+        }
+        Ok(Some(slots?))
     }
 }
