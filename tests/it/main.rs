@@ -62,7 +62,7 @@
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
 //! - `metrics`: `airlock serve --metrics`: a real Prometheus server scrapes the endpoint and
 //!   its HTTP API reports the calls and refusals made; `promtool check metrics`; the endpoint's
-//!   fixed refusals; a remote address without `--allow-remote`;
+//!   fixed refusals; a remote address without `--allow-remote`; `[server] metrics`;
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;

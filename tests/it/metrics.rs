@@ -27,7 +27,12 @@ const PROMTOOL: &str = "/usr/bin/promtool";
 fn served(args: &[&str]) -> (HttpServer, SocketAddr) {
     let mut all = vec!["--metrics", "127.0.0.1:0"];
     all.extend_from_slice(args);
-    let server = HttpServer::airlock(&all, &[]);
+    served_as(&all)
+}
+
+/// `airlock serve --http` on loopback with `args`, and the metrics address it logs.
+fn served_as(args: &[&str]) -> (HttpServer, SocketAddr) {
+    let server = HttpServer::airlock(args, &[]);
     let mut found = None;
     assert!(
         eventually(Duration::from_secs(10), || {
@@ -307,4 +312,37 @@ fn a_remote_metrics_address_needs_allow_remote() {
         "{stderr}"
     );
     assert!(stderr.contains("--allow-remote"), "{stderr}");
+}
+
+/// `[server] metrics` serves the endpoint without the flag; beyond loopback it is refused
+/// as the flag's address is, unless `--allow-remote`.
+#[test]
+fn the_manifest_may_name_the_metrics_address() {
+    let dir = Scratch::new("metrics-manifest");
+    let tool = "[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"true\"]\n";
+    let local = dir.write(
+        "local.toml",
+        format!("[server]\nmetrics = \"127.0.0.1:0\"\n\n{tool}"),
+    );
+    let (_server, metrics) = served_as(&["--manifest", local.to_str().unwrap()]);
+    let text = scrape(metrics);
+    assert_eq!(
+        sample(&text, r#"airlock_tool_calls_total{tool="t",outcome="ok"}"#),
+        Some(0.0)
+    );
+    let remote = dir.write(
+        "remote.toml",
+        format!("[server]\nmetrics = \"0.0.0.0:0\"\n\n{tool}"),
+    );
+    let output = stdio::run(
+        &stdio::airlock(),
+        &["serve", "--manifest", remote.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("0.0.0.0:0 is not a loopback address"),
+        "{stderr}"
+    );
 }

@@ -312,8 +312,9 @@ impl ServePlan {
 
     /// The manifest this plan serves, vetted: the audit record opened, the manifest loaded
     /// with the command line's limits, the HTTP configuration made, and the manifest checked
-    /// against all of it (the sandbox gate, the variables kept from tools). Raises the soft descriptor limit first, and keeps tools
-    /// from reaching an HTTP listener of airlock's own through the network proxy.
+    /// against all of it (the sandbox gate, the variables kept from tools). Raises the soft descriptor limit first, binds the metrics
+    /// endpoint (`--metrics`, else the manifest's `[server] metrics`), and keeps tools from
+    /// reaching a listener of airlock's own (MCP over HTTP, metrics) through the network proxy.
     ///
     /// # Errors
     ///
@@ -321,9 +322,38 @@ impl ServePlan {
     pub fn vet(self) -> Result<Vetted, ServeError> {
         self.check()?;
         raise_descriptor_limit();
+        let opened = self.audit_log.open()?;
+        // The file a reload reads again: the one served (`--manifest`, or ./airlock.toml found
+        // now); the embedded default has nothing to reload, and SIGHUP ends that server.
+        let reload_path = match &self.manifest {
+            Some(path) => Some(path.clone()),
+            None if Path::new(LOCAL_MANIFEST).is_file() => Some(PathBuf::from(LOCAL_MANIFEST)),
+            None => None,
+        };
+        let mut manifest = load(self.manifest.as_deref())?;
+        self.limits.apply(&mut manifest.limits);
+        // The manifest's `[server] metrics` when no --metrics was given, with --allow-remote
+        // and --allow-host as given.
+        let metrics_plan = self.metrics.clone().or_else(|| {
+            manifest.metrics.map(|addr| MetricsPlan {
+                addr,
+                allow_remote: self.http.as_ref().is_some_and(|http| http.allow_remote),
+                allow_host: self
+                    .http
+                    .as_ref()
+                    .map(|http| http.allow_host.clone())
+                    .unwrap_or_default(),
+            })
+        });
+        if let Some(plan) = &metrics_plan
+            && !plan.addr.ip().is_loopback()
+            && !plan.allow_remote
+        {
+            return Err(PlanError::NotLoopback(plan.addr).into());
+        }
         // Bound now: a busy port fails the start, and port 0 becomes the port to keep tools
         // from.
-        let metrics = match &self.metrics {
+        let metrics = match &metrics_plan {
             Some(plan) => {
                 let allow = AllowList::new(&plan.allow_host, &[]);
                 let endpoint = Endpoint::bind(plan.addr, allow)?;
@@ -345,16 +375,6 @@ impl ServePlan {
             sandbox::destinations::set_own_listeners(own);
         }
         let metrics = metrics.map(|(metrics, endpoint, _)| (metrics, endpoint));
-        let opened = self.audit_log.open()?;
-        // The file a reload reads again: the one served (`--manifest`, or ./airlock.toml found
-        // now); the embedded default has nothing to reload, and SIGHUP ends that server.
-        let reload_path = match &self.manifest {
-            Some(path) => Some(path.clone()),
-            None if Path::new(LOCAL_MANIFEST).is_file() => Some(PathBuf::from(LOCAL_MANIFEST)),
-            None => None,
-        };
-        let mut manifest = load(self.manifest.as_deref())?;
-        self.limits.apply(&mut manifest.limits);
         tracing::info!(
             manifest = manifest.source.as_str(),
             tools = manifest.tools.len(),
