@@ -110,6 +110,10 @@ pub struct Engine {
     /// The session counted open, when it is one and metrics are kept.
     #[cfg(feature = "metrics")]
     session: Option<crate::metrics::SessionGuard>,
+    /// The requests of the batch being read, when metrics are kept and the transport reads
+    /// in batches ([`Engine::batch_received`]).
+    #[cfg(feature = "metrics")]
+    batch: Option<Box<crate::metrics::Batch>>,
 }
 
 /// A question sent to the client, waiting for its answer.
@@ -196,6 +200,29 @@ impl Engine {
             client,
             #[cfg(feature = "metrics")]
             session: None,
+            #[cfg(feature = "metrics")]
+            batch: None,
+        }
+    }
+
+    /// A frame of a batch is about to be handled (a byte-stream transport reads all that is
+    /// there, then writes the replies at once): with metrics, the batch's arrival is when its
+    /// requests count as received. Without metrics, one branch.
+    pub(crate) fn batch_received(&mut self) {
+        #[cfg(feature = "metrics")]
+        if self.shared.metrics.is_some() {
+            self.batch
+                .get_or_insert_with(crate::metrics::Batch::new)
+                .open();
+        }
+    }
+
+    /// The batch's replies were written: the requests it answered are observed, with one
+    /// clock read for all of them.
+    pub(crate) fn batch_written(&mut self) {
+        #[cfg(feature = "metrics")]
+        if let (Some(metrics), Some(batch)) = (&self.shared.metrics, &mut self.batch) {
+            batch.written(metrics);
         }
     }
 
@@ -800,9 +827,15 @@ impl Engine {
             method,
             mut params,
         } = request;
-        // When it was received, for the metrics: one clock read per request, none without.
+        // When it was received, for the metrics: its batch's arrival, else now; no clock read
+        // without metrics.
         #[cfg(feature = "metrics")]
-        let received = self.shared.metrics.is_some().then(Instant::now);
+        let received = self.shared.metrics.is_some().then(|| {
+            self.batch
+                .as_ref()
+                .and_then(|batch| batch.received())
+                .unwrap_or_else(Instant::now)
+        });
         // The tool an audit record of this call names: only one the server has (an unknown
         // name is the peer's text).
         let called =
@@ -897,7 +930,7 @@ impl Engine {
     /// the schema: an `isError` result, the call counted as `invalid_arguments`).
     #[cfg(feature = "metrics")]
     fn observe_answered(
-        &self,
+        &mut self,
         method: RequestMethod,
         params: Option<&envelope::Params<'_>>,
         received: Option<Instant>,
@@ -912,7 +945,13 @@ impl Engine {
                 series.ended(crate::metrics::CallOutcome::InvalidArguments, None);
             });
         }
-        metrics.operation(method, error, received.elapsed());
+        let deferred = self
+            .batch
+            .as_mut()
+            .is_some_and(|batch| batch.defer(method, error));
+        if !deferred {
+            metrics.operation(method, error, received.elapsed());
+        }
     }
 
     /// Counts a request refused with `error`: its operation, the refusal's kind when it is

@@ -359,10 +359,10 @@ pub struct Launchers {
 struct Histogram<const N: usize> {
     /// Upper bounds in nanoseconds.
     bounds: &'static [u64; N],
-    /// Observations in each bucket, the last for those above every bound.
+    /// Observations in each bucket, the last for those above every bound; the count is
+    /// their sum (two atomic additions per observation, not three).
     buckets: [AtomicU64; N],
     over: AtomicU64,
-    count: AtomicU64,
     sum_nanos: AtomicU64,
 }
 
@@ -412,12 +412,16 @@ impl<const N: usize> Histogram<N> {
             bounds,
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             over: AtomicU64::new(0),
-            count: AtomicU64::new(0),
             sum_nanos: AtomicU64::new(0),
         }
     }
 
     fn observe(&self, took: Duration) {
+        self.observe_many(took, 1);
+    }
+
+    /// Observes `times` operations that each took `took`.
+    fn observe_many(&self, took: Duration, times: u64) {
         let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         let bucket = self
             .bounds
@@ -425,13 +429,18 @@ impl<const N: usize> Histogram<N> {
             .position(|bound| nanos <= *bound)
             .and_then(|index| self.buckets.get(index))
             .unwrap_or(&self.over);
-        bucket.fetch_add(1, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        bucket.fetch_add(times, Ordering::Relaxed);
+        self.sum_nanos
+            .fetch_add(nanos.saturating_mul(times), Ordering::Relaxed);
     }
 
     fn count(&self) -> u64 {
-        self.count.load(Ordering::Relaxed)
+        self.buckets
+            .iter()
+            .chain([&self.over])
+            .fold(0_u64, |sum, bucket| {
+                sum.saturating_add(bucket.load(Ordering::Relaxed))
+            })
     }
 
     /// Writes the `_bucket`, `_sum` and `_count` lines of `name` with `labels` (each
@@ -442,8 +451,8 @@ impl<const N: usize> Histogram<N> {
         let comma = if labels.is_empty() { "" } else { "," };
         for (bucket, le) in self.buckets.iter().zip(seconds) {
             cumulative = cumulative.saturating_add(bucket.load(Ordering::Relaxed));
-            // An observation between the loads of its bucket and of the count: never more
-            // in a bucket than in the count.
+            // An observation between the count's loads and these: never more in a bucket
+            // than in the count.
             let shown = cumulative.min(count);
             put!(out, "{name}_bucket{{{labels}{comma}le=\"{le}\"}} {shown}");
         }
@@ -462,6 +471,104 @@ impl<const N: usize> Histogram<N> {
 /// Nanoseconds as seconds, for the text format.
 fn seconds_of(nanos: u64) -> f64 {
     Duration::from_nanos(nanos).as_secs_f64()
+}
+
+/// The requests of one batch the transport read at once, answered and not yet written: their
+/// operations are observed when the batch's replies are written, with one clock read for the
+/// batch's arrival and one for its write, instead of two per request (a pipelining client's
+/// batch holds thousands). Fixed counts by method and error type, so the batch takes no
+/// memory per request.
+pub(crate) struct Batch {
+    received: Option<Instant>,
+    counts: [[u32; ERROR_TYPES]; METHODS.len()],
+    /// Which methods have counts, and for each which error types: only those are visited.
+    methods: u16,
+    errors: [u16; METHODS.len()],
+}
+
+impl Batch {
+    pub(crate) fn new() -> Box<Self> {
+        Box::new(Self {
+            received: None,
+            counts: [[0; ERROR_TYPES]; METHODS.len()],
+            methods: 0,
+            errors: [0; METHODS.len()],
+        })
+    }
+
+    /// A frame arrived: the batch is open from now, if it was not already.
+    pub(crate) fn open(&mut self) {
+        if self.received.is_none() {
+            self.received = Some(Instant::now());
+        }
+    }
+
+    /// When the open batch arrived, if one is open.
+    pub(crate) fn received(&self) -> Option<Instant> {
+        self.received
+    }
+
+    /// Defers a request of `method` answered as `error` to the batch's write; `false` when
+    /// no batch is open (the caller observes it at once).
+    pub(crate) fn defer(&mut self, method: RequestMethod, error: ErrorType) -> bool {
+        if self.received.is_none() {
+            return false;
+        }
+        let (m, e) = (method_index(method), error.index());
+        let Some(count) = self.counts.get_mut(m).and_then(|row| row.get_mut(e)) else {
+            return false;
+        };
+        *count = count.saturating_add(1);
+        self.methods |= 1_u16
+            .checked_shl(u32::try_from(m).unwrap_or(u32::MAX))
+            .unwrap_or(0);
+        if let Some(errors) = self.errors.get_mut(m) {
+            *errors |= 1_u16
+                .checked_shl(u32::try_from(e).unwrap_or(u32::MAX))
+                .unwrap_or(0);
+        }
+        true
+    }
+
+    /// The batch's replies were written: observes what it deferred in `metrics`, and closes
+    /// it.
+    pub(crate) fn written(&mut self, metrics: &Metrics) {
+        let Some(received) = self.received.take() else {
+            return;
+        };
+        if self.methods == 0 {
+            return;
+        }
+        let took = received.elapsed();
+        for (m, (row, counts)) in metrics.operations.iter().zip(&mut self.counts).enumerate() {
+            let bit = 1_u16
+                .checked_shl(u32::try_from(m).unwrap_or(u32::MAX))
+                .unwrap_or(0);
+            if self.methods & bit == 0 {
+                continue;
+            }
+            let errors = self.errors.get(m).copied().unwrap_or(0);
+            for (e, (histogram, count)) in row.iter().zip(counts.iter_mut()).enumerate() {
+                let bit = 1_u16
+                    .checked_shl(u32::try_from(e).unwrap_or(u32::MAX))
+                    .unwrap_or(0);
+                if errors & bit != 0 && *count > 0 {
+                    histogram.observe_many(took, u64::from(*count));
+                    *count = 0;
+                }
+            }
+        }
+        self.methods = 0;
+        self.errors = [0; METHODS.len()];
+    }
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("open", &self.received.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One tool's series: its calls by outcome and their durations.

@@ -328,3 +328,33 @@ fn sessions_are_counted_while_open_and_launchers_read_at_render() {
         2.0
     );
 }
+
+/// Requests of a batch read at once are observed when its replies are written, all with the
+/// batch's duration, and not before.
+#[test]
+fn a_batchs_requests_are_observed_when_its_replies_are_written() {
+    let metrics = Metrics::new();
+    let server = server(&metrics, Limits::default());
+    let mut engine = server.engine();
+    let mut out = Vec::new();
+    let ping = |id: u32| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    for id in 1..=3 {
+        engine.batch_received();
+        assert!(matches!(
+            engine.handle(ping(id).as_bytes(), &mut out),
+            Effect::None
+        ));
+    }
+    let pings = r#"mcp_server_operation_duration_seconds_count{mcp_method_name="ping"}"#;
+    assert!(!rendered(&metrics).contains(pings));
+    engine.batch_written();
+    assert_eq!(value(&rendered(&metrics), pings), 3.0);
+    // Without a batch open, a request is observed at once.
+    assert!(matches!(
+        engine.handle(ping(4).as_bytes(), &mut out),
+        Effect::None
+    ));
+    assert_eq!(value(&rendered(&metrics), pings), 4.0);
+    engine.batch_written();
+    assert_eq!(value(&rendered(&metrics), pings), 4.0);
+}

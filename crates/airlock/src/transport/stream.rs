@@ -236,7 +236,10 @@ impl Session<'_> {
     /// reports (see [`Session::event`]).
     fn frame(&mut self, frame: io::Result<Frame<'_>>, events: &mut mpsc::Receiver<Event>) -> Step {
         let effect = match frame {
-            Ok(Frame::Line(line)) => self.engine.handle(line, &mut self.out),
+            Ok(Frame::Line(line)) => {
+                self.engine.batch_received();
+                self.engine.handle(line, &mut self.out)
+            }
             Ok(Frame::TooLong) => self.engine.frame_too_long(&mut self.out),
             Ok(Frame::Eof) => {
                 tracing::debug!(in_flight = self.engine.in_flight(), "end of input");
@@ -323,6 +326,7 @@ impl Session<'_> {
         if !self.out.is_empty() {
             flush(writer, &mut self.out).await?;
         }
+        self.engine.batch_written();
         Ok(Step::Go)
     }
 
@@ -334,6 +338,7 @@ impl Session<'_> {
         if flush(writer, &mut self.out).await.is_err() {
             tracing::debug!("last reply before the cut-off was not delivered");
         }
+        self.engine.batch_written();
         Ok(Ending::CutOff)
     }
 }
