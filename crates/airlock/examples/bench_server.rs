@@ -24,9 +24,10 @@ use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use airlock::limits::HttpLimits;
-use airlock::metrics::{Endpoint, Metrics};
+use airlock::metrics::Metrics;
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, SharedStore, Tokens};
+use airlock::transport::metrics::Endpoint;
 use airlock::{Limits, Rate, Server, Tool, ToolAnnotations, ToolOutput};
 use serde::Deserialize;
 

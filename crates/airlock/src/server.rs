@@ -443,7 +443,7 @@ impl ServerBuilder {
     /// Counts requests, tool calls, refusals, calls in flight and sessions in `metrics` (the
     /// `metrics` feature): read them with
     /// [`Metrics::render`](crate::metrics::Metrics::render), or serve them with
-    /// [`Endpoint`](crate::metrics::Endpoint) (with `http`). Without it, each count costs one
+    /// `transport::metrics::Endpoint` (with `http`). Without it, each count costs one
     /// branch.
     #[cfg(feature = "metrics")]
     pub fn metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {

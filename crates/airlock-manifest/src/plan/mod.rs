@@ -20,8 +20,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock::metrics::{Endpoint, EndpointError, Metrics};
+use airlock::metrics::Metrics;
 use airlock::transport::http::{AllowList, HttpConfig};
+use airlock::transport::metrics::{Endpoint, EndpointError};
 use airlock::variables::VariableName;
 use airlock::{BuildError, CallLog, Limits, Rate, Server};
 

@@ -21,7 +21,8 @@
 //! The rest are airlock's own (`airlock_*`), with finer buckets, since an in-process call
 //! takes microseconds.
 //!
-//! With the `http` feature, [`Endpoint`] serves the text on a listener of its own.
+//! With the `http` feature, `transport::metrics::Endpoint` serves the text on a listener of
+//! its own.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,7 +33,6 @@ use std::time::{Duration, Instant};
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
 use crate::limits::MAX_METRIC_TOOLS;
-use crate::tools::ToolName;
 
 /// Writes one formatted line to a `String`, which cannot fail.
 macro_rules! put {
@@ -41,13 +41,8 @@ macro_rules! put {
     };
 }
 
-#[cfg(feature = "http")]
-mod endpoint;
 #[cfg(test)]
 mod tests;
-
-#[cfg(feature = "http")]
-pub use endpoint::{Endpoint, EndpointError};
 
 /// The media type of what [`Metrics::render`] writes.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -611,7 +606,8 @@ impl std::fmt::Debug for ToolSeries {
 pub const OTHER_TOOL: &str = "_OTHER";
 
 /// A server's metrics: give one to [`ServerBuilder::metrics`](crate::ServerBuilder::metrics),
-/// read it with [`Metrics::render`] (or serve it with [`Endpoint`]).
+/// read it with [`Metrics::render`] (or serve it with `transport::metrics::Endpoint`, with
+/// the `http` feature).
 pub struct Metrics {
     /// `mcp_server_operation_duration_seconds` by method and error type.
     operations: [[Histogram<14>; ERROR_TYPES]; METHODS.len()],
@@ -663,16 +659,17 @@ impl Metrics {
 
     /// The series of the registered tool `name`: the same across reloads, so its counts go
     /// on; past [`MAX_METRIC_TOOLS`] names, the `_OTHER` series.
-    pub(crate) fn tool(&self, name: &ToolName) -> Arc<ToolSeries> {
+    /// `name` is a registered tool's (a `ToolName`: `[A-Za-z0-9_.-]`, safe in a label).
+    pub(crate) fn tool(&self, name: &str) -> Arc<ToolSeries> {
         let mut tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(series) = tools.get(name.as_str()) {
+        if let Some(series) = tools.get(name) {
             return Arc::clone(series);
         }
         if tools.len() >= MAX_METRIC_TOOLS {
             return Arc::clone(&self.other_tool);
         }
-        let series = Arc::new(ToolSeries::new(name.as_str()));
-        tools.insert(name.as_str().into(), Arc::clone(&series));
+        let series = Arc::new(ToolSeries::new(name));
+        tools.insert(name.into(), Arc::clone(&series));
         series
     }
 
@@ -699,15 +696,11 @@ impl Metrics {
         }
     }
 
-    /// Counts a `tools/call` of `tool` (none: one the server does not have) that the HTTP
+    /// Counts a `tools/call` of the tool with `series` (none: one the server does not have) that the HTTP
     /// transport refused before the engine saw it: a call quota (the client's own, or its
     /// share of the server's: `quota`), or a slot (`in_flight`); the call as `refused`.
     #[cfg(feature = "http")]
-    pub(crate) fn call_refused_by_transport(
-        &self,
-        error: &McpError,
-        tool: Option<&crate::tools::ToolDef>,
-    ) {
+    pub(crate) fn call_refused_by_transport(&self, error: &McpError, series: Option<&ToolSeries>) {
         let kind = match error {
             McpError::RateLimited { .. } => Some(Refusal::Quota),
             McpError::Overloaded { .. } | McpError::ClientBusy { .. } => Some(Refusal::InFlight),
@@ -716,10 +709,9 @@ impl Metrics {
         if let Some(kind) = kind {
             self.refused(kind);
         }
-        match tool.and_then(|tool| tool.series.get()) {
-            Some(series) => series.ended(CallOutcome::Refused, None),
-            None => self.other_tool.ended(CallOutcome::Refused, None),
-        }
+        series
+            .unwrap_or(&self.other_tool)
+            .ended(CallOutcome::Refused, None);
     }
 
     /// Counts `count` connections the sandbox's proxy refused.

@@ -424,7 +424,7 @@ impl Registry {
     #[cfg(feature = "metrics")]
     pub(crate) fn count_in(&self, metrics: &crate::metrics::Metrics) {
         for tool in &self.tools {
-            tool.series.get_or_init(|| metrics.tool(&tool.name));
+            tool.series.get_or_init(|| metrics.tool(tool.name.as_str()));
         }
     }
 

@@ -879,7 +879,8 @@ impl Exchange<'_> {
         #[cfg(feature = "metrics")]
         if let (Err(error), Some(metrics)) = (&slots, &self.state.shared.metrics) {
             let registered = tool.and_then(|name| self.state.shared.registry().get(name).cloned());
-            metrics.call_refused_by_transport(error, registered.as_deref());
+            let series = registered.as_ref().and_then(|tool| tool.series.get());
+            metrics.call_refused_by_transport(error, series.map(|series| &**series));
         }
         Ok(Some(slots?))
     }

@@ -1,4 +1,5 @@
-//! The metrics endpoint: `GET /metrics` on a listener of its own, on a thread of its own.
+//! The metrics endpoint: [`Metrics`](crate::metrics::Metrics) served as `GET /metrics` on a
+//! listener of its own, on a thread of its own.
 //!
 //! Trusts nothing the peer sends: the `Host` header must name an allowed host (as on the MCP
 //! listener: loopback names plus what the operator added), before anything else is looked
@@ -23,12 +24,12 @@ use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::Semaphore;
 
-use super::{CONTENT_TYPE, Metrics};
+use super::http::AllowList;
 use crate::limits::{
     MAX_METRICS_CONNECTIONS, MAX_METRICS_HEAD_BYTES, MAX_METRICS_HEADERS,
     METRICS_CONNECTION_TIMEOUT, METRICS_HEADER_READ_TIMEOUT,
 };
-use crate::transport::http::AllowList;
+use crate::metrics::{CONTENT_TYPE, Metrics};
 
 /// The path the text is served at.
 const PATH: &str = "/metrics";
