@@ -4,7 +4,7 @@
 //! Every label value is one of a closed set known when the server starts: a method of the
 //! method table, an error code of the error table, a refusal kind, a tool the operator
 //! registered. No label ever holds text an agent sent: a call of a tool the server does not
-//! have is counted under the one tool label `_OTHER`, and a tool name is a [`ToolName`],
+//! have is counted under the one tool label `_OTHER`, and a tool name is a [`ToolName`](crate::ToolName),
 //! whose characters (`[A-Za-z0-9_.-]`) need no escaping in a label. So the series are bounded
 //! (by the tables, and for tools by 1,024 names registered since start, across reloads) and scraping reveals
 //! counts and durations, never arguments, output, ids or addresses.

@@ -1,14 +1,13 @@
-//! The metrics endpoint: [`Metrics`](crate::metrics::Metrics) served as `GET /metrics` on a
+//! The metrics endpoint: [`Metrics`] served as `GET /metrics` on a
 //! listener of its own, on a thread of its own.
 //!
 //! Trusts nothing the peer sends: the `Host` header must name an allowed host (as on the MCP
 //! listener: loopback names plus what the operator added), before anything else is looked
 //! at; only `GET` (and `HEAD`) of `/metrics` is answered with the text, `405` for another
 //! method on it and `404` for any other path, each with a fixed body; no request body is
-//! read. Connections are bounded ([`MAX_METRICS_CONNECTIONS`]: past it, a new one is closed at
-//! once), each serves one request, and a connection that has not been answered within
-//! [`METRICS_CONNECTION_TIMEOUT`] is closed (the head must come within
-//! [`METRICS_HEADER_READ_TIMEOUT`]; its size is capped at [`MAX_METRICS_HEAD_BYTES`]).
+//! read. Connections are bounded (8 at once: past it, a new one is closed at once), each serves
+//! one request, and a connection that has not been answered within 5 s is closed (the head must
+//! come within 2 s, at most 8 KiB and 32 fields). The bounds are in `limits.rs`.
 //!
 //! It runs on a thread with a runtime of its own, so a server on stdio gets it as well as
 //! one on HTTP, and a busy MCP runtime does not delay a scrape.
