@@ -414,9 +414,11 @@ impl Engine {
         #[cfg(feature = "metrics")]
         let running = pending.running.take();
         #[cfg(feature = "metrics")]
+        let (metrics, batch) = (&self.shared.metrics, &mut self.batch);
+        #[cfg(feature = "metrics")]
         let finish = |outcome: call_log::Outcome, error: crate::metrics::ErrorType| {
-            if let Some(running) = running {
-                running.finish(outcome.into(), error);
+            if let (Some(running), Some(metrics)) = (running, metrics) {
+                running.finish(metrics, batch.as_deref_mut(), outcome.into(), error);
             }
         };
         let (output, ended) = match outcome {

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -468,6 +468,10 @@ fn seconds_of(nanos: u64) -> f64 {
     Duration::from_nanos(nanos).as_secs_f64()
 }
 
+/// Runs of calls of one tool a batch defers to its write, at most (past it, a call is observed
+/// at once): a pipelining client's batch of calls of a few tools needs a few.
+const DEFERRED_CALL_SERIES: usize = 64;
+
 /// The requests of one batch the transport read at once, answered and not yet written: their
 /// operations are observed when the batch's replies are written, with one clock read for the
 /// batch's arrival and one for its write, instead of two per request (a pipelining client's
@@ -475,6 +479,9 @@ fn seconds_of(nanos: u64) -> f64 {
 /// memory per request.
 pub(crate) struct Batch {
     received: Option<Instant>,
+    /// Calls answered in the batch, by tool and outcome (a run of calls of one tool with one
+    /// outcome is one entry), at most [`DEFERRED_CALL_SERIES`].
+    calls: Vec<(Arc<ToolSeries>, CallOutcome, u64)>,
     counts: [[u32; ERROR_TYPES]; METHODS.len()],
     /// Which methods have counts, and for each which error types: only those are visited.
     methods: u16,
@@ -485,6 +492,7 @@ impl Batch {
     pub(crate) fn new() -> Box<Self> {
         Box::new(Self {
             received: None,
+            calls: Vec::with_capacity(DEFERRED_CALL_SERIES),
             counts: [[0; ERROR_TYPES]; METHODS.len()],
             methods: 0,
             errors: [0; METHODS.len()],
@@ -525,16 +533,36 @@ impl Batch {
         true
     }
 
+    /// Defers a call of the tool with `series` that ended with `outcome`; `false` when the
+    /// batch has no room (the caller observes it at once).
+    fn defer_call(&mut self, series: &Arc<ToolSeries>, outcome: CallOutcome) -> bool {
+        if let Some((last, last_outcome, count)) = self.calls.last_mut()
+            && *last_outcome == outcome
+            && Arc::ptr_eq(last, series)
+        {
+            *count = count.saturating_add(1);
+            return true;
+        }
+        if self.calls.len() >= DEFERRED_CALL_SERIES {
+            return false;
+        }
+        self.calls.push((Arc::clone(series), outcome, 1));
+        true
+    }
+
     /// The batch's replies were written: observes what it deferred in `metrics`, and closes
     /// it.
     pub(crate) fn written(&mut self, metrics: &Metrics) {
         let Some(received) = self.received.take() else {
             return;
         };
-        if self.methods == 0 {
+        if self.methods == 0 && self.calls.is_empty() {
             return;
         }
         let took = received.elapsed();
+        for (series, outcome, count) in self.calls.drain(..) {
+            series.ended_many(outcome, took, count);
+        }
         for (m, (row, counts)) in metrics.operations.iter().zip(&mut self.counts).enumerate() {
             let bit = 1_u16
                 .checked_shl(u32::try_from(m).unwrap_or(u32::MAX))
@@ -569,6 +597,8 @@ impl std::fmt::Debug for Batch {
 /// One tool's series: its calls by outcome and their durations.
 pub(crate) struct ToolSeries {
     label: Box<str>,
+    /// Its calls running now (signed: a decrement may be seen before its increment).
+    in_flight: AtomicI64,
     calls: [AtomicU64; CallOutcome::ALL.len()],
     durations: Histogram<18>,
 }
@@ -577,9 +607,18 @@ impl ToolSeries {
     fn new(label: &str) -> Self {
         Self {
             label: label.into(),
+            in_flight: AtomicI64::new(0),
             calls: std::array::from_fn(|_| AtomicU64::new(0)),
             durations: Histogram::new(&FINE_NANOS),
         }
+    }
+
+    /// Counts `count` calls that ended with `outcome`, each after `took`.
+    fn ended_many(&self, outcome: CallOutcome, took: Duration, count: u64) {
+        if let Some(counter) = self.calls.get(outcome.index()) {
+            counter.fetch_add(count, Ordering::Relaxed);
+        }
+        self.durations.observe_many(took, count);
     }
 
     /// Counts one call that ended with `outcome`; `took` is its duration when it ran.
@@ -617,7 +656,6 @@ pub struct Metrics {
     /// Calls of tools the server does not have.
     other_tool: Arc<ToolSeries>,
     refusals: [AtomicU64; Refusal::ALL.len()],
-    in_flight: AtomicUsize,
     sessions: [AtomicUsize; Transport::ALL.len()],
     session_durations: [Histogram<14>; Transport::ALL.len()],
     /// Connections the sandbox's proxy refused.
@@ -641,7 +679,6 @@ impl Metrics {
             tools: Mutex::new(BTreeMap::new()),
             other_tool: Arc::new(ToolSeries::new(OTHER_TOOL)),
             refusals: std::array::from_fn(|_| AtomicU64::new(0)),
-            in_flight: AtomicUsize::new(0),
             sessions: std::array::from_fn(|_| AtomicUsize::new(0)),
             session_durations: std::array::from_fn(|_| Histogram::new(&CONVENTION_NANOS)),
             proxy_refusals: AtomicU64::new(0),
@@ -724,14 +761,14 @@ impl Metrics {
     /// guard dropped unfinished counts the call as cancelled).
     /// `received` is when its request arrived.
     pub(crate) fn call_started(
-        self: &Arc<Self>,
+        &self,
         series: Option<&Arc<ToolSeries>>,
         received: Instant,
     ) -> InFlight {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let tool = Arc::clone(series.unwrap_or(&self.other_tool));
+        tool.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight {
-            metrics: Arc::clone(self),
-            tool: Arc::clone(series.unwrap_or(&self.other_tool)),
+            tool,
             started: received,
             finished: false,
         }
@@ -748,6 +785,18 @@ impl Metrics {
             transport,
             started: Instant::now(),
         }
+    }
+
+    /// Calls in flight, over every tool's series (each call counts in its tool's).
+    fn in_flight(&self) -> i64 {
+        let tools = self.tools.lock().unwrap_or_else(PoisonError::into_inner);
+        tools
+            .values()
+            .map(|series| &**series)
+            .chain([&*self.other_tool])
+            .fold(0_i64, |sum, series| {
+                sum.saturating_add(series.in_flight.load(Ordering::Relaxed))
+            })
     }
 
     /// Appends the text exposition format (version 0.0.4, [`CONTENT_TYPE`]) of every family.
@@ -778,11 +827,7 @@ impl Metrics {
             "gauge",
             "Tool calls running now.",
         );
-        put!(
-            text,
-            "airlock_calls_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
+        put!(text, "airlock_calls_in_flight {}", self.in_flight());
         render_family(
             &mut text,
             "airlock_sessions",
@@ -939,9 +984,8 @@ fn render_family(text: &mut String, name: &str, kind: &str, help: &str) {
     put!(text, "# TYPE {name} {kind}");
 }
 
-/// A call in flight: counted in `airlock_calls_in_flight` until dropped.
+/// A call in flight: counted in `airlock_calls_in_flight` (its tool's share) until dropped.
 pub(crate) struct InFlight {
-    metrics: Arc<Metrics>,
     tool: Arc<ToolSeries>,
     started: Instant,
     finished: bool,
@@ -949,19 +993,32 @@ pub(crate) struct InFlight {
 
 impl InFlight {
     /// The call was answered: counts its outcome, its duration, and the `tools/call`
-    /// operation answered as `error`.
-    pub(crate) fn finish(mut self, outcome: CallOutcome, error: ErrorType) {
+    /// operation answered as `error`. A call answered in the batch its request came in
+    /// (an in-process tool) is deferred to the batch's write, like the batch's other
+    /// requests, with no clock read of its own.
+    pub(crate) fn finish(
+        mut self,
+        metrics: &Metrics,
+        batch: Option<&mut Batch>,
+        outcome: CallOutcome,
+        error: ErrorType,
+    ) {
+        self.finished = true;
+        if let Some(batch) = batch.filter(|batch| batch.received == Some(self.started))
+            && batch.defer_call(&self.tool, outcome)
+            && batch.defer(RequestMethod::ToolsCall, error)
+        {
+            return;
+        }
         let took = self.started.elapsed();
         self.tool.ended(outcome, Some(took));
-        self.metrics
-            .operation(RequestMethod::ToolsCall, error, took);
-        self.finished = true;
+        metrics.operation(RequestMethod::ToolsCall, error, took);
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.tool.in_flight.fetch_sub(1, Ordering::Relaxed);
         if !self.finished {
             // Cancelled, abandoned at shutdown, or its session ended: no reply was sent.
             self.tool.ended(CallOutcome::Cancelled, None);

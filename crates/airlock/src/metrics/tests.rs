@@ -356,3 +356,43 @@ fn a_batchs_requests_are_observed_when_its_replies_are_written() {
     engine.batch_written();
     assert_eq!(value(&rendered(&metrics), pings), 4.0);
 }
+
+/// A call answered in the batch its request came in is counted at the batch's write; one
+/// that started in an earlier batch is counted when it ends, with its own duration.
+#[test]
+fn a_call_answered_in_its_batch_is_counted_at_the_write() {
+    let metrics = Metrics::new();
+    let server = server(&metrics, Limits::default());
+    let runtime = runtime();
+    let mut engine = server.engine();
+    let ok = r#"airlock_tool_calls_total{tool="echo",outcome="ok"}"#;
+    for id in 1..=2 {
+        engine.batch_received();
+        drive(&mut engine, &runtime, &call(id, "echo"));
+    }
+    assert_eq!(value(&rendered(&metrics), ok), 0.0);
+    assert_eq!(value(&rendered(&metrics), "airlock_calls_in_flight"), 0.0);
+    engine.batch_written();
+    let text = rendered(&metrics);
+    assert_eq!(value(&text, ok), 2.0);
+    assert_eq!(
+        value(
+            &text,
+            r#"airlock_tool_call_duration_seconds_count{tool="echo"}"#
+        ),
+        2.0
+    );
+    // Started in one batch, answered in the next: counted at once.
+    engine.batch_received();
+    let mut out = Vec::new();
+    let Effect::Start(started) = engine.handle(call(3, "echo").as_bytes(), &mut out) else {
+        panic!("a call starts");
+    };
+    engine.batch_written();
+    engine.batch_received();
+    let completion = runtime.block_on(started.run(crate::handler::CallContext::detached()));
+    engine.complete(completion, &mut out);
+    assert_eq!(value(&rendered(&metrics), ok), 3.0);
+    engine.batch_written();
+    assert_eq!(value(&rendered(&metrics), ok), 3.0);
+}
