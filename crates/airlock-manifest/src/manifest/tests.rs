@@ -913,8 +913,8 @@ mod operator_messages {
         );
         let rules: Vec<&str> = all.iter().map(|(_, rule)| rule.as_str()).collect();
         let expect = [
-            "unknown field `nmae`, expected one of `name`, `version`, `title`, `instructions`; \
-             did you mean `name`?",
+            "unknown field `nmae`, expected one of `name`, `version`, `title`, `instructions`, \
+             `metrics`; did you mean `name`?",
             "unknown field `comand`",
             "unknown field `minimun`",
             "`timeout_ms` takes a number",
