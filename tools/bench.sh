@@ -190,6 +190,10 @@ command[echo-json]="$L/line-echo --json"
 modes[echo-json]="ping call cmd"
 command[airlock]="$root/target/release/examples/bench_server"
 modes[airlock]="ping call"
+# The same with its Prometheus metrics kept (the endpoint bound, never scraped): what the
+# counting costs each request (BENCHMARKS.md, "Metrics").
+command[airlock-metrics]="env BENCH_METRICS=127.0.0.1:0 $root/target/release/examples/bench_server"
+modes[airlock-metrics]="ping call"
 command[airlock-serve]="$root/target/release/airlock serve --manifest $bench/cmd.toml ${airlock_flags[*]}"
 modes[airlock-serve]="ping cmd"
 command[ts-everything]="$node $bench/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
@@ -208,13 +212,14 @@ if [ -n "${BEFORE:-}" ]; then
     command[airlock-serve-before]="$BEFORE/target/release/airlock serve --manifest $bench/cmd.toml ${airlock_flags[*]}"
     modes[airlock-serve-before]="ping cmd"
 fi
-order=(echo-flush echo-json airlock airlock-serve ts-everything python-mcp rmcp rmcp-blocking)
+order=(echo-flush echo-json airlock airlock-metrics airlock-serve ts-everything python-mcp rmcp
+    rmcp-blocking)
 if [ -n "${SKIP_REFERENCES:-}" ]; then
-    order=(echo-flush echo-json airlock airlock-serve)
+    order=(echo-flush echo-json airlock airlock-metrics airlock-serve)
 fi
 if [ -n "${BEFORE:-}" ]; then
-    order=(echo-flush echo-json airlock airlock-before airlock-serve airlock-serve-before
-        "${order[@]:4}")
+    order=(echo-flush echo-json airlock airlock-metrics airlock-before airlock-serve
+        airlock-serve-before "${order[@]:5}")
 fi
 if [ -n "${ONLY:-}" ]; then
     read -r -a order <<<"$ONLY"

@@ -282,6 +282,7 @@ impl ServeFlags {
             audit,
             log,
         } = self;
+        let (http, metrics) = http.plans();
         let plan = ServePlan {
             manifest: manifest.or(manifest_file),
             sandbox: sandbox.mode(),
@@ -292,7 +293,8 @@ impl ServeFlags {
                 keep: audit.audit_log_keep,
                 hash_key_env: audit.audit_hash_key_env,
             },
-            http: http.plan(),
+            http,
+            metrics,
         };
         (plan, log)
     }

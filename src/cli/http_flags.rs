@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use airlock::transport::http::{Cidr, ProxyHeader, Unreachable};
+use airlock_manifest::plan::MetricsPlan;
 use airlock_manifest::plan::http::{HttpPlan, OAuthPlan, StorePlan};
 
 /// `--quota-store`.
@@ -54,22 +55,29 @@ fn parse_proxy_header(text: &str) -> Result<ProxyHeader, ValueError> {
     }
 }
 
-/// Serving over HTTP instead of stdio.
+/// Serving over HTTP instead of stdio, and the metrics endpoint.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("listeners").multiple(true).args(["http", "metrics"])))]
 pub(crate) struct HttpFlags {
     /// Serve MCP over Streamable HTTP at ADDR (e.g. 127.0.0.1:8080), endpoint /mcp.
     #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     http: Option<SocketAddr>,
-    /// Allow a bind address other than loopback (warns when no --auth-token-env is given).
-    #[arg(long, requires = "http")]
+    /// Serve Prometheus metrics at ADDR (e.g. 127.0.0.1:9464), endpoint /metrics, on a
+    /// listener of its own; with stdio or --http.
+    #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
+    metrics: Option<SocketAddr>,
+    /// Allow a bind address other than loopback for --http and --metrics (warns when --http
+    /// has no --auth-token-env).
+    #[arg(long, requires = "listeners")]
     allow_remote: bool,
     /// Let web pages on ORIGIN (`http(s)://host[:port]`) use the server: its requests are
     /// accepted and its browser may read the replies (CORS); repeatable. Loopback origins are
     /// accepted without it, but get no CORS headers unless listed.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
-    /// Also accept requests whose Host names HOST (any port); repeatable.
-    #[arg(long, value_name = "HOST", requires = "http")]
+    /// Also accept requests whose Host names HOST (any port), on --http and --metrics;
+    /// repeatable.
+    #[arg(long, value_name = "HOST", requires = "listeners")]
     allow_host: Vec<String>,
     /// Require a bearer token, read from the environment variable NAME; repeatable (each
     /// variable is one client identity).
@@ -209,8 +217,19 @@ fn parse_cidr(text: &str) -> Result<Cidr, ValueError> {
 }
 
 impl HttpFlags {
+    /// The HTTP plan these flags describe, when `--http` was given, and the metrics
+    /// endpoint's, when `--metrics` was.
+    pub(crate) fn plans(self) -> (Option<HttpPlan>, Option<MetricsPlan>) {
+        let metrics = self.metrics.map(|addr| MetricsPlan {
+            addr,
+            allow_remote: self.allow_remote,
+            allow_host: self.allow_host.clone(),
+        });
+        (self.plan(), metrics)
+    }
+
     /// The HTTP plan these flags describe, when `--http` was given.
-    pub(crate) fn plan(self) -> Option<HttpPlan> {
+    fn plan(self) -> Option<HttpPlan> {
         let addr = self.http?;
         let tls = self.tls_cert.zip(self.tls_key);
         let oauth = self

@@ -16,6 +16,10 @@
 #                 in tests/it/redis.rs (each test starts its own on a free loopback port):
 #                 installed with apt-get when missing (as root); the packaged service is
 #                 stopped and disabled, the tests need none
+#   /usr/bin/prometheus  Debian's `prometheus` package (with /usr/bin/promtool), for the
+#                 metrics test in tests/it/metrics.rs (it starts its own on a free loopback
+#                 port): installed with apt-get when missing (as root); the packaged service is
+#                 stopped and disabled
 #
 #   bash tests/clients/setup.sh
 #
@@ -152,8 +156,29 @@ redis_half() {
     say "redis: $(/usr/bin/redis-server --version 2>/dev/null | cut -d' ' -f1-3 || echo 'redis-server (version unknown)')"
 }
 
+prometheus_half() {
+    if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
+        command -v apt-get >/dev/null \
+            || die "prometheus: no /usr/bin/prometheus and no apt-get: install prometheus by hand"
+        [ "$(id -u)" = 0 ] \
+            || die "prometheus: no /usr/bin/prometheus: run 'apt-get install prometheus' as root"
+        say "prometheus: apt-get install prometheus"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            prometheus >/dev/null
+        [ -x /usr/bin/prometheus ] || die "prometheus: the package installed no /usr/bin/prometheus"
+        [ -x /usr/bin/promtool ] || die "prometheus: the package installed no /usr/bin/promtool"
+        # The test starts its own server; the packaged one on 9090 is not wanted.
+        if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+            systemctl disable --now prometheus >/dev/null 2>&1 || true
+        fi
+    fi
+    say "prometheus: $(/usr/bin/prometheus --version 2>&1 | head -n 1 || echo 'prometheus (version unknown)')"
+}
+
 mkdir -p "$env_dir"
 redis_half
+prometheus_half
 python_half
 node_half
 audit_half

@@ -60,6 +60,9 @@
 //!   endless bodies, floods of unknown `kid`s);
 //! - `http_tls`: `--tls-cert`/`--tls-key`: the official Python client over https, TLS versions,
 //!   plain HTTP and stalled handshakes on the TLS port, start-up errors;
+//! - `metrics`: `airlock serve --metrics`: a real Prometheus server scrapes the endpoint and
+//!   its HTTP API reports the calls and refusals made; `promtool check metrics`; the endpoint's
+//!   fixed refusals; a remote address without `--allow-remote`; `[server] metrics`;
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
@@ -135,6 +138,7 @@ mod http_probes;
 mod http_refused;
 mod http_tls;
 mod input_required;
+mod metrics;
 mod network;
 mod operator;
 mod output;

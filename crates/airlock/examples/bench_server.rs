@@ -15,14 +15,19 @@
 //! store (issue 20)"): `BENCH_QUOTAS=1` turns every quota on (server, cheap methods, per
 //! client) at rates no run reaches, so each request is checked but never refused, and
 //! `BENCH_REDIS_URL=redis://…` counts them (and the in-flight leases) in that Redis.
+//!
+//! For the metrics' cost (`tools/bench.sh`'s `airlock-metrics`, BENCHMARKS.md "Metrics"):
+//! `BENCH_METRICS=127.0.0.1:0` keeps Prometheus metrics and serves them at that address.
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use airlock::limits::HttpLimits;
+use airlock::metrics::Metrics;
 use airlock::schemars::{self, JsonSchema};
 use airlock::transport::http::{AllowList, HttpConfig, SharedStore, Tokens};
+use airlock::transport::metrics::Endpoint;
 use airlock::{Limits, Rate, Server, Tool, ToolAnnotations, ToolOutput};
 use serde::Deserialize;
 
@@ -56,7 +61,19 @@ fn main() -> ExitCode {
     limits.tool_call_rate = quotas.then_some(UNREACHED);
     limits.cheap_method_rate = quotas.then_some(UNREACHED);
     limits.max_in_flight = NonZeroUsize::new(1024).unwrap_or(NonZeroUsize::MIN);
-    let built = Server::builder("bench", "0.0.0")
+    let mut builder = Server::builder("bench", "0.0.0");
+    if let Ok(addr) = std::env::var("BENCH_METRICS") {
+        let metrics = Metrics::new();
+        let endpoint = addr
+            .parse()
+            .ok()
+            .and_then(|addr| Endpoint::bind(addr, AllowList::default()).ok());
+        match endpoint.map(|endpoint| endpoint.spawn(std::sync::Arc::clone(&metrics))) {
+            Some(Ok(())) => builder = builder.metrics(metrics),
+            _ => return ExitCode::FAILURE,
+        }
+    }
+    let built = builder
         .limits(limits)
         .tool(
             Tool::builder("echo")

@@ -94,6 +94,9 @@
 //! - `server`: the builder and the one-call entry points.
 //! - `signals`: SIGTERM and SIGINT end a server; SIGHUP reloads its tools (with a reload hook)
 //!   or ends it; awaited on the session's runtime.
+//! - `metrics` (the `metrics` feature): Prometheus counters and histograms in fixed arrays of
+//!   atomics, labelled only by closed sets, rendered in the text format; with `http`, the
+//!   endpoint that serves them on a listener of its own.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
 //!   panic hook that withholds panic messages.
 //! - `test_server` (tests and fuzzing only): the one server of this crate's unit tests and
@@ -133,6 +136,8 @@ mod json;
 mod lifecycle;
 pub mod limits;
 mod log_level;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod output;
 mod pages;
 mod prompts;

@@ -573,6 +573,40 @@ pub const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
 #[cfg(feature = "http")]
 pub(crate) const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
 
+/// Most tools with a series of their own in the metrics (`metrics`), counted over every name
+/// registered since start: each reload may add names, and each name costs its counters and a
+/// histogram (under 1 KiB) for the life of the process and lines in every scrape. Past it,
+/// new names are counted under `_OTHER`. 1,024 is far beyond any manifest (the tools/list
+/// page holds 100), so only a manifest renamed on every reload meets it.
+#[cfg(feature = "metrics")]
+pub(crate) const MAX_METRIC_TOOLS: usize = 1024;
+
+/// Most connections the metrics endpoint serves at once; past it, a new connection is closed
+/// at accept. A scraper needs one; a few more let an operator's `curl` in beside it, while a
+/// client that opens many cannot hold more than this many descriptors or tasks.
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub(crate) const MAX_METRICS_CONNECTIONS: usize = 8;
+
+/// How long the metrics endpoint waits for a request head: a connection that sends nothing
+/// (or a byte at a time) loses its slot after this. A scraper sends its head at once.
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub(crate) const METRICS_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long one metrics connection may last, head to the last byte of the reply: a client
+/// that does not read the reply cannot keep a slot. Rendering takes microseconds, and a
+/// Prometheus scrape times out after 10 s by default.
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub(crate) const METRICS_CONNECTION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The largest request head the metrics endpoint reads (hyper's smallest read buffer). A
+/// scrape's head is a few hundred bytes; a larger one is refused (`431`) before it is kept.
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub(crate) const MAX_METRICS_HEAD_BYTES: usize = 8 * 1024;
+
+/// Most header lines in a metrics request head (`431` past it); a scraper sends about five.
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub(crate) const MAX_METRICS_HEADERS: usize = 32;
+
 /// Limits of the HTTP transport (the `http` feature), with safe defaults; each field defaults
 /// to the constant of the same name. The largest body is the server's `max_frame_bytes` (one
 /// POST, one message).

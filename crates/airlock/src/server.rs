@@ -69,6 +69,9 @@ pub struct ServerBuilder {
     request_states: Option<Result<Arc<crate::rounds::StateKey>, BuildError>>,
     /// Where SIGHUP gets new tools ([`ServerBuilder::reload`]).
     reload: Option<ReloadHook>,
+    /// Where requests are counted ([`ServerBuilder::metrics`]).
+    #[cfg(feature = "metrics")]
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Server {
@@ -111,6 +114,8 @@ impl Server {
             subscriptions: None,
             request_states: None,
             reload: None,
+            #[cfg(feature = "metrics")]
+            metrics: None,
         }
     }
 
@@ -435,6 +440,17 @@ fn runtime(flavor: Flavor) -> Result<tokio::runtime::Runtime, u8> {
 }
 
 impl ServerBuilder {
+    /// Counts requests, tool calls, refusals, calls in flight and sessions in `metrics` (the
+    /// `metrics` feature): read them with
+    /// [`Metrics::render`](crate::metrics::Metrics::render), or serve them with
+    /// `transport::metrics::Endpoint` (with `http`). Without it, each count costs one
+    /// branch.
+    #[cfg(feature = "metrics")]
+    pub fn metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// A display name for clients.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
@@ -618,6 +634,8 @@ impl ServerBuilder {
                     updates: self.subscriptions,
                     request_states,
                     reload: self.reload,
+                    #[cfg(feature = "metrics")]
+                    metrics: self.metrics,
                 },
                 self.limits,
                 self.call_log,

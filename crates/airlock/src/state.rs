@@ -31,6 +31,9 @@ pub(crate) struct Shared {
     pub(crate) updates: Option<ResourceUpdates>,
     /// The key a modern call's `requestState` is signed with.
     pub(crate) request_states: Arc<StateKey>,
+    /// Where requests, calls and refusals are counted, if anywhere.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Shared {
@@ -64,6 +67,10 @@ impl Shared {
     ) -> Result<usize, BuildError> {
         let registry = Registry::new(tools)?;
         self.registry().scopes_kept_by(&registry)?;
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = &self.metrics {
+            registry.count_in(metrics);
+        }
         let count = registry.len();
         self.quotas.retool(registry.rates());
         self.tools.replace(registry);
@@ -156,6 +163,9 @@ pub(crate) struct Surface {
     pub(crate) request_states: Option<Arc<StateKey>>,
     /// Where SIGHUP gets new tools, when the server reloads.
     pub(crate) reload: Option<ReloadHook>,
+    /// Where requests, calls and refusals are counted, if anywhere.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 /// Parameters of one server, without a call log (tests).
@@ -193,7 +203,13 @@ pub(crate) fn shared_logging(
         updates,
         request_states,
         reload,
+        #[cfg(feature = "metrics")]
+        metrics,
     } = surface;
+    #[cfg(feature = "metrics")]
+    if let Some(metrics) = &metrics {
+        registry.count_in(metrics);
+    }
     let request_states = match request_states {
         Some(key) => key,
         None => Arc::new(StateKey::random().map_err(|_| BuildError::NoRandomness)?),
@@ -210,6 +226,8 @@ pub(crate) fn shared_logging(
         call_log,
         updates,
         request_states,
+        #[cfg(feature = "metrics")]
+        metrics,
     };
     Ok(Arc::new(shared))
 }
@@ -234,5 +252,7 @@ pub(crate) fn shared_with_quotas(
         call_log: None,
         updates: None,
         request_states: Arc::new(StateKey::from_bytes(b"tests")),
+        #[cfg(feature = "metrics")]
+        metrics: None,
     })
 }

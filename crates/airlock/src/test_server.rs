@@ -135,6 +135,8 @@ pub(crate) fn served_with(
             updates,
             request_states: None,
             reload: None,
+            #[cfg(feature = "metrics")]
+            metrics: None,
         },
         limits,
         None,

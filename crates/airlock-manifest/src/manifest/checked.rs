@@ -49,6 +49,9 @@ pub struct Manifest {
     pub instructions: Option<String>,
     /// The server's limits.
     pub limits: Limits,
+    /// `[server] metrics`: where `airlock serve` serves Prometheus metrics (`--metrics`
+    /// overrides it); read at start, a reload does not move it.
+    pub metrics: Option<std::net::SocketAddr>,
     /// `[limits] quota_store = "redis"`: quotas, in-flight caps and legacy HTTP sessions
     /// shared by every replica (`airlock serve --http`); `None`: counted in the process.
     pub shared_store: Option<StoreSettings>,
@@ -209,6 +212,17 @@ pub(super) fn check(
     }
     let resources = super::surface::resources(expanded, &at, base, home_directory())?;
     let server = raw.server;
+    let metrics = match &server.metrics {
+        Some(value) => Some(value.get_ref().parse().map_err(|_| {
+            at.error(
+                Some(value.span().start),
+                None,
+                "server.metrics",
+                Rule::MetricsAddress,
+            )
+        })?),
+        None => None,
+    };
     Ok(Manifest {
         source: source.to_owned(),
         name: server.name.unwrap_or_else(|| "airlock".to_owned()),
@@ -217,6 +231,7 @@ pub(super) fn check(
             .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_owned()),
         title: server.title,
         instructions: server.instructions,
+        metrics,
         limits,
         shared_store,
         tools,

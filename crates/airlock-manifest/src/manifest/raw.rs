@@ -97,6 +97,9 @@ pub(crate) struct RawServer {
     pub(crate) version: Option<String>,
     pub(crate) title: Option<String>,
     pub(crate) instructions: Option<String>,
+    /// Where `airlock serve` serves Prometheus metrics (`--metrics` overrides it).
+    #[schemars(with = "Option<String>")]
+    pub(crate) metrics: Option<Spanned<String>>,
 }
 
 /// `[limits]`: overrides of the server's limits; absent keys keep the defaults.

@@ -105,6 +105,9 @@ pub enum Rule {
     /// A shared store's setting without `quota_store = "redis"`.
     #[error("needs quota_store = \"redis\"")]
     NeedsRedis,
+    /// A metrics address that is not an IP address with a port.
+    #[error("must be an IP address and port, such as \"127.0.0.1:9464\"")]
+    MetricsAddress,
     /// A shared store's namespace that is not a plain name.
     #[error("must be 1 to 64 bytes of A-Z a-z 0-9 _ . -")]
     StoreNamespace,

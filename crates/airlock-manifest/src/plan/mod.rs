@@ -20,7 +20,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock::transport::http::HttpConfig;
+use airlock::metrics::Metrics;
+use airlock::transport::http::{AllowList, HttpConfig};
+use airlock::transport::metrics::{Endpoint, EndpointError};
 use airlock::variables::VariableName;
 use airlock::{BuildError, CallLog, Limits, Rate, Server};
 
@@ -115,6 +117,19 @@ pub struct ServePlan {
     pub audit_log: AuditLogPlan,
     /// Serve over HTTP (none: stdio).
     pub http: Option<HttpPlan>,
+    /// Serve Prometheus metrics (none: none are kept).
+    pub metrics: Option<MetricsPlan>,
+}
+
+/// Where Prometheus metrics are served (`--metrics`).
+#[derive(Clone, Debug)]
+pub struct MetricsPlan {
+    /// The endpoint's own listener.
+    pub addr: SocketAddr,
+    /// Whether an address other than loopback is allowed.
+    pub allow_remote: bool,
+    /// Hosts a request's `Host` may name besides the loopback names.
+    pub allow_host: Vec<String>,
 }
 
 /// A plan refused before anything is logged: what it would log could be a secret, or the
@@ -165,6 +180,9 @@ pub enum ServeError {
     /// The server cannot be built from the manifest's tools.
     #[error("the manifest's tools were refused: {0}")]
     Build(#[from] BuildError),
+    /// The metrics endpoint cannot be bound or started.
+    #[error(transparent)]
+    Metrics(#[from] EndpointError),
 }
 
 /// A manifest that passed every check of its plan, to build.
@@ -177,6 +195,8 @@ pub struct Vetted {
     log: Arc<CallLog>,
     /// Where and how it is served over HTTP (none: stdio).
     http: Option<(SocketAddr, Box<HttpConfig>)>,
+    /// The metrics kept and their endpoint, bound (none: no metrics).
+    metrics: Option<(Arc<Metrics>, Endpoint)>,
 }
 
 impl Vetted {
@@ -191,7 +211,27 @@ impl Vetted {
     ///
     /// [`ServeError::Build`].
     pub fn build(self) -> Result<Prepared, ServeError> {
-        let server = built(self.manifest, self.reload_path, self.reloading, self.log)?;
+        let counted = self
+            .metrics
+            .as_ref()
+            .map(|(metrics, _)| Arc::clone(metrics));
+        let server = built(
+            self.manifest,
+            self.reload_path,
+            self.reloading,
+            self.log,
+            counted,
+        )?;
+        if let Some((metrics, endpoint)) = self.metrics {
+            metrics.launchers(|| {
+                let (idle, busy) = sandbox::launchers();
+                airlock::metrics::Launchers {
+                    idle: u64::try_from(idle).unwrap_or(u64::MAX),
+                    busy: u64::try_from(busy).unwrap_or(u64::MAX),
+                }
+            });
+            endpoint.spawn(metrics)?;
+        }
         Ok(match self.http {
             None => Prepared::Stdio(server),
             Some((addr, config)) => Prepared::Http {
@@ -242,7 +282,7 @@ impl ServePlan {
     /// The first [`PlanError`].
     pub fn check(&self) -> Result<(), PlanError> {
         let Some(http) = &self.http else {
-            return Ok(());
+            return self.check_metrics();
         };
         // A value that cannot name a variable is most likely the token itself, and must not
         // reach the log or the terminal.
@@ -258,13 +298,24 @@ impl ServePlan {
         if !http.addr.ip().is_loopback() && !http.allow_remote {
             return Err(PlanError::NotLoopback(http.addr));
         }
-        Ok(())
+        self.check_metrics()
+    }
+
+    /// The metrics endpoint's address is loopback unless allowed, as `--http`'s.
+    fn check_metrics(&self) -> Result<(), PlanError> {
+        match &self.metrics {
+            Some(metrics) if !metrics.addr.ip().is_loopback() && !metrics.allow_remote => {
+                Err(PlanError::NotLoopback(metrics.addr))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The manifest this plan serves, vetted: the audit record opened, the manifest loaded
     /// with the command line's limits, the HTTP configuration made, and the manifest checked
-    /// against all of it (the sandbox gate, the variables kept from tools). Raises the soft descriptor limit first, and keeps tools
-    /// from reaching an HTTP listener of airlock's own through the network proxy.
+    /// against all of it (the sandbox gate, the variables kept from tools). Raises the soft descriptor limit first, binds the metrics
+    /// endpoint (`--metrics`, else the manifest's `[server] metrics`), and keeps tools from
+    /// reaching a listener of airlock's own (MCP over HTTP, metrics) through the network proxy.
     ///
     /// # Errors
     ///
@@ -272,11 +323,6 @@ impl ServePlan {
     pub fn vet(self) -> Result<Vetted, ServeError> {
         self.check()?;
         raise_descriptor_limit();
-        // No tool's command may reach airlock's own listener through the network proxy, unless
-        // its manifest names the address.
-        if let Some(http) = &self.http {
-            sandbox::destinations::set_own_listeners(vec![http.addr]);
-        }
         let opened = self.audit_log.open()?;
         // The file a reload reads again: the one served (`--manifest`, or ./airlock.toml found
         // now); the embedded default has nothing to reload, and SIGHUP ends that server.
@@ -287,6 +333,49 @@ impl ServePlan {
         };
         let mut manifest = load(self.manifest.as_deref())?;
         self.limits.apply(&mut manifest.limits);
+        // The manifest's `[server] metrics` when no --metrics was given, with --allow-remote
+        // and --allow-host as given.
+        let metrics_plan = self.metrics.clone().or_else(|| {
+            manifest.metrics.map(|addr| MetricsPlan {
+                addr,
+                allow_remote: self.http.as_ref().is_some_and(|http| http.allow_remote),
+                allow_host: self
+                    .http
+                    .as_ref()
+                    .map(|http| http.allow_host.clone())
+                    .unwrap_or_default(),
+            })
+        });
+        if let Some(plan) = &metrics_plan
+            && !plan.addr.ip().is_loopback()
+            && !plan.allow_remote
+        {
+            return Err(PlanError::NotLoopback(plan.addr).into());
+        }
+        // Bound now: a busy port fails the start, and port 0 becomes the port to keep tools
+        // from.
+        let metrics = match &metrics_plan {
+            Some(plan) => {
+                let allow = AllowList::new(&plan.allow_host, &[]);
+                let endpoint = Endpoint::bind(plan.addr, allow)?;
+                let addr = endpoint.local_addr().unwrap_or(plan.addr);
+                tracing::info!(metrics = %addr, "metrics endpoint bound");
+                Some((Metrics::new(), endpoint, addr))
+            }
+            None => None,
+        };
+        // No tool's command may reach airlock's own listeners (MCP, metrics) through the
+        // network proxy, unless its manifest names the address.
+        let own: Vec<SocketAddr> = self
+            .http
+            .iter()
+            .map(|http| http.addr)
+            .chain(metrics.iter().map(|(_, _, addr)| *addr))
+            .collect();
+        if !own.is_empty() {
+            sandbox::destinations::set_own_listeners(own);
+        }
+        let metrics = metrics.map(|(metrics, endpoint, _)| (metrics, endpoint));
         tracing::info!(
             manifest = manifest.source.as_str(),
             tools = manifest.tools.len(),
@@ -303,6 +392,7 @@ impl ServePlan {
                 reloading: Reloading::new(vetting, self.limits, Vec::new()),
                 log: opened.log,
                 http: None,
+                metrics,
             });
         };
         let HttpServing { config, store_url } = http.config(manifest.shared_store.as_ref())?;
@@ -332,6 +422,7 @@ impl ServePlan {
             reloading: Reloading::new(vetting, self.limits, known),
             log: opened.log,
             http: Some((http.addr, Box::new(config))),
+            metrics,
         })
     }
 }
@@ -399,6 +490,7 @@ mod tests {
             limits: LimitOverrides::default(),
             audit_log: AuditLogPlan::default(),
             http,
+            metrics: None,
         }
     }
 

@@ -97,9 +97,13 @@ pub(super) fn built(
     reload_path: Option<PathBuf>,
     reloading: Reloading,
     call_log: Arc<CallLog>,
+    metrics: Option<Arc<airlock::metrics::Metrics>>,
 ) -> Result<airlock::Server, airlock::BuildError> {
     let fixed = fixed_parts(&manifest);
-    let builder = command::builder_with(manifest, reloading.known(), Some(call_log))?;
+    let mut builder = command::builder_with(manifest, reloading.known(), Some(call_log))?;
+    if let Some(metrics) = metrics {
+        builder = builder.metrics(metrics);
+    }
     match reload_path {
         Some(path) => builder
             .reload(move || reloading.tools(&path, &fixed))

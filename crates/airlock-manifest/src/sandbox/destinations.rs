@@ -509,7 +509,7 @@ fn is_public_v6(v6: Ipv6Addr) -> bool {
         .any(|(network, prefix)| in_network(address, IpAddr::V6(Ipv6Addr::from(*network)), *prefix))
 }
 
-/// airlock's own listeners (`--http`), which no command may reach unless an address rule names
+/// airlock's own listeners (`--http`, `--metrics`), which no command may reach unless an address rule names
 /// them: set once by the program when it binds.
 pub fn set_own_listeners(listeners: Vec<SocketAddr>) {
     if OWN_LISTENERS.set(listeners).is_err() {

@@ -168,6 +168,12 @@ fn uid_slots() -> std::sync::MutexGuard<'static, [bool; 256]> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The resident launchers now: how many are idle, and how many serve a call (for the
+/// metrics' `airlock_sandbox_launchers`).
+pub fn launchers() -> (usize, usize) {
+    resident::counts()
+}
+
 /// The Landlock ABI whose rights the launcher asks for: file rights of ABI 5 (truncate and
 /// device ioctls included), TCP (ABI 4), scoping (ABI 6).
 pub const LANDLOCK_ABI: landlock::ABI = landlock::ABI::V6;

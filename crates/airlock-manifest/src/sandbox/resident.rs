@@ -67,6 +67,7 @@ impl Resident {
         uid: Option<UidLease>,
         group: Option<Group>,
     ) -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
         Self {
             process: Some(process),
             control,
@@ -117,6 +118,7 @@ impl Drop for Resident {
         let Some(process) = self.process.take() else {
             return;
         };
+        LIVE.fetch_sub(1, Ordering::Relaxed);
         // The channel closes when this returns (the field's own drop): the launcher sees it
         // at once, mid-call or idle. The launchers' thread kills it if it is still there
         // after the grace.
@@ -179,6 +181,16 @@ impl Drop for Pool {
 
 /// Idle launchers across all pools.
 static IDLE: AtomicUsize = AtomicUsize::new(0);
+
+/// Launchers started and not yet let go: idle, or serving a call.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Resident launchers now: idle, and serving a call (the metrics read it at each scrape; the
+/// two are read apart, so a launcher changing state meanwhile may be counted in either).
+pub(crate) fn counts() -> (usize, usize) {
+    let idle = IDLE.load(Ordering::Relaxed);
+    (idle, LIVE.load(Ordering::Relaxed).saturating_sub(idle))
+}
 
 /// Starts a launcher with `start` on the launchers' thread and returns it.
 ///

@@ -107,6 +107,13 @@ pub struct Engine {
     last_ask_id: u64,
     /// Who the peer is, for the audit record.
     client: Client,
+    /// The session counted open, when it is one and metrics are kept.
+    #[cfg(feature = "metrics")]
+    session: Option<crate::metrics::SessionGuard>,
+    /// The requests of the batch being read, when metrics are kept and the transport reads
+    /// in batches ([`Engine::batch_received`]).
+    #[cfg(feature = "metrics")]
+    batch: Option<Box<crate::metrics::Batch>>,
 }
 
 /// A question sent to the client, waiting for its answer.
@@ -140,6 +147,9 @@ struct Pending {
     log_level: Option<LogLevel>,
     /// What the call's audit record needs; `None` when no call log is kept.
     audit: Option<Box<Audited>>,
+    /// The call counted in flight; `None` when no metrics are kept.
+    #[cfg(feature = "metrics")]
+    running: Option<crate::metrics::InFlight>,
 }
 
 /// A call in flight as its audit record will describe it.
@@ -188,7 +198,53 @@ impl Engine {
             asks: BTreeMap::new(),
             last_ask_id: 0,
             client,
+            #[cfg(feature = "metrics")]
+            session: None,
+            #[cfg(feature = "metrics")]
+            batch: None,
         }
+    }
+
+    /// A frame of a batch is about to be handled (a byte-stream transport reads all that is
+    /// there, then writes the replies at once): with metrics, the batch's arrival is when its
+    /// requests count as received. Without metrics, one branch.
+    pub(crate) fn batch_received(&mut self) {
+        #[cfg(feature = "metrics")]
+        if self.shared.metrics.is_some() {
+            self.batch
+                .get_or_insert_with(crate::metrics::Batch::new)
+                .open();
+        }
+    }
+
+    /// The batch's replies were written: the requests it answered are observed, with one
+    /// clock read for all of them.
+    pub(crate) fn batch_written(&mut self) {
+        #[cfg(feature = "metrics")]
+        if let (Some(metrics), Some(batch)) = (&self.shared.metrics, &mut self.batch) {
+            batch.written(metrics);
+        }
+    }
+
+    /// This engine counted as an open legacy HTTP session while it lives (when metrics are
+    /// kept); the transport's engines of one request each are not sessions.
+    #[cfg(feature = "http")]
+    pub(crate) fn counted_as_http_session(self) -> Self {
+        #[cfg(feature = "metrics")]
+        return self.counted_as_session(crate::metrics::Transport::Tcp);
+        #[cfg(not(feature = "metrics"))]
+        self
+    }
+
+    /// This engine counted as an open session on `transport` while it lives.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn counted_as_session(mut self, transport: crate::metrics::Transport) -> Self {
+        self.session = self
+            .shared
+            .metrics
+            .as_ref()
+            .map(|metrics| metrics.session_started(transport));
+        self
     }
 
     /// The server this session belongs to.
@@ -353,6 +409,18 @@ impl Engine {
             return;
         }
         self.stop_asking(&ticket, Some(out));
+        #[cfg(feature = "metrics")]
+        let mut pending = pending;
+        #[cfg(feature = "metrics")]
+        let running = pending.running.take();
+        #[cfg(feature = "metrics")]
+        let (metrics, batch) = (&self.shared.metrics, &mut self.batch);
+        #[cfg(feature = "metrics")]
+        let finish = |outcome: call_log::Outcome, error: crate::metrics::ErrorType| {
+            if let (Some(running), Some(metrics)) = (running, metrics) {
+                running.finish(metrics, batch.as_deref_mut(), outcome.into(), error);
+            }
+        };
         let (output, ended) = match outcome {
             Outcome::Finished(output) => {
                 let ended = if output.is_error() && output.note.arguments_refused {
@@ -376,11 +444,21 @@ impl Engine {
                 call_log::Outcome::Timeout,
             ),
             Outcome::Panicked => {
+                #[cfg(feature = "metrics")]
+                finish(
+                    call_log::Outcome::Panicked,
+                    crate::metrics::ErrorType::of(&McpError::ToolPanicked),
+                );
                 self.record(pending.audit.as_deref(), call_log::Outcome::Panicked, None);
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
                 return;
             }
             Outcome::Round(RoundEnd(Ending::InputRequired { requests, state })) => {
+                #[cfg(feature = "metrics")]
+                finish(
+                    call_log::Outcome::InputRequired,
+                    crate::metrics::ErrorType::None,
+                );
                 self.record(
                     pending.audit.as_deref(),
                     call_log::Outcome::InputRequired,
@@ -396,12 +474,36 @@ impl Engine {
                 return;
             }
             Outcome::Round(RoundEnd(Ending::Refused(error))) => {
+                #[cfg(feature = "metrics")]
+                finish(
+                    call_log::Outcome::Refused,
+                    crate::metrics::ErrorType::of(&error),
+                );
                 self.record(pending.audit.as_deref(), call_log::Outcome::Refused, None);
                 tracing::debug!(%error, "call refused in its round of input");
                 self.refuse(out, Some(&pending.id), error);
                 return;
             }
         };
+        #[cfg(feature = "metrics")]
+        {
+            finish(
+                ended,
+                if output.is_error() {
+                    crate::metrics::ErrorType::ToolError
+                } else {
+                    crate::metrics::ErrorType::None
+                },
+            );
+            if let (Some(metrics), Some(network)) = (&self.shared.metrics, &output.note.network) {
+                let refused = network
+                    .connections
+                    .iter()
+                    .filter(|connection| !connection.allowed)
+                    .count();
+                metrics.proxy_refused(u64::try_from(refused).unwrap_or(u64::MAX));
+            }
+        }
         self.record(pending.audit.as_deref(), ended, Some(&output));
         dispatch::write_call_result(&self.shared, &pending.id, &output, pending.version, out);
     }
@@ -727,6 +829,15 @@ impl Engine {
             method,
             mut params,
         } = request;
+        // When it was received, for the metrics: its batch's arrival, else now; no clock read
+        // without metrics.
+        #[cfg(feature = "metrics")]
+        let received = self.shared.metrics.is_some().then(|| {
+            self.batch
+                .as_ref()
+                .and_then(|batch| batch.received())
+                .unwrap_or_else(Instant::now)
+        });
         // The tool an audit record of this call names: only one the server has (an unknown
         // name is the peer's text).
         let called =
@@ -746,6 +857,8 @@ impl Engine {
                     Some(&McpError::DuplicateId),
                 );
             }
+            #[cfg(feature = "metrics")]
+            self.observe_refused(method, params.as_deref(), received, &McpError::DuplicateId);
             self.refuse(out, Some(&id), McpError::DuplicateId);
             return self.invalid();
         }
@@ -776,15 +889,31 @@ impl Engine {
                 if let Some(tool) = &called {
                     self.record_unstarted(tool.as_ref().map(ToolName::as_str), None);
                 }
+                #[cfg(feature = "metrics")]
+                self.observe_answered(method, params.as_deref(), received);
                 self.consecutive_errors = 0;
                 Effect::None
             }
             Ok(Dispatched::Call(plan)) => {
                 self.consecutive_errors = 0;
-                self.start(id, plan)
+                #[cfg(feature = "metrics")]
+                let running = self.shared.metrics.as_ref().map(|metrics| {
+                    metrics.call_started(
+                        plan.tool.series.get(),
+                        received.unwrap_or_else(Instant::now),
+                    )
+                });
+                self.start(
+                    id,
+                    plan,
+                    #[cfg(feature = "metrics")]
+                    running,
+                )
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
+                #[cfg(feature = "metrics")]
+                self.observe_refused(method, params.as_deref(), received, &error);
                 if let Some(tool) = &called {
                     self.record_unstarted(tool.as_ref().map(ToolName::as_str), Some(&error));
                 }
@@ -799,7 +928,89 @@ impl Engine {
         }
     }
 
-    fn start(&mut self, id: RequestId, plan: dispatch::Plan) -> Effect {
+    /// Counts a request answered with a result (for `tools/call`, one whose arguments failed
+    /// the schema: an `isError` result, the call counted as `invalid_arguments`).
+    #[cfg(feature = "metrics")]
+    fn observe_answered(
+        &mut self,
+        method: RequestMethod,
+        params: Option<&envelope::Params<'_>>,
+        received: Option<Instant>,
+    ) {
+        let (Some(metrics), Some(received)) = (&self.shared.metrics, received) else {
+            return;
+        };
+        let mut error = crate::metrics::ErrorType::None;
+        if method == RequestMethod::ToolsCall {
+            error = crate::metrics::ErrorType::ToolError;
+            self.called_series(metrics, params, |series| {
+                series.ended(crate::metrics::CallOutcome::InvalidArguments, None);
+            });
+        }
+        let deferred = self
+            .batch
+            .as_mut()
+            .is_some_and(|batch| batch.defer(method, error));
+        if !deferred {
+            metrics.operation(method, error, received.elapsed());
+        }
+    }
+
+    /// Counts a request refused with `error`: its operation, the refusal's kind when it is
+    /// one the metrics name, and for `tools/call` the call as `refused` under its tool (or
+    /// `_OTHER`).
+    #[cfg(feature = "metrics")]
+    fn observe_refused(
+        &self,
+        method: RequestMethod,
+        params: Option<&envelope::Params<'_>>,
+        received: Option<Instant>,
+        error: &McpError,
+    ) {
+        let (Some(metrics), Some(received)) = (&self.shared.metrics, received) else {
+            return;
+        };
+        if let Some(kind) = crate::metrics::Refusal::of(error) {
+            metrics.refused(kind);
+        }
+        if method == RequestMethod::ToolsCall {
+            self.called_series(metrics, params, |series| {
+                series.ended(crate::metrics::CallOutcome::Refused, None);
+            });
+        }
+        metrics.operation(
+            method,
+            crate::metrics::ErrorType::of(error),
+            received.elapsed(),
+        );
+    }
+
+    /// Runs `count` on the series of the tool a `tools/call` named: its own if the server has
+    /// it, else `_OTHER` (the name is the peer's text and never becomes a label). Looks the
+    /// name up: only for calls that did not start.
+    #[cfg(feature = "metrics")]
+    fn called_series(
+        &self,
+        metrics: &crate::metrics::Metrics,
+        params: Option<&envelope::Params<'_>>,
+        count: impl FnOnce(&crate::metrics::ToolSeries),
+    ) {
+        let tool = params
+            .and_then(|params| params.name.as_ref())
+            .and_then(Text::as_str)
+            .and_then(|name| self.shared.registry().get(name).cloned());
+        match tool.as_ref().and_then(|tool| tool.series.get()) {
+            Some(series) => count(series),
+            None => count(metrics.other_tool()),
+        }
+    }
+
+    fn start(
+        &mut self,
+        id: RequestId,
+        plan: dispatch::Plan,
+        #[cfg(feature = "metrics")] running: Option<crate::metrics::InFlight>,
+    ) -> Effect {
         let dispatch::Plan {
             tool,
             arguments,
@@ -837,6 +1048,8 @@ impl Engine {
                 logs_sent: 0,
                 log_level,
                 audit,
+                #[cfg(feature = "metrics")]
+                running,
             },
         ));
         Effect::Start(Call {

@@ -248,6 +248,10 @@ pub(crate) struct ToolDef {
     pub(crate) scopes: Box<[Box<str>]>,
     pub(crate) validator: schema::Validator,
     pub(crate) handler: Arc<dyn Handler>,
+    /// The tool's metrics series, set when a server with metrics puts the tool in force, so
+    /// that a call counts without a lookup.
+    #[cfg(feature = "metrics")]
+    pub(crate) series: std::sync::OnceLock<Arc<crate::metrics::ToolSeries>>,
 }
 
 impl ToolDef {
@@ -292,6 +296,8 @@ impl ToolDef {
             rate: tool.rate,
             validator,
             handler: tool.handler,
+            #[cfg(feature = "metrics")]
+            series: std::sync::OnceLock::new(),
         })
     }
 
@@ -412,6 +418,14 @@ impl Registry {
             }
         }
         Ok(())
+    }
+
+    /// Gives each tool its series of `metrics` (the same as before for a name seen before).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn count_in(&self, metrics: &crate::metrics::Metrics) {
+        for tool in &self.tools {
+            tool.series.get_or_init(|| metrics.tool(tool.name.as_str()));
+        }
     }
 
     /// How many tools there are.

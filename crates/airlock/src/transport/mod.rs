@@ -4,6 +4,8 @@
 //! tests); `stdio` opens the process's stdin and stdout for it, as non-blocking pipes when
 //! they are pipes. `http` (the `http` feature) is the second transport: Streamable HTTP on
 //! hyper, driving the same engine per request (modern era) or per session (legacy era).
+//! `metrics` (the `metrics` and `http` features) serves a server's Prometheus metrics on a
+//! listener of its own.
 //!
 //! A transport of your own drives an [`Engine`] (one per session, from
 //! [`Server::engine`](crate::Server::engine)): it hands the engine each frame, writes what the
@@ -40,6 +42,8 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(all(feature = "metrics", feature = "http"))]
+pub mod metrics;
 pub(crate) mod stdio;
 pub(crate) mod stream;
 

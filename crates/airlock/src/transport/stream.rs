@@ -96,6 +96,10 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    #[cfg(feature = "metrics")]
+    {
+        engine = engine.counted_as_session(crate::metrics::Transport::Pipe);
+    }
     let limits = engine.shared().limits().clone();
     let mut frames = FrameReader::new(reader, limits.max_frame_bytes.get());
     // Completions and progress share one channel so a call's progress is never behind its
@@ -232,7 +236,10 @@ impl Session<'_> {
     /// reports (see [`Session::event`]).
     fn frame(&mut self, frame: io::Result<Frame<'_>>, events: &mut mpsc::Receiver<Event>) -> Step {
         let effect = match frame {
-            Ok(Frame::Line(line)) => self.engine.handle(line, &mut self.out),
+            Ok(Frame::Line(line)) => {
+                self.engine.batch_received();
+                self.engine.handle(line, &mut self.out)
+            }
             Ok(Frame::TooLong) => self.engine.frame_too_long(&mut self.out),
             Ok(Frame::Eof) => {
                 tracing::debug!(in_flight = self.engine.in_flight(), "end of input");
@@ -266,7 +273,13 @@ impl Session<'_> {
                 }
             }
             Effect::Cancel(ticket) => self.tasks.cancel(&ticket),
-            Effect::CutOff => return Step::CutOff,
+            Effect::CutOff => {
+                #[cfg(feature = "metrics")]
+                if let Some(metrics) = &self.engine.shared().metrics {
+                    metrics.refused(crate::metrics::Refusal::CutOff);
+                }
+                return Step::CutOff;
+            }
         }
         Step::Go
     }
@@ -313,6 +326,7 @@ impl Session<'_> {
         if !self.out.is_empty() {
             flush(writer, &mut self.out).await?;
         }
+        self.engine.batch_written();
         Ok(Step::Go)
     }
 
@@ -324,6 +338,7 @@ impl Session<'_> {
         if flush(writer, &mut self.out).await.is_err() {
             tracing::debug!("last reply before the cut-off was not delivered");
         }
+        self.engine.batch_written();
         Ok(Ending::CutOff)
     }
 }

@@ -65,6 +65,25 @@ impl Kind {
     }
 }
 
+#[cfg(feature = "metrics")]
+impl Kind {
+    /// The kind `airlock_refusals_total` counts it as; none for the request that began a
+    /// cut-off (refused for its own reason, counted there).
+    pub(super) fn metric(self) -> Option<crate::metrics::Refusal> {
+        use crate::metrics::Refusal;
+        Some(match self {
+            Self::Host => Refusal::Host,
+            Self::Origin => Refusal::Origin,
+            Self::Preflight => Refusal::Preflight,
+            Self::Unauthorized => Refusal::Auth,
+            Self::CutOff => Refusal::CutOff,
+            Self::CutOffBegins => return None,
+            Self::Quota => Refusal::ClientQuota,
+            Self::Scope => Refusal::Scope,
+        })
+    }
+}
+
 /// Who a refusal is counted for: a client in the table, or every other one together.
 #[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
 enum Who {

@@ -69,6 +69,10 @@ pub(super) async fn handle(
     if let Some(kind) = reply.extensions().get::<Kind>().copied() {
         // The status the reply carries, whatever the era would have said.
         state.refusals.note(from, kind, reply.status().as_u16());
+        #[cfg(feature = "metrics")]
+        if let (Some(metrics), Some(refusal)) = (&state.shared.metrics, kind.metric()) {
+            metrics.refused(refusal);
+        }
     }
     let verdict = reply
         .extensions()
@@ -871,7 +875,13 @@ impl Exchange<'_> {
             .as_ref()
             .and_then(|params| params.name.as_ref())
             .and_then(Text::as_str);
-        let slots = self.state.call_slots(&self.caller.client, tool).await?;
-        Ok(Some(slots))
+        let slots = self.state.call_slots(&self.caller.client, tool).await;
+        #[cfg(feature = "metrics")]
+        if let (Err(error), Some(metrics)) = (&slots, &self.state.shared.metrics) {
+            let registered = tool.and_then(|name| self.state.shared.registry().get(name).cloned());
+            let series = registered.as_ref().and_then(|tool| tool.series.get());
+            metrics.call_refused_by_transport(error, series.map(|series| &**series));
+        }
+        Ok(Some(slots?))
     }
 }

@@ -206,7 +206,7 @@ impl Sessions {
             return Err(McpError::TooManySessions { limit: self.max });
         }
         let session = Arc::new(Session {
-            engine: Mutex::new(engine),
+            engine: Mutex::new(engine.counted_as_http_session()),
             identity,
             owner,
             last_used: Mutex::new(Instant::now()),
