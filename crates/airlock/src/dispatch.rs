@@ -615,10 +615,6 @@ fn tools_call(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let params = params.ok_or(McpError::InvalidParams("tools/call needs params"))?;
-    if params.has(ParamKey::Task) {
-        // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
-        return Err(McpError::MethodNotFound);
-    }
     only_call_members(params, version)?;
     let name = match &params.name {
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
@@ -742,8 +738,19 @@ fn cache_hints(shared: &Shared) -> CacheHints {
 
 /// Refuses members `tools/call` and `prompts/get` do not define: `name`, `arguments`, `_meta`,
 /// and in the modern era a retry's `inputResponses` and `requestState`.
+///
+/// `task` (a task-augmented call) is defined by 2025-11-25 alone. A server that does not
+/// declare `tasks.requests.tools.call` MUST process such a request normally and ignore it
+/// (2025-11-25, tasks, "Behavior Requirements"), so there it is allowed and not looked at;
+/// in every other revision it is a member the method does not define.
 fn only_call_members(params: &Params<'_>, version: ProtocolVersion) -> Result<(), McpError> {
     const LEGACY: [ParamKey; 3] = [ParamKey::Name, ParamKey::Arguments, ParamKey::Meta];
+    const TASKS: [ParamKey; 4] = [
+        ParamKey::Name,
+        ParamKey::Arguments,
+        ParamKey::Meta,
+        ParamKey::Task,
+    ];
     const MODERN: [ParamKey; 5] = [
         ParamKey::Name,
         ParamKey::Arguments,
@@ -755,6 +762,8 @@ fn only_call_members(params: &Params<'_>, version: ProtocolVersion) -> Result<()
         params,
         if version.is_modern() {
             &MODERN
+        } else if version.has_tasks() {
+            &TASKS
         } else {
             &LEGACY
         },
