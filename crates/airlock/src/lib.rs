@@ -143,6 +143,7 @@ mod rounds;
 mod server;
 mod signals;
 mod state;
+mod tasks;
 pub mod telemetry;
 #[cfg(any(test, fuzzing))]
 mod test_server;
@@ -163,6 +164,7 @@ pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
 pub use state::ReloadError;
+pub use tasks::TaskMode;
 pub use tools::schema::SchemaError;
 pub use tools::{
     BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,

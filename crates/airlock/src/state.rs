@@ -31,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) updates: Option<ResourceUpdates>,
     /// The key a modern call's `requestState` is signed with.
     pub(crate) request_states: Arc<StateKey>,
+    /// The tasks of every session (2025-11-25 task-augmented calls).
+    pub(crate) tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl Shared {
@@ -210,6 +212,7 @@ pub(crate) fn shared_logging(
         call_log,
         updates,
         request_states,
+        tasks: Arc::default(),
     };
     Ok(Arc::new(shared))
 }
@@ -234,5 +237,6 @@ pub(crate) fn shared_with_quotas(
         call_log: None,
         updates: None,
         request_states: Arc::new(StateKey::from_bytes(b"tests")),
+        tasks: Arc::default(),
     })
 }

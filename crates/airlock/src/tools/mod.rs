@@ -68,6 +68,8 @@ pub struct Tool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) task: crate::tasks::TaskMode,
+    pub(crate) task_timeout: Option<Duration>,
     pub(crate) rate: Option<Rate>,
     pub(crate) scopes: Vec<String>,
     pub(crate) handler: Arc<dyn Handler>,
@@ -243,6 +245,10 @@ pub(crate) struct ToolDef {
     output_schema: Option<Value>,
     annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    /// Whether the tool runs as a task when a client asks.
+    pub(crate) task: crate::tasks::TaskMode,
+    /// The deadline of its task runs, if not the server's `task_timeout`.
+    pub(crate) task_timeout: Option<Duration>,
     rate: Option<Rate>,
     /// Scopes an OAuth caller must hold, sorted and without repeats.
     pub(crate) scopes: Box<[Box<str>]>,
@@ -272,6 +278,11 @@ impl ToolDef {
         {
             return Err(BuildError::InvalidTimeout(tool.name));
         }
+        if let Some(timeout) = tool.task_timeout
+            && (timeout < Duration::from_millis(1) || timeout > crate::limits::MAX_TASK_TIMEOUT)
+        {
+            return Err(BuildError::InvalidTimeout(tool.name));
+        }
         if tool.scopes.len() > MAX_TOOL_SCOPES || !tool.scopes.iter().all(|s| is_scope(s)) {
             return Err(BuildError::InvalidScope(tool.name));
         }
@@ -289,6 +300,8 @@ impl ToolDef {
             output_schema: tool.output_schema,
             annotations: tool.annotations,
             timeout: tool.timeout,
+            task: tool.task,
+            task_timeout: tool.task_timeout,
             rate: tool.rate,
             validator,
             handler: tool.handler,
@@ -308,6 +321,11 @@ impl ToolDef {
                 .annotations
                 .as_ref()
                 .filter(|_| version.has_tool_annotations()),
+            execution: self
+                .task
+                .support()
+                .filter(|_| version.has_tasks())
+                .map(|task_support| Execution { task_support }),
         }
     }
 }
@@ -336,6 +354,16 @@ pub(crate) struct Listing<'a> {
     output_schema: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     annotations: Option<&'a ToolAnnotations>,
+    /// 2025-11-25: whether the tool runs as a task (absent: forbidden).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<Execution>,
+}
+
+/// A tool's `execution` (2025-11-25).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Execution {
+    task_support: &'static str,
 }
 
 /// Every tool of a server, in registration order, frozen at start.
@@ -349,6 +377,13 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// Whether a tool of this set may run as a task (the server then declares `tasks`).
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|tool| tool.task != crate::tasks::TaskMode::Never)
+    }
+
     /// Checks `tools` and freezes them.
     ///
     /// # Errors
