@@ -1,0 +1,296 @@
+//! Tasks (MCP 2025-11-25) of `airlock serve` over real pipes: a command that outlives its
+//! request is created, polled, waited for and read; cancel and the end of input kill its
+//! sandbox; the bounds refuse with the typed error; a call asking a task of a server or tool
+//! that offers none is answered as the revision says.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::fixtures::Scratch;
+use crate::support::processes::{eventually, runs_a_descendant};
+use crate::support::stdio::{Server, airlock, call, code, request};
+
+/// `nap` sleeps as long as it is asked, as a task when the client asks; `quick` never runs
+/// as a task; `build` only as one.
+const MANIFEST: &str = r#"
+[server]
+name = "tasks"
+version = "1.0.0"
+
+[[tool]]
+name = "nap"
+description = "Sleeps"
+command = ["sleep", "{seconds}"]
+task = "optional"
+task_timeout_ms = 60000
+args.seconds = { type = "integer", minimum = 1, maximum = 60 }
+
+[[tool]]
+name = "quick"
+description = "Says hello"
+command = ["echo", "hello"]
+
+[[tool]]
+name = "build"
+description = "Tasks only"
+command = ["echo", "built"]
+task = "always"
+"#;
+
+/// A server of `manifest` on stdio whose audit records go to `log`, handshake done.
+fn serve(scratch: &Scratch, manifest: &str, log: &Path) -> Server {
+    let manifest = scratch.manifest(manifest);
+    let mut server = Server::start_with(
+        &airlock(),
+        &[
+            "serve",
+            "--manifest",
+            &manifest,
+            "--audit-log",
+            log.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let init = server.initialize("2025-11-25");
+    assert!(
+        init["result"]["capabilities"]["tasks"].is_object(),
+        "{init}"
+    );
+    server
+}
+
+/// Creates a task of `nap` for `seconds`; returns its id.
+fn nap(server: &mut Server, id: i64, seconds: u64) -> String {
+    let created = server.request(&request(
+        id,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": seconds}, "task": {"ttl": 60_000}}),
+    ));
+    assert_eq!(created["result"]["task"]["status"], "working", "{created}");
+    created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn get(server: &mut Server, id: i64, task: &str) -> Value {
+    server.request(&request(id, "tasks/get", json!({ "taskId": task })))
+}
+
+/// The audit records written so far.
+fn records(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_task_outlives_its_request_and_is_polled_waited_for_and_recorded() {
+    let scratch = Scratch::new("tasks-run");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    let list = server.request(&request(1, "tools/list", json!({})));
+    let support: Vec<&Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| &tool["execution"]["taskSupport"])
+        .collect();
+    assert_eq!(
+        support,
+        [&json!("optional"), &Value::Null, &json!("required")]
+    );
+    let started = Instant::now();
+    let task = nap(&mut server, 2, 3);
+    // The handle came back at once: the command runs on.
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    let polled = get(&mut server, 3, &task);
+    assert_eq!(polled["result"]["status"], "working", "{polled}");
+    assert_eq!(polled["result"]["pollInterval"], 1000);
+    // Other requests are served meanwhile.
+    let quick = server.request(&call(4, "quick", json!({})));
+    assert_eq!(quick["result"]["content"][0]["text"], "hello\n", "{quick}");
+    // tasks/result waits for the end, then answers what the call would have.
+    let result = server.request(&request(5, "tasks/result", json!({ "taskId": task })));
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert_eq!(result["id"], 5);
+    assert_ne!(result["result"]["isError"], true, "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+    let done = get(&mut server, 6, &task);
+    assert_eq!(done["result"]["status"], "completed");
+    let listed = server.request(&request(7, "tasks/list", json!({})));
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], task.as_str());
+    let cancel = server.request(&request(8, "tasks/cancel", json!({ "taskId": task })));
+    assert_eq!(code(&cancel), -32602);
+    server.close_stdin();
+    assert!(server.wait(Duration::from_secs(10)).success());
+    let records = records(&log);
+    let record = records
+        .iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["tool"], "nap");
+    assert_eq!(record["outcome"], "ok");
+    assert_eq!(record["exit_code"], 0);
+    let states: Vec<&Value> = record["task"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|state| &state["status"])
+        .collect();
+    assert_eq!(states, [&json!("working"), &json!("completed")]);
+    // The ordinary call's record has no task.
+    assert!(
+        records
+            .iter()
+            .any(|record| record["tool"] == "quick" && record["task"].is_null())
+    );
+}
+
+#[test]
+fn cancel_kills_the_run_and_leaves_no_process() {
+    let scratch = Scratch::new("tasks-cancel");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    let task = nap(&mut server, 1, 60);
+    assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    let cancelled = server.request(&request(2, "tasks/cancel", json!({ "taskId": task })));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    assert!(
+        eventually(Duration::from_secs(5), || !runs_a_descendant(
+            server.pid(),
+            "sleep"
+        )),
+        "the command outlived its cancelled task"
+    );
+    // tasks/result answers at once, with the cancelled form.
+    let result = server.request(&request(3, "tasks/result", json!({ "taskId": task })));
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    let again = server.request(&request(4, "tasks/cancel", json!({ "taskId": task })));
+    assert_eq!(code(&again), -32602);
+    server.close_stdin();
+    server.wait(Duration::from_secs(10));
+    let record = records(&log)
+        .into_iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["outcome"], "cancelled");
+}
+
+#[test]
+fn the_end_of_input_ends_running_tasks_with_a_record() {
+    let scratch = Scratch::new("tasks-eof");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    let task = nap(&mut server, 1, 60);
+    assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    let started = Instant::now();
+    server.close_stdin();
+    assert!(server.wait(Duration::from_secs(15)).success());
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let record = records(&log)
+        .into_iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["outcome"], "cancelled");
+    let states = record["task"]["states"].as_array().unwrap();
+    assert_eq!(states.last().unwrap()["status"], "cancelled");
+}
+
+#[test]
+fn a_fifth_running_task_is_refused_with_the_bound_and_unknown_ids_are_not_found() {
+    let scratch = Scratch::new("tasks-bounds");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    for id in 1..=4 {
+        nap(&mut server, id, 60);
+    }
+    let refused = server.request(&request(
+        5,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 60}, "task": {}}),
+    ));
+    assert_eq!(code(&refused), -31503, "{refused}");
+    assert_eq!(refused["error"]["message"], "Too many tasks; retry later.");
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"limit": "max_tasks_running_per_client", "value": 4})
+    );
+    // Ordinary calls are a pool of their own: still served.
+    let quick = server.request(&call(6, "quick", json!({})));
+    assert_eq!(quick["result"]["content"][0]["text"], "hello\n");
+    let unknown = get(&mut server, 7, &"0".repeat(64));
+    let malformed = get(&mut server, 8, "../../etc/passwd");
+    assert_eq!(code(&unknown), -32602);
+    assert_eq!(unknown["error"], malformed["error"]);
+    assert_eq!(
+        unknown["error"]["message"],
+        "Invalid params: no task has this id."
+    );
+}
+
+#[test]
+fn a_task_asked_of_a_tool_or_server_without_tasks_is_answered_as_the_revision_says() {
+    let scratch = Scratch::new("tasks-modes");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    // The server offers tasks: a tool that forbids them is refused (SHOULD -32601), and one
+    // that requires a task is refused without one (MUST -32601).
+    let forbidden = server.request(&request(
+        1,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}, "task": {}}),
+    ));
+    assert_eq!(code(&forbidden), -32601);
+    let plain = server.request(&call(2, "build", json!({})));
+    assert_eq!(code(&plain), -32601);
+    // An optional tool called without a task is an ordinary call.
+    let ordinary = server.request(&call(3, "nap", json!({"seconds": 1})));
+    assert_ne!(ordinary["result"]["isError"], true, "{ordinary}");
+    assert!(ordinary["result"].get("task").is_none());
+
+    // A server with no task tool declares none, and runs an augmented call normally (MUST).
+    let plain_manifest = r#"
+[server]
+name = "plain"
+version = "1.0.0"
+
+[[tool]]
+name = "quick"
+description = "Says hello"
+command = ["echo", "hello"]
+"#;
+    let scratch = Scratch::new("tasks-none");
+    let manifest = scratch.manifest(plain_manifest);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &[]);
+    let init = server.initialize("2025-11-25");
+    assert!(
+        init["result"]["capabilities"].get("tasks").is_none(),
+        "{init}"
+    );
+    let ran = server.request(&request(
+        1,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}, "task": {"ttl": 1000}}),
+    ));
+    assert_eq!(ran["result"]["content"][0]["text"], "hello\n", "{ran}");
+    let get = server.request(&request(2, "tasks/get", json!({"taskId": "0".repeat(64)})));
+    assert_eq!(code(&get), -32601);
+}
