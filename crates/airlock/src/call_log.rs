@@ -302,7 +302,7 @@ struct TaskRecord<'a> {
 
 #[derive(Debug, Serialize)]
 struct TaskState {
-    status: crate::tasks::Status,
+    status: &'static str,
     at: String,
 }
 
@@ -311,7 +311,7 @@ struct TaskState {
 #[derive(Debug)]
 pub(crate) struct TaskNote<'a> {
     pub(crate) id: &'a str,
-    pub(crate) states: &'a [(crate::tasks::Status, SystemTime)],
+    pub(crate) states: &'a [(&'static str, SystemTime)],
 }
 
 #[derive(Debug, Serialize)]
@@ -597,7 +597,7 @@ impl CallLog {
                     .states
                     .iter()
                     .map(|(status, at)| TaskState {
-                        status: *status,
+                        status,
                         at: rfc3339(*at),
                     })
                     .collect(),

@@ -164,11 +164,10 @@ pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
 pub use state::ReloadError;
-pub use tasks::TaskMode;
 pub use tools::schema::SchemaError;
 pub use tools::{
-    BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,
-    ToolBuilder, ToolName,
+    BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, TaskMode, Tool,
+    ToolAnnotations, ToolBuilder, ToolName,
 };
 
 /// The `schemars` this crate derives schemas with. Derive `JsonSchema` through it

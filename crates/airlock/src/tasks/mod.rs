@@ -48,33 +48,8 @@ use crate::error::McpError;
 use crate::handler::Outcome;
 use crate::limits::{Limits, MIN_TASK_KEEP, TASK_POLL_INTERVAL};
 use crate::output::ToolOutput;
+pub(crate) use crate::tools::TaskMode;
 use crate::tools::ToolDef;
-
-/// Whether a tool runs as a task when a client asks (2025-11-25's `execution.taskSupport`).
-#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
-pub enum TaskMode {
-    /// Never: an ordinary call only (`taskSupport` absent, which means `forbidden`). A call
-    /// that asks for a task is refused `-32601` when the server offers tasks at all.
-    #[default]
-    Never,
-    /// As the client asks: a task when it asks for one, else an ordinary call under the
-    /// ordinary timeout (`"optional"`).
-    Optional,
-    /// Only as a task (`"required"`): an ordinary call is refused `-32601`.
-    Always,
-}
-
-impl TaskMode {
-    /// The word `tools/list` shows in `execution.taskSupport`; `None` for [`TaskMode::Never`]
-    /// (absent means forbidden).
-    pub(crate) fn support(self) -> Option<&'static str> {
-        match self {
-            Self::Never => None,
-            Self::Optional => Some("optional"),
-            Self::Always => Some("required"),
-        }
-    }
-}
 
 /// Who a task belongs to.
 #[derive(Clone, Debug, Eq, Hash, PartialEq)]
@@ -120,6 +95,16 @@ impl Status {
     fn is_terminal(self) -> bool {
         self != Self::Working
     }
+
+    /// The status as the wire and the audit record write it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Working => "working",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// What a task ended with, as `tasks/result` gives it.
@@ -160,7 +145,7 @@ struct Task {
     /// `true` once the task is terminal: what `tasks/result` waits on.
     done: watch::Sender<bool>,
     audit: Option<Audit>,
-    states: Vec<(Status, SystemTime)>,
+    states: Vec<(&'static str, SystemTime)>,
 }
 
 /// The latest progress a task's handler reported.
@@ -312,7 +297,7 @@ impl Tasks {
             abort: None,
             done: watch::Sender::new(false),
             audit,
-            states: vec![(Status::Working, now)],
+            states: vec![(Status::Working.as_str(), now)],
         };
         let view = task.view(id);
         table.insert((owner.clone(), id), task);
@@ -580,7 +565,7 @@ impl Task {
         self.ended = Some(Instant::now());
         self.progress = None;
         self.abort = None;
-        self.states.push((status, now));
+        self.states.push((status.as_str(), now));
         if let Final::Output(output) = &result {
             self.reserved = self.reserved.min(output.content_bytes());
         } else {

@@ -59,6 +59,32 @@ impl ToolAnnotations {
     }
 }
 
+/// Whether a tool runs as a task when a client asks (2025-11-25's `execution.taskSupport`).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum TaskMode {
+    /// Never: an ordinary call only (`taskSupport` absent, which means `forbidden`). A call
+    /// that asks for a task is refused `-32601` when the server offers tasks at all.
+    #[default]
+    Never,
+    /// As the client asks: a task when it asks for one, else an ordinary call under the
+    /// ordinary timeout (`"optional"`).
+    Optional,
+    /// Only as a task (`"required"`): an ordinary call is refused `-32601`.
+    Always,
+}
+
+impl TaskMode {
+    /// The word `tools/list` shows in `execution.taskSupport`; `None` for [`TaskMode::Never`]
+    /// (absent means forbidden).
+    pub(crate) fn support(self) -> Option<&'static str> {
+        match self {
+            Self::Never => None,
+            Self::Optional => Some("optional"),
+            Self::Always => Some("required"),
+        }
+    }
+}
+
 /// A tool as its author describes it; checked when the server is built.
 pub struct Tool {
     pub(crate) name: String,
@@ -68,7 +94,7 @@ pub struct Tool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) task: crate::tasks::TaskMode,
+    pub(crate) task: TaskMode,
     pub(crate) task_timeout: Option<Duration>,
     pub(crate) rate: Option<Rate>,
     pub(crate) scopes: Vec<String>,
@@ -246,7 +272,7 @@ pub(crate) struct ToolDef {
     annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
     /// Whether the tool runs as a task when a client asks.
-    pub(crate) task: crate::tasks::TaskMode,
+    pub(crate) task: TaskMode,
     /// The deadline of its task runs, if not the server's `task_timeout`.
     pub(crate) task_timeout: Option<Duration>,
     rate: Option<Rate>,
@@ -379,9 +405,7 @@ pub(crate) struct Registry {
 impl Registry {
     /// Whether a tool of this set may run as a task (the server then declares `tasks`).
     pub(crate) fn offers_tasks(&self) -> bool {
-        self.tools
-            .iter()
-            .any(|tool| tool.task != crate::tasks::TaskMode::Never)
+        self.tools.iter().any(|tool| tool.task != TaskMode::Never)
     }
 
     /// Checks `tools` and freezes them.

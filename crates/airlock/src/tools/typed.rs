@@ -21,12 +21,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Tool, ToolAnnotations};
+use super::{TaskMode, Tool, ToolAnnotations};
 use crate::handler::CallContext;
 use crate::handler::{BoxFuture, Handler};
 use crate::limits::Rate;
 use crate::output::{ToolError, ToolOutput};
-use crate::tasks::TaskMode;
 
 /// The argument type of a tool that takes none: its schema accepts only `{}`.
 ///
