@@ -1,7 +1,9 @@
-//! Tasks (MCP 2025-11-25) of `airlock serve` over real pipes: a command that outlives its
-//! request is created, polled, waited for and read; cancel and the end of input kill its
-//! sandbox; the bounds refuse with the typed error; a call asking a task of a server or tool
-//! that offers none is answered as the revision says.
+//! Tasks (MCP 2025-11-25) of `airlock serve` over real pipes and over HTTP: a command that
+//! outlives its request is created, polled, waited for and read; cancel and the end of input
+//! kill its sandbox; the bounds refuse with the typed error; a call asking a task of a server
+//! or tool that offers none is answered as the revision says; over HTTP a task is its token
+//! identity's, read from a later session on new connections, and another identity gets what
+//! an id never issued gets.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::fixtures::Scratch;
+use crate::support::http::{self, HttpServer};
 use crate::support::processes::{eventually, runs_a_descendant};
 use crate::support::stdio::{Server, airlock, call, code, request};
 
@@ -293,4 +296,200 @@ command = ["echo", "hello"]
     assert_eq!(ran["result"]["content"][0]["text"], "hello\n", "{ran}");
     let get = server.request(&request(2, "tasks/get", json!({"taskId": "0".repeat(64)})));
     assert_eq!(code(&get), -32601);
+}
+
+/// The JSON-RPC answer of an HTTP reply: its JSON body, or the last message of its events.
+fn answer(reply: &http::Reply) -> Value {
+    if reply
+        .header("content-type")
+        .is_some_and(|kind| kind.starts_with("text/event-stream"))
+    {
+        reply.events().pop().expect("an event")
+    } else {
+        reply.json()
+    }
+}
+
+/// A request of the legacy `session` with `token`, on a connection of its own.
+fn over_http(
+    server: &HttpServer,
+    session: &str,
+    token: &str,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Value {
+    let bearer = format!("Bearer {token}");
+    let mut headers = http::session_headers(session);
+    headers.push(("Authorization", &bearer));
+    let reply = http::post(server.addr, &headers, &request(id, method, params));
+    assert_eq!(reply.status, 200, "{reply:?}");
+    answer(&reply)
+}
+
+const TOKEN_A: &str = "task-owner-a-token-0123456789";
+const TOKEN_B: &str = "task-owner-b-token-0123456789";
+
+/// `airlock serve --http` of [`MANIFEST`] with two token identities.
+fn http_server(scratch: &Scratch) -> HttpServer {
+    let manifest = scratch.manifest(MANIFEST);
+    HttpServer::airlock(
+        &[
+            "--manifest",
+            &manifest,
+            "--auth-token-env",
+            "IT_TASKS_A",
+            "--auth-token-env",
+            "IT_TASKS_B",
+        ],
+        &[("IT_TASKS_A", TOKEN_A), ("IT_TASKS_B", TOKEN_B)],
+    )
+}
+
+fn open(server: &HttpServer, token: &str) -> String {
+    http::initialize_with(
+        server.addr,
+        &[("Authorization", &format!("Bearer {token}"))],
+    )
+}
+
+#[test]
+fn over_http_a_task_is_read_from_another_session_of_its_identity_and_from_no_other() {
+    let scratch = Scratch::new("tasks-http");
+    let server = http_server(&scratch);
+    let first = open(&server, TOKEN_A);
+    let created = over_http(
+        &server,
+        &first,
+        TOKEN_A,
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 3}, "task": {}}),
+    );
+    assert_eq!(created["result"]["task"]["status"], "working", "{created}");
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The creating session ends; the task is the identity's and runs on.
+    let bearer = format!("Bearer {TOKEN_A}");
+    let mut headers = http::session_headers(&first);
+    headers.push(("Authorization", &bearer));
+    let deleted = http::exchange(
+        server.addr,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {first}\r\nMCP-Protocol-Version: 2025-11-25\r\nAuthorization: {bearer}\r\nConnection: close\r\n\r\n",
+            server.addr
+        )
+        .as_bytes(),
+    );
+    assert!(deleted.status < 300, "{deleted:?}");
+    // Another identity gets, for every method, exactly what an id never issued gets.
+    let other = open(&server, TOKEN_B);
+    let never = "0".repeat(64);
+    for (id, method) in [(2, "tasks/get"), (3, "tasks/result"), (4, "tasks/cancel")] {
+        let foreign = over_http(
+            &server,
+            &other,
+            TOKEN_B,
+            id,
+            method,
+            json!({ "taskId": task }),
+        );
+        let unknown = over_http(
+            &server,
+            &other,
+            TOKEN_B,
+            id,
+            method,
+            json!({ "taskId": never }),
+        );
+        assert_eq!(foreign, unknown, "{method}");
+        assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    }
+    let listed = over_http(&server, &other, TOKEN_B, 5, "tasks/list", json!({}));
+    assert_eq!(listed["result"]["tasks"], json!([]));
+    // A new session of the same identity, on new connections, polls and waits for it.
+    let second = open(&server, TOKEN_A);
+    let polled = over_http(
+        &server,
+        &second,
+        TOKEN_A,
+        6,
+        "tasks/get",
+        json!({ "taskId": task }),
+    );
+    assert_eq!(polled["result"]["status"], "working", "{polled}");
+    let result = over_http(
+        &server,
+        &second,
+        TOKEN_A,
+        7,
+        "tasks/result",
+        json!({ "taskId": task }),
+    );
+    assert_ne!(result["result"]["isError"], true, "{result}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task.as_str()
+    );
+    let done = over_http(
+        &server,
+        &second,
+        TOKEN_A,
+        8,
+        "tasks/get",
+        json!({ "taskId": task }),
+    );
+    assert_eq!(done["result"]["status"], "completed");
+}
+
+#[test]
+fn over_http_cancel_leaves_no_process_and_another_identity_cannot_cancel() {
+    let scratch = Scratch::new("tasks-http-cancel");
+    let server = http_server(&scratch);
+    let mine = open(&server, TOKEN_A);
+    let created = over_http(
+        &server,
+        &mine,
+        TOKEN_A,
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 60}, "task": {}}),
+    );
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    let other = open(&server, TOKEN_B);
+    let refused = over_http(
+        &server,
+        &other,
+        TOKEN_B,
+        2,
+        "tasks/cancel",
+        json!({ "taskId": task }),
+    );
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(runs_a_descendant(server.pid(), "sleep"));
+    let cancelled = over_http(
+        &server,
+        &mine,
+        TOKEN_A,
+        3,
+        "tasks/cancel",
+        json!({ "taskId": task }),
+    );
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    assert!(
+        eventually(Duration::from_secs(5), || !runs_a_descendant(
+            server.pid(),
+            "sleep"
+        )),
+        "the command outlived its cancelled task"
+    );
 }
