@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::fixtures::Scratch;
 use crate::support::http::{self, HttpServer};
-use crate::support::processes::{eventually, runs_a_descendant};
+use crate::support::processes::{eventually, runs_a_descendant, signal};
 use crate::support::stdio::{Server, airlock, call, code, request};
 
 /// `nap` sleeps as long as it is asked, as a task when the client asks; `quick` never runs
@@ -215,6 +215,25 @@ fn the_end_of_input_ends_running_tasks_with_a_record() {
     assert_eq!(record["outcome"], "cancelled");
     let states = record["task"]["states"].as_array().unwrap();
     assert_eq!(states.last().unwrap()["status"], "cancelled");
+}
+
+#[test]
+fn sigterm_ends_running_tasks_with_a_record() {
+    let scratch = Scratch::new("tasks-term");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve(&scratch, MANIFEST, &log);
+    let task = nap(&mut server, 1, 60);
+    assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    signal(server.pid(), "TERM");
+    server.wait(Duration::from_secs(15));
+    let record = records(&log)
+        .into_iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["outcome"], "cancelled");
 }
 
 #[test]
