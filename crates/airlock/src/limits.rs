@@ -330,7 +330,7 @@ pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024 + 64 * 1024;
 /// How long a finished task is kept for its client to read: 10 minutes.
 ///
 /// Stops results nobody fetches from being kept for ever. A client's `ttl` may shorten it
-/// down to [`MIN_TASK_KEEP`], never lengthen it.
+/// down to 10 seconds, never lengthen it.
 pub const TASK_KEEP: Duration = Duration::from_secs(10 * 60);
 
 /// The shortest keep a client's `ttl` may ask for: 10 seconds, so a result is readable for a
