@@ -327,6 +327,14 @@ pub const MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
 /// so.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024 + 64 * 1024;
 
+/// The least of [`MAX_TASK_BYTES`] a finished task keeps reserved: 4 KiB, about what its
+/// entry costs besides its result.
+///
+/// A finished task's reservation shrinks to its result, but not below this: the budget then
+/// also bounds how many tasks are kept in all (16,384 with the defaults), whatever the number
+/// of owners (OAuth subjects, sessions) keeping them.
+pub(crate) const TASK_ENTRY_BYTES: usize = 4 * 1024;
+
 /// How long a finished task is kept for its client to read: 10 minutes.
 ///
 /// Stops results nobody fetches from being kept for ever. A client's `ttl` may shorten it

@@ -46,7 +46,7 @@ pub(crate) use run::run;
 use crate::call_log::{self, CallLog, Client, Entry, RunNote, TaskNote};
 use crate::error::McpError;
 use crate::handler::Outcome;
-use crate::limits::{Limits, MIN_TASK_KEEP, TASK_POLL_INTERVAL};
+use crate::limits::{Limits, MIN_TASK_KEEP, TASK_ENTRY_BYTES, TASK_POLL_INTERVAL};
 use crate::output::ToolOutput;
 pub(crate) use crate::tools::TaskMode;
 use crate::tools::ToolDef;
@@ -549,7 +549,7 @@ impl Task {
     }
 
     /// Moves a running task to `status` (terminal), keeps `result` (whose size is at most the
-    /// reservation, which shrinks to it), wakes `tasks/result` and writes the audit record.
+    /// reservation, which shrinks to it but not below `TASK_ENTRY_BYTES`), wakes `tasks/result` and writes the audit record.
     fn end(
         &mut self,
         id: TaskId,
@@ -566,11 +566,11 @@ impl Task {
         self.progress = None;
         self.abort = None;
         self.states.push((status.as_str(), now));
-        if let Final::Output(output) = &result {
-            self.reserved = self.reserved.min(output.content_bytes());
-        } else {
-            self.reserved = 0;
-        }
+        let kept = match &result {
+            Final::Output(output) => output.content_bytes(),
+            Final::Panicked => 0,
+        };
+        self.reserved = self.reserved.min(kept.max(TASK_ENTRY_BYTES));
         self.done.send_replace(true);
         if let Some(audit) = &self.audit {
             let output = match &result {

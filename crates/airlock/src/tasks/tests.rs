@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::limits::Limits;
+use crate::limits::{Limits, TASK_ENTRY_BYTES};
 use crate::tools::{Registry, Tool};
 use crate::{NoArguments, TaskMode};
 
@@ -238,4 +238,33 @@ fn progress_is_shown_while_the_task_runs_and_bounded() {
     let view = serde_json::to_value(tasks.get(&a, Some(id)).unwrap()).unwrap();
     assert!(view.get("_meta").is_none());
     assert_eq!(view["status"], "completed");
+}
+
+#[test]
+fn finished_tasks_of_many_owners_are_bounded_by_the_budget_in_all() {
+    let tasks = Tasks::default();
+    let limits = Limits {
+        max_task_result_bytes: NonZeroUsize::new(TASK_ENTRY_BYTES * 2).unwrap(),
+        max_task_bytes: NonZeroUsize::new(TASK_ENTRY_BYTES * 10).unwrap(),
+        ..Limits::default()
+    };
+    // Each owner finishes one task with a tiny result: it keeps TASK_ENTRY_BYTES, not 2 bytes.
+    let mut kept = 0;
+    for n in 0..100 {
+        let who = owner(n);
+        match tasks.create(&who, &limits, tool(), None, None) {
+            Ok((id, _)) => {
+                finish(&tasks, &who, id, "ok");
+                kept += 1;
+            }
+            Err(error) => {
+                assert_eq!(limit_of(error), "max_task_bytes");
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        kept, 9,
+        "nine finished (4 KiB each) leave no room for a tenth's 8 KiB"
+    );
 }
