@@ -161,6 +161,70 @@ fn a_task_outlives_its_request_and_is_polled_waited_for_and_recorded() {
     );
 }
 
+/// A tool that prints a step and a secret each second.
+const STEPS: &str = r#"
+[server]
+name = "steps"
+version = "1.0.0"
+
+[[tool]]
+name = "steps"
+description = "Prints steps"
+command = ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo step $i; echo $IT_TASK_SECRET; sleep 1; done"]
+exec = ["/usr/bin/sleep"]
+secret_env = ["IT_TASK_SECRET"]
+task = "always"
+"#;
+
+const SECRET: &str = "hunter2-task-secret-value-123";
+
+#[test]
+fn the_output_so_far_is_read_while_the_task_runs_redacted() {
+    let scratch = Scratch::new("tasks-output");
+    let manifest = scratch.manifest(STEPS);
+    let mut server = Server::start_with(
+        &airlock(),
+        &["serve", "--manifest", &manifest],
+        &[("IT_TASK_SECRET", SECRET)],
+    );
+    server.initialize("2025-11-25");
+    let created = server.request(&request(
+        1,
+        "tools/call",
+        json!({"name": "steps", "arguments": {}, "task": {}}),
+    ));
+    let task = created["result"]["task"]["taskId"].clone();
+    assert!(task.is_string(), "{created}");
+    let mut id = 2;
+    let mut seen = String::new();
+    let started = Instant::now();
+    while !seen.contains("step 2") {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no output: {seen:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let polled = server.request(&request(id, "tasks/get", json!({ "taskId": task })));
+        id += 1;
+        assert_eq!(polled["result"]["status"], "working", "{polled}");
+        seen = polled["result"]["_meta"]["airlock/output"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+    }
+    assert!(seen.starts_with("step 1\n"), "{seen:?}");
+    assert!(seen.contains("[REDACTED]"), "{seen:?}");
+    assert!(
+        !seen.contains(SECRET) && !seen.contains("hunter2"),
+        "{seen:?}"
+    );
+    let cancelled = server.request(&request(id, "tasks/cancel", json!({ "taskId": task })));
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    // Once ended, the output so far is gone: the result is what is kept.
+    let got = server.request(&request(id + 1, "tasks/get", json!({ "taskId": task })));
+    assert!(got["result"].get("_meta").is_none(), "{got}");
+}
+
 #[test]
 fn cancel_kills_the_run_and_leaves_no_process() {
     let scratch = Scratch::new("tasks-cancel");

@@ -142,6 +142,7 @@ mod response;
 mod rounds;
 mod server;
 mod signals;
+mod so_far;
 mod state;
 mod tasks;
 pub mod telemetry;
@@ -163,6 +164,7 @@ pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
+pub use so_far::OutputSoFar;
 pub use state::ReloadError;
 pub use tools::schema::SchemaError;
 pub use tools::{

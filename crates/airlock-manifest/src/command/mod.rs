@@ -329,9 +329,23 @@ struct CommandHandler {
 }
 
 impl Handler for CommandHandler {
-    fn call(&self, arguments: Map<String, Value>, _context: CallContext) -> BoxFuture<ToolOutput> {
+    fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput> {
         let tool = Arc::clone(&self.tool);
         let redactor = Arc::clone(&self.redactor);
+        // A task's run: its output so far is shown redacted, as a reply would be, with the
+        // bytes beside each cut withheld (its start once bytes were dropped, and always its
+        // end: the command may go on writing a secret it began).
+        let so_far = context.output_so_far().cloned();
+        if let Some(so_far) = &so_far {
+            let redactor = Arc::clone(&redactor);
+            so_far.render_with(move |bytes, dropped| {
+                let cut = Cut {
+                    start: dropped,
+                    end: true,
+                };
+                String::from_utf8_lossy(&redactor.redact(bytes, cut)).into_owned()
+            });
+        }
         Box::pin(async move {
             // Path checks touch the file system; on a slow mount they must not stall the
             // runtime's workers.
@@ -367,6 +381,7 @@ impl Handler for CommandHandler {
                     StderrMode::Drop => Stderr::Tail(LAUNCHER_LINE_BYTES),
                 },
                 sandbox: tool.sandbox.clone(),
+                so_far,
             };
             match process::run(&spec).await {
                 Ok(finished) => reply::report(&tool, &redactor, &finished),

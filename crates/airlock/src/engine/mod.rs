@@ -918,7 +918,7 @@ impl Engine {
             arguments_hmac: log.hash(&arguments),
         });
         let tasks = &self.shared.tasks;
-        let (task, view) =
+        let (task, view, so_far) =
             tasks.create(&owner, &self.shared.limits, Arc::clone(&tool), ttl, audit)?;
         let timeout = tasks
             .timeout(&owner, task)
@@ -940,7 +940,13 @@ impl Engine {
             round: None,
             waits: None,
         };
-        let handle = runtime.spawn(tasks::run(call, Arc::downgrade(tasks), owner.clone(), task));
+        let handle = runtime.spawn(tasks::run(
+            call,
+            Arc::downgrade(tasks),
+            owner.clone(),
+            task,
+            so_far,
+        ));
         tasks.started(&owner, task, handle.abort_handle());
         response::write_result(out, id, &CreateTaskResult { task: view });
         Ok(())

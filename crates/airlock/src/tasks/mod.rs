@@ -48,6 +48,7 @@ use crate::error::McpError;
 use crate::handler::Outcome;
 use crate::limits::{Limits, MIN_TASK_KEEP, TASK_ENTRY_BYTES, TASK_POLL_INTERVAL};
 use crate::output::ToolOutput;
+use crate::so_far::OutputSoFar;
 pub(crate) use crate::tools::TaskMode;
 use crate::tools::ToolDef;
 
@@ -137,6 +138,8 @@ struct Task {
     keep: Duration,
     timeout: Duration,
     progress: Option<ProgressSeen>,
+    /// The run's output so far (dropped when it ends).
+    so_far: Option<Arc<OutputSoFar>>,
     result: Option<Final>,
     /// Bytes of the budget this task holds.
     reserved: usize,
@@ -197,8 +200,10 @@ pub(crate) struct TaskView {
 
 #[derive(Debug, Serialize)]
 struct ViewMeta {
-    #[serde(rename = "airlock/progress")]
-    progress: ProgressSeen,
+    #[serde(rename = "airlock/progress", skip_serializing_if = "Option::is_none")]
+    progress: Option<ProgressSeen>,
+    #[serde(rename = "airlock/output", skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
 }
 
 /// `tasks/result` of one task: its end, or how to wait for it.
@@ -229,7 +234,7 @@ impl Tasks {
         tool: Arc<ToolDef>,
         ttl: Option<u64>,
         audit: Option<Audit>,
-    ) -> Result<(TaskId, TaskView), McpError> {
+    ) -> Result<(TaskId, TaskView, Arc<OutputSoFar>), McpError> {
         let mut table = self.lock();
         sweep(&mut table, Instant::now());
         let (mut running, mut mine_running, mut mine, mut reserved) =
@@ -281,6 +286,8 @@ impl Tasks {
             .map_or(limits.task_keep, |ttl| {
                 ttl.clamp(MIN_TASK_KEEP, limits.task_keep.max(MIN_TASK_KEEP))
             });
+        // The output so far lives in the reservation: no result is kept while it runs.
+        let so_far = Arc::new(OutputSoFar::new(reservation));
         let task = Task {
             tool,
             status: Status::Working,
@@ -292,6 +299,7 @@ impl Tasks {
             keep,
             timeout,
             progress: None,
+            so_far: Some(Arc::clone(&so_far)),
             result: None,
             reserved: reservation,
             abort: None,
@@ -301,7 +309,7 @@ impl Tasks {
         };
         let view = task.view(id);
         table.insert((owner.clone(), id), task);
-        Ok((id, view))
+        Ok((id, view, so_far))
     }
 
     /// The deadline of a task just created (its run's timeout).
@@ -527,11 +535,11 @@ impl Task {
             last_updated_at: call_log::rfc3339(self.updated),
             ttl: u64::try_from(ran.saturating_add(self.keep).as_millis()).unwrap_or(u64::MAX),
             poll_interval: u64::try_from(TASK_POLL_INTERVAL.as_millis()).unwrap_or(u64::MAX),
-            meta: self
-                .progress
-                .clone()
-                .filter(|_| self.status == Status::Working)
-                .map(|progress| ViewMeta { progress }),
+            meta: {
+                let progress = self.progress.clone();
+                let output = self.so_far.as_ref().and_then(|so_far| so_far.shown());
+                (progress.is_some() || output.is_some()).then_some(ViewMeta { progress, output })
+            },
         }
     }
 
@@ -564,6 +572,7 @@ impl Task {
         self.updated = now;
         self.ended = Some(Instant::now());
         self.progress = None;
+        self.so_far = None;
         self.abort = None;
         self.states.push((status.as_str(), now));
         let kept = match &result {

@@ -1,17 +1,24 @@
 //! A task's run: its call driven to its end on a tokio task of its own, outside any session,
 //! with its progress kept in the table and its end handed to it.
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use crate::asking::ClientCan;
 use crate::call::Call;
 use crate::handler::{CallContext, Event, Report};
+use crate::so_far::OutputSoFar;
 
 use super::{Owner, TaskId, Tasks};
 
 /// Drives `call` (task `task` of `owner`) to its end. The run holds the table weakly: the
 /// server's end drops the table, which cancels the runs still going.
-pub(crate) async fn run(call: Call, table: Weak<Tasks>, owner: Owner, task: TaskId) {
+pub(crate) async fn run(
+    call: Call,
+    table: Weak<Tasks>,
+    owner: Owner,
+    task: TaskId,
+    so_far: Arc<OutputSoFar>,
+) {
     // Progress is kept for `tasks/get`; log messages have no reader; questions are refused
     // (no client capability is declared to the run).
     let (events, mut reports) = tokio::sync::mpsc::channel(8);
@@ -20,7 +27,8 @@ pub(crate) async fn run(call: Call, table: Weak<Tasks>, owner: Owner, task: Task
         events,
         (true, false),
         ClientCan::default(),
-    );
+    )
+    .keeping(so_far);
     let running = call.run(context);
     tokio::pin!(running);
     let completion = loop {

@@ -50,7 +50,7 @@ fn limit_of(error: McpError) -> &'static str {
 fn another_owner_gets_exactly_what_an_unknown_id_gets() {
     let tasks = Tasks::default();
     let (a, b) = (owner(1), owner(2));
-    let (id, view) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (id, view, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
     assert_eq!(view.status, Status::Working);
     let never = TaskId::random();
     for who in [&b] {
@@ -76,7 +76,7 @@ fn bounds_refuse_with_the_bound_they_hit() {
     let tasks = Tasks::default();
     let limits = limits();
     let (a, b) = (owner(1), owner(2));
-    let (first, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
+    let (first, _, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
     tasks.create(&a, &limits, tool(), None, None).unwrap();
     let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
     assert_eq!(limit_of(refused), "max_tasks_running_per_client");
@@ -121,7 +121,7 @@ fn finished_tasks_are_kept_per_owner_up_to_the_bound_and_a_result_past_its_reser
     let limits = limits();
     let a = owner(1);
     for text in ["one", "two", &"x".repeat(101)] {
-        let (id, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
+        let (id, _, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
         finish(&tasks, &a, id, text);
     }
     let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
@@ -140,7 +140,7 @@ fn finished_tasks_are_kept_per_owner_up_to_the_bound_and_a_result_past_its_reser
 fn cancel_ends_a_running_task_once_and_a_finished_one_is_refused() {
     let tasks = Tasks::default();
     let a = owner(1);
-    let (id, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (id, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
     let view = tasks.cancel(&a, Some(id)).unwrap();
     assert_eq!(view.status, Status::Cancelled);
     assert!(matches!(
@@ -154,7 +154,7 @@ fn cancel_ends_a_running_task_once_and_a_finished_one_is_refused() {
         panic!("no result")
     };
     assert!(output.is_error());
-    let (done, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (done, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
     finish(&tasks, &a, done, "ok");
     assert!(matches!(
         tasks.cancel(&a, Some(done)),
@@ -172,7 +172,7 @@ fn error_results_timeouts_and_panics_fail_the_task() {
         Outcome::TimedOut(Duration::from_secs(1)),
         Outcome::Panicked,
     ] {
-        let (id, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+        let (id, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
         tasks.finish(&a, id, outcome);
         assert_eq!(tasks.get(&a, Some(id)).unwrap().status, Status::Failed);
     }
@@ -186,7 +186,7 @@ fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
         ..limits()
     };
     let a = owner(1);
-    let (id, view) = tasks.create(&a, &limits, tool(), Some(0), None).unwrap();
+    let (id, view, _) = tasks.create(&a, &limits, tool(), Some(0), None).unwrap();
     // A ttl below the shortest keep is raised to it; the ttl reported covers the run.
     assert!(view.ttl >= u64::try_from(MIN_TASK_KEEP.as_millis()).unwrap());
     finish(&tasks, &a, id, "done");
@@ -207,8 +207,8 @@ fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
 fn a_session_end_cancels_and_forgets_only_its_own_tasks() {
     let tasks = Tasks::default();
     let (a, b) = (owner(1), owner(2));
-    let (mine, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
-    let (theirs, _) = tasks.create(&b, &limits(), tool(), None, None).unwrap();
+    let (mine, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (theirs, _, _) = tasks.create(&b, &limits(), tool(), None, None).unwrap();
     let mut done = match tasks.result(&a, Some(mine)).unwrap() {
         Waiting::Running { done, .. } => done,
         Waiting::Ended(_) => panic!("ended"),
@@ -223,14 +223,22 @@ fn a_session_end_cancels_and_forgets_only_its_own_tasks() {
 fn progress_is_shown_while_the_task_runs_and_bounded() {
     let tasks = Tasks::default();
     let a = owner(1);
-    let (id, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (id, _, so_far) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
     tasks.progress(&a, id, 2.0, Some(5.0), Some("é".repeat(1000)));
+    so_far.render_with(|bytes, dropped| format!("{dropped} {}", String::from_utf8_lossy(bytes)));
+    so_far.push(b"step 1\n");
+    so_far.push(&[b'x'; 200]);
     tasks.progress(&a, id, f64::NAN, None, None);
     let view = serde_json::to_value(tasks.get(&a, Some(id)).unwrap()).unwrap();
     let progress = &view["_meta"]["airlock/progress"];
     assert_eq!(progress["progress"], 2.0);
     assert_eq!(progress["total"], 5.0);
     assert!(progress["message"].as_str().unwrap().len() <= 256);
+    // The last `max_task_result_bytes` (100 here) of the output, as its rendering shows them.
+    assert_eq!(
+        view["_meta"]["airlock/output"],
+        format!("true {}", "x".repeat(100))
+    );
     assert_eq!(view["taskId"], id.to_string());
     assert_eq!(view["pollInterval"], 1000);
     assert!(view["createdAt"].as_str().unwrap().ends_with('Z'));
@@ -253,7 +261,7 @@ fn finished_tasks_of_many_owners_are_bounded_by_the_budget_in_all() {
     for n in 0..100 {
         let who = owner(n);
         match tasks.create(&who, &limits, tool(), None, None) {
-            Ok((id, _)) => {
+            Ok((id, _, _)) => {
                 finish(&tasks, &who, id, "ok");
                 kept += 1;
             }
