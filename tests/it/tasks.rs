@@ -259,6 +259,40 @@ fn cancel_kills_the_run_and_leaves_no_process() {
 }
 
 #[test]
+fn a_task_past_its_task_timeout_fails_and_leaves_no_process() {
+    let scratch = Scratch::new("tasks-timeout");
+    let log = scratch.join("audit.jsonl");
+    let manifest = MANIFEST.replace("task_timeout_ms = 60000", "task_timeout_ms = 1000");
+    let mut server = serve(&scratch, &manifest, &log);
+    let task = nap(&mut server, 1, 30);
+    let created = Instant::now();
+    let result = server.request(&request(2, "tasks/result", json!({ "taskId": task })));
+    assert!(created.elapsed() < Duration::from_secs(10));
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    assert!(
+        result["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("time limit of 1000 ms"),
+        "{result}"
+    );
+    let got = get(&mut server, 3, &task);
+    assert_eq!(got["result"]["status"], "failed");
+    assert!(eventually(Duration::from_secs(5), || !runs_a_descendant(
+        server.pid(),
+        "sleep"
+    )));
+    server.close_stdin();
+    server.wait(Duration::from_secs(10));
+    let record = records(&log)
+        .into_iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["outcome"], "timeout");
+    assert_eq!(record["limit"], "timeout");
+}
+
+#[test]
 fn the_end_of_input_ends_running_tasks_with_a_record() {
     let scratch = Scratch::new("tasks-eof");
     let log = scratch.join("audit.jsonl");

@@ -276,3 +276,49 @@ async fn tasks_past_their_bounds_are_refused_with_the_bound() {
         json!({"limit": "max_tasks_running_per_client", "value": 1})
     );
 }
+
+#[tokio::test]
+async fn polling_is_charged_to_the_cheap_method_quota() {
+    use crate::limits::Rate;
+    use crate::quota::{QuotaClock, Quotas};
+    let limits = Limits {
+        cheap_method_rate: Some(Rate::new_const(60, 3)),
+        ..Limits::default()
+    };
+    let tool = Tool::builder("slow")
+        .description("Takes a while")
+        .task(TaskMode::Optional)
+        .handler(|_: NoArguments| async { "done" });
+    let registry = crate::tools::Registry::new(vec![tool]).unwrap();
+    let quotas = Quotas::with_clock(&limits, [], QuotaClock::manual());
+    let info = crate::response::ServerInfo {
+        name: "t".into(),
+        version: "1".into(),
+        title: None,
+        meta: None,
+    };
+    let mut engine = Engine::new(crate::engine::shared_with_quotas(
+        info, None, registry, limits, quotas,
+    ));
+    // The handshake's initialize is cheap too: the burst of 3 leaves two polls.
+    let init = ask(
+        &mut engine,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    let (none, effect) = send(
+        &mut engine,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert!(none.is_none() && matches!(effect, Effect::None));
+    let unknown = json!({"taskId": "0".repeat(64)});
+    assert_eq!(
+        ask(&mut engine, "tasks/get", unknown.clone())["error"]["code"],
+        -32602
+    );
+    assert!(ask(&mut engine, "tasks/list", json!({}))["error"].is_null());
+    let flooded = ask(&mut engine, "tasks/get", unknown);
+    assert_eq!(flooded["error"]["code"], -31429, "{flooded}");
+    assert!(flooded["error"]["data"]["retryAfterMs"].as_u64().unwrap() > 0);
+}
