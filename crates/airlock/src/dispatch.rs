@@ -50,8 +50,7 @@ pub(crate) enum Dispatched {
 /// A `tasks/result` waiting for its task.
 pub(crate) struct Wait {
     pub(crate) task: TaskId,
-    pub(crate) owner: Owner,
-    pub(crate) done: tokio::sync::watch::Receiver<bool>,
+    pub(crate) done: tokio::sync::watch::Receiver<Option<Arc<Final>>>,
     pub(crate) tool: Arc<ToolDef>,
     pub(crate) timeout: std::time::Duration,
 }
@@ -823,17 +822,19 @@ fn tasks(
             response::write_result(out, id, &table.cancel(&owner, task)?);
         }
         _ => match table.result(&owner, task)? {
-            Waiting::Ended(Final::Output(output)) => {
+            Waiting::Ended(ended) => {
+                let Final::Output(output) = &*ended else {
+                    return Err(McpError::ToolPanicked);
+                };
                 let task = task.map(|task| task.to_string());
                 response::write_call_result_of(
                     out,
                     id,
-                    &output,
+                    output,
                     (version, &cx.shared.info),
                     task.as_deref(),
                 );
             }
-            Waiting::Ended(Final::Panicked) => return Err(McpError::ToolPanicked),
             Waiting::Running {
                 done,
                 tool,
@@ -847,7 +848,6 @@ fn tasks(
                 let task = task.ok_or(McpError::UnknownTask)?;
                 return Ok(Dispatched::Wait(Wait {
                     task,
-                    owner,
                     done,
                     tool,
                     timeout,

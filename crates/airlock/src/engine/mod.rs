@@ -38,7 +38,7 @@ use crate::limits::{
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
 use crate::rounds::{Ending, RoundEnd};
-use crate::tasks::{self, Audit, Final, Owner, TaskId, Waiting};
+use crate::tasks::{self, Audit, Final, Owner, TaskId};
 use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
@@ -957,7 +957,6 @@ impl Engine {
     fn wait(&mut self, id: RequestId, wait: dispatch::Wait) -> Effect {
         let dispatch::Wait {
             task,
-            owner,
             mut done,
             tool,
             timeout,
@@ -965,17 +964,16 @@ impl Engine {
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
         let key = id.key().clone();
-        let table = Arc::downgrade(&self.shared.tasks);
         let waits = Box::pin(async move {
-            if done.wait_for(|done| *done).await.is_err() {
-                return Outcome::Panicked;
-            }
-            match table
-                .upgrade()
-                .and_then(|table| table.result(&owner, Some(task)).ok())
-            {
-                Some(Waiting::Ended(Final::Output(output))) => Outcome::Finished(output),
-                _ => Outcome::Panicked,
+            // The sender goes with the table only at the server's end, which ends the task
+            // first; a wait that saw no end is answered as a fault.
+            let ended = match done.wait_for(Option::is_some).await {
+                Ok(ended) => ended.clone(),
+                Err(_) => None,
+            };
+            match ended.as_deref() {
+                Some(Final::Output(output)) => Outcome::Finished(output.clone()),
+                Some(Final::Panicked) | None => Outcome::Panicked,
             }
         });
         self.settle();
@@ -1063,13 +1061,21 @@ struct CreateTaskResult {
     task: crate::tasks::TaskView,
 }
 
-impl Drop for Engine {
-    /// The session's end: the tasks it owns (stdio, or HTTP without a token) are cancelled
-    /// and forgotten, as nobody else may read them. An identity's outlive it.
-    fn drop(&mut self) {
+impl Engine {
+    /// The session ends (its input did, or it is dropped): the tasks it owns (stdio, or HTTP
+    /// without a token) are cancelled and forgotten, as nobody else may read them, and a
+    /// `tasks/result` still waiting on one gets its cancelled answer. An identity's tasks
+    /// outlive the session.
+    pub(crate) fn end_tasks(&mut self) {
         if let Some(owner @ Owner::Session(_)) = &self.owner {
             self.shared.tasks.end_session(owner);
         }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.end_tasks();
     }
 }
 

@@ -140,13 +140,14 @@ struct Task {
     progress: Option<ProgressSeen>,
     /// The run's output so far (dropped when it ends).
     so_far: Option<Arc<OutputSoFar>>,
-    result: Option<Final>,
+    result: Option<Arc<Final>>,
     /// Bytes of the budget this task holds.
     reserved: usize,
     /// Stops the run (`None` before it started, or once it ended).
     abort: Option<tokio::task::AbortHandle>,
-    /// `true` once the task is terminal: what `tasks/result` waits on.
-    done: watch::Sender<bool>,
+    /// The task's end once it is terminal: what `tasks/result` waits on (it gets the end even
+    /// when the task is forgotten meanwhile).
+    done: watch::Sender<Option<Arc<Final>>>,
     audit: Option<Audit>,
     states: Vec<(&'static str, SystemTime)>,
 }
@@ -209,11 +210,11 @@ struct ViewMeta {
 /// `tasks/result` of one task: its end, or how to wait for it.
 pub(crate) enum Waiting {
     /// The task ended.
-    Ended(Final),
+    Ended(Arc<Final>),
     /// It runs: wait for this to turn `true`, at most `timeout` (a bit past the task's own),
     /// then ask again. `tool` is the task's, for the wait's log lines.
     Running {
-        done: watch::Receiver<bool>,
+        done: watch::Receiver<Option<Arc<Final>>>,
         tool: Arc<ToolDef>,
         timeout: Duration,
     },
@@ -303,7 +304,7 @@ impl Tasks {
             result: None,
             reserved: reservation,
             abort: None,
-            done: watch::Sender::new(false),
+            done: watch::Sender::new(None),
             audit,
             states: vec![(Status::Working.as_str(), now)],
         };
@@ -445,7 +446,7 @@ impl Tasks {
             .get(&(owner.clone(), id))
             .ok_or(McpError::UnknownTask)?;
         Ok(match &task.result {
-            Some(result) => Waiting::Ended(result.clone()),
+            Some(result) => Waiting::Ended(Arc::clone(result)),
             None => Waiting::Running {
                 done: task.done.subscribe(),
                 tool: Arc::clone(&task.tool),
@@ -580,9 +581,10 @@ impl Task {
             Final::Panicked => 0,
         };
         self.reserved = self.reserved.min(kept.max(TASK_ENTRY_BYTES));
-        self.done.send_replace(true);
+        let result = Arc::new(result);
+        self.done.send_replace(Some(Arc::clone(&result)));
         if let Some(audit) = &self.audit {
-            let output = match &result {
+            let output = match &*result {
                 Final::Output(output) => Some(output),
                 Final::Panicked => None,
             };
