@@ -558,7 +558,8 @@ impl Task {
     }
 
     /// Moves a running task to `status` (terminal), keeps `result` (whose size is at most the
-    /// reservation, which shrinks to it but not below `TASK_ENTRY_BYTES`), wakes `tasks/result` and writes the audit record.
+    /// reservation, which shrinks to it but not below `TASK_ENTRY_BYTES`), hands it to the
+    /// `tasks/result` waiting and writes the audit record.
     fn end(
         &mut self,
         id: TaskId,
