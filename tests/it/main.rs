@@ -73,6 +73,9 @@
 //!   airlock (installed by `tests/clients/setup.sh`);
 //! - `input_required`: 2026-07-28 calls that need the client's input (multi round-trip
 //!   requests), over real HTTP and real pipes;
+//! - `tasks`: MCP tasks (2025-11-25) of `airlock serve`: a command that outlives its request
+//!   created, polled, waited for and recorded; cancel and the end of input kill its sandbox;
+//!   the bounds' typed refusals; a task asked of a tool or server that offers none;
 //! - `product`: the example product CLI used as a CLI (the functions its `mcp` serves);
 //! - `network`: network by destination (issue 36): the proxy a networked tool's commands
 //!   reach the network through, with names pinned by `--test-hosts` to loopback servers;
@@ -160,6 +163,7 @@ mod serve;
 mod serve_surface;
 mod setup;
 mod support;
+mod tasks;
 
 /// The map above names every module, and every file here is a module: a file left out of the
 /// `mod` list is never compiled, so its tests never run, and one left out of the map leaves a

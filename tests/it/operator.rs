@@ -37,7 +37,7 @@ args.seconds = { type = "integer", minimum = 1, maximum = 60 }
 "#;
 
 /// The record's keys, always all present.
-const RECORD_KEYS: [&str; 14] = [
+const RECORD_KEYS: [&str; 15] = [
     "arguments_hmac",
     "client",
     "duration_ms",
@@ -50,6 +50,7 @@ const RECORD_KEYS: [&str; 14] = [
     "output_bytes",
     "refusal",
     "signal",
+    "task",
     "time",
     "tool",
 ];
@@ -155,6 +156,7 @@ fn every_call_leaves_one_record_with_its_outcome_and_no_argument_value() {
             "event": "tool_call", "client": stdio, "tool": tool, "outcome": outcome,
             "exit_code": exit, "signal": null, "is_error": is_error, "output_bytes": bytes,
             "limit": null, "refusal": null, "arguments_hmac": null, "network": null,
+            "task": null,
         })
     };
     let echoed = u64::try_from(ARGUMENT_VALUE.len() + 1).unwrap();

@@ -105,6 +105,9 @@ pub struct CommandSpec {
     /// The kernel sandbox the command runs in; `None` runs it unconfined (a tool that opted
     /// out with `accept_risk = ["unsandboxed"]`, or a test).
     pub sandbox: Option<Arc<Confinement>>,
+    /// A task's run: every byte counted of either stream also goes here, in the order read,
+    /// for `tasks/get` (it keeps only its last bytes).
+    pub so_far: Option<Arc<airlock::OutputSoFar>>,
 }
 
 /// Names only: argument and environment values may be secrets or peer input, which are never
@@ -123,6 +126,7 @@ impl fmt::Debug for CommandSpec {
             .field("max_kept_bytes", &self.max_kept_bytes)
             .field("stderr", &self.stderr)
             .field("sandboxed", &self.sandbox.is_some())
+            .field("task", &self.so_far.is_some())
             .finish()
     }
 }
@@ -732,6 +736,7 @@ fn template(spec: &CommandSpec) -> CommandSpec {
         max_kept_bytes: spec.max_kept_bytes,
         stderr: spec.stderr,
         sandbox: spec.sandbox.clone(),
+        so_far: None,
     }
 }
 
@@ -1018,6 +1023,7 @@ struct Captures {
     out: Capture,
     err: Capture,
     budget: usize,
+    so_far: Option<Arc<airlock::OutputSoFar>>,
 }
 
 impl Captures {
@@ -1039,6 +1045,7 @@ impl Captures {
             out: Capture::new(Keep::Head(out_share), spec.max_stdout_bytes),
             err: Capture::new(err_keep, spec.max_stderr_bytes),
             budget,
+            so_far: spec.so_far.clone(),
         }
     }
 
@@ -1061,6 +1068,9 @@ impl Captures {
             .split_at_checked(data.len().min(room))
             .ok_or(SpawnError::Internal("cap split past the read"))?;
         this.read = this.read.saturating_add(counted.len());
+        if let Some(so_far) = &self.so_far {
+            so_far.push(counted);
+        }
         this.keep(counted, budget, other)?;
         this.truncated |= passed;
         Ok(passed)
@@ -1359,6 +1369,7 @@ mod tests {
             max_kept_bytes: 2 * 1024 * 1024,
             stderr: Stderr::Separate,
             sandbox: None,
+            so_far: None,
         }
     }
 

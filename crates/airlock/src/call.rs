@@ -37,6 +37,9 @@ pub struct Call {
     pub(crate) client_can: ClientCan,
     /// A 2026-07-28 call's round: the answers it brought, and where its questions go.
     pub(crate) round: Option<Arc<Round>>,
+    /// A wait of `tasks/result` for its task's end, instead of the tool's handler: it runs,
+    /// and is cancelled, as a call does, and only its reply differs.
+    pub(crate) waits: Option<BoxFuture<Outcome>>,
 }
 
 impl Call {
@@ -91,7 +94,16 @@ impl Call {
             wants_logs: _,
             client_can: _,
             round,
+            waits,
         } = self;
+        if let Some(waits) = waits {
+            return Started::Running(Running {
+                ticket,
+                tool,
+                guarded: Guarded::Waiting(waits),
+                timeout,
+            });
+        }
         let context = context.in_round(round.clone());
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
         let mut guarded = match started {
@@ -116,7 +128,7 @@ impl Call {
                 return Started::Running(Running {
                     ticket,
                     tool,
-                    guarded,
+                    guarded: Guarded::Handler(guarded),
                     timeout,
                 });
             }
@@ -138,8 +150,14 @@ pub enum Started {
 pub struct Running {
     ticket: Ticket,
     tool: Arc<ToolDef>,
-    guarded: CatchUnwind,
+    guarded: Guarded,
     timeout: Duration,
+}
+
+/// What a running call drives: its handler, or a `tasks/result`'s wait.
+enum Guarded {
+    Handler(CatchUnwind),
+    Waiting(BoxFuture<Outcome>),
 }
 
 impl std::fmt::Debug for Running {
@@ -165,6 +183,15 @@ impl Running {
             guarded,
             timeout,
         } = self;
+        let guarded = match guarded {
+            Guarded::Handler(guarded) => guarded,
+            Guarded::Waiting(waits) => {
+                let outcome = tokio::time::timeout(timeout, waits)
+                    .await
+                    .unwrap_or(Outcome::TimedOut(timeout));
+                return Completion { ticket, outcome };
+            }
+        };
         let outcome = match tokio::time::timeout(timeout, guarded).await {
             Ok(Ok(Ran::Output(output))) => Outcome::Finished(output),
             Ok(Ok(Ran::Round(end))) => Outcome::Round(end),

@@ -289,6 +289,29 @@ struct Record<'a> {
     refusal: Option<Refusal>,
     arguments_hmac: Option<&'a str>,
     network: Option<&'a NetworkNote>,
+    /// The task the call ran as (2025-11-25 tasks), `null` for an ordinary call.
+    task: Option<TaskRecord<'a>>,
+}
+
+/// A task's part of its call's record: its id and each status it took, with when.
+#[derive(Debug, Serialize)]
+struct TaskRecord<'a> {
+    id: &'a str,
+    states: Vec<TaskState>,
+}
+
+#[derive(Debug, Serialize)]
+struct TaskState {
+    status: &'static str,
+    at: String,
+}
+
+/// A task's facts for its call's record. The id is written as it is: a task is bound to its
+/// owner, so its id alone reads nothing, and the operator needs it to follow one.
+#[derive(Debug)]
+pub(crate) struct TaskNote<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) states: &'a [(&'static str, SystemTime)],
 }
 
 #[derive(Debug, Serialize)]
@@ -327,6 +350,7 @@ pub(crate) struct Entry<'a> {
     pub(crate) note: RunNote,
     pub(crate) refusal: Option<&'a McpError>,
     pub(crate) arguments_hmac: Option<&'a str>,
+    pub(crate) task: Option<TaskNote<'a>>,
 }
 
 impl Entry<'_> {
@@ -349,6 +373,7 @@ impl Entry<'_> {
             },
             refusal: Some(error),
             arguments_hmac: None,
+            task: None,
         }
     }
 }
@@ -566,6 +591,17 @@ impl CallLog {
             }),
             arguments_hmac: entry.arguments_hmac,
             network: entry.note.network.as_deref(),
+            task: entry.task.as_ref().map(|task| TaskRecord {
+                id: task.id,
+                states: task
+                    .states
+                    .iter()
+                    .map(|(status, at)| TaskState {
+                        status,
+                        at: rfc3339(*at),
+                    })
+                    .collect(),
+            }),
         };
         self.emit(&record);
     }
@@ -884,7 +920,7 @@ pub(crate) fn open_append(path: &Path) -> io::Result<File> {
 }
 
 /// `time` as RFC 3339 in UTC with milliseconds (`2026-01-31T12:00:00.123Z`).
-fn rfc3339(time: SystemTime) -> String {
+pub(crate) fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let seconds = since.as_secs();
     let (year, month, day) = civil(seconds / 86_400);
@@ -1056,6 +1092,7 @@ mod tests {
                 note: RunNote::default(),
                 refusal: None,
                 arguments_hmac: None,
+                task: None,
             };
             log.write(&entry);
         }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::asking::{Answer, ClientCan, Elicitation, Elicited, Question};
+use crate::call_log::Client;
 use crate::envelope::{ParamKey, Params, RequestMethod};
 use crate::error::McpError;
 use crate::handler::LogLevel;
@@ -30,6 +31,7 @@ use crate::response::{
 };
 use crate::rounds::{Ending, Round, RoundEnd, Step};
 use crate::state::Shared;
+use crate::tasks::{Final, Owner, TaskId, TaskMode, Waiting};
 use crate::tools::{ToolDef, arguments};
 use crate::version::ProtocolVersion;
 
@@ -39,6 +41,18 @@ pub(crate) enum Dispatched {
     Answered,
     /// A tool call to start; its reply comes when it completes.
     Call(Plan),
+    /// A tool call to start as a task (2025-11-25): the client asked to keep it `ttl` ms.
+    Task(Plan, Option<u64>),
+    /// A `tasks/result` of a task still running: its reply comes when the task ends.
+    Wait(Wait),
+}
+
+/// A `tasks/result` waiting for its task.
+pub(crate) struct Wait {
+    pub(crate) task: TaskId,
+    pub(crate) done: tokio::sync::watch::Receiver<Option<Arc<Final>>>,
+    pub(crate) tool: Arc<ToolDef>,
+    pub(crate) timeout: std::time::Duration,
 }
 
 /// A tool call that passed every check.
@@ -63,6 +77,26 @@ pub(crate) struct Context<'a> {
     pub(crate) subscriptions: &'a mut BTreeSet<Box<str>>,
     pub(crate) client_can: &'a mut ClientCan,
     pub(crate) in_flight: usize,
+    /// Whose tasks this session reads (made at its first use of tasks).
+    pub(crate) owner: &'a mut Option<Owner>,
+    /// Who the peer is.
+    pub(crate) client: &'a Client,
+}
+
+impl Context<'_> {
+    /// The owner of this session's tasks.
+    ///
+    /// # Errors
+    ///
+    /// `Internal` if the random source failed.
+    pub(crate) fn owner(&mut self) -> Result<Owner, McpError> {
+        if let Some(owner) = self.owner.as_ref() {
+            return Ok(owner.clone());
+        }
+        let owner = Owner::of(self.client).ok_or(McpError::Internal("the random source failed"))?;
+        *self.owner = Some(owner.clone());
+        Ok(owner)
+    }
 }
 
 /// Runs one request.
@@ -136,6 +170,10 @@ pub(crate) fn request(
             complete(cx.shared, id, params.as_deref(), version, out)
         }
         RequestMethod::LoggingSetLevel => set_level(cx, id, params.as_deref(), out),
+        RequestMethod::TasksGet
+        | RequestMethod::TasksResult
+        | RequestMethod::TasksList
+        | RequestMethod::TasksCancel => tasks(cx, id, method, params.as_deref(), version, out),
     }
 }
 
@@ -182,6 +220,7 @@ fn initialize(
                 logging: true,
                 subscribe: subscribable(shared),
                 tools_list_changed: shared.tools_may_change(),
+                tasks: version.has_tasks() && shared.registry().offers_tasks(),
                 ..capabilities(shared)
             },
             server_info: InfoFor {
@@ -252,6 +291,10 @@ fn offered(shared: &Shared, method: RequestMethod) -> bool {
         | RequestMethod::ToolsList
         | RequestMethod::ToolsCall
         | RequestMethod::LoggingSetLevel => true,
+        RequestMethod::TasksGet
+        | RequestMethod::TasksResult
+        | RequestMethod::TasksList
+        | RequestMethod::TasksCancel => shared.registry().offers_tasks(),
     }
 }
 
@@ -273,6 +316,8 @@ fn capabilities(shared: &Shared) -> Capabilities {
         // A modern request's `_meta.logLevel` is honoured (its messages on its own stream).
         logging: true,
         tools_list_changed: false,
+        // Declared in a 2025-11-25 `initialize` only: the modern era has no `params.task`.
+        tasks: false,
     }
 }
 
@@ -615,11 +660,8 @@ fn tools_call(
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
     let params = params.ok_or(McpError::InvalidParams("tools/call needs params"))?;
-    if params.has(ParamKey::Task) {
-        // Task-augmented calls (2025-11-25): we declare no `tasks` capability.
-        return Err(McpError::MethodNotFound);
-    }
     only_call_members(params, version)?;
+    let task = params.task.take();
     let name = match &params.name {
         Some(Text::Str(name)) if name.len() <= MAX_CALLED_TOOL_NAME_BYTES => &**name,
         _ => return Err(McpError::InvalidToolName),
@@ -631,6 +673,17 @@ fn tools_call(
     // quotas of their own, so an unknown name is charged to the server's alone.
     cx.shared.quotas.admit_call(name)?;
     let tool = tool.ok_or(McpError::UnknownTool)?;
+    // A server that declares no tasks processes an augmented call normally (2025-11-25, a
+    // MUST); one that does refuses it for a tool that forbids tasks (a SHOULD), and refuses
+    // an ordinary call of a tool that requires one (a MUST), in every revision.
+    let task = match (tool.task, task) {
+        (_, Some(_)) if !cx.shared.registry().offers_tasks() => None,
+        (TaskMode::Never, Some(_)) | (TaskMode::Always, None) => {
+            return Err(McpError::MethodNotFound);
+        }
+        (TaskMode::Never, None) | (TaskMode::Optional, None) => None,
+        (TaskMode::Optional | TaskMode::Always, Some(task)) => Some(task_ttl(&task)?),
+    };
     let progress_token = match &mut params.meta {
         None => None,
         Some(Value::Object(meta)) => meta
@@ -641,7 +694,8 @@ fn tools_call(
         Some(_) => return Err(McpError::InvalidParams("_meta must be an object")),
     };
     let limits = &cx.shared.limits;
-    if cx.in_flight >= limits.max_in_flight.get() {
+    // Tasks have their own pool, counted when the task is created.
+    if task.is_none() && cx.in_flight >= limits.max_in_flight.get() {
         return Err(McpError::Overloaded {
             limit: limits.max_in_flight.get(),
         });
@@ -689,14 +743,119 @@ fn tools_call(
     } else {
         None
     };
-    Ok(Dispatched::Call(Plan {
+    let plan = Plan {
         tool,
         arguments,
         version,
         progress_token,
         round,
         log_level,
-    }))
+    };
+    Ok(match task {
+        Some(ttl) => Dispatched::Task(plan, ttl),
+        None => Dispatched::Call(plan),
+    })
+}
+
+/// The `ttl` a call's `task` asks for (milliseconds from creation), if any: `task` is an
+/// object whose only member may be `ttl`, a number of at least 0.
+fn task_ttl(task: &Value) -> Result<Option<u64>, McpError> {
+    const MALFORMED: McpError =
+        McpError::InvalidParams("task must be an object with at most a ttl in milliseconds");
+    let Value::Object(task) = task else {
+        return Err(MALFORMED);
+    };
+    if task.keys().any(|key| key != "ttl") {
+        return Err(MALFORMED);
+    }
+    match task.get("ttl") {
+        None => Ok(None),
+        Some(Value::Number(ttl)) => {
+            if let Some(ttl) = ttl.as_u64() {
+                Ok(Some(ttl))
+            } else {
+                match ttl.as_f64() {
+                    // A fraction of a millisecond, or more milliseconds than a u64 holds.
+                    Some(ttl) if ttl >= 0.0 => Ok(Some(u64::MAX)),
+                    _ => Err(MALFORMED),
+                }
+            }
+        }
+        Some(_) => Err(MALFORMED),
+    }
+}
+
+/// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` (2025-11-25 sessions): every
+/// lookup is by this session's owner and the id together, so another owner's task is not
+/// found, as an id never issued is not.
+fn tasks(
+    mut cx: Context<'_>,
+    id: &RequestId,
+    method: RequestMethod,
+    params: Option<&Params<'_>>,
+    version: ProtocolVersion,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if !version.has_tasks() {
+        return Err(McpError::MethodNotFound);
+    }
+    let none = Params::default();
+    let params = params.unwrap_or(&none);
+    let owner = cx.owner()?;
+    let table = &cx.shared.tasks;
+    if method == RequestMethod::TasksList {
+        if list_cursor(params)?.is_some() {
+            // One page holds every task an owner may keep: no cursor is ever issued.
+            return Err(McpError::InvalidCursor);
+        }
+        response::write_result(out, id, &serde_json::json!({ "tasks": table.list(&owner) }));
+        return Ok(Dispatched::Answered);
+    }
+    only_members(params, &[ParamKey::TaskId, ParamKey::Meta])?;
+    let task = match &params.task_id {
+        Some(Text::Str(task)) => TaskId::parse(task),
+        _ => None,
+    };
+    match method {
+        RequestMethod::TasksGet => response::write_result(out, id, &table.get(&owner, task)?),
+        RequestMethod::TasksCancel => {
+            response::write_result(out, id, &table.cancel(&owner, task)?);
+        }
+        _ => match table.result(&owner, task)? {
+            Waiting::Ended(ended) => {
+                let Final::Output(output) = &*ended else {
+                    return Err(McpError::ToolPanicked);
+                };
+                let task = task.map(|task| task.to_string());
+                response::write_call_result_of(
+                    out,
+                    id,
+                    output,
+                    (version, &cx.shared.info),
+                    task.as_deref(),
+                );
+            }
+            Waiting::Running {
+                done,
+                tool,
+                timeout,
+            } => {
+                if cx.in_flight >= cx.shared.limits.max_in_flight.get() {
+                    return Err(McpError::Overloaded {
+                        limit: cx.shared.limits.max_in_flight.get(),
+                    });
+                }
+                let task = task.ok_or(McpError::UnknownTask)?;
+                return Ok(Dispatched::Wait(Wait {
+                    task,
+                    done,
+                    tool,
+                    timeout,
+                }));
+            }
+        },
+    }
+    Ok(Dispatched::Answered)
 }
 
 /// Writes a `tools/call` result in the shape of `version`.
@@ -742,8 +901,19 @@ fn cache_hints(shared: &Shared) -> CacheHints {
 
 /// Refuses members `tools/call` and `prompts/get` do not define: `name`, `arguments`, `_meta`,
 /// and in the modern era a retry's `inputResponses` and `requestState`.
+///
+/// `task` (a task-augmented call) is defined by 2025-11-25 alone. A server that does not
+/// declare `tasks.requests.tools.call` MUST process such a request normally and ignore it
+/// (2025-11-25, tasks, "Behavior Requirements"), so there it is allowed and not looked at;
+/// in every other revision it is a member the method does not define.
 fn only_call_members(params: &Params<'_>, version: ProtocolVersion) -> Result<(), McpError> {
     const LEGACY: [ParamKey; 3] = [ParamKey::Name, ParamKey::Arguments, ParamKey::Meta];
+    const TASKS: [ParamKey; 4] = [
+        ParamKey::Name,
+        ParamKey::Arguments,
+        ParamKey::Meta,
+        ParamKey::Task,
+    ];
     const MODERN: [ParamKey; 5] = [
         ParamKey::Name,
         ParamKey::Arguments,
@@ -755,6 +925,8 @@ fn only_call_members(params: &Params<'_>, version: ProtocolVersion) -> Result<()
         params,
         if version.is_modern() {
             &MODERN
+        } else if version.has_tasks() {
+            &TASKS
         } else {
             &LEGACY
         },

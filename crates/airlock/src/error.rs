@@ -347,6 +347,22 @@ pub enum McpError {
     /// (tampered with, of another call or tool or arguments), or has expired.
     #[error("invalid request state")]
     InvalidRequestState,
+    /// `tasks/get`, `tasks/result` or `tasks/cancel` of an id the caller has no task of: never
+    /// issued, malformed, forgotten, or another owner's (the same answer for each).
+    #[error("unknown task")]
+    UnknownTask,
+    /// `tasks/cancel` of a task that already ended (2025-11-25: MUST be `-32602`).
+    #[error("task already ended")]
+    TaskEnded,
+    /// A task refused at creation: the bound named by `limit` (its value `value`) is reached.
+    #[error("too many tasks ({limit})")]
+    TooManyTasks {
+        /// The bound's name (`max_tasks_running_per_client`, `max_tasks_running`,
+        /// `max_tasks_kept_per_client`, `max_task_bytes`).
+        limit: &'static str,
+        /// Its value.
+        value: usize,
+    },
     /// A modern request's `inputResponses` answer to a question the tool asks that does not
     /// fit the question.
     #[error("invalid input response")]
@@ -566,6 +582,21 @@ impl McpError {
                 Some(ErrorData::limit(bound.limit_name(), *limit)),
             ),
             Self::Internal(_) | Self::ToolPanicked => (C::INTERNAL_ERROR, "Internal error.", None),
+            Self::UnknownTask => (
+                C::INVALID_PARAMS,
+                "Invalid params: no task has this id.",
+                None,
+            ),
+            Self::TaskEnded => (
+                C::INVALID_PARAMS,
+                "Invalid params: the task already ended, so it cannot be cancelled.",
+                None,
+            ),
+            Self::TooManyTasks { limit, value } => (
+                C::OVERLOADED,
+                "Too many tasks; retry later.",
+                Some(ErrorData::limit(limit, *value)),
+            ),
             Self::InvalidRequestState => (
                 C::INVALID_PARAMS,
                 "Invalid params: requestState is not one this server issued for this request, \
@@ -825,6 +856,12 @@ pub(crate) mod tests {
             McpError::InvalidPromptArguments,
             McpError::PromptTooLarge,
             McpError::InvalidRequestState,
+            McpError::UnknownTask,
+            McpError::TaskEnded,
+            McpError::TooManyTasks {
+                limit: "max_tasks_running",
+                value: 16,
+            },
             McpError::InvalidInputResponse,
             McpError::MissingClientCapability(Capability::Sampling),
             McpError::MissingClientCapability(Capability::Elicitation),

@@ -392,6 +392,9 @@ fn check_form_content(content: &serde_json::Map<String, Value>) {
 /// after each line, the output is checked, notifications get nothing, and a started call
 /// completes with exactly one reply.
 pub fn engine(data: &[u8]) {
+    // Inside the runtime, so that a task a frame creates has a runtime to start on (its run
+    // goes on while later calls are driven; the session's end cancels it).
+    let _runtime = runtime().enter();
     let mut engine = Engine::new(fuzz_server());
     let mut frames = data.split(|b| *b == b'\n').peekable();
     while let Some(frame) = frames.next() {
@@ -806,6 +809,14 @@ fn build_fuzz_server() -> Arc<Shared> {
                     }
                 },
             ),
+    );
+    // A tool that may run as a task (2025-11-25), so that inputs reach task creation, its
+    // bounds and the `tasks/*` methods.
+    tools.push(
+        crate::tools::Tool::builder("tasked")
+            .description("Runs as a task when asked")
+            .task(crate::tools::TaskMode::Optional)
+            .handler(|_: crate::tools::NoArguments| async { "done" }),
     );
     // And a prompt that asks the user first (2026-07-28 requests), so that inputs reach its
     // round.

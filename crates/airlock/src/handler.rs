@@ -120,6 +120,8 @@ pub struct CallContext {
     reporter: Option<Reporter>,
     /// A 2026-07-28 call's round: where its questions find their answers.
     round: Option<Arc<Round>>,
+    /// A task's run: where its output so far goes, for `tasks/get`.
+    so_far: Option<Arc<crate::so_far::OutputSoFar>>,
 }
 
 #[derive(Clone, Debug)]
@@ -138,7 +140,21 @@ impl CallContext {
         Self {
             reporter: None,
             round: None,
+            so_far: None,
         }
+    }
+
+    /// The same context, keeping its output so far in `so_far` (a task's run).
+    pub(crate) fn keeping(mut self, so_far: Arc<crate::so_far::OutputSoFar>) -> Self {
+        self.so_far = Some(so_far);
+        self
+    }
+
+    /// Where a task's run keeps its output so far, shown by `tasks/get` while it runs (the
+    /// last bytes, as many as the task may keep of a result); `None` for an ordinary call.
+    /// A handler that produces output as it goes pushes it here.
+    pub fn output_so_far(&self) -> Option<&Arc<crate::so_far::OutputSoFar>> {
+        self.so_far.as_ref()
     }
 
     /// The same context, asking through `round` (a 2026-07-28 call's).
@@ -165,6 +181,7 @@ impl CallContext {
                 can,
             }),
             round: None,
+            so_far: None,
         }
     }
 

@@ -147,7 +147,9 @@ mod response;
 mod rounds;
 mod server;
 mod signals;
+mod so_far;
 mod state;
+mod tasks;
 pub mod telemetry;
 #[cfg(any(test, fuzzing))]
 mod test_server;
@@ -167,11 +169,12 @@ pub use output::{Content, ResourceBody, ToolError, ToolOutput};
 pub use prompts::{Prompt, PromptBuilder, PromptMessage, Role};
 pub use resources::{Resource, ResourceBuilder, ResourceUpdates, is_invisible};
 pub use server::{Server, ServerBuilder};
+pub use so_far::OutputSoFar;
 pub use state::ReloadError;
 pub use tools::schema::SchemaError;
 pub use tools::{
-    BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, Tool, ToolAnnotations,
-    ToolBuilder, ToolName,
+    BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, TaskMode, Tool,
+    ToolAnnotations, ToolBuilder, ToolName,
 };
 
 /// The `schemars` this crate derives schemas with. Derive `JsonSchema` through it

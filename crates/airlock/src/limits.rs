@@ -282,6 +282,75 @@ pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1024 * 1024;
 /// `--tool-timeout-ms` sets it. Every other bound of a day derives from this one.
 pub const MAX_TOOL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// Deadline of a task's run unless its tool sets its own (`task_timeout`): 1 hour.
+///
+/// A task outlives its request (a build, a test suite), so the 30 s call timeout does not
+/// apply; without a deadline, a command that never ends would hold its sandbox and a task
+/// slot for ever. An hour covers a long test suite; a tool that needs more says so.
+pub const TASK_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+
+/// Longest deadline a tool's task runs may have: 24 hours, as for a call
+/// ([`MAX_TOOL_TIMEOUT`]).
+///
+/// Stops a manifest or builder asking for days: a task slot and a sandbox held that long is
+/// an outage, not a build.
+pub const MAX_TASK_TIMEOUT: Duration = MAX_TOOL_TIMEOUT;
+
+/// Tasks running at once in the whole server: 16.
+///
+/// Stops all clients together from starving the machine with long runs. A separate pool from
+/// [`MAX_IN_FLIGHT`]: tasks never take the slots of ordinary calls.
+pub const MAX_TASKS_RUNNING: usize = 16;
+
+/// Tasks running at once for one owner (an HTTP identity, else a session): 4.
+///
+/// Stops one client from taking every task slot and sandbox.
+pub const MAX_TASKS_RUNNING_PER_CLIENT: usize = 4;
+
+/// Tasks kept (running or finished, not yet forgotten) for one owner: 32.
+///
+/// Stops a client that never reads its results from piling up entries; a finished task is
+/// forgotten after [`TASK_KEEP`].
+pub const MAX_TASKS_KEPT_PER_CLIENT: usize = 32;
+
+/// Bytes of task results kept in all: 64 MiB, the budget every task reserves
+/// [`MAX_TASK_RESULT_BYTES`] of when it is created.
+///
+/// Stops memory growth: a task is refused when its reservation does not fit, so results kept
+/// never pass the budget however many clients create tasks nobody reads.
+pub const MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
+
+/// Bytes of one task's result kept (its content as sent): 1 MiB and 64 KiB, a command's
+/// default `max_output_bytes` with room for its notes.
+///
+/// What each task reserves of [`MAX_TASK_BYTES`]; a larger result is kept as an error saying
+/// so.
+pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024 + 64 * 1024;
+
+/// The least of [`MAX_TASK_BYTES`] a finished task keeps reserved: 4 KiB, about what its
+/// entry costs besides its result.
+///
+/// A finished task's reservation shrinks to its result, but not below this: the budget then
+/// also bounds how many tasks are kept in all (16,384 with the defaults), whatever the number
+/// of owners (OAuth subjects, sessions) keeping them.
+pub(crate) const TASK_ENTRY_BYTES: usize = 4 * 1024;
+
+/// How long a finished task is kept for its client to read: 10 minutes.
+///
+/// Stops results nobody fetches from being kept for ever. A client's `ttl` may shorten it
+/// down to 10 seconds, never lengthen it.
+pub const TASK_KEEP: Duration = Duration::from_secs(10 * 60);
+
+/// The shortest keep a client's `ttl` may ask for: 10 seconds, so a result is readable for a
+/// moment after its task ends.
+pub(crate) const MIN_TASK_KEEP: Duration = Duration::from_secs(10);
+
+/// The `pollInterval` a task reports: 1 second.
+///
+/// Polite clients poll no faster; a hostile one is held by [`CHEAP_METHOD_RATE`], which
+/// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are charged to.
+pub(crate) const TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Largest `prompts/get` reply, in bytes as sent (JSON-escaped: a control character costs
 /// six): a prompt that repeats its arguments cannot multiply a request into a reply larger
 /// than this. One more is refused with `-32602` (`max_prompt_reply_bytes`), nothing sent.
@@ -738,6 +807,21 @@ pub struct Limits {
     pub tool_call_rate: Option<Rate>,
     /// Quota on cheap methods; `None` turns it off. See [`CHEAP_METHOD_RATE`].
     pub cheap_method_rate: Option<Rate>,
+    /// Deadline of a task's run unless its tool sets its own; see [`TASK_TIMEOUT`] (at most
+    /// [`MAX_TASK_TIMEOUT`]).
+    pub task_timeout: Duration,
+    /// See [`MAX_TASKS_RUNNING`].
+    pub max_tasks_running: NonZeroUsize,
+    /// See [`MAX_TASKS_RUNNING_PER_CLIENT`].
+    pub max_tasks_running_per_client: NonZeroUsize,
+    /// See [`MAX_TASKS_KEPT_PER_CLIENT`].
+    pub max_tasks_kept_per_client: NonZeroUsize,
+    /// See [`MAX_TASK_BYTES`].
+    pub max_task_bytes: NonZeroUsize,
+    /// See [`MAX_TASK_RESULT_BYTES`].
+    pub max_task_result_bytes: NonZeroUsize,
+    /// See [`TASK_KEEP`].
+    pub task_keep: Duration,
 }
 
 impl Default for Limits {
@@ -759,6 +843,13 @@ impl Default for Limits {
             eof_drain_timeout: EOF_DRAIN_TIMEOUT,
             tool_call_rate: Some(TOOL_CALL_RATE),
             cheap_method_rate: Some(CHEAP_METHOD_RATE),
+            task_timeout: TASK_TIMEOUT,
+            max_tasks_running: non_zero(MAX_TASKS_RUNNING),
+            max_tasks_running_per_client: non_zero(MAX_TASKS_RUNNING_PER_CLIENT),
+            max_tasks_kept_per_client: non_zero(MAX_TASKS_KEPT_PER_CLIENT),
+            max_task_bytes: non_zero(MAX_TASK_BYTES),
+            max_task_result_bytes: non_zero(MAX_TASK_RESULT_BYTES),
+            task_keep: TASK_KEEP,
         }
     }
 }

@@ -314,3 +314,24 @@ impl From<ToolError> for ToolOutput {
         Self::error(error.message)
     }
 }
+
+/// The result of a run stopped at its deadline `limit` (a call's or a task's).
+pub(crate) fn timed_out(limit: std::time::Duration) -> ToolOutput {
+    ToolOutput::error(format!(
+        "The tool did not finish within its time limit of {} ms and was stopped.",
+        limit.as_millis()
+    ))
+    .noting(crate::call_log::RunNote {
+        limit: Some("timeout"),
+        ..crate::call_log::RunNote::default()
+    })
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+pub(crate) fn truncated(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end = end.saturating_sub(1);
+    }
+    text.get(..end).unwrap_or_default()
+}

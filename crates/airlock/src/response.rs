@@ -227,6 +227,9 @@ pub(crate) struct Capabilities {
     pub(crate) logging: bool,
     /// Whether legacy sessions are told that the tool list changed (the server reloads).
     pub(crate) tools_list_changed: bool,
+    /// Whether `tools/call` may run as a task, with `tasks/list` and `tasks/cancel`
+    /// (2025-11-25 sessions of a server with a task tool).
+    pub(crate) tasks: bool,
 }
 
 impl Serialize for Capabilities {
@@ -248,6 +251,12 @@ impl Serialize for Capabilities {
             )?;
         } else if self.resources {
             map.serialize_entry("resources", &serde_json::json!({"listChanged": false}))?;
+        }
+        if self.tasks {
+            map.serialize_entry(
+                "tasks",
+                &serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            )?;
         }
         map.serialize_entry(
             "tools",
@@ -430,6 +439,18 @@ pub(crate) fn write_call_result(
     version: ProtocolVersion,
     info: &ServerInfo,
 ) {
+    write_call_result_of(out, id, output, (version, info), None);
+}
+
+/// [`write_call_result`] of a task's run (`tasks/result`, 2025-11-25): its `_meta` names
+/// the task (`io.modelcontextprotocol/related-task`), as that revision requires.
+pub(crate) fn write_call_result_of(
+    out: &mut Vec<u8>,
+    id: &RequestId,
+    output: &ToolOutput,
+    (version, info): (ProtocolVersion, &ServerInfo),
+    task: Option<&str>,
+) {
     let start = out.len();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     id.write_to(out);
@@ -468,6 +489,12 @@ pub(crate) fn write_call_result(
         let meta = MetaInfo(InfoFor {
             info,
             version: ProtocolVersion::V2026_07_28,
+        });
+        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
+    } else if let Some(task) = task {
+        out.extend_from_slice(br#","_meta":"#);
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/related-task": {"taskId": task},
         });
         written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
     }

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     /// Where requests, calls and refusals are counted, if anywhere.
     #[cfg(feature = "metrics")]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// The tasks of every session (2025-11-25 task-augmented calls).
+    pub(crate) tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl Shared {
@@ -228,6 +230,7 @@ pub(crate) fn shared_logging(
         request_states,
         #[cfg(feature = "metrics")]
         metrics,
+        tasks: Arc::default(),
     };
     Ok(Arc::new(shared))
 }
@@ -254,5 +257,6 @@ pub(crate) fn shared_with_quotas(
         request_states: Arc::new(StateKey::from_bytes(b"tests")),
         #[cfg(feature = "metrics")]
         metrics: None,
+        tasks: Arc::default(),
     })
 }

@@ -71,6 +71,12 @@ impl ProtocolVersion {
         self >= Self::V2025_06_18
     }
 
+    /// Whether a `tools/call` may carry `task` (task augmentation, 2025-11-25 only: the modern
+    /// era moved tasks to an extension).
+    pub(crate) fn has_tasks(self) -> bool {
+        self == Self::V2025_11_25
+    }
+
     /// Whether `serverInfo` may carry `title`.
     pub(crate) fn has_implementation_title(self) -> bool {
         self >= Self::V2025_06_18

@@ -126,6 +126,7 @@ fn parts(manifest: Manifest, more: Vec<Secret>) -> (Parts, airlock::Limits) {
     let redactor = Arc::new(Redactor::new(
         tools.iter().flat_map(|tool| &tool.secrets).chain(&more),
     ));
+    let limits = task_budget(limits, &tools);
     let parts = Parts {
         name,
         version,
@@ -138,6 +139,26 @@ fn parts(manifest: Manifest, more: Vec<Secret>) -> (Parts, airlock::Limits) {
     };
     (parts, limits)
 }
+
+/// `limits` with room for a result of every task tool: each task reserves the largest
+/// `max_output_bytes` of the manifest's task tools (with room for a reply's notes) of the
+/// task budget, which holds at least one.
+fn task_budget(mut limits: airlock::Limits, tools: &[CommandTool]) -> airlock::Limits {
+    let largest = tools
+        .iter()
+        .filter(|tool| tool.task != airlock::TaskMode::Never)
+        .map(|tool| tool.max_output_bytes.saturating_add(TASK_RESULT_NOTES))
+        .max();
+    if let Some(largest) = largest.and_then(std::num::NonZeroUsize::new) {
+        limits.max_task_result_bytes = limits.max_task_result_bytes.max(largest);
+        limits.max_task_bytes = limits.max_task_bytes.max(limits.max_task_result_bytes);
+    }
+    limits
+}
+
+/// Room in a task's result for what a reply adds to a command's output (how it ended, where
+/// it was cut).
+const TASK_RESULT_NOTES: usize = 64 * 1024;
 
 /// What a checked manifest's server is built from, shared by the server and its listing twin
 /// (the tools and prompts behind `Arc`s, the resource files borrowed).
@@ -287,6 +308,10 @@ fn tool_of(tool: Arc<CommandTool>, redactor: Arc<Redactor>) -> Tool {
     if let Some(timeout) = tool.timeout {
         builder = builder.timeout(timeout);
     }
+    builder = builder.task(tool.task);
+    if let Some(timeout) = tool.task_timeout {
+        builder = builder.task_timeout(timeout);
+    }
     if let Some(rate) = tool.rate {
         builder = builder.rate(rate);
     }
@@ -304,9 +329,23 @@ struct CommandHandler {
 }
 
 impl Handler for CommandHandler {
-    fn call(&self, arguments: Map<String, Value>, _context: CallContext) -> BoxFuture<ToolOutput> {
+    fn call(&self, arguments: Map<String, Value>, context: CallContext) -> BoxFuture<ToolOutput> {
         let tool = Arc::clone(&self.tool);
         let redactor = Arc::clone(&self.redactor);
+        // A task's run: its output so far is shown redacted, as a reply would be, with the
+        // bytes beside each cut withheld (its start once bytes were dropped, and always its
+        // end: the command may go on writing a secret it began).
+        let so_far = context.output_so_far().cloned();
+        if let Some(so_far) = &so_far {
+            let redactor = Arc::clone(&redactor);
+            so_far.render_with(move |bytes, dropped| {
+                let cut = Cut {
+                    start: dropped,
+                    end: true,
+                };
+                String::from_utf8_lossy(&redactor.redact(bytes, cut)).into_owned()
+            });
+        }
         Box::pin(async move {
             // Path checks touch the file system; on a slow mount they must not stall the
             // runtime's workers.
@@ -342,6 +381,7 @@ impl Handler for CommandHandler {
                     StderrMode::Drop => Stderr::Tail(LAUNCHER_LINE_BYTES),
                 },
                 sandbox: tool.sandbox.clone(),
+                so_far,
             };
             match process::run(&spec).await {
                 Ok(finished) => reply::report(&tool, &redactor, &finished),

@@ -16,7 +16,7 @@ use super::arguments::arg;
 use super::argv::template;
 pub use super::bounds::{StderrMode, StoreSettings};
 use super::bounds::{limits, output_cap, rate, resources, shared_store, stderr_mode, timeout};
-use super::raw::{RawManifest, RawNetwork, RawTool};
+use super::raw::{RawManifest, RawNetwork, RawTask, RawTool};
 use super::risk::{self, Reading, Risk};
 use super::rule::{CompressorRule, Rule};
 use super::surface::{PromptSpec, ResourceRoot};
@@ -32,7 +32,7 @@ use crate::sandbox::{Confinement, Declared, Policy, Resources, SYSTEM_WRITE_FILE
 use crate::secrets::Secret;
 use airlock::limits::MAX_TOOL_SCOPES;
 use airlock::limits::{Limits, Rate};
-use airlock::{Tool, ToolAnnotations, ToolName};
+use airlock::{TaskMode, Tool, ToolAnnotations, ToolName};
 
 /// A checked manifest.
 #[derive(Debug)]
@@ -80,6 +80,10 @@ pub struct CommandTool {
     pub args: Vec<ArgSpec>,
     /// The tool's deadline, if it sets one.
     pub timeout: Option<Duration>,
+    /// Whether a client may run it as a task (`task`).
+    pub task: TaskMode,
+    /// The deadline of its task runs, if it sets one (`task_timeout_ms`).
+    pub task_timeout: Option<Duration>,
     /// Cap on each of stdout and stderr.
     pub max_output_bytes: usize,
     /// A quota of the tool's own, on top of the server's.
@@ -432,6 +436,15 @@ impl ToolChecker<'_> {
             Some(value) => Some(timeout(value, at, tool, "timeout_ms")?),
             None => None,
         };
+        let task = match raw.task {
+            None | Some(RawTask::Never) => TaskMode::Never,
+            Some(RawTask::Optional) => TaskMode::Optional,
+            Some(RawTask::Always) => TaskMode::Always,
+        };
+        let task_timeout = match &raw.task_timeout_ms {
+            Some(value) => Some(super::bounds::timeout(value, at, tool, "task_timeout_ms")?),
+            None => None,
+        };
         let max_output_bytes = match &raw.max_output_bytes {
             Some(value) => output_cap(value, at, tool)?,
             None => self.default_output,
@@ -474,6 +487,8 @@ impl ToolChecker<'_> {
             template,
             args,
             timeout,
+            task,
+            task_timeout,
             max_output_bytes,
             rate,
             scopes,

@@ -167,6 +167,21 @@ impl Manifest {
                     tool.stderr.describe()
                 ),
             );
+            if tool.task != airlock::TaskMode::Never {
+                let task_timeout = tool.task_timeout.map_or_else(
+                    || format!("{} ms (server default)", l.task_timeout.as_millis()),
+                    |t| format!("{} ms", t.as_millis()),
+                );
+                let mode = if tool.task == airlock::TaskMode::Always {
+                    "always (a call must ask for a task)"
+                } else {
+                    "optional (a task when the client asks, else an ordinary call)"
+                };
+                line(
+                    &mut out,
+                    &format!("  task:    {mode}; task timeout {task_timeout}"),
+                );
+            }
             if !tool.scopes.is_empty() {
                 line(
                     &mut out,

@@ -185,6 +185,11 @@ pub(crate) struct RawTool {
     pub(crate) args: BTreeMap<String, Spanned<RawArg>>,
     #[schemars(with = "Option<u64>")]
     pub(crate) timeout_ms: Option<Spanned<u64>>,
+    /// Whether a client may run the tool as an MCP task (2025-11-25); `"never"` when absent.
+    pub(crate) task: Option<RawTask>,
+    /// The deadline of the tool's task runs; the server's `task_timeout` (1 h) when absent.
+    #[schemars(with = "Option<u64>")]
+    pub(crate) task_timeout_ms: Option<Spanned<u64>>,
     #[schemars(with = "Option<u64>")]
     pub(crate) max_output_bytes: Option<Spanned<u64>>,
     #[schemars(with = "Option<RawRate>")]
@@ -278,6 +283,15 @@ pub(crate) struct RawDefaults {
 pub(crate) enum SandboxSwitch {
     On,
     Off,
+}
+
+/// `task = "…"`: whether a command tool runs as an MCP task when a client asks.
+#[derive(Clone, Copy, Debug, Deserialize, Eq, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawTask {
+    Never,
+    Optional,
+    Always,
 }
 
 /// `stderr = "…"`: what a command tool's reply holds of its stderr.

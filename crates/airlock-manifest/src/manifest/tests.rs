@@ -253,6 +253,13 @@ timeout_ms = 0"#,
         ),
         (
             r#"command = ["echo"]
+task = "optional"
+task_timeout_ms = 86400001"#,
+            "task_timeout_ms",
+            |rule| matches!(rule, Rule::Timeout),
+        ),
+        (
+            r#"command = ["echo"]
 accept_risk = ["yolo"]"#,
             "accept_risk",
             |rule| matches!(rule, Rule::UnknownRisk),
@@ -1564,4 +1571,44 @@ fn the_metrics_address_is_an_ip_address_and_port() {
         assert_eq!(error.field(), Some("server.metrics"));
         assert_eq!(error.position().map(|(line, _)| line), Some(2));
     }
+}
+
+#[test]
+fn a_tool_runs_as_a_task_only_when_it_says_so_and_check_shows_how() {
+    let dir = sandbox_dir("task");
+    let plain = parse(&tool_with(""), "test.toml", &dir).unwrap();
+    assert_eq!(plain.tools[0].task, airlock::TaskMode::Never);
+    assert!(!plain.describe().contains("task:"));
+    let manifest = parse(
+        &tool_with("task = \"optional\"\ntask_timeout_ms = 1800000"),
+        "test.toml",
+        &dir,
+    )
+    .unwrap();
+    let tool = &manifest.tools[0];
+    assert_eq!(tool.task, airlock::TaskMode::Optional);
+    assert_eq!(
+        tool.task_timeout,
+        Some(std::time::Duration::from_secs(1800))
+    );
+    let shown = manifest.describe();
+    assert!(
+        shown.contains("task:    optional (a task when the client asks, else an ordinary call); task timeout 1800000 ms"),
+        "{shown}"
+    );
+    let always = parse(&tool_with("task = \"always\""), "test.toml", &dir).unwrap();
+    assert_eq!(always.tools[0].task, airlock::TaskMode::Always);
+    assert!(
+        always
+            .describe()
+            .contains("task timeout 3600000 ms (server default)")
+    );
+    let error = parse(&tool_with("task = \"sometimes\""), "test.toml", &dir).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("expected one of `never`, `optional`, `always`"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

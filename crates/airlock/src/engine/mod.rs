@@ -38,6 +38,7 @@ use crate::limits::{
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
 use crate::rounds::{Ending, RoundEnd};
+use crate::tasks::{self, Audit, Final, Owner, TaskId};
 use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
@@ -114,6 +115,8 @@ pub struct Engine {
     /// in batches ([`Engine::batch_received`]).
     #[cfg(feature = "metrics")]
     batch: Option<Box<crate::metrics::Batch>>,
+    /// Whose tasks this session reads and creates, once it used tasks.
+    owner: Option<Owner>,
 }
 
 /// A question sent to the client, waiting for its answer.
@@ -150,6 +153,8 @@ struct Pending {
     /// The call counted in flight; `None` when no metrics are kept.
     #[cfg(feature = "metrics")]
     running: Option<crate::metrics::InFlight>,
+    /// For a `tasks/result` waiting on its task: the task, which its reply names.
+    task: Option<TaskId>,
 }
 
 /// A call in flight as its audit record will describe it.
@@ -202,6 +207,7 @@ impl Engine {
             session: None,
             #[cfg(feature = "metrics")]
             batch: None,
+            owner: None,
         }
     }
 
@@ -432,17 +438,9 @@ impl Engine {
                 };
                 (output, ended)
             }
-            Outcome::TimedOut(limit) => (
-                ToolOutput::error(format!(
-                    "The tool did not finish within its time limit of {} ms and was stopped.",
-                    limit.as_millis()
-                ))
-                .noting(RunNote {
-                    limit: Some("timeout"),
-                    ..RunNote::default()
-                }),
-                call_log::Outcome::Timeout,
-            ),
+            Outcome::TimedOut(limit) => {
+                (crate::output::timed_out(limit), call_log::Outcome::Timeout)
+            }
             Outcome::Panicked => {
                 #[cfg(feature = "metrics")]
                 finish(
@@ -505,7 +503,14 @@ impl Engine {
             }
         }
         self.record(pending.audit.as_deref(), ended, Some(&output));
-        dispatch::write_call_result(&self.shared, &pending.id, &output, pending.version, out);
+        let task = pending.task.map(|task| task.to_string());
+        response::write_call_result_of(
+            out,
+            &pending.id,
+            &output,
+            (pending.version, &self.shared.info),
+            task.as_deref(),
+        );
     }
 
     /// Writes the audit record of a call that was started, if a call log is kept.
@@ -528,6 +533,7 @@ impl Engine {
             note: output.map_or_else(RunNote::default, |output| output.note.clone()),
             refusal: None,
             arguments_hmac: audit.arguments_hmac.as_deref(),
+            task: None,
         });
     }
 
@@ -548,6 +554,7 @@ impl Engine {
                 note: RunNote::default(),
                 refusal: None,
                 arguments_hmac: None,
+                task: None,
             },
         };
         log.write(&entry);
@@ -870,6 +877,8 @@ impl Engine {
             subscriptions: &mut self.subscriptions,
             client_can: &mut self.client_can,
             in_flight: self.in_flight.len(),
+            owner: &mut self.owner,
+            client: &self.client,
         };
         let dispatched = catch_unwind(AssertUnwindSafe(|| {
             dispatch::request(cx, &id, method, params.as_deref_mut(), out)
@@ -909,6 +918,25 @@ impl Engine {
                     #[cfg(feature = "metrics")]
                     running,
                 )
+            }
+            Ok(Dispatched::Task(plan, ttl)) => {
+                let tool = plan.tool.name.clone();
+                match self.start_task(&id, plan, ttl, out) {
+                    Ok(()) => {
+                        self.consecutive_errors = 0;
+                        Effect::None
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, "task refused");
+                        self.record_unstarted(Some(tool.as_str()), Some(&error));
+                        self.refuse(out, Some(&id), error);
+                        Effect::None
+                    }
+                }
+            }
+            Ok(Dispatched::Wait(wait)) => {
+                self.consecutive_errors = 0;
+                self.wait(id, wait)
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
@@ -1050,6 +1078,7 @@ impl Engine {
                 audit,
                 #[cfg(feature = "metrics")]
                 running,
+                task: None,
             },
         ));
         Effect::Start(Call {
@@ -1069,6 +1098,123 @@ impl Engine {
                 self.client_can
             },
             round,
+            waits: None,
+        })
+    }
+
+    /// Creates a task of `plan` (its bounds checked by the table), starts its run on the
+    /// runtime this engine is driven on, and answers the handle.
+    fn start_task(
+        &mut self,
+        id: &RequestId,
+        plan: dispatch::Plan,
+        ttl: Option<u64>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), McpError> {
+        let dispatch::Plan {
+            tool, arguments, ..
+        } = plan;
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| McpError::Internal("tasks run on the tokio runtime"))?;
+        let owner = match &self.owner {
+            Some(owner) => owner.clone(),
+            None => {
+                let owner = Owner::of(&self.client)
+                    .ok_or(McpError::Internal("the random source failed"))?;
+                self.owner = Some(owner.clone());
+                owner
+            }
+        };
+        let audit = self.shared.call_log.as_ref().map(|log| Audit {
+            log: Arc::clone(log),
+            client: self.client.clone(),
+            arguments_hmac: log.hash(&arguments),
+        });
+        let tasks = &self.shared.tasks;
+        let (task, view, so_far) =
+            tasks.create(&owner, &self.shared.limits, Arc::clone(&tool), ttl, audit)?;
+        let timeout = tasks
+            .timeout(&owner, task)
+            .unwrap_or(self.shared.limits.task_timeout);
+        let serial = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+        tracing::debug!(tool = tool.name.as_str(), "task started");
+        let call = Call {
+            ticket: Ticket {
+                key: id.key().clone(),
+                serial,
+            },
+            tool,
+            arguments,
+            timeout,
+            wants_progress: true,
+            wants_logs: false,
+            client_can: ClientCan::default(),
+            round: None,
+            waits: None,
+        };
+        let handle = runtime.spawn(tasks::run(
+            call,
+            Arc::downgrade(tasks),
+            owner.clone(),
+            task,
+            so_far,
+        ));
+        tasks.started(&owner, task, handle.abort_handle());
+        response::write_result(out, id, &CreateTaskResult { task: view });
+        Ok(())
+    }
+
+    /// Starts a `tasks/result` that waits for its task's end: a call whose reply is the
+    /// task's result, in flight (and cancellable) as any call is.
+    fn wait(&mut self, id: RequestId, wait: dispatch::Wait) -> Effect {
+        let dispatch::Wait {
+            task,
+            mut done,
+            tool,
+            timeout,
+        } = wait;
+        let serial = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+        let key = id.key().clone();
+        let waits = Box::pin(async move {
+            // The sender goes with the table only at the server's end, which ends the task
+            // first; a wait that saw no end is answered as a fault.
+            let ended = match done.wait_for(Option::is_some).await {
+                Ok(ended) => ended.clone(),
+                Err(_) => None,
+            };
+            match ended.as_deref() {
+                Some(Final::Output(output)) => Outcome::Finished(output.clone()),
+                Some(Final::Panicked) | None => Outcome::Panicked,
+            }
+        });
+        self.settle();
+        self.in_flight.insert(
+            key.clone(),
+            Pending {
+                serial,
+                id,
+                version: ProtocolVersion::V2025_11_25,
+                progress: None,
+                logs_sent: 0,
+                log_level: None,
+                audit: None,
+                #[cfg(feature = "metrics")]
+                running: None,
+                task: Some(task),
+            },
+        );
+        Effect::Start(Call {
+            ticket: Ticket { key, serial },
+            tool,
+            arguments: serde_json::Map::new(),
+            timeout,
+            wants_progress: false,
+            wants_logs: false,
+            client_can: ClientCan::default(),
+            round: None,
+            waits: Some(waits),
         })
     }
 
@@ -1121,6 +1267,30 @@ impl Engine {
             return Effect::CutOff;
         }
         Effect::None
+    }
+}
+
+/// The reply to a task-augmented `tools/call` (2025-11-25): the task's handle.
+#[derive(serde::Serialize)]
+struct CreateTaskResult {
+    task: crate::tasks::TaskView,
+}
+
+impl Engine {
+    /// The session ends (its input did, or it is dropped): the tasks it owns (stdio, or HTTP
+    /// without a token) are cancelled and forgotten, as nobody else may read them, and a
+    /// `tasks/result` still waiting on one gets its cancelled answer. An identity's tasks
+    /// outlive the session.
+    pub(crate) fn end_tasks(&mut self) {
+        if let Some(owner @ Owner::Session(_)) = &self.owner {
+            self.shared.tasks.end_session(owner);
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.end_tasks();
     }
 }
 
@@ -1194,5 +1364,7 @@ fn truncate(text: &str, max: usize) -> &str {
     text.get(..end).unwrap_or_default()
 }
 
+#[cfg(test)]
+mod task_tests;
 #[cfg(test)]
 mod tests;

@@ -276,6 +276,30 @@ fn schema_violations_are_tool_errors_that_never_echo_the_value() {
 }
 
 #[test]
+fn a_task_augmented_call_to_a_server_without_tasks_runs_as_an_ordinary_call() {
+    // 2025-11-25: a receiver that does not declare `tasks.requests.tools.call` MUST process
+    // the request normally, ignoring `task`.
+    let mut engine = engine();
+    initialize(&mut engine, "2025-11-25");
+    let (reply, effect) = send(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ab"},"task":{"ttl":60000}}}"#,
+    );
+    assert!(reply.is_none());
+    let reply = finish(&mut engine, effect).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "ab");
+    assert!(reply["result"].get("task").is_none());
+    // Older revisions do not define `task`: an undefined member, as any other.
+    let mut older = self::engine();
+    initialize(&mut older, "2025-06-18");
+    let reply = ask(
+        &mut older,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","task":{}}}"#,
+    );
+    assert_eq!(reply["error"]["code"], -32602);
+}
+
+#[test]
 fn call_errors_map_to_the_table() {
     let mut engine = engine();
     initialize(&mut engine, "2025-11-25");
@@ -288,7 +312,6 @@ fn call_errors_map_to_the_table() {
             r#"{"name":"echo","arguments":{"text":"x"},"extra":1}"#,
             -32602,
         ),
-        (r#"{"name":"echo","task":{}}"#, -32601),
     ];
     for (params, code) in cases {
         let reply = ask(

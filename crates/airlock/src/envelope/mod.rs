@@ -104,6 +104,14 @@ pub enum RequestMethod {
     CompletionComplete,
     /// Set the least severe log level sent (legacy sessions).
     LoggingSetLevel,
+    /// A task's status (2025-11-25).
+    TasksGet,
+    /// A task's result, once it ends (2025-11-25).
+    TasksResult,
+    /// The caller's tasks (2025-11-25).
+    TasksList,
+    /// Cancel a task (2025-11-25).
+    TasksCancel,
 }
 
 impl RequestMethod {
@@ -123,6 +131,10 @@ impl RequestMethod {
             "resources/unsubscribe" => Self::ResourcesUnsubscribe,
             "completion/complete" => Self::CompletionComplete,
             "logging/setLevel" => Self::LoggingSetLevel,
+            "tasks/get" => Self::TasksGet,
+            "tasks/result" => Self::TasksResult,
+            "tasks/list" => Self::TasksList,
+            "tasks/cancel" => Self::TasksCancel,
             _ => return None,
         })
     }
@@ -144,6 +156,10 @@ impl RequestMethod {
             Self::ResourcesUnsubscribe => "resources/unsubscribe",
             Self::CompletionComplete => "completion/complete",
             Self::LoggingSetLevel => "logging/setLevel",
+            Self::TasksGet => "tasks/get",
+            Self::TasksResult => "tasks/result",
+            Self::TasksList => "tasks/list",
+            Self::TasksCancel => "tasks/cancel",
         }
     }
 }

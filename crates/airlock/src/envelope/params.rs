@@ -3,7 +3,7 @@
 //! The strict reader (`json`) knows JSON-RPC's top-level members and nothing of MCP; this
 //! module names, for it, the `params` members some method reads (`name`, `cursor`,
 //! `protocolVersion`, `arguments`, `_meta`, `capabilities`, `clientInfo`, `requestId`,
-//! `uri`, `task`, `inputResponses`, `requestState`) and how each is taken. Every other member is checked like the rest of the frame and
+//! `uri`, `task`, `taskId`, `inputResponses`, `requestState`) and how each is taken. Every other member is checked like the rest of the frame and
 //! dropped; which members a method allows is the method's rule (`dispatch`), through
 //! [`Params::has`] and [`Params::only`].
 
@@ -60,6 +60,11 @@ pub struct Params<'a> {
     pub(crate) input_responses: Option<Value>,
     /// `requestState` (the state a 2026-07-28 `input_required` result gave the client).
     pub(crate) request_state: Option<Value>,
+    /// `task` (a 2025-11-25 task-augmented `tools/call`); a number in it that no `f64`
+    /// holds reads `null`.
+    pub(crate) task: Option<Value>,
+    /// `taskId` (`tasks/get`, `tasks/result`, `tasks/cancel`).
+    pub(crate) task_id: Option<Text<'a>>,
     /// Whether `arguments` holds a number no `f64` holds (`1e400`): it is `null` in
     /// [`Params::arguments`], so the arguments must be refused, never used.
     pub(crate) arguments_out_of_range: bool,
@@ -86,6 +91,8 @@ pub(crate) enum ParamKey {
     Context,
     /// `task` (task-augmented calls, 2025-11-25).
     Task,
+    /// `taskId` (`tasks/*`, 2025-11-25).
+    TaskId,
     /// `inputResponses` (2026-07-28).
     InputResponses,
     /// `requestState` (2026-07-28).
@@ -111,6 +118,7 @@ impl ParamKey {
             "argument" => Self::Argument,
             "context" => Self::Context,
             "task" => Self::Task,
+            "taskId" => Self::TaskId,
             "inputResponses" => Self::InputResponses,
             "requestState" => Self::RequestState,
             _ => Self::Other,
@@ -136,6 +144,7 @@ impl ParamKey {
             Self::Level => 1 << 14,
             Self::InputResponses => 1 << 15,
             Self::RequestState => 1 << 16,
+            Self::TaskId => 1 << 17,
         }
     }
 }
@@ -158,6 +167,8 @@ impl Params<'_> {
             request_id: self.request_id,
             input_responses: self.input_responses,
             request_state: self.request_state,
+            task: self.task,
+            task_id: self.task_id.map(Text::into_owned),
             arguments_out_of_range: self.arguments_out_of_range,
             present: self.present,
         }
@@ -185,7 +196,8 @@ impl<'a> KeptParams<'a> for Params<'a> {
             | ParamKey::Cursor
             | ParamKey::ProtocolVersion
             | ParamKey::Uri
-            | ParamKey::Level => Take::Text,
+            | ParamKey::Level
+            | ParamKey::TaskId => Take::Text,
             ParamKey::Arguments => Take::Flagged,
             ParamKey::Meta
             | ParamKey::RequestId
@@ -193,10 +205,10 @@ impl<'a> KeptParams<'a> for Params<'a> {
             | ParamKey::Argument
             | ParamKey::Capabilities
             | ParamKey::InputResponses
-            | ParamKey::RequestState => Take::Value,
+            | ParamKey::RequestState
+            | ParamKey::Task => Take::Value,
             ParamKey::Context => Take::Skip,
             ParamKey::ClientInfo => Take::IsObject,
-            ParamKey::Task => Take::Skip,
             ParamKey::Other => return None,
         };
         Some((key, take))
@@ -222,10 +234,12 @@ impl<'a> KeptParams<'a> for Params<'a> {
             (ParamKey::Capabilities, Taken::Value(value)) => self.capabilities = Some(value),
             (ParamKey::InputResponses, Taken::Value(value)) => self.input_responses = Some(value),
             (ParamKey::RequestState, Taken::Value(value)) => self.request_state = Some(value),
+            (ParamKey::Task, Taken::Value(value)) => self.task = Some(value),
+            (ParamKey::TaskId, Taken::Text(text)) => self.task_id = Some(text),
             (ParamKey::ClientInfo, Taken::IsObject(object)) => {
                 self.client_info_is_object = Some(object);
             }
-            // `task` is only noted; a taking `member` did not ask for cannot come back.
+            // `context` is only noted; a taking `member` did not ask for cannot come back.
             _ => {}
         }
         repeated

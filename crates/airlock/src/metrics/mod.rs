@@ -60,7 +60,7 @@ const FINE_BUCKETS: [f64; 18] = [
 ];
 
 /// The methods of the method table, in label order: `RequestMethod` as an index.
-const METHODS: [RequestMethod; 14] = [
+const METHODS: [RequestMethod; 18] = [
     RequestMethod::Initialize,
     RequestMethod::Ping,
     RequestMethod::ServerDiscover,
@@ -75,6 +75,10 @@ const METHODS: [RequestMethod; 14] = [
     RequestMethod::ResourcesUnsubscribe,
     RequestMethod::CompletionComplete,
     RequestMethod::LoggingSetLevel,
+    RequestMethod::TasksGet,
+    RequestMethod::TasksResult,
+    RequestMethod::TasksList,
+    RequestMethod::TasksCancel,
 ];
 
 /// The index of `method` in [`METHODS`].
@@ -94,6 +98,10 @@ fn method_index(method: RequestMethod) -> usize {
         RequestMethod::ResourcesUnsubscribe => 11,
         RequestMethod::CompletionComplete => 12,
         RequestMethod::LoggingSetLevel => 13,
+        RequestMethod::TasksGet => 14,
+        RequestMethod::TasksResult => 15,
+        RequestMethod::TasksList => 16,
+        RequestMethod::TasksCancel => 17,
     }
 }
 

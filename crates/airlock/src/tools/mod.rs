@@ -59,6 +59,32 @@ impl ToolAnnotations {
     }
 }
 
+/// Whether a tool runs as a task when a client asks (2025-11-25's `execution.taskSupport`).
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub enum TaskMode {
+    /// Never: an ordinary call only (`taskSupport` absent, which means `forbidden`). A call
+    /// that asks for a task is refused `-32601` when the server offers tasks at all.
+    #[default]
+    Never,
+    /// As the client asks: a task when it asks for one, else an ordinary call under the
+    /// ordinary timeout (`"optional"`).
+    Optional,
+    /// Only as a task (`"required"`): an ordinary call is refused `-32601`.
+    Always,
+}
+
+impl TaskMode {
+    /// The word `tools/list` shows in `execution.taskSupport`; `None` for [`TaskMode::Never`]
+    /// (absent means forbidden).
+    pub(crate) fn support(self) -> Option<&'static str> {
+        match self {
+            Self::Never => None,
+            Self::Optional => Some("optional"),
+            Self::Always => Some("required"),
+        }
+    }
+}
+
 /// A tool as its author describes it; checked when the server is built.
 pub struct Tool {
     pub(crate) name: String,
@@ -68,6 +94,8 @@ pub struct Tool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) task: TaskMode,
+    pub(crate) task_timeout: Option<Duration>,
     pub(crate) rate: Option<Rate>,
     pub(crate) scopes: Vec<String>,
     pub(crate) handler: Arc<dyn Handler>,
@@ -243,6 +271,10 @@ pub(crate) struct ToolDef {
     output_schema: Option<Value>,
     annotations: Option<ToolAnnotations>,
     pub(crate) timeout: Option<Duration>,
+    /// Whether the tool runs as a task when a client asks.
+    pub(crate) task: TaskMode,
+    /// The deadline of its task runs, if not the server's `task_timeout`.
+    pub(crate) task_timeout: Option<Duration>,
     rate: Option<Rate>,
     /// Scopes an OAuth caller must hold, sorted and without repeats.
     pub(crate) scopes: Box<[Box<str>]>,
@@ -276,6 +308,11 @@ impl ToolDef {
         {
             return Err(BuildError::InvalidTimeout(tool.name));
         }
+        if let Some(timeout) = tool.task_timeout
+            && (timeout < Duration::from_millis(1) || timeout > crate::limits::MAX_TASK_TIMEOUT)
+        {
+            return Err(BuildError::InvalidTimeout(tool.name));
+        }
         if tool.scopes.len() > MAX_TOOL_SCOPES || !tool.scopes.iter().all(|s| is_scope(s)) {
             return Err(BuildError::InvalidScope(tool.name));
         }
@@ -293,6 +330,8 @@ impl ToolDef {
             output_schema: tool.output_schema,
             annotations: tool.annotations,
             timeout: tool.timeout,
+            task: tool.task,
+            task_timeout: tool.task_timeout,
             rate: tool.rate,
             validator,
             handler: tool.handler,
@@ -314,6 +353,11 @@ impl ToolDef {
                 .annotations
                 .as_ref()
                 .filter(|_| version.has_tool_annotations()),
+            execution: self
+                .task
+                .support()
+                .filter(|_| version.has_tasks())
+                .map(|task_support| Execution { task_support }),
         }
     }
 }
@@ -342,6 +386,16 @@ pub(crate) struct Listing<'a> {
     output_schema: Option<&'a Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     annotations: Option<&'a ToolAnnotations>,
+    /// 2025-11-25: whether the tool runs as a task (absent: forbidden).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<Execution>,
+}
+
+/// A tool's `execution` (2025-11-25).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Execution {
+    task_support: &'static str,
 }
 
 /// Every tool of a server, in registration order, frozen at start.
@@ -355,6 +409,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// Whether a tool of this set may run as a task (the server then declares `tasks`).
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tools.iter().any(|tool| tool.task != TaskMode::Never)
+    }
+
     /// Checks `tools` and freezes them.
     ///
     /// # Errors

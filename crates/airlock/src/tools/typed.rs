@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Tool, ToolAnnotations};
+use super::{TaskMode, Tool, ToolAnnotations};
 use crate::handler::CallContext;
 use crate::handler::{BoxFuture, Handler};
 use crate::limits::Rate;
@@ -231,6 +231,8 @@ pub struct ToolBuilder {
     title: Option<String>,
     annotations: Option<ToolAnnotations>,
     timeout: Option<Duration>,
+    task: TaskMode,
+    task_timeout: Option<Duration>,
     rate: Option<Rate>,
     scopes: Vec<String>,
 }
@@ -243,6 +245,8 @@ impl ToolBuilder {
             title: None,
             annotations: None,
             timeout: None,
+            task: TaskMode::Never,
+            task_timeout: None,
             rate: None,
             scopes: Vec::new(),
         }
@@ -271,6 +275,38 @@ impl ToolBuilder {
     /// This tool's deadline, instead of the server's `tool_timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Whether a client may run this tool as a task (MCP 2025-11-25): answered at once with a
+    /// handle, run on past the request, read with `tasks/get` and `tasks/result`, stopped
+    /// with `tasks/cancel`. [`TaskMode::Never`] by default. A task run has its own deadline
+    /// ([`ToolBuilder::task_timeout`]); an ordinary call of an [`TaskMode::Optional`] tool
+    /// keeps [`ToolBuilder::timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use airlock::{NoArguments, TaskMode, Tool};
+    ///
+    /// let tool = Tool::builder("build")
+    ///     .description("Builds the project")
+    ///     .task(TaskMode::Optional)
+    ///     .task_timeout(Duration::from_secs(30 * 60))
+    ///     .handler(|_: NoArguments| async { "built" });
+    /// assert_eq!(tool.name(), "build");
+    /// ```
+    pub fn task(mut self, mode: TaskMode) -> Self {
+        self.task = mode;
+        self
+    }
+
+    /// The deadline of this tool's task runs, instead of the server's `task_timeout` (1 h by
+    /// default); at most [`MAX_TASK_TIMEOUT`](crate::limits::MAX_TASK_TIMEOUT), else
+    /// [`BuildError::InvalidTimeout`](super::BuildError::InvalidTimeout) when the server is
+    /// built.
+    pub fn task_timeout(mut self, timeout: Duration) -> Self {
+        self.task_timeout = Some(timeout);
         self
     }
 
@@ -405,6 +441,8 @@ impl ToolBuilder {
             output_schema,
             annotations: self.annotations,
             timeout: self.timeout,
+            task: self.task,
+            task_timeout: self.task_timeout,
             rate: self.rate,
             scopes: self.scopes,
             handler,

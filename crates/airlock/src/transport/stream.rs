@@ -244,11 +244,14 @@ impl Session<'_> {
             Ok(Frame::Eof) => {
                 tracing::debug!(in_flight = self.engine.in_flight(), "end of input");
                 self.drain_deadline = Some(deadline_after(self.eof_drain_timeout));
+                // Calls get the drain; tasks have no reader left.
+                self.engine.end_tasks();
                 Effect::None
             }
             Err(error) => {
                 tracing::warn!(kind = ?error.kind(), "reading input failed; ending session");
                 self.drain_deadline = Some(deadline_after(self.eof_drain_timeout));
+                self.engine.end_tasks();
                 Effect::None
             }
         };

@@ -856,15 +856,18 @@ impl Exchange<'_> {
 
     /// For a `tools/call`: the client's call quota, a server-wide slot and a client slot
     /// (`replicas`); for another request, the cheap quota when a shared store counts it, and
-    /// for one whose reply may be large (`resources/read`, `prompts/get`) the same two slots,
-    /// held by the reply until it is written: a client that never reads its replies holds
-    /// at most as many as it may have calls in flight, and the server `max_in_flight`.
+    /// for one whose reply may be large (`resources/read`, `prompts/get`) or late (a
+    /// `tasks/result` that waits for its task) the same two slots, held by the reply until it
+    /// is written: a client that never reads its replies holds at most as many as it may have
+    /// calls in flight, and the server `max_in_flight`.
     async fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
         if request.method != RequestMethod::ToolsCall {
             self.state.admit_cheap().await?;
             if matches!(
                 request.method,
-                RequestMethod::ResourcesRead | RequestMethod::PromptsGet
+                RequestMethod::ResourcesRead
+                    | RequestMethod::PromptsGet
+                    | RequestMethod::TasksResult
             ) {
                 return self.state.reply_slots(&self.caller.client).map(Some);
             }

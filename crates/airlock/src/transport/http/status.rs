@@ -54,12 +54,14 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::PromptTooLarge
         | McpError::InvalidRequestState
         | McpError::InvalidInputResponse
+        | McpError::UnknownTask
+        | McpError::TaskEnded
         | McpError::MissingClientCapability(_)
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
-        McpError::ClientBusy { .. } | McpError::Overloaded { .. } => {
-            request_level(StatusCode::SERVICE_UNAVAILABLE)
-        }
+        McpError::ClientBusy { .. }
+        | McpError::Overloaded { .. }
+        | McpError::TooManyTasks { .. } => request_level(StatusCode::SERVICE_UNAVAILABLE),
         McpError::Internal(_) | McpError::ToolPanicked => {
             request_level(StatusCode::INTERNAL_SERVER_ERROR)
         }

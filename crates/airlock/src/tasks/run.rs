@@ -1,0 +1,47 @@
+//! A task's run: its call driven to its end on a tokio task of its own, outside any session,
+//! with its progress kept in the table and its end handed to it.
+
+use std::sync::{Arc, Weak};
+
+use crate::asking::ClientCan;
+use crate::call::Call;
+use crate::handler::{CallContext, Event, Report};
+use crate::so_far::OutputSoFar;
+
+use super::{Owner, TaskId, Tasks};
+
+/// Drives `call` (task `task` of `owner`) to its end. The run holds the table weakly: the
+/// server's end drops the table, which cancels the runs still going.
+pub(crate) async fn run(
+    call: Call,
+    table: Weak<Tasks>,
+    owner: Owner,
+    task: TaskId,
+    so_far: Arc<OutputSoFar>,
+) {
+    // Progress is kept for `tasks/get`; log messages have no reader; questions are refused
+    // (no client capability is declared to the run).
+    let (events, mut reports) = tokio::sync::mpsc::channel(8);
+    let context = CallContext::reporter(
+        call.ticket().clone(),
+        events,
+        (true, false),
+        ClientCan::default(),
+    )
+    .keeping(so_far);
+    let running = call.run(context);
+    tokio::pin!(running);
+    let completion = loop {
+        tokio::select! {
+            completion = &mut running => break completion,
+            Some(Event(report)) = reports.recv() => {
+                if let (Report::Progress(report), Some(table)) = (report, table.upgrade()) {
+                    table.progress(&owner, task, report.progress, report.total, report.message);
+                }
+            }
+        }
+    };
+    if let Some(table) = table.upgrade() {
+        table.finish(&owner, task, completion.outcome);
+    }
+}

@@ -1,0 +1,284 @@
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::limits::{Limits, TASK_ENTRY_BYTES};
+use crate::tools::{Registry, Tool};
+use crate::{NoArguments, TaskMode};
+
+fn tool() -> Arc<ToolDef> {
+    let tool = Tool::builder("build")
+        .description("Builds")
+        .task(TaskMode::Optional)
+        .handler(|_: NoArguments| async { "built" });
+    let registry = Registry::new(vec![tool]).unwrap();
+    Arc::clone(registry.get("build").unwrap())
+}
+
+fn owner(n: u128) -> Owner {
+    Owner::Session(n)
+}
+
+fn limits() -> Limits {
+    Limits {
+        max_tasks_running: NonZeroUsize::new(3).unwrap(),
+        max_tasks_running_per_client: NonZeroUsize::new(2).unwrap(),
+        max_tasks_kept_per_client: NonZeroUsize::new(3).unwrap(),
+        max_task_result_bytes: NonZeroUsize::new(100).unwrap(),
+        max_task_bytes: NonZeroUsize::new(1000).unwrap(),
+        ..Limits::default()
+    }
+}
+
+fn finish(tasks: &Tasks, who: &Owner, id: TaskId, text: &str) {
+    tasks.finish(
+        who,
+        id,
+        Outcome::Finished(ToolOutput::text(text.to_owned())),
+    );
+}
+
+fn limit_of(error: McpError) -> &'static str {
+    match error {
+        McpError::TooManyTasks { limit, .. } => limit,
+        other => panic!("not a task bound: {other:?}"),
+    }
+}
+
+#[test]
+fn another_owner_gets_exactly_what_an_unknown_id_gets() {
+    let tasks = Tasks::default();
+    let (a, b) = (owner(1), owner(2));
+    let (id, view, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    assert_eq!(view.status, Status::Working);
+    let never = TaskId::random();
+    for who in [&b] {
+        for id in [Some(id), never, None] {
+            assert!(matches!(tasks.get(who, id), Err(McpError::UnknownTask)));
+            assert!(matches!(tasks.result(who, id), Err(McpError::UnknownTask)));
+            assert!(matches!(tasks.cancel(who, id), Err(McpError::UnknownTask)));
+        }
+        assert!(tasks.list(who).is_empty());
+    }
+    // B's tries changed nothing: A's task runs on.
+    assert_eq!(tasks.get(&a, Some(id)).unwrap().status, Status::Working);
+    assert_eq!(tasks.list(&a).len(), 1);
+    let identity = Owner::Identity(Arc::from("A_TOKEN"));
+    assert!(matches!(
+        tasks.get(&identity, Some(id)),
+        Err(McpError::UnknownTask)
+    ));
+}
+
+#[test]
+fn bounds_refuse_with_the_bound_they_hit() {
+    let tasks = Tasks::default();
+    let limits = limits();
+    let (a, b) = (owner(1), owner(2));
+    let (first, _, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
+    tasks.create(&a, &limits, tool(), None, None).unwrap();
+    let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
+    assert_eq!(limit_of(refused), "max_tasks_running_per_client");
+    tasks.create(&b, &limits, tool(), None, None).unwrap();
+    let refused = tasks
+        .create(&owner(3), &limits, tool(), None, None)
+        .unwrap_err();
+    assert_eq!(limit_of(refused), "max_tasks_running");
+    // A finished task frees its running slot but is still kept.
+    finish(&tasks, &a, first, "done");
+    tasks.create(&a, &limits, tool(), None, None).unwrap();
+    finish(&tasks, &a, first, "twice: ignored");
+    let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
+    assert_eq!(limit_of(refused), "max_tasks_running_per_client");
+    // The byte budget: 1000 bytes hold ten reservations of 100.
+    let small = Limits {
+        max_task_bytes: NonZeroUsize::new(250).unwrap(),
+        ..limits
+    };
+    let tasks = Tasks::default();
+    tasks.create(&a, &small, tool(), None, None).unwrap();
+    tasks.create(&b, &small, tool(), None, None).unwrap();
+    let refused = tasks
+        .create(&owner(3), &small, tool(), None, None)
+        .unwrap_err();
+    assert_eq!(limit_of(refused), "max_task_bytes");
+    assert_eq!(
+        McpError::TooManyTasks {
+            limit: "max_task_bytes",
+            value: 250
+        }
+        .to_wire()
+        .code
+        .get(),
+        -31_503
+    );
+}
+
+#[test]
+fn finished_tasks_are_kept_per_owner_up_to_the_bound_and_a_result_past_its_reservation_is_not() {
+    let tasks = Tasks::default();
+    let limits = limits();
+    let a = owner(1);
+    for text in ["one", "two", &"x".repeat(101)] {
+        let (id, _, _) = tasks.create(&a, &limits, tool(), None, None).unwrap();
+        finish(&tasks, &a, id, text);
+    }
+    let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
+    assert_eq!(limit_of(refused), "max_tasks_kept_per_client");
+    let listed = tasks.list(&a);
+    assert_eq!(listed.len(), 3);
+    let last = listed.last().unwrap().task_id;
+    assert_eq!(listed.last().unwrap().status, Status::Completed);
+    let Ok(Waiting::Ended(ended)) = tasks.result(&a, Some(last)) else {
+        panic!("no result")
+    };
+    let Final::Output(output) = &*ended else {
+        panic!("no output")
+    };
+    assert_eq!(output.text_content(), TOO_LARGE);
+}
+
+#[test]
+fn cancel_ends_a_running_task_once_and_a_finished_one_is_refused() {
+    let tasks = Tasks::default();
+    let a = owner(1);
+    let (id, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let view = tasks.cancel(&a, Some(id)).unwrap();
+    assert_eq!(view.status, Status::Cancelled);
+    assert!(matches!(
+        tasks.cancel(&a, Some(id)),
+        Err(McpError::TaskEnded)
+    ));
+    // The run's own end, after the cancel, changes nothing.
+    finish(&tasks, &a, id, "late");
+    assert_eq!(tasks.get(&a, Some(id)).unwrap().status, Status::Cancelled);
+    let Ok(Waiting::Ended(ended)) = tasks.result(&a, Some(id)) else {
+        panic!("no result")
+    };
+    let Final::Output(output) = &*ended else {
+        panic!("no output")
+    };
+    assert!(output.is_error());
+    let (done, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    finish(&tasks, &a, done, "ok");
+    assert!(matches!(
+        tasks.cancel(&a, Some(done)),
+        Err(McpError::TaskEnded)
+    ));
+    assert_eq!(tasks.get(&a, Some(done)).unwrap().status, Status::Completed);
+}
+
+#[test]
+fn error_results_timeouts_and_panics_fail_the_task() {
+    let tasks = Tasks::default();
+    let a = owner(1);
+    for outcome in [
+        Outcome::Finished(ToolOutput::error("no")),
+        Outcome::TimedOut(Duration::from_secs(1)),
+        Outcome::Panicked,
+    ] {
+        let (id, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+        tasks.finish(&a, id, outcome);
+        assert_eq!(tasks.get(&a, Some(id)).unwrap().status, Status::Failed);
+    }
+}
+
+#[test]
+fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
+    let tasks = Tasks::default();
+    let limits = Limits {
+        max_task_bytes: NonZeroUsize::new(100).unwrap(),
+        ..limits()
+    };
+    let a = owner(1);
+    let (id, view, _) = tasks.create(&a, &limits, tool(), Some(0), None).unwrap();
+    // A ttl below the shortest keep is raised to it; the ttl reported covers the run.
+    assert!(view.ttl >= u64::try_from(MIN_TASK_KEEP.as_millis()).unwrap());
+    finish(&tasks, &a, id, "done");
+    let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
+    assert_eq!(limit_of(refused), "max_task_bytes");
+    {
+        let mut table = tasks.lock();
+        sweep(&mut table, Instant::now() + MIN_TASK_KEEP);
+    }
+    assert!(matches!(
+        tasks.get(&a, Some(id)),
+        Err(McpError::UnknownTask)
+    ));
+    tasks.create(&a, &limits, tool(), None, None).unwrap();
+}
+
+#[test]
+fn a_session_end_cancels_and_forgets_only_its_own_tasks() {
+    let tasks = Tasks::default();
+    let (a, b) = (owner(1), owner(2));
+    let (mine, _, _) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    let (theirs, _, _) = tasks.create(&b, &limits(), tool(), None, None).unwrap();
+    let mut done = match tasks.result(&a, Some(mine)).unwrap() {
+        Waiting::Running { done, .. } => done,
+        Waiting::Ended(_) => panic!("ended"),
+    };
+    tasks.end_session(&a);
+    assert!(done.borrow_and_update().is_some());
+    assert!(tasks.list(&a).is_empty());
+    assert_eq!(tasks.get(&b, Some(theirs)).unwrap().status, Status::Working);
+}
+
+#[test]
+fn progress_is_shown_while_the_task_runs_and_bounded() {
+    let tasks = Tasks::default();
+    let a = owner(1);
+    let (id, _, so_far) = tasks.create(&a, &limits(), tool(), None, None).unwrap();
+    tasks.progress(&a, id, 2.0, Some(5.0), Some("é".repeat(1000)));
+    so_far.render_with(|bytes, dropped| format!("{dropped} {}", String::from_utf8_lossy(bytes)));
+    so_far.push(b"step 1\n");
+    so_far.push(&[b'x'; 200]);
+    tasks.progress(&a, id, f64::NAN, None, None);
+    let view = serde_json::to_value(tasks.get(&a, Some(id)).unwrap()).unwrap();
+    let progress = &view["_meta"]["airlock/progress"];
+    assert_eq!(progress["progress"], 2.0);
+    assert_eq!(progress["total"], 5.0);
+    assert!(progress["message"].as_str().unwrap().len() <= 256);
+    // The last `max_task_result_bytes` (100 here) of the output, as its rendering shows them.
+    assert_eq!(
+        view["_meta"]["airlock/output"],
+        format!("true {}", "x".repeat(100))
+    );
+    assert_eq!(view["taskId"], id.to_string());
+    assert_eq!(view["pollInterval"], 1000);
+    assert!(view["createdAt"].as_str().unwrap().ends_with('Z'));
+    finish(&tasks, &a, id, "done");
+    let view = serde_json::to_value(tasks.get(&a, Some(id)).unwrap()).unwrap();
+    assert!(view.get("_meta").is_none());
+    assert_eq!(view["status"], "completed");
+}
+
+#[test]
+fn finished_tasks_of_many_owners_are_bounded_by_the_budget_in_all() {
+    let tasks = Tasks::default();
+    let limits = Limits {
+        max_task_result_bytes: NonZeroUsize::new(TASK_ENTRY_BYTES * 2).unwrap(),
+        max_task_bytes: NonZeroUsize::new(TASK_ENTRY_BYTES * 10).unwrap(),
+        ..Limits::default()
+    };
+    // Each owner finishes one task with a tiny result: it keeps TASK_ENTRY_BYTES, not 2 bytes.
+    let mut kept = 0;
+    for n in 0..100 {
+        let who = owner(n);
+        match tasks.create(&who, &limits, tool(), None, None) {
+            Ok((id, _, _)) => {
+                finish(&tasks, &who, id, "ok");
+                kept += 1;
+            }
+            Err(error) => {
+                assert_eq!(limit_of(error), "max_task_bytes");
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        kept, 9,
+        "nine finished (4 KiB each) leave no room for a tenth's 8 KiB"
+    );
+}
