@@ -99,6 +99,47 @@ pub(crate) enum Outcome {
     InputRequired,
 }
 
+/// `airlock_tool_calls_total`'s `outcome` label: the word the record writes.
+#[cfg(feature = "metrics")]
+impl Outcome {
+    pub(crate) const ALL: [Self; 8] = [
+        Self::Ok,
+        Self::Error,
+        Self::Timeout,
+        Self::Panicked,
+        Self::Cancelled,
+        Self::InvalidArguments,
+        Self::Refused,
+        Self::InputRequired,
+    ];
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Timeout => "timeout",
+            Self::Panicked => "panicked",
+            Self::Cancelled => "cancelled",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::Refused => "refused",
+            Self::InputRequired => "input_required",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Self::Ok => 0,
+            Self::Error => 1,
+            Self::Timeout => 2,
+            Self::Panicked => 3,
+            Self::Cancelled => 4,
+            Self::InvalidArguments => 5,
+            Self::Refused => 6,
+            Self::InputRequired => 7,
+        }
+    }
+}
+
 /// What a command did on the network, through the sandbox's proxy: each connection it asked
 /// for (the first few; later ones counted), and the bytes over all of them.
 ///
@@ -968,6 +1009,17 @@ fn civil(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The metrics' `outcome` label is the word the record writes, for every outcome, and
+    /// each has its own counter.
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn every_outcome_labels_its_metric_with_the_records_word() {
+        for (at, outcome) in Outcome::ALL.into_iter().enumerate() {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.label());
+            assert_eq!(outcome.index(), at);
+        }
+    }
 
     /// Takes `room` bytes, then fails: a stream that filled up partway through a record.
     struct Filling {

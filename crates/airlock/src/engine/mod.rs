@@ -424,7 +424,7 @@ impl Engine {
         #[cfg(feature = "metrics")]
         let finish = |outcome: call_log::Outcome, error: crate::metrics::ErrorType| {
             if let (Some(running), Some(metrics)) = (running, metrics) {
-                running.finish(metrics, batch.as_deref_mut(), outcome.into(), error);
+                running.finish(metrics, batch.as_deref_mut(), outcome, error);
             }
         };
         let (output, ended) = match outcome {
@@ -972,7 +972,7 @@ impl Engine {
         if method == RequestMethod::ToolsCall {
             error = crate::metrics::ErrorType::ToolError;
             self.called_series(metrics, params, |series| {
-                series.ended(crate::metrics::CallOutcome::InvalidArguments, None);
+                series.ended(crate::call_log::Outcome::InvalidArguments, None);
             });
         }
         let deferred = self
@@ -1003,7 +1003,7 @@ impl Engine {
         }
         if method == RequestMethod::ToolsCall {
             self.called_series(metrics, params, |series| {
-                series.ended(crate::metrics::CallOutcome::Refused, None);
+                series.ended(crate::call_log::Outcome::Refused, None);
             });
         }
         metrics.operation(

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::call_log::Outcome;
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
 use crate::limits::MAX_METRIC_TOOLS;
@@ -164,83 +165,6 @@ impl ErrorType {
                 .get(n.saturating_sub(2))
                 .map(|(_, label)| *label)
                 .or(Some("_OTHER")),
-        }
-    }
-}
-
-/// How a tool call ended, as `airlock_tool_calls_total`'s `outcome` says: the audit
-/// record's outcomes.
-#[derive(Clone, Copy, Debug, Eq, PartialEq)]
-pub(crate) enum CallOutcome {
-    /// A result that is not an error.
-    Ok,
-    /// An `isError` result.
-    Error,
-    /// Stopped at its deadline.
-    Timeout,
-    /// The handler panicked.
-    Panicked,
-    /// Cancelled by the client, or its session ended.
-    Cancelled,
-    /// Arguments refused by the schema or the handler.
-    InvalidArguments,
-    /// Refused before it ran (a quota, the in-flight cap, an unknown tool, …).
-    Refused,
-    /// Ended asking the client for input.
-    InputRequired,
-}
-
-impl CallOutcome {
-    const ALL: [Self; 8] = [
-        Self::Ok,
-        Self::Error,
-        Self::Timeout,
-        Self::Panicked,
-        Self::Cancelled,
-        Self::InvalidArguments,
-        Self::Refused,
-        Self::InputRequired,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::Error => "error",
-            Self::Timeout => "timeout",
-            Self::Panicked => "panicked",
-            Self::Cancelled => "cancelled",
-            Self::InvalidArguments => "invalid_arguments",
-            Self::Refused => "refused",
-            Self::InputRequired => "input_required",
-        }
-    }
-
-    fn index(self) -> usize {
-        match self {
-            Self::Ok => 0,
-            Self::Error => 1,
-            Self::Timeout => 2,
-            Self::Panicked => 3,
-            Self::Cancelled => 4,
-            Self::InvalidArguments => 5,
-            Self::Refused => 6,
-            Self::InputRequired => 7,
-        }
-    }
-}
-
-impl From<crate::call_log::Outcome> for CallOutcome {
-    fn from(outcome: crate::call_log::Outcome) -> Self {
-        use crate::call_log::Outcome as O;
-        match outcome {
-            O::Ok => Self::Ok,
-            O::Error => Self::Error,
-            O::Timeout => Self::Timeout,
-            O::Panicked => Self::Panicked,
-            O::Cancelled => Self::Cancelled,
-            O::InvalidArguments => Self::InvalidArguments,
-            O::Refused => Self::Refused,
-            O::InputRequired => Self::InputRequired,
         }
     }
 }
@@ -489,7 +413,7 @@ pub(crate) struct Batch {
     received: Option<Instant>,
     /// Calls answered in the batch, by tool and outcome (a run of calls of one tool with one
     /// outcome is one entry), at most [`DEFERRED_CALL_SERIES`].
-    calls: Vec<(Arc<ToolSeries>, CallOutcome, u64)>,
+    calls: Vec<(Arc<ToolSeries>, Outcome, u64)>,
     counts: [[u32; ERROR_TYPES]; METHODS.len()],
     /// Which methods have counts, and for each which error types: only those are visited.
     methods: u16,
@@ -543,7 +467,7 @@ impl Batch {
 
     /// Defers a call of the tool with `series` that ended with `outcome`; `false` when the
     /// batch has no room (the caller observes it at once).
-    fn defer_call(&mut self, series: &Arc<ToolSeries>, outcome: CallOutcome) -> bool {
+    fn defer_call(&mut self, series: &Arc<ToolSeries>, outcome: Outcome) -> bool {
         if let Some((last, last_outcome, count)) = self.calls.last_mut()
             && *last_outcome == outcome
             && Arc::ptr_eq(last, series)
@@ -607,7 +531,7 @@ pub(crate) struct ToolSeries {
     label: Box<str>,
     /// Its calls running now (signed: a decrement may be seen before its increment).
     in_flight: AtomicI64,
-    calls: [AtomicU64; CallOutcome::ALL.len()],
+    calls: [AtomicU64; Outcome::ALL.len()],
     durations: Histogram<18>,
 }
 
@@ -622,7 +546,7 @@ impl ToolSeries {
     }
 
     /// Counts `count` calls that ended with `outcome`, each after `took`.
-    fn ended_many(&self, outcome: CallOutcome, took: Duration, count: u64) {
+    fn ended_many(&self, outcome: Outcome, took: Duration, count: u64) {
         if let Some(counter) = self.calls.get(outcome.index()) {
             counter.fetch_add(count, Ordering::Relaxed);
         }
@@ -630,7 +554,7 @@ impl ToolSeries {
     }
 
     /// Counts one call that ended with `outcome`; `took` is its duration when it ran.
-    pub(crate) fn ended(&self, outcome: CallOutcome, took: Option<Duration>) {
+    pub(crate) fn ended(&self, outcome: Outcome, took: Option<Duration>) {
         if let Some(counter) = self.calls.get(outcome.index()) {
             counter.fetch_add(1, Ordering::Relaxed);
         }
@@ -756,7 +680,7 @@ impl Metrics {
         }
         series
             .unwrap_or(&self.other_tool)
-            .ended(CallOutcome::Refused, None);
+            .ended(Outcome::Refused, None);
     }
 
     /// Counts `count` connections the sandbox's proxy refused.
@@ -955,7 +879,7 @@ impl Metrics {
             "Tool calls by tool and outcome (_OTHER: a tool the server does not have).",
         );
         for series in every.clone() {
-            for outcome in CallOutcome::ALL {
+            for outcome in Outcome::ALL {
                 let count = series
                     .calls
                     .get(outcome.index())
@@ -1008,7 +932,7 @@ impl InFlight {
         mut self,
         metrics: &Metrics,
         batch: Option<&mut Batch>,
-        outcome: CallOutcome,
+        outcome: Outcome,
         error: ErrorType,
     ) {
         self.finished = true;
@@ -1029,7 +953,7 @@ impl Drop for InFlight {
         self.tool.in_flight.fetch_sub(1, Ordering::Relaxed);
         if !self.finished {
             // Cancelled, abandoned at shutdown, or its session ended: no reply was sent.
-            self.tool.ended(CallOutcome::Cancelled, None);
+            self.tool.ended(Outcome::Cancelled, None);
         }
     }
 }
