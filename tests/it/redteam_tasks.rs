@@ -360,3 +360,121 @@ fn a_flood_of_result_waiters_holds_one_identitys_share_only() {
         "{answered} {refused}"
     );
 }
+
+/// `ctl` writes a megabyte of control bytes (each written `\u0001` in JSON, six bytes) and
+/// sleeps on; `plain` writes the same and ends, as an ordinary call.
+const CONTROL_BYTES: &str = r#"
+[server]
+name = "redteam-task-output"
+version = "1.0.0"
+
+[[tool]]
+name = "ctl"
+description = "Control bytes, then sleeps"
+command = ["sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' '\\1'; sleep 60"]
+exec = ["/usr/bin/head", "/usr/bin/tr", "/usr/bin/sleep"]
+task = "always"
+
+[[tool]]
+name = "plain"
+description = "Control bytes"
+command = ["sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' '\\1'"]
+exec = ["/usr/bin/head", "/usr/bin/tr"]
+"#;
+
+/// What a reply may weigh on the wire: an ordinary call's reply of the same output is held
+/// to about 1 MiB encoded (1 048 718 bytes here); a little room for the task's fields.
+const REPLY_BOUND: usize = 1024 * 1024 + 64 * 1024;
+
+/// A running task's output so far (`tasks/get`'s `_meta["airlock/output"]`, and every
+/// running task's in `tasks/list`) is bounded in bytes kept but not in bytes encoded: a
+/// megabyte of control bytes is a 6 MB `tasks/get` reply and four such tasks a 24 MB
+/// `tasks/list`, where the same output as an ordinary call's reply, or as the task's
+/// `tasks/result`, is held to about 1 MiB.
+#[test]
+#[ignore = "red-team finding: tasks/get and tasks/list encode the output so far unbounded (1 MB kept -> 6 MB per task, 24 MB per list)"]
+fn the_output_so_far_is_held_to_the_reply_bound_encoded() {
+    let scratch = Scratch::new("rt-tasks-encoded");
+    let manifest = scratch.manifest(CONTROL_BYTES);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &[]);
+    server.initialize("2025-11-25");
+    // The ordinary call's reply is held to the bound: the control.
+    server.send(&request(
+        1,
+        "tools/call",
+        json!({"name": "plain", "arguments": {}}),
+    ));
+    let plain = server.recv_line();
+    assert!(
+        plain.len() <= REPLY_BOUND,
+        "the ordinary call: {}",
+        plain.len()
+    );
+    let mut tasks = Vec::new();
+    for id in 2..6 {
+        tasks.push(task_id(&server.request(&request(
+            id,
+            "tools/call",
+            json!({"name": "ctl", "arguments": {}, "task": {}}),
+        ))));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    server.send(&request(10, "tasks/get", json!({"taskId": tasks[0]})));
+    let got = server.recv_line();
+    server.send(&request(11, "tasks/list", json!({})));
+    let listed = server.recv_line();
+    assert!(
+        got.len() <= REPLY_BOUND && listed.len() <= REPLY_BOUND,
+        "tasks/get {} bytes, tasks/list {} bytes",
+        got.len(),
+        listed.len()
+    );
+}
+
+/// Over HTTP each such reply is built whole: sixteen `tasks/list` of one tokenless client
+/// (four sessions, four tasks each) that it does not read hold about 400 MiB of airlock's
+/// memory at once (434 MiB peak measured against the release binary), and more connections
+/// hold more.
+#[test]
+#[ignore = "red-team finding: over HTTP unread tasks/list replies of encoded output so far pile up hundreds of MiB in airlock"]
+fn unread_task_lists_over_http_stay_within_a_memory_bound() {
+    let scratch = Scratch::new("rt-tasks-list-memory");
+    let manifest = scratch.manifest(CONTROL_BYTES);
+    let server = HttpServer::airlock(&["--manifest", &manifest], &[]);
+    let sessions: Vec<String> = (0..4).map(|_| http::initialize(server.addr)).collect();
+    for (n, session) in sessions.iter().enumerate() {
+        for id in 0..4 {
+            let created = post(
+                &server,
+                session,
+                None,
+                (n * 10 + id) as i64,
+                "tools/call",
+                json!({"name": "ctl", "arguments": {}, "task": {}}),
+            );
+            task_id(&created);
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let before = crate::support::processes::rss_kib(server.pid());
+    let held: Vec<std::net::TcpStream> = (0..16)
+        .map(|n| {
+            let session = &sessions[n % 4];
+            let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+            let bytes = http::post_bytes(
+                server.addr,
+                &http::session_headers(session),
+                &request(100 + n as i64, "tasks/list", json!({})),
+            );
+            std::io::Write::write_all(&mut stream, &bytes).unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(3));
+    let peak = crate::support::processes::peak_rss_kib(server.pid());
+    drop(held);
+    assert!(
+        peak < before + 128 * 1024,
+        "airlock grew from {before} KiB to {peak} KiB for 16 unread task lists"
+    );
+}
