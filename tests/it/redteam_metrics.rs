@@ -222,3 +222,85 @@ fn the_endpoint_recovers_after_idle_connections_time_out() {
     );
     drop(held);
 }
+
+/// A task-capable manifest: `nap` sleeps, as a task when asked.
+const TASKS: &str = r#"
+[server]
+name = "redteam-metrics-tasks"
+version = "1.0.0"
+
+[[tool]]
+name = "nap"
+description = "Sleeps"
+command = ["sleep", "{seconds}"]
+task = "optional"
+args.seconds = { type = "integer", minimum = 1, maximum = 60 }
+"#;
+
+/// The value of the sample line `series value` of a scrape.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// A tool's commands run as tasks are tool calls like any other for the operator watching
+/// the endpoint: a task that completed is counted in `airlock_tool_calls_total`, a cancelled
+/// one as cancelled, and the task methods answered are counted in the operation histogram.
+/// Today a task's run shows nowhere (no tool count, not in flight while it runs, its
+/// `tools/call` not in the histogram); on stdio of the answered task methods only `tasks/get`
+/// is counted (over HTTP `tasks/list` and `tasks/cancel` are, `tasks/result` is not): an
+/// agent can run commands for hours as tasks invisibly to the metrics.
+#[test]
+#[ignore = "red-team finding: commands run as tasks, and answered tasks/list, tasks/result, tasks/cancel, are not counted in /metrics"]
+fn task_runs_and_task_methods_are_counted() {
+    let dir = crate::support::fixtures::Scratch::new("rt-metrics-tasks");
+    let manifest = dir.manifest(TASKS);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let metrics: SocketAddr = address.parse().unwrap();
+    let mut server = crate::support::stdio::Server::start_with(
+        &crate::support::stdio::airlock(),
+        &["serve", "--manifest", &manifest, "--metrics", &address],
+        &[],
+    );
+    server.initialize("2025-11-25");
+    assert!(eventually(Duration::from_secs(10), || try_scrape(metrics) == Some(200)));
+    let done = server.request(&request(
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 1}, "task": {}}),
+    ));
+    let done = done["result"]["task"]["taskId"].clone();
+    let ended = server.request(&request(2, "tasks/result", json!({"taskId": done})));
+    assert_ne!(ended["result"]["isError"], true, "{ended}");
+    let long = server.request(&request(
+        3,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 30}, "task": {}}),
+    ));
+    let long = long["result"]["task"]["taskId"].clone();
+    let listed = server.request(&request(4, "tasks/list", json!({})));
+    assert_eq!(listed["result"]["tasks"].as_array().map(Vec::len), Some(2));
+    let cancelled = server.request(&request(5, "tasks/cancel", json!({"taskId": long})));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let reply = scrape_with_host(metrics, "localhost");
+    let text = String::from_utf8(reply.body).unwrap();
+    let counted = |series: &str| sample(&text, series).unwrap_or(0.0);
+    let seen = [
+        counted(r#"airlock_tool_calls_total{tool="nap",outcome="ok"}"#),
+        counted(r#"airlock_tool_calls_total{tool="nap",outcome="cancelled"}"#),
+        counted(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}"#),
+        counted(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tasks/result"}"#),
+        counted(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tasks/list"}"#),
+        counted(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tasks/cancel"}"#),
+    ];
+    assert_eq!(
+        seen,
+        [1.0, 1.0, 2.0, 1.0, 1.0, 1.0],
+        "nap ok, nap cancelled, tools/call, tasks/result, tasks/list, tasks/cancel"
+    );
+}
