@@ -478,3 +478,88 @@ fn unread_task_lists_over_http_stay_within_a_memory_bound() {
         "airlock grew from {before} KiB to {peak} KiB for 16 unread task lists"
     );
 }
+
+/// `big` ends at once with a result of about 1 MiB (its output stopped at the output limit).
+const BIG: &str = r#"
+[server]
+name = "redteam-task-budget"
+version = "1.0.0"
+
+[[tool]]
+name = "big"
+description = "A large result"
+command = ["sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' B"]
+exec = ["/usr/bin/head", "/usr/bin/tr"]
+task = "always"
+"#;
+
+/// Creates tasks of `big` in `session` until it keeps 32 (its own bound) or a bound other
+/// than its running one refuses; waits for each; returns the refusal, if any.
+fn fill(server: &HttpServer, session: &str) -> Option<Value> {
+    let mut kept = Vec::new();
+    let mut id = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while kept.len() < 32 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "filling took too long"
+        );
+        id += 1;
+        let reply = post(
+            server,
+            session,
+            None,
+            id,
+            "tools/call",
+            json!({"name": "big", "arguments": {}, "task": {}}),
+        );
+        match reply["result"]["task"]["taskId"].as_str() {
+            Some(task) => kept.push(task.to_owned()),
+            None if reply["error"]["data"]["limit"] == "max_task_bytes" => return Some(reply),
+            None => std::thread::sleep(Duration::from_millis(200)),
+        }
+        if kept.len() % 4 == 0 {
+            for task in &kept[kept.len().saturating_sub(4)..] {
+                id += 1;
+                post(
+                    server,
+                    session,
+                    None,
+                    id,
+                    "tasks/result",
+                    json!({"taskId": task}),
+                );
+            }
+        }
+    }
+    None
+}
+
+/// The 64 MiB result budget is the server's, the kept bound (32) each owner's: two owners
+/// keeping 32 results of about 1 MiB fill it, and every other client is refused any task for
+/// the ten minutes those results are kept. Over HTTP without tokens the two owners are two
+/// sessions of one client; with tokens, two identities.
+#[test]
+#[ignore = "red-team finding: two owners' kept results fill the server-wide 64 MiB task budget and lock every other client out of tasks for 10 min"]
+fn two_owners_cannot_fill_the_task_budget_for_everyone() {
+    let scratch = Scratch::new("rt-tasks-budget");
+    let manifest = scratch.manifest(BIG);
+    let server = HttpServer::airlock(&["--manifest", &manifest], &[]);
+    let first = http::initialize(server.addr);
+    let second = http::initialize(server.addr);
+    assert!(fill(&server, &first).is_none());
+    drop(fill(&server, &second));
+    let victim = http::initialize(server.addr);
+    let reply = post(
+        &server,
+        &victim,
+        None,
+        1,
+        "tools/call",
+        json!({"name": "big", "arguments": {}, "task": {}}),
+    );
+    assert!(
+        reply["result"]["task"]["taskId"].is_string(),
+        "a third client is refused: {reply}"
+    );
+}
