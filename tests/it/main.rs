@@ -88,8 +88,15 @@
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
 //!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
+//! - `redteam_tasks`: MCP tasks attacked as a hostile client: ids of every odd shape and
+//!   another session's ids, `ttl`s of every type, daemons a task forks killed by cancel, the
+//!   end of input and a session's `DELETE`, floods of `tasks/result` waiters;
+//! - `redteam_metrics`: the metrics endpoint attacked over loopback: `Host` variants, two
+//!   `Host` fields, absolute-form targets, methods and paths, agent tool names kept out of
+//!   labels, idle connections against the connection cap;
 //! - `redteam`, `redteam_asking`, `redteam_oauth`, `redteam_redis`, `redteam_resources`,
-//!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`: regressions of red-team
+//!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`, `redteam_tasks`,
+//!   `redteam_metrics`: regressions of red-team
 //!   findings, one file per attacked feature (`redteam_release` against the release
 //!   binaries, which the others do not build).
 //!
@@ -150,6 +157,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_asking;
+mod redteam_metrics;
 mod redteam_network;
 mod redteam_oauth;
 mod redteam_redis;
@@ -157,6 +165,7 @@ mod redteam_release;
 mod redteam_resources;
 mod redteam_sandbox;
 mod redteam_subscriptions;
+mod redteam_tasks;
 mod reload;
 mod sandbox;
 mod serve;
