@@ -162,7 +162,6 @@ fn agent_tool_names_never_reach_a_label() {
 /// Two `Host` fields are a bad request (RFC 9112 §3.2: a server MUST answer 400): the
 /// endpoint reads the first, so a loopback name before a foreign one is served.
 #[test]
-#[ignore = "red-team finding: /metrics serves a request with two Host fields when the first is loopback"]
 fn two_host_fields_are_refused() {
     let (_server, metrics) = served();
     let reply = raw(
@@ -175,7 +174,6 @@ fn two_host_fields_are_refused() {
 /// An absolute-form target names the host the request is for (RFC 9112 §3.2.2: the `Host`
 /// field is then ignored), so a foreign authority there must be refused as in `Host`.
 #[test]
-#[ignore = "red-team finding: /metrics checks Host but serves an absolute-form target naming a foreign host"]
 fn an_absolute_form_target_of_a_foreign_host_is_refused() {
     let (_server, metrics) = served();
     let reply = raw(

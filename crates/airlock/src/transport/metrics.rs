@@ -158,9 +158,26 @@ impl Endpoint {
     }
 }
 
+/// Whether the request is for an allowed host, by every name it gives: exactly one `Host`
+/// field (two could be read two ways, RFC 9112 section 3.2 wants them refused), and the
+/// authority of an absolute-form target, which a server takes over `Host` (section 3.2.2),
+/// allowed too.
+fn names_an_allowed_host<B>(allow: &AllowList, request: &Request<B>) -> bool {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() || !allow.host(first) {
+        return false;
+    }
+    match request.uri().authority() {
+        None => true,
+        Some(authority) => header::HeaderValue::from_str(authority.as_str())
+            .is_ok_and(|named| allow.host(Some(&named))),
+    }
+}
+
 /// The reply to one request: the text, or a refusal with a fixed body.
 fn answer<B>(metrics: &Metrics, allow: &AllowList, request: &Request<B>) -> Response<Full<Bytes>> {
-    if !allow.host(request.headers().get(header::HOST)) {
+    if !names_an_allowed_host(allow, request) {
         return fixed(StatusCode::MISDIRECTED_REQUEST, "Host not allowed.\n");
     }
     if request.uri().path() != PATH {
@@ -207,6 +224,37 @@ mod tests {
             builder = builder.header(header::HOST, host);
         }
         builder.body(()).unwrap()
+    }
+
+    /// Every name a request gives for its host is checked: one `Host` field only, and an
+    /// absolute-form target's authority too (the red team's findings on the endpoint).
+    #[test]
+    fn two_host_fields_and_a_foreign_absolute_target_are_refused() {
+        let metrics = Metrics::new();
+        let allow = AllowList::default();
+        let twice = Request::builder()
+            .uri("/metrics")
+            .header(header::HOST, "localhost")
+            .header(header::HOST, "evil.example")
+            .body(())
+            .unwrap();
+        let absolute = request(
+            Method::GET,
+            "http://evil.example/metrics",
+            Some("localhost"),
+        );
+        let local_absolute = request(
+            Method::GET,
+            "http://127.0.0.1:9/metrics",
+            Some("127.0.0.1:9"),
+        );
+        for (request, status) in [
+            (&twice, StatusCode::MISDIRECTED_REQUEST),
+            (&absolute, StatusCode::MISDIRECTED_REQUEST),
+            (&local_absolute, StatusCode::OK),
+        ] {
+            assert_eq!(answer(&metrics, &allow, request).status(), status);
+        }
     }
 
     #[test]
