@@ -392,7 +392,6 @@ const REPLY_BOUND: usize = 1024 * 1024 + 64 * 1024;
 /// `tasks/list`, where the same output as an ordinary call's reply, or as the task's
 /// `tasks/result`, is held to about 1 MiB.
 #[test]
-#[ignore = "red-team finding: tasks/get and tasks/list encode the output so far unbounded (1 MB kept -> 6 MB per task, 24 MB per list)"]
 fn the_output_so_far_is_held_to_the_reply_bound_encoded() {
     let scratch = Scratch::new("rt-tasks-encoded");
     let manifest = scratch.manifest(CONTROL_BYTES);
@@ -436,7 +435,6 @@ fn the_output_so_far_is_held_to_the_reply_bound_encoded() {
 /// memory at once (434 MiB peak measured against the release binary), and more connections
 /// hold more.
 #[test]
-#[ignore = "red-team finding: over HTTP unread tasks/list replies of encoded output so far pile up hundreds of MiB in airlock"]
 fn unread_task_lists_over_http_stay_within_a_memory_bound() {
     let scratch = Scratch::new("rt-tasks-list-memory");
     let manifest = scratch.manifest(CONTROL_BYTES);

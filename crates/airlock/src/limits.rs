@@ -327,6 +327,15 @@ pub const MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
 /// so.
 pub const MAX_TASK_RESULT_BYTES: usize = 1024 * 1024 + 64 * 1024;
 
+/// Bytes of a running task's output so far that one `tasks/get` shows: the last 64 KiB of
+/// what it kept, the earlier ones withheld as a cut (the redaction's cut edges apply).
+///
+/// The reply is built whole before it is written, and JSON writes a control byte as six
+/// (`\u0001`): shown whole, the 1 MiB a task keeps was a 6 MiB reply per poll, and a client
+/// that polled many tasks without reading held hundreds of MiB (a red-team finding). At most
+/// 384 KiB encoded; `tasks/list` shows no output at all.
+pub const MAX_TASK_OUTPUT_SHOWN_BYTES: usize = 64 * 1024;
+
 /// The least of [`MAX_TASK_BYTES`] a finished task keeps reserved: 4 KiB, about what its
 /// entry costs besides its result.
 ///

@@ -71,15 +71,18 @@ impl OutputSoFar {
         }
     }
 
-    /// The kept bytes as shown; `None` while there are none.
-    pub(crate) fn shown(&self) -> Option<String> {
+    /// The last `at_most` kept bytes as shown (earlier ones count as dropped); `None` while
+    /// there are none.
+    pub(crate) fn shown(&self, at_most: usize) -> Option<String> {
         let (bytes, dropped) = {
             let mut ring = self.ring.lock().unwrap_or_else(PoisonError::into_inner);
             if ring.bytes.is_empty() {
                 return None;
             }
-            let dropped = ring.dropped;
-            (ring.bytes.make_contiguous().to_vec(), dropped)
+            let kept = ring.bytes.make_contiguous();
+            let skip = kept.len().saturating_sub(at_most);
+            let shown = kept.get(skip..).unwrap_or_default().to_vec();
+            (shown, ring.dropped || skip > 0)
         };
         Some(match self.render.get() {
             Some(render) => render(&bytes, dropped),
@@ -101,19 +104,30 @@ mod tests {
     #[test]
     fn only_the_last_capacity_bytes_are_kept_and_a_drop_is_told() {
         let tail = OutputSoFar::new(8);
-        assert_eq!(tail.shown(), None);
+        assert_eq!(tail.shown(usize::MAX), None);
         tail.push(b"step 1\n");
-        assert_eq!(tail.shown().as_deref(), Some("step 1\n"));
+        assert_eq!(tail.shown(usize::MAX).as_deref(), Some("step 1\n"));
         tail.push(b"step 2\n");
-        assert_eq!(tail.shown().as_deref(), Some("\nstep 2\n"));
+        assert_eq!(tail.shown(usize::MAX).as_deref(), Some("\nstep 2\n"));
         tail.push(b"a long line past the capacity");
-        assert_eq!(tail.shown().as_deref(), Some("capacity"));
+        assert_eq!(tail.shown(usize::MAX).as_deref(), Some("capacity"));
         tail.render_with(|bytes, dropped| format!("{dropped}:{}", bytes.len()));
         tail.render_with(|_, _| "second".to_owned());
-        assert_eq!(tail.shown().as_deref(), Some("true:8"));
+        assert_eq!(tail.shown(usize::MAX).as_deref(), Some("true:8"));
         let fresh = OutputSoFar::new(8);
         fresh.render_with(|bytes, dropped| format!("{dropped}:{}", bytes.len()));
         fresh.push(b"abc");
-        assert_eq!(fresh.shown().as_deref(), Some("false:3"));
+        assert_eq!(fresh.shown(usize::MAX).as_deref(), Some("false:3"));
+    }
+
+    /// Fewer bytes than kept are shown as the last ones, the rest told as dropped.
+    #[test]
+    fn a_shown_bound_keeps_the_last_bytes_and_tells_the_cut() {
+        let tail = OutputSoFar::new(64);
+        tail.push(b"0123456789");
+        assert_eq!(tail.shown(4).as_deref(), Some("6789"));
+        tail.render_with(|bytes, dropped| format!("{dropped}:{}", String::from_utf8_lossy(bytes)));
+        assert_eq!(tail.shown(4).as_deref(), Some("true:6789"));
+        assert_eq!(tail.shown(10).as_deref(), Some("false:0123456789"));
     }
 }

@@ -46,7 +46,9 @@ pub(crate) use run::run;
 use crate::call_log::{self, CallLog, Client, Entry, RunNote, TaskNote};
 use crate::error::McpError;
 use crate::handler::Outcome;
-use crate::limits::{Limits, MIN_TASK_KEEP, TASK_ENTRY_BYTES, TASK_POLL_INTERVAL};
+use crate::limits::{
+    Limits, MAX_TASK_OUTPUT_SHOWN_BYTES, MIN_TASK_KEEP, TASK_ENTRY_BYTES, TASK_POLL_INTERVAL,
+};
 use crate::output::ToolOutput;
 use crate::so_far::OutputSoFar;
 pub(crate) use crate::tools::TaskMode;
@@ -308,7 +310,7 @@ impl Tasks {
             audit,
             states: vec![(Status::Working.as_str(), now)],
         };
-        let view = task.view(id);
+        let view = task.view(id, false);
         table.insert((owner.clone(), id), task);
         Ok((id, view, so_far))
     }
@@ -416,7 +418,7 @@ impl Tasks {
         let id = id.ok_or(McpError::UnknownTask)?;
         table
             .get(&(owner.clone(), id))
-            .map(|task| task.view(id))
+            .map(|task| task.view(id, true))
             .ok_or(McpError::UnknownTask)
     }
 
@@ -427,7 +429,7 @@ impl Tasks {
         let mut mine: Vec<(SystemTime, TaskView)> = table
             .iter()
             .filter(|((who, _), _)| who == owner)
-            .map(|((_, id), task)| (task.created, task.view(*id)))
+            .map(|((_, id), task)| (task.created, task.view(*id, false)))
             .collect();
         mine.sort_by_key(|(created, _)| *created);
         mine.into_iter().map(|(_, view)| view).collect()
@@ -475,7 +477,7 @@ impl Tasks {
             return Err(McpError::TaskEnded);
         }
         task.cancel(id, CANCELLED);
-        Ok(task.view(id))
+        Ok(task.view(id, false))
     }
 
     /// Ends a session that owned tasks: its running tasks are cancelled (each with its audit
@@ -524,7 +526,9 @@ fn sweep(table: &mut HashMap<(Owner, TaskId), Task>, now: Instant) {
 }
 
 impl Task {
-    fn view(&self, id: TaskId) -> TaskView {
+    /// The task as shown; its output so far only when `with_output` (`tasks/get`: a listing
+    /// of many tasks shows none, so no reply holds more than one task's output).
+    fn view(&self, id: TaskId, with_output: bool) -> TaskView {
         let ran = self.ended.map_or(self.timeout, |ended| {
             ended.saturating_duration_since(self.started)
         });
@@ -538,7 +542,11 @@ impl Task {
             poll_interval: u64::try_from(TASK_POLL_INTERVAL.as_millis()).unwrap_or(u64::MAX),
             meta: {
                 let progress = self.progress.clone();
-                let output = self.so_far.as_ref().and_then(|so_far| so_far.shown());
+                let output = self
+                    .so_far
+                    .as_ref()
+                    .filter(|_| with_output)
+                    .and_then(|so_far| so_far.shown(MAX_TASK_OUTPUT_SHOWN_BYTES));
                 (progress.is_some() || output.is_some()).then_some(ViewMeta { progress, output })
             },
         }
