@@ -659,9 +659,11 @@ pub(crate) const MAX_TLS_BUFFERED_BYTES: usize = 16 * 1024;
 #[cfg(feature = "metrics")]
 pub(crate) const MAX_METRIC_TOOLS: usize = 1024;
 
-/// Most connections the metrics endpoint serves at once; past it, a new connection is closed
-/// at accept. A scraper needs one; a few more let an operator's `curl` in beside it, while a
-/// client that opens many cannot hold more than this many descriptors or tasks.
+/// Most connections the metrics endpoint serves at once; past it, a new connection takes the
+/// place of the oldest one whose request head is not complete (or is closed at accept when
+/// every one is being answered). A scraper needs one; a few more let an operator's `curl` in
+/// beside it, while a client that opens many cannot hold more than this many descriptors or
+/// tasks, nor keep a scraper out by holding half-sent heads.
 #[cfg(all(feature = "metrics", feature = "http"))]
 pub(crate) const MAX_METRICS_CONNECTIONS: usize = 8;
 

@@ -5,23 +5,29 @@
 //! listener: loopback names plus what the operator added), before anything else is looked
 //! at; only `GET` (and `HEAD`) of `/metrics` is answered with the text, `405` for another
 //! method on it and `404` for any other path, each with a fixed body; no request body is
-//! read. Connections are bounded (8 at once: past it, a new one is closed at once), each serves
-//! one request, and a connection that has not been answered within 5 s is closed (the head must
-//! come within 2 s, at most 8 KiB and 32 fields). The bounds are in `limits.rs`.
+//! read. Connections are bounded (8 at once), each serves one request, and a connection that
+//! has not been answered within 5 s is closed (the head must come within 2 s, at most 8 KiB and
+//! 32 fields). At the bound, a new connection takes the place of the oldest one whose request
+//! head is not complete yet (closed), so connections that only hold half a head cannot lock a
+//! scraper out: a scraper sends its head at once and is answered before anything is evicted.
+//! Only when every open connection is being answered is a new one closed at accept. The bounds
+//! are in `limits.rs`.
 //!
 //! It runs on a thread with a runtime of its own, so a server on stdio gets it as well as
 //! one on HTTP, and a busy MCP runtime does not delay a scrape.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::server::conn::http1;
 use hyper::{Method, Request, Response, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
 
 use super::http::AllowList;
 use crate::limits::{
@@ -102,7 +108,7 @@ impl Endpoint {
     }
 
     /// Accepts connections and serves each on a task, at most [`MAX_METRICS_CONNECTIONS`] at
-    /// once.
+    /// once; at the bound a new connection replaces the oldest one still waiting for its head.
     async fn serve(self, metrics: Arc<Metrics>) {
         let Self { listener, allow } = self;
         let listener = match tokio::net::TcpListener::from_std(listener) {
@@ -113,7 +119,7 @@ impl Endpoint {
             }
         };
         let allow = Arc::new(allow);
-        let slots = Arc::new(Semaphore::new(MAX_METRICS_CONNECTIONS));
+        let mut open = Connections::default();
         let mut builder = http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -132,16 +138,19 @@ impl Endpoint {
                     continue;
                 }
             };
-            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-                tracing::debug!("a metrics connection closed: too many open");
+            if !open.make_room() {
+                tracing::debug!("a metrics connection closed: every open one is being answered");
                 drop(stream);
                 continue;
-            };
+            }
+            let headed = Arc::new(AtomicBool::new(false));
             let metrics = Arc::clone(&metrics);
             let allow = Arc::clone(&allow);
             let builder = Arc::clone(&builder);
-            tokio::spawn(async move {
+            let marked = Arc::clone(&headed);
+            let task = tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |request| {
+                    marked.store(true, Ordering::Relaxed);
                     let reply = answer(&metrics, &allow, &request);
                     async move { Ok::<_, Infallible>(reply) }
                 });
@@ -152,9 +161,55 @@ impl Endpoint {
                 {
                     tracing::debug!("a metrics connection closed: not answered in time");
                 }
-                drop(slot);
             });
+            open.push(headed, task.abort_handle());
+            // Let the new connection read its head before the next accept can evict it: a
+            // flood of connects must not win the race against a scraper already sending.
+            tokio::task::yield_now().await;
         }
+    }
+}
+
+/// The metrics connections open, oldest first.
+#[derive(Default)]
+struct Connections {
+    open: VecDeque<Connection>,
+}
+
+/// One open metrics connection.
+struct Connection {
+    /// Set once its request head is complete (the request is being answered).
+    headed: Arc<AtomicBool>,
+    /// Ends its task, which closes the socket.
+    task: AbortHandle,
+}
+
+impl Connections {
+    /// Makes room for one more connection: forgets the ended ones and, at
+    /// [`MAX_METRICS_CONNECTIONS`], closes the oldest one still without a complete head;
+    /// `false` when every open connection is being answered (the new one is refused).
+    fn make_room(&mut self) -> bool {
+        self.open
+            .retain(|connection| !connection.task.is_finished());
+        if self.open.len() < MAX_METRICS_CONNECTIONS {
+            return true;
+        }
+        let waiting = self
+            .open
+            .iter()
+            .position(|connection| !connection.headed.load(Ordering::Relaxed));
+        let Some(oldest) = waiting else {
+            return false;
+        };
+        if let Some(evicted) = self.open.remove(oldest) {
+            tracing::debug!("a metrics connection closed: evicted while waiting for its head");
+            evicted.task.abort();
+        }
+        true
+    }
+
+    fn push(&mut self, headed: Arc<AtomicBool>, task: AbortHandle) {
+        self.open.push_back(Connection { headed, task });
     }
 }
 
