@@ -76,6 +76,9 @@
 //! - `tasks`: MCP tasks (2025-11-25) of `airlock serve`: a command that outlives its request
 //!   created, polled, waited for and recorded; cancel and the end of input kill its sandbox;
 //!   the bounds' typed refusals; a task asked of a tool or server that offers none;
+//! - `tasks_flood`: a client creating tasks as fast as it may for a minute over HTTP: the
+//!   server's peak memory inside its bound, another client's tasks still run (ignored: CI's
+//!   audit step runs it);
 //! - `product`: the example product CLI used as a CLI (the functions its `mcp` serves);
 //! - `network`: network by destination (issue 36): the proxy a networked tool's commands
 //!   reach the network through, with names pinned by `--test-hosts` to loopback servers;
@@ -173,6 +176,7 @@ mod serve_surface;
 mod setup;
 mod support;
 mod tasks;
+mod tasks_flood;
 
 /// The map above names every module, and every file here is a module: a file left out of the
 /// `mod` list is never compiled, so its tests never run, and one left out of the map leaves a
