@@ -15,8 +15,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::fixtures::Scratch;
-use crate::support::http::{HttpServer, Reply, exchange, modern};
+use crate::support::http::{HttpServer, Reply, exchange, modern, retry_until};
 use crate::support::processes::eventually;
+use crate::support::redis::Redis;
 use crate::support::stdio::{self, spawn_command};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
@@ -32,7 +33,12 @@ fn served(args: &[&str]) -> (HttpServer, SocketAddr) {
 
 /// `airlock serve --http` on loopback with `args`, and the metrics address it logs.
 fn served_as(args: &[&str]) -> (HttpServer, SocketAddr) {
-    let server = HttpServer::airlock(args, &[]);
+    served_with(args, &[])
+}
+
+/// `airlock serve --http` on loopback with `args` and `env`, and the metrics address it logs.
+fn served_with(args: &[&str], env: &[(&str, &str)]) -> (HttpServer, SocketAddr) {
+    let server = HttpServer::airlock(args, env);
     let mut found = None;
     assert!(
         eventually(Duration::from_secs(10), || {
@@ -260,6 +266,12 @@ fn promtool_accepts_what_the_endpoint_serves() {
         Some(1.0)
     );
     assert!(!text.contains("agent_made_this_up"));
+    promtool_accepts(&text);
+}
+
+/// `promtool check metrics` finds nothing to say about `text` (skipped, loudly, without
+/// promtool unless `AIRLOCK_REQUIRE_CLIENTS=1`).
+fn promtool_accepts(text: &str) {
     if !Path::new(PROMTOOL).exists() {
         let reason = format!("{PROMTOOL} is missing (Debian's prometheus ships it)");
         let required = std::env::var_os("AIRLOCK_REQUIRE_CLIENTS").is_some_and(|v| v == "1");
@@ -344,5 +356,55 @@ fn the_manifest_may_name_the_metrics_address() {
     assert!(
         stderr.contains("0.0.0.0:0 is not a loopback address"),
         "{stderr}"
+    );
+}
+
+/// With a shared store, each of its operations is timed and each one unanswered counted by
+/// kind; the store's URL and keys never reach the text.
+#[test]
+fn the_shared_stores_operations_and_failures_are_counted() {
+    let Some(mut redis) = Redis::start("metrics-store", None) else {
+        return;
+    };
+    let url = redis.url();
+    let (server, metrics) = served_with(
+        &[
+            "--quota-store",
+            "redis",
+            "--redis-namespace",
+            "it-metrics",
+            "--metrics",
+            "127.0.0.1:0",
+        ],
+        &[("AIRLOCK_REDIS_URL", &url)],
+    );
+    assert_eq!(list_directory(server.addr, 1).status, 200);
+    let text = scrape(metrics);
+    let admitted = sample(
+        &text,
+        r#"airlock_store_operation_duration_seconds_count{operation="admit"}"#,
+    );
+    assert!(admitted.is_some_and(|count| count >= 1.0), "{text}");
+    redis.stop();
+    retry_until(
+        "a refusal while Redis is down",
+        || list_directory(server.addr, 2),
+        |reply| reply.status != 200,
+    );
+    let text = scrape(metrics);
+    let failed: f64 = ["error", "timeout", "down"]
+        .iter()
+        .map(|kind| {
+            sample(
+                &text,
+                &format!(r#"airlock_store_errors_total{{operation="admit",kind="{kind}"}}"#),
+            )
+            .unwrap()
+        })
+        .sum();
+    assert!(failed >= 1.0, "{text}");
+    assert!(
+        !text.contains(&url) && !text.contains("it-metrics"),
+        "{text}"
     );
 }

@@ -593,6 +593,24 @@ pub struct Metrics {
     /// Connections the sandbox's proxy refused.
     proxy_refusals: AtomicU64,
     launchers: OnceLock<fn() -> Launchers>,
+    /// The shared store's operations, once a store counts in these metrics.
+    #[cfg(feature = "redis")]
+    store: OnceLock<StoreSeries>,
+}
+
+/// How a shared store's operation went unanswered, in label order: the store answered with
+/// an error, did not answer in time, or was not asked because it is down (a request inside
+/// its retry interval).
+#[cfg(feature = "redis")]
+pub(crate) const STORE_FAILURES: [&str; 3] = ["error", "timeout", "down"];
+
+/// The shared store's operations: the durations of answered ones and the count of the
+/// others by [`STORE_FAILURES`], per operation of the closed set the store names.
+#[cfg(feature = "redis")]
+struct StoreSeries {
+    operations: &'static [&'static str],
+    durations: Box<[Histogram<18>]>,
+    failures: Box<[[AtomicU64; STORE_FAILURES.len()]]>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -615,6 +633,8 @@ impl Metrics {
             session_durations: std::array::from_fn(|_| Histogram::new(&CONVENTION_NANOS)),
             proxy_refusals: AtomicU64::new(0),
             launchers: OnceLock::new(),
+            #[cfg(feature = "redis")]
+            store: OnceLock::new(),
         })
     }
 
@@ -681,6 +701,52 @@ impl Metrics {
         series
             .unwrap_or(&self.other_tool)
             .ended(Outcome::Refused, None);
+    }
+
+    /// The shared store counts its operations here, named by `operations` (its closed set,
+    /// in its index order). Only the first call counts.
+    #[cfg(feature = "redis")]
+    pub(crate) fn count_store(&self, operations: &'static [&'static str]) {
+        let series = StoreSeries {
+            operations,
+            durations: operations
+                .iter()
+                .map(|_| Histogram::new(&FINE_NANOS))
+                .collect(),
+            failures: operations
+                .iter()
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+        };
+        if self.store.set(series).is_err() {
+            tracing::debug!("the shared store's series were already set");
+        }
+    }
+
+    /// Counts one answered operation (`operation`: an index of the names given to
+    /// [`Metrics::count_store`]).
+    #[cfg(feature = "redis")]
+    pub(crate) fn store_answered(&self, operation: usize, took: Duration) {
+        if let Some(histogram) = self
+            .store
+            .get()
+            .and_then(|series| series.durations.get(operation))
+        {
+            histogram.observe(took);
+        }
+    }
+
+    /// Counts one unanswered operation, `failure` an index of [`STORE_FAILURES`].
+    #[cfg(feature = "redis")]
+    pub(crate) fn store_failed(&self, operation: usize, failure: usize) {
+        if let Some(counter) = self
+            .store
+            .get()
+            .and_then(|series| series.failures.get(operation))
+            .and_then(|row| row.get(failure))
+        {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Counts `count` connections the sandbox's proxy refused.
@@ -815,6 +881,10 @@ impl Metrics {
             put!(text, "airlock_sandbox_launchers{{state=\"idle\"}} {idle}");
             put!(text, "airlock_sandbox_launchers{{state=\"busy\"}} {busy}");
         }
+        #[cfg(feature = "redis")]
+        if let Some(store) = self.store.get() {
+            store.render(&mut text);
+        }
         render_family(
             &mut text,
             "airlock_build_info",
@@ -906,6 +976,42 @@ impl Metrics {
                 &labels,
                 &FINE_BUCKETS,
             );
+        }
+    }
+}
+
+#[cfg(feature = "redis")]
+impl StoreSeries {
+    fn render(&self, text: &mut String) {
+        render_family(
+            text,
+            "airlock_store_operation_duration_seconds",
+            "histogram",
+            "Shared store (Redis) operations answered, by operation.",
+        );
+        for (operation, histogram) in self.operations.iter().zip(self.durations.iter()) {
+            histogram.render(
+                text,
+                "airlock_store_operation_duration_seconds",
+                &format!("operation=\"{operation}\""),
+                &FINE_BUCKETS,
+            );
+        }
+        render_family(
+            text,
+            "airlock_store_errors_total",
+            "counter",
+            "Shared store (Redis) operations not answered, by operation and kind (error, \
+             timeout, down: not tried while the store is down).",
+        );
+        for (operation, row) in self.operations.iter().zip(self.failures.iter()) {
+            for (kind, counter) in STORE_FAILURES.iter().zip(row) {
+                put!(
+                    text,
+                    "airlock_store_errors_total{{operation=\"{operation}\",kind=\"{kind}\"}} {}",
+                    counter.load(Ordering::Relaxed)
+                );
+            }
         }
     }
 }

@@ -35,6 +35,10 @@ pub(crate) async fn serve(
     let local = listener.local_addr()?;
     let mut config = config;
     let store = Store::start(config.take_store()).await?;
+    #[cfg(feature = "metrics")]
+    if let (Some(store), Some(metrics)) = (&store, &shared.metrics) {
+        store.count_in(metrics);
+    }
     let state = State::with_store(shared, config, store);
     #[cfg(feature = "oauth")]
     if let Some(verifier) = &state.oauth

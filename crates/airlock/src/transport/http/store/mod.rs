@@ -153,6 +153,15 @@ impl Store {
         match config {}
     }
 
+    /// Counts the store's operations in `metrics` from now on.
+    #[cfg(feature = "metrics")]
+    pub(super) fn count_in(&self, metrics: &Arc<crate::metrics::Metrics>) {
+        match *self {
+            #[cfg(feature = "redis")]
+            Self::Redis(ref store) => store.count_in(metrics),
+        }
+    }
+
     /// Whether an unreachable store refuses what it would have counted (`-31503`), rather
     /// than leaving it to this replica's local counts.
     pub(super) fn fails_closed(&self) -> bool {

@@ -239,6 +239,80 @@ impl fmt::Debug for SharedStore {
     }
 }
 
+/// What the store is asked, as the metrics name it.
+#[derive(Clone, Copy, Debug)]
+enum Operation {
+    /// The health check on each connection, every `STORE_RETRY_INTERVAL`.
+    Ping,
+    Admit,
+    LeaseRenew,
+    LeaseRelease,
+    SessionOpen,
+    SessionUpdate,
+    SessionTouch,
+    SessionExists,
+    SessionClose,
+}
+
+impl Operation {
+    /// Every operation's label, in [`Operation::index`] order.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(dead_code, reason = "labels of the metrics")
+    )]
+    const NAMES: [&'static str; 9] = [
+        "ping",
+        "admit",
+        "lease_renew",
+        "lease_release",
+        "session_open",
+        "session_update",
+        "session_touch",
+        "session_exists",
+        "session_close",
+    ];
+
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(dead_code, reason = "an index of the metrics")
+    )]
+    fn index(self) -> usize {
+        match self {
+            Self::Ping => 0,
+            Self::Admit => 1,
+            Self::LeaseRenew => 2,
+            Self::LeaseRelease => 3,
+            Self::SessionOpen => 4,
+            Self::SessionUpdate => 5,
+            Self::SessionTouch => 6,
+            Self::SessionExists => 7,
+            Self::SessionClose => 8,
+        }
+    }
+}
+
+/// How an operation went unanswered (`metrics::STORE_FAILURES` in order).
+#[derive(Clone, Copy, Debug)]
+enum Failure {
+    Error,
+    Timeout,
+    Down,
+}
+
+impl Failure {
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(dead_code, reason = "an index of the metrics")
+    )]
+    fn index(self) -> usize {
+        match self {
+            Self::Error => 0,
+            Self::Timeout => 1,
+            Self::Down => 2,
+        }
+    }
+}
+
 /// The store of one running server.
 pub(crate) struct Store {
     /// The first connection (slot 0); `more` holds the others. One whose call failed is
@@ -263,6 +337,9 @@ pub(crate) struct Store {
     down: AtomicBool,
     /// When (ms since `started`) a request may try the store again while it is down.
     retry_at: AtomicU64,
+    /// Where operations are counted, once set.
+    #[cfg(feature = "metrics")]
+    metrics: std::sync::OnceLock<Arc<crate::metrics::Metrics>>,
 }
 
 impl Store {
@@ -302,10 +379,14 @@ impl Store {
             started: Instant::now(),
             down: AtomicBool::new(false),
             retry_at: AtomicU64::new(0),
+            #[cfg(feature = "metrics")]
+            metrics: std::sync::OnceLock::new(),
         });
         let (slot, mut connection) = store.connection();
         let ping = redis::cmd("PING");
-        let answered: Option<String> = store.guarded(slot, ping.query_async(&mut connection)).await;
+        let answered: Option<String> = store
+            .guarded(Operation::Ping, slot, ping.query_async(&mut connection))
+            .await;
         if answered.is_some() {
             tracing::info!(
                 namespace = config.namespace.as_str(),
@@ -334,15 +415,23 @@ impl Store {
             for slot in 0..=store.more.len() {
                 let mut connection = lock(store.held(slot)).clone();
                 let ping = redis::cmd("PING");
+                let started = Instant::now();
                 let pong = tokio::time::timeout(
                     STORE_CALL_TIMEOUT,
                     ping.query_async::<String>(&mut connection),
                 );
-                if matches!(pong.await, Ok(Ok(_))) {
-                    answered = answered.saturating_add(1);
-                } else {
+                let failure = match pong.await {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(_)) => Some(Failure::Error),
+                    Err(_elapsed) => Some(Failure::Timeout),
+                };
+                if let Some(failure) = failure {
                     tracing::debug!("a shared store connection did not answer; replaced");
                     store.replace(slot);
+                    store.counted(Operation::Ping, failure);
+                } else {
+                    answered = answered.saturating_add(1);
+                    store.answered(Operation::Ping, started.elapsed());
                 }
             }
             if answered == 0 {
@@ -396,6 +485,7 @@ impl Store {
     /// is down (now, or still within its retry interval).
     async fn guarded<T>(
         &self,
+        what: Operation,
         slot: usize,
         operation: impl Future<Output = RedisResult<T>>,
     ) -> Option<T> {
@@ -410,6 +500,7 @@ impl Store {
                     .compare_exchange(retry_at, next, Ordering::AcqRel, Ordering::Acquire)
                     .is_err()
             {
+                self.counted(what, Failure::Down);
                 return None;
             }
             // Every connection must answer before the store counts as back: one that has not
@@ -420,33 +511,72 @@ impl Store {
                 Ok(Err(error)) => {
                     self.replace_all();
                     self.failed(Some(error.kind()));
+                    self.counted(what, Failure::Error);
                     return None;
                 }
                 Err(_elapsed) => {
                     self.replace_all();
                     self.failed(None);
+                    self.counted(what, Failure::Timeout);
                     return None;
                 }
             }
         }
+        let started = Instant::now();
         let outcome = tokio::time::timeout(STORE_CALL_TIMEOUT, operation).await;
         match outcome {
             Ok(Ok(value)) => {
                 if self.down.swap(false, Ordering::AcqRel) {
                     tracing::info!("the shared quota store answers again: shared limits apply");
                 }
+                self.answered(what, started.elapsed());
                 Some(value)
             }
             Ok(Err(error)) => {
                 self.replace(slot);
                 self.failed(Some(error.kind()));
+                self.counted(what, Failure::Error);
                 None
             }
             Err(_elapsed) => {
                 self.replace(slot);
                 self.failed(None);
+                self.counted(what, Failure::Timeout);
                 None
             }
+        }
+    }
+
+    /// Where this store's operations are counted (the metrics feature): set once, after
+    /// start; operations before it are not counted.
+    #[cfg(feature = "metrics")]
+    pub(super) fn count_in(&self, metrics: &Arc<crate::metrics::Metrics>) {
+        if self.metrics.set(Arc::clone(metrics)).is_ok() {
+            metrics.count_store(&Operation::NAMES);
+        }
+    }
+
+    /// Counts one operation the store answered, after `took`.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(unused_variables, reason = "counted only with metrics")
+    )]
+    fn answered(&self, what: Operation, took: Duration) {
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = self.metrics.get() {
+            metrics.store_answered(what.index(), took);
+        }
+    }
+
+    /// Counts one operation the store did not answer.
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(unused_variables, reason = "counted only with metrics")
+    )]
+    fn counted(&self, what: Operation, failure: Failure) {
+        #[cfg(feature = "metrics")]
+        if let Some(metrics) = self.metrics.get() {
+            metrics.store_failed(what.index(), failure.index());
         }
     }
 
@@ -541,7 +671,11 @@ impl Store {
         invocation.arg(millis(self.lease_ttl)).arg(&member);
         let (slot, mut connection) = self.connection();
         let reply: (i64, i64, i64) = self
-            .guarded(slot, invocation.invoke_async(&mut connection))
+            .guarded(
+                Operation::Admit,
+                slot,
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         let refused = |index: i64, count: usize| {
             usize::try_from(index)
@@ -582,7 +716,11 @@ impl Store {
         invocation.arg(millis(self.lease_ttl)).arg(member);
         let (slot, mut connection) = self.connection();
         let renewed: Option<i64> = self
-            .guarded(slot, invocation.invoke_async(&mut connection))
+            .guarded(
+                Operation::LeaseRenew,
+                slot,
+                invocation.invoke_async(&mut connection),
+            )
             .await;
         if renewed.is_none() {
             tracing::debug!("a lease could not be renewed; it lapses unless a renewal succeeds");
@@ -597,7 +735,11 @@ impl Store {
         invocation.arg(member);
         let (slot, mut connection) = self.connection();
         let released: Option<i64> = self
-            .guarded(slot, invocation.invoke_async(&mut connection))
+            .guarded(
+                Operation::LeaseRelease,
+                slot,
+                invocation.invoke_async(&mut connection),
+            )
             .await;
         if released.is_none() {
             tracing::debug!("a lease could not be released; it lapses at its expiry");
@@ -627,7 +769,11 @@ impl Store {
             .arg("NX");
         let (slot, mut connection) = self.connection();
         let set: Option<Option<String>> = self
-            .guarded(slot, command.query_async(&mut connection))
+            .guarded(
+                Operation::SessionOpen,
+                slot,
+                command.query_async(&mut connection),
+            )
             .await;
         set.map(|reply| reply.is_some())
     }
@@ -651,7 +797,11 @@ impl Store {
             .arg("XX");
         let (slot, mut connection) = self.connection();
         let _set: Option<String> = self
-            .guarded(slot, command.query_async(&mut connection))
+            .guarded(
+                Operation::SessionUpdate,
+                slot,
+                command.query_async(&mut connection),
+            )
             .await?;
         Some(())
     }
@@ -676,7 +826,11 @@ impl Store {
             .arg(identity.map_or("-", |identity| &**identity));
         let (slot, mut connection) = self.connection();
         let value: Option<String> = self
-            .guarded(slot, invocation.invoke_async(&mut connection))
+            .guarded(
+                Operation::SessionTouch,
+                slot,
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         let Some(text) = value else {
             return Some(None);
@@ -699,7 +853,11 @@ impl Store {
         command.arg(key);
         let (slot, mut connection) = self.connection();
         let count: i64 = self
-            .guarded(slot, command.query_async(&mut connection))
+            .guarded(
+                Operation::SessionExists,
+                slot,
+                command.query_async(&mut connection),
+            )
             .await?;
         Some(count > 0)
     }
@@ -711,7 +869,11 @@ impl Store {
         command.arg(key);
         let (slot, mut connection) = self.connection();
         let _deleted: i64 = self
-            .guarded(slot, command.query_async(&mut connection))
+            .guarded(
+                Operation::SessionClose,
+                slot,
+                command.query_async(&mut connection),
+            )
             .await?;
         Some(())
     }
