@@ -196,7 +196,8 @@ impl Drop for Prometheus {
 
 /// Three calls of `list_directory` within the quota, a fourth past it, and a request with a
 /// `Host` not allowed: Prometheus, scraping the endpoint, reports 3 calls `ok`, 1 `refused`,
-/// one quota refusal and one host refusal.
+/// one quota refusal and one host refusal, and the refused call as a `tools/call` operation
+/// answered with `-31429`.
 #[test]
 fn prometheus_scrapes_the_calls_and_refusals_made() {
     let (server, metrics) = served(&["--calls-per-minute", "1", "--call-burst", "3"]);
@@ -230,8 +231,14 @@ fn prometheus_scrapes_the_calls_and_refusals_made() {
     prometheus.expect(r#"airlock_refusals_total{kind="quota"}"#, 1.0);
     prometheus.expect(r#"airlock_refusals_total{kind="host"}"#, 1.0);
     prometheus.expect(
-        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call"}"#,
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type=""}"#,
         3.0,
+    );
+    // The call the transport refused on its quota, before the engine saw it, is a request
+    // answered with -31429 all the same.
+    prometheus.expect(
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="-31429"}"#,
+        1.0,
     );
     // What Prometheus read is what the endpoint serves.
     let text = scrape(metrics);

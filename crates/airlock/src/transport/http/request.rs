@@ -861,6 +861,30 @@ impl Exchange<'_> {
     /// is written: a client that never reads its replies holds at most as many as it may have
     /// calls in flight, and the server `max_in_flight`.
     async fn call_slots(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
+        // A request refused here never reaches the engine: its operation is counted here.
+        #[cfg(feature = "metrics")]
+        let received = self
+            .state
+            .shared
+            .metrics
+            .is_some()
+            .then(std::time::Instant::now);
+        let slots = self.slots_of(request).await;
+        #[cfg(feature = "metrics")]
+        if let (Err(error), Some(metrics), Some(received)) =
+            (&slots, &self.state.shared.metrics, received)
+        {
+            metrics.operation(
+                request.method,
+                crate::metrics::ErrorType::of(error),
+                received.elapsed(),
+            );
+        }
+        slots
+    }
+
+    /// [`Self::call_slots`]'s admission, uncounted.
+    async fn slots_of(&self, request: &RpcRequest<'_>) -> Result<Option<CallSlots>, McpError> {
         if request.method != RequestMethod::ToolsCall {
             self.state.admit_cheap().await?;
             if matches!(
