@@ -48,7 +48,19 @@ fn main() -> ExitCode {
         Command::Check {
             manifest,
             manifest_file,
-        } => cli::check::run(manifest.or(manifest_file).as_deref()),
+            try_call,
+        } => {
+            let manifest = manifest.or(manifest_file);
+            match try_call.as_deref() {
+                Some([tool, arguments]) => cli::check::try_call(&cli::check::Try {
+                    manifest: manifest.as_deref(),
+                    tool,
+                    arguments,
+                    test_hosts: &cli.test_hosts,
+                }),
+                _ => cli::check::run(manifest.as_deref()),
+            }
+        }
         Command::Call {
             manifest,
             sandbox,

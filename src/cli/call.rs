@@ -41,15 +41,15 @@ pub(crate) fn run(request: &Request<'_>) -> ExitCode {
         Ok(arguments) => arguments,
         Err(error) => return fail(&error.to_string(), USAGE),
     };
-    match call(request, arguments) {
-        Ok(reply) => print(&reply, request.raw),
+    match call(request, arguments, false) {
+        Ok((reply, _)) => print(&reply, request.raw),
         Err(error) => fail(&error.to_string(), TOOL_ERROR),
     }
 }
 
 /// Arguments that cannot be read (a usage error).
 #[derive(Debug, thiserror::Error)]
-enum ArgumentsError {
+pub(crate) enum ArgumentsError {
     /// `--json` is no JSON object.
     #[error("--json takes the arguments as one JSON object: --json '{{\"path\": \".\"}}'")]
     NotAnObject,
@@ -69,7 +69,7 @@ enum ArgumentsError {
 
 /// Why the call was not made or got no reply.
 #[derive(Debug, thiserror::Error)]
-enum CallError {
+pub(crate) enum CallError {
     /// This program's path is unknown.
     #[error("cannot find airlock's own program: {0}")]
     Program(std::io::Error),
@@ -83,7 +83,10 @@ enum CallError {
 
 /// The call's arguments: `--json`'s object, or the pairs (`key=value` a string, `key:=value`
 /// JSON: `count:=3`, `flags:='["a"]'`).
-fn arguments(pairs: &[String], json: Option<&str>) -> Result<Map<String, Value>, ArgumentsError> {
+pub(crate) fn arguments(
+    pairs: &[String],
+    json: Option<&str>,
+) -> Result<Map<String, Value>, ArgumentsError> {
     if let Some(text) = json {
         return match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(object)) => Ok(object),
@@ -111,8 +114,14 @@ fn arguments(pairs: &[String], json: Option<&str>) -> Result<Map<String, Value>,
     Ok(arguments)
 }
 
-/// Starts `airlock serve`, initializes, calls the tool and returns the reply to the call.
-fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, CallError> {
+/// Starts `airlock serve`, initializes, calls the tool and returns the reply to the call,
+/// and with `capture` the server's stderr (its log lines and the call's audit record) instead
+/// of passing it through.
+pub(crate) fn call(
+    request: &Request<'_>,
+    arguments: Map<String, Value>,
+    capture: bool,
+) -> Result<(Value, String), CallError> {
     let program = std::env::current_exe().map_err(CallError::Program)?;
     #[expect(
         clippy::disallowed_methods,
@@ -129,9 +138,21 @@ fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, C
     let mut child = server
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(if capture {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .spawn()
         .map_err(CallError::Start)?;
+    // Read on a thread of its own, so a server writing much there never blocks on it.
+    let stderr = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _read = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        })
+    });
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25",
@@ -167,16 +188,19 @@ fn call(request: &Request<'_>, arguments: Map<String, Value>) -> Result<Value, C
     })();
     // Done either way: end the server (its stdin is closed above or with the closure).
     let ended = child.wait().is_ok();
+    let stderr = stderr
+        .and_then(|reading| reading.join().ok())
+        .unwrap_or_default();
     let reply = reply.map_err(CallError::Exchange)?;
     if !ended {
         tracing::debug!("the server could not be waited for");
     }
-    Ok(reply)
+    Ok((reply, stderr))
 }
 
 /// Prints the reply: the result's text (non-text content named by its type), or the result
 /// whole with `raw`; exit 0 unless the tool or the server said it failed.
-fn print(reply: &Value, raw: bool) -> ExitCode {
+pub(crate) fn print(reply: &Value, raw: bool) -> ExitCode {
     if let Some(error) = reply.get("error") {
         let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
         let message = error.get("message").and_then(Value::as_str).unwrap_or("");

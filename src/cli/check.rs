@@ -19,6 +19,10 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
                 "\nsandbox on this machine: {}\n",
                 support.describe()
             ));
+            description.push_str(&format!(
+                "sandbox denials: {}\n{NEVER_REPORTED}\n",
+                sandbox::denials::reporting(support.landlock_abi).describe()
+            ));
             if missing.is_empty() {
                 description.push_str("sandbox enforcement: complete\n");
             } else {
@@ -47,4 +51,115 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
         return ExitCode::FAILURE;
     }
     status
+}
+
+/// What no machine reports, said beside every report of denials.
+const NEVER_REPORTED: &str = "sandbox denials never reported: a path outside the tool's view \
+    (ENOENT) or a write outside its writable directories (EROFS), refused by the file system \
+    view; and seccomp's refusals (EPERM: an INET socket without `network`, set*id, hard links), \
+    which the kernel logs only for filters installed with a flag airlock's filter library \
+    cannot set";
+
+/// `airlock check --try TOOL JSON`: one call, and what the sandbox refused it.
+pub(crate) struct Try<'a> {
+    /// The manifest (none: what `serve` would take).
+    pub(crate) manifest: Option<&'a Path>,
+    pub(crate) tool: &'a str,
+    /// The arguments, one JSON object.
+    pub(crate) arguments: &'a str,
+    /// `--test-hosts` (tests only), passed on to `serve`.
+    pub(crate) test_hosts: &'a [String],
+}
+
+/// Runs the call through `airlock serve` as `airlock call` does, prints its result, then each
+/// denial its audit record holds with the key that would allow it, or why none can be seen
+/// here. Exit status 0 when the tool succeeded and nothing was denied, 1 otherwise, 2 for
+/// arguments that are not one JSON object.
+pub(crate) fn try_call(request: &Try<'_>) -> ExitCode {
+    let arguments = match super::call::arguments(&[], Some(request.arguments)) {
+        Ok(arguments) => arguments,
+        Err(error) => return refuse(&format!("airlock check --try: {error}\n"), 2),
+    };
+    let support = sandbox::Support::probe().with_exact_landlock_abi();
+    let reporting = sandbox::denials::reporting(support.landlock_abi);
+    let call = super::call::Request {
+        manifest: request.manifest,
+        sandbox: "required",
+        tool: request.tool,
+        pairs: &[],
+        json: None,
+        raw: false,
+        test_hosts: request.test_hosts,
+    };
+    let (reply, stderr) = match super::call::call(&call, arguments, true) {
+        Ok(answered) => answered,
+        Err(error) => return refuse(&format!("airlock check --try: {error}\n"), 1),
+    };
+    let printed = super::call::print(&reply, false);
+    let record = stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|record| {
+            record.get("event").and_then(serde_json::Value::as_str) == Some("tool_call")
+        });
+    let denials = record
+        .as_ref()
+        .and_then(|record| record.pointer("/denials/denials"))
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let unrecorded = record
+        .as_ref()
+        .and_then(|record| record.pointer("/denials/unrecorded"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let mut out = format!("\nsandbox denials: {}\n", reporting.describe());
+    let text = |denial: &serde_json::Value, key: &str| {
+        denial
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    for denial in &denials {
+        out.push_str(&format!(
+            "denied: {} {} (by {}); allow with: {}\n",
+            text(denial, "kind"),
+            text(denial, "object"),
+            text(denial, "source"),
+            text(denial, "allow")
+        ));
+    }
+    if unrecorded > 0 {
+        out.push_str(&format!("denied: {unrecorded} more, not kept\n"));
+    }
+    if denials.is_empty() {
+        out.push_str(if reporting.reported() {
+            "denied: nothing the kernel or the proxy reported\n"
+        } else {
+            "denied: nothing the proxy reported; the kernel's denials cannot be seen here (above)\n"
+        });
+    }
+    out.push_str(NEVER_REPORTED);
+    out.push('\n');
+    if record.is_none() {
+        out.push_str("(no audit record came from the call: the server's stderr follows)\n");
+        out.push_str(&stderr);
+    }
+    if std::io::stdout().lock().write_all(out.as_bytes()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    if printed == ExitCode::SUCCESS && denials.is_empty() && unrecorded == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn refuse(text: &str, status: u8) -> ExitCode {
+    // Nothing more to do if stderr is gone.
+    if std::io::stderr().lock().write_all(text.as_bytes()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::from(status)
 }

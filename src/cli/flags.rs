@@ -46,6 +46,12 @@ pub(crate) enum Command {
         /// The manifest, given without --manifest: `airlock check tools.toml`.
         #[arg(value_name = "MANIFEST", conflicts_with = "manifest")]
         manifest_file: Option<PathBuf>,
+        /// Also run one call of TOOL with the arguments JSON (an object), as `airlock call`
+        /// does, and print every denial the sandbox reported with the manifest key that would
+        /// allow it, or say why this machine cannot report them. Exit status 1 if the call
+        /// failed or anything was denied.
+        #[arg(long = "try", num_args = 2, value_names = ["TOOL", "JSON"])]
+        try_call: Option<Vec<String>>,
     },
     /// Call one of a manifest's tools from the shell, as an agent would, and print the result.
     ///

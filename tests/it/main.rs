@@ -82,6 +82,11 @@
 //! - `product`: the example product CLI used as a CLI (the functions its `mcp` serves);
 //! - `network`: network by destination (issue 36): the proxy a networked tool's commands
 //!   reach the network through, with names pinned by `--test-hosts` to loopback servers;
+//! - `denials`: sandbox denials an operator can act on (issue 39): what Landlock refused a
+//!   command (a program outside `exec`, a device written, a connection around the proxy) and
+//!   what the proxy refused, in the call's result, its audit record and `airlock check --try`,
+//!   with the key that would allow it; the kernel's audit switched on and back by the tests;
+//!   what no machine reports (`EROFS`, seccomp's `EPERM`) pinned;
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
@@ -138,6 +143,7 @@ mod audit_http;
 mod audit_metadata;
 mod audit_reports;
 mod clients;
+mod denials;
 mod guidance;
 
 mod hostile;

@@ -37,9 +37,10 @@ args.seconds = { type = "integer", minimum = 1, maximum = 60 }
 "#;
 
 /// The record's keys, always all present.
-const RECORD_KEYS: [&str; 15] = [
+const RECORD_KEYS: [&str; 16] = [
     "arguments_hmac",
     "client",
+    "denials",
     "duration_ms",
     "event",
     "exit_code",
@@ -156,7 +157,7 @@ fn every_call_leaves_one_record_with_its_outcome_and_no_argument_value() {
             "event": "tool_call", "client": stdio, "tool": tool, "outcome": outcome,
             "exit_code": exit, "signal": null, "is_error": is_error, "output_bytes": bytes,
             "limit": null, "refusal": null, "arguments_hmac": null, "network": null,
-            "task": null,
+            "denials": null, "task": null,
         })
     };
     let echoed = u64::try_from(ARGUMENT_VALUE.len() + 1).unwrap();

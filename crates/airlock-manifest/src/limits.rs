@@ -235,6 +235,28 @@ pub(crate) const SANDBOX_CALLS_PER_LAUNCHER: u32 = 256;
 /// here ends its namespace but leaves what the call made.
 pub(crate) const SANDBOX_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Denials kept per call (`sandbox::denials`), de-duplicated; the rest are counted. Stops a
+/// command that is refused in a loop (a scan of paths it may not read) from filling its
+/// result and its audit record: one result line and one record stay a few KiB.
+pub(crate) const SANDBOX_DENIALS_PER_CALL: usize = 16;
+
+/// Bytes of a denial's object (a path, an address) kept, control characters escaped first;
+/// longer ones are cut and marked `…`. Bounds what one denial adds to a result and a record.
+pub(crate) const SANDBOX_DENIAL_OBJECT_BYTES: usize = 256;
+
+/// Landlock domains the denial reader keeps (one per launcher that was refused something,
+/// forgotten when the kernel frees it): bounds the reader's memory whatever the host does.
+pub(crate) const SANDBOX_DENIAL_DOMAINS: usize = 1024;
+
+/// How long after a launcher reports a call its denials are taken, when the kernel's audit
+/// is on: records come through the kernel's audit thread after the fact (measured here over
+/// 20 calls: 5 to 8.5 ms from the record's stamp to its arrival, the stamp being the kernel's
+/// coarse clock, up to 4 ms early; and the launcher reports a few ms after the command's
+/// last process ended). Adds this much to each sandboxed call while audit is on; a record
+/// later than this is not the call's, and the next call on the launcher leaves it out by its
+/// stamp.
+pub(crate) const SANDBOX_DENIAL_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.
 pub(crate) const SANDBOX_MAX_PROCESSES: u32 = 4096;
 

@@ -158,6 +158,9 @@ pub struct Finished {
     pub sandbox: SandboxEvents,
     /// What the call did on the network, through the proxy (nothing without `network`).
     pub network: sandbox::proxy::NetworkRecord,
+    /// What the kernel reported refusing the call (`sandbox::denials`; nothing where it cannot
+    /// say).
+    pub denials: sandbox::denials::Collected,
 }
 
 /// What the sandbox refused or undid during one call, for its result and its audit record:
@@ -283,6 +286,7 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
     );
     let mut captures = Captures::new(spec);
     let mut network = sandbox::proxy::NetworkRecord::default();
+    let mut denials = sandbox::denials::Collected::default();
     let (ended, sandbox) = match &spec.sandbox {
         None => (
             run_unconfined(spec, &mut captures).await?,
@@ -290,9 +294,14 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         ),
         Some(confinement) => {
             let mut proxy = None;
-            let result = run_confined(spec, confinement, &mut captures, &mut proxy).await;
+            let mut watch = None;
+            let result =
+                run_confined(spec, confinement, &mut captures, &mut proxy, &mut watch).await;
             if let Some(session) = proxy {
                 network = session.finish();
+            }
+            if let Some(watch) = watch {
+                denials = watch.collect().await;
             }
             result?
         }
@@ -317,6 +326,7 @@ pub async fn run(spec: &CommandSpec) -> Result<Finished, SpawnError> {
         stderr,
         sandbox,
         network,
+        denials,
     })
 }
 
@@ -396,6 +406,7 @@ async fn run_confined(
     confinement: &Arc<Confinement>,
     captures: &mut Captures,
     proxy: &mut Option<sandbox::proxy::Session>,
+    watch: &mut Option<sandbox::denials::Watch>,
 ) -> Result<(Exit, SandboxEvents), SpawnError> {
     if !sandbox::host().may_launch {
         return Err(SpawnError::Sandbox(
@@ -406,7 +417,7 @@ async fn run_confined(
     let header_bytes =
         u32::try_from(header.len()).map_err(|_| SpawnError::Start(io::ErrorKind::InvalidInput))?;
     let disk = DiskWatch::start(confinement.policy());
-    let (mut launcher, pipes) = hand_over(spec, confinement, header_bytes).await?;
+    let (mut launcher, pipes) = hand_over(spec, confinement, header_bytes, watch).await?;
     // At the output cap the launcher is told to stop (its channel shut down): it kills the
     // call's processes, sweeps what they left and ends.
     let stop = Stop::Launcher(launcher.control().try_clone_to_owned().map_err(io_error)?);
@@ -660,9 +671,12 @@ async fn hand_over(
     spec: &CommandSpec,
     confinement: &Arc<Confinement>,
     header_bytes: u32,
+    watch: &mut Option<sandbox::denials::Watch>,
 ) -> Result<(Resident, Pipes), SpawnError> {
     for _attempt in 0..HAND_OVER_ATTEMPTS {
         let launcher = acquire(spec, confinement).await?;
+        // Watched before the call is sent: its first denial may come at once.
+        *watch = launcher.pid().and_then(sandbox::denials::watch);
         let (stdin_read, stdin_write) = io::pipe().map_err(io_error)?;
         let (stdout_read, stdout_write) = io::pipe().map_err(io_error)?;
         // Merged, the same pipe goes as both: the launcher's protocol is unchanged.

@@ -208,6 +208,109 @@ impl NetworkNote {
     }
 }
 
+/// What the sandbox refused a command, by kind: a closed set, one label each (the record's
+/// `kind`, the metrics' `kind`).
+#[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DenialKind {
+    /// Reading a file or listing a directory.
+    Read,
+    /// Changing a file system: writing, creating, removing, renaming, truncating.
+    Write,
+    /// Running a program.
+    Exec,
+    /// Connecting over TCP, or to an abstract unix socket outside the call.
+    Connect,
+    /// Binding a TCP port.
+    Bind,
+    /// Signalling a process outside the call.
+    Signal,
+}
+
+impl DenialKind {
+    /// Every kind, in label order.
+    pub const ALL: [Self; 6] = [
+        Self::Read,
+        Self::Write,
+        Self::Exec,
+        Self::Connect,
+        Self::Bind,
+        Self::Signal,
+    ];
+
+    /// The kind's label: the word a result line, a record and a metric use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Exec => "exec",
+            Self::Connect => "connect",
+            Self::Bind => "bind",
+            Self::Signal => "signal",
+        }
+    }
+}
+
+/// One thing the sandbox refused a command: its kind, what it was refused on (a path, or
+/// `address:port`, as the command named it: never a metric label), and the manifest key that
+/// would allow it, if one can.
+#[derive(Clone, Debug, Eq, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct DenialNote {
+    /// What was refused.
+    pub kind: DenialKind,
+    /// The path or address it was refused on (escaped and cut by the sandbox).
+    pub object: String,
+    /// The manifest key that would allow it (`write = ["/home/u/.cache"]`), or why none can.
+    pub allow: String,
+    /// Who said so.
+    pub source: DenialSource,
+}
+
+/// Who reported a [`DenialNote`].
+#[derive(Clone, Copy, Debug, Eq, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DenialSource {
+    /// The kernel: a Landlock audit record.
+    Landlock,
+    /// airlock's network proxy.
+    Proxy,
+}
+
+impl DenialNote {
+    /// A denial.
+    pub fn new(kind: DenialKind, object: String, allow: String, source: DenialSource) -> Self {
+        Self {
+            kind,
+            object,
+            allow,
+            source,
+        }
+    }
+}
+
+/// What the sandbox refused one call, as far as the kernel and airlock could see.
+#[derive(Clone, Debug, Default, Eq, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct DenialsNote {
+    /// The denials kept, de-duplicated, in the order seen.
+    pub denials: Vec<DenialNote>,
+    /// Denials past those kept, counted only.
+    pub unrecorded: u64,
+}
+
+impl DenialsNote {
+    /// The denials kept and the count of the rest.
+    pub fn new(denials: Vec<DenialNote>, unrecorded: u64) -> Self {
+        Self {
+            denials,
+            unrecorded,
+        }
+    }
+}
+
 /// What a command's run adds to its record: set by the command handler on its result.
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
 #[non_exhaustive]
@@ -224,6 +327,8 @@ pub struct RunNote {
     pub arguments_refused: bool,
     /// What the command did on the network, for a sandboxed tool with `network`.
     pub network: Option<Arc<NetworkNote>>,
+    /// What the sandbox refused the command, when it refused anything it could report.
+    pub denials: Option<Arc<DenialsNote>>,
 }
 
 impl RunNote {
@@ -281,6 +386,15 @@ impl RunNote {
         self.network = Some(Arc::new(network));
         self
     }
+
+    /// The same, with what the sandbox refused the command (nothing: unchanged).
+    #[must_use]
+    pub fn with_denials(mut self, denials: DenialsNote) -> Self {
+        if !denials.denials.is_empty() || denials.unrecorded > 0 {
+            self.denials = Some(Arc::new(denials));
+        }
+        self
+    }
 }
 
 /// The refusal of a record: the JSON-RPC error code and message the client was sent (fixed
@@ -330,6 +444,8 @@ struct Record<'a> {
     refusal: Option<Refusal>,
     arguments_hmac: Option<&'a str>,
     network: Option<&'a NetworkNote>,
+    /// What the sandbox refused the command, as far as it could be seen (`null`: nothing).
+    denials: Option<&'a DenialsNote>,
     /// The task the call ran as (2025-11-25 tasks), `null` for an ordinary call.
     task: Option<TaskRecord<'a>>,
 }
@@ -632,6 +748,7 @@ impl CallLog {
             }),
             arguments_hmac: entry.arguments_hmac,
             network: entry.note.network.as_deref(),
+            denials: entry.note.denials.as_deref(),
             task: entry.task.as_ref().map(|task| TaskRecord {
                 id: task.id,
                 states: task

@@ -159,7 +159,10 @@ pub mod variables;
 mod version;
 
 pub use asking::{AskError, Elicitation, Elicited, FormError, Root, Sampled, Sampling};
-pub use call_log::{CallLog, ConnectionNote, NetworkNote, Rotation, RunNote};
+pub use call_log::{
+    CallLog, ConnectionNote, DenialKind, DenialNote, DenialSource, DenialsNote, NetworkNote,
+    Rotation, RunNote,
+};
 pub use error::Capability;
 pub use handler::{BoxFuture, CallContext, Handler, LogLevel};
 #[cfg(feature = "http")]

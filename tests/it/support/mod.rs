@@ -9,8 +9,10 @@
 //! - `fixtures`: scratch directories and the manifests written into them;
 //! - `redis`: a `redis-server` of one test, and replicas of `airlock serve --http` on it;
 //! - `processes`: what the kernel says about a process (memory, descendants, signals) and
-//!   waiting for a condition.
+//!   waiting for a condition;
+//! - `audit`: the kernel's audit switch (on or off over netlink), put back as it was found.
 
+pub mod audit;
 pub mod fixtures;
 pub mod http;
 pub mod processes;

@@ -11,13 +11,17 @@
 
 use std::borrow::Cow;
 
+use crate::limits::SANDBOX_DENIALS_PER_CALL;
 use crate::manifest::CommandTool;
 use crate::manifest::checked::StderrMode;
 use crate::process::{Exit, Finished, Output, SandboxEvents, StopReason};
 use crate::sandbox::destinations::Refusal;
 use crate::sandbox::proxy::NetworkRecord;
 use crate::secrets::{Cut, MARKER, Piece, Redactor};
-use airlock::{ConnectionNote, NetworkNote, RunNote, ToolOutput};
+use airlock::{
+    ConnectionNote, DenialKind, DenialNote, DenialSource, DenialsNote, NetworkNote, RunNote,
+    ToolOutput,
+};
 
 /// The result the model sees.
 pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finished) -> ToolOutput {
@@ -35,9 +39,15 @@ pub(super) fn report(tool: &CommandTool, redactor: &Redactor, finished: &Finishe
     } else {
         note
     };
+    let note = note.with_denials(denials_note(redactor, finished));
     let events = join_lines(
-        sandbox_events(tool, &finished.sandbox),
-        network_events(redactor, &finished.network),
+        join_lines(
+            sandbox_events(tool, &finished.sandbox),
+            network_events(redactor, &finished.network),
+        ),
+        crate::sandbox::denials::result_line(&finished.denials, |object| {
+            redactor.redact_name(object)
+        }),
     );
     let (stdout, stderr) = (&finished.stdout, &finished.stderr);
     let mut sections = match tool.stderr {
@@ -213,6 +223,52 @@ fn join_lines(first: Option<String>, second: Option<String>) -> Option<String> {
         (Some(first), Some(second)) => Some(format!("{first}\n{second}")),
         (first, second) => first.or(second),
     }
+}
+
+/// The audit record's `denials`: what the kernel reported, then the proxy's refusals of a
+/// destination the manifest could list, each with the key that would allow it; objects
+/// redacted like the output, at most `SANDBOX_DENIALS_PER_CALL` kept.
+fn denials_note(redactor: &Redactor, finished: &Finished) -> DenialsNote {
+    let mut note = finished.denials.note(|object| redactor.redact_name(object));
+    for attempt in &finished.network.attempts {
+        let destination = redactor.redact_name(&attempt.destination);
+        let allow = match (attempt.refusal, attempt.address) {
+            (Some(Refusal::NotListed), _) => format!("network = [\"{destination}\"]"),
+            (Some(Refusal::InsideAddress), Some(address))
+                if let Some((_, port)) = destination.rsplit_once(':') =>
+            {
+                let address = match address {
+                    std::net::IpAddr::V4(address) => address.to_string(),
+                    std::net::IpAddr::V6(address) => format!("[{address}]"),
+                };
+                format!(
+                    "network = [\"{address}:{port}\"] (an inside address is reached only when \
+                     named by address)"
+                )
+            }
+            (Some(Refusal::InsideAddress), _) => {
+                "network = [\"ADDRESS:PORT\"] (an inside address is reached only when named by \
+                 address)"
+                    .to_owned()
+            }
+            (Some(Refusal::ConnectionBudget), _) => {
+                "resources.network_connections (the call's budget of connections)".to_owned()
+            }
+            // Not the sandbox's refusal: a name that did not resolve, a destination that did
+            // not answer, a request the proxy does not speak.
+            _ => continue,
+        };
+        let denial = DenialNote::new(DenialKind::Connect, destination, allow, DenialSource::Proxy);
+        if note.denials.contains(&denial) {
+            continue;
+        }
+        if note.denials.len() < SANDBOX_DENIALS_PER_CALL {
+            note.denials.push(denial);
+        } else {
+            note.unrecorded = note.unrecorded.saturating_add(1);
+        }
+    }
+    note
 }
 
 /// The network part of the audit record, its names redacted of the secrets (never logged).
@@ -604,6 +660,7 @@ mod tests {
             stderr: stream(&[b'e'; 40], 200, true),
             sandbox: SandboxEvents::default(),
             network: NetworkRecord::default(),
+            denials: crate::sandbox::denials::Collected::default(),
         };
         let reply = report(&tool, &Redactor::new(&[]), &finished);
         assert_eq!(
@@ -630,6 +687,7 @@ mod tests {
             stderr: stream(&kept, 500, true),
             sandbox: SandboxEvents::default(),
             network: NetworkRecord::default(),
+            denials: crate::sandbox::denials::Collected::default(),
         };
         assert_eq!(
             text(&report(&tool, &redactor, &finished)),
@@ -655,6 +713,7 @@ mod tests {
             stderr: stream(b"warning\n", 8, false),
             sandbox: SandboxEvents::default(),
             network: NetworkRecord::default(),
+            denials: crate::sandbox::denials::Collected::default(),
         };
         let withheld =
             "the last 64 bytes before the cut are withheld, as they could begin a secret";

@@ -790,6 +790,13 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
                 .map_err(text)?;
         }
     }
+    // Denials logged after `exec` too (Landlock ABI 7, Linux 6.15): by default the kernel logs
+    // only those of the program that restricted itself, which is this launcher, never the
+    // command. Asked for on its own, as a hard requirement whose failure leaves the ruleset
+    // as it was: a kernel without it still enforces every rule, it only logs nothing.
+    let _logged = (&mut created)
+        .set_compatibility(CompatLevel::HardRequirement)
+        .log_new_exec(true);
     let status = created.restrict_self().map_err(text)?;
     if !best_effort && status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Unrestricted::NotFullyEnforced);

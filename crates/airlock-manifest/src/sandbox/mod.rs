@@ -97,6 +97,7 @@
 
 pub(crate) mod cgroups;
 pub(crate) mod channel;
+pub mod denials;
 pub mod destinations;
 pub mod later_code;
 pub mod launcher;

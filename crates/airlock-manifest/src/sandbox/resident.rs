@@ -94,6 +94,12 @@ impl Resident {
         since
     }
 
+    /// The launcher's pid (the process that applied the Landlock rules, when airlock starts
+    /// it directly), while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(std::process::Child::id)
+    }
+
     /// airlock's end of the control channel (non-blocking).
     pub(crate) fn control(&self) -> BorrowedFd<'_> {
         self.control.as_fd()

@@ -501,6 +501,9 @@ impl Engine {
                     .count();
                 metrics.proxy_refused(u64::try_from(refused).unwrap_or(u64::MAX));
             }
+            if let (Some(metrics), Some(denials)) = (&self.shared.metrics, &output.note.denials) {
+                metrics.sandbox_denied(denials);
+            }
         }
         self.record(pending.audit.as_deref(), ended, Some(&output));
         let task = pending.task.map(|task| task.to_string());

@@ -592,6 +592,8 @@ pub struct Metrics {
     session_durations: [Histogram<14>; Transport::ALL.len()],
     /// Connections the sandbox's proxy refused.
     proxy_refusals: AtomicU64,
+    /// What the kernel reported refusing commands, by kind (`crate::DenialKind`).
+    denials: [AtomicU64; crate::DenialKind::ALL.len()],
     launchers: OnceLock<fn() -> Launchers>,
     /// The shared store's operations, once a store counts in these metrics.
     #[cfg(feature = "redis")]
@@ -632,6 +634,7 @@ impl Metrics {
             sessions: std::array::from_fn(|_| AtomicUsize::new(0)),
             session_durations: std::array::from_fn(|_| Histogram::new(&CONVENTION_NANOS)),
             proxy_refusals: AtomicU64::new(0),
+            denials: std::array::from_fn(|_| AtomicU64::new(0)),
             launchers: OnceLock::new(),
             #[cfg(feature = "redis")]
             store: OnceLock::new(),
@@ -754,6 +757,24 @@ impl Metrics {
         self.proxy_refusals.fetch_add(count, Ordering::Relaxed);
     }
 
+    /// Counts the denials the kernel reported in one call's note (the proxy's are counted by
+    /// [`Self::proxy_refused`], from the call's network note): by kind only, never by what
+    /// was refused.
+    pub(crate) fn sandbox_denied(&self, note: &crate::DenialsNote) {
+        for denial in note
+            .denials
+            .iter()
+            .filter(|denial| denial.source != crate::DenialSource::Proxy)
+        {
+            let index = crate::DenialKind::ALL
+                .iter()
+                .position(|kind| *kind == denial.kind);
+            if let Some(counter) = index.and_then(|index| self.denials.get(index)) {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// A call of the tool with `series` (none: a tool registered without metrics, counted
     /// under `_OTHER`) started: counted in flight until the guard is finished or dropped (a
     /// guard dropped unfinished counts the call as cancelled).
@@ -863,13 +884,21 @@ impl Metrics {
             "airlock_sandbox_denials_total",
             "counter",
             "What the sandbox refused a command, by kind (proxy: connections refused by the \
-             network proxy).",
+             network proxy; the others as the kernel's Landlock audit records report them).",
         );
         put!(
             text,
             "airlock_sandbox_denials_total{{kind=\"proxy\"}} {}",
             self.proxy_refusals.load(Ordering::Relaxed)
         );
+        for (kind, counter) in crate::DenialKind::ALL.iter().zip(&self.denials) {
+            put!(
+                text,
+                "airlock_sandbox_denials_total{{kind=\"{}\"}} {}",
+                kind.label(),
+                counter.load(Ordering::Relaxed)
+            );
+        }
         if let Some(read) = self.launchers.get() {
             let Launchers { idle, busy } = read();
             render_family(

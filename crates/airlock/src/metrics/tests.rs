@@ -396,3 +396,66 @@ fn a_call_answered_in_its_batch_is_counted_at_the_write() {
     engine.batch_written();
     assert_eq!(value(&rendered(&metrics), ok), 3.0);
 }
+
+#[test]
+fn sandbox_denials_are_counted_by_kind_and_never_by_what_was_refused() {
+    use crate::{DenialKind, DenialNote, DenialSource, DenialsNote};
+    let metrics = Metrics::new();
+    let secret_path = "/home/u/.cache/agent-text";
+    let note = DenialsNote::new(
+        vec![
+            DenialNote::new(
+                DenialKind::Exec,
+                "/usr/bin/id".to_owned(),
+                "exec = [\"/usr/bin/id\"]".to_owned(),
+                DenialSource::Landlock,
+            ),
+            DenialNote::new(
+                DenialKind::Write,
+                secret_path.to_owned(),
+                "write = [\"/home/u/.cache\"]".to_owned(),
+                DenialSource::Landlock,
+            ),
+            DenialNote::new(
+                DenialKind::Exec,
+                "/usr/bin/ls".to_owned(),
+                "exec = [\"/usr/bin/ls\"]".to_owned(),
+                DenialSource::Landlock,
+            ),
+            // The proxy's refusals are counted from the network note, as `proxy`.
+            DenialNote::new(
+                DenialKind::Connect,
+                "example.org:443".to_owned(),
+                "network = [\"example.org:443\"]".to_owned(),
+                DenialSource::Proxy,
+            ),
+        ],
+        0,
+    );
+    metrics.sandbox_denied(&note);
+    let text = rendered(&metrics);
+    assert_eq!(
+        value(&text, r#"airlock_sandbox_denials_total{kind="exec"}"#),
+        2.0
+    );
+    assert_eq!(
+        value(&text, r#"airlock_sandbox_denials_total{kind="write"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(&text, r#"airlock_sandbox_denials_total{kind="connect"}"#),
+        0.0
+    );
+    assert_eq!(
+        value(&text, r#"airlock_sandbox_denials_total{kind="proxy"}"#),
+        0.0
+    );
+    for kind in DenialKind::ALL {
+        let series = format!("airlock_sandbox_denials_total{{kind=\"{}\"}}", kind.label());
+        assert!(text.contains(&series), "{series}");
+    }
+    assert!(
+        !text.contains("agent-text") && !text.contains("/usr/bin"),
+        "{text}"
+    );
+}
