@@ -316,8 +316,10 @@ pub const MAX_TASKS_KEPT_PER_CLIENT: usize = 32;
 /// Bytes of task results kept in all: 64 MiB, the budget every task reserves
 /// [`MAX_TASK_RESULT_BYTES`] of when it is created.
 ///
-/// Stops memory growth: a task is refused when its reservation does not fit, so results kept
-/// never pass the budget however many clients create tasks nobody reads.
+/// Stops memory growth: results kept never pass the budget however many clients create tasks
+/// nobody reads. When a new task's reservation does not fit, finished tasks are forgotten
+/// first (the oldest of the owner holding the most), so owners keeping results cannot lock
+/// the others out; a task is refused only when running tasks' reservations fill it.
 pub const MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Bytes of one task's result kept (its content as sent): 1 MiB and 64 KiB, a command's

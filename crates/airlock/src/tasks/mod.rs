@@ -12,8 +12,10 @@
 //!   per owner, and bytes: each task reserves the server's `max_task_result_bytes` of the
 //!   `max_task_bytes` budget when it is created and holds it until it is forgotten, so the
 //!   results kept can never pass the budget (a result larger than its reservation is kept as
-//!   an error saying so). Over a bound the call is refused with [`McpError::TooManyTasks`]
-//!   before anything is allocated or started;
+//!   an error saying so). When a reservation does not fit, finished tasks make room, the
+//!   heaviest owner's oldest first: only running tasks refuse a new one on bytes. Over a
+//!   bound the call is refused with [`McpError::TooManyTasks`] before anything is allocated
+//!   or started;
 //! - a finished task is kept `task_keep` (shorter if the client's `ttl` asks), then forgotten
 //!   at the next use of the table: no timer per task;
 //! - a task runs under its tool's `task_timeout` (else the server's), not the call timeout.
@@ -33,6 +35,7 @@
 mod id;
 mod run;
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -240,12 +243,14 @@ impl Tasks {
     ) -> Result<(TaskId, TaskView, Arc<OutputSoFar>), McpError> {
         let mut table = self.lock();
         sweep(&mut table, Instant::now());
-        let (mut running, mut mine_running, mut mine, mut reserved) =
+        let (mut running, mut mine_running, mut mine, mut reserved_running) =
             (0_usize, 0_usize, 0_usize, 0_usize);
         for ((who, _), task) in table.iter() {
             let working = task.status == Status::Working;
             running = running.saturating_add(usize::from(working));
-            reserved = reserved.saturating_add(task.reserved);
+            if working {
+                reserved_running = reserved_running.saturating_add(task.reserved);
+            }
             if who == owner {
                 mine = mine.saturating_add(1);
                 mine_running = mine_running.saturating_add(usize::from(working));
@@ -271,13 +276,18 @@ impl Tasks {
             (
                 "max_task_bytes",
                 limits.max_task_bytes.get(),
-                reserved.saturating_add(reservation) > limits.max_task_bytes.get(),
+                reserved_running.saturating_add(reservation) > limits.max_task_bytes.get(),
             ),
         ] {
             if over {
                 return Err(McpError::TooManyTasks { limit, value });
             }
         }
+        // Only running tasks' reservations refuse a task: finished results make room.
+        make_room(
+            &mut table,
+            limits.max_task_bytes.get().saturating_sub(reservation),
+        );
         let id = TaskId::random().ok_or(McpError::Internal("the random source failed"))?;
         let now = SystemTime::now();
         let timeout = tool
@@ -523,6 +533,55 @@ fn sweep(table: &mut HashMap<(Owner, TaskId), Task>, now: Instant) {
         task.ended
             .is_none_or(|ended| now.saturating_duration_since(ended) < task.keep)
     });
+}
+
+/// Forgets finished tasks until the reservations held in all are at most `room`: each time
+/// the oldest finished task of the owner holding the most bytes (running and finished), so
+/// owners keeping large results give way first and no pair of owners can keep the budget
+/// from everyone else (a red-team finding: two owners' kept results refused every other
+/// client any task for the keep). The caller checked that running tasks alone fit.
+fn make_room(table: &mut HashMap<(Owner, TaskId), Task>, room: usize) {
+    let mut held: HashMap<&Owner, usize> = HashMap::new();
+    let mut ended: HashMap<&Owner, Vec<(Instant, TaskId, usize)>> = HashMap::new();
+    let mut reserved = 0_usize;
+    for ((who, id), task) in table.iter() {
+        reserved = reserved.saturating_add(task.reserved);
+        let mine = held.entry(who).or_default();
+        *mine = mine.saturating_add(task.reserved);
+        if let Some(at) = task.ended {
+            ended.entry(who).or_default().push((at, *id, task.reserved));
+        }
+    }
+    if reserved <= room {
+        return;
+    }
+    for list in ended.values_mut() {
+        // Newest first: the oldest is popped from the end.
+        list.sort_by_key(|(at, _, _)| Reverse(*at));
+    }
+    let mut forget = Vec::new();
+    while reserved > room {
+        // The heaviest owner; of owners holding as much, the one with the oldest result.
+        let Some(who) = ended
+            .iter()
+            .filter_map(|(who, list)| list.last().map(|(at, _, _)| (*who, *at)))
+            .max_by_key(|(who, at)| (held.get(*who).copied().unwrap_or(0), Reverse(*at)))
+            .map(|(who, _)| who)
+        else {
+            break;
+        };
+        let Some((_, id, bytes)) = ended.get_mut(who).and_then(Vec::pop) else {
+            break;
+        };
+        reserved = reserved.saturating_sub(bytes);
+        if let Some(mine) = held.get_mut(who) {
+            *mine = mine.saturating_sub(bytes);
+        }
+        forget.push((who.clone(), id));
+    }
+    for key in forget {
+        table.remove(&key);
+    }
 }
 
 impl Task {
