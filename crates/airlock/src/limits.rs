@@ -362,6 +362,15 @@ pub(crate) const MIN_TASK_KEEP: Duration = Duration::from_secs(10);
 /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are charged to.
 pub(crate) const TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
 
+/// How long a `tools/call` of a `task = "optional"` tool from a client that declared the
+/// 2026-07-28 tasks extension waits for its run before it becomes a task: 1 second.
+///
+/// The extension lets the server decide. A call that ends within this is answered as an
+/// ordinary one (no handle to poll, nothing kept); one that runs on is answered with its
+/// task's handle, the run going on as the task. Short, because the request is held meanwhile
+/// (an HTTP connection, a stdio call slot); long enough that a quick run costs no polling.
+pub const TASK_INLINE_WAIT: Duration = Duration::from_secs(1);
+
 /// Largest `prompts/get` reply, in bytes as sent (JSON-escaped: a control character costs
 /// six): a prompt that repeats its arguments cannot multiply a request into a reply larger
 /// than this. One more is refused with `-32602` (`max_prompt_reply_bytes`), nothing sent.

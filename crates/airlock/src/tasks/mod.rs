@@ -1,6 +1,17 @@
-//! Tasks (MCP 2025-11-25): a `tools/call` the client asked to run as a task is answered at
-//! once with a handle, runs on, and is read later (`tasks/get`, `tasks/result`, `tasks/list`)
-//! or cancelled (`tasks/cancel`).
+//! Tasks: a `tools/call` that runs as a task is answered with a handle, runs on, and is read
+//! later or cancelled. Two eras share this one table (owners, bounds, runs, audit record) and
+//! differ only in what is shown:
+//!
+//! - MCP 2025-11-25: the client asks with `params.task`; `tasks/get`, `tasks/result` (waits
+//!   for the end), `tasks/list`, `tasks/cancel` (refused for an ended task); an `isError`
+//!   result makes the task `failed`;
+//! - the 2026-07-28 extension [`EXTENSION`], for a request that declares it: the server
+//!   decides (a tool that runs only as a task always, an optional one when it has not ended
+//!   within [`TASK_INLINE_WAIT`]); `tasks/get` shows the result inline once the task ended
+//!   ([`ModernView`]), `tasks/update` and `tasks/cancel` are acknowledged; an `isError`
+//!   result is `completed`, only a JSON-RPC error (a panic) is `failed`.
+//!
+//! [`TASK_INLINE_WAIT`]: crate::limits::TASK_INLINE_WAIT
 //!
 //! A task is state a hostile client can pile up, so this table is bounded and owned:
 //!
@@ -44,7 +55,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 pub(crate) use id::TaskId;
-pub(crate) use run::run;
+pub(crate) use run::{ForgetUnlessAnswered, run};
 
 use crate::call_log::{self, CallLog, Client, Entry, RunNote, TaskNote};
 use crate::error::McpError;
@@ -97,6 +108,16 @@ pub(crate) enum Status {
     Cancelled,
 }
 
+/// A status as the 2026-07-28 extension writes it before the result says more.
+fn modern_status(status: Status) -> &'static str {
+    match status {
+        Status::Working => "working",
+        // 2026-07-28: an error result is `completed`; only a JSON-RPC error is `failed`.
+        Status::Completed | Status::Failed => "completed",
+        Status::Cancelled => "cancelled",
+    }
+}
+
 impl Status {
     fn is_terminal(self) -> bool {
         self != Self::Working
@@ -120,6 +141,27 @@ pub(crate) enum Final {
     Output(ToolOutput),
     /// The handler panicked: `-32603`, as the call would have been answered.
     Panicked,
+}
+
+pub(crate) use crate::version::TASKS_EXTENSION as EXTENSION;
+
+/// Whether a 2026-07-28 request declared the tasks extension: its `_meta`'s client
+/// capabilities hold `extensions["io.modelcontextprotocol/tasks"]`, an object (the extension
+/// defines no settings).
+pub(crate) fn declared(meta: Option<&serde_json::Value>) -> bool {
+    crate::lifecycle::client_capabilities(meta)
+        .and_then(|capabilities| capabilities.get("extensions"))
+        .and_then(|extensions| extensions.get(EXTENSION))
+        .is_some_and(serde_json::Value::is_object)
+}
+
+/// Whether the 2026-07-28 extension is served to `client`: over stdio (the process is one
+/// session, its owner) and to an HTTP caller a token or OAuth access token identifies. A
+/// tokenless HTTP request of that era belongs to no session, so nothing would let the next
+/// request read the task (and an address is no owner: it is shared): the extension is not
+/// offered to it, and its calls run as ordinary ones.
+pub(crate) fn serves_extension(client: &Client) -> bool {
+    !matches!(client, Client::Http { identity: None, .. })
 }
 
 /// The statusMessage of a task ended by its client.
@@ -210,6 +252,29 @@ struct ViewMeta {
     progress: Option<ProgressSeen>,
     #[serde(rename = "airlock/output", skip_serializing_if = "Option::is_none")]
     output: Option<String>,
+}
+
+/// A task as the 2026-07-28 extension shows it (`DetailedTask`): its result inline once it
+/// ended (`completed`: the tool's result, error results included; `failed`: the JSON-RPC
+/// error of a handler that panicked).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModernView {
+    task_id: TaskId,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status_message: Option<&'static str>,
+    created_at: String,
+    last_updated_at: String,
+    /// Milliseconds from creation the task is kept for at most (as the 2025 `ttl`).
+    ttl_ms: u64,
+    poll_interval_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Box<serde_json::value::RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<crate::error::RpcError>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ViewMeta>,
 }
 
 /// `tasks/result` of one task: its end, or how to wait for it.
@@ -432,6 +497,75 @@ impl Tasks {
             .ok_or(McpError::UnknownTask)
     }
 
+    /// A task of `owner`'s as the 2026-07-28 extension shows it: `tasks/get`, with the output
+    /// so far while it runs and its result once it ended; `brief` leaves both out (the reply
+    /// that creates the task).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::UnknownTask`] as [`Tasks::get`].
+    pub(crate) fn get_modern(
+        &self,
+        owner: &Owner,
+        id: Option<TaskId>,
+        brief: bool,
+    ) -> Result<ModernView, McpError> {
+        let mut table = self.lock();
+        sweep(&mut table, Instant::now());
+        let id = id.ok_or(McpError::UnknownTask)?;
+        let task = table
+            .get(&(owner.clone(), id))
+            .ok_or(McpError::UnknownTask)?;
+        let view = task.view(id, !brief);
+        let (status, mut result, mut error) = match task.result.as_deref() {
+            None => (modern_status(task.status), None, None),
+            Some(Final::Panicked) => ("failed", None, Some(McpError::ToolPanicked.to_wire())),
+            Some(Final::Output(_)) if task.status == Status::Cancelled => ("cancelled", None, None),
+            Some(Final::Output(output)) => {
+                ("completed", crate::response::call_result_raw(output), None)
+            }
+        };
+        if brief {
+            (result, error) = (None, None);
+        }
+        Ok(ModernView {
+            task_id: id,
+            status,
+            status_message: view.status_message,
+            created_at: view.created_at,
+            last_updated_at: view.last_updated_at,
+            ttl_ms: view.ttl,
+            poll_interval_ms: view.poll_interval,
+            result,
+            error,
+            meta: view.meta,
+        })
+    }
+
+    /// `tasks/cancel` of the 2026-07-28 extension: a running task is `cancelled` and its run
+    /// stopped; an ended one stays as it ended (the extension acknowledges both).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::UnknownTask`] as [`Tasks::get`].
+    pub(crate) fn cancel_modern(&self, owner: &Owner, id: Option<TaskId>) -> Result<(), McpError> {
+        match self.cancel(owner, id) {
+            Ok(_) | Err(McpError::TaskEnded) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Forgets a task of `owner`'s at once (one answered inline, whose id nobody was given),
+    /// cancelling it if it runs.
+    pub(crate) fn forget(&self, owner: &Owner, id: TaskId) {
+        let mut table = self.lock();
+        if let Some(mut task) = table.remove(&(owner.clone(), id))
+            && task.status == Status::Working
+        {
+            task.cancel(id, CANCELLED);
+        }
+    }
+
     /// `owner`'s tasks, oldest first (at most its `max_tasks_kept_per_client`).
     pub(crate) fn list(&self, owner: &Owner) -> Vec<TaskView> {
         let mut table = self.lock();
@@ -503,6 +637,12 @@ impl Tasks {
             }
             false
         });
+    }
+
+    /// How many tasks the table holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Owner, TaskId), Task>> {
