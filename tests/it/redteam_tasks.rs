@@ -534,11 +534,11 @@ fn fill(server: &HttpServer, session: &str) -> Option<Value> {
 }
 
 /// The 64 MiB result budget is the server's, the kept bound (32) each owner's: two owners
-/// keeping 32 results of about 1 MiB fill it, and every other client is refused any task for
-/// the ten minutes those results are kept. Over HTTP without tokens the two owners are two
+/// keeping 32 results of about 1 MiB filled it, and every other client was refused any task
+/// for the ten minutes those results are kept. Now finished results give way to a new task,
+/// the heaviest owner's oldest first. Over HTTP without tokens the two owners are two
 /// sessions of one client; with tokens, two identities.
 #[test]
-#[ignore = "red-team finding: two owners' kept results fill the server-wide 64 MiB task budget and lock every other client out of tasks for 10 min"]
 fn two_owners_cannot_fill_the_task_budget_for_everyone() {
     let scratch = Scratch::new("rt-tasks-budget");
     let manifest = scratch.manifest(BIG);

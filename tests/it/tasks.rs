@@ -1,5 +1,6 @@
-//! Tasks (MCP 2025-11-25) of `airlock serve` over real pipes and over HTTP: a command that
-//! outlives its request is created, polled, waited for and read; cancel and the end of input
+//! Tasks of `airlock serve` over real pipes and over HTTP, in both eras (MCP 2025-11-25 and
+//! the 2026-07-28 extension): a command that outlives its request is created, polled,
+//! waited for and read; cancel and the end of input
 //! kill its sandbox; the bounds refuse with the typed error; a call asking a task of a server
 //! or tool that offers none is answered as the revision says; over HTTP a task is its token
 //! identity's, read from a later session on new connections, and another identity gets what
@@ -13,7 +14,9 @@ use serde_json::{Value, json};
 use crate::support::fixtures::Scratch;
 use crate::support::http::{self, HttpServer};
 use crate::support::processes::{eventually, runs_a_descendant, signal};
-use crate::support::stdio::{Server, airlock, call, code, request};
+use crate::support::stdio::{
+    Server, airlock, call, code, modern_meta, modern_meta_with_tasks, request,
+};
 
 /// `nap` sleeps as long as it is asked, as a task when the client asks; `quick` never runs
 /// as a task; `build` only as one.
@@ -615,4 +618,249 @@ fn over_http_cancel_leaves_no_process_and_another_identity_cannot_cancel() {
         )),
         "the command outlived its cancelled task"
     );
+}
+
+/// `params` of a 2026-07-28 request, declaring the tasks extension when `declared`.
+fn modern(mut params: Value, declared: bool) -> Value {
+    params["_meta"] = if declared {
+        modern_meta_with_tasks()
+    } else {
+        modern_meta()
+    };
+    params
+}
+
+/// A server of `manifest` on stdio, no handshake (2026-07-28 requests need none).
+fn serve_modern(scratch: &Scratch, manifest: &str, log: &Path) -> Server {
+    let manifest = scratch.manifest(manifest);
+    Server::start_with(
+        &airlock(),
+        &[
+            "serve",
+            "--manifest",
+            &manifest,
+            "--audit-log",
+            log.to_str().unwrap(),
+        ],
+        &[],
+    )
+}
+
+/// Polls a 2026-07-28 task until it is no longer `working`; returns that `tasks/get` reply
+/// and the statuses seen.
+fn poll_modern(server: &mut Server, task: &str) -> (Value, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut id = 100;
+    loop {
+        assert!(Instant::now() < deadline, "the task never ended: {seen:?}");
+        id += 1;
+        let got = server.request(&request(
+            id,
+            "tasks/get",
+            modern(json!({ "taskId": task }), true),
+        ));
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{got}"))
+            .to_owned();
+        seen.push(status.clone());
+        if status != "working" {
+            return (got, seen);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn the_2026_extension_over_stdio_creates_polls_and_inlines_the_result() {
+    let scratch = Scratch::new("tasks-2026");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve_modern(&scratch, MANIFEST, &log);
+    let found = server.request(&request(1, "server/discover", modern(json!({}), true)));
+    assert_eq!(
+        found["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({}),
+        "{found}"
+    );
+    // The server decides: a run past the inline wait (1 s) is answered with its handle.
+    let created = server.request(&request(
+        2,
+        "tools/call",
+        modern(json!({"name": "nap", "arguments": {"seconds": 3}}), true),
+    ));
+    let created = &created["result"];
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["pollIntervalMs"], 1000);
+    let task = created["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(task.len(), 64);
+    // A client that did not declare the extension: an optional tool is an ordinary call,
+    // one that runs only as a task is -32021 naming the extension.
+    let plain = server.request(&request(
+        3,
+        "tools/call",
+        modern(json!({"name": "build", "arguments": {}}), false),
+    ));
+    assert_eq!(code(&plain), -32021);
+    assert_eq!(
+        plain["error"]["data"]["requiredCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    let refused = server.request(&request(
+        4,
+        "tasks/get",
+        modern(json!({ "taskId": task }), false),
+    ));
+    assert_eq!(code(&refused), -32021);
+    let (done, seen) = poll_modern(&mut server, &task);
+    assert_eq!(seen.first().map(String::as_str), Some("working"));
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert!(done["result"]["result"]["content"].is_array(), "{done}");
+    assert_ne!(done["result"]["result"]["isError"], true);
+    // Cancel of an ended task is acknowledged and changes nothing.
+    let ack = server.request(&request(
+        5,
+        "tasks/cancel",
+        modern(json!({ "taskId": task }), true),
+    ));
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let (again, _) = poll_modern(&mut server, &task);
+    assert_eq!(again["result"]["status"], "completed");
+    // An unknown id is -32602, whatever the method.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let unknown = server.request(&request(
+            6,
+            method,
+            modern(json!({ "taskId": "0".repeat(64) }), true),
+        ));
+        assert_eq!(code(&unknown), -32602, "{method}");
+    }
+    server.close_stdin();
+    assert!(server.wait(Duration::from_secs(10)).success());
+    let record = records(&log)
+        .into_iter()
+        .find(|record| record["task"]["id"] == task.as_str())
+        .expect("the task's record");
+    assert_eq!(record["outcome"], "ok");
+    assert_eq!(record["task"]["states"][1]["status"], "completed");
+}
+
+#[test]
+fn a_2026_cancel_kills_the_run_and_leaves_no_process() {
+    let scratch = Scratch::new("tasks-2026-cancel");
+    let log = scratch.join("audit.jsonl");
+    let mut server = serve_modern(&scratch, MANIFEST, &log);
+    let created = server.request(&request(
+        1,
+        "tools/call",
+        modern(json!({"name": "nap", "arguments": {"seconds": 60}}), true),
+    ));
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert!(runs_a_descendant(server.pid(), "sleep"));
+    let ack = server.request(&request(
+        2,
+        "tasks/cancel",
+        modern(json!({ "taskId": task }), true),
+    ));
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let (got, _) = poll_modern(&mut server, &task);
+    assert_eq!(got["result"]["status"], "cancelled");
+    assert!(
+        eventually(Duration::from_secs(5), || !runs_a_descendant(
+            server.pid(),
+            "sleep"
+        )),
+        "the command outlived its cancelled task"
+    );
+}
+
+/// A 2026-07-28 request over HTTP with `token`, the extension declared; `name` replaces the
+/// `Mcp-Name` the body implies when given.
+fn modern_over_http(
+    server: &HttpServer,
+    token: &str,
+    id: i64,
+    method: &str,
+    params: Value,
+    name: Option<&str>,
+) -> http::Reply {
+    let bearer = format!("Bearer {token}");
+    let mut extra = vec![("Authorization", bearer.as_str())];
+    if let Some(name) = name {
+        extra.push(("Mcp-Name", name));
+    }
+    http::modern(server.addr, id, method, modern(params, true), &extra)
+}
+
+#[test]
+fn over_http_a_2026_task_is_its_identitys_and_mcp_name_must_be_its_id() {
+    let scratch = Scratch::new("tasks-2026-http");
+    let server = http_server(&scratch);
+    let created = modern_over_http(
+        &server,
+        TOKEN_A,
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 3}}),
+        None,
+    );
+    let created = answer(&created);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    // Every request is a connection of its own: the task is the token's, not a session's.
+    let get = |token: &str, id: i64| {
+        answer(&modern_over_http(
+            &server,
+            token,
+            id,
+            "tasks/get",
+            json!({ "taskId": task }),
+            None,
+        ))
+    };
+    assert_eq!(get(TOKEN_A, 2)["result"]["status"], "working");
+    let foreign = get(TOKEN_B, 3);
+    let unknown = answer(&modern_over_http(
+        &server,
+        TOKEN_B,
+        3,
+        "tasks/get",
+        json!({ "taskId": "0".repeat(64) }),
+        None,
+    ));
+    assert_eq!(foreign, unknown);
+    assert_eq!(foreign["error"]["code"], -32602);
+    let cancel = answer(&modern_over_http(
+        &server,
+        TOKEN_B,
+        4,
+        "tasks/cancel",
+        json!({ "taskId": task }),
+        None,
+    ));
+    assert_eq!(cancel["error"]["code"], -32602);
+    // Mcp-Name must be the task's id.
+    let mismatched = modern_over_http(
+        &server,
+        TOKEN_A,
+        5,
+        "tasks/get",
+        json!({ "taskId": task }),
+        Some("another"),
+    );
+    assert_eq!(mismatched.status, 400, "{mismatched:?}");
+    assert_eq!(mismatched.json()["error"]["code"], -32020);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        let got = get(TOKEN_A, 6);
+        if got["result"]["status"] != "working" {
+            break got;
+        }
+        assert!(Instant::now() < deadline, "never ended: {got}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert!(done["result"]["result"]["content"].is_array());
 }

@@ -31,7 +31,7 @@ use crate::response::{
 };
 use crate::rounds::{Ending, Round, RoundEnd, Step};
 use crate::state::Shared;
-use crate::tasks::{Final, Owner, TaskId, TaskMode, Waiting};
+use crate::tasks::{self as task_table, Final, Owner, TaskId, TaskMode, Waiting};
 use crate::tools::{ToolDef, arguments};
 use crate::version::ProtocolVersion;
 
@@ -41,10 +41,23 @@ pub(crate) enum Dispatched {
     Answered,
     /// A tool call to start; its reply comes when it completes.
     Call(Plan),
-    /// A tool call to start as a task (2025-11-25): the client asked to keep it `ttl` ms.
-    Task(Plan, Option<u64>),
+    /// A tool call to start as a task.
+    Task(Plan, TaskStart),
     /// A `tasks/result` of a task still running: its reply comes when the task ends.
     Wait(Wait),
+}
+
+/// How a call becomes a task.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TaskStart {
+    /// 2025-11-25: the client asked, to keep it `ttl` ms.
+    Asked(Option<u64>),
+    /// The 2026-07-28 extension: the server decided. `inline`: the call is answered as an
+    /// ordinary one if it ends within `TASK_INLINE_WAIT`, else with its handle.
+    Decided {
+        /// Whether the call may still be answered plainly.
+        inline: bool,
+    },
 }
 
 /// A `tasks/result` waiting for its task.
@@ -129,6 +142,9 @@ pub(crate) fn request(
                 | RequestMethod::ResourcesTemplatesList
                 | RequestMethod::ResourcesRead
                 | RequestMethod::CompletionComplete
+                | RequestMethod::TasksGet
+                | RequestMethod::TasksUpdate
+                | RequestMethod::TasksCancel
         )
     {
         // `initialize` and `ping` do not exist in the modern era.
@@ -148,7 +164,7 @@ pub(crate) fn request(
             Ok(Dispatched::Answered)
         }
         RequestMethod::ServerDiscover => {
-            discover(cx.shared, id, out);
+            discover(cx.shared, cx.client, id, out);
             Ok(Dispatched::Answered)
         }
         RequestMethod::ToolsList => tools_list(cx.shared, id, params.as_deref(), version, out),
@@ -173,7 +189,8 @@ pub(crate) fn request(
         RequestMethod::TasksGet
         | RequestMethod::TasksResult
         | RequestMethod::TasksList
-        | RequestMethod::TasksCancel => tasks(cx, id, method, params.as_deref(), version, out),
+        | RequestMethod::TasksCancel
+        | RequestMethod::TasksUpdate => tasks(cx, id, method, params.as_deref(), version, out),
     }
 }
 
@@ -237,14 +254,18 @@ fn initialize(
     Ok(Dispatched::Answered)
 }
 
-fn discover(shared: &Shared, id: &RequestId, out: &mut Vec<u8>) {
+fn discover(shared: &Shared, client: &Client, id: &RequestId, out: &mut Vec<u8>) {
     response::write_result(
         out,
         id,
         &Modern {
             body: DiscoverResult {
                 supported_versions: ProtocolVersion::MODERN_NAMES,
-                capabilities: capabilities(shared),
+                capabilities: Capabilities {
+                    tasks_extension: shared.registry().offers_tasks()
+                        && task_table::serves_extension(client),
+                    ..capabilities(shared)
+                },
                 instructions: shared.instructions.as_deref(),
                 cache: cache_hints(shared),
             },
@@ -294,7 +315,8 @@ fn offered(shared: &Shared, method: RequestMethod) -> bool {
         RequestMethod::TasksGet
         | RequestMethod::TasksResult
         | RequestMethod::TasksList
-        | RequestMethod::TasksCancel => shared.registry().offers_tasks(),
+        | RequestMethod::TasksCancel
+        | RequestMethod::TasksUpdate => shared.registry().offers_tasks(),
     }
 }
 
@@ -318,6 +340,8 @@ fn capabilities(shared: &Shared) -> Capabilities {
         tools_list_changed: false,
         // Declared in a 2025-11-25 `initialize` only: the modern era has no `params.task`.
         tasks: false,
+        // Declared in `server/discover` only, for a client it is served to.
+        tasks_extension: false,
     }
 }
 
@@ -673,16 +697,32 @@ fn tools_call(
     // quotas of their own, so an unknown name is charged to the server's alone.
     cx.shared.quotas.admit_call(name)?;
     let tool = tool.ok_or(McpError::UnknownTool)?;
-    // A server that declares no tasks processes an augmented call normally (2025-11-25, a
-    // MUST); one that does refuses it for a tool that forbids tasks (a SHOULD), and refuses
-    // an ordinary call of a tool that requires one (a MUST), in every revision.
-    let task = match (tool.task, task) {
-        (_, Some(_)) if !cx.shared.registry().offers_tasks() => None,
-        (TaskMode::Never, Some(_)) | (TaskMode::Always, None) => {
-            return Err(McpError::MethodNotFound);
+    let task = if version.is_modern() {
+        // 2026-07-28: the server decides, for a request that declared the extension (and a
+        // client it is served to); a tool that runs only as a task refuses the others with
+        // `-32021`, naming the extension.
+        let extension =
+            task_table::declared(params.meta.as_ref()) && task_table::serves_extension(cx.client);
+        match tool.task {
+            TaskMode::Never => None,
+            TaskMode::Optional => extension.then_some(TaskStart::Decided { inline: true }),
+            TaskMode::Always if extension => Some(TaskStart::Decided { inline: false }),
+            TaskMode::Always => return Err(McpError::MissingTasksExtension),
         }
-        (TaskMode::Never, None) | (TaskMode::Optional, None) => None,
-        (TaskMode::Optional | TaskMode::Always, Some(task)) => Some(task_ttl(&task)?),
+    } else {
+        // A server that declares no tasks processes an augmented call normally (2025-11-25,
+        // a MUST); one that does refuses it for a tool that forbids tasks (a SHOULD), and
+        // refuses an ordinary call of a tool that requires one (a MUST).
+        match (tool.task, task) {
+            (_, Some(_)) if !cx.shared.registry().offers_tasks() => None,
+            (TaskMode::Never, Some(_)) | (TaskMode::Always, None) => {
+                return Err(McpError::MethodNotFound);
+            }
+            (TaskMode::Never, None) | (TaskMode::Optional, None) => None,
+            (TaskMode::Optional | TaskMode::Always, Some(task)) => {
+                Some(TaskStart::Asked(task_ttl(&task)?))
+            }
+        }
     };
     let progress_token = match &mut params.meta {
         None => None,
@@ -752,7 +792,7 @@ fn tools_call(
         log_level,
     };
     Ok(match task {
-        Some(ttl) => Dispatched::Task(plan, ttl),
+        Some(start) => Dispatched::Task(plan, start),
         None => Dispatched::Call(plan),
     })
 }
@@ -796,11 +836,14 @@ fn tasks(
     version: ProtocolVersion,
     out: &mut Vec<u8>,
 ) -> Result<Dispatched, McpError> {
-    if !version.has_tasks() {
-        return Err(McpError::MethodNotFound);
-    }
     let none = Params::default();
     let params = params.unwrap_or(&none);
+    if version.is_modern() {
+        return modern_tasks(cx, id, method, params, out);
+    }
+    if !version.has_tasks() || method == RequestMethod::TasksUpdate {
+        return Err(McpError::MethodNotFound);
+    }
     let owner = cx.owner()?;
     let table = &cx.shared.tasks;
     if method == RequestMethod::TasksList {
@@ -854,6 +897,60 @@ fn tasks(
                 }));
             }
         },
+    }
+    Ok(Dispatched::Answered)
+}
+
+/// `tasks/get`, `tasks/update` and `tasks/cancel` of the 2026-07-28 extension, for a request
+/// that declared it (`-32021` otherwise): looked up by owner and id together, as in
+/// 2025-11-25. `tasks/get` shows the result inline once the task ended; `tasks/update` (no task
+/// of this server asks for input) and `tasks/cancel` (of a running or an ended task) are
+/// acknowledged.
+fn modern_tasks(
+    mut cx: Context<'_>,
+    id: &RequestId,
+    method: RequestMethod,
+    params: &Params<'_>,
+    out: &mut Vec<u8>,
+) -> Result<Dispatched, McpError> {
+    if !task_table::declared(params.meta.as_ref()) {
+        return Err(McpError::MissingTasksExtension);
+    }
+    if !task_table::serves_extension(cx.client) {
+        // Not offered to this client (`server/discover` did not list it).
+        return Err(McpError::MethodNotFound);
+    }
+    if method == RequestMethod::TasksUpdate {
+        only_members(
+            params,
+            &[ParamKey::TaskId, ParamKey::InputResponses, ParamKey::Meta],
+        )?;
+    } else {
+        only_members(params, &[ParamKey::TaskId, ParamKey::Meta])?;
+    }
+    let task = match &params.task_id {
+        Some(Text::Str(task)) => TaskId::parse(task),
+        _ => None,
+    };
+    let owner = cx.owner()?;
+    let table = &cx.shared.tasks;
+    let version = ProtocolVersion::V2026_07_28;
+    match method {
+        RequestMethod::TasksGet => {
+            let view = table.get_modern(&owner, task, false)?;
+            write_for_version(cx.shared, id, &view, version, out);
+        }
+        RequestMethod::TasksCancel => {
+            table.cancel_modern(&owner, task)?;
+            write_for_version(cx.shared, id, &Empty {}, version, out);
+        }
+        RequestMethod::TasksUpdate => {
+            // Answers to input requests this server never makes are ignored, as the
+            // extension says of unknown keys; the id must still be the caller's task.
+            table.get_modern(&owner, task, true)?;
+            write_for_version(cx.shared, id, &Empty {}, version, out);
+        }
+        _ => return Err(McpError::MethodNotFound),
     }
     Ok(Dispatched::Answered)
 }

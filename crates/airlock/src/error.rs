@@ -371,6 +371,11 @@ pub enum McpError {
     /// declare.
     #[error("missing required client capability")]
     MissingClientCapability(Capability),
+    /// A 2026-07-28 request that needs the `io.modelcontextprotocol/tasks` extension and did
+    /// not declare it: `tasks/get`, `tasks/update`, `tasks/cancel`, or a `tools/call` of a tool
+    /// that runs only as a task.
+    #[error("missing required client capability (the tasks extension)")]
+    MissingTasksExtension,
     /// A modern request for a protocol version we do not serve.
     #[error("unsupported protocol version")]
     UnsupportedVersion {
@@ -613,6 +618,13 @@ impl McpError {
                 "Missing required client capability.",
                 Some(ErrorData::RequiredCapability(*capability)),
             ),
+            Self::MissingTasksExtension => (
+                C::MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability.",
+                Some(ErrorData::RequiredExtension(
+                    crate::version::TASKS_EXTENSION,
+                )),
+            ),
             Self::UnsupportedVersion { requested } => (
                 C::UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version.",
@@ -746,6 +758,9 @@ pub enum ErrorData {
     /// MCP 2026-07-28 `MissingRequiredClientCapability` data: `requiredCapabilities`, a
     /// client capabilities object naming the one missing.
     RequiredCapability(Capability),
+    /// MCP 2026-07-28 `MissingRequiredClientCapability` data naming an extension:
+    /// `requiredCapabilities.extensions`, holding the one missing.
+    RequiredExtension(&'static str),
     /// MCP 2026-07-28 `UnsupportedProtocolVersion` data.
     Versions {
         /// The version the client asked for.
@@ -781,6 +796,15 @@ impl Serialize for ErrorData {
             Self::RequiredCapability(capability) => {
                 let mut required = Map::new();
                 required.insert(capability.name().to_owned(), Value::Object(Map::new()));
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("requiredCapabilities", &required)?;
+                map.end()
+            }
+            Self::RequiredExtension(extension) => {
+                let mut extensions = Map::new();
+                extensions.insert((*extension).to_owned(), Value::Object(Map::new()));
+                let mut required = Map::new();
+                required.insert("extensions".to_owned(), Value::Object(extensions));
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry("requiredCapabilities", &required)?;
                 map.end()
@@ -866,6 +890,7 @@ pub(crate) mod tests {
             McpError::MissingClientCapability(Capability::Sampling),
             McpError::MissingClientCapability(Capability::Elicitation),
             McpError::MissingClientCapability(Capability::Roots),
+            McpError::MissingTasksExtension,
             McpError::UnsupportedVersion {
                 requested: VersionToken::parse("1999-01-01").unwrap(),
             },

@@ -316,8 +316,10 @@ pub const MAX_TASKS_KEPT_PER_CLIENT: usize = 32;
 /// Bytes of task results kept in all: 64 MiB, the budget every task reserves
 /// [`MAX_TASK_RESULT_BYTES`] of when it is created.
 ///
-/// Stops memory growth: a task is refused when its reservation does not fit, so results kept
-/// never pass the budget however many clients create tasks nobody reads.
+/// Stops memory growth: results kept never pass the budget however many clients create tasks
+/// nobody reads. When a new task's reservation does not fit, finished tasks are forgotten
+/// first (the oldest of the owner holding the most), so owners keeping results cannot lock
+/// the others out; a task is refused only when running tasks' reservations fill it.
 pub const MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Bytes of one task's result kept (its content as sent): 1 MiB and 64 KiB, a command's
@@ -359,6 +361,15 @@ pub(crate) const MIN_TASK_KEEP: Duration = Duration::from_secs(10);
 /// Polite clients poll no faster; a hostile one is held by [`CHEAP_METHOD_RATE`], which
 /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` are charged to.
 pub(crate) const TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long a `tools/call` of a `task = "optional"` tool from a client that declared the
+/// 2026-07-28 tasks extension waits for its run before it becomes a task: 1 second.
+///
+/// The extension lets the server decide. A call that ends within this is answered as an
+/// ordinary one (no handle to poll, nothing kept); one that runs on is answered with its
+/// task's handle, the run going on as the task. Short, because the request is held meanwhile
+/// (an HTTP connection, a stdio call slot); long enough that a quick run costs no polling.
+pub const TASK_INLINE_WAIT: Duration = Duration::from_secs(1);
 
 /// Largest `prompts/get` reply, in bytes as sent (JSON-escaped: a control character costs
 /// six): a prompt that repeats its arguments cannot multiply a request into a reply larger

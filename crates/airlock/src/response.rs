@@ -230,6 +230,9 @@ pub(crate) struct Capabilities {
     /// Whether `tools/call` may run as a task, with `tasks/list` and `tasks/cancel`
     /// (2025-11-25 sessions of a server with a task tool).
     pub(crate) tasks: bool,
+    /// Whether the 2026-07-28 tasks extension is served to this client
+    /// (`extensions["io.modelcontextprotocol/tasks"]` in `server/discover`).
+    pub(crate) tasks_extension: bool,
 }
 
 impl Serialize for Capabilities {
@@ -251,6 +254,12 @@ impl Serialize for Capabilities {
             )?;
         } else if self.resources {
             map.serialize_entry("resources", &serde_json::json!({"listChanged": false}))?;
+        }
+        if self.tasks_extension {
+            map.serialize_entry(
+                "extensions",
+                &serde_json::json!({ crate::version::TASKS_EXTENSION: {} }),
+            )?;
         }
         if self.tasks {
             map.serialize_entry(
@@ -454,7 +463,54 @@ pub(crate) fn write_call_result_of(
     let start = out.len();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     id.write_to(out);
-    out.extend_from_slice(br#","result":{"content":["#);
+    out.extend_from_slice(br#","result":"#);
+    let mut written = write_call_body(out, output, version);
+    if version.is_modern() {
+        out.extend_from_slice(br#","resultType":"complete","_meta":"#);
+        let meta = MetaInfo(InfoFor {
+            info,
+            version: ProtocolVersion::V2026_07_28,
+        });
+        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
+    } else if let Some(task) = task {
+        out.extend_from_slice(br#","_meta":"#);
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/related-task": {"taskId": task},
+        });
+        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
+    }
+    out.extend_from_slice(b"}}\n");
+    if written.is_err() {
+        out.truncate(start);
+        tracing::error!("a reply could not be serialised and was dropped");
+    }
+}
+
+/// A tool's result as a 2026-07-28 task shows it once ended (`tasks/get`'s `result`): what
+/// the `tools/call` would have answered, without the server's `_meta`; `None` if it could not
+/// be serialised (logged).
+pub(crate) fn call_result_raw(output: &ToolOutput) -> Option<Box<serde_json::value::RawValue>> {
+    let mut out = Vec::new();
+    let written = write_call_body(&mut out, output, ProtocolVersion::V2026_07_28);
+    out.extend_from_slice(br#","resultType":"complete"}"#);
+    let raw = written
+        .ok()
+        .and_then(|()| String::from_utf8(out).ok())
+        .and_then(|text| serde_json::value::RawValue::from_string(text).ok());
+    if raw.is_none() {
+        tracing::error!("a task's result could not be serialised");
+    }
+    raw
+}
+
+/// Writes a `tools/call` result's members as `version` shapes them, from its opening brace
+/// to before its closing one: `content`, `structuredContent`, `isError`.
+fn write_call_body(
+    out: &mut Vec<u8>,
+    output: &ToolOutput,
+    version: ProtocolVersion,
+) -> serde_json::Result<()> {
+    out.extend_from_slice(br#"{"content":["#);
     let audio = version.has_tool_annotations();
     let blocks = output
         .content
@@ -484,25 +540,7 @@ pub(crate) fn write_call_result_of(
     if output.is_error {
         out.extend_from_slice(br#","isError":true"#);
     }
-    if version.is_modern() {
-        out.extend_from_slice(br#","resultType":"complete","_meta":"#);
-        let meta = MetaInfo(InfoFor {
-            info,
-            version: ProtocolVersion::V2026_07_28,
-        });
-        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
-    } else if let Some(task) = task {
-        out.extend_from_slice(br#","_meta":"#);
-        let meta = serde_json::json!({
-            "io.modelcontextprotocol/related-task": {"taskId": task},
-        });
-        written = written.and_then(|()| serde_json::to_writer(&mut *out, &meta));
-    }
-    out.extend_from_slice(b"}}\n");
-    if written.is_err() {
-        out.truncate(start);
-        tracing::error!("a reply could not be serialised and was dropped");
-    }
+    written
 }
 
 /// One content block on the wire.
@@ -617,24 +655,55 @@ pub(crate) struct Modern<'a, T> {
 
 impl<T: Serialize> Serialize for Modern<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Flattening through a Value keeps this generic over any body; results are small.
-        let body = serde_json::to_value(&self.body).map_err(serde::ser::Error::custom)?;
-        let mut map = serializer.serialize_map(None)?;
-        if let Value::Object(fields) = &body {
-            for (key, value) in fields {
+        modern(&self.body, self.info, "complete", serializer)
+    }
+}
+
+/// A 2026-07-28 `CreateTaskResult`: the task's fields, `resultType: "task"` (the one result
+/// of that type) and the server's `_meta`.
+pub(crate) struct TaskCreated<'a, T> {
+    pub(crate) body: T,
+    pub(crate) info: &'a ServerInfo,
+}
+
+impl<T: Serialize> Serialize for TaskCreated<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        modern(&self.body, self.info, "task", serializer)
+    }
+}
+
+/// A 2026-07-28 result: `body`'s members, `resultType`, and `_meta` holding the server's
+/// description and the body's own `_meta` members.
+fn modern<T: Serialize, S: Serializer>(
+    body: &T,
+    info: &ServerInfo,
+    result_type: &'static str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    // Flattening through a Value keeps this generic over any body; results are small.
+    let body = serde_json::to_value(body).map_err(serde::ser::Error::custom)?;
+    let mut meta = serde_json::to_value(MetaInfo(InfoFor {
+        info,
+        version: ProtocolVersion::V2026_07_28,
+    }))
+    .map_err(serde::ser::Error::custom)?;
+    let mut map = serializer.serialize_map(None)?;
+    if let Value::Object(fields) = &body {
+        for (key, value) in fields {
+            if key == "_meta" {
+                if let (Value::Object(meta), Value::Object(own)) = (&mut meta, value) {
+                    for (key, value) in own {
+                        meta.entry(key.clone()).or_insert_with(|| value.clone());
+                    }
+                }
+            } else {
                 map.serialize_entry(key, value)?;
             }
         }
-        map.serialize_entry("resultType", "complete")?;
-        map.serialize_entry(
-            "_meta",
-            &MetaInfo(InfoFor {
-                info: self.info,
-                version: ProtocolVersion::V2026_07_28,
-            }),
-        )?;
-        map.end()
     }
+    map.serialize_entry("resultType", result_type)?;
+    map.serialize_entry("_meta", &meta)?;
+    map.end()
 }
 
 struct MetaInfo<'a>(InfoFor<'a>);

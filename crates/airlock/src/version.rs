@@ -109,6 +109,11 @@ impl VersionToken {
     }
 }
 
+/// The 2026-07-28 tasks extension's name, as a client declares it in its capabilities'
+/// `extensions` and the server in `server/discover`'s (the draft of
+/// `modelcontextprotocol/ext-tasks`).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 #[cfg(test)]
 mod tests {
     use super::*;

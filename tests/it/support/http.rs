@@ -195,7 +195,8 @@ pub fn post_bytes(addr: SocketAddr, extra: &[(&str, &str)], body: &str) -> Vec<u
     request.into_bytes()
 }
 
-/// A modern request: the body with `_meta`, and the headers that must match it.
+/// A modern request: the body with `_meta` (the one `params` has, else
+/// [`stdio::modern_meta`]), and the headers that must match it.
 pub fn modern(
     addr: SocketAddr,
     id: i64,
@@ -215,11 +216,16 @@ pub fn modern_bytes(
     extra: &[(&str, &str)],
 ) -> Vec<u8> {
     let mut params = params;
-    params["_meta"] = stdio::modern_meta();
+    if params.get("_meta").is_none() {
+        params["_meta"] = stdio::modern_meta();
+    }
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    // `Mcp-Name` copies `params.uri` of `resources/read`, `params.name` of the others.
+    // `Mcp-Name` copies `params.uri` of `resources/read`, `params.taskId` of the tasks
+    // extension's methods, `params.name` of the others.
     let named = if method == "resources/read" {
         &params["uri"]
+    } else if method.starts_with("tasks/") {
+        &params["taskId"]
     } else {
         &params["name"]
     };

@@ -294,6 +294,14 @@ pub fn modern_meta() -> Value {
     })
 }
 
+/// [`modern_meta`] declaring the 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`).
+pub fn modern_meta_with_tasks() -> Value {
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    meta
+}
+
 /// The error code of a reply (fails if it is not an error).
 pub fn code(reply: &Value) -> i64 {
     reply["error"]["code"]

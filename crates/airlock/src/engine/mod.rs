@@ -38,7 +38,7 @@ use crate::limits::{
 use crate::output::ToolOutput;
 use crate::response::{self, ProgressParams};
 use crate::rounds::{Ending, RoundEnd};
-use crate::tasks::{self, Audit, Final, Owner, TaskId};
+use crate::tasks::{self, Audit, Final, Owner, TaskId, Waiting};
 use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
@@ -155,6 +155,9 @@ struct Pending {
     running: Option<crate::metrics::InFlight>,
     /// For a `tasks/result` waiting on its task: the task, which its reply names.
     task: Option<TaskId>,
+    /// For a 2026-07-28 call waiting `TASK_INLINE_WAIT` on the task it runs as: the task,
+    /// whose handle is the reply if it runs on (else its result, and it is forgotten).
+    inline_task: Option<TaskId>,
 }
 
 /// A call in flight as its audit record will describe it.
@@ -415,6 +418,10 @@ impl Engine {
             return;
         }
         self.stop_asking(&ticket, Some(out));
+        if let Some(task) = pending.inline_task {
+            self.answer_inline(&pending.id, task, outcome, out);
+            return;
+        }
         #[cfg(feature = "metrics")]
         let mut pending = pending;
         #[cfg(feature = "metrics")]
@@ -922,12 +929,16 @@ impl Engine {
                     running,
                 )
             }
-            Ok(Dispatched::Task(plan, ttl)) => {
+            Ok(Dispatched::Task(plan, start)) => {
                 let tool = plan.tool.name.clone();
-                match self.start_task(&id, plan, ttl, out) {
-                    Ok(()) => {
+                match self.start_task(&id, plan, start, out) {
+                    Ok(None) => {
                         self.consecutive_errors = 0;
                         Effect::None
+                    }
+                    Ok(Some((task, tool))) => {
+                        self.consecutive_errors = 0;
+                        self.wait_inline(id, task, tool, out)
                     }
                     Err(error) => {
                         tracing::debug!(%error, "task refused");
@@ -1082,6 +1093,7 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 running,
                 task: None,
+                inline_task: None,
             },
         ));
         Effect::Start(Call {
@@ -1106,17 +1118,23 @@ impl Engine {
     }
 
     /// Creates a task of `plan` (its bounds checked by the table), starts its run on the
-    /// runtime this engine is driven on, and answers the handle.
+    /// runtime this engine is driven on, and answers the handle in the era's shape; for a
+    /// 2026-07-28 call that may still be answered plainly, answers nothing and gives the task
+    /// and its tool to wait on ([`Engine::wait_inline`]).
     fn start_task(
         &mut self,
         id: &RequestId,
         plan: dispatch::Plan,
-        ttl: Option<u64>,
+        start: dispatch::TaskStart,
         out: &mut Vec<u8>,
-    ) -> Result<(), McpError> {
+    ) -> Result<Option<(TaskId, Arc<crate::tools::ToolDef>)>, McpError> {
         let dispatch::Plan {
             tool, arguments, ..
         } = plan;
+        let ttl = match start {
+            dispatch::TaskStart::Asked(ttl) => ttl,
+            dispatch::TaskStart::Decided { .. } => None,
+        };
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| McpError::Internal("tasks run on the tokio runtime"))?;
         let owner = match &self.owner {
@@ -1136,6 +1154,7 @@ impl Engine {
         let tasks = &self.shared.tasks;
         let (task, view, so_far) =
             tasks.create(&owner, &self.shared.limits, Arc::clone(&tool), ttl, audit)?;
+        let waited = Arc::clone(&tool);
         let timeout = tasks
             .timeout(&owner, task)
             .unwrap_or(self.shared.limits.task_timeout);
@@ -1164,8 +1183,140 @@ impl Engine {
             so_far,
         ));
         tasks.started(&owner, task, handle.abort_handle());
-        response::write_result(out, id, &CreateTaskResult { task: view });
-        Ok(())
+        match start {
+            dispatch::TaskStart::Asked(_) => {
+                response::write_result(out, id, &CreateTaskResult { task: view });
+            }
+            dispatch::TaskStart::Decided { inline: false } => {
+                let view = tasks.get_modern(&owner, Some(task), true)?;
+                response::write_result(
+                    out,
+                    id,
+                    &response::TaskCreated {
+                        body: view,
+                        info: &self.shared.info,
+                    },
+                );
+            }
+            dispatch::TaskStart::Decided { inline: true } => return Ok(Some((task, waited))),
+        }
+        Ok(None)
+    }
+
+    /// Holds a 2026-07-28 call on the task it runs as, at most [`TASK_INLINE_WAIT`]: a call
+    /// in flight (cancellable) as any, answered by [`Engine::answer_inline`]. Cancelled or
+    /// dropped before that, it forgets the task (nobody was given its id), which stops its run.
+    ///
+    /// [`TASK_INLINE_WAIT`]: crate::limits::TASK_INLINE_WAIT
+    fn wait_inline(
+        &mut self,
+        id: RequestId,
+        task: TaskId,
+        tool: Arc<crate::tools::ToolDef>,
+        out: &mut Vec<u8>,
+    ) -> Effect {
+        use crate::limits::TASK_INLINE_WAIT;
+        let Some(owner) = self.owner.clone() else {
+            // `start_task` set it; never expected.
+            self.refuse(
+                out,
+                Some(&id),
+                McpError::Internal("a task without an owner"),
+            );
+            return Effect::None;
+        };
+        let table = &self.shared.tasks;
+        let state = table.result(&owner, Some(task));
+        let guard = tasks::ForgetUnlessAnswered::new(Arc::downgrade(table), owner, task);
+        let waits = Box::pin(async move {
+            let ended = match state {
+                Ok(Waiting::Ended(ended)) => Some(ended),
+                Ok(Waiting::Running { mut done, .. }) => {
+                    match tokio::time::timeout(TASK_INLINE_WAIT, done.wait_for(Option::is_some))
+                        .await
+                    {
+                        Ok(Ok(ended)) => ended.clone(),
+                        Ok(Err(_)) | Err(_) => None,
+                    }
+                }
+                Err(_) => None,
+            };
+            guard.disarm();
+            match ended.as_deref() {
+                Some(Final::Output(output)) => Outcome::Finished(output.clone()),
+                Some(Final::Panicked) => Outcome::Panicked,
+                // Still running: the reply is its handle.
+                None => Outcome::TimedOut(TASK_INLINE_WAIT),
+            }
+        });
+        let serial = self.next_serial;
+        self.next_serial = self.next_serial.wrapping_add(1);
+        let key = id.key().clone();
+        self.settle();
+        self.in_flight.insert(
+            key.clone(),
+            Pending {
+                serial,
+                id,
+                version: ProtocolVersion::V2026_07_28,
+                progress: None,
+                logs_sent: 0,
+                log_level: None,
+                audit: None,
+                #[cfg(feature = "metrics")]
+                running: None,
+                task: None,
+                inline_task: Some(task),
+            },
+        );
+        Effect::Start(Call {
+            ticket: Ticket { key, serial },
+            tool,
+            arguments: serde_json::Map::new(),
+            timeout: TASK_INLINE_WAIT.saturating_add(std::time::Duration::from_secs(5)),
+            wants_progress: false,
+            wants_logs: false,
+            client_can: ClientCan::default(),
+            round: None,
+            waits: Some(waits),
+        })
+    }
+
+    /// The reply of a 2026-07-28 call held on its task: the result if the run ended within
+    /// the wait (the task forgotten: nobody has its id), else the task's handle.
+    fn answer_inline(&mut self, id: &RequestId, task: TaskId, outcome: Outcome, out: &mut Vec<u8>) {
+        let Some(owner) = self.owner.clone() else {
+            self.refuse(out, Some(id), McpError::UnknownTask);
+            return;
+        };
+        let table = Arc::clone(&self.shared.tasks);
+        match outcome {
+            Outcome::Finished(output) => {
+                table.forget(&owner, task);
+                response::write_call_result(
+                    out,
+                    id,
+                    &output,
+                    ProtocolVersion::V2026_07_28,
+                    &self.shared.info,
+                );
+            }
+            Outcome::TimedOut(_) => match table.get_modern(&owner, Some(task), true) {
+                Ok(view) => response::write_result(
+                    out,
+                    id,
+                    &response::TaskCreated {
+                        body: view,
+                        info: &self.shared.info,
+                    },
+                ),
+                Err(error) => self.refuse(out, Some(id), error),
+            },
+            Outcome::Panicked | Outcome::Round(_) => {
+                table.forget(&owner, task);
+                self.refuse(out, Some(id), McpError::ToolPanicked);
+            }
+        }
     }
 
     /// Starts a `tasks/result` that waits for its task's end: a call whose reply is the
@@ -1206,6 +1357,7 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 running: None,
                 task: Some(task),
+                inline_task: None,
             },
         );
         Effect::Start(Call {

@@ -322,3 +322,215 @@ async fn polling_is_charged_to_the_cheap_method_quota() {
     assert_eq!(flooded["error"]["code"], -31429, "{flooded}");
     assert!(flooded["error"]["data"]["retryAfterMs"].as_u64().unwrap() > 0);
 }
+
+/// A 2026-07-28 request's params: `params` with `_meta` naming the version and the client's
+/// capabilities, the tasks extension declared when `declared`.
+fn modern(mut params: Value, declared: bool) -> Value {
+    let extensions = if declared {
+        json!({"io.modelcontextprotocol/tasks": {}})
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+    });
+    params
+}
+
+fn modern_server() -> Server {
+    let slow = Tool::builder("slow")
+        .description("Runs past the inline wait")
+        .task(TaskMode::Optional)
+        .handler(|_: NoArguments| async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            "slept"
+        });
+    let quick = Tool::builder("quick")
+        .description("Ends at once")
+        .task(TaskMode::Optional)
+        .handler(|_: NoArguments| async { "quick" });
+    let failing = Tool::builder("failing")
+        .description("An error result")
+        .task(TaskMode::Always)
+        .handler(|_: NoArguments| async { crate::ToolOutput::error("no") });
+    let never = Tool::builder("never")
+        .description("No tasks")
+        .handler(|_: NoArguments| async { "plain" });
+    Server::builder("tasks", "1.0.0")
+        .tool(slow)
+        .tool(quick)
+        .tool(failing)
+        .tool(never)
+        .build()
+        .unwrap()
+}
+
+fn call(name: &str, declared: bool) -> Value {
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+           "params": modern(json!({"name": name, "arguments": {}}), declared)})
+}
+
+#[tokio::test]
+async fn the_2026_extension_is_discovered_and_decides_by_mode_and_inline_wait() {
+    let server = modern_server();
+    let mut engine = server.engine();
+    let found = ask(&mut engine, "server/discover", modern(json!({}), true));
+    assert_eq!(
+        found["result"]["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    // Not declared: an optional tool is an ordinary call, an always one is -32021.
+    let (reply, effect) = send(&mut engine, &call("quick", false));
+    assert!(reply.is_none());
+    assert_eq!(
+        finish(&mut engine, effect).await["result"]["content"][0]["text"],
+        "quick"
+    );
+    let (reply, _) = send(&mut engine, &call("failing", false));
+    let reply = reply.unwrap();
+    assert_eq!(reply["error"]["code"], -32021);
+    assert_eq!(
+        reply["error"]["data"],
+        json!({"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+    );
+    // Declared, a run that ends within the wait is answered plainly and leaves no task.
+    let (reply, effect) = send(&mut engine, &call("quick", true));
+    assert!(reply.is_none());
+    let answered = finish(&mut engine, effect).await;
+    assert_eq!(answered["result"]["content"][0]["text"], "quick");
+    assert_eq!(answered["result"]["resultType"], "complete");
+    // A never tool runs as a call whatever the client declared.
+    let (_, effect) = send(&mut engine, &call("never", true));
+    assert_eq!(
+        finish(&mut engine, effect).await["result"]["content"][0]["text"],
+        "plain"
+    );
+    // An always tool's handle comes at once: flat, resultType "task".
+    let created = ask(
+        &mut engine,
+        "tools/call",
+        modern(json!({"name": "failing"}), true),
+    );
+    let created = &created["result"];
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["status"], "working");
+    assert_eq!(created["pollIntervalMs"], 1000);
+    assert!(created["ttlMs"].as_u64().is_some());
+    assert!(created.get("task").is_none() && created.get("result").is_none());
+    assert_eq!(
+        created["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "tasks"
+    );
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // An error result is `completed` in this era, its result inline.
+    let got = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(got["result"]["status"], "completed");
+    assert_eq!(got["result"]["resultType"], "complete");
+    assert_eq!(got["result"]["result"]["isError"], true);
+    assert_eq!(got["result"]["result"]["content"][0]["text"], "no");
+}
+
+#[tokio::test]
+async fn a_2026_task_outliving_the_wait_is_polled_to_its_inline_result() {
+    let server = modern_server();
+    let mut engine = server.engine();
+    let (reply, effect) = send(&mut engine, &call("slow", true));
+    assert!(reply.is_none());
+    let created = finish(&mut engine, effect).await;
+    assert_eq!(created["id"], 7);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let got = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(got["result"]["status"], "working");
+    assert!(got["result"].get("result").is_none());
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let got = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(got["result"]["status"], "completed");
+    assert_eq!(got["result"]["result"]["content"][0]["text"], "slept");
+    // Cancel of an ended task is acknowledged and changes nothing; update is acknowledged.
+    for method in ["tasks/cancel", "tasks/update"] {
+        let ack = ask(&mut engine, method, modern(json!({"taskId": id}), true));
+        assert_eq!(ack["result"]["resultType"], "complete", "{method}: {ack}");
+        assert!(ack["result"].get("status").is_none());
+    }
+    let got = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(got["result"]["status"], "completed");
+    // Without the extension declared, every task method is -32021; unknown ids -32602;
+    // 2025-11-25's methods do not exist in this era.
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let refused = ask(&mut engine, method, modern(json!({"taskId": id}), false));
+        assert_eq!(refused["error"]["code"], -32021, "{method}");
+        let unknown = ask(
+            &mut engine,
+            method,
+            modern(json!({"taskId": "0".repeat(64)}), true),
+        );
+        assert_eq!(unknown["error"]["code"], -32602, "{method}");
+    }
+    for method in ["tasks/result", "tasks/list"] {
+        let refused = ask(&mut engine, method, modern(json!({"taskId": id}), true));
+        assert_eq!(refused["error"]["code"], -32601, "{method}");
+    }
+    // Another session (another owner) gets what an unknown id gets.
+    let mut other = server.engine();
+    let foreign = ask(&mut other, "tasks/get", modern(json!({"taskId": id}), true));
+    let unknown = ask(
+        &mut other,
+        "tasks/get",
+        modern(json!({"taskId": "0".repeat(64)}), true),
+    );
+    assert_eq!(foreign["error"], unknown["error"]);
+}
+
+#[tokio::test]
+async fn a_2026_cancel_stops_the_run_and_a_dropped_wait_forgets_its_task() {
+    let server = modern_server();
+    let mut engine = server.engine();
+    let (_, effect) = send(&mut engine, &call("slow", true));
+    let created = finish(&mut engine, effect).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let ack = ask(
+        &mut engine,
+        "tasks/cancel",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(ack["result"]["resultType"], "complete");
+    let got = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": id}), true),
+    );
+    assert_eq!(got["result"]["status"], "cancelled");
+    assert!(got["result"].get("result").is_none());
+    // A call cancelled while it waits: its task is gone with it.
+    let (_, effect) = send(&mut engine, &call("slow", true));
+    let Effect::Start(waiting) = effect else {
+        panic!("a wait")
+    };
+    let before = engine.shared.tasks.len();
+    let (_, cancel) = send(
+        &mut engine,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+    );
+    assert!(matches!(cancel, Effect::Cancel(_)));
+    drop(waiting);
+    assert_eq!(engine.shared.tasks.len(), before - 1);
+}

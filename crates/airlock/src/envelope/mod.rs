@@ -110,8 +110,10 @@ pub enum RequestMethod {
     TasksResult,
     /// The caller's tasks (2025-11-25).
     TasksList,
-    /// Cancel a task (2025-11-25).
+    /// Cancel a task (2025-11-25, and the 2026-07-28 tasks extension).
     TasksCancel,
+    /// Answer a task's input requests (the 2026-07-28 tasks extension).
+    TasksUpdate,
 }
 
 impl RequestMethod {
@@ -135,6 +137,7 @@ impl RequestMethod {
             "tasks/result" => Self::TasksResult,
             "tasks/list" => Self::TasksList,
             "tasks/cancel" => Self::TasksCancel,
+            "tasks/update" => Self::TasksUpdate,
             _ => return None,
         })
     }
@@ -160,6 +163,7 @@ impl RequestMethod {
             Self::TasksResult => "tasks/result",
             Self::TasksList => "tasks/list",
             Self::TasksCancel => "tasks/cancel",
+            Self::TasksUpdate => "tasks/update",
         }
     }
 }

@@ -61,7 +61,7 @@ const FINE_BUCKETS: [f64; 18] = [
 ];
 
 /// The methods of the method table, in label order: `RequestMethod` as an index.
-const METHODS: [RequestMethod; 18] = [
+const METHODS: [RequestMethod; 19] = [
     RequestMethod::Initialize,
     RequestMethod::Ping,
     RequestMethod::ServerDiscover,
@@ -80,6 +80,7 @@ const METHODS: [RequestMethod; 18] = [
     RequestMethod::TasksResult,
     RequestMethod::TasksList,
     RequestMethod::TasksCancel,
+    RequestMethod::TasksUpdate,
 ];
 
 /// The index of `method` in [`METHODS`].
@@ -103,6 +104,7 @@ fn method_index(method: RequestMethod) -> usize {
         RequestMethod::TasksResult => 15,
         RequestMethod::TasksList => 16,
         RequestMethod::TasksCancel => 17,
+        RequestMethod::TasksUpdate => 18,
     }
 }
 

@@ -1,6 +1,17 @@
-//! Tasks (MCP 2025-11-25): a `tools/call` the client asked to run as a task is answered at
-//! once with a handle, runs on, and is read later (`tasks/get`, `tasks/result`, `tasks/list`)
-//! or cancelled (`tasks/cancel`).
+//! Tasks: a `tools/call` that runs as a task is answered with a handle, runs on, and is read
+//! later or cancelled. Two eras share this one table (owners, bounds, runs, audit record) and
+//! differ only in what is shown:
+//!
+//! - MCP 2025-11-25: the client asks with `params.task`; `tasks/get`, `tasks/result` (waits
+//!   for the end), `tasks/list`, `tasks/cancel` (refused for an ended task); an `isError`
+//!   result makes the task `failed`;
+//! - the 2026-07-28 extension [`EXTENSION`], for a request that declares it: the server
+//!   decides (a tool that runs only as a task always, an optional one when it has not ended
+//!   within [`TASK_INLINE_WAIT`]); `tasks/get` shows the result inline once the task ended
+//!   ([`ModernView`]), `tasks/update` and `tasks/cancel` are acknowledged; an `isError`
+//!   result is `completed`, only a JSON-RPC error (a panic) is `failed`.
+//!
+//! [`TASK_INLINE_WAIT`]: crate::limits::TASK_INLINE_WAIT
 //!
 //! A task is state a hostile client can pile up, so this table is bounded and owned:
 //!
@@ -12,8 +23,10 @@
 //!   per owner, and bytes: each task reserves the server's `max_task_result_bytes` of the
 //!   `max_task_bytes` budget when it is created and holds it until it is forgotten, so the
 //!   results kept can never pass the budget (a result larger than its reservation is kept as
-//!   an error saying so). Over a bound the call is refused with [`McpError::TooManyTasks`]
-//!   before anything is allocated or started;
+//!   an error saying so). When a reservation does not fit, finished tasks make room, the
+//!   heaviest owner's oldest first: only running tasks refuse a new one on bytes. Over a
+//!   bound the call is refused with [`McpError::TooManyTasks`] before anything is allocated
+//!   or started;
 //! - a finished task is kept `task_keep` (shorter if the client's `ttl` asks), then forgotten
 //!   at the next use of the table: no timer per task;
 //! - a task runs under its tool's `task_timeout` (else the server's), not the call timeout.
@@ -33,6 +46,7 @@
 mod id;
 mod run;
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -41,7 +55,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 pub(crate) use id::TaskId;
-pub(crate) use run::run;
+pub(crate) use run::{ForgetUnlessAnswered, run};
 
 use crate::call_log::{self, CallLog, Client, Entry, RunNote, TaskNote};
 use crate::error::McpError;
@@ -94,6 +108,16 @@ pub(crate) enum Status {
     Cancelled,
 }
 
+/// A status as the 2026-07-28 extension writes it before the result says more.
+fn modern_status(status: Status) -> &'static str {
+    match status {
+        Status::Working => "working",
+        // 2026-07-28: an error result is `completed`; only a JSON-RPC error is `failed`.
+        Status::Completed | Status::Failed => "completed",
+        Status::Cancelled => "cancelled",
+    }
+}
+
 impl Status {
     fn is_terminal(self) -> bool {
         self != Self::Working
@@ -117,6 +141,27 @@ pub(crate) enum Final {
     Output(ToolOutput),
     /// The handler panicked: `-32603`, as the call would have been answered.
     Panicked,
+}
+
+pub(crate) use crate::version::TASKS_EXTENSION as EXTENSION;
+
+/// Whether a 2026-07-28 request declared the tasks extension: its `_meta`'s client
+/// capabilities hold `extensions["io.modelcontextprotocol/tasks"]`, an object (the extension
+/// defines no settings).
+pub(crate) fn declared(meta: Option<&serde_json::Value>) -> bool {
+    crate::lifecycle::client_capabilities(meta)
+        .and_then(|capabilities| capabilities.get("extensions"))
+        .and_then(|extensions| extensions.get(EXTENSION))
+        .is_some_and(serde_json::Value::is_object)
+}
+
+/// Whether the 2026-07-28 extension is served to `client`: over stdio (the process is one
+/// session, its owner) and to an HTTP caller a token or OAuth access token identifies. A
+/// tokenless HTTP request of that era belongs to no session, so nothing would let the next
+/// request read the task (and an address is no owner: it is shared): the extension is not
+/// offered to it, and its calls run as ordinary ones.
+pub(crate) fn serves_extension(client: &Client) -> bool {
+    !matches!(client, Client::Http { identity: None, .. })
 }
 
 /// The statusMessage of a task ended by its client.
@@ -209,6 +254,29 @@ struct ViewMeta {
     output: Option<String>,
 }
 
+/// A task as the 2026-07-28 extension shows it (`DetailedTask`): its result inline once it
+/// ended (`completed`: the tool's result, error results included; `failed`: the JSON-RPC
+/// error of a handler that panicked).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModernView {
+    task_id: TaskId,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status_message: Option<&'static str>,
+    created_at: String,
+    last_updated_at: String,
+    /// Milliseconds from creation the task is kept for at most (as the 2025 `ttl`).
+    ttl_ms: u64,
+    poll_interval_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Box<serde_json::value::RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<crate::error::RpcError>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ViewMeta>,
+}
+
 /// `tasks/result` of one task: its end, or how to wait for it.
 pub(crate) enum Waiting {
     /// The task ended.
@@ -240,12 +308,14 @@ impl Tasks {
     ) -> Result<(TaskId, TaskView, Arc<OutputSoFar>), McpError> {
         let mut table = self.lock();
         sweep(&mut table, Instant::now());
-        let (mut running, mut mine_running, mut mine, mut reserved) =
+        let (mut running, mut mine_running, mut mine, mut reserved_running) =
             (0_usize, 0_usize, 0_usize, 0_usize);
         for ((who, _), task) in table.iter() {
             let working = task.status == Status::Working;
             running = running.saturating_add(usize::from(working));
-            reserved = reserved.saturating_add(task.reserved);
+            if working {
+                reserved_running = reserved_running.saturating_add(task.reserved);
+            }
             if who == owner {
                 mine = mine.saturating_add(1);
                 mine_running = mine_running.saturating_add(usize::from(working));
@@ -271,13 +341,18 @@ impl Tasks {
             (
                 "max_task_bytes",
                 limits.max_task_bytes.get(),
-                reserved.saturating_add(reservation) > limits.max_task_bytes.get(),
+                reserved_running.saturating_add(reservation) > limits.max_task_bytes.get(),
             ),
         ] {
             if over {
                 return Err(McpError::TooManyTasks { limit, value });
             }
         }
+        // Only running tasks' reservations refuse a task: finished results make room.
+        make_room(
+            &mut table,
+            limits.max_task_bytes.get().saturating_sub(reservation),
+        );
         let id = TaskId::random().ok_or(McpError::Internal("the random source failed"))?;
         let now = SystemTime::now();
         let timeout = tool
@@ -422,6 +497,75 @@ impl Tasks {
             .ok_or(McpError::UnknownTask)
     }
 
+    /// A task of `owner`'s as the 2026-07-28 extension shows it: `tasks/get`, with the output
+    /// so far while it runs and its result once it ended; `brief` leaves both out (the reply
+    /// that creates the task).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::UnknownTask`] as [`Tasks::get`].
+    pub(crate) fn get_modern(
+        &self,
+        owner: &Owner,
+        id: Option<TaskId>,
+        brief: bool,
+    ) -> Result<ModernView, McpError> {
+        let mut table = self.lock();
+        sweep(&mut table, Instant::now());
+        let id = id.ok_or(McpError::UnknownTask)?;
+        let task = table
+            .get(&(owner.clone(), id))
+            .ok_or(McpError::UnknownTask)?;
+        let view = task.view(id, !brief);
+        let (status, mut result, mut error) = match task.result.as_deref() {
+            None => (modern_status(task.status), None, None),
+            Some(Final::Panicked) => ("failed", None, Some(McpError::ToolPanicked.to_wire())),
+            Some(Final::Output(_)) if task.status == Status::Cancelled => ("cancelled", None, None),
+            Some(Final::Output(output)) => {
+                ("completed", crate::response::call_result_raw(output), None)
+            }
+        };
+        if brief {
+            (result, error) = (None, None);
+        }
+        Ok(ModernView {
+            task_id: id,
+            status,
+            status_message: view.status_message,
+            created_at: view.created_at,
+            last_updated_at: view.last_updated_at,
+            ttl_ms: view.ttl,
+            poll_interval_ms: view.poll_interval,
+            result,
+            error,
+            meta: view.meta,
+        })
+    }
+
+    /// `tasks/cancel` of the 2026-07-28 extension: a running task is `cancelled` and its run
+    /// stopped; an ended one stays as it ended (the extension acknowledges both).
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::UnknownTask`] as [`Tasks::get`].
+    pub(crate) fn cancel_modern(&self, owner: &Owner, id: Option<TaskId>) -> Result<(), McpError> {
+        match self.cancel(owner, id) {
+            Ok(_) | Err(McpError::TaskEnded) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Forgets a task of `owner`'s at once (one answered inline, whose id nobody was given),
+    /// cancelling it if it runs.
+    pub(crate) fn forget(&self, owner: &Owner, id: TaskId) {
+        let mut table = self.lock();
+        if let Some(mut task) = table.remove(&(owner.clone(), id))
+            && task.status == Status::Working
+        {
+            task.cancel(id, CANCELLED);
+        }
+    }
+
     /// `owner`'s tasks, oldest first (at most its `max_tasks_kept_per_client`).
     pub(crate) fn list(&self, owner: &Owner) -> Vec<TaskView> {
         let mut table = self.lock();
@@ -495,6 +639,12 @@ impl Tasks {
         });
     }
 
+    /// How many tasks the table holds.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Owner, TaskId), Task>> {
         // Every change below is whole before the guard drops: a poisoned table is consistent.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
@@ -523,6 +673,55 @@ fn sweep(table: &mut HashMap<(Owner, TaskId), Task>, now: Instant) {
         task.ended
             .is_none_or(|ended| now.saturating_duration_since(ended) < task.keep)
     });
+}
+
+/// Forgets finished tasks until the reservations held in all are at most `room`: each time
+/// the oldest finished task of the owner holding the most bytes (running and finished), so
+/// owners keeping large results give way first and no pair of owners can keep the budget
+/// from everyone else (a red-team finding: two owners' kept results refused every other
+/// client any task for the keep). The caller checked that running tasks alone fit.
+fn make_room(table: &mut HashMap<(Owner, TaskId), Task>, room: usize) {
+    let mut held: HashMap<&Owner, usize> = HashMap::new();
+    let mut ended: HashMap<&Owner, Vec<(Instant, TaskId, usize)>> = HashMap::new();
+    let mut reserved = 0_usize;
+    for ((who, id), task) in table.iter() {
+        reserved = reserved.saturating_add(task.reserved);
+        let mine = held.entry(who).or_default();
+        *mine = mine.saturating_add(task.reserved);
+        if let Some(at) = task.ended {
+            ended.entry(who).or_default().push((at, *id, task.reserved));
+        }
+    }
+    if reserved <= room {
+        return;
+    }
+    for list in ended.values_mut() {
+        // Newest first: the oldest is popped from the end.
+        list.sort_by_key(|(at, _, _)| Reverse(*at));
+    }
+    let mut forget = Vec::new();
+    while reserved > room {
+        // The heaviest owner; of owners holding as much, the one with the oldest result.
+        let Some(who) = ended
+            .iter()
+            .filter_map(|(who, list)| list.last().map(|(at, _, _)| (*who, *at)))
+            .max_by_key(|(who, at)| (held.get(*who).copied().unwrap_or(0), Reverse(*at)))
+            .map(|(who, _)| who)
+        else {
+            break;
+        };
+        let Some((_, id, bytes)) = ended.get_mut(who).and_then(Vec::pop) else {
+            break;
+        };
+        reserved = reserved.saturating_sub(bytes);
+        if let Some(mine) = held.get_mut(who) {
+            *mine = mine.saturating_sub(bytes);
+        }
+        forget.push((who.clone(), id));
+    }
+    for key in forget {
+        table.remove(&key);
+    }
 }
 
 impl Task {

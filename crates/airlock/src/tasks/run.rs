@@ -45,3 +45,40 @@ pub(crate) async fn run(
         table.finish(&owner, task, completion.outcome);
     }
 }
+
+/// Forgets a task (stopping its run) when dropped armed: held by a 2026-07-28 call waiting on
+/// the task it runs as, so a call cancelled or abandoned before its reply (which would have
+/// given the task's id) leaves no task nobody can read.
+pub(crate) struct ForgetUnlessAnswered {
+    table: Weak<Tasks>,
+    owner: Owner,
+    task: TaskId,
+    armed: bool,
+}
+
+impl ForgetUnlessAnswered {
+    /// Arms the guard for task `task` of `owner`.
+    pub(crate) fn new(table: Weak<Tasks>, owner: Owner, task: TaskId) -> Self {
+        Self {
+            table,
+            owner,
+            task,
+            armed: true,
+        }
+    }
+
+    /// The wait ended: its reply is owed, the task is the reply's to keep or forget.
+    pub(crate) fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for ForgetUnlessAnswered {
+    fn drop(&mut self) {
+        if self.armed
+            && let Some(table) = self.table.upgrade()
+        {
+            table.forget(&self.owner, self.task);
+        }
+    }
+}

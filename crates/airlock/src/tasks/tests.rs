@@ -196,8 +196,14 @@ fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
     // A ttl below the shortest keep is raised to it; the ttl reported covers the run.
     assert!(view.ttl >= u64::try_from(MIN_TASK_KEEP.as_millis()).unwrap());
     finish(&tasks, &a, id, "done");
-    let refused = tasks.create(&a, &limits, tool(), None, None).unwrap_err();
-    assert_eq!(limit_of(refused), "max_task_bytes");
+    assert_eq!(
+        tasks
+            .lock()
+            .values()
+            .map(|task| task.reserved)
+            .sum::<usize>(),
+        100
+    );
     {
         let mut table = tasks.lock();
         sweep(&mut table, Instant::now() + MIN_TASK_KEEP);
@@ -206,7 +212,57 @@ fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
         tasks.get(&a, Some(id)),
         Err(McpError::UnknownTask)
     ));
+    assert!(tasks.lock().is_empty());
     tasks.create(&a, &limits, tool(), None, None).unwrap();
+}
+
+#[test]
+fn finished_results_give_way_to_new_tasks_heaviest_owner_first() {
+    let tasks = Tasks::default();
+    // Room for three reservations of 100; a finished result keeps all of its 100 here (the
+    // least a finished task keeps, TASK_ENTRY_BYTES, is more).
+    let limits = Limits {
+        max_task_bytes: NonZeroUsize::new(300).unwrap(),
+        max_tasks_running: NonZeroUsize::new(10).unwrap(),
+        max_tasks_kept_per_client: NonZeroUsize::new(10).unwrap(),
+        ..limits()
+    };
+    let (heavy, light, third) = (owner(1), owner(2), owner(3));
+    let mut heavy_ids = Vec::new();
+    for text in ["a".repeat(90), "b".repeat(90)] {
+        let (id, _, _) = tasks.create(&heavy, &limits, tool(), None, None).unwrap();
+        finish(&tasks, &heavy, id, &text);
+        heavy_ids.push(id);
+    }
+    let (light_id, _, _) = tasks.create(&light, &limits, tool(), None, None).unwrap();
+    finish(&tasks, &light, light_id, &"c".repeat(50));
+    // 300 bytes kept: a new task's 100 fits once the heavy owner's oldest result is forgotten.
+    let (running, _, _) = tasks.create(&third, &limits, tool(), None, None).unwrap();
+    assert!(matches!(
+        tasks.get(&heavy, heavy_ids.first().copied()),
+        Err(McpError::UnknownTask)
+    ));
+    assert_eq!(
+        tasks.get(&heavy, heavy_ids.get(1).copied()).unwrap().status,
+        Status::Completed
+    );
+    assert_eq!(
+        tasks.get(&light, Some(light_id)).unwrap().status,
+        Status::Completed
+    );
+    // Running tasks are never forgotten: three running fill the budget, a fourth is refused.
+    tasks.create(&light, &limits, tool(), None, None).unwrap();
+    tasks.create(&heavy, &limits, tool(), None, None).unwrap();
+    let refused = tasks
+        .create(&owner(4), &limits, tool(), None, None)
+        .unwrap_err();
+    assert_eq!(limit_of(refused), "max_task_bytes");
+    let reserved: usize = tasks.lock().values().map(|task| task.reserved).sum();
+    assert!(reserved <= 300, "{reserved}");
+    assert_eq!(
+        tasks.get(&third, Some(running)).unwrap().status,
+        Status::Working
+    );
 }
 
 #[test]
@@ -263,22 +319,17 @@ fn finished_tasks_of_many_owners_are_bounded_by_the_budget_in_all() {
         ..Limits::default()
     };
     // Each owner finishes one task with a tiny result: it keeps TASK_ENTRY_BYTES, not 2 bytes.
-    let mut kept = 0;
+    // Every owner is served; the oldest results make room for the newest.
     for n in 0..100 {
         let who = owner(n);
-        match tasks.create(&who, &limits, tool(), None, None) {
-            Ok((id, _, _)) => {
-                finish(&tasks, &who, id, "ok");
-                kept += 1;
-            }
-            Err(error) => {
-                assert_eq!(limit_of(error), "max_task_bytes");
-                break;
-            }
-        }
+        let (id, _, _) = tasks.create(&who, &limits, tool(), None, None).unwrap();
+        finish(&tasks, &who, id, "ok");
     }
+    let table = tasks.lock();
     assert_eq!(
-        kept, 9,
-        "nine finished (4 KiB each) leave no room for a tenth's 8 KiB"
+        table.len(),
+        9,
+        "nine finished (4 KiB each) leave room for a tenth's 8 KiB and no more"
     );
+    assert!(table.keys().any(|(who, _)| *who == owner(99)));
 }

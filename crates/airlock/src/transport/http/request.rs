@@ -701,14 +701,19 @@ impl Exchange<'_> {
         if headers::mcp_value(self.head, MCP_METHOD).as_deref() != Some(request.method.as_str()) {
             return Err(HeaderFault::Method);
         }
-        // `Mcp-Name` copies `params.name` (`tools/call`, `prompts/get`) or `params.uri`
-        // (`resources/read`); a body without one is the engine's to refuse.
+        // `Mcp-Name` copies `params.name` (`tools/call`, `prompts/get`), `params.uri`
+        // (`resources/read`) or `params.taskId` (the tasks extension's `tasks/get`,
+        // `tasks/update`, `tasks/cancel`, so a balancer may route by it); a body without one
+        // is the engine's to refuse.
         let params = request.params.as_ref();
         let named = match request.method {
             RequestMethod::ToolsCall | RequestMethod::PromptsGet => {
                 params.and_then(|params| params.name.as_ref())
             }
             RequestMethod::ResourcesRead => params.and_then(|params| params.uri.as_ref()),
+            RequestMethod::TasksGet | RequestMethod::TasksUpdate | RequestMethod::TasksCancel => {
+                params.and_then(|params| params.task_id.as_ref())
+            }
             _ => None,
         };
         if let Some(name) = named.and_then(Text::as_str)

@@ -57,6 +57,7 @@ pub(super) fn of(error: &McpError, modern: bool) -> StatusCode {
         | McpError::UnknownTask
         | McpError::TaskEnded
         | McpError::MissingClientCapability(_)
+        | McpError::MissingTasksExtension
         | McpError::UnsupportedVersion { .. } => request_level(StatusCode::BAD_REQUEST),
         McpError::RateLimited { .. } => request_level(StatusCode::TOO_MANY_REQUESTS),
         McpError::ClientBusy { .. }
