@@ -153,6 +153,11 @@ struct Pending {
     /// The call counted in flight; `None` when no metrics are kept.
     #[cfg(feature = "metrics")]
     running: Option<crate::metrics::InFlight>,
+    /// A wait on a task (`tasks/result`, or a 2026-07-28 call held on its task): the method
+    /// and when its request arrived, counted as an operation when it is answered; `None`
+    /// for a call (`running` counts those) or when no metrics are kept.
+    #[cfg(feature = "metrics")]
+    waiting: Option<(RequestMethod, Instant)>,
     /// For a `tasks/result` waiting on its task: the task, which its reply names.
     task: Option<TaskId>,
     /// For a 2026-07-28 call waiting `TASK_INLINE_WAIT` on the task it runs as: the task,
@@ -418,6 +423,20 @@ impl Engine {
             return;
         }
         self.stop_asking(&ticket, Some(out));
+        #[cfg(feature = "metrics")]
+        if let (Some(metrics), Some((method, received))) = (&self.shared.metrics, pending.waiting) {
+            // A wait on a task: its request is answered now, with what its task ended as.
+            let error = match &outcome {
+                Outcome::Finished(output) if output.is_error() => {
+                    crate::metrics::ErrorType::ToolError
+                }
+                Outcome::Panicked | Outcome::Round(_) => {
+                    crate::metrics::ErrorType::of(&McpError::ToolPanicked)
+                }
+                Outcome::Finished(_) | Outcome::TimedOut(_) => crate::metrics::ErrorType::None,
+            };
+            metrics.operation(method, error, received.elapsed());
+        }
         if let Some(task) = pending.inline_task {
             self.answer_inline(&pending.id, task, outcome, out);
             return;
@@ -933,15 +952,32 @@ impl Engine {
                 let tool = plan.tool.name.clone();
                 match self.start_task(&id, plan, start, out) {
                     Ok(None) => {
+                        // Answered with the task's handle; its run counts as its tool's call.
+                        #[cfg(feature = "metrics")]
+                        if let (Some(metrics), Some(received)) = (&self.shared.metrics, received) {
+                            metrics.operation(
+                                method,
+                                crate::metrics::ErrorType::None,
+                                received.elapsed(),
+                            );
+                        }
                         self.consecutive_errors = 0;
                         Effect::None
                     }
-                    Ok(Some((task, tool))) => {
+                    Ok(Some(waited)) => {
                         self.consecutive_errors = 0;
-                        self.wait_inline(id, task, tool, out)
+                        self.wait_inline(
+                            id,
+                            waited,
+                            #[cfg(feature = "metrics")]
+                            received,
+                            out,
+                        )
                     }
                     Err(error) => {
                         tracing::debug!(%error, "task refused");
+                        #[cfg(feature = "metrics")]
+                        self.observe_refused(method, params.as_deref(), received, &error);
                         self.record_unstarted(Some(tool.as_str()), Some(&error));
                         self.refuse(out, Some(&id), error);
                         Effect::None
@@ -950,7 +986,12 @@ impl Engine {
             }
             Ok(Dispatched::Wait(wait)) => {
                 self.consecutive_errors = 0;
-                self.wait(id, wait)
+                self.wait(
+                    id,
+                    wait,
+                    #[cfg(feature = "metrics")]
+                    received,
+                )
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
@@ -1092,6 +1133,8 @@ impl Engine {
                 audit,
                 #[cfg(feature = "metrics")]
                 running,
+                #[cfg(feature = "metrics")]
+                waiting: None,
                 task: None,
                 inline_task: None,
             },
@@ -1175,12 +1218,21 @@ impl Engine {
             round: None,
             waits: None,
         };
+        // The run counts as a call of its tool (in flight, then its outcome); the request
+        // that created it is counted as answered by the caller.
+        #[cfg(feature = "metrics")]
+        let running = self
+            .shared
+            .metrics
+            .as_ref()
+            .map(|metrics| metrics.call_started(call.tool.series.get(), Instant::now()));
         let handle = runtime.spawn(tasks::run(
             call,
             Arc::downgrade(tasks),
-            owner.clone(),
-            task,
+            (owner.clone(), task),
             so_far,
+            #[cfg(feature = "metrics")]
+            running,
         ));
         tasks.started(&owner, task, handle.abort_handle());
         match start {
@@ -1211,8 +1263,8 @@ impl Engine {
     fn wait_inline(
         &mut self,
         id: RequestId,
-        task: TaskId,
-        tool: Arc<crate::tools::ToolDef>,
+        (task, tool): (TaskId, Arc<crate::tools::ToolDef>),
+        #[cfg(feature = "metrics")] received: Option<Instant>,
         out: &mut Vec<u8>,
     ) -> Effect {
         use crate::limits::TASK_INLINE_WAIT;
@@ -1265,6 +1317,8 @@ impl Engine {
                 audit: None,
                 #[cfg(feature = "metrics")]
                 running: None,
+                #[cfg(feature = "metrics")]
+                waiting: received.map(|received| (RequestMethod::ToolsCall, received)),
                 task: None,
                 inline_task: Some(task),
             },
@@ -1321,7 +1375,12 @@ impl Engine {
 
     /// Starts a `tasks/result` that waits for its task's end: a call whose reply is the
     /// task's result, in flight (and cancellable) as any call is.
-    fn wait(&mut self, id: RequestId, wait: dispatch::Wait) -> Effect {
+    fn wait(
+        &mut self,
+        id: RequestId,
+        wait: dispatch::Wait,
+        #[cfg(feature = "metrics")] received: Option<Instant>,
+    ) -> Effect {
         let dispatch::Wait {
             task,
             mut done,
@@ -1356,6 +1415,8 @@ impl Engine {
                 audit: None,
                 #[cfg(feature = "metrics")]
                 running: None,
+                #[cfg(feature = "metrics")]
+                waiting: received.map(|received| (RequestMethod::TasksResult, received)),
                 task: Some(task),
                 inline_task: None,
             },

@@ -139,6 +139,11 @@ const ERROR_CODES: [(i32, &str); 10] = [
 /// `error_type` values: none, `tool_error`, each code, `_OTHER`.
 const ERROR_TYPES: usize = ERROR_CODES.len() + 3;
 
+// A batch keeps which methods and error types it counted as bits of a `u32`: a method or an
+// error type past the 32nd would never be observed (as `tasks/list` and `tasks/cancel`, the
+// 17th and 18th methods, were not while the sets were `u16`).
+const _: () = assert!(METHODS.len() <= 32 && ERROR_TYPES <= 32);
+
 impl ErrorType {
     /// The error type of a request answered with `error`.
     pub(crate) fn of(error: &McpError) -> Self {
@@ -417,9 +422,10 @@ pub(crate) struct Batch {
     /// outcome is one entry), at most [`DEFERRED_CALL_SERIES`].
     calls: Vec<(Arc<ToolSeries>, Outcome, u64)>,
     counts: [[u32; ERROR_TYPES]; METHODS.len()],
-    /// Which methods have counts, and for each which error types: only those are visited.
-    methods: u16,
-    errors: [u16; METHODS.len()],
+    /// Which methods have counts, and for each which error types: only those are visited
+    /// (bit sets: [`METHODS`] and the error types fit in 32 bits, checked below).
+    methods: u32,
+    errors: [u32; METHODS.len()],
 }
 
 impl Batch {
@@ -456,11 +462,11 @@ impl Batch {
             return false;
         };
         *count = count.saturating_add(1);
-        self.methods |= 1_u16
+        self.methods |= 1_u32
             .checked_shl(u32::try_from(m).unwrap_or(u32::MAX))
             .unwrap_or(0);
         if let Some(errors) = self.errors.get_mut(m) {
-            *errors |= 1_u16
+            *errors |= 1_u32
                 .checked_shl(u32::try_from(e).unwrap_or(u32::MAX))
                 .unwrap_or(0);
         }
@@ -498,7 +504,7 @@ impl Batch {
             series.ended_many(outcome, took, count);
         }
         for (m, (row, counts)) in metrics.operations.iter().zip(&mut self.counts).enumerate() {
-            let bit = 1_u16
+            let bit = 1_u32
                 .checked_shl(u32::try_from(m).unwrap_or(u32::MAX))
                 .unwrap_or(0);
             if self.methods & bit == 0 {
@@ -506,7 +512,7 @@ impl Batch {
             }
             let errors = self.errors.get(m).copied().unwrap_or(0);
             for (e, (histogram, count)) in row.iter().zip(counts.iter_mut()).enumerate() {
-                let bit = 1_u16
+                let bit = 1_u32
                     .checked_shl(u32::try_from(e).unwrap_or(u32::MAX))
                     .unwrap_or(0);
                 if errors & bit != 0 && *count > 0 {
@@ -1061,6 +1067,13 @@ pub(crate) struct InFlight {
 }
 
 impl InFlight {
+    /// A task's run ended as `outcome`: counted under its tool, with its duration. The
+    /// request that created the task was counted when it was answered, so no operation here.
+    pub(crate) fn ran(mut self, outcome: Outcome) {
+        self.finished = true;
+        self.tool.ended(outcome, Some(self.started.elapsed()));
+    }
+
     /// The call was answered: counts its outcome, its duration, and the `tools/call`
     /// operation answered as `error`. A call answered in the batch its request came in
     /// (an in-process tool) is deferred to the batch's write, like the batch's other

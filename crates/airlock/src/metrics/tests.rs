@@ -357,6 +357,39 @@ fn a_batchs_requests_are_observed_when_its_replies_are_written() {
     assert_eq!(value(&rendered(&metrics), pings), 4.0);
 }
 
+/// Every method and every error type a batch defers is observed at its write: the batch
+/// keeps them as bits, and `tasks/list` and `tasks/cancel` (the 17th and 18th methods) were
+/// once past the bits of a `u16` and never counted.
+#[test]
+fn a_batch_observes_every_method_and_error_type_it_deferred() {
+    let metrics = Metrics::new();
+    let mut batch = Batch::new();
+    batch.open();
+    let errors = [ErrorType::None, ErrorType::ToolError, ErrorType::Other]
+        .into_iter()
+        .chain((0..ERROR_CODES.len()).map(ErrorType::Code));
+    let errors: Vec<ErrorType> = errors.collect();
+    for method in METHODS {
+        for error in &errors {
+            assert!(batch.defer(method, *error));
+        }
+    }
+    batch.written(&metrics);
+    for (row, method) in metrics.operations.iter().zip(METHODS) {
+        for error in &errors {
+            let counted = row
+                .get(error.index())
+                .map(|histogram| histogram.buckets.iter().chain([&histogram.over]))
+                .map(|counts| {
+                    counts
+                        .map(|count| count.load(Ordering::Relaxed))
+                        .sum::<u64>()
+                });
+            assert_eq!(counted, Some(1), "{} {error:?}", method.as_str());
+        }
+    }
+}
+
 /// A call answered in the batch its request came in is counted at the batch's write; one
 /// that started in an earlier batch is counted when it ends, with its own duration.
 #[test]

@@ -436,15 +436,18 @@ impl Tasks {
         }
     }
 
-    /// Takes how a task's run ended; nothing if it was cancelled (or forgotten) before.
-    pub(crate) fn finish(&self, owner: &Owner, id: TaskId, outcome: Outcome) {
+    /// Takes how a task's run ended, and says it as the audit record does; nothing (`None`)
+    /// if it was cancelled (or forgotten) before.
+    pub(crate) fn finish(
+        &self,
+        owner: &Owner,
+        id: TaskId,
+        outcome: Outcome,
+    ) -> Option<call_log::Outcome> {
         let mut table = self.lock();
-        let Some(task) = table
+        let task = table
             .get_mut(&(owner.clone(), id))
-            .filter(|task| task.status == Status::Working)
-        else {
-            return;
-        };
+            .filter(|task| task.status == Status::Working)?;
         let (status, result, ended) = match outcome {
             Outcome::Finished(output) => {
                 let status = if output.is_error() {
@@ -480,6 +483,7 @@ impl Tasks {
             other => other,
         };
         task.end(id, status, None, result, ended);
+        Some(ended)
     }
 
     /// A task of `owner`'s, as `tasks/get` shows it.

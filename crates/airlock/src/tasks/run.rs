@@ -15,9 +15,9 @@ use super::{Owner, TaskId, Tasks};
 pub(crate) async fn run(
     call: Call,
     table: Weak<Tasks>,
-    owner: Owner,
-    task: TaskId,
+    (owner, task): (Owner, TaskId),
     so_far: Arc<OutputSoFar>,
+    #[cfg(feature = "metrics")] counted: Option<crate::metrics::InFlight>,
 ) {
     // Progress is kept for `tasks/get`; log messages have no reader; questions are refused
     // (no client capability is declared to the run).
@@ -41,8 +41,18 @@ pub(crate) async fn run(
             }
         }
     };
-    if let Some(table) = table.upgrade() {
-        table.finish(&owner, task, completion.outcome);
+    #[cfg_attr(
+        not(feature = "metrics"),
+        expect(unused_variables, reason = "only the metrics read how the run ended")
+    )]
+    let ended = table
+        .upgrade()
+        .and_then(|table| table.finish(&owner, task, completion.outcome));
+    // Ended before the run did (cancelled, expired): the guard, dropped unfinished, counts
+    // the run as cancelled.
+    #[cfg(feature = "metrics")]
+    if let (Some(counted), Some(ended)) = (counted, ended) {
+        counted.ran(ended);
     }
 }
 
