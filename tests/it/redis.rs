@@ -640,3 +640,68 @@ fn a_store_setting_in_the_manifest_is_checked_and_the_url_never_comes_from_it() 
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Tasks are not shared by replicas (OPERATOR-GUIDE.md, "Scale-out"): a task lives on the
+/// replica that created it, which alone runs, shows and cancels it. Asked of another replica,
+/// even by its owner in a session every replica serves, it is what an id never issued is:
+/// the documented failure is a clean "no such task", never another task nor a leak, and the
+/// replica that has it still serves it.
+#[test]
+fn a_task_lives_on_the_replica_that_created_it_and_is_unknown_elsewhere() {
+    let Some(redis) = Redis::start("tasks", None) else {
+        return;
+    };
+    let (_dir, manifest) = http::scratch_manifest(
+        "redis-tasks",
+        "[[tool]]\nname = \"nap\"\ndescription = \"Sleeps\"\n\
+         command = [\"sleep\", \"{seconds}\"]\ntask = \"optional\"\n\
+         args.seconds = { type = \"integer\", minimum = 1, maximum = 30 }\n",
+    );
+    let token = "task-owner-on-replicas-0123456789";
+    let servers = replicas(
+        2,
+        &redis,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--redis-namespace",
+            "it-tasks",
+            "--auth-token-env",
+            "IT_TASK_TOKEN",
+        ],
+        &[("IT_TASK_TOKEN", token)],
+    );
+    let auth = bearer(token);
+    let session = http::initialize_with(servers[0].addr, &[("Authorization", &auth)]);
+    let send = |server: &HttpServer, id: i64, method: &str, params: serde_json::Value| {
+        let mut headers = http::session_headers(&session);
+        headers.push(("Authorization", &auth));
+        let reply = post(server.addr, &headers, &stdio::request(id, method, params));
+        assert_eq!(reply.status, 200, "{reply:?}");
+        reply.json()
+    };
+    let created = send(
+        &servers[0],
+        1,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 2}, "task": {}}),
+    );
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let never = "0".repeat(64);
+    for (id, method) in [(2, "tasks/get"), (3, "tasks/result"), (4, "tasks/cancel")] {
+        let elsewhere = send(&servers[1], id, method, json!({ "taskId": task }));
+        let unknown = send(&servers[1], id, method, json!({ "taskId": never }));
+        assert_eq!(elsewhere, unknown, "{method}");
+        assert_eq!(elsewhere["error"]["code"], -32_602, "{elsewhere}");
+    }
+    let listed = send(&servers[1], 5, "tasks/list", json!({}));
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+    // The replica that created it runs it to its end, untouched by the others' answers.
+    let result = send(&servers[0], 6, "tasks/result", json!({ "taskId": task }));
+    assert_ne!(result["result"]["isError"], true, "{result}");
+    let done = send(&servers[0], 7, "tasks/get", json!({ "taskId": task }));
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+}
