@@ -391,15 +391,26 @@ fn check_form_content(content: &serde_json::Map<String, Value>) {
 /// Engine: the input is split into lines, each fed to one session with in-process tools;
 /// after each line, the output is checked, notifications get nothing, and a started call
 /// completes with exactly one reply.
+///
+/// A task's id is 256 random bits no input can guess, so the token `@task` in a frame stands
+/// for the id of the last task the session was given: inputs reach the `tasks/*` methods on
+/// a real task (its run, a waiting `tasks/result`, cancel of a running or ended task), and
+/// the fuzzer still mutates everything around it.
 pub fn engine(data: &[u8]) {
     // Inside the runtime, so that a task a frame creates has a runtime to start on (its run
     // goes on while later calls are driven; the session's end cancels it).
     let _runtime = runtime().enter();
     let mut engine = Engine::new(fuzz_server());
     let mut frames = data.split(|b| *b == b'\n').peekable();
+    let mut last_task: Option<Vec<u8>> = None;
     while let Some(frame) = frames.next() {
+        let frame = with_task_id(frame, last_task.as_deref());
+        let frame = frame.as_slice();
         let mut out = Vec::new();
         let effect = engine.handle(frame, &mut out);
+        if let Some(task) = task_id_in(&out) {
+            last_task = Some(task);
+        }
         let lines = check_output(&out).unwrap_or_else(|broken| fail(&broken.to_string()));
         assert!(lines <= 1, "more than one reply to one frame");
         if is_notification(frame) {
@@ -439,6 +450,37 @@ pub fn engine(data: &[u8]) {
         all <= crate::limits::MAX_SUBSCRIPTIONS,
         "more subscriptions than the cap"
     );
+}
+
+/// The placeholder [`engine`] replaces with the last task id it was given.
+const TASK_PLACEHOLDER: &[u8] = b"@task";
+
+/// `frame` with every `@task` replaced by `task` (unchanged when there is none).
+fn with_task_id(frame: &[u8], task: Option<&[u8]>) -> Vec<u8> {
+    let Some(task) = task else {
+        return frame.to_vec();
+    };
+    let mut replaced = Vec::with_capacity(frame.len());
+    let mut rest = frame;
+    while let Some(at) = rest
+        .windows(TASK_PLACEHOLDER.len())
+        .position(|window| window == TASK_PLACEHOLDER)
+    {
+        let (before, after) = rest.split_at(at);
+        replaced.extend_from_slice(before);
+        replaced.extend_from_slice(task);
+        rest = after.get(TASK_PLACEHOLDER.len()..).unwrap_or_default();
+    }
+    replaced.extend_from_slice(rest);
+    replaced
+}
+
+/// The first task id (`"taskId":"` and 64 hex digits) in `out`, if any.
+fn task_id_in(out: &[u8]) -> Option<Vec<u8>> {
+    const KEY: &[u8] = b"\"taskId\":\"";
+    let at = out.windows(KEY.len()).position(|window| window == KEY)?;
+    let id = out.get(at.checked_add(KEY.len())?..)?.get(..64)?;
+    id.iter().all(u8::is_ascii_hexdigit).then(|| id.to_vec())
 }
 
 /// Runs a call that may ask the client (its session declared a capability): each question the
@@ -1041,5 +1083,25 @@ pub(crate) mod tests {
             .is_err()
         );
         assert!(check_output(b"{\"jsonrpc\":\"2.0\",\"result\":{}}\n").is_err());
+    }
+
+    #[test]
+    fn the_engine_target_stands_the_last_task_id_for_its_placeholder() {
+        let id = "ab".repeat(32);
+        let reply = format!(r#"{{"result":{{"task":{{"taskId":"{id}","status":"working"}}}}}}"#);
+        assert_eq!(task_id_in(reply.as_bytes()), Some(id.clone().into_bytes()));
+        // Not 64 hex digits: no id.
+        assert_eq!(task_id_in(br#"{"taskId":"abc"}"#), None);
+        assert_eq!(
+            task_id_in(format!(r#""taskId":"{}""#, "g".repeat(64)).as_bytes()),
+            None
+        );
+        let frame = br#"{"taskId":"@task","x":"@task@task"}"#;
+        assert_eq!(
+            with_task_id(frame, Some(id.as_bytes())),
+            format!(r#"{{"taskId":"{id}","x":"{id}{id}"}}"#).into_bytes()
+        );
+        // Before any task, the frame is left as it is.
+        assert_eq!(with_task_id(frame, None), frame.to_vec());
     }
 }
