@@ -101,7 +101,8 @@
 //!   and length in a refused path, audit records a command tries to send, a flood of refusals;
 //! - `redteam_tasks`: MCP tasks attacked as a hostile client: ids of every odd shape and
 //!   another session's ids, `ttl`s of every type, daemons a task forks killed by cancel, the
-//!   end of input and a session's `DELETE`, floods of `tasks/result` waiters;
+//!   end of input and a session's `DELETE`, floods of `tasks/result` waiters, a 2026-07-28
+//!   call dropped during its inline wait;
 //! - `redteam_metrics`: the metrics endpoint attacked over loopback: `Host` variants, two
 //!   `Host` fields, absolute-form targets, methods and paths, agent tool names kept out of
 //!   labels, idle connections against the connection cap;

@@ -3,7 +3,9 @@
 //! `ttl`s of the wrong type refused and huge ones clamped, a command that forks daemons
 //! (`setsid`, a double fork, `nohup`) leaves no process after cancel or the end of input, a
 //! session's `DELETE` kills its tasks, and a flood of `tasks/result` waiters is held to the
-//! client's in-flight share while another identity is still served.
+//! client's in-flight share while another identity is still served. Of the 2026-07-28
+//! extension: a call dropped (cancelled, or the end of input) during its inline wait leaves
+//! no daemon, and a flood of `tasks/update` of ids never issued is refused one by one.
 
 use std::time::Duration;
 
@@ -15,7 +17,9 @@ use crate::support::processes::eventually;
 use crate::support::stdio::{Server, airlock, code, request};
 
 /// `nap` sleeps as a task; `daemon` leaves three sleepers its shell does not wait for
-/// (each with a marker duration of its own) and sleeps itself; `quick` is an ordinary call.
+/// (each with a marker duration of its own) and sleeps itself, always as a task,
+/// `daemon_optional` the same when the server decides (2026-07-28); `quick` is an ordinary
+/// call.
 const MANIFEST: &str = r#"
 [server]
 name = "redteam-tasks"
@@ -37,6 +41,13 @@ exec = ["/usr/bin/sleep", "/usr/bin/setsid", "/usr/bin/nohup"]
 task = "always"
 
 [[tool]]
+name = "daemon_optional"
+description = "Forks daemons, as a task when the server decides"
+command = ["sh", "-c", "setsid sleep 4721 & (sleep 4722 &) ; nohup sleep 4723 >/dev/null 2>&1 & sleep 4724"]
+exec = ["/usr/bin/sleep", "/usr/bin/setsid", "/usr/bin/nohup"]
+task = "optional"
+
+[[tool]]
 name = "quick"
 description = "Says hello"
 command = ["echo", "hello"]
@@ -45,8 +56,16 @@ command = ["echo", "hello"]
 /// The marker durations of `daemon`'s sleepers.
 const MARKERS: [&str; 4] = ["4711", "4712", "4713", "4714"];
 
+/// The marker durations of `daemon_optional`'s sleepers.
+const INLINE_MARKERS: [&str; 4] = ["4721", "4722", "4723", "4724"];
+
 /// Whether any process on the machine is `sleep` of one of `daemon`'s marker durations.
 fn a_daemon_runs() -> bool {
+    sleeps_of(&MARKERS)
+}
+
+/// Whether any process on the machine is `sleep` of one of `markers`.
+fn sleeps_of(markers: &[&str]) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
     };
@@ -57,7 +76,7 @@ fn a_daemon_runs() -> bool {
         let words: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
         words.len() >= 2
             && words[0].ends_with(b"sleep")
-            && MARKERS.iter().any(|marker| words[1] == marker.as_bytes())
+            && markers.iter().any(|marker| words[1] == marker.as_bytes())
     })
 }
 
@@ -559,5 +578,62 @@ fn two_owners_cannot_fill_the_task_budget_for_everyone() {
     assert!(
         reply["result"]["task"]["taskId"].is_string(),
         "a third client is refused: {reply}"
+    );
+}
+
+/// 2026-07-28 over stdio: a call of an optional tool is held up to the inline wait (1 s) on
+/// the task it runs as, whose id nobody has yet. Cancelled in that wait, or left by the end
+/// of input, its run must stop with every daemon it forked, and the server go on answering
+/// (`tasks/update` of 200 ids never issued meanwhile gets `-32602` each; 256 refusals in a
+/// row cut the peer off, as any run of invalid messages does).
+#[test]
+fn a_2026_call_dropped_in_its_inline_wait_leaves_no_daemon() {
+    let scratch = Scratch::new("rt-tasks-inline");
+    let manifest = scratch.manifest(MANIFEST);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &[]);
+    let meta = crate::support::stdio::modern_meta_with_tasks();
+    let held = |id: u64| {
+        request(
+            id,
+            "tools/call",
+            json!({"name": "daemon_optional", "arguments": {}, "_meta": meta}),
+        )
+    };
+    server.send(&held(1));
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the command never started"
+    );
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1, "_meta": meta}})
+        .to_string(),
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived its call cancelled in the inline wait"
+    );
+    for id in 10..210 {
+        server.send(&request(
+            id,
+            "tasks/update",
+            json!({"taskId": format!("{id:064}"), "inputResponses": {"x": {"y": "z"}}, "_meta": meta}),
+        ));
+    }
+    for _ in 10..210 {
+        let reply = server.recv();
+        assert_ne!(reply["id"], 1, "the cancelled call was answered: {reply}");
+        assert_eq!(code(&reply), -32602, "{reply}");
+    }
+    server.send(&held(2));
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the second command never started"
+    );
+    server.close_stdin();
+    assert!(server.wait(Duration::from_secs(10)).success());
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived the end of input during its call's inline wait"
     );
 }
