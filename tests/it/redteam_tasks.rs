@@ -637,3 +637,42 @@ fn a_2026_call_dropped_in_its_inline_wait_leaves_no_daemon() {
         "a daemon outlived the end of input during its call's inline wait"
     );
 }
+
+/// The same over HTTP: a token identity's 2026-07-28 call of an optional tool whose
+/// connection closes during the inline wait. Nobody can have the task's handle (it would have
+/// been that call's reply), so its run stops with every daemon it forked.
+#[test]
+fn over_http_a_2026_call_whose_connection_drops_in_its_inline_wait_leaves_no_daemon() {
+    const TOKEN: &str = "rt-inline-owner-token-0123456789";
+    let scratch = Scratch::new("rt-tasks-inline-http");
+    let manifest = scratch.manifest(MANIFEST);
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            &manifest,
+            "--auth-token-env",
+            "RT_INLINE_TOKEN",
+        ],
+        &[("RT_INLINE_TOKEN", TOKEN)],
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let bytes = http::modern_bytes(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "daemon_optional", "arguments": {},
+               "_meta": crate::support::stdio::modern_meta_with_tasks()}),
+        &[("Authorization", &bearer)],
+    );
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    std::io::Write::write_all(&mut stream, &bytes).unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the command never started"
+    );
+    drop(stream);
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived its call's connection, closed in the inline wait"
+    );
+}
