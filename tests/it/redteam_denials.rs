@@ -1,8 +1,9 @@
 //! Sandbox denials (issue 39) red-teamed from inside a call and as a client: a denial must go
 //! to the call that was refused and to no other, a refused path is agent text (escaped, cut,
 //! and a secret in it redacted wherever it is shown, the key that would allow it included),
-//! a command cannot write audit records of its own, and a flood of refusals is cheap for
-//! airlock and bounded in the result.
+//! a command cannot write audit records of its own, a flood of refusals is cheap for airlock
+//! and bounded in the result, and a denial names what was refused (an open finding: a device
+//! ioctl is reported as a write).
 //!
 //! Like `denials`, these need a machine that reports denials (Landlock ABI 7, the kernel's
 //! audit, root in the initial namespaces); on one that cannot, set
@@ -351,4 +352,39 @@ print('refused', refused)
         );
         assert!(text.contains("more"), "{text}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. What a denial says it was
+
+/// A device ioctl Landlock refuses (`fs.ioctl_dev`: here `TCGETS` on `/dev/null`, which bash
+/// makes on its own whenever a command it runs fails with stderr sent there) is reported as
+/// "write /dev/null", a write the tool is granted: the operator reads that writes to
+/// `/dev/null` are refused and can do nothing about it. The kind must say what was refused.
+#[test]
+#[ignore = "red-team finding: a refused device ioctl is reported as a write (\"write /dev/null\"); DenialKind has no ioctl kind"]
+fn a_refused_device_ioctl_is_not_reported_as_a_write() {
+    let scratch = SandboxTree::new("rt-denials-ioctl");
+    let tool = python_tool("py", Mode::On, "write = [\"out\"]");
+    let path = scratch.manifest(&tool);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
+    server.initialize("2025-11-25");
+    let switch = reporting(&path);
+    let code = "import fcntl, termios\nwith open('/dev/null', 'w') as null:\n    null.write('x')\n    \
+                try:\n        fcntl.ioctl(null, termios.TCGETS, bytes(64))\n    \
+                except OSError as e:\n        print('ioctl', e.errno)\nprint('wrote')";
+    let (_, text) = outcome(&server.request(&call(1, "py", json!({ "code": code }))));
+    assert!(text.contains("wrote"), "{text}");
+    let found = crate::denials::denials(&records(&mut server).remove(0));
+    if switch.is_none() {
+        assert!(found.is_empty(), "{found:?}");
+        return;
+    }
+    assert!(
+        !found.is_empty()
+            && !found
+                .iter()
+                .any(|(kind, object, _, _)| kind == "write" && object == "/dev/null"),
+        "the ioctl was reported as a write of /dev/null, which the tool may write: {found:?}\n{text}"
+    );
 }
