@@ -1,8 +1,8 @@
 //! Sandbox denials (issue 39) red-teamed from inside a call and as a client: a denial must go
 //! to the call that was refused and to no other, a refused path is agent text (escaped, cut,
 //! and a secret in it redacted wherever it is shown, the key that would allow it included),
-//! a command cannot write audit records of its own, a flood of refusals is cheap for airlock
-//! and bounded in the result, and a denial names what was refused (an open finding: a device
+//! a command cannot write audit records of its own, a flood of refusals is cheap for airlock,
+//! bounded in the result and blinds no launcher for good, and a denial names what was refused (an open finding: a device
 //! ioctl is reported as a write).
 //!
 //! Like `denials`, these need a machine that reports denials (Landlock ABI 7, the kernel's
@@ -387,4 +387,42 @@ fn a_refused_device_ioctl_is_not_reported_as_a_write() {
                 .any(|(kind, object, _, _)| kind == "write" && object == "/dev/null"),
         "the ioctl was reported as a write of /dev/null, which the tool may write: {found:?}\n{text}"
     );
+}
+
+/// A flood of refusals in one call overflows the kernel's audit backlog (64 records, for the
+/// whole host) and the reader's socket: records are lost, another call's too (measured: a
+/// concurrent call's one denial missing in 2 of 5 runs). A launcher's domain is learned from
+/// the record that comes with its first logged denial; were that one lost for good, every
+/// later denial of the launcher would be. Here a call makes its first denial during another
+/// tool's flood and its second once the flood is over: the second must be reported.
+#[test]
+fn a_flood_in_another_call_does_not_blind_a_launcher_for_good() {
+    let scratch = SandboxTree::new("rt-denials-blind");
+    let tools = format!(
+        "{}{}",
+        python_tool("flood", Mode::On, "write = [\"out\"]"),
+        python_tool("probe", Mode::On, "write = [\"out\"]")
+    );
+    let path = scratch.manifest(&tools);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
+    server.initialize("2025-11-25");
+    let switch = reporting(&path);
+    let flood = "import os, time\nend = time.time() + 2\nwhile time.time() < end:\n    \
+                 try:\n        os.open('/dev/full', os.O_WRONLY)\n    except OSError:\n        pass\n";
+    let probe = "import os, time\ndef refused(p):\n    open(p, 'w').write('#!/bin/sh')\n    \
+                 os.chmod(p, 0o755)\n    try:\n        os.execv(p, [p])\n    \
+                 except OSError as e:\n        print('refused', e.errno)\n\
+                 refused('out/during')\ntime.sleep(2.5)\nrefused('out/after')\n";
+    server.send(&call(1, "flood", json!({ "code": flood })));
+    std::thread::sleep(Duration::from_millis(500));
+    server.send(&call(2, "probe", json!({ "code": probe })));
+    let got = replies(&mut server, &[1, 2]);
+    let text = &got[&2].1;
+    eprintln!("probe: {text}");
+    assert_eq!(text.matches("refused 13").count(), 2, "{text}");
+    if switch.is_some() {
+        assert!(text.contains("out/after"), "after the flood: {text}");
+    } else {
+        assert!(!text.contains("the sandbox refused"), "{text}");
+    }
 }
