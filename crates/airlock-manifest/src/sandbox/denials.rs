@@ -21,7 +21,7 @@
 //! its allocation, with the pid that restricted itself). That pid is a launcher's, which
 //! serves one call at a time: a denial goes to the call its launcher serves. Records come
 //! through the kernel's audit thread, after the fact; a call's are taken
-//! [`SANDBOX_DENIAL_SETTLE`] after its launcher reported; a later one is lost (the launcher's
+//! `SANDBOX_DENIAL_SETTLE` after its launcher reported; a later one is lost (the launcher's
 //! next call leaves it out by its stamp). The launcher is back in its pool while its last
 //! call settles, so its next call may be watched beside it: a record goes to the call its
 //! stamp falls in, and one stamped within the kernel clock's slack of the next call's start,
@@ -88,7 +88,7 @@ impl Denial {
     }
 }
 
-/// What one call was refused: at most [`SANDBOX_DENIALS_PER_CALL`], de-duplicated, and the
+/// What one call was refused: at most `SANDBOX_DENIALS_PER_CALL`, de-duplicated, and the
 /// count of the rest (repeats included).
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
 pub struct Collected {
@@ -582,7 +582,7 @@ fn hex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// An object or key as shown, once redacted: control characters escaped, cut at
-/// [`SANDBOX_DENIAL_OBJECT_BYTES`] (marked `…`).
+/// `SANDBOX_DENIAL_OBJECT_BYTES` (marked `…`).
 pub fn shown(text: &str) -> String {
     let mut out = String::new();
     for character in text.chars() {
