@@ -4,8 +4,9 @@
 //! (`setsid`, a double fork, `nohup`) leaves no process after cancel or the end of input, a
 //! session's `DELETE` kills its tasks, and a flood of `tasks/result` waiters is held to the
 //! client's in-flight share while another identity is still served. Of the 2026-07-28
-//! extension: a call dropped (cancelled, or the end of input) during its inline wait leaves
-//! no daemon, and a flood of `tasks/update` of ids never issued is refused one by one.
+//! extension: a call dropped (cancelled, the end of input, its connection closed) during its
+//! inline wait leaves no daemon, a flood of `tasks/update` of ids never issued is refused one
+//! by one, and a tokenless HTTP client is given no task.
 
 use std::time::Duration;
 
@@ -675,4 +676,38 @@ fn over_http_a_2026_call_whose_connection_drops_in_its_inline_wait_leaves_no_dae
         eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
         "a daemon outlived its call's connection, closed in the inline wait"
     );
+}
+
+/// A tokenless HTTP client of 2026-07-28 has no owner a later request could prove (no
+/// session, and an address is shared), so the extension is not offered to it even when it
+/// declares it: `server/discover` does not list it, a run past the inline wait is still
+/// answered plainly (no handle anybody could read, or another tokenless client guess), a tool
+/// that runs only as a task is `-32021`, and `tasks/get` does not exist for it.
+#[test]
+fn over_http_a_tokenless_2026_client_is_given_no_task() {
+    let scratch = Scratch::new("rt-tasks-tokenless-2026");
+    let manifest = scratch.manifest(MANIFEST);
+    let server = HttpServer::airlock(&["--manifest", &manifest], &[]);
+    let meta = crate::support::stdio::modern_meta_with_tasks();
+    let ask = |id: i64, method: &str, mut params: Value| {
+        params["_meta"] = meta.clone();
+        http::modern(server.addr, id, method, params, &[]).json()
+    };
+    let found = ask(1, "server/discover", json!({}));
+    assert!(found["result"]["capabilities"].is_object(), "{found}");
+    assert!(
+        found["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_null(),
+        "{found}"
+    );
+    let plain = ask(
+        2,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 2}}),
+    );
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert!(plain["result"]["taskId"].is_null(), "{plain}");
+    let always = ask(3, "tools/call", json!({"name": "daemon", "arguments": {}}));
+    assert_eq!(code(&always), -32021, "{always}");
+    let get = ask(4, "tasks/get", json!({ "taskId": "0".repeat(64) }));
+    assert_eq!(code(&get), -32601, "{get}");
 }
