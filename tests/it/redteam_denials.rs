@@ -2,8 +2,8 @@
 //! to the call that was refused and to no other, a refused path is agent text (escaped, cut,
 //! and a secret in it redacted wherever it is shown, the key that would allow it included),
 //! a command cannot write audit records of its own, a flood of refusals is cheap for airlock,
-//! bounded in the result and blinds no launcher for good, and a denial names what was refused (an open finding: a device
-//! ioctl is reported as a write).
+//! bounded in the result and blinds no launcher for good, and a denial names what was
+//! refused (an open finding: a device ioctl is reported as a write).
 //!
 //! Like `denials`, these need a machine that reports denials (Landlock ABI 7, the kernel's
 //! audit, root in the initial namespaces); on one that cannot, set

@@ -30,9 +30,9 @@
 //! The objects are the command's text (a path it opened, an address it dialled): kept as the
 //! kernel gave them, redacted with the output, then escaped and cut (a secret is found whole
 //! before any cut), shown in the result and the audit record, never a metric label. The key
-//! that would allow a denial names its path: it is redacted and cut the same way. A hostile command cannot forge a record: writing one needs
-//! `CAP_AUDIT_WRITE`, which no command holds, and only records of airlock's own launchers
-//! count.
+//! that would allow a denial names its path: it is redacted and cut the same way. A hostile
+//! command cannot forge a record: writing one needs `CAP_AUDIT_WRITE`, which no command
+//! holds, and only records of airlock's own launchers count.
 
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
