@@ -29,7 +29,7 @@ use crate::support::stdio::{Server, airlock, call, outcome, run};
 const CANNOT: &str = "AIRLOCK_TEST_KERNEL_CANNOT_REPORT_DENIALS";
 
 /// A bash tool writing to `out` only; with `network`, a networked one.
-fn manifest(network: bool) -> String {
+pub(crate) fn manifest(network: bool) -> String {
     let mut text = String::new();
     for (name, extra) in [
         ("shell", "write = [\"out\"]\n"),
@@ -56,7 +56,7 @@ args.script = {{ type = "string", max_length = 4000 }}
 
 /// Whether this machine reports denials, with audit held on for the test when it does: `Err`
 /// fails the test unless [`CANNOT`] says why the machine cannot.
-fn reporting(manifest: &str) -> Option<Switch> {
+pub(crate) fn reporting(manifest: &str) -> Option<Switch> {
     let switch = Switch::set(true);
     let check = run(&airlock(), &["check", "--manifest", manifest], &[]);
     let said = String::from_utf8_lossy(&check.stdout).into_owned();
@@ -93,7 +93,7 @@ fn bash(server: &mut Server, id: u64, tool: &str, script: &str) -> (bool, String
 }
 
 /// The `denials` of a record: each as (kind, object, allow, source).
-fn denials(record: &Value) -> Vec<(String, String, String, String)> {
+pub(crate) fn denials(record: &Value) -> Vec<(String, String, String, String)> {
     record["denials"]["denials"]
         .as_array()
         .map(|denials| {

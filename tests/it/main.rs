@@ -96,15 +96,19 @@
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
 //!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
+//! - `redteam_denials`: sandbox denials (issue 39) red-teamed: a denial reaching only its own
+//!   call when the next call takes the launcher during the settle, a secret, control bytes
+//!   and length in a refused path, audit records a command tries to send, a flood of refusals;
 //! - `redteam_tasks`: MCP tasks attacked as a hostile client: ids of every odd shape and
 //!   another session's ids, `ttl`s of every type, daemons a task forks killed by cancel, the
-//!   end of input and a session's `DELETE`, floods of `tasks/result` waiters;
+//!   end of input and a session's `DELETE`, floods of `tasks/result` waiters, a 2026-07-28
+//!   call dropped during its inline wait;
 //! - `redteam_metrics`: the metrics endpoint attacked over loopback: `Host` variants, two
 //!   `Host` fields, absolute-form targets, methods and paths, agent tool names kept out of
 //!   labels, idle connections against the connection cap;
 //! - `redteam`, `redteam_asking`, `redteam_oauth`, `redteam_redis`, `redteam_resources`,
 //!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`, `redteam_tasks`,
-//!   `redteam_metrics`: regressions of red-team
+//!   `redteam_metrics`, `redteam_denials`: regressions of red-team
 //!   findings, one file per attacked feature (`redteam_release` against the release
 //!   binaries, which the others do not build).
 //!
@@ -166,6 +170,7 @@ mod protocol;
 mod redis;
 mod redteam;
 mod redteam_asking;
+mod redteam_denials;
 mod redteam_metrics;
 mod redteam_network;
 mod redteam_oauth;

@@ -1,7 +1,8 @@
 //! `airlock serve --metrics` attacked over loopback TCP: `Host` variants (case, ports, user
 //! info, trailing dots, numeric forms, two `Host` fields, an absolute-form target), methods
 //! and paths of every kind, tool names with quotes, newlines and unicode that must never reach
-//! a label, and slow or idle connections against the endpoint's eight-connection cap while a
+//! a label, and slow or idle connections (half heads, or whole ones announcing a body never
+//! sent and never reading the reply) against the endpoint's eight-connection cap while a
 //! scrape must still be answered.
 
 use std::io::{Read, Write};
@@ -253,6 +254,37 @@ fn a_flood_of_half_heads_only_evicts_its_own_connections() {
         "{closed} of {} held connections were closed; all but 8 should be",
         held.len()
     );
+}
+
+/// A connection whose head is complete is being answered and is never evicted, so it must
+/// not hold its slot: eight that announce a body they never send (`Content-Length`, chunked,
+/// `Expect: 100-continue`) and never read their reply, each kind held while scrapes are
+/// made, keep no scrape out (the reply fits the socket's buffers and the endpoint closes
+/// without reading a body).
+#[test]
+fn whole_heads_with_bodies_never_sent_nor_replies_read_do_not_lock_a_scrape_out() {
+    let (_server, metrics) = served();
+    for extra in [
+        "Content-Length: 100000\r\n",
+        "Transfer-Encoding: chunked\r\n",
+        "Expect: 100-continue\r\nContent-Length: 100000\r\n",
+    ] {
+        let head = format!("GET /metrics HTTP/1.1\r\nHost: localhost\r\n{extra}\r\n");
+        let held: Vec<TcpStream> = (0..8)
+            .map(|_| {
+                let mut stream = TcpStream::connect(metrics).unwrap();
+                stream.write_all(head.as_bytes()).unwrap();
+                stream
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let answered = (0..3).filter(|_| try_scrape(metrics) == Some(200)).count();
+        drop(held);
+        assert_eq!(
+            answered, 3,
+            "scrapes kept out by 8 held heads with {extra:?}"
+        );
+    }
 }
 
 /// Once the idle connections are closed (or time out) the endpoint serves scrapes again.

@@ -3,7 +3,10 @@
 //! `ttl`s of the wrong type refused and huge ones clamped, a command that forks daemons
 //! (`setsid`, a double fork, `nohup`) leaves no process after cancel or the end of input, a
 //! session's `DELETE` kills its tasks, and a flood of `tasks/result` waiters is held to the
-//! client's in-flight share while another identity is still served.
+//! client's in-flight share while another identity is still served. Of the 2026-07-28
+//! extension: a call dropped (cancelled, the end of input, its connection closed) during its
+//! inline wait leaves no daemon, a flood of `tasks/update` of ids never issued is refused one
+//! by one, and a tokenless HTTP client is given no task.
 
 use std::time::Duration;
 
@@ -15,7 +18,9 @@ use crate::support::processes::eventually;
 use crate::support::stdio::{Server, airlock, code, request};
 
 /// `nap` sleeps as a task; `daemon` leaves three sleepers its shell does not wait for
-/// (each with a marker duration of its own) and sleeps itself; `quick` is an ordinary call.
+/// (each with a marker duration of its own) and sleeps itself, always as a task,
+/// `daemon_optional` the same when the server decides (2026-07-28); `quick` is an ordinary
+/// call.
 const MANIFEST: &str = r#"
 [server]
 name = "redteam-tasks"
@@ -37,6 +42,13 @@ exec = ["/usr/bin/sleep", "/usr/bin/setsid", "/usr/bin/nohup"]
 task = "always"
 
 [[tool]]
+name = "daemon_optional"
+description = "Forks daemons, as a task when the server decides"
+command = ["sh", "-c", "setsid sleep 4721 & (sleep 4722 &) ; nohup sleep 4723 >/dev/null 2>&1 & sleep 4724"]
+exec = ["/usr/bin/sleep", "/usr/bin/setsid", "/usr/bin/nohup"]
+task = "optional"
+
+[[tool]]
 name = "quick"
 description = "Says hello"
 command = ["echo", "hello"]
@@ -45,8 +57,16 @@ command = ["echo", "hello"]
 /// The marker durations of `daemon`'s sleepers.
 const MARKERS: [&str; 4] = ["4711", "4712", "4713", "4714"];
 
+/// The marker durations of `daemon_optional`'s sleepers.
+const INLINE_MARKERS: [&str; 4] = ["4721", "4722", "4723", "4724"];
+
 /// Whether any process on the machine is `sleep` of one of `daemon`'s marker durations.
 fn a_daemon_runs() -> bool {
+    sleeps_of(&MARKERS)
+}
+
+/// Whether any process on the machine is `sleep` of one of `markers`.
+fn sleeps_of(markers: &[&str]) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
     };
@@ -57,7 +77,7 @@ fn a_daemon_runs() -> bool {
         let words: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
         words.len() >= 2
             && words[0].ends_with(b"sleep")
-            && MARKERS.iter().any(|marker| words[1] == marker.as_bytes())
+            && markers.iter().any(|marker| words[1] == marker.as_bytes())
     })
 }
 
@@ -560,4 +580,134 @@ fn two_owners_cannot_fill_the_task_budget_for_everyone() {
         reply["result"]["task"]["taskId"].is_string(),
         "a third client is refused: {reply}"
     );
+}
+
+/// 2026-07-28 over stdio: a call of an optional tool is held up to the inline wait (1 s) on
+/// the task it runs as, whose id nobody has yet. Cancelled in that wait, or left by the end
+/// of input, its run must stop with every daemon it forked, and the server go on answering
+/// (`tasks/update` of 200 ids never issued meanwhile gets `-32602` each; 256 refusals in a
+/// row cut the peer off, as any run of invalid messages does).
+#[test]
+fn a_2026_call_dropped_in_its_inline_wait_leaves_no_daemon() {
+    let scratch = Scratch::new("rt-tasks-inline");
+    let manifest = scratch.manifest(MANIFEST);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &[]);
+    let meta = crate::support::stdio::modern_meta_with_tasks();
+    let held = |id: u64| {
+        request(
+            id,
+            "tools/call",
+            json!({"name": "daemon_optional", "arguments": {}, "_meta": meta}),
+        )
+    };
+    server.send(&held(1));
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the command never started"
+    );
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1, "_meta": meta}})
+        .to_string(),
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived its call cancelled in the inline wait"
+    );
+    for id in 10..210 {
+        server.send(&request(
+            id,
+            "tasks/update",
+            json!({"taskId": format!("{id:064}"), "inputResponses": {"x": {"y": "z"}}, "_meta": meta}),
+        ));
+    }
+    for _ in 10..210 {
+        let reply = server.recv();
+        assert_ne!(reply["id"], 1, "the cancelled call was answered: {reply}");
+        assert_eq!(code(&reply), -32602, "{reply}");
+    }
+    server.send(&held(2));
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the second command never started"
+    );
+    server.close_stdin();
+    assert!(server.wait(Duration::from_secs(10)).success());
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived the end of input during its call's inline wait"
+    );
+}
+
+/// The same over HTTP: a token identity's 2026-07-28 call of an optional tool whose
+/// connection closes during the inline wait. Nobody can have the task's handle (it would have
+/// been that call's reply), so its run stops with every daemon it forked.
+#[test]
+fn over_http_a_2026_call_whose_connection_drops_in_its_inline_wait_leaves_no_daemon() {
+    const TOKEN: &str = "rt-inline-owner-token-0123456789";
+    let scratch = Scratch::new("rt-tasks-inline-http");
+    let manifest = scratch.manifest(MANIFEST);
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            &manifest,
+            "--auth-token-env",
+            "RT_INLINE_TOKEN",
+        ],
+        &[("RT_INLINE_TOKEN", TOKEN)],
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let bytes = http::modern_bytes(
+        server.addr,
+        1,
+        "tools/call",
+        json!({"name": "daemon_optional", "arguments": {},
+               "_meta": crate::support::stdio::modern_meta_with_tasks()}),
+        &[("Authorization", &bearer)],
+    );
+    let mut stream = std::net::TcpStream::connect(server.addr).unwrap();
+    std::io::Write::write_all(&mut stream, &bytes).unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || sleeps_of(&INLINE_MARKERS)),
+        "the command never started"
+    );
+    drop(stream);
+    assert!(
+        eventually(Duration::from_secs(5), || !sleeps_of(&INLINE_MARKERS)),
+        "a daemon outlived its call's connection, closed in the inline wait"
+    );
+}
+
+/// A tokenless HTTP client of 2026-07-28 has no owner a later request could prove (no
+/// session, and an address is shared), so the extension is not offered to it even when it
+/// declares it: `server/discover` does not list it, a run past the inline wait is still
+/// answered plainly (no handle anybody could read, or another tokenless client guess), a tool
+/// that runs only as a task is `-32021`, and `tasks/get` does not exist for it.
+#[test]
+fn over_http_a_tokenless_2026_client_is_given_no_task() {
+    let scratch = Scratch::new("rt-tasks-tokenless-2026");
+    let manifest = scratch.manifest(MANIFEST);
+    let server = HttpServer::airlock(&["--manifest", &manifest], &[]);
+    let meta = crate::support::stdio::modern_meta_with_tasks();
+    let ask = |id: i64, method: &str, mut params: Value| {
+        params["_meta"] = meta.clone();
+        http::modern(server.addr, id, method, params, &[]).json()
+    };
+    let found = ask(1, "server/discover", json!({}));
+    assert!(found["result"]["capabilities"].is_object(), "{found}");
+    assert!(
+        found["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_null(),
+        "{found}"
+    );
+    let plain = ask(
+        2,
+        "tools/call",
+        json!({"name": "nap", "arguments": {"seconds": 2}}),
+    );
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert!(plain["result"]["taskId"].is_null(), "{plain}");
+    let always = ask(3, "tools/call", json!({"name": "daemon", "arguments": {}}));
+    assert_eq!(code(&always), -32021, "{always}");
+    let get = ask(4, "tasks/get", json!({ "taskId": "0".repeat(64) }));
+    assert_eq!(code(&get), -32601, "{get}");
 }

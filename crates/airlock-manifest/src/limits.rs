@@ -240,8 +240,10 @@ pub(crate) const SANDBOX_STOP_GRACE: std::time::Duration = std::time::Duration::
 /// result and its audit record: one result line and one record stay a few KiB.
 pub(crate) const SANDBOX_DENIALS_PER_CALL: usize = 16;
 
-/// Bytes of a denial's object (a path, an address) kept, control characters escaped first;
-/// longer ones are cut and marked `…`. Bounds what one denial adds to a result and a record.
+/// Bytes of a denial's object (a path, an address) and of the key that would allow it shown,
+/// once redacted and their control characters escaped (a secret is found whole before any
+/// cut); longer ones are cut and marked `…`. Bounds what one denial adds to a result and a
+/// record; until then an object is at most one audit record's text.
 pub(crate) const SANDBOX_DENIAL_OBJECT_BYTES: usize = 256;
 
 /// Landlock domains the denial reader keeps (one per launcher that was refused something,
@@ -254,7 +256,8 @@ pub(crate) const SANDBOX_DENIAL_DOMAINS: usize = 1024;
 /// coarse clock, up to 4 ms early; and the launcher reports a few ms after the command's
 /// last process ended). Adds this much to each sandboxed call while audit is on; a record
 /// later than this is not the call's, and the next call on the launcher leaves it out by its
-/// stamp.
+/// stamp. The launcher serves its next call during this wait: each record goes to the call
+/// its stamp falls in, one within the clock's slack of the next call's start to neither.
 pub(crate) const SANDBOX_DENIAL_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.
