@@ -9,7 +9,8 @@
 //! - `fixtures`: scratch directories and the manifests written into them;
 //! - `redis`: a `redis-server` of one test, and replicas of `airlock serve --http` on it;
 //! - `processes`: what the kernel says about a process (memory, descendants, signals) and
-//!   waiting for a condition.
+//!   waiting for a condition;
+//! - `task_client`: the rmcp task client `tests/clients/setup.sh` builds, run and read.
 
 pub mod fixtures;
 pub mod http;
@@ -17,3 +18,4 @@ pub mod processes;
 pub mod redis;
 pub mod sse;
 pub mod stdio;
+pub mod task_client;
