@@ -534,3 +534,20 @@ async fn a_2026_cancel_stops_the_run_and_a_dropped_wait_forgets_its_task() {
     drop(waiting);
     assert_eq!(engine.shared.tasks.len(), before - 1);
 }
+
+#[tokio::test]
+async fn polls_of_a_forgotten_task_do_not_cut_the_client_off() {
+    let server = server();
+    let (mut engine, _) = session(&server, "2025-11-25");
+    let forgotten = "0".repeat(64);
+    for id in 0..(crate::limits::MAX_CONSECUTIVE_ERRORS + 10) {
+        let (reply, effect) = send(
+            &mut engine,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
+                    "params": {"taskId": forgotten}}),
+        );
+        assert!(matches!(effect, Effect::None), "{id}: {effect:?}");
+        let code = reply.unwrap()["error"]["code"].as_i64().unwrap();
+        assert!(code == -32602 || code == -31429, "{code}");
+    }
+}
