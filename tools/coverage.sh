@@ -14,7 +14,7 @@
 #
 # A module's lines are the lines llvm-cov counts in it, less its unit tests: everything from
 # the first top-level `#[cfg(test)]` on an inline module (`mod tests {`, at the bottom by the
-# style) to the end of the file, and files of tests (`tests.rs`, `<topic>_tests.rs`). A floor
+# style) to the end of the file, and files named tests.rs or *_tests.rs. A floor
 # line names a file or a directory (ending in /, its files summed) and a percentage; the
 # script exits 1 naming every module below its floor, or a module it found no lines for.
 set -euo pipefail
@@ -62,7 +62,7 @@ awk -v root="$root/" '
     /^SF:/ {
         file = substr($0, 4); rel = file; sub("^" root, "", rel)
         cut = 0
-        if (rel ~ /(^|\/)([a-z_]+_)?tests\.rs$/) cut = 1
+        if (rel ~ /(^|\/)([a-z0-9_]+_)?tests\.rs$/) cut = 1
         else {
             n = 0
             while ((getline line < file) > 0) {

@@ -16,6 +16,10 @@
 #                 in tests/it/redis.rs (each test starts its own on a free loopback port):
 #                 installed with apt-get when missing (as root); the packaged service is
 #                 stopped and disabled, the tests need none
+#   .env/task-client/  `cargo build --release --locked` of tools/task-client (its own
+#                 workspace and Cargo.lock: rmcp 3.11 and 2.2 from crates.io), the Rust SDK's
+#                 client that tests/it/tasks.rs drives tasks with in both eras; cargo makes
+#                 it idempotent (a few minutes the first time, a second after)
 #   /usr/bin/prometheus  Debian's `prometheus` package (with /usr/bin/promtool), for the
 #                 metrics test in tests/it/metrics.rs (it starts its own on a free loopback
 #                 port): installed with apt-get when missing (as root); the packaged service is
@@ -176,7 +180,20 @@ prometheus_half() {
     say "prometheus: $(/usr/bin/prometheus --version 2>&1 | head -n 1 || echo 'prometheus (version unknown)')"
 }
 
+task_client_half() {
+    command -v cargo >/dev/null || die "task-client: cargo is not on PATH"
+    say "task-client: cargo build --release --locked (tools/task-client)"
+    cargo build --release --locked --quiet \
+        --manifest-path "$here/../../tools/task-client/Cargo.toml" \
+        --target-dir "$env_dir/task-client"
+    [ -x "$env_dir/task-client/release/task-client" ] \
+        || die "task-client: the build made no $env_dir/task-client/release/task-client"
+    say "task-client: rmcp $(sed -n '/^name = "rmcp"$/{n;s/^version = "\(.*\)"$/\1/p}' \
+        "$here/../../tools/task-client/Cargo.lock" | paste -sd' ')"
+}
+
 mkdir -p "$env_dir"
+task_client_half
 redis_half
 prometheus_half
 python_half

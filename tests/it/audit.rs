@@ -1,6 +1,6 @@
-//! `airlock audit` through the real binary: our own servers pass every case, a server that
-//! breaks the rules fails with the documented exit status, and no process of the server under
-//! audit survives the run.
+//! `airlock audit` through the real binary: our own servers pass every case (the `tasks`
+//! cases with a task tool too), a server that breaks the rules fails with the documented exit
+//! status, and no process of the server under audit survives the run.
 //!
 //! The quick battery runs with every `cargo test`; the slow cases (lines of 64 and 512 MiB, a
 //! 50 MiB argument, 500,000 unread pings) are an ignored test that `.ci/run`'s
@@ -328,6 +328,7 @@ fn the_case_list_names_every_category() {
         "floods and stream ends (flood)",
         "command exposure (exposure)",
         "hostile answers to the server's questions (asking)",
+        "tasks (tasks)",
     ] {
         assert!(listing.contains(heading), "{listing}");
     }
@@ -821,6 +822,61 @@ fn the_asking_cases_call_no_tool_with_no_tool_calls() {
                 .unwrap()
                 .starts_with("no tool the audit may call"),
             "{id}: {case}"
+        );
+    }
+}
+
+/// The `tasks` cases: against `airlock serve` with a tool that may run as a task (the probe,
+/// by `--call-tool`) every one passes, in both eras; against one that declares no tasks each
+/// says why it tried nothing (a note, not a finding).
+#[test]
+fn the_task_cases_pass_against_airlock_serve_and_say_why_when_it_has_no_tasks() {
+    let scratch = crate::support::fixtures::Scratch::new("audit-tasks");
+    let manifest = scratch.manifest(
+        r#"
+[server]
+name = "audit-tasks"
+version = "1.0.0"
+
+[[tool]]
+name = "hello"
+description = "Says hello, as a task when asked"
+command = ["echo", "hello"]
+task = "optional"
+"#,
+    );
+    let server = airlock_serve();
+    let (status, report, table) = audit(
+        "tasks",
+        &["--only", "tasks", "--call-tool", "hello"],
+        &[&server, "serve", "--manifest", &manifest],
+    );
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 5, "{table}");
+    for case in cases {
+        assert_eq!(
+            case["verdict"], "pass",
+            "{}: {}",
+            case["id"], case["detail"]
+        );
+    }
+    assert!(
+        case(&report, "tasks.cancel-finished")["detail"]
+            .as_str()
+            .unwrap()
+            .contains("tasks/cancel: -32602"),
+        "{table}"
+    );
+    let (status, report, table) = audit("no-tasks", &["--only", "tasks"], &[&server, "serve"]);
+    let report = report.expect("a JSON report");
+    assert_no_case_fails(status, &report, &table);
+    for case in report["cases"].as_array().unwrap() {
+        assert_eq!(case["verdict"], "note", "{table}");
+        assert!(
+            case["detail"].as_str().unwrap().ends_with("nothing to try"),
+            "{table}"
         );
     }
 }

@@ -73,7 +73,8 @@
 //!   airlock (installed by `tests/clients/setup.sh`);
 //! - `input_required`: 2026-07-28 calls that need the client's input (multi round-trip
 //!   requests), over real HTTP and real pipes;
-//! - `tasks`: MCP tasks (2025-11-25) of `airlock serve`: a command that outlives its request
+//! - `tasks`: MCP tasks (2025-11-25 and the 2026-07-28 extension) of `airlock serve`, from our
+//!   own lines and rmcp's clients (`tools/task-client`): a command that outlives its request
 //!   created, polled, waited for and recorded; cancel and the end of input kill its sandbox;
 //!   the bounds' typed refusals; a task asked of a tool or server that offers none;
 //! - `tasks_flood`: a client creating tasks as fast as it may for a minute over HTTP: the

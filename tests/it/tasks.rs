@@ -1,7 +1,8 @@
 //! Tasks of `airlock serve` over real pipes and over HTTP, in both eras (MCP 2025-11-25 and
-//! the 2026-07-28 extension): a command that outlives its request is created, polled,
-//! waited for and read; cancel and the end of input
-//! kill its sandbox; the bounds refuse with the typed error; a call asking a task of a server
+//! the 2026-07-28 extension), from our own request lines and from rmcp's clients (the
+//! `tools/task-client` `tests/clients/setup.sh` builds): a command that outlives its request
+//! is created, polled (its output so far), waited for and read, over HTTP from another
+//! connection than the one that created it; cancel and the end of input kill its sandbox; the bounds refuse with the typed error; a call asking a task of a server
 //! or tool that offers none is answered as the revision says; over HTTP a task is its token
 //! identity's, read from a later session on new connections, and another identity gets what
 //! an id never issued gets.
@@ -17,6 +18,7 @@ use crate::support::processes::{eventually, runs_a_descendant, signal};
 use crate::support::stdio::{
     Server, airlock, call, code, modern_meta, modern_meta_with_tasks, request,
 };
+use crate::support::task_client;
 
 /// `nap` sleeps as long as it is asked, as a task when the client asks; `quick` never runs
 /// as a task; `build` only as one.
@@ -863,4 +865,178 @@ fn over_http_a_2026_task_is_its_identitys_and_mcp_name_must_be_its_id() {
     };
     assert_eq!(done["result"]["status"], "completed", "{done}");
     assert!(done["result"]["result"]["content"].is_array());
+}
+
+/// The rmcp clients' tools: `steps` prints a step a second for 5 s (lines long enough that
+/// the output so far shows over HTTP, where the tokens are secrets and the last 64 bytes are
+/// withheld as a cut), `nap` sleeps.
+const FIVE_STEPS: &str = r#"
+[server]
+name = "steps"
+version = "1.0.0"
+
+[[tool]]
+name = "steps"
+description = "Prints a step a second"
+command = ["sh", "-c", "for i in 1 2 3 4 5; do echo step $i of 5: compiling, testing, linking; sleep 1; done"]
+exec = ["/usr/bin/sleep"]
+task = "optional"
+
+[[tool]]
+name = "nap"
+description = "Sleeps"
+command = ["sleep", "{seconds}"]
+task = "optional"
+args.seconds = { type = "integer", minimum = 1, maximum = 60 }
+"#;
+
+/// What an rmcp client's run of `steps` must show: created, polled `working` with the output
+/// so far (a step, not yet the last), and the final result with every step.
+fn ran_five_steps(events: &[Value]) {
+    assert_eq!(events[0]["event"], "created", "{events:?}");
+    assert_eq!(events[0]["task"]["status"], "working");
+    let polls: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["event"] == "poll" && event["status"] == "working")
+        .collect();
+    assert!(
+        polls.iter().any(|poll| {
+            let output = poll["output"].as_str().unwrap_or_default();
+            output.contains("step 1") && !output.contains("step 5")
+        }),
+        "no poll read the output so far: {polls:?}"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "result", "{events:?}");
+    assert_eq!(last["status"], "completed");
+    let all: String = (1..=5)
+        .map(|step| format!("step {step} of 5: compiling, testing, linking\n"))
+        .collect();
+    assert_eq!(last["result"]["content"][0]["text"], all.as_str());
+}
+
+#[test]
+fn rmcp_clients_of_both_eras_run_a_five_second_task_over_stdio() {
+    let Some(client) = task_client::path() else {
+        return;
+    };
+    let scratch = Scratch::new("tasks-rmcp-stdio");
+    let manifest = scratch.manifest(FIVE_STEPS);
+    let airlock = airlock();
+    for era in ["2026", "2025"] {
+        let log = scratch.join(&format!("audit-{era}.jsonl"));
+        let mut run = task_client::start(
+            &client,
+            &[
+                era,
+                "run",
+                "steps",
+                "{}",
+                "--",
+                airlock.to_str().unwrap(),
+                "serve",
+                "--manifest",
+                &manifest,
+                "--audit-log",
+                log.to_str().unwrap(),
+            ],
+            &[],
+        );
+        let events = task_client::events_until(&mut run, &["result", "error", "complete"]);
+        ran_five_steps(&events);
+        let last = events.last().unwrap();
+        let task = events[0]["task"]["taskId"].as_str().unwrap();
+        if era == "2025" {
+            // tasks/result names its task, as 2025-11-25 requires.
+            assert_eq!(
+                last["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+                task
+            );
+        } else {
+            assert_eq!(events[0]["task"]["resultType"], "task");
+        }
+        let record = records(&log)
+            .into_iter()
+            .find(|record| record["task"]["id"] == task)
+            .unwrap_or_else(|| panic!("{era}: the task's record"));
+        assert_eq!(record["outcome"], "ok");
+    }
+}
+
+#[test]
+fn rmcp_clients_over_http_reconnect_cancel_and_are_kept_apart() {
+    let Some(client) = task_client::path() else {
+        return;
+    };
+    let scratch = Scratch::new("tasks-rmcp-http");
+    let manifest = scratch.manifest(FIVE_STEPS);
+    let server = HttpServer::airlock(
+        &[
+            "--manifest",
+            &manifest,
+            "--auth-token-env",
+            "IT_TASKS_A",
+            "--auth-token-env",
+            "IT_TASKS_B",
+        ],
+        &[("IT_TASKS_A", TOKEN_A), ("IT_TASKS_B", TOKEN_B)],
+    );
+    let url = format!("http://{}/mcp", server.addr);
+    let as_a = [("TASK_CLIENT_TOKEN", TOKEN_A)];
+    let as_b = [("TASK_CLIENT_TOKEN", TOKEN_B)];
+    let once = |args: &[&str], env: &[(&str, &str)], last: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--url", url.as_str()]);
+        let mut run = task_client::start(&client, &all, env);
+        task_client::events_until(&mut run, last)
+    };
+    for era in ["2026", "2025"] {
+        // Created by one process, which exits; read to its end by another (a new connection,
+        // and in 2025-11-25 a new session of the same token).
+        let created = once(
+            &[era, "create", "steps", "{}"],
+            &as_a,
+            &["created", "error"],
+        );
+        assert_eq!(created[0]["event"], "created", "{era}: {created:?}");
+        let task = created[0]["task"]["taskId"].as_str().unwrap().to_owned();
+        // Another identity cannot see, poll or cancel it: the answer of an id never issued.
+        let unknown = "0".repeat(64);
+        for command in ["get", "cancel"] {
+            let foreign = once(&[era, command, &task], &as_b, &["poll", "cancel", "error"]);
+            let never = once(
+                &[era, command, &unknown],
+                &as_b,
+                &["poll", "cancel", "error"],
+            );
+            assert_eq!(foreign, never, "{era} {command}");
+            assert_eq!(foreign[0]["event"], "error", "{era} {command}: {foreign:?}");
+            assert_eq!(foreign[0]["code"], -32602);
+        }
+        let mut events = created;
+        events.extend(once(&[era, "poll", &task], &as_a, &["result", "error"]));
+        ran_five_steps(&events);
+        // Cancel leaves no process of the run.
+        let long = once(
+            &[era, "create", "nap", r#"{"seconds": 60}"#],
+            &as_a,
+            &["created", "error"],
+        );
+        let long = long[0]["task"]["taskId"].as_str().unwrap().to_owned();
+        assert!(eventually(Duration::from_secs(5), || runs_a_descendant(
+            server.pid(),
+            "sleep"
+        )));
+        let cancelled = once(&[era, "cancel", &long], &as_a, &["cancel", "error"]);
+        assert_eq!(cancelled[0]["event"], "cancel", "{era}: {cancelled:?}");
+        assert!(
+            eventually(Duration::from_secs(5), || !runs_a_descendant(
+                server.pid(),
+                "sleep"
+            )),
+            "{era}: the command outlived its cancelled task"
+        );
+        let got = once(&[era, "get", &long], &as_a, &["poll", "error"]);
+        assert_eq!(got[0]["status"], "cancelled", "{era}: {got:?}");
+    }
 }

@@ -134,13 +134,16 @@ pub enum Category {
     /// What the server tells the model: hidden characters, model-addressed instructions,
     /// shadowing, unbounded secret inputs, oversized text, results' text, the pin.
     Metadata,
+    /// Tasks, for a server that declares them: ids never issued or malformed, polling floods,
+    /// cancel of a finished task (2025-11-25); requests without the 2026-07-28 extension.
+    Tasks,
     /// The HTTP transport's own cases (`--url` only).
     Http,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Json,
         Self::Encoding,
         Self::Envelope,
@@ -152,6 +155,7 @@ impl Category {
         Self::Exposure,
         Self::Asking,
         Self::Metadata,
+        Self::Tasks,
         Self::Http,
     ];
 
@@ -169,6 +173,7 @@ impl Category {
             Self::Exposure => "exposure",
             Self::Asking => "asking",
             Self::Metadata => "metadata",
+            Self::Tasks => "tasks",
             Self::Http => "http",
         }
     }
@@ -187,6 +192,7 @@ impl Category {
             Self::Exposure => "command exposure",
             Self::Asking => "hostile answers to the server's questions",
             Self::Metadata => "what the server tells the model",
+            Self::Tasks => "tasks",
             Self::Http => "HTTP transport",
         }
     }

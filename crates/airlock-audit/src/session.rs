@@ -79,6 +79,9 @@ pub(crate) struct Session<'p> {
     canary_seen: bool,
     /// The `capabilities` the handshake's `initialize` declares.
     capabilities: Value,
+    /// The `capabilities` the server's `initialize` result declared (`null` before the
+    /// handshake, or when the result was too large to keep).
+    pub(crate) server_capabilities: Value,
     /// Whether the server's requests are kept for the case to answer (the `asking` cases)
     /// instead of being answered "method not found".
     keeps_questions: bool,
@@ -112,6 +115,7 @@ impl<'p> Session<'p> {
             stdout_closed: false,
             canary_seen: false,
             capabilities: json!({}),
+            server_capabilities: Value::Null,
             keeps_questions: false,
             questions: VecDeque::new(),
             bookkeeping: HashSet::new(),
@@ -383,7 +387,12 @@ impl<'p> Session<'p> {
             .await_reply(&id, until)
             .map_err(|why| Failure::Handshake(Box::new(why)))?;
         match &reply.outcome {
-            Outcome::Result { .. } => {
+            Outcome::Result { value, .. } => {
+                self.server_capabilities = value
+                    .as_ref()
+                    .and_then(|value| value.get("capabilities"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
                 self.notify("notifications/initialized");
                 self.ready = true;
                 // A barrier: whatever comes before this ping's reply answers the notification

@@ -860,6 +860,14 @@ fn build_fuzz_server() -> Arc<Shared> {
             .task(crate::tools::TaskMode::Optional)
             .handler(|_: crate::tools::NoArguments| async { "done" }),
     );
+    // And one that runs only as a task, so that 2026-07-28 inputs reach the handle the
+    // server answers at once (and `-32021` without the extension).
+    tools.push(
+        crate::tools::Tool::builder("tasked_always")
+            .description("Runs only as a task")
+            .task(crate::tools::TaskMode::Always)
+            .handler(|_: crate::tools::NoArguments| async { "done" }),
+    );
     // And a prompt that asks the user first (2026-07-28 requests), so that inputs reach its
     // round.
     let mut prompts = crate::test_server::prompts();

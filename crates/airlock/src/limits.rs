@@ -141,7 +141,8 @@ pub const MAX_IN_FLIGHT: usize = 8;
 /// them is a fuzzer or a desynchronised stream, and answering each one costs output. Calls of
 /// a tool the server does not have are a client mistake a model can repeat without end (a
 /// name it made up): they are charged to the call quota instead, and neither count nor reset
-/// the count, nor do refusals of a busy server (`-31429`, `-31503`).
+/// the count, nor do refusals of a busy server (`-31429`, `-31503`), nor polls of a task the
+/// server forgot (`tasks/*` of an id that names no task, charged to the cheap quota).
 pub const MAX_CONSECUTIVE_ERRORS: u32 = 256;
 
 /// Default deadline of one tool call.

@@ -10,7 +10,8 @@
 //! - `redis`: a `redis-server` of one test, and replicas of `airlock serve --http` on it;
 //! - `processes`: what the kernel says about a process (memory, descendants, signals) and
 //!   waiting for a condition;
-//! - `audit`: the kernel's audit switch (on or off over netlink), put back as it was found.
+//! - `audit`: the kernel's audit switch (on or off over netlink), put back as it was found;
+//! - `task_client`: the rmcp task client `tests/clients/setup.sh` builds, run and read.
 
 pub mod audit;
 pub mod fixtures;
@@ -19,3 +20,4 @@ pub mod processes;
 pub mod redis;
 pub mod sse;
 pub mod stdio;
+pub mod task_client;

@@ -7,7 +7,7 @@
 //! `input`; the cases that need code of their own (floods, end of input, the version offer)
 //! are in `custom`. The catalogue itself is one module per [`Category`] (`json`, `encoding`,
 //! `envelope`, `batch`, `nesting`, `huge`, `protocol`, `flood`, `exposure`, `asking`,
-//! `metadata`),
+//! `metadata`, `tasks`),
 //! concatenated in report order
 //! by [`catalogue`].
 //!
@@ -37,6 +37,7 @@ mod json;
 mod metadata;
 mod nesting;
 mod protocol;
+mod tasks;
 
 use custom::{
     call_flood, eof_at_start, eof_call_in_flight, eof_mid_message, flood, no_newline_then_eof,
@@ -314,6 +315,7 @@ pub(crate) fn catalogue() -> Vec<Case> {
         exposure::cases(),
         asking::cases(),
         metadata::cases(),
+        tasks::cases(),
     ]
     .into_iter()
     .flatten()

@@ -1521,7 +1521,11 @@ impl Drop for Engine {
 /// - so is a resource the server does not have (a read or a subscription of a URI it made
 ///   up; a `uri` that is not a string is garbage); these cost the cheap-request quota, as
 ///   every request but a call does;
-/// - a subscription past the cap is refused for the session's state, not for its bytes.
+/// - a subscription past the cap is refused for the session's state, not for its bytes;
+/// - so is a task id that names no task of the caller's, or a cancel of a task that ended: a
+///   client polling a task the server forgot (its keep ran out, or finished results made
+///   room for a new task) gets `-32602` until it notices, and the cheap-request quota holds
+///   it meanwhile (the audit's `tasks.poll-flood` was cut off after 256 polls).
 fn counts_as_garbage(error: &McpError) -> bool {
     !matches!(
         error,
@@ -1530,6 +1534,8 @@ fn counts_as_garbage(error: &McpError) -> bool {
             | McpError::UnknownTool
             | McpError::UnknownResource
             | McpError::TooManySubscriptions
+            | McpError::UnknownTask
+            | McpError::TaskEnded
     )
 }
 

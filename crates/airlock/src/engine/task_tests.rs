@@ -534,3 +534,78 @@ async fn a_2026_cancel_stops_the_run_and_a_dropped_wait_forgets_its_task() {
     drop(waiting);
     assert_eq!(engine.shared.tasks.len(), before - 1);
 }
+
+#[tokio::test]
+async fn polls_of_a_forgotten_task_do_not_cut_the_client_off() {
+    let server = server();
+    let (mut engine, _) = session(&server, "2025-11-25");
+    let forgotten = "0".repeat(64);
+    for id in 0..(crate::limits::MAX_CONSECUTIVE_ERRORS + 10) {
+        let (reply, effect) = send(
+            &mut engine,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get",
+                    "params": {"taskId": forgotten}}),
+        );
+        assert!(matches!(effect, Effect::None), "{id}: {effect:?}");
+        let code = reply.unwrap()["error"]["code"].as_i64().unwrap();
+        assert!(code == -32602 || code == -31429, "{code}");
+    }
+}
+
+/// rmcp 3's default lifecycle declares the extension in a legacy `initialize`: that mix is in
+/// neither revision, so the session gets 2025-11-25 tasks only (an ordinary call unless it
+/// asks with `params.task`).
+#[tokio::test]
+async fn the_extension_is_not_served_in_a_legacy_session() {
+    let server = modern_server();
+    let mut engine = server.engine();
+    let init = ask(
+        &mut engine,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25",
+               "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+               "clientInfo": {"name": "rmcp", "version": "3"}}),
+    );
+    assert!(init["result"]["capabilities"].get("extensions").is_none());
+    let (none, _) = send(
+        &mut engine,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert!(none.is_none());
+    let (reply, effect) = send(
+        &mut engine,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "slow", "arguments": {}}}),
+    );
+    assert!(reply.is_none());
+    let plain = finish(&mut engine, effect).await;
+    assert_eq!(plain["result"]["content"][0]["text"], "slept", "{plain}");
+}
+
+/// A tokenless HTTP request of 2026-07-28 has no owner a later request could prove: the
+/// extension is not offered to it and its calls are ordinary.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn the_extension_is_not_served_to_a_tokenless_http_request() {
+    let server = modern_server();
+    let tokenless = Client::Http {
+        address: std::net::IpAddr::from([127, 0, 0, 1]),
+        identity: None,
+    };
+    let mut engine = Engine::for_client(Arc::clone(&server.engine().shared), tokenless);
+    let found = ask(&mut engine, "server/discover", modern(json!({}), true));
+    assert!(
+        found["result"]["capabilities"].get("extensions").is_none(),
+        "{found}"
+    );
+    let (reply, effect) = send(&mut engine, &call("slow", true));
+    assert!(reply.is_none());
+    let plain = finish(&mut engine, effect).await;
+    assert_eq!(plain["result"]["content"][0]["text"], "slept", "{plain}");
+    let refused = ask(
+        &mut engine,
+        "tasks/get",
+        modern(json!({"taskId": "0".repeat(64)}), true),
+    );
+    assert_eq!(refused["error"]["code"], -32601);
+}
