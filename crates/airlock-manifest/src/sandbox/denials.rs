@@ -556,8 +556,7 @@ fn denials(fields: &[(&str, &str, bool)]) -> Vec<Denial> {
     out
 }
 
-const NOT_GRANTABLE_NODES: &str =
-    "none: no key lets a command make devices, FIFOs or sockets, nor use device ioctls";
+const NOT_GRANTABLE_NODES: &str = "none: no key lets a command make devices, FIFOs or sockets";
 const NOT_GRANTABLE_DEVICES: &str = "none: no key lets a command write a device but /dev/null";
 const NOT_GRANTABLE_BIND: &str = "none: no key lets a command listen on a port";
 const NOT_GRANTABLE_SCOPE: &str =
@@ -592,7 +591,11 @@ fn denial(blocker: &str, fields: &[(&str, &str, bool)]) -> Option<Denial> {
             let allow = format!("write = [\"{path}\"]");
             (DenialKind::Write, path, allow)
         }
-        "fs.make_char" | "fs.make_block" | "fs.make_fifo" | "fs.make_sock" | "fs.ioctl_dev" => {
+        // A device ioctl refused is a program asking whether `/dev/null` is a terminal
+        // (`isatty`), which it takes as "no" and goes on: most programs do it, and no key
+        // would change it. Not a denial anyone acts on, so not reported.
+        "fs.ioctl_dev" => return None,
+        "fs.make_char" | "fs.make_block" | "fs.make_fifo" | "fs.make_sock" => {
             (DenialKind::Write, path()?, NOT_GRANTABLE_NODES.to_owned())
         }
         "net.connect_tcp" => {
@@ -865,6 +868,13 @@ mod tests {
                 found[0].allow
             );
         }
+        // A terminal probe of /dev/null says nothing.
+        assert!(
+            denials(&fields_of(
+                "audit(1.2:3): domain=1 blockers=fs.ioctl_dev path=\"/dev/null\" ioctlcmd=0x5401"
+            ))
+            .is_empty()
+        );
         // An unknown blocker, or a record without its object, says nothing.
         assert!(
             denials(&fields_of(
