@@ -151,9 +151,10 @@ impl Reporting {
                  with `auditctl -e 1`, package auditd; airlock never does it itself)"
             }
             Self::NoAuditAccess => {
-                "NOT reported: the kernel's audit records cannot be read here (that needs \
-                 CAP_AUDIT_READ in the initial user namespace and the initial network \
-                 namespace: airlock as root, not rootless nor in a container's namespaces)"
+                "NOT reported: the kernel's audit records cannot be read here (that needs a \
+                 kernel with audit, and CAP_AUDIT_READ in the initial user namespace and the \
+                 initial network namespace: airlock as root, not rootless nor in a container's \
+                 namespaces)"
             }
             Self::OldLandlock => {
                 "NOT reported: Landlock logs denials from ABI 7 (Linux 6.15); this kernel's is \
@@ -669,6 +670,54 @@ pub fn result_line(collected: &Collected, redact: impl Fn(&str) -> String) -> Op
         line.push_str(&format!("; and {} more", collected.unrecorded));
     }
     Some(line)
+}
+
+/// The fuzzing entry point (`crate::fuzzing::audit_records`): `data` as what the multicast
+/// delivered, split into netlink messages as the reader splits them (and, when none is a
+/// Landlock record, as the text of one record of each type), taken by a reader watching launchers 1 and 11114;
+/// each call then holds at most [`SANDBOX_DENIALS_PER_CALL`] distinct denials, each object cut
+/// at [`SANDBOX_DENIAL_OBJECT_BYTES`] and free of control characters.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn fuzz(data: &[u8]) {
+    let reader = Reader {
+        state: Mutex::new(State::default()),
+        enabled: AtomicBool::new(true),
+        checked_ms: AtomicU64::new(1),
+        started: Instant::now(),
+    };
+    for pid in [1, 11114] {
+        reader.lock().calls.insert(pid, Collected::default());
+    }
+    let mut rest = data;
+    let mut framed = false;
+    while let Some((kind, payload, after)) = message(rest) {
+        framed |= kind == AUDIT_LANDLOCK_ACCESS || kind == AUDIT_LANDLOCK_DOMAIN;
+        reader.take(kind, &String::from_utf8_lossy(payload));
+        if after.len() >= rest.len() {
+            break;
+        }
+        rest = after;
+    }
+    if !framed {
+        let text = String::from_utf8_lossy(data);
+        reader.take(AUDIT_LANDLOCK_ACCESS, &text);
+        reader.take(AUDIT_LANDLOCK_DOMAIN, &text);
+        reader.take(AUDIT_LANDLOCK_ACCESS, &text);
+    }
+    let state = reader.lock();
+    assert!(state.unresolved.len() <= UNRESOLVED);
+    assert!(state.domains.len() <= SANDBOX_DENIAL_DOMAINS);
+    for call in state.calls.values() {
+        assert!(call.denials.len() <= SANDBOX_DENIALS_PER_CALL);
+        for (at, denial) in call.denials.iter().enumerate() {
+            let before = call.denials.get(..at).unwrap_or_default();
+            assert!(!before.contains(denial), "{denial:?} twice");
+            let cut = SANDBOX_DENIAL_OBJECT_BYTES.saturating_add('…'.len_utf8());
+            assert!(denial.object.len() <= cut.saturating_add(32), "{denial:?}");
+            assert!(!denial.object.chars().any(char::is_control), "{denial:?}");
+        }
+        let _line = result_line(call, str::to_owned);
+    }
 }
 
 #[cfg(test)]
