@@ -21,7 +21,7 @@
 //! its allocation, with the pid that restricted itself). That pid is a launcher's, which
 //! serves one call at a time: a denial goes to the call its launcher serves. Records come
 //! through the kernel's audit thread, after the fact; a call's are taken
-//! [`SANDBOX_DENIAL_SETTLE`] after its launcher reported; a later one is lost (the launcher's
+//! `SANDBOX_DENIAL_SETTLE` after its launcher reported; a later one is lost (the launcher's
 //! next call leaves it out by its stamp).
 //!
 //! The objects are the command's text (a path it opened, an address it dialled): escaped and
@@ -83,7 +83,7 @@ impl Denial {
     }
 }
 
-/// What one call was refused: at most [`SANDBOX_DENIALS_PER_CALL`], de-duplicated, and the
+/// What one call was refused: at most `SANDBOX_DENIALS_PER_CALL`, de-duplicated, and the
 /// count of the rest (repeats included).
 #[derive(Clone, Debug, Default, Eq, PartialEq)]
 pub struct Collected {
