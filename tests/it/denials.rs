@@ -132,12 +132,23 @@ fn a_program_outside_exec_and_a_write_outside_the_grant_are_named_where_landlock
         !scratch.dir.join("beside-work").exists(),
         "the write outside the grant went through"
     );
-    let found = denials(&records(&mut server)[0]);
+    // The same launcher serves the next call: its Landlock domain was announced with the first
+    // call's first denial only, and the next call's denials are still its own.
+    let (_, again) = bash(&mut server, 2, "shell", "/usr/bin/ls out; echo end");
+    let (_, clean) = bash(&mut server, 3, "shell", "echo x > out/clean; echo end");
+    let records = records(&mut server);
+    let found = denials(&records[0]);
     if switch.is_none() {
         assert!(!text.contains("the sandbox refused"), "{text}");
         assert!(found.is_empty(), "{found:?}");
         return;
     }
+    assert!(
+        again.contains("the sandbox refused: exec /usr/bin/ls") && !again.contains("/usr/bin/id"),
+        "{again}"
+    );
+    assert!(!clean.contains("the sandbox refused"), "{clean}");
+    assert!(records[2]["denials"].is_null(), "{}", records[2]);
     assert!(
         text.contains("the sandbox refused: exec /usr/bin/id; write /dev/full"),
         "{text}"

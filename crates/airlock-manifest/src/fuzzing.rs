@@ -1,5 +1,6 @@
 //! Fuzzing entry points of the manifest side: the loader, argv building, the sandbox policy a
-//! manifest's tools get, and the redaction of secrets from their output.
+//! manifest's tools get, the redaction of secrets from their output, and the kernel's audit
+//! records the sandbox's denials are read from.
 //!
 //! Built only for tests and with `--cfg fuzzing` (cargo-fuzz sets it), like the protocol
 //! core's `airlock::fuzzing`. A broken invariant panics: that is how a fuzzer reports it.
@@ -789,6 +790,13 @@ fn expand(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// Audit records: any bytes as the kernel's audit multicast delivered them (netlink messages
+/// whose text a command's paths reach, hex-encoded or quoted) through the sandbox's denial
+/// reader; it returns, and what a call keeps stays within its bounds (`sandbox::denials`).
+pub fn audit_records(data: &[u8]) {
+    crate::sandbox::denials::fuzz(data);
+}
+
 /// Redactor: differential. The input picks two secrets (of one length, or the second one
 /// longer), which edges of the output are cuts, and the output (over a three-letter alphabet
 /// when asked, so secrets overlap and half-occur often). Each redaction is what the rule says
@@ -1323,5 +1331,10 @@ accept_risk = ["unknown_program"]
     #[test]
     fn corpus_replays_argv() {
         assert!(replay("argv", argv) > 0);
+    }
+
+    #[test]
+    fn corpus_replays_audit_records() {
+        assert!(replay("audit_records", audit_records) > 0);
     }
 }

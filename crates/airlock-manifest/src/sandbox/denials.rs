@@ -156,9 +156,10 @@ impl Reporting {
                  with `auditctl -e 1`, package auditd; airlock never does it itself)"
             }
             Self::NoAuditAccess => {
-                "NOT reported: the kernel's audit records cannot be read here (that needs \
-                 CAP_AUDIT_READ in the initial user namespace and the initial network \
-                 namespace: airlock as root, not rootless nor in a container's namespaces)"
+                "NOT reported: the kernel's audit records cannot be read here (that needs a \
+                 kernel with audit, and CAP_AUDIT_READ in the initial user namespace and the \
+                 initial network namespace: airlock as root, not rootless nor in a container's \
+                 namespaces)"
             }
             Self::OldLandlock => {
                 "NOT reported: Landlock logs denials from ABI 7 (Linux 6.15); this kernel's is \
@@ -617,8 +618,7 @@ fn denials(fields: &[(&str, &str, bool)]) -> Vec<Denial> {
     out
 }
 
-const NOT_GRANTABLE_NODES: &str =
-    "none: no key lets a command make devices, FIFOs or sockets, nor use device ioctls";
+const NOT_GRANTABLE_NODES: &str = "none: no key lets a command make devices, FIFOs or sockets";
 const NOT_GRANTABLE_DEVICES: &str = "none: no key lets a command write a device but /dev/null";
 const NOT_GRANTABLE_BIND: &str = "none: no key lets a command listen on a port";
 const NOT_GRANTABLE_SCOPE: &str =
@@ -653,7 +653,11 @@ fn denial(blocker: &str, fields: &[(&str, &str, bool)]) -> Option<Denial> {
             let allow = format!("write = [\"{path}\"]");
             (DenialKind::Write, path, allow)
         }
-        "fs.make_char" | "fs.make_block" | "fs.make_fifo" | "fs.make_sock" | "fs.ioctl_dev" => {
+        // A device ioctl refused is a program asking whether `/dev/null` is a terminal
+        // (`isatty`), which it takes as "no" and goes on: most programs do it, and no key
+        // would change it. Not a denial anyone acts on, so not reported.
+        "fs.ioctl_dev" => return None,
+        "fs.make_char" | "fs.make_block" | "fs.make_fifo" | "fs.make_sock" => {
             (DenialKind::Write, path()?, NOT_GRANTABLE_NODES.to_owned())
         }
         "net.connect_tcp" => {
@@ -727,6 +731,54 @@ pub fn result_line(collected: &Collected, redact: impl Fn(&str) -> String) -> Op
         line.push_str(&format!("; and {} more", collected.unrecorded));
     }
     Some(line)
+}
+
+/// The fuzzing entry point (`crate::fuzzing::audit_records`): `data` as what the multicast
+/// delivered, split into netlink messages as the reader splits them (and, when none is a
+/// Landlock record, as the text of one record of each type), taken by a reader watching launchers 1 and 11114;
+/// each call then holds at most [`SANDBOX_DENIALS_PER_CALL`] distinct denials, each object cut
+/// at [`SANDBOX_DENIAL_OBJECT_BYTES`] and free of control characters.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn fuzz(data: &[u8]) {
+    let reader = Reader {
+        state: Mutex::new(State::default()),
+        enabled: AtomicBool::new(true),
+        checked_ms: AtomicU64::new(1),
+        started: Instant::now(),
+    };
+    for pid in [1, 11114] {
+        reader.lock().calls.insert(pid, Collected::default());
+    }
+    let mut rest = data;
+    let mut framed = false;
+    while let Some((kind, payload, after)) = message(rest) {
+        framed |= kind == AUDIT_LANDLOCK_ACCESS || kind == AUDIT_LANDLOCK_DOMAIN;
+        reader.take(kind, &String::from_utf8_lossy(payload));
+        if after.len() >= rest.len() {
+            break;
+        }
+        rest = after;
+    }
+    if !framed {
+        let text = String::from_utf8_lossy(data);
+        reader.take(AUDIT_LANDLOCK_ACCESS, &text);
+        reader.take(AUDIT_LANDLOCK_DOMAIN, &text);
+        reader.take(AUDIT_LANDLOCK_ACCESS, &text);
+    }
+    let state = reader.lock();
+    assert!(state.unresolved.len() <= UNRESOLVED);
+    assert!(state.domains.len() <= SANDBOX_DENIAL_DOMAINS);
+    for call in state.calls.values() {
+        assert!(call.denials.len() <= SANDBOX_DENIALS_PER_CALL);
+        for (at, denial) in call.denials.iter().enumerate() {
+            let before = call.denials.get(..at).unwrap_or_default();
+            assert!(!before.contains(denial), "{denial:?} twice");
+            let cut = SANDBOX_DENIAL_OBJECT_BYTES.saturating_add('…'.len_utf8());
+            assert!(denial.object.len() <= cut.saturating_add(32), "{denial:?}");
+            assert!(!denial.object.chars().any(char::is_control), "{denial:?}");
+        }
+        let _line = result_line(call, str::to_owned);
+    }
 }
 
 #[cfg(test)]
@@ -976,6 +1028,13 @@ mod tests {
                 found[0].allow
             );
         }
+        // A terminal probe of /dev/null says nothing.
+        assert!(
+            denials(&fields_of(
+                "audit(1.2:3): domain=1 blockers=fs.ioctl_dev path=\"/dev/null\" ioctlcmd=0x5401"
+            ))
+            .is_empty()
+        );
         // An unknown blocker, or a record without its object, says nothing.
         assert!(
             denials(&fields_of(
