@@ -117,6 +117,9 @@ pub struct Engine {
     batch: Option<Box<crate::metrics::Batch>>,
     /// Whose tasks this session reads and creates, once it used tasks.
     owner: Option<Owner>,
+    /// The spans this session finished and not yet exported, when traces are kept.
+    #[cfg(feature = "otel")]
+    spans: Option<Box<crate::otel::Local>>,
 }
 
 /// A question sent to the client, waiting for its answer.
@@ -155,6 +158,9 @@ struct Pending {
     running: Option<crate::metrics::InFlight>,
     /// For a `tasks/result` waiting on its task: the task, which its reply names.
     task: Option<TaskId>,
+    /// The request's span, when it is traced.
+    #[cfg(feature = "otel")]
+    span: Option<Box<crate::otel::SpanRecord>>,
 }
 
 /// A call in flight as its audit record will describe it.
@@ -188,6 +194,14 @@ impl Engine {
 
     /// A fresh session of `shared`'s server, whose calls' audit records name `client`.
     pub(crate) fn for_client(shared: Arc<Shared>, client: Client) -> Self {
+        #[cfg(feature = "otel")]
+        let spans = shared.traces.as_ref().map(|traces| {
+            let transport = match client {
+                Client::Stdio => crate::otel::Transport::Pipe,
+                Client::Http { .. } => crate::otel::Transport::Tcp,
+            };
+            crate::otel::Local::new(traces, transport)
+        });
         Self {
             shared,
             lifecycle: Lifecycle::default(),
@@ -208,6 +222,8 @@ impl Engine {
             #[cfg(feature = "metrics")]
             batch: None,
             owner: None,
+            #[cfg(feature = "otel")]
+            spans,
         }
     }
 
@@ -215,6 +231,10 @@ impl Engine {
     /// there, then writes the replies at once): with metrics, the batch's arrival is when its
     /// requests count as received. Without metrics, one branch.
     pub(crate) fn batch_received(&mut self) {
+        #[cfg(feature = "otel")]
+        if let Some(spans) = &mut self.spans {
+            spans.batch_received();
+        }
         #[cfg(feature = "metrics")]
         if self.shared.metrics.is_some() {
             self.batch
@@ -226,6 +246,10 @@ impl Engine {
     /// The batch's replies were written: the requests it answered are observed, with one
     /// clock read for all of them.
     pub(crate) fn batch_written(&mut self) {
+        #[cfg(feature = "otel")]
+        if let Some(spans) = &mut self.spans {
+            spans.batch_written();
+        }
         #[cfg(feature = "metrics")]
         if let (Some(metrics), Some(batch)) = (&self.shared.metrics, &mut self.batch) {
             batch.written(metrics);
@@ -251,6 +275,42 @@ impl Engine {
             .as_ref()
             .map(|metrics| metrics.session_started(transport));
         self
+    }
+
+    /// Names the session this engine serves in its spans (`mcp.session.id`): an id the
+    /// server made, never the peer's text.
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn traced_in_session(&mut self, session: &str) {
+        if let Some(spans) = &mut self.spans {
+            spans.in_session(Arc::from(session));
+        }
+    }
+
+    /// Takes the W3C trace context of the transport's request (HTTP `traceparent` and
+    /// `tracestate` headers) for the requests handled next: a request's parent when its
+    /// `_meta` names none, else a link. Read strictly; a malformed one is none.
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn trace_headers(&mut self, traceparent: Option<&str>, tracestate: Option<&str>) {
+        if let Some(spans) = &mut self.spans {
+            spans.set_header(traceparent, tracestate);
+        }
+    }
+
+    /// Ends a traced request's span, failed with `failure` if it did; `run` is what its
+    /// call's run reported (for the command's span).
+    #[cfg(feature = "otel")]
+    fn end_span(
+        &mut self,
+        span: Option<Box<crate::otel::SpanRecord>>,
+        failure: Option<crate::otel::Failure>,
+        run: Option<&RunNote>,
+    ) {
+        if let (Some(spans), Some(mut span)) = (self.spans.as_deref_mut(), span) {
+            if let Some(failure) = failure {
+                span.failed(failure);
+            }
+            spans.finish(span, run);
+        }
     }
 
     /// The server this session belongs to.
@@ -415,8 +475,10 @@ impl Engine {
             return;
         }
         self.stop_asking(&ticket, Some(out));
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "otel"))]
         let mut pending = pending;
+        #[cfg(feature = "otel")]
+        let span = pending.span.take();
         #[cfg(feature = "metrics")]
         let running = pending.running.take();
         #[cfg(feature = "metrics")]
@@ -447,6 +509,12 @@ impl Engine {
                     call_log::Outcome::Panicked,
                     crate::metrics::ErrorType::of(&McpError::ToolPanicked),
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(
+                    span,
+                    Some(crate::otel::Failure::of(&McpError::ToolPanicked)),
+                    None,
+                );
                 self.record(pending.audit.as_deref(), call_log::Outcome::Panicked, None);
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
                 return;
@@ -457,6 +525,8 @@ impl Engine {
                     call_log::Outcome::InputRequired,
                     crate::metrics::ErrorType::None,
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(span, None, None);
                 self.record(
                     pending.audit.as_deref(),
                     call_log::Outcome::InputRequired,
@@ -477,6 +547,8 @@ impl Engine {
                     call_log::Outcome::Refused,
                     crate::metrics::ErrorType::of(&error),
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 self.record(pending.audit.as_deref(), call_log::Outcome::Refused, None);
                 tracing::debug!(%error, "call refused in its round of input");
                 self.refuse(out, Some(&pending.id), error);
@@ -502,6 +574,12 @@ impl Engine {
                 metrics.proxy_refused(u64::try_from(refused).unwrap_or(u64::MAX));
             }
         }
+        #[cfg(feature = "otel")]
+        self.end_span(
+            span,
+            output.is_error().then_some(crate::otel::Failure::ToolError),
+            Some(&output.note),
+        );
         self.record(pending.audit.as_deref(), ended, Some(&output));
         let task = pending.task.map(|task| task.to_string());
         response::write_call_result_of(
@@ -822,6 +900,8 @@ impl Engine {
             .into_iter()
             .map(|(key, pending)| {
                 self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
+                #[cfg(feature = "otel")]
+                self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
                 Ticket {
                     key,
                     serial: pending.serial,
@@ -856,7 +936,27 @@ impl Engine {
                     .and_then(|name| self.shared.registry().get(name).cloned())
                     .map(|tool| tool.name.clone())
             });
+        // Its span, when traces are kept and it is sampled: begun before dispatch, which may
+        // take members of `_meta`.
+        #[cfg(feature = "otel")]
+        let mut span = self.spans.as_ref().and_then(|spans| {
+            spans.begin(
+                method,
+                &id,
+                params.as_deref().and_then(|params| params.meta.as_ref()),
+            )
+        });
+        #[cfg(feature = "otel")]
+        if let Some(span) = &mut span {
+            self.describe_span(span, method, params.as_deref());
+        }
         if self.in_flight.contains_key(id.key()) {
+            #[cfg(feature = "otel")]
+            self.end_span(
+                span,
+                Some(crate::otel::Failure::of(&McpError::DuplicateId)),
+                None,
+            );
             if let Some(tool) = &called {
                 // A call refused before it ran leaves its record like any other refusal.
                 self.record_unstarted(
@@ -900,6 +1000,12 @@ impl Engine {
                 }
                 #[cfg(feature = "metrics")]
                 self.observe_answered(method, params.as_deref(), received);
+                #[cfg(feature = "otel")]
+                self.end_span(
+                    span,
+                    (method == RequestMethod::ToolsCall).then_some(crate::otel::Failure::ToolError),
+                    None,
+                );
                 self.consecutive_errors = 0;
                 Effect::None
             }
@@ -917,17 +1023,23 @@ impl Engine {
                     plan,
                     #[cfg(feature = "metrics")]
                     running,
+                    #[cfg(feature = "otel")]
+                    span,
                 )
             }
             Ok(Dispatched::Task(plan, ttl)) => {
                 let tool = plan.tool.name.clone();
                 match self.start_task(&id, plan, ttl, out) {
                     Ok(()) => {
+                        #[cfg(feature = "otel")]
+                        self.end_span(span, None, None);
                         self.consecutive_errors = 0;
                         Effect::None
                     }
                     Err(error) => {
                         tracing::debug!(%error, "task refused");
+                        #[cfg(feature = "otel")]
+                        self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                         self.record_unstarted(Some(tool.as_str()), Some(&error));
                         self.refuse(out, Some(&id), error);
                         Effect::None
@@ -936,10 +1048,17 @@ impl Engine {
             }
             Ok(Dispatched::Wait(wait)) => {
                 self.consecutive_errors = 0;
-                self.wait(id, wait)
+                self.wait(
+                    id,
+                    wait,
+                    #[cfg(feature = "otel")]
+                    span,
+                )
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
+                #[cfg(feature = "otel")]
+                self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 #[cfg(feature = "metrics")]
                 self.observe_refused(method, params.as_deref(), received, &error);
                 if let Some(tool) = &called {
@@ -1033,11 +1152,38 @@ impl Engine {
         }
     }
 
+    /// What a request's span says before dispatch: the tool it calls (only one the server
+    /// has; an unknown name is the peer's text) and the protocol revision it is under.
+    #[cfg(feature = "otel")]
+    fn describe_span(
+        &self,
+        span: &mut crate::otel::SpanRecord,
+        method: RequestMethod,
+        params: Option<&envelope::Params<'_>>,
+    ) {
+        if method == RequestMethod::ToolsCall
+            && let Some(tool) = params
+                .and_then(|params| params.name.as_ref())
+                .and_then(Text::as_str)
+                .and_then(|name| self.shared.registry().get(name).cloned())
+        {
+            span.called(&tool);
+        }
+        let meta = params.and_then(|params| params.meta.as_ref());
+        let modern = crate::lifecycle::modern_version(meta).ok().flatten();
+        let negotiated = match self.lifecycle {
+            Lifecycle::AwaitingInitialize => None,
+            Lifecycle::AwaitingInitialized(version) | Lifecycle::Ready(version) => Some(version),
+        };
+        span.under(modern.or(negotiated));
+    }
+
     fn start(
         &mut self,
         id: RequestId,
         plan: dispatch::Plan,
         #[cfg(feature = "metrics")] running: Option<crate::metrics::InFlight>,
+        #[cfg(feature = "otel")] mut span: Option<Box<crate::otel::SpanRecord>>,
     ) -> Effect {
         let dispatch::Plan {
             tool,
@@ -1059,6 +1205,14 @@ impl Engine {
                 arguments_hmac: log.hash(&arguments),
             })
         });
+        // A traced call's run gets a span of its own, named to the tool before it starts.
+        #[cfg(feature = "otel")]
+        let trace = match (&mut span, &self.spans) {
+            (Some(span), Some(spans)) => Some(span.run_context(spans.traces(), spans.now())),
+            _ => None,
+        };
+        #[cfg(not(feature = "otel"))]
+        let trace = None;
         self.settle();
         self.staged = Some((
             key.clone(),
@@ -1079,6 +1233,8 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 running,
                 task: None,
+                #[cfg(feature = "otel")]
+                span,
             },
         ));
         Effect::Start(Call {
@@ -1099,6 +1255,7 @@ impl Engine {
             },
             round,
             waits: None,
+            trace,
         })
     }
 
@@ -1152,6 +1309,7 @@ impl Engine {
             client_can: ClientCan::default(),
             round: None,
             waits: None,
+            trace: None,
         };
         let handle = runtime.spawn(tasks::run(
             call,
@@ -1167,7 +1325,12 @@ impl Engine {
 
     /// Starts a `tasks/result` that waits for its task's end: a call whose reply is the
     /// task's result, in flight (and cancellable) as any call is.
-    fn wait(&mut self, id: RequestId, wait: dispatch::Wait) -> Effect {
+    fn wait(
+        &mut self,
+        id: RequestId,
+        wait: dispatch::Wait,
+        #[cfg(feature = "otel")] span: Option<Box<crate::otel::SpanRecord>>,
+    ) -> Effect {
         let dispatch::Wait {
             task,
             mut done,
@@ -1203,6 +1366,8 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 running: None,
                 task: Some(task),
+                #[cfg(feature = "otel")]
+                span,
             },
         );
         Effect::Start(Call {
@@ -1215,6 +1380,7 @@ impl Engine {
             client_can: ClientCan::default(),
             round: None,
             waits: Some(waits),
+            trace: None,
         })
     }
 
@@ -1235,6 +1401,8 @@ impl Engine {
                     Some((key, pending)) => {
                         tracing::debug!("call cancelled by the client");
                         self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
+                        #[cfg(feature = "otel")]
+                        self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
                         let ticket = Ticket {
                             key,
                             serial: pending.serial,

@@ -1,0 +1,553 @@
+//! OpenTelemetry traces over OTLP/HTTP (the `otel` feature): a span per request by the MCP
+//! semantic conventions, a child span per command run, exported by a thread of its own.
+//!
+//! The hot path builds no SDK object: a sampled request becomes a [`SpanRecord`] (ids, two
+//! times and closed facts: its method, the registered tool, the id, the error code), an
+//! engine keeps the records it finished until its batch of replies is written, and hands them
+//! over in one send. The export thread ([`export`]) turns them into the SDK's span data and
+//! posts them with the OTLP exporter through our blocking client ([`client`]). Argument values
+//! and output never enter a record. A peer's trace context is read strictly
+//! ([`crate::trace_context`]) and only ever names a parent; sampling is the server's ratio,
+//! kept by a counter the peer cannot steer (a peer picks its trace ids, so a ratio over the
+//! trace id would be the peer's to choose).
+
+mod client;
+mod export;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+pub use client::EndpointError;
+
+use crate::envelope::RequestMethod;
+use crate::error::McpError;
+use crate::id::RequestId;
+use crate::limits::{MAX_SPAN_BATCHES_QUEUED, SPAN_SHUTDOWN_TIMEOUT};
+use crate::tools::ToolDef;
+use crate::trace_context::{Remote, TraceParent};
+use crate::version::ProtocolVersion;
+
+/// Why traces cannot be exported as configured.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OtlpError {
+    /// The endpoint is not a plain `http://` URL.
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    /// The sampling ratio is not in (0, 1].
+    #[error("the trace sampling ratio must be above 0 and at most 1")]
+    Ratio,
+    /// The OTLP exporter refused its configuration (its text names the setting).
+    #[error("the OTLP exporter could not be built: {0}")]
+    Exporter(String),
+    /// The export thread could not be started, or the random source failed.
+    #[error("the span export thread could not be started: {0}")]
+    Start(std::io::Error),
+}
+
+/// Where traced requests go: an OTLP/HTTP collector, fed by one export thread. Give it to
+/// [`ServerBuilder::traces`](crate::ServerBuilder::traces); dropping the last handle exports
+/// what is left (waiting at most `SPAN_SHUTDOWN_TIMEOUT`) and ends the thread.
+pub struct Traces {
+    queue: Option<SyncSender<Vec<SpanRecord>>>,
+    /// The export thread says it is done (its sender dropped) through this.
+    done: Mutex<Option<Receiver<()>>>,
+    /// Sampling: the ratio as a fraction of 2^32 (2^32 = every request), and the requests
+    /// seen so far.
+    step: u64,
+    seen: AtomicU64,
+    /// Span and trace ids: a counter through a bijective mix keyed at start, so ids are
+    /// unique for 2^64 spans and not guessable from one another.
+    next: AtomicU64,
+    key: u64,
+    /// Batches of spans dropped because the export thread was behind.
+    dropped: AtomicU64,
+}
+
+impl std::fmt::Debug for Traces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Traces")
+            .field("dropped", &self.dropped.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Traces {
+    /// Traces exported to the collector at `endpoint` (`http://HOST[:PORT][/PATH]`; spans go
+    /// to `PATH/v1/traces`, as with `OTEL_EXPORTER_OTLP_ENDPOINT`), under the resource
+    /// `service.name = service`, `service.version = version`, one request in `1 / ratio`
+    /// traced (1.0: all). The exporter also reads the `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (and
+    /// `OTEL_EXPORTER_OTLP_HEADERS`) and `OTEL_EXPORTER_OTLP_TIMEOUT` variables, as every
+    /// OTLP exporter does.
+    ///
+    /// # Errors
+    ///
+    /// [`OtlpError`]: an endpoint that is not `http://`, a ratio outside (0, 1], an exporter
+    /// that refuses its configuration, no thread or no random source.
+    pub fn to_otlp(
+        endpoint: &str,
+        service: &str,
+        version: &str,
+        ratio: f64,
+    ) -> Result<Arc<Self>, OtlpError> {
+        if !(ratio > 0.0 && ratio <= 1.0) {
+            return Err(OtlpError::Ratio);
+        }
+        let endpoint = client::Endpoint::parse(endpoint)?;
+        let exporter = export::exporter(endpoint, service, version)?;
+        let mut key = [0_u8; 8];
+        getrandom::fill(&mut key)
+            .map_err(|_| OtlpError::Start(std::io::Error::other("the random source failed")))?;
+        let (queue, spans) = std::sync::mpsc::sync_channel(MAX_SPAN_BATCHES_QUEUED);
+        let (finished, done) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("airlock-otlp".into())
+            .spawn(move || {
+                export::run(&exporter, &spans);
+                drop(finished);
+            })
+            .map_err(OtlpError::Start)?;
+        Ok(Arc::new(Self {
+            queue: Some(queue),
+            done: Mutex::new(Some(done)),
+            step: ratio_step(ratio),
+            seen: AtomicU64::new(0),
+            next: AtomicU64::new(1),
+            key: u64::from_le_bytes(key),
+            dropped: AtomicU64::new(0),
+        }))
+    }
+
+    /// Traces whose spans go to the receiver returned, with no export thread (tests).
+    #[cfg(test)]
+    pub(crate) fn for_tests(ratio: f64) -> (Arc<Self>, Receiver<Vec<SpanRecord>>) {
+        let (queue, spans) = std::sync::mpsc::sync_channel(MAX_SPAN_BATCHES_QUEUED);
+        let traces = Arc::new(Self {
+            queue: Some(queue),
+            done: Mutex::new(None),
+            step: ratio_step(ratio),
+            seen: AtomicU64::new(0),
+            next: AtomicU64::new(1),
+            key: 0x5eed,
+            dropped: AtomicU64::new(0),
+        });
+        (traces, spans)
+    }
+
+    /// Whether this request is traced: the ratio's share of requests, by count.
+    fn sampled(&self) -> bool {
+        if self.step >= 1 << 32 {
+            return true;
+        }
+        let seen = u128::from(self.seen.fetch_add(1, Ordering::Relaxed));
+        let step = u128::from(self.step);
+        let before = seen.saturating_mul(step) >> 32;
+        let after = seen.saturating_add(1).saturating_mul(step) >> 32;
+        after > before
+    }
+
+    /// A fresh span id, never zero.
+    fn span_id(&self) -> u64 {
+        loop {
+            let id = mix(self.next.fetch_add(1, Ordering::Relaxed) ^ self.key);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// A fresh trace id, never zero.
+    fn trace_id(&self) -> u128 {
+        (u128::from(self.span_id()) << 64) | u128::from(self.span_id())
+    }
+
+    /// Begins the span of a request received at `start`, if it is sampled: a child of the
+    /// peer's `_meta` context when it sent a well-formed one, else of the transport's
+    /// (`header`); with both, the header's is a link.
+    pub(crate) fn begin(
+        &self,
+        method: RequestMethod,
+        id: &RequestId,
+        meta: Option<&serde_json::Value>,
+        header: Option<&Remote>,
+        start: SystemTime,
+    ) -> Option<Box<SpanRecord>> {
+        if !self.sampled() {
+            return None;
+        }
+        let meta = meta.and_then(|meta| {
+            let traceparent = meta.get("traceparent")?.as_str()?;
+            let tracestate = meta.get("tracestate").and_then(serde_json::Value::as_str);
+            Remote::parse(traceparent, tracestate)
+        });
+        let (parent, link) = match (meta, header) {
+            (Some(meta), header) => (Some(meta), header.cloned()),
+            (None, header) => (header.cloned(), None),
+        };
+        let (trace_id, parent_span, tracestate) = match parent {
+            Some(Remote {
+                trace_id,
+                span_id,
+                tracestate,
+            }) => (trace_id, Some(span_id), tracestate.map(Arc::from)),
+            None => (self.trace_id(), None, None),
+        };
+        Some(Box::new(SpanRecord {
+            trace_id,
+            span_id: self.span_id(),
+            parent: parent_span,
+            tracestate,
+            start,
+            end: None,
+            what: What::Request(RequestFacts {
+                method,
+                id: id.clone(),
+                tool: None,
+                session: None,
+                version: None,
+                transport: Transport::Pipe,
+                failure: None,
+                link: link.map(|link| (link.trace_id, link.span_id)),
+                command: None,
+            }),
+        }))
+    }
+
+    /// Queues finished spans for export; when the thread is behind, they are dropped and
+    /// counted.
+    fn send(&self, spans: Vec<SpanRecord>) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        match queue.try_send(spans) {
+            Ok(()) => {}
+            Err(TrySendError::Full(spans) | TrySendError::Disconnected(spans)) => {
+                let count = u64::try_from(spans.len()).unwrap_or(u64::MAX);
+                let dropped = self.dropped.fetch_add(count, Ordering::Relaxed);
+                if dropped == 0 {
+                    tracing::warn!("spans dropped: the OTLP export is behind");
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Traces {
+    fn drop(&mut self) {
+        // The thread exports what it holds once the queue closes, then says so.
+        drop(self.queue.take());
+        let done = self
+            .done
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(done) = done
+            && done.recv_timeout(SPAN_SHUTDOWN_TIMEOUT).is_ok()
+        {
+            tracing::debug!("the last spans were exported");
+        }
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "spans were dropped while the OTLP export was behind"
+            );
+        }
+    }
+}
+
+/// The ratio as a fraction of 2^32, at least 1.
+fn ratio_step(ratio: f64) -> u64 {
+    let scaled = (ratio * 4_294_967_296.0).round();
+    // In range: ratio is in (0, 1], so scaled is in [0, 2^32].
+    #[expect(
+        clippy::as_conversions,
+        reason = "a float in [0, 2^32] to an integer; no From exists for it"
+    )]
+    let step = scaled as u64;
+    step.max(1)
+}
+
+/// SplitMix64's finaliser: a bijection of `u64`, so distinct counters give distinct ids.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The transport a request came over (`network.transport`).
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Transport {
+    /// stdio.
+    Pipe,
+    /// HTTP.
+    Tcp,
+}
+
+/// How a request failed, as `error.type` says.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(crate) enum Failure {
+    /// Answered with an error of the table: its code and fixed message.
+    Error { code: i32, message: &'static str },
+    /// A tool's result with `isError`.
+    ToolError,
+    /// Cancelled by the client, or abandoned: no reply was sent.
+    Cancelled,
+}
+
+impl Failure {
+    /// The failure of a request answered with `error`.
+    pub(crate) fn of(error: &McpError) -> Self {
+        let wire = error.to_wire();
+        Self::Error {
+            code: wire.code.get(),
+            message: wire.message,
+        }
+    }
+}
+
+/// One finished (or running) span, as the hot path keeps it.
+#[derive(Debug)]
+pub(crate) struct SpanRecord {
+    trace_id: u128,
+    span_id: u64,
+    /// The parent span: the peer's for a request, the request's for a command.
+    parent: Option<u64>,
+    tracestate: Option<Arc<str>>,
+    start: SystemTime,
+    /// `None` until it ends; a span finished in a batch ends when the batch is written.
+    end: Option<SystemTime>,
+    what: What,
+}
+
+#[derive(Debug)]
+enum What {
+    Request(RequestFacts),
+    Command(CommandFacts),
+}
+
+#[derive(Debug)]
+struct RequestFacts {
+    method: RequestMethod,
+    id: RequestId,
+    /// The tool called, only one the server has.
+    tool: Option<Tool>,
+    session: Option<Arc<str>>,
+    version: Option<ProtocolVersion>,
+    transport: Transport,
+    failure: Option<Failure>,
+    /// The transport's trace context when `_meta` named the parent.
+    link: Option<(u128, u64)>,
+    /// The command run's span id and its start, once the call started.
+    command: Option<(u64, SystemTime)>,
+}
+
+#[derive(Debug)]
+struct CommandFacts {
+    tool: Tool,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    limit: Option<&'static str>,
+}
+
+/// A tool a span names (shown by its name).
+#[derive(Clone)]
+struct Tool(Arc<ToolDef>);
+
+impl Tool {
+    fn name(&self) -> &str {
+        self.0.name.as_str()
+    }
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl SpanRecord {
+    fn request(&mut self) -> Option<&mut RequestFacts> {
+        match &mut self.what {
+            What::Request(facts) => Some(facts),
+            What::Command(_) => None,
+        }
+    }
+
+    /// Names the tool called (one the server has).
+    pub(crate) fn called(&mut self, tool: &Arc<ToolDef>) {
+        if let Some(facts) = self.request() {
+            facts.tool = Some(Tool(Arc::clone(tool)));
+        }
+    }
+
+    /// Sets the protocol revision the request was handled under.
+    pub(crate) fn under(&mut self, version: Option<ProtocolVersion>) {
+        if let Some(facts) = self.request() {
+            facts.version = version;
+        }
+    }
+
+    /// Records how the request failed.
+    pub(crate) fn failed(&mut self, failure: Failure) {
+        if let Some(facts) = self.request() {
+            facts.failure = Some(failure);
+        }
+    }
+
+    /// The trace context of the call's run, a span of its own under this one; its start is
+    /// `now`.
+    pub(crate) fn run_context(&mut self, traces: &Traces, now: SystemTime) -> TraceParent {
+        let id = traces.span_id();
+        let (trace_id, tracestate) = (self.trace_id, self.tracestate.clone());
+        if let Some(facts) = self.request() {
+            facts.command = Some((id, now));
+        }
+        TraceParent::new(trace_id, id, tracestate)
+    }
+}
+
+/// One engine's spans: those it finished and not yet handed to the export thread, and what
+/// each of its requests' spans shares (the transport, the session).
+#[derive(Debug)]
+pub(crate) struct Local {
+    traces: Arc<Traces>,
+    finished: Vec<SpanRecord>,
+    /// The arrival of the batch being read, if one is open: every request of it starts
+    /// then, and every span it finishes ends when its replies are written.
+    batch: Option<SystemTime>,
+    transport: Transport,
+    session: Option<Arc<str>>,
+    /// The transport's trace context of the request being handled (HTTP headers).
+    header: Option<Remote>,
+}
+
+impl Local {
+    pub(crate) fn new(traces: &Arc<Traces>, transport: Transport) -> Box<Self> {
+        Box::new(Self {
+            traces: Arc::clone(traces),
+            finished: Vec::new(),
+            batch: None,
+            transport,
+            session: None,
+            header: None,
+        })
+    }
+
+    /// Names the session every span of this engine belongs to (`mcp.session.id`).
+    #[cfg(feature = "http")]
+    pub(crate) fn in_session(&mut self, session: Arc<str>) {
+        self.session = Some(session);
+    }
+
+    /// Takes the transport's trace context of the next requests (HTTP headers), read
+    /// strictly: a malformed one is none.
+    #[cfg(feature = "http")]
+    pub(crate) fn set_header(&mut self, traceparent: Option<&str>, tracestate: Option<&str>) {
+        self.header = traceparent.and_then(|parent| Remote::parse(parent, tracestate));
+    }
+
+    pub(crate) fn traces(&self) -> &Arc<Traces> {
+        &self.traces
+    }
+
+    /// A batch of frames is being read: its requests start now.
+    pub(crate) fn batch_received(&mut self) {
+        if self.batch.is_none() {
+            self.batch = Some(SystemTime::now());
+        }
+    }
+
+    /// When a request received now started: its batch's arrival, or now.
+    pub(crate) fn now(&self) -> SystemTime {
+        self.batch.unwrap_or_else(SystemTime::now)
+    }
+
+    /// Begins the span of a request, if it is sampled.
+    pub(crate) fn begin(
+        &self,
+        method: RequestMethod,
+        id: &RequestId,
+        meta: Option<&serde_json::Value>,
+    ) -> Option<Box<SpanRecord>> {
+        let mut span = self
+            .traces
+            .begin(method, id, meta, self.header.as_ref(), self.now())?;
+        if let Some(facts) = span.request() {
+            facts.transport = self.transport;
+            facts.session.clone_from(&self.session);
+        }
+        Some(span)
+    }
+
+    /// The request's reply is written (or, outside a batch, about to be): its span ends.
+    /// A started call's command span ends with it when the run reported a command (its exit,
+    /// signal or limit).
+    pub(crate) fn finish(&mut self, mut span: Box<SpanRecord>, run: Option<&crate::RunNote>) {
+        let ended = self.batch.is_none().then(SystemTime::now);
+        span.end = ended;
+        let command = span.request().and_then(|facts| {
+            let (id, start) = facts.command?;
+            let tool = facts.tool.clone()?;
+            let run = run.filter(|run| {
+                run.exit_code.is_some() || run.signal.is_some() || run.limit.is_some()
+            })?;
+            Some(SpanRecord {
+                trace_id: 0,
+                span_id: id,
+                parent: None,
+                tracestate: None,
+                start,
+                end: ended,
+                what: What::Command(CommandFacts {
+                    tool,
+                    exit_code: run.exit_code,
+                    signal: run.signal,
+                    limit: run.limit,
+                }),
+            })
+        });
+        if let Some(mut command) = command {
+            command.trace_id = span.trace_id;
+            command.parent = Some(span.span_id);
+            command.tracestate.clone_from(&span.tracestate);
+            self.finished.push(command);
+        }
+        self.finished.push(*span);
+        if self.batch.is_none() {
+            self.flush();
+        }
+    }
+
+    /// The batch's replies were written: its spans end now and go to the export thread.
+    pub(crate) fn batch_written(&mut self) {
+        if self.batch.take().is_some() {
+            self.flush();
+        }
+    }
+
+    /// Hands the finished spans to the export thread.
+    pub(crate) fn flush(&mut self) {
+        if self.finished.is_empty() {
+            return;
+        }
+        let now = SystemTime::now();
+        for span in &mut self.finished {
+            span.end.get_or_insert(now);
+        }
+        let spans = std::mem::take(&mut self.finished);
+        self.traces.send(spans);
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests;
