@@ -158,7 +158,7 @@ struct Pending {
     running: Option<crate::metrics::InFlight>,
     /// For a `tasks/result` waiting on its task: the task, which its reply names.
     task: Option<TaskId>,
-    /// The request's span, when it is traced.
+    /// The request's span, when it is traced (boxed: only calls in flight hold one).
     #[cfg(feature = "otel")]
     span: Option<Box<crate::otel::SpanRecord>>,
 }
@@ -301,7 +301,7 @@ impl Engine {
     #[cfg(feature = "otel")]
     fn end_span(
         &mut self,
-        span: Option<Box<crate::otel::SpanRecord>>,
+        span: Option<crate::otel::SpanRecord>,
         failure: Option<crate::otel::Failure>,
         run: Option<&RunNote>,
     ) {
@@ -478,7 +478,7 @@ impl Engine {
         #[cfg(any(feature = "metrics", feature = "otel"))]
         let mut pending = pending;
         #[cfg(feature = "otel")]
-        let span = pending.span.take();
+        let span = pending.span.take().map(|span| *span);
         #[cfg(feature = "metrics")]
         let running = pending.running.take();
         #[cfg(feature = "metrics")]
@@ -901,7 +901,11 @@ impl Engine {
             .map(|(key, pending)| {
                 self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
                 #[cfg(feature = "otel")]
-                self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
+                self.end_span(
+                    pending.span.map(|span| *span),
+                    Some(crate::otel::Failure::Cancelled),
+                    None,
+                );
                 Ticket {
                     key,
                     serial: pending.serial,
@@ -939,7 +943,7 @@ impl Engine {
         // Its span, when traces are kept and it is sampled: begun before dispatch, which may
         // take members of `_meta`.
         #[cfg(feature = "otel")]
-        let mut span = self.spans.as_ref().and_then(|spans| {
+        let mut span = self.spans.as_mut().and_then(|spans| {
             spans.begin(
                 method,
                 &id,
@@ -948,9 +952,11 @@ impl Engine {
         });
         #[cfg(feature = "otel")]
         if let Some(span) = &mut span {
-            self.describe_span(span, method, params.as_deref());
+            self.describe_span(span, params.as_deref());
         }
         if self.in_flight.contains_key(id.key()) {
+            #[cfg(feature = "otel")]
+            self.span_names_tool(span.as_mut(), method, params.as_deref());
             #[cfg(feature = "otel")]
             self.end_span(
                 span,
@@ -1001,6 +1007,8 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 self.observe_answered(method, params.as_deref(), received);
                 #[cfg(feature = "otel")]
+                self.span_names_tool(span.as_mut(), method, params.as_deref());
+                #[cfg(feature = "otel")]
                 self.end_span(
                     span,
                     (method == RequestMethod::ToolsCall).then_some(crate::otel::Failure::ToolError),
@@ -1028,6 +1036,10 @@ impl Engine {
                 )
             }
             Ok(Dispatched::Task(plan, ttl)) => {
+                #[cfg(feature = "otel")]
+                if let Some(span) = &mut span {
+                    span.called(&plan.tool);
+                }
                 let tool = plan.tool.name.clone();
                 match self.start_task(&id, plan, ttl, out) {
                     Ok(()) => {
@@ -1057,6 +1069,8 @@ impl Engine {
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
+                #[cfg(feature = "otel")]
+                self.span_names_tool(span.as_mut(), method, params.as_deref());
                 #[cfg(feature = "otel")]
                 self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 #[cfg(feature = "metrics")]
@@ -1152,23 +1166,14 @@ impl Engine {
         }
     }
 
-    /// What a request's span says before dispatch: the tool it calls (only one the server
-    /// has; an unknown name is the peer's text) and the protocol revision it is under.
+    /// The protocol revision a request's span says it is under: the one its `_meta` names,
+    /// else the session's.
     #[cfg(feature = "otel")]
     fn describe_span(
         &self,
         span: &mut crate::otel::SpanRecord,
-        method: RequestMethod,
         params: Option<&envelope::Params<'_>>,
     ) {
-        if method == RequestMethod::ToolsCall
-            && let Some(tool) = params
-                .and_then(|params| params.name.as_ref())
-                .and_then(Text::as_str)
-                .and_then(|name| self.shared.registry().get(name).cloned())
-        {
-            span.called(&tool);
-        }
         let meta = params.and_then(|params| params.meta.as_ref());
         let modern = crate::lifecycle::modern_version(meta).ok().flatten();
         let negotiated = match self.lifecycle {
@@ -1178,12 +1183,34 @@ impl Engine {
         span.under(modern.or(negotiated));
     }
 
+    /// Names in the span of a `tools/call` that did not start the tool it called, if the
+    /// server has it (an unknown name is the peer's text). A call that starts names its tool
+    /// from its plan, with no lookup.
+    #[cfg(feature = "otel")]
+    fn span_names_tool(
+        &self,
+        span: Option<&mut crate::otel::SpanRecord>,
+        method: RequestMethod,
+        params: Option<&envelope::Params<'_>>,
+    ) {
+        let Some(span) = span.filter(|_| method == RequestMethod::ToolsCall) else {
+            return;
+        };
+        if let Some(tool) = params
+            .and_then(|params| params.name.as_ref())
+            .and_then(Text::as_str)
+            .and_then(|name| self.shared.registry().get(name).cloned())
+        {
+            span.called(&tool);
+        }
+    }
+
     fn start(
         &mut self,
         id: RequestId,
         plan: dispatch::Plan,
         #[cfg(feature = "metrics")] running: Option<crate::metrics::InFlight>,
-        #[cfg(feature = "otel")] mut span: Option<Box<crate::otel::SpanRecord>>,
+        #[cfg(feature = "otel")] mut span: Option<crate::otel::SpanRecord>,
     ) -> Effect {
         let dispatch::Plan {
             tool,
@@ -1205,10 +1232,14 @@ impl Engine {
                 arguments_hmac: log.hash(&arguments),
             })
         });
-        // A traced call's run gets a span of its own, named to the tool before it starts.
+        // A traced call names its tool, and its run gets a span of its own, named to the
+        // tool before it starts.
         #[cfg(feature = "otel")]
-        let trace = match (&mut span, &self.spans) {
-            (Some(span), Some(spans)) => Some(span.run_context(spans.traces(), spans.now())),
+        let trace = match (&mut span, &mut self.spans) {
+            (Some(span), Some(spans)) => {
+                span.called(&tool);
+                Some(spans.run_context(span))
+            }
             _ => None,
         };
         #[cfg(not(feature = "otel"))]
@@ -1234,7 +1265,7 @@ impl Engine {
                 running,
                 task: None,
                 #[cfg(feature = "otel")]
-                span,
+                span: span.map(Box::new),
             },
         ));
         Effect::Start(Call {
@@ -1329,7 +1360,7 @@ impl Engine {
         &mut self,
         id: RequestId,
         wait: dispatch::Wait,
-        #[cfg(feature = "otel")] span: Option<Box<crate::otel::SpanRecord>>,
+        #[cfg(feature = "otel")] span: Option<crate::otel::SpanRecord>,
     ) -> Effect {
         let dispatch::Wait {
             task,
@@ -1367,7 +1398,7 @@ impl Engine {
                 running: None,
                 task: Some(task),
                 #[cfg(feature = "otel")]
-                span,
+                span: span.map(Box::new),
             },
         );
         Effect::Start(Call {
@@ -1402,7 +1433,11 @@ impl Engine {
                         tracing::debug!("call cancelled by the client");
                         self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
                         #[cfg(feature = "otel")]
-                        self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
+                        self.end_span(
+                            pending.span.map(|span| *span),
+                            Some(crate::otel::Failure::Cancelled),
+                            None,
+                        );
                         let ticket = Ticket {
                             key,
                             serial: pending.serial,

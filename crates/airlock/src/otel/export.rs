@@ -22,7 +22,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter as _, SpanLinks};
 
 use super::client::{Client, Endpoint};
-use super::{CommandFacts, Failure, OtlpError, RequestFacts, SpanRecord, Transport, What};
+use super::{Failure, More, OtlpError, Run, SpanRecord, Transport};
 use crate::envelope::RequestMethod;
 use crate::id::IdKey;
 use crate::limits::{
@@ -133,29 +133,24 @@ const CALLER_ERRORS: [i32; 5] = [-32_700, -32_600, -32_601, -32_602, -32_002];
 
 /// The SDK's span data of `record`.
 pub(super) fn span_data(record: SpanRecord, scope: &InstrumentationScope) -> SpanData {
-    let SpanRecord {
-        trace_id,
-        span_id,
-        parent,
-        tracestate,
-        start,
-        end,
-        what,
-    } = record;
-    let state = tracestate
+    let more = record.more.as_deref();
+    let parent = more.and_then(|more| more.parent);
+    let state = more
+        .and_then(|more| more.tracestate.as_deref())
         .and_then(|state| state.parse::<TraceState>().ok())
         .unwrap_or_default();
     let span_context = SpanContext::new(
-        TraceId::from(trace_id),
-        SpanId::from(span_id),
+        TraceId::from(record.trace_id),
+        SpanId::from(record.span_id),
         TraceFlags::SAMPLED,
         false,
         state,
     );
-    let (name, kind, attributes, status, links, remote) = match what {
-        What::Request(facts) => request(facts),
-        What::Command(facts) => command(facts),
-    };
+    let (name, kind, attributes, status, links, remote) =
+        match more.and_then(|more| more.run.as_ref()) {
+            Some(run) => command(&record, run),
+            None => request(&record, more),
+        };
     let mut span_links = SpanLinks::default();
     span_links.links = links;
     SpanData {
@@ -164,8 +159,8 @@ pub(super) fn span_data(record: SpanRecord, scope: &InstrumentationScope) -> Spa
         parent_span_is_remote: parent.is_some() && remote,
         span_kind: kind,
         name,
-        start_time: start,
-        end_time: end.unwrap_or(start),
+        start_time: record.start,
+        end_time: record.end.unwrap_or(record.start),
         attributes,
         dropped_attributes_count: 0,
         events: SpanEvents::default(),
@@ -187,45 +182,35 @@ type Shape = (
 );
 
 /// A request's span, by the MCP server span conventions.
-fn request(facts: RequestFacts) -> Shape {
-    let RequestFacts {
-        method,
-        id,
-        tool,
-        session,
-        version,
-        transport,
-        failure,
-        link,
-        command: _,
-    } = facts;
+fn request(record: &SpanRecord, more: Option<&More>) -> Shape {
+    let method = record.method;
     let mut attributes = Vec::with_capacity(10);
     attributes.push(KeyValue::new("mcp.method.name", method.as_str()));
-    attributes.push(KeyValue::new("jsonrpc.request.id", request_id(id.key())));
-    let name = match &tool {
+    attributes.push(KeyValue::new("jsonrpc.request.id", request_id(&record.id)));
+    let name = match &record.tool {
         Some(tool) => Cow::Owned(format!("{} {}", method.as_str(), tool.name())),
         None => Cow::Borrowed(method.as_str()),
     };
-    if let Some(tool) = tool {
+    if let Some(tool) = &record.tool {
         attributes.push(KeyValue::new("gen_ai.tool.name", tool.name().to_owned()));
     }
     if method == RequestMethod::ToolsCall {
         attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
     }
-    if let Some(session) = session {
-        attributes.push(KeyValue::new("mcp.session.id", session.to_string()));
+    if let Some(session) = more.and_then(|more| more.session.as_deref()) {
+        attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
     }
-    if let Some(version) = version {
+    if let Some(version) = record.version {
         attributes.push(KeyValue::new("mcp.protocol.version", version.as_str()));
     }
     attributes.push(KeyValue::new(
         "network.transport",
-        match transport {
+        match record.transport {
             Transport::Pipe => "pipe",
             Transport::Tcp => "tcp",
         },
     ));
-    let status = match failure {
+    let status = match record.failure {
         None => Status::Unset,
         Some(Failure::Error { code, message }) => {
             attributes.push(KeyValue::new("error.type", code.to_string()));
@@ -245,7 +230,8 @@ fn request(facts: RequestFacts) -> Shape {
             Status::Unset
         }
     };
-    let links = link
+    let links = more
+        .and_then(|more| more.link)
         .map(|(trace, span)| {
             Link::with_context(SpanContext::new(
                 TraceId::from(trace),
@@ -261,15 +247,15 @@ fn request(facts: RequestFacts) -> Shape {
 }
 
 /// A command run's span: its tool, its exit and the limit that ended it, if one did.
-fn command(facts: CommandFacts) -> Shape {
-    let CommandFacts {
-        tool,
+fn command(record: &SpanRecord, run: &Run) -> Shape {
+    let Run {
         exit_code,
         signal,
         limit,
-    } = facts;
+    } = *run;
+    let tool = record.tool.as_ref().map_or("", |tool| tool.name());
     let mut attributes = Vec::with_capacity(4);
-    attributes.push(KeyValue::new("gen_ai.tool.name", tool.name().to_owned()));
+    attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
     if let Some(code) = exit_code {
         attributes.push(KeyValue::new("process.exit.code", i64::from(code)));
     }
@@ -289,7 +275,7 @@ fn command(facts: CommandFacts) -> Shape {
         Status::Unset
     };
     (
-        Cow::Owned(format!("exec {}", tool.name())),
+        Cow::Owned(format!("exec {tool}")),
         SpanKind::Internal,
         attributes,
         status,

@@ -23,7 +23,7 @@ pub use client::EndpointError;
 
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
-use crate::id::RequestId;
+use crate::id::{IdKey, RequestId};
 use crate::limits::{MAX_SPAN_BATCHES_QUEUED, SPAN_SHUTDOWN_TIMEOUT};
 use crate::tools::ToolDef;
 use crate::trace_context::{Remote, TraceParent};
@@ -78,9 +78,9 @@ impl Traces {
     /// Traces exported to the collector at `endpoint` (`http://HOST[:PORT][/PATH]`; spans go
     /// to `PATH/v1/traces`, as with `OTEL_EXPORTER_OTLP_ENDPOINT`), under the resource
     /// `service.name = service`, `service.version = version`, one request in `1 / ratio`
-    /// traced (1.0: all). The exporter also reads the `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (and
-    /// `OTEL_EXPORTER_OTLP_HEADERS`) and `OTEL_EXPORTER_OTLP_TIMEOUT` variables, as every
-    /// OTLP exporter does.
+    /// traced (1.0: all). The exporter also sends the headers of
+    /// `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (else `OTEL_EXPORTER_OTLP_HEADERS`), as every OTLP
+    /// exporter does; the endpoint and timeouts are these, whatever the environment says.
     ///
     /// # Errors
     ///
@@ -148,71 +148,13 @@ impl Traces {
         after > before
     }
 
-    /// A fresh span id, never zero.
-    fn span_id(&self) -> u64 {
-        loop {
-            let id = mix(self.next.fetch_add(1, Ordering::Relaxed) ^ self.key);
-            if id != 0 {
-                return id;
-            }
+    /// A generator of span and trace ids for one engine: the shared counter is read once
+    /// per engine, never per span.
+    fn ids(&self) -> Ids {
+        Ids {
+            base: mix(self.next.fetch_add(1, Ordering::Relaxed) ^ self.key),
+            next: 0,
         }
-    }
-
-    /// A fresh trace id, never zero.
-    fn trace_id(&self) -> u128 {
-        (u128::from(self.span_id()) << 64) | u128::from(self.span_id())
-    }
-
-    /// Begins the span of a request received at `start`, if it is sampled: a child of the
-    /// peer's `_meta` context when it sent a well-formed one, else of the transport's
-    /// (`header`); with both, the header's is a link.
-    pub(crate) fn begin(
-        &self,
-        method: RequestMethod,
-        id: &RequestId,
-        meta: Option<&serde_json::Value>,
-        header: Option<&Remote>,
-        start: SystemTime,
-    ) -> Option<Box<SpanRecord>> {
-        if !self.sampled() {
-            return None;
-        }
-        let meta = meta.and_then(|meta| {
-            let traceparent = meta.get("traceparent")?.as_str()?;
-            let tracestate = meta.get("tracestate").and_then(serde_json::Value::as_str);
-            Remote::parse(traceparent, tracestate)
-        });
-        let (parent, link) = match (meta, header) {
-            (Some(meta), header) => (Some(meta), header.cloned()),
-            (None, header) => (header.cloned(), None),
-        };
-        let (trace_id, parent_span, tracestate) = match parent {
-            Some(Remote {
-                trace_id,
-                span_id,
-                tracestate,
-            }) => (trace_id, Some(span_id), tracestate.map(Arc::from)),
-            None => (self.trace_id(), None, None),
-        };
-        Some(Box::new(SpanRecord {
-            trace_id,
-            span_id: self.span_id(),
-            parent: parent_span,
-            tracestate,
-            start,
-            end: None,
-            what: What::Request(RequestFacts {
-                method,
-                id: id.clone(),
-                tool: None,
-                session: None,
-                version: None,
-                transport: Transport::Pipe,
-                failure: None,
-                link: link.map(|link| (link.trace_id, link.span_id)),
-                command: None,
-            }),
-        }))
     }
 
     /// Queues finished spans for export; when the thread is behind, they are dropped and
@@ -309,45 +251,72 @@ impl Failure {
     }
 }
 
-/// One finished (or running) span, as the hot path keeps it.
+/// Span and trace ids of one engine: a bijective mix of a count from a base drawn per engine,
+/// so ids do not repeat within an engine and engines' ranges meet with odds of 2^-64 per pair
+/// of ids, as random ids would.
+#[derive(Debug)]
+struct Ids {
+    base: u64,
+    next: u64,
+}
+
+impl Ids {
+    /// A fresh span id, never zero.
+    fn span_id(&mut self) -> u64 {
+        loop {
+            self.next = self.next.wrapping_add(1);
+            let id = mix(self.base.wrapping_add(self.next));
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// A fresh trace id, never zero.
+    fn trace_id(&mut self) -> u128 {
+        (u128::from(self.span_id()) << 64) | u128::from(self.span_id())
+    }
+}
+
+/// One span, as the hot path keeps it: a request's (or, with [`More::run`], a command
+/// run's). What most requests lack is boxed in `more`, so a plain request costs no
+/// allocation.
 #[derive(Debug)]
 pub(crate) struct SpanRecord {
     trace_id: u128,
     span_id: u64,
-    /// The parent span: the peer's for a request, the request's for a command.
-    parent: Option<u64>,
-    tracestate: Option<Arc<str>>,
     start: SystemTime,
     /// `None` until it ends; a span finished in a batch ends when the batch is written.
     end: Option<SystemTime>,
-    what: What,
-}
-
-#[derive(Debug)]
-enum What {
-    Request(RequestFacts),
-    Command(CommandFacts),
-}
-
-#[derive(Debug)]
-struct RequestFacts {
+    /// The request's id.
+    id: IdKey,
     method: RequestMethod,
-    id: RequestId,
+    transport: Transport,
+    version: Option<ProtocolVersion>,
+    failure: Option<Failure>,
     /// The tool called, only one the server has.
     tool: Option<Tool>,
-    session: Option<Arc<str>>,
-    version: Option<ProtocolVersion>,
-    transport: Transport,
-    failure: Option<Failure>,
-    /// The transport's trace context when `_meta` named the parent.
-    link: Option<(u128, u64)>,
-    /// The command run's span id and its start, once the call started.
-    command: Option<(u64, SystemTime)>,
+    /// The span of the call's run, once it started (0: none).
+    command: u64,
+    more: Option<Box<More>>,
 }
 
+/// What few spans have.
+#[derive(Debug, Default)]
+struct More {
+    /// The parent span: the peer's for a request, the request's for a command run.
+    parent: Option<u64>,
+    tracestate: Option<Arc<str>>,
+    /// The transport's trace context when `_meta` named the parent.
+    link: Option<(u128, u64)>,
+    session: Option<Arc<str>>,
+    /// A command run's end: present only in a command's span.
+    run: Option<Run>,
+}
+
+/// How a command run ended.
 #[derive(Debug)]
-struct CommandFacts {
-    tool: Tool,
+struct Run {
     exit_code: Option<i32>,
     signal: Option<i32>,
     limit: Option<&'static str>,
@@ -370,43 +339,23 @@ impl std::fmt::Debug for Tool {
 }
 
 impl SpanRecord {
-    fn request(&mut self) -> Option<&mut RequestFacts> {
-        match &mut self.what {
-            What::Request(facts) => Some(facts),
-            What::Command(_) => None,
-        }
-    }
-
     /// Names the tool called (one the server has).
     pub(crate) fn called(&mut self, tool: &Arc<ToolDef>) {
-        if let Some(facts) = self.request() {
-            facts.tool = Some(Tool(Arc::clone(tool)));
-        }
+        self.tool = Some(Tool(Arc::clone(tool)));
     }
 
     /// Sets the protocol revision the request was handled under.
     pub(crate) fn under(&mut self, version: Option<ProtocolVersion>) {
-        if let Some(facts) = self.request() {
-            facts.version = version;
-        }
+        self.version = version;
     }
 
     /// Records how the request failed.
     pub(crate) fn failed(&mut self, failure: Failure) {
-        if let Some(facts) = self.request() {
-            facts.failure = Some(failure);
-        }
+        self.failure = Some(failure);
     }
 
-    /// The trace context of the call's run, a span of its own under this one; its start is
-    /// `now`.
-    pub(crate) fn run_context(&mut self, traces: &Traces, now: SystemTime) -> TraceParent {
-        let id = traces.span_id();
-        let (trace_id, tracestate) = (self.trace_id, self.tracestate.clone());
-        if let Some(facts) = self.request() {
-            facts.command = Some((id, now));
-        }
-        TraceParent::new(trace_id, id, tracestate)
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_with(Box::default)
     }
 }
 
@@ -415,6 +364,7 @@ impl SpanRecord {
 #[derive(Debug)]
 pub(crate) struct Local {
     traces: Arc<Traces>,
+    ids: Ids,
     finished: Vec<SpanRecord>,
     /// The arrival of the batch being read, if one is open: every request of it starts
     /// then, and every span it finishes ends when its replies are written.
@@ -429,6 +379,7 @@ impl Local {
     pub(crate) fn new(traces: &Arc<Traces>, transport: Transport) -> Box<Self> {
         Box::new(Self {
             traces: Arc::clone(traces),
+            ids: traces.ids(),
             finished: Vec::new(),
             batch: None,
             transport,
@@ -450,10 +401,6 @@ impl Local {
         self.header = traceparent.and_then(|parent| Remote::parse(parent, tracestate));
     }
 
-    pub(crate) fn traces(&self) -> &Arc<Traces> {
-        &self.traces
-    }
-
     /// A batch of frames is being read: its requests start now.
     pub(crate) fn batch_received(&mut self) {
         if self.batch.is_none() {
@@ -462,61 +409,112 @@ impl Local {
     }
 
     /// When a request received now started: its batch's arrival, or now.
-    pub(crate) fn now(&self) -> SystemTime {
+    fn now(&self) -> SystemTime {
         self.batch.unwrap_or_else(SystemTime::now)
     }
 
-    /// Begins the span of a request, if it is sampled.
+    /// Begins the span of a request, if it is sampled: a child of the peer's `_meta`
+    /// context when it sent a well-formed one, else of the transport's (HTTP headers); with
+    /// both, the header's is a link.
     pub(crate) fn begin(
-        &self,
+        &mut self,
         method: RequestMethod,
         id: &RequestId,
         meta: Option<&serde_json::Value>,
-    ) -> Option<Box<SpanRecord>> {
-        let mut span = self
-            .traces
-            .begin(method, id, meta, self.header.as_ref(), self.now())?;
-        if let Some(facts) = span.request() {
-            facts.transport = self.transport;
-            facts.session.clone_from(&self.session);
+    ) -> Option<SpanRecord> {
+        if !self.traces.sampled() {
+            return None;
+        }
+        let meta = meta.and_then(|meta| {
+            let traceparent = meta.get("traceparent")?.as_str()?;
+            let tracestate = meta.get("tracestate").and_then(serde_json::Value::as_str);
+            Remote::parse(traceparent, tracestate)
+        });
+        let (parent, link) = match (meta, &self.header) {
+            (Some(meta), header) => (Some(meta), header.as_ref()),
+            (None, header) => (header.clone(), None),
+        };
+        let mut span = SpanRecord {
+            trace_id: 0,
+            span_id: self.ids.span_id(),
+            start: self.now(),
+            end: None,
+            id: id.key().clone(),
+            method,
+            transport: self.transport,
+            version: None,
+            failure: None,
+            tool: None,
+            command: 0,
+            more: None,
+        };
+        match parent {
+            Some(Remote {
+                trace_id,
+                span_id,
+                tracestate,
+            }) => {
+                span.trace_id = trace_id;
+                let more = span.more();
+                more.parent = Some(span_id);
+                more.tracestate = tracestate.map(Arc::from);
+            }
+            None => span.trace_id = self.ids.trace_id(),
+        }
+        if let Some(link) = link {
+            span.more().link = Some((link.trace_id, link.span_id));
+        }
+        if let Some(session) = &self.session {
+            span.more().session = Some(Arc::clone(session));
         }
         Some(span)
+    }
+
+    /// The trace context of a traced call's run: a span of its own under the request's.
+    pub(crate) fn run_context(&mut self, span: &mut SpanRecord) -> TraceParent {
+        span.command = self.ids.span_id();
+        let tracestate = span.more.as_ref().and_then(|more| more.tracestate.clone());
+        TraceParent::new(span.trace_id, span.command, tracestate)
     }
 
     /// The request's reply is written (or, outside a batch, about to be): its span ends.
     /// A started call's command span ends with it when the run reported a command (its exit,
     /// signal or limit).
-    pub(crate) fn finish(&mut self, mut span: Box<SpanRecord>, run: Option<&crate::RunNote>) {
+    pub(crate) fn finish(&mut self, mut span: SpanRecord, run: Option<&crate::RunNote>) {
         let ended = self.batch.is_none().then(SystemTime::now);
         span.end = ended;
-        let command = span.request().and_then(|facts| {
-            let (id, start) = facts.command?;
-            let tool = facts.tool.clone()?;
-            let run = run.filter(|run| {
-                run.exit_code.is_some() || run.signal.is_some() || run.limit.is_some()
-            })?;
-            Some(SpanRecord {
-                trace_id: 0,
-                span_id: id,
-                parent: None,
-                tracestate: None,
-                start,
-                end: ended,
-                what: What::Command(CommandFacts {
-                    tool,
-                    exit_code: run.exit_code,
-                    signal: run.signal,
-                    limit: run.limit,
-                }),
-            })
+        let ran = run.filter(|run| {
+            span.command != 0
+                && (run.exit_code.is_some() || run.signal.is_some() || run.limit.is_some())
         });
-        if let Some(mut command) = command {
-            command.trace_id = span.trace_id;
-            command.parent = Some(span.span_id);
-            command.tracestate.clone_from(&span.tracestate);
-            self.finished.push(command);
+        if let Some(run) = ran {
+            let tracestate = span.more.as_ref().and_then(|more| more.tracestate.clone());
+            self.finished.push(SpanRecord {
+                trace_id: span.trace_id,
+                span_id: span.command,
+                start: span.start,
+                end: ended,
+                id: span.id.clone(),
+                method: span.method,
+                transport: span.transport,
+                version: span.version,
+                failure: None,
+                tool: span.tool.clone(),
+                command: 0,
+                more: Some(Box::new(More {
+                    parent: Some(span.span_id),
+                    tracestate,
+                    link: None,
+                    session: None,
+                    run: Some(Run {
+                        exit_code: run.exit_code,
+                        signal: run.signal,
+                        limit: run.limit,
+                    }),
+                })),
+            });
         }
-        self.finished.push(*span);
+        self.finished.push(span);
         if self.batch.is_none() {
             self.flush();
         }
@@ -529,7 +527,8 @@ impl Local {
         }
     }
 
-    /// Hands the finished spans to the export thread.
+    /// Hands the finished spans to the export thread; the next batch's vector is allocated
+    /// once, as large as this one's.
     pub(crate) fn flush(&mut self) {
         if self.finished.is_empty() {
             return;
@@ -538,7 +537,8 @@ impl Local {
         for span in &mut self.finished {
             span.end.get_or_insert(now);
         }
-        let spans = std::mem::take(&mut self.finished);
+        let capacity = self.finished.len();
+        let spans = std::mem::replace(&mut self.finished, Vec::with_capacity(capacity));
         self.traces.send(spans);
     }
 }

@@ -270,11 +270,14 @@ fn spans_of_a_batch_are_handed_over_when_its_replies_are_written() {
 fn ids_are_never_zero_and_never_repeat() {
     let (traces, _spans) = Traces::for_tests(1.0);
     let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..10_000 {
-        assert!(seen.insert(traces.span_id()));
+    for _ in 0..10 {
+        let mut ids = traces.ids();
+        for _ in 0..1_000 {
+            assert!(seen.insert(ids.span_id()));
+        }
+        assert_ne!(ids.trace_id(), ids.trace_id());
     }
     assert!(!seen.contains(&0));
-    assert_ne!(traces.trace_id(), traces.trace_id());
 }
 
 #[test]
