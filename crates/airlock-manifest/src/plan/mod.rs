@@ -396,8 +396,14 @@ impl ServePlan {
         }
         let metrics = metrics.map(|(metrics, endpoint, _)| (metrics, endpoint));
         // The exporter's thread starts now; a refused endpoint fails the start. The resource
-        // names the server as its clients see it.
-        let traces = match &self.otlp {
+        // names the server as its clients see it. `--otlp` wins over `[server] otlp`.
+        let otlp = self.otlp.clone().or_else(|| {
+            manifest.otlp.clone().map(|endpoint| OtlpPlan {
+                endpoint,
+                sample_ratio: 1.0,
+            })
+        });
+        let traces = match &otlp {
             Some(plan) => {
                 let traces = Traces::to_otlp(
                     &plan.endpoint,
