@@ -701,12 +701,17 @@ pub(crate) const MAX_TRACESTATE_MEMBERS: usize = 32;
 #[cfg(feature = "otel")]
 pub(crate) const MAX_SPAN_REQUEST_ID_BYTES: usize = 128;
 
-/// Most batches of finished spans waiting for the export thread (a batch is what one engine
-/// finished between two writes, usually a few spans). Past it, a batch is dropped and counted
-/// (`airlock_spans_dropped` in the log): a collector that is down or slow costs this much
-/// memory, never a stalled request.
+/// Most finished spans waiting for the export thread (a span waits as a record of about 150
+/// bytes: some 10 MiB in all). Past it, spans are dropped and counted (one warning): a
+/// collector that is down or slow, or cores too busy serving for the export to keep up, cost
+/// spans, never memory beyond this or a slower request.
 #[cfg(feature = "otel")]
-pub(crate) const MAX_SPAN_BATCHES_QUEUED: usize = 4096;
+pub(crate) const MAX_SPANS_QUEUED: usize = 65_536;
+
+/// How much lower the span export thread runs than the threads that serve (its nice value,
+/// on Linux per thread): when every core is busy, exporting waits and serving does not.
+#[cfg(feature = "otel")]
+pub(crate) const EXPORT_THREAD_NICENESS: i32 = 10;
 
 /// Most spans in one OTLP export request. A collector's default receive limit is 4 MiB; a
 /// span is a few hundred bytes encoded.

@@ -9,9 +9,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Instant;
 
 use opentelemetry::trace::{
     Link, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
@@ -22,12 +20,10 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanExporter as _, SpanLinks};
 
 use super::client::{Client, Endpoint};
-use super::{Failure, More, OtlpError, Run, SpanRecord, Transport};
+use super::{Failure, More, OtlpError, Queue, Run, SpanRecord, Transport};
 use crate::envelope::RequestMethod;
 use crate::id::IdKey;
-use crate::limits::{
-    MAX_SPAN_REQUEST_ID_BYTES, MAX_SPANS_PER_EXPORT, OTLP_IO_TIMEOUT, SPAN_EXPORT_INTERVAL,
-};
+use crate::limits::{MAX_SPAN_REQUEST_ID_BYTES, MAX_SPANS_PER_EXPORT, OTLP_IO_TIMEOUT};
 
 /// The OTLP exporter and the scope every span names.
 pub(super) struct Exporter {
@@ -64,32 +60,19 @@ pub(super) fn exporter(
     })
 }
 
-/// Exports what `spans` brings until every sender is gone, then what is left.
-pub(super) fn run(exporter: &Exporter, spans: &Receiver<Vec<SpanRecord>>) {
-    let mut pending: Vec<SpanData> = Vec::new();
-    let mut due = Instant::now().checked_add(SPAN_EXPORT_INTERVAL);
-    loop {
-        let wait = due.map_or(SPAN_EXPORT_INTERVAL, |due| {
-            due.saturating_duration_since(Instant::now())
-        });
-        match spans.recv_timeout(wait) {
-            Ok(batch) => {
-                for record in batch {
-                    pending.push(span_data(record, &exporter.scope));
-                    if pending.len() >= MAX_SPANS_PER_EXPORT {
-                        export(exporter, &mut pending);
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {
+/// Exports what `queue` brings, at most [`MAX_SPANS_PER_EXPORT`] per request, until it is
+/// closed and empty.
+pub(super) fn run(exporter: &Exporter, queue: &Queue) {
+    let mut taken = Vec::new();
+    let mut pending: Vec<SpanData> = Vec::with_capacity(MAX_SPANS_PER_EXPORT);
+    while queue.take(&mut taken) {
+        for record in taken.drain(..) {
+            pending.push(span_data(record, &exporter.scope));
+            if pending.len() >= MAX_SPANS_PER_EXPORT {
                 export(exporter, &mut pending);
-                due = Instant::now().checked_add(SPAN_EXPORT_INTERVAL);
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                export(exporter, &mut pending);
-                return;
             }
         }
+        export(exporter, &mut pending);
     }
 }
 

@@ -14,9 +14,9 @@
 mod client;
 mod export;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::SystemTime;
 
 pub use client::EndpointError;
@@ -24,7 +24,10 @@ pub use client::EndpointError;
 use crate::envelope::RequestMethod;
 use crate::error::McpError;
 use crate::id::{IdKey, RequestId};
-use crate::limits::{MAX_SPAN_BATCHES_QUEUED, SPAN_SHUTDOWN_TIMEOUT};
+use crate::limits::{
+    EXPORT_THREAD_NICENESS, MAX_SPANS_PER_EXPORT, MAX_SPANS_QUEUED, SPAN_EXPORT_INTERVAL,
+    SPAN_SHUTDOWN_TIMEOUT,
+};
 use crate::tools::ToolDef;
 use crate::trace_context::{Remote, TraceParent};
 use crate::version::ProtocolVersion;
@@ -51,7 +54,7 @@ pub enum OtlpError {
 /// [`ServerBuilder::traces`](crate::ServerBuilder::traces); dropping the last handle exports
 /// what is left (waiting at most `SPAN_SHUTDOWN_TIMEOUT`) and ends the thread.
 pub struct Traces {
-    queue: Option<SyncSender<Vec<SpanRecord>>>,
+    queue: Arc<Queue>,
     /// The export thread says it is done (its sender dropped) through this.
     done: Mutex<Option<Receiver<()>>>,
     /// Sampling: the ratio as a fraction of 2^32 (2^32 = every request), and the requests
@@ -62,8 +65,65 @@ pub struct Traces {
     /// unique for 2^64 spans and not guessable from one another.
     next: AtomicU64,
     key: u64,
-    /// Batches of spans dropped because the export thread was behind.
+    /// Spans dropped because the export thread was behind.
     dropped: AtomicU64,
+}
+
+/// Finished spans waiting for the export thread: one vector behind a lock, which an engine
+/// appends its batch to (no allocation, no system call: the export thread is woken only when
+/// an export's worth waits, else it looks every [`SPAN_EXPORT_INTERVAL`]).
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    spans: Mutex<Vec<SpanRecord>>,
+    ready: Condvar,
+    /// No more spans will come: the export thread exports what is left and ends.
+    closed: AtomicBool,
+}
+
+impl Queue {
+    /// Moves `spans` in (leaving the caller's vector empty, its capacity kept); `false` when
+    /// they would pass [`MAX_SPANS_QUEUED`], and then they are dropped.
+    fn push(&self, spans: &mut Vec<SpanRecord>) -> bool {
+        let mut queued = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
+        if queued.len().saturating_add(spans.len()) > MAX_SPANS_QUEUED {
+            spans.clear();
+            return false;
+        }
+        let before = queued.len();
+        queued.append(spans);
+        if before < MAX_SPANS_PER_EXPORT && queued.len() >= MAX_SPANS_PER_EXPORT {
+            self.ready.notify_one();
+        }
+        true
+    }
+
+    /// Waits until an export's worth is queued, the interval passed or the queue closed,
+    /// then takes what is queued into `into` (empty when nothing came); `false` once the queue
+    /// is closed and empty.
+    pub(crate) fn take(&self, into: &mut Vec<SpanRecord>) -> bool {
+        let queued = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut queued, _timeout) = self
+            .ready
+            .wait_timeout_while(queued, SPAN_EXPORT_INTERVAL, |queued| {
+                queued.len() < MAX_SPANS_PER_EXPORT && !self.closed.load(Ordering::Acquire)
+            })
+            .unwrap_or_else(PoisonError::into_inner);
+        into.append(&mut queued);
+        !(into.is_empty() && self.closed.load(Ordering::Acquire))
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let _held = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
+        self.ready.notify_all();
+    }
+
+    /// What is queued (tests).
+    #[cfg(test)]
+    pub(crate) fn try_iter(&self) -> impl Iterator<Item = Vec<SpanRecord>> {
+        let spans = std::mem::take(&mut *self.spans.lock().unwrap_or_else(PoisonError::into_inner));
+        (!spans.is_empty()).then_some(spans).into_iter()
+    }
 }
 
 impl std::fmt::Debug for Traces {
@@ -100,17 +160,23 @@ impl Traces {
         let mut key = [0_u8; 8];
         getrandom::fill(&mut key)
             .map_err(|_| OtlpError::Start(std::io::Error::other("the random source failed")))?;
-        let (queue, spans) = std::sync::mpsc::sync_channel(MAX_SPAN_BATCHES_QUEUED);
+        let queue = Arc::new(Queue::default());
+        let spans = Arc::clone(&queue);
         let (finished, done) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("airlock-otlp".into())
             .spawn(move || {
+                // Behind the threads that serve: when the cores are busy, spans wait (and
+                // past the queue's bound are dropped) rather than requests.
+                if rustix::process::setpriority_process(None, EXPORT_THREAD_NICENESS).is_err() {
+                    tracing::debug!("the span export thread keeps its priority");
+                }
                 export::run(&exporter, &spans);
                 drop(finished);
             })
             .map_err(OtlpError::Start)?;
         Ok(Arc::new(Self {
-            queue: Some(queue),
+            queue,
             done: Mutex::new(Some(done)),
             step: ratio_step(ratio),
             seen: AtomicU64::new(0),
@@ -122,10 +188,11 @@ impl Traces {
 
     /// Traces whose spans go to the receiver returned, with no export thread (tests).
     #[cfg(test)]
-    pub(crate) fn for_tests(ratio: f64) -> (Arc<Self>, Receiver<Vec<SpanRecord>>) {
-        let (queue, spans) = std::sync::mpsc::sync_channel(MAX_SPAN_BATCHES_QUEUED);
+    pub(crate) fn for_tests(ratio: f64) -> (Arc<Self>, Arc<Queue>) {
+        let queue = Arc::new(Queue::default());
+        let spans = Arc::clone(&queue);
         let traces = Arc::new(Self {
-            queue: Some(queue),
+            queue,
             done: Mutex::new(None),
             step: ratio_step(ratio),
             seen: AtomicU64::new(0),
@@ -157,20 +224,14 @@ impl Traces {
         }
     }
 
-    /// Queues finished spans for export; when the thread is behind, they are dropped and
-    /// counted.
-    fn send(&self, spans: Vec<SpanRecord>) {
-        let Some(queue) = &self.queue else {
-            return;
-        };
-        match queue.try_send(spans) {
-            Ok(()) => {}
-            Err(TrySendError::Full(spans) | TrySendError::Disconnected(spans)) => {
-                let count = u64::try_from(spans.len()).unwrap_or(u64::MAX);
-                let dropped = self.dropped.fetch_add(count, Ordering::Relaxed);
-                if dropped == 0 {
-                    tracing::warn!("spans dropped: the OTLP export is behind");
-                }
+    /// Queues finished spans for export (leaving `spans` empty); when the thread is behind,
+    /// they are dropped and counted.
+    fn send(&self, spans: &mut Vec<SpanRecord>) {
+        let count = u64::try_from(spans.len()).unwrap_or(u64::MAX);
+        if !self.queue.push(spans) {
+            let dropped = self.dropped.fetch_add(count, Ordering::Relaxed);
+            if dropped == 0 {
+                tracing::warn!("spans dropped: the OTLP export is behind");
             }
         }
     }
@@ -179,7 +240,7 @@ impl Traces {
 impl Drop for Traces {
     fn drop(&mut self) {
         // The thread exports what it holds once the queue closes, then says so.
-        drop(self.queue.take());
+        self.queue.close();
         let done = self
             .done
             .get_mut()
@@ -527,8 +588,8 @@ impl Local {
         }
     }
 
-    /// Hands the finished spans to the export thread; the next batch's vector is allocated
-    /// once, as large as this one's.
+    /// Hands the finished spans to the export thread (moved out: this vector keeps its
+    /// capacity for the next batch).
     pub(crate) fn flush(&mut self) {
         if self.finished.is_empty() {
             return;
@@ -537,9 +598,7 @@ impl Local {
         for span in &mut self.finished {
             span.end.get_or_insert(now);
         }
-        let capacity = self.finished.len();
-        let spans = std::mem::replace(&mut self.finished, Vec::with_capacity(capacity));
-        self.traces.send(spans);
+        self.traces.send(&mut self.finished);
     }
 }
 

@@ -3,7 +3,6 @@
 //! request's, nothing of the arguments or the output.
 
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
 
 use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry::{InstrumentationScope, Value};
@@ -65,7 +64,7 @@ fn drive(engine: &mut crate::transport::Engine, frame: &str) -> String {
 }
 
 /// Every span sent so far, as the exporter would send it.
-fn sent(spans: &Receiver<Vec<SpanRecord>>) -> Vec<SpanData> {
+fn sent(spans: &Queue) -> Vec<SpanData> {
     let scope = InstrumentationScope::builder("test").build();
     spans
         .try_iter()
