@@ -9,7 +9,7 @@
 //! a child span with its exit, and the command sees `TRACEPARENT` naming that child; a
 //! malformed `traceparent` is a fresh trace and no error; over HTTP the W3C headers are the
 //! parent when `_meta` names none, a link when it does; no span carries an argument value or
-//! the output.
+//! the output; `[server] otlp` in the manifest does what the flag does.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -342,6 +342,24 @@ fn over_http_the_w3c_header_is_the_parent_or_else_a_link() {
         json!([{"trace_id": header_trace, "span_id": header_span}])
     );
     assert_eq!(attribute(&linked, "jsonrpc.request.id"), "11");
+}
+
+#[test]
+fn the_manifests_server_otlp_exports_without_the_flag() {
+    let receiver = Receiver::start();
+    let scratch = Scratch::new("otel-manifest");
+    let manifest = MANIFEST.replace(
+        "version = \"2.0.0\"",
+        &format!("version = \"2.0.0\"\notlp = \"{}\"", receiver.url()),
+    );
+    let manifest = scratch.manifest(&manifest);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &manifest], &[]);
+    server.initialize("2025-11-25");
+    let reply = server.request(&request(7, "tools/list", json!({})));
+    assert!(reply["result"]["tools"].is_array(), "{reply}");
+    let span = receiver.span("tools/list", |span| span["name"] == "tools/list");
+    assert_eq!(attribute(&span, "jsonrpc.request.id"), "7");
+    assert_eq!(span["resource"]["service.name"], "traced");
 }
 
 #[test]
