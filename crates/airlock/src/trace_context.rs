@@ -233,6 +233,41 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Whatever a peer sends, reading it never panics, and what is kept is exactly the
+        /// version-00 form of non-zero ids, with a tracestate only of the W3C grammar.
+        #[test]
+        fn only_the_exact_form_is_kept(
+            traceparent in "(00|01|ff)?-?[0-9a-fA-F-]{0,60}|\\PC{0,80}",
+            tracestate in "[a-z0-9_@*/=, -]{0,64}|\\PC{0,64}",
+        ) {
+            if let Some(remote) = Remote::parse(&traceparent, Some(&tracestate)) {
+                proptest::prop_assert!(remote.trace_id != 0 && remote.span_id != 0);
+                let shown = format!("00-{:032x}-{:016x}-", remote.trace_id, remote.span_id);
+                proptest::prop_assert!(traceparent.starts_with(&shown), "{}", traceparent);
+                if let Some(state) = remote.tracestate.as_deref() {
+                    proptest::prop_assert!(state.len() <= 512);
+                    proptest::prop_assert!(state.bytes().all(|b| (0x20..=0x7e).contains(&b)));
+                }
+            }
+        }
+
+        /// Every well-formed context is read back as it was written.
+        #[test]
+        fn a_well_formed_context_is_read_as_written(
+            trace_id in 1_u128..,
+            span_id in 1_u64..,
+            flags in 0_u8..,
+        ) {
+            let text = format!("00-{trace_id:032x}-{span_id:016x}-{flags:02x}");
+            let remote = Remote::parse(&text, None);
+            proptest::prop_assert_eq!(
+                remote.map(|remote| (remote.trace_id, remote.span_id)),
+                Some((trace_id, span_id))
+            );
+        }
+    }
+
     #[test]
     fn a_run_is_told_its_own_span() {
         let parent = TraceParent::new(0xab, 0xcd, Some("a=1".into()));
