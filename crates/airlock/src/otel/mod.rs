@@ -57,10 +57,8 @@ pub struct Traces {
     queue: Arc<Queue>,
     /// The export thread says it is done (its sender dropped) through this.
     done: Mutex<Option<Receiver<()>>>,
-    /// Sampling: the ratio as a fraction of 2^32 (2^32 = every request), and the requests
-    /// seen so far.
+    /// Sampling: the ratio as a fraction of 2^32 (2^32 = every request).
     step: u64,
-    seen: AtomicU64,
     /// Span and trace ids: a counter through a bijective mix keyed at start, so ids are
     /// unique for 2^64 spans and not guessable from one another.
     next: AtomicU64,
@@ -179,7 +177,6 @@ impl Traces {
             queue,
             done: Mutex::new(Some(done)),
             step: ratio_step(ratio),
-            seen: AtomicU64::new(0),
             next: AtomicU64::new(1),
             key: u64::from_le_bytes(key),
             dropped: AtomicU64::new(0),
@@ -195,24 +192,11 @@ impl Traces {
             queue,
             done: Mutex::new(None),
             step: ratio_step(ratio),
-            seen: AtomicU64::new(0),
             next: AtomicU64::new(1),
             key: 0x5eed,
             dropped: AtomicU64::new(0),
         });
         (traces, spans)
-    }
-
-    /// Whether this request is traced: the ratio's share of requests, by count.
-    fn sampled(&self) -> bool {
-        if self.step >= 1 << 32 {
-            return true;
-        }
-        let seen = u128::from(self.seen.fetch_add(1, Ordering::Relaxed));
-        let step = u128::from(self.step);
-        let before = seen.saturating_mul(step) >> 32;
-        let after = seen.saturating_add(1).saturating_mul(step) >> 32;
-        after > before
     }
 
     /// A generator of span and trace ids for one engine: the shared counter is read once
@@ -426,6 +410,12 @@ impl SpanRecord {
 pub(crate) struct Local {
     traces: Arc<Traces>,
     ids: Ids,
+    /// Sampling by count: the ratio is added to this fraction of 2^32 at each request, and a
+    /// request whose addition carries is traced, so exactly the ratio's share of this
+    /// engine's requests is; it starts at a phase drawn with the engine's ids, so an engine
+    /// of one request (HTTP) is traced with the ratio's odds. Neither the peer's flag nor its
+    /// trace ids take part.
+    phase: u32,
     finished: Vec<SpanRecord>,
     /// The arrival of the batch being read, if one is open: every request of it starts
     /// then, and every span it finishes ends when its replies are written.
@@ -438,9 +428,11 @@ pub(crate) struct Local {
 
 impl Local {
     pub(crate) fn new(traces: &Arc<Traces>, transport: Transport) -> Box<Self> {
+        let ids = traces.ids();
         Box::new(Self {
             traces: Arc::clone(traces),
-            ids: traces.ids(),
+            phase: u32::try_from(ids.base >> 32).unwrap_or(0),
+            ids,
             finished: Vec::new(),
             batch: None,
             transport,
@@ -483,7 +475,7 @@ impl Local {
         id: &RequestId,
         meta: Option<&serde_json::Value>,
     ) -> Option<SpanRecord> {
-        if !self.traces.sampled() {
+        if !self.sampled() {
             return None;
         }
         let meta = meta.and_then(|meta| {
@@ -529,6 +521,16 @@ impl Local {
             span.more().session = Some(Arc::clone(session));
         }
         Some(span)
+    }
+
+    /// Whether the next request is traced (see `phase`).
+    fn sampled(&mut self) -> bool {
+        let Ok(step) = u32::try_from(self.traces.step) else {
+            return true;
+        };
+        let (phase, carried) = self.phase.overflowing_add(step);
+        self.phase = phase;
+        carried
     }
 
     /// The trace context of a traced call's run: a span of its own under the request's.
