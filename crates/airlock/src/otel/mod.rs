@@ -1,15 +1,15 @@
 //! OpenTelemetry traces over OTLP/HTTP (the `otel` feature): a span per request by the MCP
 //! semantic conventions, a child span per command run, exported by a thread of its own.
 //!
-//! The hot path builds no SDK object: a sampled request becomes a [`SpanRecord`] (ids, two
+//! The hot path builds no SDK object: a sampled request becomes a plain span record (ids, two
 //! times and closed facts: its method, the registered tool, the id, the error code), an
 //! engine keeps the records it finished until its batch of replies is written, and hands them
-//! over in one send. The export thread ([`export`]) turns them into the SDK's span data and
-//! posts them with the OTLP exporter through our blocking client ([`client`]). Argument values
-//! and output never enter a record. A peer's trace context is read strictly
-//! ([`crate::trace_context`]) and only ever names a parent; sampling is the server's ratio,
-//! kept by a counter the peer cannot steer (a peer picks its trace ids, so a ratio over the
-//! trace id would be the peer's to choose).
+//! over in one append to a bounded queue. The export thread (`export`) turns them into the
+//! SDK's span data and posts them with the OTLP exporter through our blocking client
+//! (`client`). Argument values and output never enter a record. A peer's trace context is
+//! read strictly (`trace_context`) and only ever names a parent; sampling is the server's
+//! ratio, kept by a count the peer cannot steer (a peer picks its trace ids, so a ratio over
+//! the trace id would be the peer's to choose).
 
 mod client;
 mod export;
