@@ -194,6 +194,14 @@ modes[airlock]="ping call"
 # counting costs each request (BENCHMARKS.md, "Metrics").
 command[airlock-metrics]="env BENCH_METRICS=127.0.0.1:0 $root/target/release/examples/bench_server"
 modes[airlock-metrics]="ping call"
+# The same tracing every request over OTLP/HTTP to a null collector on loopback
+# (tools/otlp-sink.py, started by main when this label runs): what a span per request costs,
+# its export included (BENCHMARKS.md, "Traces").
+command[airlock-traces]="env BENCH_OTLP=http://127.0.0.1:OTLP_PORT $root/target/release/examples/bench_server"
+modes[airlock-traces]="ping call"
+# The same tracing one request in ten (`--otlp-sample 0.1`).
+command[airlock-traces-10]="env BENCH_OTLP=http://127.0.0.1:OTLP_PORT BENCH_OTLP_SAMPLE=0.1 $root/target/release/examples/bench_server"
+modes[airlock-traces-10]="ping call"
 command[airlock-serve]="$root/target/release/airlock serve --manifest $bench/cmd.toml ${airlock_flags[*]}"
 modes[airlock-serve]="ping cmd"
 command[ts-everything]="$node $bench/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio"
@@ -263,6 +271,16 @@ main() {
     fi
     local records="$bench/records.tsv"
     : >"$records"
+    if [[ " ${order[*]} " == *" airlock-traces"* ]]; then
+        coproc SINK { exec python3 "$root/tools/otlp-sink.py"; }
+        local sink_port label
+        read -r sink_port <&"${SINK[0]}"
+        for label in airlock-traces airlock-traces-10; do
+            command[$label]="${command[$label]/OTLP_PORT/$sink_port}"
+        done
+        trap 'kill "$SINK_PID" 2>/dev/null || true' EXIT
+        say "null OTLP collector on 127.0.0.1:$sink_port"
+    fi
     say "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
     for round in $(seq 1 "$rounds"); do
         say "round $round of $rounds"

@@ -8,7 +8,7 @@ use std::time::Duration;
 use airlock::limits::MAX_TOOL_TIMEOUT;
 use airlock::telemetry;
 use airlock_manifest::plan::audit_log::AuditLogPlan;
-use airlock_manifest::plan::{LimitOverrides, ServePlan};
+use airlock_manifest::plan::{LimitOverrides, OtlpPlan, ServePlan};
 use airlock_manifest::sandbox;
 use clap::{Parser, Subcommand};
 
@@ -151,6 +151,8 @@ pub(crate) struct ServeFlags {
     overrides: LimitFlags,
     #[command(flatten)]
     http: HttpFlags,
+    #[command(flatten)]
+    traces: TraceFlags,
     /// `required` (default): refuse to start if the kernel cannot confine every sandboxed
     /// tool. `best-effort`: apply what the kernel offers and log what is missing per tool.
     #[arg(long, value_name = "MODE", value_enum, default_value_t = SandboxMode::Required)]
@@ -159,6 +161,21 @@ pub(crate) struct ServeFlags {
     audit: AuditLogFlags,
     #[command(flatten)]
     log: LogFlags,
+}
+
+/// OpenTelemetry traces of `airlock serve`.
+#[derive(Debug, clap::Args)]
+struct TraceFlags {
+    /// Export OpenTelemetry traces over OTLP/HTTP to URL (http:// only, e.g.
+    /// http://127.0.0.1:4318; spans go to URL/v1/traces): a span per request by the MCP
+    /// conventions and one per command run, never argument values or output. Off by
+    /// default. For TLS, run an OpenTelemetry Collector on loopback and let it forward.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// The share of requests traced with --otlp, above 0 and at most 1 (every request by
+    /// default). A client's `sampled` flag does not change it.
+    #[arg(long, value_name = "RATIO", requires = "otlp")]
+    otlp_sample: Option<f64>,
 }
 
 /// `--sandbox`: how strictly the kernel sandbox is held.
@@ -284,6 +301,7 @@ impl ServeFlags {
             manifest_file,
             overrides,
             http,
+            traces,
             sandbox,
             audit,
             log,
@@ -301,6 +319,10 @@ impl ServeFlags {
             },
             http,
             metrics,
+            otlp: traces.otlp.map(|endpoint| OtlpPlan {
+                endpoint,
+                sample_ratio: traces.otlp_sample.unwrap_or(1.0),
+            }),
         };
         (plan, log)
     }
@@ -376,5 +398,19 @@ mod tests {
         assert_eq!(plan.sandbox, sandbox::Mode::Required);
         assert!(plan.http.is_none());
         assert!(plan.audit_log.path.is_none());
+        assert!(plan.otlp.is_none(), "no traces unless asked");
+    }
+
+    #[test]
+    fn otlp_traces_every_request_unless_a_ratio_is_given_and_the_ratio_needs_it() {
+        let plan = serve_plan(&["--otlp", "http://127.0.0.1:4318"]);
+        let otlp = plan.otlp.unwrap();
+        assert_eq!(
+            (otlp.endpoint.as_str(), otlp.sample_ratio),
+            ("http://127.0.0.1:4318", 1.0)
+        );
+        let plan = serve_plan(&["--otlp", "http://c:4318", "--otlp-sample", "0.25"]);
+        assert_eq!(plan.otlp.unwrap().sample_ratio, 0.25);
+        assert!(Cli::try_parse_from(["airlock", "serve", "--otlp-sample", "0.5"]).is_err());
     }
 }

@@ -2,7 +2,9 @@
 # Installs the official MCP clients that tests/it/clients.rs drives against airlock, at pinned
 # versions, into tests/clients/.env/ (git-ignored):
 #
-#   .env/python/  a virtualenv with the Python SDK (`mcp`), pinned in requirements.txt
+#   .env/python/  a virtualenv with the Python SDK (`mcp`), pinned in requirements.txt, and
+#                 `opentelemetry-proto`, which the OTLP receiver of tests/it/otel.rs
+#                 (otlp_receiver.py) decodes spans with
 #   .env/node/    `npm ci` of package.json + package-lock.json: the TypeScript SDK v1
 #                 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`), the
 #                 Inspector (its CLI mode), and a Node 22 binary from the registry (the
@@ -55,7 +57,7 @@ python_half() {
     local want have=""
     want=$(stamp_of "$here/requirements.txt")
     [ -f "$venv/.stamp" ] && have=$(cat "$venv/.stamp")
-    if [ "$have" = "$want" ] && "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+    if [ "$have" = "$want" ] && "$venv/bin/python" -c 'import mcp, opentelemetry.proto' 2>/dev/null; then
         say "python: up to date"
     else
         say "python: installing requirements.txt into $venv"
@@ -71,7 +73,8 @@ python_half() {
     "$venv/bin/python" - <<'EOF'
 import importlib.metadata as m, platform
 print(f"clients: python: CPython {platform.python_version()}, mcp {m.version('mcp')}, "
-      f"jsonschema {m.version('jsonschema')}")
+      f"jsonschema {m.version('jsonschema')}, "
+      f"opentelemetry-proto {m.version('opentelemetry-proto')}")
 EOF
 }
 

@@ -63,6 +63,10 @@
 //! - `metrics`: `airlock serve --metrics`: a real Prometheus server scrapes the endpoint and
 //!   its HTTP API reports the calls and refusals made; `promtool check metrics`; the endpoint's
 //!   fixed refusals; a remote address without `--allow-remote`; `[server] metrics`;
+//! - `otel`: `airlock serve --otlp`: spans received by an OTLP/HTTP receiver the test starts
+//!   on loopback, decoded with the official `opentelemetry-proto` definitions: names and
+//!   attributes by the MCP conventions, the client's `_meta` trace, the command's span a
+//!   child and its `TRACEPARENT`, a malformed context a fresh trace, W3C headers over HTTP;
 //! - `redis`: replicas of `airlock serve --http --quota-store redis` sharing one real
 //!   `redis-server`: global quotas, per-client quotas, legacy sessions across replicas, Redis
 //!   stopped and restarted, a replica killed with a call in flight, the URL's password;
@@ -165,6 +169,7 @@ mod input_required;
 mod metrics;
 mod network;
 mod operator;
+mod otel;
 mod output;
 mod product;
 mod protocol;

@@ -18,6 +18,10 @@
 //!
 //! For the metrics' cost (`tools/bench.sh`'s `airlock-metrics`, BENCHMARKS.md "Metrics"):
 //! `BENCH_METRICS=127.0.0.1:0` keeps Prometheus metrics and serves them at that address.
+//!
+//! For the traces' cost (`tools/bench.sh`'s `airlock-traces`, BENCHMARKS.md "Traces"):
+//! `BENCH_OTLP=http://127.0.0.1:PORT` traces every request and exports the spans there
+//! (`BENCH_OTLP_SAMPLE=0.1`: one request in ten).
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
@@ -71,6 +75,16 @@ fn main() -> ExitCode {
         match endpoint.map(|endpoint| endpoint.spawn(std::sync::Arc::clone(&metrics))) {
             Some(Ok(())) => builder = builder.metrics(metrics),
             _ => return ExitCode::FAILURE,
+        }
+    }
+    if let Ok(url) = std::env::var("BENCH_OTLP") {
+        let ratio = std::env::var("BENCH_OTLP_SAMPLE")
+            .ok()
+            .and_then(|ratio| ratio.parse().ok())
+            .unwrap_or(1.0);
+        match airlock::otel::Traces::to_otlp(&url, "bench", "0.0.0", ratio) {
+            Ok(traces) => builder = builder.traces(traces),
+            Err(_) => return ExitCode::FAILURE,
         }
     }
     let built = builder

@@ -40,6 +40,8 @@ pub struct Call {
     /// A wait of `tasks/result` for its task's end, instead of the tool's handler: it runs,
     /// and is cancelled, as a call does, and only its reply differs.
     pub(crate) waits: Option<BoxFuture<Outcome>>,
+    /// The run's own span, when the call is traced.
+    pub(crate) trace: Option<crate::trace_context::TraceParent>,
 }
 
 impl Call {
@@ -95,6 +97,7 @@ impl Call {
             client_can: _,
             round,
             waits,
+            trace,
         } = self;
         if let Some(waits) = waits {
             return Started::Running(Running {
@@ -104,7 +107,7 @@ impl Call {
                 timeout,
             });
         }
-        let context = context.in_round(round.clone());
+        let context = context.in_round(round.clone()).traced(trace);
         let started = catch_unwind(AssertUnwindSafe(|| tool.handler.call(arguments, context)));
         let mut guarded = match started {
             Ok(future) => CatchUnwind {

@@ -122,6 +122,8 @@ pub struct CallContext {
     round: Option<Arc<Round>>,
     /// A task's run: where its output so far goes, for `tasks/get`.
     so_far: Option<Arc<crate::so_far::OutputSoFar>>,
+    /// The run's own span, when the call is traced.
+    trace: Option<crate::trace_context::TraceParent>,
 }
 
 #[derive(Clone, Debug)]
@@ -141,6 +143,7 @@ impl CallContext {
             reporter: None,
             round: None,
             so_far: None,
+            trace: None,
         }
     }
 
@@ -163,6 +166,20 @@ impl CallContext {
         self
     }
 
+    /// The same context, in the trace `trace` names (a traced call).
+    pub(crate) fn traced(mut self, trace: Option<crate::trace_context::TraceParent>) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The trace context of this run, when the server traces it (the `otel` feature, a
+    /// sampled request): its `traceparent` names the run's own span, a child of the
+    /// request's. A handler that starts a program passes it on as `TRACEPARENT` (and
+    /// `TRACESTATE`), as the W3C environment-variable carrier says; `None` otherwise.
+    pub fn trace_parent(&self) -> Option<&crate::trace_context::TraceParent> {
+        self.trace.as_ref()
+    }
+
     /// A context reporting to `events` for the call of `ticket`: progress if `progress`, log
     /// messages if `logs`, questions of what `can` says the client answers
     /// ([`CallContext::reporting`] is how a transport makes one).
@@ -182,6 +199,7 @@ impl CallContext {
             }),
             round: None,
             so_far: None,
+            trace: None,
         }
     }
 

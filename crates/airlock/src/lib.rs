@@ -97,6 +97,11 @@
 //! - `metrics` (the `metrics` feature): Prometheus counters and histograms in fixed arrays of
 //!   atomics, labelled only by closed sets, rendered in the text format; with `http`, the
 //!   endpoint that serves them on a listener of its own.
+//! - `otel` (the `otel` feature): OpenTelemetry traces over OTLP/HTTP, a span per request by
+//!   the MCP conventions and one per command run, kept as plain records on the hot path and
+//!   exported by a thread of its own through a small blocking HTTP/1.1 client.
+//! - `trace_context`: the W3C trace context a tool's run is told ([`TraceParent`]), and the
+//!   strict reading of a peer's.
 //! - [`telemetry`]: what may be logged; with the `logging` feature, a stderr subscriber and a
 //!   panic hook that withholds panic messages.
 //! - `test_server` (tests and fuzzing only): the one server of this crate's unit tests and
@@ -138,6 +143,8 @@ pub mod limits;
 mod log_level;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod output;
 mod pages;
 mod prompts;
@@ -154,6 +161,7 @@ pub mod telemetry;
 #[cfg(any(test, fuzzing))]
 mod test_server;
 mod tools;
+mod trace_context;
 pub mod transport;
 pub mod variables;
 mod version;
@@ -179,6 +187,7 @@ pub use tools::{
     BuildError, HandlerFn, IntoToolOutput, NoArguments, Structured, TaskMode, Tool,
     ToolAnnotations, ToolBuilder, ToolName,
 };
+pub use trace_context::TraceParent;
 
 /// The `schemars` this crate derives schemas with. Derive `JsonSchema` through it
 /// (`use airlock::schemars::{self, JsonSchema};`, which also names the crate the derive's code

@@ -699,6 +699,62 @@ pub(crate) const MAX_METRICS_HEAD_BYTES: usize = 8 * 1024;
 #[cfg(all(feature = "metrics", feature = "http"))]
 pub(crate) const MAX_METRICS_HEADERS: usize = 32;
 
+/// Largest `tracestate` a peer's trace context may carry for it to be kept (the W3C limit is
+/// 32 members of at most 512 bytes between them). A longer one is dropped, the parent kept: it
+/// goes into each traced span and a command's `TRACESTATE`, so the peer cannot make either
+/// large.
+#[cfg(feature = "otel")]
+pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
+
+/// Most members in a `tracestate` that is kept (the W3C limit).
+#[cfg(feature = "otel")]
+pub(crate) const MAX_TRACESTATE_MEMBERS: usize = 32;
+
+/// Longest string request id a span's `jsonrpc.request.id` shows, in bytes (cut at a character
+/// boundary): an id is the peer's text, and at most `MAX_ID_BYTES` anyway.
+#[cfg(feature = "otel")]
+pub(crate) const MAX_SPAN_REQUEST_ID_BYTES: usize = 128;
+
+/// Most finished spans waiting for the export thread (a span waits as a record of about 150
+/// bytes: some 10 MiB in all). Past it, spans are dropped and counted (one warning): a
+/// collector that is down or slow, or cores too busy serving for the export to keep up, cost
+/// spans, never memory beyond this or a slower request.
+#[cfg(feature = "otel")]
+pub(crate) const MAX_SPANS_QUEUED: usize = 65_536;
+
+/// How much lower the span export thread runs than the threads that serve (its nice value,
+/// on Linux per thread): when every core is busy, exporting waits and serving does not.
+#[cfg(feature = "otel")]
+pub(crate) const EXPORT_THREAD_NICENESS: i32 = 10;
+
+/// Most spans in one OTLP export request. A collector's default receive limit is 4 MiB; a
+/// span is a few hundred bytes encoded.
+#[cfg(feature = "otel")]
+pub(crate) const MAX_SPANS_PER_EXPORT: usize = 512;
+
+/// How long finished spans wait before they are exported, at most (the SDK's default is 5 s;
+/// shorter shows a call in the collector while the operator still looks at it).
+#[cfg(feature = "otel")]
+pub(crate) const SPAN_EXPORT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long the OTLP client waits to connect to the collector.
+#[cfg(feature = "otel")]
+pub(crate) const OTLP_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the OTLP client waits on one read or write to the collector: a collector that
+/// stops reading or answering holds the export thread this long per request, never a session.
+#[cfg(feature = "otel")]
+pub(crate) const OTLP_IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest collector response the OTLP client reads, head and body (a partial-success reply
+/// is a few hundred bytes); past it the export counts as failed.
+#[cfg(feature = "otel")]
+pub(crate) const MAX_OTLP_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// How long the end of a server waits for its last spans to be exported.
+#[cfg(feature = "otel")]
+pub(crate) const SPAN_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Limits of the HTTP transport (the `http` feature), with safe defaults; each field defaults
 /// to the constant of the same name. The largest body is the server's `max_frame_bytes` (one
 /// POST, one message).

@@ -72,6 +72,9 @@ pub struct ServerBuilder {
     /// Where requests are counted ([`ServerBuilder::metrics`]).
     #[cfg(feature = "metrics")]
     metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Where traced requests go ([`ServerBuilder::traces`]).
+    #[cfg(feature = "otel")]
+    traces: Option<Arc<crate::otel::Traces>>,
 }
 
 impl Server {
@@ -116,6 +119,8 @@ impl Server {
             reload: None,
             #[cfg(feature = "metrics")]
             metrics: None,
+            #[cfg(feature = "otel")]
+            traces: None,
         }
     }
 
@@ -451,6 +456,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Traces requests to `traces` (the `otel` feature): a span per request by the MCP
+    /// semantic conventions, and one per command run, child of its request's; a tool's run
+    /// is told its own span ([`CallContext::trace_parent`](crate::CallContext::trace_parent)).
+    /// No span carries argument values or output. Without it, a request pays one branch.
+    #[cfg(feature = "otel")]
+    pub fn traces(mut self, traces: Arc<crate::otel::Traces>) -> Self {
+        self.traces = Some(traces);
+        self
+    }
+
     /// A display name for clients.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
@@ -636,6 +651,8 @@ impl ServerBuilder {
                     reload: self.reload,
                     #[cfg(feature = "metrics")]
                     metrics: self.metrics,
+                    #[cfg(feature = "otel")]
+                    traces: self.traces,
                 },
                 self.limits,
                 self.call_log,

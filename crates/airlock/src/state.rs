@@ -34,6 +34,9 @@ pub(crate) struct Shared {
     /// Where requests, calls and refusals are counted, if anywhere.
     #[cfg(feature = "metrics")]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Where traced requests go, if anywhere.
+    #[cfg(feature = "otel")]
+    pub(crate) traces: Option<Arc<crate::otel::Traces>>,
     /// The tasks of every session (2025-11-25 task-augmented calls).
     pub(crate) tasks: Arc<crate::tasks::Tasks>,
 }
@@ -168,6 +171,9 @@ pub(crate) struct Surface {
     /// Where requests, calls and refusals are counted, if anywhere.
     #[cfg(feature = "metrics")]
     pub(crate) metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Where traced requests go, if anywhere.
+    #[cfg(feature = "otel")]
+    pub(crate) traces: Option<Arc<crate::otel::Traces>>,
 }
 
 /// Parameters of one server, without a call log (tests).
@@ -207,6 +213,8 @@ pub(crate) fn shared_logging(
         reload,
         #[cfg(feature = "metrics")]
         metrics,
+        #[cfg(feature = "otel")]
+        traces,
     } = surface;
     #[cfg(feature = "metrics")]
     if let Some(metrics) = &metrics {
@@ -230,6 +238,8 @@ pub(crate) fn shared_logging(
         request_states,
         #[cfg(feature = "metrics")]
         metrics,
+        #[cfg(feature = "otel")]
+        traces,
         tasks: Arc::default(),
     };
     Ok(Arc::new(shared))
@@ -257,6 +267,8 @@ pub(crate) fn shared_with_quotas(
         request_states: Arc::new(StateKey::from_bytes(b"tests")),
         #[cfg(feature = "metrics")]
         metrics: None,
+        #[cfg(feature = "otel")]
+        traces: None,
         tasks: Arc::default(),
     })
 }

@@ -137,6 +137,8 @@ pub(crate) fn served_with(
             reload: None,
             #[cfg(feature = "metrics")]
             metrics: None,
+            #[cfg(feature = "otel")]
+            traces: None,
         },
         limits,
         None,

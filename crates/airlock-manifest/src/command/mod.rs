@@ -336,6 +336,11 @@ impl Handler for CommandHandler {
         // bytes beside each cut withheld (its start once bytes were dropped, and always its
         // end: the command may go on writing a secret it began).
         let so_far = context.output_so_far().cloned();
+        // A traced call: the command is told its own span, as the W3C environment carrier
+        // says (after the manifest's variables, so a manifest cannot name another).
+        let trace = context
+            .trace_parent()
+            .map(|trace| (trace.traceparent(), trace.tracestate().map(str::to_owned)));
         if let Some(so_far) = &so_far {
             let redactor = Arc::clone(&redactor);
             so_far.render_with(move |bytes, dropped| {
@@ -363,6 +368,13 @@ impl Handler for CommandHandler {
             };
             let mut env = tool.env.clone();
             env.extend(tool.secrets.iter().map(Secret::expose_to_child));
+            if let Some((traceparent, tracestate)) = trace {
+                env.retain(|(name, _)| name != "TRACEPARENT" && name != "TRACESTATE");
+                env.push(("TRACEPARENT".into(), traceparent.into()));
+                if let Some(tracestate) = tracestate {
+                    env.push(("TRACESTATE".into(), tracestate.into()));
+                }
+            }
             let spec = CommandSpec {
                 program: tool.program.clone(),
                 args: invocation.args,

@@ -52,6 +52,9 @@ pub struct Manifest {
     /// `[server] metrics`: where `airlock serve` serves Prometheus metrics (`--metrics`
     /// overrides it); read at start, a reload does not move it.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `[server] otlp`: where `airlock serve` exports OpenTelemetry traces (`--otlp`
+    /// overrides it); read at start.
+    pub otlp: Option<String>,
     /// `[limits] quota_store = "redis"`: quotas, in-flight caps and legacy HTTP sessions
     /// shared by every replica (`airlock serve --http`); `None`: counted in the process.
     pub shared_store: Option<StoreSettings>,
@@ -227,6 +230,26 @@ pub(super) fn check(
         })?),
         None => None,
     };
+    // The whole URL is read at start (`airlock serve`); here, what a typo most often breaks.
+    let otlp = match &server.otlp {
+        Some(value)
+            if value
+                .get_ref()
+                .strip_prefix("http://")
+                .is_some_and(|rest| !rest.is_empty() && !rest.contains(char::is_whitespace)) =>
+        {
+            Some(value.get_ref().clone())
+        }
+        Some(value) => {
+            return Err(at.error(
+                Some(value.span().start),
+                None,
+                "server.otlp",
+                Rule::OtlpEndpoint,
+            ));
+        }
+        None => None,
+    };
     Ok(Manifest {
         source: source.to_owned(),
         name: server.name.unwrap_or_else(|| "airlock".to_owned()),
@@ -236,6 +259,7 @@ pub(super) fn check(
         title: server.title,
         instructions: server.instructions,
         metrics,
+        otlp,
         limits,
         shared_store,
         tools,

@@ -100,6 +100,10 @@ pub(crate) struct RawServer {
     /// Where `airlock serve` serves Prometheus metrics (`--metrics` overrides it).
     #[schemars(with = "Option<String>")]
     pub(crate) metrics: Option<Spanned<String>>,
+    /// Where `airlock serve` exports OpenTelemetry traces, an `http://` OTLP endpoint
+    /// (`--otlp` overrides it).
+    #[schemars(with = "Option<String>")]
+    pub(crate) otlp: Option<Spanned<String>>,
 }
 
 /// `[limits]`: overrides of the server's limits; absent keys keep the defaults.

@@ -108,6 +108,12 @@ pub enum Rule {
     /// A metrics address that is not an IP address with a port.
     #[error("must be an IP address and port, such as \"127.0.0.1:9464\"")]
     MetricsAddress,
+    /// An OTLP endpoint that is not a plain `http://` URL.
+    #[error(
+        "must be an http:// URL such as \"http://127.0.0.1:4318\" (for TLS, run an \
+         OpenTelemetry Collector on loopback)"
+    )]
+    OtlpEndpoint,
     /// A shared store's namespace that is not a plain name.
     #[error("must be 1 to 64 bytes of A-Z a-z 0-9 _ . -")]
     StoreNamespace,

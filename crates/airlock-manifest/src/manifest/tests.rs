@@ -921,7 +921,7 @@ mod operator_messages {
         let rules: Vec<&str> = all.iter().map(|(_, rule)| rule.as_str()).collect();
         let expect = [
             "unknown field `nmae`, expected one of `name`, `version`, `title`, `instructions`, \
-             `metrics`; did you mean `name`?",
+             `metrics`, `otlp`; did you mean `name`?",
             "unknown field `comand`",
             "unknown field `minimun`",
             "`timeout_ms` takes a number",
@@ -1569,6 +1569,29 @@ fn the_metrics_address_is_an_ip_address_and_port() {
         let error = refusal(&format!("[server]\nmetrics = \"{bad}\"\n{tool}"));
         assert_eq!(*error.rule(), Rule::MetricsAddress, "{bad}");
         assert_eq!(error.field(), Some("server.metrics"));
+        assert_eq!(error.position().map(|(line, _)| line), Some(2));
+    }
+}
+
+/// `[server] otlp` is an `http://` URL, or the manifest is refused there.
+#[test]
+fn the_otlp_endpoint_is_an_http_url() {
+    let tool = "\n[[tool]]\nname = \"t\"\ndescription = \"d\"\ncommand = [\"true\"]\n";
+    let manifest = load_text(&format!(
+        "[server]\notlp = \"http://127.0.0.1:4318\"\n{tool}"
+    ))
+    .unwrap();
+    assert_eq!(manifest.otlp.as_deref(), Some("http://127.0.0.1:4318"));
+    assert_eq!(load_text(tool).unwrap().otlp, None);
+    for bad in [
+        "https://collector:4318",
+        "127.0.0.1:4318",
+        "http://",
+        "http://a b",
+    ] {
+        let error = refusal(&format!("[server]\notlp = \"{bad}\"\n{tool}"));
+        assert_eq!(*error.rule(), Rule::OtlpEndpoint, "{bad}");
+        assert_eq!(error.field(), Some("server.otlp"));
         assert_eq!(error.position().map(|(line, _)| line), Some(2));
     }
 }

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::metrics::Metrics;
+use airlock::otel::Traces;
 use airlock::transport::http::{AllowList, HttpConfig};
 use airlock::transport::metrics::{Endpoint, EndpointError};
 use airlock::variables::VariableName;
@@ -119,6 +120,18 @@ pub struct ServePlan {
     pub http: Option<HttpPlan>,
     /// Serve Prometheus metrics (none: none are kept).
     pub metrics: Option<MetricsPlan>,
+    /// Export OpenTelemetry traces (none: no request is traced).
+    pub otlp: Option<OtlpPlan>,
+}
+
+/// Where OpenTelemetry traces go (`--otlp`).
+#[derive(Clone, Debug)]
+pub struct OtlpPlan {
+    /// The collector's OTLP/HTTP endpoint (`http://HOST[:PORT][/PATH]`; spans go to
+    /// `PATH/v1/traces`).
+    pub endpoint: String,
+    /// The share of requests traced, in (0, 1].
+    pub sample_ratio: f64,
 }
 
 /// Where Prometheus metrics are served (`--metrics`).
@@ -183,6 +196,9 @@ pub enum ServeError {
     /// The metrics endpoint cannot be bound or started.
     #[error(transparent)]
     Metrics(#[from] EndpointError),
+    /// Traces cannot be exported as asked (`--otlp`).
+    #[error("--otlp: {0}")]
+    Otlp(#[from] airlock::otel::OtlpError),
 }
 
 /// A manifest that passed every check of its plan, to build.
@@ -197,6 +213,8 @@ pub struct Vetted {
     http: Option<(SocketAddr, Box<HttpConfig>)>,
     /// The metrics kept and their endpoint, bound (none: no metrics).
     metrics: Option<(Arc<Metrics>, Endpoint)>,
+    /// Where traced requests go (none: no traces).
+    traces: Option<Arc<Traces>>,
 }
 
 impl Vetted {
@@ -221,6 +239,7 @@ impl Vetted {
             self.reloading,
             self.log,
             counted,
+            self.traces,
         )?;
         if let Some((metrics, endpoint)) = self.metrics {
             metrics.launchers(|| {
@@ -376,6 +395,31 @@ impl ServePlan {
             sandbox::destinations::set_own_listeners(own);
         }
         let metrics = metrics.map(|(metrics, endpoint, _)| (metrics, endpoint));
+        // The exporter's thread starts now; a refused endpoint fails the start. The resource
+        // names the server as its clients see it. `--otlp` wins over `[server] otlp`.
+        let otlp = self.otlp.clone().or_else(|| {
+            manifest.otlp.clone().map(|endpoint| OtlpPlan {
+                endpoint,
+                sample_ratio: 1.0,
+            })
+        });
+        let traces = match &otlp {
+            Some(plan) => {
+                let traces = Traces::to_otlp(
+                    &plan.endpoint,
+                    &manifest.name,
+                    &manifest.version,
+                    plan.sample_ratio,
+                )?;
+                tracing::info!(
+                    endpoint = plan.endpoint.as_str(),
+                    ratio = plan.sample_ratio,
+                    "traces exported over OTLP/HTTP"
+                );
+                Some(traces)
+            }
+            None => None,
+        };
         tracing::info!(
             manifest = manifest.source.as_str(),
             tools = manifest.tools.len(),
@@ -393,6 +437,7 @@ impl ServePlan {
                 log: opened.log,
                 http: None,
                 metrics,
+                traces,
             });
         };
         let HttpServing { config, store_url } = http.config(manifest.shared_store.as_ref())?;
@@ -423,6 +468,7 @@ impl ServePlan {
             log: opened.log,
             http: Some((http.addr, Box::new(config))),
             metrics,
+            traces,
         })
     }
 }
@@ -491,6 +537,7 @@ mod tests {
             audit_log: AuditLogPlan::default(),
             http,
             metrics: None,
+            otlp: None,
         }
     }
 

@@ -98,11 +98,15 @@ pub(super) fn built(
     reloading: Reloading,
     call_log: Arc<CallLog>,
     metrics: Option<Arc<airlock::metrics::Metrics>>,
+    traces: Option<Arc<airlock::otel::Traces>>,
 ) -> Result<airlock::Server, airlock::BuildError> {
     let fixed = fixed_parts(&manifest);
     let mut builder = command::builder_with(manifest, reloading.known(), Some(call_log))?;
     if let Some(metrics) = metrics {
         builder = builder.metrics(metrics);
+    }
+    if let Some(traces) = traces {
+        builder = builder.traces(traces);
     }
     match reload_path {
         Some(path) => builder

@@ -736,8 +736,9 @@ pub fn result_line(collected: &Collected, redact: impl Fn(&str) -> String) -> Op
 /// The fuzzing entry point (`crate::fuzzing::audit_records`): `data` as what the multicast
 /// delivered, split into netlink messages as the reader splits them (and, when none is a
 /// Landlock record, as the text of one record of each type), taken by a reader watching launchers 1 and 11114;
-/// each call then holds at most [`SANDBOX_DENIALS_PER_CALL`] distinct denials, each object cut
-/// at [`SANDBOX_DENIAL_OBJECT_BYTES`] and free of control characters.
+/// each call then holds at most [`SANDBOX_DENIALS_PER_CALL`] distinct denials, each object no
+/// larger than a record, and shown cut at [`SANDBOX_DENIAL_OBJECT_BYTES`] and free of control
+/// characters.
 #[cfg(any(test, fuzzing))]
 pub(crate) fn fuzz(data: &[u8]) {
     let reader = Reader {
@@ -747,7 +748,14 @@ pub(crate) fn fuzz(data: &[u8]) {
         started: Instant::now(),
     };
     for pid in [1, 11114] {
-        reader.lock().calls.insert(pid, Collected::default());
+        reader.lock().calls.insert(
+            pid,
+            vec![Watched {
+                serial: 0,
+                started_ms: 0,
+                collected: Collected::default(),
+            }],
+        );
     }
     let mut rest = data;
     let mut framed = false;
@@ -768,16 +776,28 @@ pub(crate) fn fuzz(data: &[u8]) {
     let state = reader.lock();
     assert!(state.unresolved.len() <= UNRESOLVED);
     assert!(state.domains.len() <= SANDBOX_DENIAL_DOMAINS);
-    for call in state.calls.values() {
+    for call in state
+        .calls
+        .values()
+        .flatten()
+        .map(|watched| &watched.collected)
+    {
         assert!(call.denials.len() <= SANDBOX_DENIALS_PER_CALL);
         for (at, denial) in call.denials.iter().enumerate() {
             let before = call.denials.get(..at).unwrap_or_default();
             assert!(!before.contains(denial), "{denial:?} twice");
+            // Kept as the kernel gave it (a secret is found whole before any cut): no larger
+            // than the record it came in.
+            assert!(denial.object.len() <= RECEIVE_BYTES, "{denial:?}");
+            // As shown: escaped and cut.
+            let seen = shown(&denial.object);
             let cut = SANDBOX_DENIAL_OBJECT_BYTES.saturating_add('…'.len_utf8());
-            assert!(denial.object.len() <= cut.saturating_add(32), "{denial:?}");
-            assert!(!denial.object.chars().any(char::is_control), "{denial:?}");
+            assert!(seen.len() <= cut, "{seen:?}");
+            assert!(!seen.chars().any(char::is_control), "{seen:?}");
         }
-        let _line = result_line(call, str::to_owned);
+        if let Some(line) = result_line(call, str::to_owned) {
+            assert!(!line.chars().any(char::is_control), "{line:?}");
+        }
     }
 }
 

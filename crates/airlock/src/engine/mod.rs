@@ -117,6 +117,9 @@ pub struct Engine {
     batch: Option<Box<crate::metrics::Batch>>,
     /// Whose tasks this session reads and creates, once it used tasks.
     owner: Option<Owner>,
+    /// The spans this session finished and not yet exported, when traces are kept.
+    #[cfg(feature = "otel")]
+    spans: Option<Box<crate::otel::Local>>,
 }
 
 /// A question sent to the client, waiting for its answer.
@@ -163,6 +166,9 @@ struct Pending {
     /// For a 2026-07-28 call waiting `TASK_INLINE_WAIT` on the task it runs as: the task,
     /// whose handle is the reply if it runs on (else its result, and it is forgotten).
     inline_task: Option<TaskId>,
+    /// The request's span, when it is traced (boxed: only calls in flight hold one).
+    #[cfg(feature = "otel")]
+    span: Option<Box<crate::otel::SpanRecord>>,
 }
 
 /// A call in flight as its audit record will describe it.
@@ -196,6 +202,14 @@ impl Engine {
 
     /// A fresh session of `shared`'s server, whose calls' audit records name `client`.
     pub(crate) fn for_client(shared: Arc<Shared>, client: Client) -> Self {
+        #[cfg(feature = "otel")]
+        let spans = shared.traces.as_ref().map(|traces| {
+            let transport = match client {
+                Client::Stdio => crate::otel::Transport::Pipe,
+                Client::Http { .. } => crate::otel::Transport::Tcp,
+            };
+            crate::otel::Local::new(traces, transport)
+        });
         Self {
             shared,
             lifecycle: Lifecycle::default(),
@@ -216,6 +230,8 @@ impl Engine {
             #[cfg(feature = "metrics")]
             batch: None,
             owner: None,
+            #[cfg(feature = "otel")]
+            spans,
         }
     }
 
@@ -223,6 +239,10 @@ impl Engine {
     /// there, then writes the replies at once): with metrics, the batch's arrival is when its
     /// requests count as received. Without metrics, one branch.
     pub(crate) fn batch_received(&mut self) {
+        #[cfg(feature = "otel")]
+        if let Some(spans) = &mut self.spans {
+            spans.batch_received();
+        }
         #[cfg(feature = "metrics")]
         if self.shared.metrics.is_some() {
             self.batch
@@ -234,6 +254,10 @@ impl Engine {
     /// The batch's replies were written: the requests it answered are observed, with one
     /// clock read for all of them.
     pub(crate) fn batch_written(&mut self) {
+        #[cfg(feature = "otel")]
+        if let Some(spans) = &mut self.spans {
+            spans.batch_written();
+        }
         #[cfg(feature = "metrics")]
         if let (Some(metrics), Some(batch)) = (&self.shared.metrics, &mut self.batch) {
             batch.written(metrics);
@@ -259,6 +283,42 @@ impl Engine {
             .as_ref()
             .map(|metrics| metrics.session_started(transport));
         self
+    }
+
+    /// Names the session this engine serves in its spans (`mcp.session.id`): an id the
+    /// server made, never the peer's text.
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn traced_in_session(&mut self, session: &str) {
+        if let Some(spans) = &mut self.spans {
+            spans.in_session(Arc::from(session));
+        }
+    }
+
+    /// Takes the W3C trace context of the transport's request (HTTP `traceparent` and
+    /// `tracestate` headers) for the requests handled next: a request's parent when its
+    /// `_meta` names none, else a link. Read strictly; a malformed one is none.
+    #[cfg(all(feature = "otel", feature = "http"))]
+    pub(crate) fn trace_headers(&mut self, traceparent: Option<&str>, tracestate: Option<&str>) {
+        if let Some(spans) = &mut self.spans {
+            spans.set_header(traceparent, tracestate);
+        }
+    }
+
+    /// Ends a traced request's span, failed with `failure` if it did; `run` is what its
+    /// call's run reported (for the command's span).
+    #[cfg(feature = "otel")]
+    fn end_span(
+        &mut self,
+        span: Option<crate::otel::SpanRecord>,
+        failure: Option<crate::otel::Failure>,
+        run: Option<&RunNote>,
+    ) {
+        if let (Some(spans), Some(mut span)) = (self.spans.as_deref_mut(), span) {
+            if let Some(failure) = failure {
+                span.failed(failure);
+            }
+            spans.finish(span, run);
+        }
     }
 
     /// The server this session belongs to.
@@ -423,6 +483,8 @@ impl Engine {
             return;
         }
         self.stop_asking(&ticket, Some(out));
+        #[cfg(any(feature = "metrics", feature = "otel"))]
+        let mut pending = pending;
         #[cfg(feature = "metrics")]
         if let (Some(metrics), Some((method, received))) = (&self.shared.metrics, pending.waiting) {
             // A wait on a task: its request is answered now, with what its task ended as.
@@ -438,11 +500,26 @@ impl Engine {
             metrics.operation(method, error, received.elapsed());
         }
         if let Some(task) = pending.inline_task {
+            // A 2026-07-28 call held on its task: its span ends with its reply.
+            #[cfg(feature = "otel")]
+            {
+                let failure = match &outcome {
+                    Outcome::Finished(output) if output.is_error() => {
+                        Some(crate::otel::Failure::ToolError)
+                    }
+                    Outcome::Panicked | Outcome::Round(_) => {
+                        Some(crate::otel::Failure::of(&McpError::ToolPanicked))
+                    }
+                    Outcome::Finished(_) | Outcome::TimedOut(_) => None,
+                };
+                let span = pending.span.take().map(|span| *span);
+                self.end_span(span, failure, None);
+            }
             self.answer_inline(&pending.id, task, outcome, out);
             return;
         }
-        #[cfg(feature = "metrics")]
-        let mut pending = pending;
+        #[cfg(feature = "otel")]
+        let span = pending.span.take().map(|span| *span);
         #[cfg(feature = "metrics")]
         let running = pending.running.take();
         #[cfg(feature = "metrics")]
@@ -473,6 +550,12 @@ impl Engine {
                     call_log::Outcome::Panicked,
                     crate::metrics::ErrorType::of(&McpError::ToolPanicked),
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(
+                    span,
+                    Some(crate::otel::Failure::of(&McpError::ToolPanicked)),
+                    None,
+                );
                 self.record(pending.audit.as_deref(), call_log::Outcome::Panicked, None);
                 self.refuse(out, Some(&pending.id), McpError::ToolPanicked);
                 return;
@@ -483,6 +566,8 @@ impl Engine {
                     call_log::Outcome::InputRequired,
                     crate::metrics::ErrorType::None,
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(span, None, None);
                 self.record(
                     pending.audit.as_deref(),
                     call_log::Outcome::InputRequired,
@@ -503,6 +588,8 @@ impl Engine {
                     call_log::Outcome::Refused,
                     crate::metrics::ErrorType::of(&error),
                 );
+                #[cfg(feature = "otel")]
+                self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 self.record(pending.audit.as_deref(), call_log::Outcome::Refused, None);
                 tracing::debug!(%error, "call refused in its round of input");
                 self.refuse(out, Some(&pending.id), error);
@@ -531,6 +618,12 @@ impl Engine {
                 metrics.sandbox_denied(denials);
             }
         }
+        #[cfg(feature = "otel")]
+        self.end_span(
+            span,
+            output.is_error().then_some(crate::otel::Failure::ToolError),
+            Some(&output.note),
+        );
         self.record(pending.audit.as_deref(), ended, Some(&output));
         let task = pending.task.map(|task| task.to_string());
         response::write_call_result_of(
@@ -851,6 +944,12 @@ impl Engine {
             .into_iter()
             .map(|(key, pending)| {
                 self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
+                #[cfg(feature = "otel")]
+                self.end_span(
+                    pending.span.map(|span| *span),
+                    Some(crate::otel::Failure::Cancelled),
+                    None,
+                );
                 Ticket {
                     key,
                     serial: pending.serial,
@@ -885,7 +984,29 @@ impl Engine {
                     .and_then(|name| self.shared.registry().get(name).cloned())
                     .map(|tool| tool.name.clone())
             });
+        // Its span, when traces are kept and it is sampled: begun before dispatch, which may
+        // take members of `_meta`.
+        #[cfg(feature = "otel")]
+        let mut span = self.spans.as_mut().and_then(|spans| {
+            spans.begin(
+                method,
+                &id,
+                params.as_deref().and_then(|params| params.meta.as_ref()),
+            )
+        });
+        #[cfg(feature = "otel")]
+        if let Some(span) = &mut span {
+            self.describe_span(span, params.as_deref());
+        }
         if self.in_flight.contains_key(id.key()) {
+            #[cfg(feature = "otel")]
+            self.span_names_tool(span.as_mut(), method, params.as_deref());
+            #[cfg(feature = "otel")]
+            self.end_span(
+                span,
+                Some(crate::otel::Failure::of(&McpError::DuplicateId)),
+                None,
+            );
             if let Some(tool) = &called {
                 // A call refused before it ran leaves its record like any other refusal.
                 self.record_unstarted(
@@ -929,6 +1050,14 @@ impl Engine {
                 }
                 #[cfg(feature = "metrics")]
                 self.observe_answered(method, params.as_deref(), received);
+                #[cfg(feature = "otel")]
+                self.span_names_tool(span.as_mut(), method, params.as_deref());
+                #[cfg(feature = "otel")]
+                self.end_span(
+                    span,
+                    (method == RequestMethod::ToolsCall).then_some(crate::otel::Failure::ToolError),
+                    None,
+                );
                 self.consecutive_errors = 0;
                 Effect::None
             }
@@ -946,9 +1075,15 @@ impl Engine {
                     plan,
                     #[cfg(feature = "metrics")]
                     running,
+                    #[cfg(feature = "otel")]
+                    span,
                 )
             }
             Ok(Dispatched::Task(plan, start)) => {
+                #[cfg(feature = "otel")]
+                if let Some(span) = &mut span {
+                    span.called(&plan.tool);
+                }
                 let tool = plan.tool.name.clone();
                 match self.start_task(&id, plan, start, out) {
                     Ok(None) => {
@@ -961,6 +1096,8 @@ impl Engine {
                                 received.elapsed(),
                             );
                         }
+                        #[cfg(feature = "otel")]
+                        self.end_span(span, None, None);
                         self.consecutive_errors = 0;
                         Effect::None
                     }
@@ -971,6 +1108,8 @@ impl Engine {
                             waited,
                             #[cfg(feature = "metrics")]
                             received,
+                            #[cfg(feature = "otel")]
+                            span,
                             out,
                         )
                     }
@@ -978,6 +1117,8 @@ impl Engine {
                         tracing::debug!(%error, "task refused");
                         #[cfg(feature = "metrics")]
                         self.observe_refused(method, params.as_deref(), received, &error);
+                        #[cfg(feature = "otel")]
+                        self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                         self.record_unstarted(Some(tool.as_str()), Some(&error));
                         self.refuse(out, Some(&id), error);
                         Effect::None
@@ -991,10 +1132,16 @@ impl Engine {
                     wait,
                     #[cfg(feature = "metrics")]
                     received,
+                    #[cfg(feature = "otel")]
+                    span,
                 )
             }
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
+                #[cfg(feature = "otel")]
+                self.span_names_tool(span.as_mut(), method, params.as_deref());
+                #[cfg(feature = "otel")]
+                self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 #[cfg(feature = "metrics")]
                 self.observe_refused(method, params.as_deref(), received, &error);
                 if let Some(tool) = &called {
@@ -1088,11 +1235,51 @@ impl Engine {
         }
     }
 
+    /// The protocol revision a request's span says it is under: the one its `_meta` names,
+    /// else the session's.
+    #[cfg(feature = "otel")]
+    fn describe_span(
+        &self,
+        span: &mut crate::otel::SpanRecord,
+        params: Option<&envelope::Params<'_>>,
+    ) {
+        let meta = params.and_then(|params| params.meta.as_ref());
+        let modern = crate::lifecycle::modern_version(meta).ok().flatten();
+        let negotiated = match self.lifecycle {
+            Lifecycle::AwaitingInitialize => None,
+            Lifecycle::AwaitingInitialized(version) | Lifecycle::Ready(version) => Some(version),
+        };
+        span.under(modern.or(negotiated));
+    }
+
+    /// Names in the span of a `tools/call` that did not start the tool it called, if the
+    /// server has it (an unknown name is the peer's text). A call that starts names its tool
+    /// from its plan, with no lookup.
+    #[cfg(feature = "otel")]
+    fn span_names_tool(
+        &self,
+        span: Option<&mut crate::otel::SpanRecord>,
+        method: RequestMethod,
+        params: Option<&envelope::Params<'_>>,
+    ) {
+        let Some(span) = span.filter(|_| method == RequestMethod::ToolsCall) else {
+            return;
+        };
+        if let Some(tool) = params
+            .and_then(|params| params.name.as_ref())
+            .and_then(Text::as_str)
+            .and_then(|name| self.shared.registry().get(name).cloned())
+        {
+            span.called(&tool);
+        }
+    }
+
     fn start(
         &mut self,
         id: RequestId,
         plan: dispatch::Plan,
         #[cfg(feature = "metrics")] running: Option<crate::metrics::InFlight>,
+        #[cfg(feature = "otel")] mut span: Option<crate::otel::SpanRecord>,
     ) -> Effect {
         let dispatch::Plan {
             tool,
@@ -1114,6 +1301,18 @@ impl Engine {
                 arguments_hmac: log.hash(&arguments),
             })
         });
+        // A traced call names its tool, and its run gets a span of its own, named to the
+        // tool before it starts.
+        #[cfg(feature = "otel")]
+        let trace = match (&mut span, &mut self.spans) {
+            (Some(span), Some(spans)) => {
+                span.called(&tool);
+                Some(spans.run_context(span))
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "otel"))]
+        let trace = None;
         self.settle();
         self.staged = Some((
             key.clone(),
@@ -1137,6 +1336,8 @@ impl Engine {
                 waiting: None,
                 task: None,
                 inline_task: None,
+                #[cfg(feature = "otel")]
+                span: span.map(Box::new),
             },
         ));
         Effect::Start(Call {
@@ -1157,6 +1358,7 @@ impl Engine {
             },
             round,
             waits: None,
+            trace,
         })
     }
 
@@ -1217,6 +1419,7 @@ impl Engine {
             client_can: ClientCan::default(),
             round: None,
             waits: None,
+            trace: None,
         };
         // The run counts as a call of its tool (in flight, then its outcome); the request
         // that created it is counted as answered by the caller.
@@ -1265,6 +1468,7 @@ impl Engine {
         id: RequestId,
         (task, tool): (TaskId, Arc<crate::tools::ToolDef>),
         #[cfg(feature = "metrics")] received: Option<Instant>,
+        #[cfg(feature = "otel")] span: Option<crate::otel::SpanRecord>,
         out: &mut Vec<u8>,
     ) -> Effect {
         use crate::limits::TASK_INLINE_WAIT;
@@ -1321,6 +1525,8 @@ impl Engine {
                 waiting: received.map(|received| (RequestMethod::ToolsCall, received)),
                 task: None,
                 inline_task: Some(task),
+                #[cfg(feature = "otel")]
+                span: span.map(Box::new),
             },
         );
         Effect::Start(Call {
@@ -1333,6 +1539,7 @@ impl Engine {
             client_can: ClientCan::default(),
             round: None,
             waits: Some(waits),
+            trace: None,
         })
     }
 
@@ -1380,6 +1587,7 @@ impl Engine {
         id: RequestId,
         wait: dispatch::Wait,
         #[cfg(feature = "metrics")] received: Option<Instant>,
+        #[cfg(feature = "otel")] span: Option<crate::otel::SpanRecord>,
     ) -> Effect {
         let dispatch::Wait {
             task,
@@ -1419,6 +1627,8 @@ impl Engine {
                 waiting: received.map(|received| (RequestMethod::TasksResult, received)),
                 task: Some(task),
                 inline_task: None,
+                #[cfg(feature = "otel")]
+                span: span.map(Box::new),
             },
         );
         Effect::Start(Call {
@@ -1431,6 +1641,7 @@ impl Engine {
             client_can: ClientCan::default(),
             round: None,
             waits: Some(waits),
+            trace: None,
         })
     }
 
@@ -1451,6 +1662,12 @@ impl Engine {
                     Some((key, pending)) => {
                         tracing::debug!("call cancelled by the client");
                         self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
+                        #[cfg(feature = "otel")]
+                        self.end_span(
+                            pending.span.map(|span| *span),
+                            Some(crate::otel::Failure::Cancelled),
+                            None,
+                        );
                         let ticket = Ticket {
                             key,
                             serial: pending.serial,

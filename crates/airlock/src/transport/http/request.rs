@@ -801,9 +801,12 @@ impl Exchange<'_> {
         slots: Option<CallSlots>,
     ) -> Response<Body> {
         let mut out = Vec::new();
-        let effect = session
-            .engine()
-            .handle_message(Ok(Message::Request(request)), &mut out);
+        let effect = {
+            let mut engine = session.engine();
+            #[cfg(feature = "otel")]
+            self.traced(&mut engine, headers::text(self.head, MCP_SESSION_ID));
+            engine.handle_message(Ok(Message::Request(request)), &mut out)
+        };
         match effect {
             Effect::Start(call) => {
                 let Some(slots) = slots else {
@@ -835,6 +838,19 @@ impl Exchange<'_> {
         }
     }
 
+    /// Gives `engine` this request's W3C trace context headers, and the legacy session it
+    /// serves (an id the store found for this caller, so one the server made).
+    #[cfg(feature = "otel")]
+    fn traced(&self, engine: &mut Engine, session: Option<&str>) {
+        engine.trace_headers(
+            headers::text(self.head, "traceparent"),
+            headers::text(self.head, "tracestate"),
+        );
+        if let Some(session) = session {
+            engine.traced_in_session(session);
+        }
+    }
+
     /// Runs a modern request in its own engine.
     async fn run(
         &self,
@@ -844,7 +860,12 @@ impl Exchange<'_> {
         modern: bool,
     ) -> Response<Body> {
         let mut out = Vec::new();
-        let effect = lock(&engine).handle_message(Ok(Message::Request(request)), &mut out);
+        let effect = {
+            let mut engine = lock(&engine);
+            #[cfg(feature = "otel")]
+            self.traced(&mut engine, None);
+            engine.handle_message(Ok(Message::Request(request)), &mut out)
+        };
         match (effect, slots) {
             (Effect::Start(call), Some(slots)) => {
                 calls::start(call, self.sse, CallOwner::Request(engine), slots, modern).await
