@@ -337,3 +337,32 @@ fn a_prompt_the_server_has_names_its_span_and_initialize_its_revision() {
     assert_eq!(attribute(&sent[2], "gen_ai.prompt.name"), None);
     assert!(!format!("{sent:?}").contains("made-up") && !format!("{sent:?}").contains("Ada"));
 }
+
+#[test]
+fn the_queue_holds_at_most_its_bound_and_drops_the_rest() {
+    let (traces, spans) = Traces::for_tests(1.0);
+    let record = |n: u64| SpanRecord {
+        trace_id: 1,
+        span_id: n,
+        start: std::time::SystemTime::UNIX_EPOCH,
+        end: None,
+        id: IdKey::Integer(1),
+        method: RequestMethod::Ping,
+        transport: Transport::Pipe,
+        version: None,
+        failure: None,
+        tool: None,
+        command: 0,
+        more: None,
+    };
+    let mut batch: Vec<SpanRecord> = (0..60_000).map(record).collect();
+    traces.send(&mut batch);
+    assert!(batch.is_empty(), "moved into the queue");
+    let mut more: Vec<SpanRecord> = (0..10_000).map(record).collect();
+    traces.send(&mut more);
+    assert!(more.is_empty(), "dropped");
+    assert_eq!(traces.dropped.load(Ordering::Relaxed), 10_000);
+    let queued: usize = spans.try_iter().map(|batch| batch.len()).sum();
+    assert_eq!(queued, 60_000);
+    assert!(queued <= crate::limits::MAX_SPANS_QUEUED);
+}
