@@ -6,6 +6,7 @@ choice on 127.0.0.1) on its first line; on SIGTERM, `posts N, bytes B` on stderr
     python3 tools/otlp-sink.py
 """
 
+import os
 import signal
 import sys
 import threading
@@ -35,7 +36,10 @@ def main():
 
     def stop(_signal, _frame):
         sys.stderr.write(f"otlp-sink: posts {counts['posts']}, bytes {counts['bytes']}\n")
-        sys.exit(0)
+        sys.stderr.flush()
+        # At once: an exception raised here would wait for serve_forever's poll and for the
+        # handler threads.
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     print(server.server_address[1], flush=True)

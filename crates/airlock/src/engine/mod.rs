@@ -1000,7 +1000,7 @@ impl Engine {
         }
         if self.in_flight.contains_key(id.key()) {
             #[cfg(feature = "otel")]
-            self.span_names_tool(span.as_mut(), method, params.as_deref());
+            self.span_names_target(span.as_mut(), method, params.as_deref());
             #[cfg(feature = "otel")]
             self.end_span(
                 span,
@@ -1051,7 +1051,7 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 self.observe_answered(method, params.as_deref(), received);
                 #[cfg(feature = "otel")]
-                self.span_names_tool(span.as_mut(), method, params.as_deref());
+                self.span_names_target(span.as_mut(), method, params.as_deref());
                 #[cfg(feature = "otel")]
                 self.end_span(
                     span,
@@ -1139,7 +1139,7 @@ impl Engine {
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
                 #[cfg(feature = "otel")]
-                self.span_names_tool(span.as_mut(), method, params.as_deref());
+                self.span_names_target(span.as_mut(), method, params.as_deref());
                 #[cfg(feature = "otel")]
                 self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 #[cfg(feature = "metrics")]
@@ -1245,32 +1245,49 @@ impl Engine {
     ) {
         let meta = params.and_then(|params| params.meta.as_ref());
         let modern = crate::lifecycle::modern_version(meta).ok().flatten();
-        let negotiated = match self.lifecycle {
-            Lifecycle::AwaitingInitialize => None,
-            Lifecycle::AwaitingInitialized(version) | Lifecycle::Ready(version) => Some(version),
-        };
-        span.under(modern.or(negotiated));
+        span.under(modern.or(self.negotiated()));
     }
 
-    /// Names in the span of a `tools/call` that did not start the tool it called, if the
-    /// server has it (an unknown name is the peer's text). A call that starts names its tool
-    /// from its plan, with no lookup.
+    /// Names in the span of a request answered or refused without starting anything what
+    /// it named, if the server has it (an unknown name is the peer's text): the tool of a
+    /// `tools/call`, the prompt of `prompts/get`; and the revision `initialize` negotiated. A
+    /// call that starts names its tool from its plan, with no lookup.
     #[cfg(feature = "otel")]
-    fn span_names_tool(
+    fn span_names_target(
         &self,
         span: Option<&mut crate::otel::SpanRecord>,
         method: RequestMethod,
         params: Option<&envelope::Params<'_>>,
     ) {
-        let Some(span) = span.filter(|_| method == RequestMethod::ToolsCall) else {
+        let Some(span) = span else {
             return;
         };
-        if let Some(tool) = params
+        let name = params
             .and_then(|params| params.name.as_ref())
-            .and_then(Text::as_str)
-            .and_then(|name| self.shared.registry().get(name).cloned())
-        {
-            span.called(&tool);
+            .and_then(Text::as_str);
+        match method {
+            RequestMethod::ToolsCall => {
+                if let Some(tool) = name.and_then(|name| self.shared.registry().get(name).cloned())
+                {
+                    span.called(&tool);
+                }
+            }
+            RequestMethod::PromptsGet => {
+                if let Some(prompt) = name.and_then(|name| self.shared.prompts.get(name)) {
+                    span.prompted(prompt.name());
+                }
+            }
+            RequestMethod::Initialize => span.under(self.negotiated()),
+            _ => {}
+        }
+    }
+
+    /// The revision the legacy handshake negotiated, if it did.
+    #[cfg(feature = "otel")]
+    fn negotiated(&self) -> Option<ProtocolVersion> {
+        match self.lifecycle {
+            Lifecycle::AwaitingInitialize => None,
+            Lifecycle::AwaitingInitialized(version) | Lifecycle::Ready(version) => Some(version),
         }
     }
 

@@ -273,6 +273,70 @@ mod tests {
         }
     }
 
+    /// One POST to a listener on loopback: the exporter's body and content type go out
+    /// under our framing, and the collector's status and body come back.
+    #[test]
+    fn an_export_is_one_post_with_our_framing() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let collector = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut chunk = [0_u8; 1024];
+            while !seen.ends_with(b"payload") {
+                let read = stream.read(&mut chunk).unwrap();
+                assert!(read > 0, "{}", String::from_utf8_lossy(&seen));
+                seen.extend_from_slice(&chunk[..read]);
+            }
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .unwrap();
+            String::from_utf8(seen).unwrap()
+        });
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/base/")).unwrap();
+        let client = Client::new(endpoint);
+        let request = Request::post("http://ignored/")
+            .header("content-type", "application/x-protobuf")
+            .header("content-length", "999")
+            .body(Bytes::from_static(b"payload"))
+            .unwrap();
+        let response = client.post(&request).unwrap();
+        assert_eq!(
+            (response.status().as_u16(), &**response.body()),
+            (200, &b"ok"[..])
+        );
+        let head = collector.join().unwrap();
+        assert!(
+            head.starts_with("POST /base/v1/traces HTTP/1.1\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains(&format!("Host: 127.0.0.1:{port}\r\n")),
+            "{head}"
+        );
+        assert!(
+            head.contains("Content-Length: 7\r\n"),
+            "ours, not the request's: {head}"
+        );
+        assert!(!head.contains("999"), "{head}");
+        assert!(
+            head.contains("content-type: application/x-protobuf\r\n"),
+            "{head}"
+        );
+        assert!(head.ends_with("\r\n\r\npayload"), "{head}");
+    }
+
+    #[test]
+    fn a_collector_that_is_not_there_is_an_error_not_a_wait() {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let client = Client::new(Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap());
+        let request = Request::post("http://x/").body(Bytes::new()).unwrap();
+        assert!(matches!(client.post(&request), Err(ClientError::Io(_))));
+    }
+
     #[test]
     fn a_response_is_read_by_its_length_and_capped() {
         let mut ok: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";

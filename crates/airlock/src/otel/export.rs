@@ -170,12 +170,17 @@ fn request(record: &SpanRecord, more: Option<&More>) -> Shape {
     let mut attributes = Vec::with_capacity(10);
     attributes.push(KeyValue::new("mcp.method.name", method.as_str()));
     attributes.push(KeyValue::new("jsonrpc.request.id", request_id(&record.id)));
-    let name = match &record.tool {
-        Some(tool) => Cow::Owned(format!("{} {}", method.as_str(), tool.name())),
-        None => Cow::Borrowed(method.as_str()),
+    let prompt = more.and_then(|more| more.prompt.as_deref());
+    let name = match (&record.tool, prompt) {
+        (Some(tool), _) => Cow::Owned(format!("{} {}", method.as_str(), tool.name())),
+        (None, Some(prompt)) => Cow::Owned(format!("{} {prompt}", method.as_str())),
+        (None, None) => Cow::Borrowed(method.as_str()),
     };
     if let Some(tool) = &record.tool {
         attributes.push(KeyValue::new("gen_ai.tool.name", tool.name().to_owned()));
+    }
+    if let Some(prompt) = prompt {
+        attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()));
     }
     if method == RequestMethod::ToolsCall {
         attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));

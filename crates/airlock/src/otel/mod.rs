@@ -355,6 +355,8 @@ struct More {
     /// The transport's trace context when `_meta` named the parent.
     link: Option<(u128, u64)>,
     session: Option<Arc<str>>,
+    /// The prompt `prompts/get` named, only one the server has.
+    prompt: Option<Box<str>>,
     /// A command run's end: present only in a command's span.
     run: Option<Run>,
 }
@@ -389,9 +391,16 @@ impl SpanRecord {
         self.tool = Some(Tool(Arc::clone(tool)));
     }
 
-    /// Sets the protocol revision the request was handled under.
+    /// Names the prompt asked for (one the server has).
+    pub(crate) fn prompted(&mut self, prompt: &str) {
+        self.more().prompt = Some(prompt.into());
+    }
+
+    /// Sets the protocol revision the request was handled under, unless one is set.
     pub(crate) fn under(&mut self, version: Option<ProtocolVersion>) {
-        self.version = version;
+        if self.version.is_none() {
+            self.version = version;
+        }
     }
 
     /// Records how the request failed.
@@ -569,6 +578,7 @@ impl Local {
                     tracestate,
                     link: None,
                     session: None,
+                    prompt: None,
                     run: Some(Run {
                         exit_code: run.exit_code,
                         signal: run.signal,

@@ -22,6 +22,9 @@ fn server(traces: &Arc<Traces>) -> Server {
     for tool in crate::test_server::tools() {
         builder = builder.tool(tool);
     }
+    for prompt in crate::test_server::prompts() {
+        builder = builder.prompt(prompt);
+    }
     builder
         .tool(
             crate::Tool::builder("traced")
@@ -291,4 +294,75 @@ fn a_ratio_outside_zero_to_one_is_refused() {
         Traces::to_otlp("https://127.0.0.1:4318", "t", "1", 1.0),
         Err(OtlpError::Endpoint(EndpointError::NotHttp))
     ));
+}
+
+#[test]
+fn a_prompt_the_server_has_names_its_span_and_initialize_its_revision() {
+    let (traces, spans) = Traces::for_tests(1.0);
+    let server = server(&traces);
+    let mut engine = server.engine();
+    drive(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    );
+    drive(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    drive(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada"}}}"#,
+    );
+    drive(
+        &mut engine,
+        r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"made-up","arguments":{}}}"#,
+    );
+    let sent = sent(&spans);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(sent[0].name, "initialize");
+    assert_eq!(
+        attribute(&sent[0], "mcp.protocol.version").as_deref(),
+        Some("2025-06-18")
+    );
+    assert_eq!(sent[1].name, "prompts/get greet");
+    assert_eq!(
+        attribute(&sent[1], "gen_ai.prompt.name").as_deref(),
+        Some("greet")
+    );
+    assert_eq!(
+        attribute(&sent[1], "mcp.protocol.version").as_deref(),
+        Some("2025-06-18")
+    );
+    assert_eq!(sent[2].name, "prompts/get");
+    assert_eq!(attribute(&sent[2], "gen_ai.prompt.name"), None);
+    assert!(!format!("{sent:?}").contains("made-up") && !format!("{sent:?}").contains("Ada"));
+}
+
+#[test]
+fn the_queue_holds_at_most_its_bound_and_drops_the_rest() {
+    let (traces, spans) = Traces::for_tests(1.0);
+    let record = |n: u64| SpanRecord {
+        trace_id: 1,
+        span_id: n,
+        start: std::time::SystemTime::UNIX_EPOCH,
+        end: None,
+        id: IdKey::Integer(1),
+        method: RequestMethod::Ping,
+        transport: Transport::Pipe,
+        version: None,
+        failure: None,
+        tool: None,
+        command: 0,
+        more: None,
+    };
+    let mut batch: Vec<SpanRecord> = (0..60_000).map(record).collect();
+    traces.send(&mut batch);
+    assert!(batch.is_empty(), "moved into the queue");
+    let mut more: Vec<SpanRecord> = (0..10_000).map(record).collect();
+    traces.send(&mut more);
+    assert!(more.is_empty(), "dropped");
+    assert_eq!(traces.dropped.load(Ordering::Relaxed), 10_000);
+    let queued: usize = spans.try_iter().map(|batch| batch.len()).sum();
+    assert_eq!(queued, 60_000);
+    assert!(queued <= crate::limits::MAX_SPANS_QUEUED);
 }
