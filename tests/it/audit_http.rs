@@ -56,7 +56,17 @@ fn ids(report: &Value) -> Vec<String> {
 }
 
 fn assert_every_case_passes(status: Option<i32>, report: &Value, table: &str) {
+    assert_every_case_passes_but(status, report, table, &[]);
+}
+
+/// [`assert_every_case_passes`], the cases `noted` allowed a note (an informational verdict:
+/// the case does not apply to this server or this run).
+fn assert_every_case_passes_but(status: Option<i32>, report: &Value, table: &str, noted: &[&str]) {
     for case in report["cases"].as_array().unwrap() {
+        if noted.iter().any(|id| case["id"] == *id) {
+            assert_ne!(case["verdict"], "fail", "{}: {table}", case["id"]);
+            continue;
+        }
         assert_eq!(case["verdict"], "pass", "{}: {table}", case["id"]);
         assert!(case["findings"].as_array().unwrap().is_empty(), "{table}");
     }
@@ -64,9 +74,21 @@ fn assert_every_case_passes(status: Option<i32>, report: &Value, table: &str) {
     assert_eq!(status, Some(0), "{table}");
 }
 
+/// A manifest with a read-only tool that may run as a task, which the task cases call.
+const TASKED: &str = r#"
+[[tool]]
+name = "noop"
+description = "Does nothing"
+command = ["true"]
+task = "optional"
+annotations = { read_only = true }
+"#;
+
 #[test]
 fn airlock_serve_over_http_passes_every_quick_case_in_both_eras() {
-    let server = HttpServer::airlock(&[], &[]);
+    let scratch = crate::support::fixtures::Scratch::new("audit-http-quick");
+    let manifest = scratch.manifest(TASKED);
+    let server = HttpServer::airlock(&["--manifest", &manifest], &[]);
     let url = format!("http://{}/mcp", server.addr);
     let (status, report, table) = audit_url("serve-quick", &url, &["--quick"]);
     assert_every_case_passes(status, &report, &table);
@@ -181,7 +203,13 @@ fn a_token_protected_airlock_serve_is_audited_with_auth_token_env_and_header() {
     std::fs::remove_file(&json).unwrap();
     std::fs::remove_file(&sarif).unwrap();
     let report: Value = serde_json::from_str(&text).unwrap();
-    assert_every_case_passes(output.status.code(), &report, &table);
+    // With a token both sessions of the task case are one identity: it notes so.
+    assert_every_case_passes_but(
+        output.status.code(),
+        &report,
+        &table,
+        &["http.legacy.task-of-another-session"],
+    );
     assert_eq!(ids(&report), listed_http_cases(false), "{table}");
     for written in [&text, &sarif_text, &table, &stderr] {
         assert!(!written.contains(token), "the token was written: {written}");

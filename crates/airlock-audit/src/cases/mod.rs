@@ -39,6 +39,8 @@ mod nesting;
 mod protocol;
 mod tasks;
 
+pub(crate) use tasks::random_id as random_task_id;
+
 use custom::{
     call_flood, eof_at_start, eof_call_in_flight, eof_mid_message, flood, no_newline_then_eof,
     subscription_flood, unread_pings, unsupported_version,

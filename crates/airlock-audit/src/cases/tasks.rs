@@ -6,8 +6,8 @@
 //! declares neither is not tried: each case says so (a note, not a finding).
 //!
 //! Over stdio every client has a server process of its own, so a second identity's view of
-//! a task (another client's id) cannot be made here; `airlock`'s own integration tests try
-//! it over HTTP with two tokens.
+//! a task (another client's id) cannot be made here: the HTTP audit's
+//! `http.legacy.task-of-another-session` makes it with two sessions.
 
 use std::time::Instant;
 
@@ -99,7 +99,7 @@ const NOT_DECLARED: &str = "the server declares no tasks (no capabilities.tasks.
                             in its initialize result): nothing to try";
 
 /// A fresh id of the shape servers issue (64 hex digits), which no server issued.
-fn random_id() -> String {
+pub(crate) fn random_id() -> String {
     let mut id = crate::exposure::random_hex();
     while id.len() < 64 {
         id.push_str(&crate::exposure::random_hex());

@@ -241,6 +241,16 @@ pub(crate) fn catalogue() -> Vec<HttpCase> {
             session_ids,
         ),
         case(
+            "http.legacy.task-of-another-session",
+            Legacy,
+            "session A calls a read-only tool that may run as a task (params.task); session B \
+             asks tasks/get, tasks/result, tasks/cancel and tasks/list about A's task, and about \
+             an id never issued",
+            "to B, A's task is exactly what an id never issued is (the same error), and no \
+             listing names it (without a token, each session is its own owner)",
+            task_of_another_session,
+        ),
+        case(
             "http.legacy.version-header-unknown",
             Legacy,
             "tools/list in a session with MCP-Protocol-Version: 2099-01-01",
@@ -874,6 +884,163 @@ fn session_of(ctx: &mut Ctx<'_>) -> Result<String, Judgement> {
             format!("opening a session: {why}"),
         )),
     }
+}
+
+/// A tool of `tools/list` this case may call: marked read-only, able to run as a task, and
+/// needing no argument.
+fn callable_as_task(tool: &serde_json::Value) -> Option<&str> {
+    let read_only = tool.pointer("/annotations/readOnlyHint") == Some(&json!(true));
+    let as_task = matches!(
+        tool.pointer("/execution/taskSupport")
+            .and_then(serde_json::Value::as_str),
+        Some("optional" | "required")
+    );
+    let needs_nothing = tool
+        .pointer("/inputSchema/required")
+        .and_then(serde_json::Value::as_array)
+        .is_none_or(Vec::is_empty);
+    (read_only && as_task && needs_nothing)
+        .then(|| tool.get("name")?.as_str())
+        .flatten()
+}
+
+/// The error of a JSON-RPC reply (code and message), or `None` for anything else.
+fn error_of(response: &Response) -> Option<(i64, String)> {
+    let rpc = response.rpc()?;
+    let error = rpc.get("error")?;
+    Some((
+        error.get("code")?.as_i64()?,
+        error.get("message")?.as_str()?.to_owned(),
+    ))
+}
+
+/// Without a token, two legacy sessions are two owners: what one created must be, to the
+/// other, what an id never issued is, for every method, or the answer is an oracle (or
+/// worse, the task).
+fn task_of_another_session(ctx: &mut Ctx<'_>) -> Judgement {
+    if ctx.endpoint.headers.iter().any(super::Header::identifies) {
+        return found(
+            Severity::Info,
+            "the audit's requests carry an Authorization field: both sessions are one identity, \
+             whose tasks are rightly its own to read",
+        );
+    }
+    let first = match session_of(ctx) {
+        Ok(session) => session,
+        Err(judgement) => return judgement,
+    };
+    let list = ctx.legacy("tools/list", json!({}), Some(&first));
+    let tools = match ctx.send(&list) {
+        Ok(response) => response.rpc(),
+        Err(error) => {
+            return found(
+                Severity::Medium,
+                format!("tools/list: {}", error.describe()),
+            );
+        }
+    };
+    let tool = tools
+        .as_ref()
+        .and_then(|rpc| rpc.pointer("/result/tools")?.as_array())
+        .and_then(|tools| tools.iter().find_map(callable_as_task))
+        .map(str::to_owned);
+    let Some(tool) = tool else {
+        return found(
+            Severity::Info,
+            "no tool marked read-only may run as a task without arguments: nothing to create",
+        );
+    };
+    let call = ctx.legacy(
+        "tools/call",
+        json!({"name": tool, "arguments": {}, "task": {}}),
+        Some(&first),
+    );
+    let task = match ctx.send(&call) {
+        Ok(response) => response
+            .rpc()
+            .and_then(|rpc| Some(rpc.pointer("/result/task/taskId")?.as_str()?.to_owned())),
+        Err(error) => {
+            return found(
+                Severity::Medium,
+                format!("tools/call: {}", error.describe()),
+            );
+        }
+    };
+    let Some(task) = task else {
+        return found(
+            Severity::Info,
+            format!("{tool} asked with params.task answered without a task: nothing to compare"),
+        );
+    };
+    let second = match session_of(ctx) {
+        Ok(session) => session,
+        Err(judgement) => return judgement,
+    };
+    let never = crate::cases::random_task_id();
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let foreign = ctx.legacy(method, json!({ "taskId": task }), Some(&second));
+        let foreign = match ctx.send(&foreign) {
+            Ok(response) => response,
+            Err(error) => {
+                return found(Severity::Medium, format!("{method}: {}", error.describe()));
+            }
+        };
+        if foreign.rpc().is_some_and(|rpc| rpc.get("result").is_some()) {
+            return found(
+                Severity::High,
+                format!("{method} of another session's task answered with a result"),
+            );
+        }
+        let unknown = ctx.legacy(method, json!({ "taskId": never }), Some(&second));
+        let unknown = match ctx.send(&unknown) {
+            Ok(response) => response,
+            Err(error) => {
+                return found(Severity::Medium, format!("{method}: {}", error.describe()));
+            }
+        };
+        let (seen, expected) = (error_of(&foreign), error_of(&unknown));
+        if seen.is_none() || seen != expected {
+            return found(
+                Severity::Medium,
+                format!(
+                    "{method}: another session's task answered {} where an id never issued \
+                     answered {}: the difference tells a guesser the id is live",
+                    status_and_code(&foreign),
+                    status_and_code(&unknown)
+                ),
+            );
+        }
+    }
+    let listed = ctx.legacy("tasks/list", json!({}), Some(&second));
+    match ctx.send(&listed) {
+        Ok(response) => {
+            let names_it = response.rpc().is_some_and(|rpc| {
+                rpc.pointer("/result/tasks")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|tasks| {
+                        tasks
+                            .iter()
+                            .any(|listed| listed.get("taskId") == Some(&json!(task)))
+                    })
+            });
+            if names_it {
+                return found(
+                    Severity::High,
+                    "tasks/list of another session names its task",
+                );
+            }
+        }
+        Err(error) => {
+            return found(
+                Severity::Medium,
+                format!("tasks/list: {}", error.describe()),
+            );
+        }
+    }
+    pass(format!(
+        "another session's task ({tool}) is, for tasks/get, tasks/result and tasks/cancel, what \
+         an id never issued is, and tasks/list does not name it"
+    ))
 }
 
 fn session_missing(ctx: &mut Ctx<'_>) -> Judgement {

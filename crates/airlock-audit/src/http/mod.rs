@@ -83,6 +83,13 @@ pub struct Header {
     value: String,
 }
 
+impl Header {
+    /// Whether this field tells the server who the client is (`Authorization`).
+    pub(crate) fn identifies(&self) -> bool {
+        self.name.eq_ignore_ascii_case("authorization")
+    }
+}
+
 impl std::fmt::Debug for Header {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(formatter, "Header({}: …)", self.name)
