@@ -1,6 +1,7 @@
 //! `airlock audit --url` through the real binary: `airlock serve --http` passes every HTTP case
-//! in both eras (the slow ones included), a server that serves any `Host` and `Origin` fails
-//! the rebinding cases with exit status 1, and a remote URL needs `--allow-remote`.
+//! in both eras (the slow ones included), a server that serves any `Host` and `Origin` (and
+//! shows every session's tasks to any session) fails the rebinding and task cases with exit
+//! status 1, and a remote URL needs `--allow-remote`.
 
 use std::path::Path;
 
@@ -146,6 +147,10 @@ fn a_server_that_serves_any_host_and_origin_fails_the_rebinding_cases() {
         assert_eq!(case["severity"], "high", "{id}: {table}");
         assert_eq!(case["fails"], true, "{id}: {table}");
     }
+    // Its tasks are the server's, not each session's: another session reads them.
+    let tasks = case("http.legacy.task-of-another-session");
+    assert_eq!(tasks["verdict"], "fail", "{table}");
+    assert_eq!(tasks["severity"], "high", "{table}");
     // What it does right still passes, and the era it does not serve is not tried.
     assert_eq!(
         case("http.legacy.session-unknown")["verdict"],

@@ -1,6 +1,7 @@
 """A deliberately careless Streamable HTTP MCP server (2025-11-25, sessions) for
 `tests/it/audit_http.rs`: it serves any Host and any Origin (so a DNS-rebinding page can drive
-it) and is otherwise close to correct. The audit must fail it; do not copy it.
+it), and keeps its tasks for the whole server instead of per session (any session reads any
+task); it is otherwise close to correct. The audit must fail it; do not copy it.
 
 Usage: python3 any_host_http_server.py   (prints "addr=127.0.0.1:PORT" on stderr)
 """
@@ -11,6 +12,10 @@ import secrets
 import sys
 
 SESSIONS = set()
+TASKS = {}
+TOOL = {"name": "noop", "description": "Does nothing", "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True}, "execution": {"taskSupport": "optional"}}
+DONE = {"content": [{"type": "text", "text": "done"}]}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -65,7 +70,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "initialize":
             session = secrets.token_hex(16)
             SESSIONS.add(session)
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            result = {"protocolVersion": "2025-11-25",
+                      "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
                       "serverInfo": {"name": "any-host", "version": "1"}}
             return self.reply(200, {"jsonrpc": "2.0", "id": message.get("id"), "result": result},
                               [("Mcp-Session-Id", session)])
@@ -79,7 +85,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if "id" not in message:
             return self.reply(202)
         if method == "tools/list":
-            return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}})
+            return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [TOOL]}})
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method == "tools/call":
+            if "task" not in params:
+                return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": DONE})
+            task = {"taskId": secrets.token_hex(32), "status": "completed",
+                    "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+                    "ttl": 60000}
+            TASKS[task["taskId"]] = task
+            return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": {"task": task}})
+        if method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            # Careless: a task is found by its id alone, whichever session asks.
+            task = TASKS.get(params.get("taskId"))
+            if task is None:
+                return self.reply(200, {"jsonrpc": "2.0", "id": message["id"],
+                                        "error": {"code": -32602, "message": "no such task"}})
+            result = DONE if method == "tasks/result" else task
+            return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        if method == "tasks/list":
+            return self.reply(200, {"jsonrpc": "2.0", "id": message["id"],
+                                    "result": {"tasks": list(TASKS.values())}})
         if method == "ping":
             return self.reply(200, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
         return self.error(404, -32601, message["id"])
