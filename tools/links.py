@@ -15,12 +15,11 @@ tests/clients/.env; not the fuzz corpora and regressions, which are hostile byte
   top-level entry of the repository (`crates/…`, `tests/…`, `SECURITY.md`) must exist
   (`<placeholder>` parts match anything; a path git ignores, such as an install folder the
   scripts create, counts as existing). A bare `NAME.md` must be a file of the repository.
-- Every text file: a path with `..` in it (`../shared`, `$root/../x`) must stay inside the
+- Every text file: a path with `..` in it (`../elsewhere`, `$root/../x`) must stay inside the
   repository; Rust `include!`, `include_str!`, `include_bytes!` and `#[path]`, and Cargo's
   `path = "…"`, must name an existing file inside it; a bare `NAME.md` must exist.
 
-One exception, by name below: CI's optional offline advisory database, which `.ci/run` reads
-from `$AIRLOCK_SHARED` (by default a folder beside the checkout). Absolute paths are the
+There is no exception: nothing in the repository may lead outside it. Absolute paths are the
 host's (`/etc/passwd`, `/usr/bin`), never a reference into the repository, and are not
 checked; URLs are not fetched.
 """
@@ -35,9 +34,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # (file, the reference as written): why it may lead outside the repository.
-ALLOWED_OUTSIDE = {
-    (".ci/run", "$root/../shared"): "CI's optional offline advisory database (AIRLOCK_SHARED)",
-}
+ALLOWED_OUTSIDE: dict = {}
 
 # Hostile inputs kept as data: their bytes are not references. This script holds the bad
 # references its self-test plants.
@@ -49,6 +46,8 @@ NOT_PATHS = {"tools/list", "tools/call"}
 # (file, the text as written): values shown as what an attacker sends, not references.
 NOT_REFERENCES = {
     ("docs/REVIEWER-GUIDE.md", "../outside-canary"),
+    # The first session's refused call: the path an agent tries, shown refused.
+    ("README.md", "../../../etc/passwd"),
 }
 
 TEXT_SUFFIXES = {
@@ -62,7 +61,7 @@ CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)
 FENCE = re.compile(r"^\s*(```|~~~)")
 BARE_MD = re.compile(r"(?<![\w./-])([A-Z][A-Z0-9_-]*\.md)\b")
 DOTDOT = re.compile(
-    r"""(?:(?<=^)|(?<=[\s"'`(:,\[]))"""
+    r"""(?:(?<=^)|(?<=[\s"'`(:,\[=])|(?<=:-))"""
     r"((?:\$\{?[A-Za-z_]\w*\}?/(?:[\w.@-]+/)*?\.\./|\.\./)(?:[\w.@{}$-]+/?)*)",
     re.M,
 )
@@ -305,16 +304,16 @@ def self_test():
             ".gitignore": "tests/clients/.env\n",
             "docs/GUIDE.md": "# Guide\n\n## Usage\n\n[up](../README.md), "
             "[outside](../../elsewhere.md), [gone](MISSING-FILE.md), "
-            "[no heading](../SECURITY.md#nowhere), shared data in `../shared` and "
-            "`crates/gone.rs`; see PEERS.md.\n\n```sh\nbash ../shared/x.sh\n```\n",
-            ".ci/run": 'root=$(pwd)\nshared="${AIRLOCK_SHARED:-$root/../shared}"\n'
+            "[no heading](../SECURITY.md#nowhere), data in `../elsewhere` and "
+            "`crates/gone.rs`; see PEERS.md.\n\n```sh\nbash ../elsewhere/x.sh\n```\n",
+            ".ci/run": 'root=$(pwd)\ndata="${DATA:-$root/../elsewhere}"\n'
             'other="$root/../other"\n',
             "Cargo.toml": '[dependencies]\nx = { path = "../x" }\ny = { path = "crates/y" }\n',
             "crates/y/Cargo.toml": "[package]\n",
             "crates/y/src/lib.rs": '#[doc = include_str!("../../../README.md")]\n'
             'const A: &str = include_str!("../../../../outside.txt");\n'
             'fn t() { let p = "../../../etc/passwd"; }\n',
-            "deny.toml": "# the snapshot in ../shared/supply-chain\n",
+            "deny.toml": "# the snapshot in ../elsewhere/supply-chain\n",
         }
         for relative, body in files.items():
             path = root / relative
@@ -327,14 +326,16 @@ def self_test():
             ("docs/GUIDE.md", "link `../../elsewhere.md` leads outside"),
             ("docs/GUIDE.md", "link `MISSING-FILE.md` leads to nothing"),
             ("docs/GUIDE.md", "no heading `#nowhere`"),
-            ("docs/GUIDE.md", "`../shared` leads outside"),
+            ("docs/GUIDE.md", "`../elsewhere` leads outside"),
             ("docs/GUIDE.md", "`crates/gone.rs` names nothing"),
             ("docs/GUIDE.md", "`PEERS.md` is not a file"),
-            ("docs/GUIDE.md", "`../shared/x.sh` leads outside"),
+            ("docs/GUIDE.md", "`../elsewhere/x.sh` leads outside"),
+            # A shell default (`${VAR:-…}`) is a path too.
+            (".ci/run", "$root/../elsewhere"),
             (".ci/run", "`$root/../other` leads outside"),
             ("Cargo.toml", "path `../x` leads outside"),
             ("crates/y/src/lib.rs", "`../../../../outside.txt` leads outside"),
-            ("deny.toml", "`../shared/supply-chain` leads outside"),
+            ("deny.toml", "`../elsewhere/supply-chain` leads outside"),
         ]
         missing = [
             f"{name}: {text}" for name, text in expected
