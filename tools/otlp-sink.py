@@ -17,6 +17,9 @@ lock = threading.Lock()
 
 
 class Sink(BaseHTTPRequestHandler):
+    # Keeps the connection between posts, as a collector does.
+    protocol_version = "HTTP/1.1"
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(length)

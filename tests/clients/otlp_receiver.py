@@ -76,7 +76,9 @@ class Receiver(BaseHTTPRequestHandler):
                             ],
                             "start": span.start_time_unix_nano,
                             "end": span.end_time_unix_nano,
+                            "flags": span.flags,
                             "scope": scope_spans.scope.name,
+                            "scope_version": scope_spans.scope.version,
                             "resource": resource,
                         }
                     )

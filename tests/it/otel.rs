@@ -216,6 +216,10 @@ fn a_call_is_a_span_in_the_clients_trace_with_its_command_as_a_child() {
     assert_eq!(request_span["status"], "STATUS_CODE_UNSET");
     assert_eq!(request_span["resource"]["service.name"], "traced");
     assert_eq!(request_span["resource"]["service.version"], "2.0.0");
+    assert_eq!(request_span["scope"], "airlock");
+    assert_eq!(request_span["scope_version"], env!("CARGO_PKG_VERSION"));
+    // Sampled (0x1), and its parent known to be remote (0x100 | 0x200).
+    assert_eq!(request_span["flags"], 0x301, "{request_span}");
 
     let command_span = receiver.span("exec trace_env", |span| span["name"] == "exec trace_env");
     assert_eq!(command_span["kind"], "SPAN_KIND_INTERNAL");
@@ -225,6 +229,10 @@ fn a_call_is_a_span_in_the_clients_trace_with_its_command_as_a_child() {
         "the command's span is a child of the request's"
     );
     assert_eq!(attribute(&command_span, "process.exit.code"), 0);
+    assert_eq!(
+        command_span["flags"], 0x101,
+        "a local parent: {command_span}"
+    );
     // The command saw its own span, in the client's trace, and the client's vendor list.
     let seen = variable(&output, "TRACEPARENT").expect("TRACEPARENT is set");
     assert_eq!(

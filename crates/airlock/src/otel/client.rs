@@ -6,12 +6,8 @@
 //! [`MAX_OTLP_RESPONSE_BYTES`], and no redirect is followed. Plain HTTP only: for TLS, run an
 //! OpenTelemetry Collector on loopback and let it forward.
 
-use std::future::Future;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::pin::Pin;
-
-use opentelemetry_http::{Bytes, HttpClient, HttpError, Request, Response};
 
 use crate::limits::{MAX_OTLP_RESPONSE_BYTES, OTLP_CONNECT_TIMEOUT, OTLP_IO_TIMEOUT};
 
@@ -86,53 +82,157 @@ impl Endpoint {
     }
 
     /// The URL spans are posted to.
+    #[cfg(test)]
     pub(crate) fn traces_url(&self) -> String {
         format!("http://{}{}", self.authority, self.path)
     }
 }
 
-/// A blocking HTTP/1.1 client of one endpoint, one connection per export.
+/// A header sent with every export: its name and value.
+pub(crate) type Header = (Box<str>, Box<str>);
+
+/// The headers an OTLP exporter sends by the environment: `OTEL_EXPORTER_OTLP_TRACES_HEADERS`,
+/// else `OTEL_EXPORTER_OTLP_HEADERS` (`name=value` pairs separated by commas, values
+/// percent-encoded), through `read` (the environment; tests give their own).
+///
+/// # Errors
+///
+/// The variable's name when a pair is not a header name (an HTTP token) and a value of
+/// visible characters and spaces, or names one of the headers the client writes itself.
+/// Nothing of the value is said: it is often a credential.
+pub(crate) fn environment_headers(
+    read: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<Header>, &'static str> {
+    let (variable, text) = match read("OTEL_EXPORTER_OTLP_TRACES_HEADERS") {
+        Some(text) => ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", text),
+        None => match read("OTEL_EXPORTER_OTLP_HEADERS") {
+            Some(text) => ("OTEL_EXPORTER_OTLP_HEADERS", text),
+            None => return Ok(Vec::new()),
+        },
+    };
+    let token = |name: &str| {
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let ours = [
+        "host",
+        "content-type",
+        "content-length",
+        "connection",
+        "transfer-encoding",
+    ];
+    let mut headers = Vec::new();
+    for pair in text
+        .split(',')
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty())
+    {
+        let (name, value) = pair.split_once('=').ok_or(variable)?;
+        let (name, value) = (name.trim(), percent_decoded(value.trim()).ok_or(variable)?);
+        let visible = value
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic());
+        if !token(name) || !visible || ours.iter().any(|own| own.eq_ignore_ascii_case(name)) {
+            return Err(variable);
+        }
+        headers.push((name.into(), value.into()));
+    }
+    Ok(headers)
+}
+
+/// `text` with its `%XX` escapes decoded; `None` when an escape is malformed or the result
+/// is not UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.bytes();
+    while let Some(byte) = rest.next() {
+        if byte == b'%' {
+            let high = char::from(rest.next()?).to_digit(16)?;
+            let low = char::from(rest.next()?).to_digit(16)?;
+            bytes.push(u8::try_from(high.checked_mul(16)?.checked_add(low)?).ok()?);
+        } else {
+            bytes.push(byte);
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// A blocking HTTP/1.1 client of one endpoint. It keeps its connection between exports while
+/// the collector does (a response with a length, no `Connection: close`, HTTP/1.1), and
+/// makes a new one otherwise or when the kept one fails.
 #[derive(Debug)]
 pub(crate) struct Client {
     endpoint: Endpoint,
+    /// The connection kept from the last export, if the collector kept it.
+    kept: Option<TcpStream>,
+    /// Sent with every export: the operator's (`OTEL_EXPORTER_OTLP_*HEADERS`), checked at
+    /// start.
+    headers: Vec<Header>,
 }
 
 impl Client {
-    pub(crate) fn new(endpoint: Endpoint) -> Self {
-        Self { endpoint }
+    pub(crate) fn new(endpoint: Endpoint, headers: Vec<Header>) -> Self {
+        Self {
+            endpoint,
+            kept: None,
+            headers,
+        }
     }
 
-    /// Posts `request`'s body to the endpoint and reads the status and a bounded body.
-    fn post(&self, request: &Request<Bytes>) -> Result<Response<Bytes>, ClientError> {
+    /// Posts `body` (an `ExportTraceServiceRequest` in protobuf) and reads the status and a
+    /// bounded body; a status other than 2xx is an error.
+    pub(crate) fn post(&mut self, body: &[u8]) -> Result<(), ClientError> {
+        let reply = self.send(body)?;
+        if (200..300).contains(&reply.status) {
+            Ok(())
+        } else {
+            Err(ClientError::Status(reply.status))
+        }
+    }
+
+    /// One request and its response: on the kept connection if there is one (and once more
+    /// on a new one if that fails: the collector may have closed it meanwhile), else on a
+    /// new one.
+    fn send(&mut self, body: &[u8]) -> Result<Reply, ClientError> {
+        if let Some(mut stream) = self.kept.take()
+            && let Ok(reply) = self.exchange(&mut stream, body)
+        {
+            if reply.keep {
+                self.kept = Some(stream);
+            }
+            return Ok(reply);
+        }
         let mut stream = self.connect()?;
         stream.set_read_timeout(Some(OTLP_IO_TIMEOUT))?;
         stream.set_write_timeout(Some(OTLP_IO_TIMEOUT))?;
-        let body = request.body();
+        let reply = self.exchange(&mut stream, body)?;
+        if reply.keep {
+            self.kept = Some(stream);
+        }
+        Ok(reply)
+    }
+
+    fn exchange(&self, stream: &mut TcpStream, body: &[u8]) -> Result<Reply, ClientError> {
         let mut head = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-protobuf\r\n\
+             Content-Length: {}\r\n",
             self.endpoint.path,
             self.endpoint.authority,
             body.len()
         );
-        for (name, value) in request.headers() {
-            // The exporter's own headers (content type, those of OTEL_EXPORTER_OTLP_HEADERS);
-            // the framing ones are ours.
-            let framing = matches!(
-                name.as_str(),
-                "host" | "content-length" | "connection" | "transfer-encoding"
-            );
-            if let (false, Ok(value)) = (framing, value.to_str()) {
-                head.push_str(name.as_str());
-                head.push_str(": ");
-                head.push_str(value);
-                head.push_str("\r\n");
-            }
+        for (name, value) in &self.headers {
+            head.push_str(name);
+            head.push_str(": ");
+            head.push_str(value);
+            head.push_str("\r\n");
         }
         head.push_str("\r\n");
         stream.write_all(head.as_bytes())?;
         stream.write_all(body)?;
         stream.flush()?;
-        read_response(&mut stream)
+        read_response(stream)
     }
 
     /// A connection to the first of the endpoint's addresses that answers.
@@ -153,10 +253,10 @@ impl Client {
 
 /// Reads a response head and its body (by `Content-Length`, else to the end), at most
 /// [`MAX_OTLP_RESPONSE_BYTES`] in all. A chunked body is not read: only the status counts.
-fn read_response(stream: &mut impl Read) -> Result<Response<Bytes>, ClientError> {
+fn read_response(stream: &mut impl Read) -> Result<Reply, ClientError> {
     let mut buffer = Vec::with_capacity(1024);
     let mut chunk = [0_u8; 4096];
-    let (status, body_at, length, chunked) = loop {
+    let (status, body_at, length, chunked, keep) = loop {
         let read = stream.read(&mut chunk)?;
         if read == 0 {
             return Err(ClientError::Truncated);
@@ -180,7 +280,10 @@ fn read_response(stream: &mut impl Read) -> Result<Response<Bytes>, ClientError>
                 let length = header("content-length").and_then(|n| n.trim().parse::<usize>().ok());
                 let chunked = header("transfer-encoding")
                     .is_some_and(|coding| coding.to_ascii_lowercase().contains("chunked"));
-                break (status, at, length, chunked);
+                let close = header("connection")
+                    .is_some_and(|option| option.to_ascii_lowercase().contains("close"));
+                let keep = response.version == Some(1) && !close && !chunked && length.is_some();
+                break (status, at, length, chunked, keep);
             }
             Ok(httparse::Status::Partial) => {}
             Err(_) => return Err(ClientError::Malformed),
@@ -208,15 +311,27 @@ fn read_response(stream: &mut impl Read) -> Result<Response<Bytes>, ClientError>
             return Err(ClientError::Truncated);
         }
     }
-    Response::builder()
-        .status(status)
-        .body(Bytes::from(body))
-        .map_err(|_| ClientError::Malformed)
+    Ok(Reply { status, body, keep })
 }
 
-/// Why an export's request failed (logged by the exporter; nothing here comes from a peer).
+/// A collector's answer: its status, and its body (read only to keep the connection's
+/// framing right; a partial success's details are not read).
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read to the end, looked at by tests")
+    )]
+    body: Vec<u8>,
+    /// The connection may carry the next request: HTTP/1.1, a body read by its length, no
+    /// `Connection: close`.
+    keep: bool,
+}
+
+/// Why an export's request failed (logged; nothing here comes from a peer).
 #[derive(Debug, thiserror::Error)]
-enum ClientError {
+pub(crate) enum ClientError {
     #[error("the collector could not be reached: {0}")]
     Io(#[from] std::io::Error),
     #[error("the collector's name resolved to no address")]
@@ -227,21 +342,8 @@ enum ClientError {
     Truncated,
     #[error("the collector's response is larger than the client reads")]
     TooLarge,
-}
-
-impl HttpClient for Client {
-    fn send_bytes<'client, 'future>(
-        &'client self,
-        request: Request<Bytes>,
-    ) -> Pin<Box<dyn Future<Output = Result<Response<Bytes>, HttpError>> + Send + 'future>>
-    where
-        'client: 'future,
-        Self: 'future,
-    {
-        // Blocking on purpose: this runs on the export thread, never on the runtime.
-        let result = self.post(&request).map_err(HttpError::from);
-        Box::pin(std::future::ready(result))
-    }
+    #[error("the collector answered with status {0}")]
+    Status(u16),
 }
 
 #[cfg(test)]
@@ -294,17 +396,9 @@ mod tests {
             String::from_utf8(seen).unwrap()
         });
         let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}/base/")).unwrap();
-        let client = Client::new(endpoint);
-        let request = Request::post("http://ignored/")
-            .header("content-type", "application/x-protobuf")
-            .header("content-length", "999")
-            .body(Bytes::from_static(b"payload"))
-            .unwrap();
-        let response = client.post(&request).unwrap();
-        assert_eq!(
-            (response.status().as_u16(), &**response.body()),
-            (200, &b"ok"[..])
-        );
+        let mut client = Client::new(endpoint, vec![("x-team".into(), "a b".into())]);
+        let reply = client.send(b"payload").unwrap();
+        assert_eq!((reply.status, &*reply.body), (200, &b"ok"[..]));
         let head = collector.join().unwrap();
         assert!(
             head.starts_with("POST /base/v1/traces HTTP/1.1\r\n"),
@@ -314,15 +408,12 @@ mod tests {
             head.contains(&format!("Host: 127.0.0.1:{port}\r\n")),
             "{head}"
         );
+        assert!(head.contains("Content-Length: 7\r\n"), "{head}");
         assert!(
-            head.contains("Content-Length: 7\r\n"),
-            "ours, not the request's: {head}"
-        );
-        assert!(!head.contains("999"), "{head}");
-        assert!(
-            head.contains("content-type: application/x-protobuf\r\n"),
+            head.contains("Content-Type: application/x-protobuf\r\n"),
             "{head}"
         );
+        assert!(head.contains("x-team: a b\r\n"), "{head}");
         assert!(head.ends_with("\r\n\r\npayload"), "{head}");
     }
 
@@ -332,26 +423,22 @@ mod tests {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             listener.local_addr().unwrap().port()
         };
-        let client = Client::new(Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap());
-        let request = Request::post("http://x/").body(Bytes::new()).unwrap();
-        assert!(matches!(client.post(&request), Err(ClientError::Io(_))));
+        let mut client = Client::new(
+            Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap(),
+            Vec::new(),
+        );
+        assert!(matches!(client.post(b""), Err(ClientError::Io(_))));
     }
 
     #[test]
     fn a_response_is_read_by_its_length_and_capped() {
         let mut ok: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
         let response = read_response(&mut ok).expect("read");
-        assert_eq!(
-            (response.status().as_u16(), &**response.body()),
-            (200, &b"abc"[..])
-        );
+        assert_eq!((response.status, &*response.body), (200, &b"abc"[..]));
         let mut chunked: &[u8] =
             b"HTTP/1.1 503 Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
         let response = read_response(&mut chunked).expect("read");
-        assert_eq!(
-            (response.status().as_u16(), response.body().len()),
-            (503, 0)
-        );
+        assert_eq!((response.status, response.body.len()), (503, 0));
         let mut short: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc";
         assert!(matches!(
             read_response(&mut short),
@@ -367,5 +454,153 @@ mod tests {
             read_response(&mut &endless[..]),
             Err(ClientError::TooLarge) | Err(ClientError::Malformed)
         ));
+    }
+
+    #[test]
+    fn headers_come_from_the_traces_variable_first_and_are_checked() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+            }
+        };
+        assert_eq!(environment_headers(env(&[])), Ok(Vec::new()));
+        let headers = environment_headers(env(&[
+            ("OTEL_EXPORTER_OTLP_HEADERS", "ignored=1"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                " Authorization=Bearer%20t0k , x-a=%3D,",
+            ),
+        ]))
+        .unwrap();
+        assert_eq!(
+            headers,
+            [
+                ("Authorization".into(), "Bearer t0k".into()),
+                ("x-a".into(), "=".into())
+            ]
+        );
+        for bad in [
+            "novalue",
+            "bad name=1",
+            "x=line%0Abreak",
+            "x=%zz",
+            "x=%c3",
+            "Content-Length=1",
+            "host=elsewhere",
+        ] {
+            let read =
+                move |name: &str| (name == "OTEL_EXPORTER_OTLP_HEADERS").then(|| bad.to_owned());
+            assert_eq!(
+                environment_headers(read),
+                Err("OTEL_EXPORTER_OTLP_HEADERS"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_status_other_than_2xx_fails_the_export() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let collector = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut chunk = [0_u8; 4096];
+            while !seen.ends_with(b"\r\n\r\nx") {
+                let read = stream.read(&mut chunk).unwrap();
+                assert!(read > 0);
+                seen.extend_from_slice(&chunk[..read]);
+            }
+            stream
+                .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+        });
+        let mut client = Client::new(
+            Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap(),
+            Vec::new(),
+        );
+        assert!(matches!(client.post(b"x"), Err(ClientError::Status(400))));
+        collector.join().unwrap();
+    }
+
+    /// Reads one request of body `body` from `stream`.
+    fn one_request(stream: &mut TcpStream, body: &[u8]) {
+        let mut seen = Vec::new();
+        let mut byte = [0_u8; 1];
+        let end: Vec<u8> = [&b"\r\n\r\n"[..], body].concat();
+        while !seen.ends_with(&end) {
+            assert_eq!(stream.read(&mut byte).unwrap(), 1, "{seen:?}");
+            seen.push(byte[0]);
+        }
+    }
+
+    #[test]
+    fn a_connection_the_collector_keeps_carries_the_next_export() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let collector = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            for body in [&b"one"[..], b"two", b"three"] {
+                one_request(&mut stream, body);
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                    .unwrap();
+            }
+            listener.set_nonblocking(true).unwrap();
+            assert!(
+                listener.accept().is_err(),
+                "one connection for three exports"
+            );
+        });
+        let mut client = Client::new(
+            Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap(),
+            Vec::new(),
+        );
+        for body in [&b"one"[..], b"two", b"three"] {
+            client.post(body).unwrap();
+        }
+        collector.join().unwrap();
+    }
+
+    #[test]
+    fn a_closed_or_closing_connection_is_replaced() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let collector = std::thread::spawn(move || {
+            // Closes after answering, without saying so: the client finds out on its next
+            // export and sends it again on a new connection.
+            let (mut stream, _) = listener.accept().unwrap();
+            one_request(&mut stream, b"one");
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+            drop(stream);
+            // Says it closes: the client does not keep it.
+            let (mut stream, _) = listener.accept().unwrap();
+            one_request(&mut stream, b"two");
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+            let (mut stream, _) = listener.accept().unwrap();
+            one_request(&mut stream, b"three");
+            stream
+                .write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+        });
+        let mut client = Client::new(
+            Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap(),
+            Vec::new(),
+        );
+        client.post(b"one").unwrap();
+        // Let the close arrive before the next export.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        client.post(b"two").unwrap();
+        assert!(client.kept.is_none(), "Connection: close");
+        client.post(b"three").unwrap();
+        assert!(client.kept.is_none(), "HTTP/1.0");
+        collector.join().unwrap();
     }
 }

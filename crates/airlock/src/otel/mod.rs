@@ -4,15 +4,16 @@
 //! The hot path builds no SDK object: a sampled request becomes a plain span record (ids, two
 //! times and closed facts: its method, the registered tool, the id, the error code), an
 //! engine keeps the records it finished until its batch of replies is written, and hands them
-//! over in one append to a bounded queue. The export thread (`export`) turns them into the
-//! SDK's span data and posts them with the OTLP exporter through our blocking client
-//! (`client`). Argument values and output never enter a record. A peer's trace context is
+//! over in one append to a bounded queue. The export thread (`export`) writes them as OTLP's
+//! protobuf (`proto`) and posts them through a small blocking client (`client`). Argument
+//! values and output never enter a record. A peer's trace context is
 //! read strictly (`trace_context`) and only ever names a parent; sampling is the server's
 //! ratio, kept by a count the peer cannot steer (a peer picks its trace ids, so a ratio over
 //! the trace id would be the peer's to choose).
 
 mod client;
 mod export;
+mod proto;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
@@ -42,9 +43,10 @@ pub enum OtlpError {
     /// The sampling ratio is not in (0, 1].
     #[error("the trace sampling ratio must be above 0 and at most 1")]
     Ratio,
-    /// The OTLP exporter refused its configuration (its text names the setting).
-    #[error("the OTLP exporter could not be built: {0}")]
-    Exporter(String),
+    /// The exporter's headers from the environment are malformed (its text names the
+    /// variable, never a value).
+    #[error("{0} is not a list of name=value HTTP headers the OTLP exporter can send")]
+    Headers(&'static str),
     /// The export thread could not be started, or the random source failed.
     #[error("the span export thread could not be started: {0}")]
     Start(std::io::Error),
@@ -76,6 +78,9 @@ pub(crate) struct Queue {
     ready: Condvar,
     /// No more spans will come: the export thread exports what is left and ends.
     closed: AtomicBool,
+    /// The queue refused spans since the export thread last took it: engines build no span
+    /// record until it has (the record would be dropped), and count the request as dropped.
+    full: AtomicBool,
 }
 
 impl Queue {
@@ -85,6 +90,7 @@ impl Queue {
         let mut queued = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
         if queued.len().saturating_add(spans.len()) > MAX_SPANS_QUEUED {
             spans.clear();
+            self.full.store(true, Ordering::Relaxed);
             return false;
         }
         let before = queued.len();
@@ -96,8 +102,10 @@ impl Queue {
     }
 
     /// Waits until an export's worth is queued, the interval passed or the queue closed,
-    /// then takes what is queued into `into` (empty when nothing came); `false` once the queue
-    /// is closed and empty.
+    /// then takes what is queued into `into` (which must be empty; nothing taken leaves it
+    /// empty); `false` once the queue is closed and empty. The vectors are swapped, not
+    /// copied: the lock is held for no time an engine would notice, and the queue gets
+    /// `into`'s capacity back for the next spans.
     pub(crate) fn take(&self, into: &mut Vec<SpanRecord>) -> bool {
         let queued = self.spans.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut queued, _timeout) = self
@@ -106,8 +114,14 @@ impl Queue {
                 queued.len() < MAX_SPANS_PER_EXPORT && !self.closed.load(Ordering::Acquire)
             })
             .unwrap_or_else(PoisonError::into_inner);
-        into.append(&mut queued);
+        into.clear();
+        std::mem::swap(into, &mut *queued);
+        self.full.store(false, Ordering::Relaxed);
         !(into.is_empty() && self.closed.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
     }
 
     fn close(&self) {
@@ -142,8 +156,8 @@ impl Traces {
     ///
     /// # Errors
     ///
-    /// [`OtlpError`]: an endpoint that is not `http://`, a ratio outside (0, 1], an exporter
-    /// that refuses its configuration, no thread or no random source.
+    /// [`OtlpError`]: an endpoint that is not `http://`, a ratio outside (0, 1], malformed
+    /// headers in the environment, no thread or no random source.
     pub fn to_otlp(
         endpoint: &str,
         service: &str,
@@ -154,7 +168,10 @@ impl Traces {
             return Err(OtlpError::Ratio);
         }
         let endpoint = client::Endpoint::parse(endpoint)?;
-        let exporter = export::exporter(endpoint, service, version)?;
+        let headers = client::environment_headers(|name| std::env::var(name).ok())
+            .map_err(OtlpError::Headers)?;
+        let mut exporter =
+            export::exporter(client::Client::new(endpoint, headers), service, version);
         let mut key = [0_u8; 8];
         getrandom::fill(&mut key)
             .map_err(|_| OtlpError::Start(std::io::Error::other("the random source failed")))?;
@@ -169,7 +186,7 @@ impl Traces {
                 if rustix::process::setpriority_process(None, EXPORT_THREAD_NICENESS).is_err() {
                     tracing::debug!("the span export thread keeps its priority");
                 }
-                export::run(&exporter, &spans);
+                export::run(&mut exporter, &spans);
                 drop(finished);
             })
             .map_err(OtlpError::Start)?;
@@ -433,6 +450,9 @@ pub(crate) struct Local {
     session: Option<Arc<str>>,
     /// The transport's trace context of the request being handled (HTTP headers).
     header: Option<Remote>,
+    /// Sampled requests given no span because the queue was full, not yet counted in
+    /// [`Traces`]'s dropped spans.
+    skipped: u64,
 }
 
 impl Local {
@@ -447,6 +467,7 @@ impl Local {
             transport,
             session: None,
             header: None,
+            skipped: 0,
         })
     }
 
@@ -485,6 +506,10 @@ impl Local {
         meta: Option<&serde_json::Value>,
     ) -> Option<SpanRecord> {
         if !self.sampled() {
+            return None;
+        }
+        if self.traces.queue.full.load(Ordering::Relaxed) {
+            self.skipped = self.skipped.saturating_add(1);
             return None;
         }
         let meta = meta.and_then(|meta| {
@@ -603,6 +628,11 @@ impl Local {
     /// Hands the finished spans to the export thread (moved out: this vector keeps its
     /// capacity for the next batch).
     pub(crate) fn flush(&mut self) {
+        if self.skipped > 0 {
+            self.traces
+                .dropped
+                .fetch_add(std::mem::take(&mut self.skipped), Ordering::Relaxed);
+        }
         if self.finished.is_empty() {
             return;
         }
