@@ -56,9 +56,9 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
 /// What no machine reports, said beside every report of denials.
 const NEVER_REPORTED: &str = "sandbox denials never reported: a path outside the tool's view \
     (ENOENT) or a write outside its writable directories (EROFS), refused by the file system \
-    view; and seccomp's refusals (EPERM: an INET socket without `network`, set*id, hard links), \
-    which the kernel logs only for filters installed with a flag airlock's filter library \
-    cannot set";
+    view; and seccomp's refusals (EPERM: a socket without `network` but a TCP one, or any where \
+    Landlock has no TCP rules; set*id; hard links), which the kernel logs only for filters \
+    installed with a flag airlock's filter library cannot set";
 
 /// `airlock check --try TOOL JSON`: one call, and what the sandbox refused it.
 pub(crate) struct Try<'a> {

@@ -12,9 +12,14 @@
 //! check the other side, that nothing is claimed and `airlock check` says denials are not
 //! reported. Never a silent pass.
 //!
+//! **A connection without `network`** is Landlock's to refuse where it has TCP rules (ABI 4,
+//! Linux 6.7): seccomp lets such a tool open a TCP socket, so its connect is refused, and
+//! reported, with its address (ABI 7 and audit on, as above). On an older kernel seccomp
+//! refuses the socket (`EPERM`), which no kernel reports.
+//!
 //! **What no machine reports**, pinned here so a change shows: a write outside the writable
 //! directories is refused by the view's read-only binds (`EROFS`) before Landlock looks, and a
-//! socket without `network` by seccomp (`EPERM`); neither reaches a result as a denial.
+//! UDP socket without `network` by seccomp (`EPERM`); neither reaches a result as a denial.
 
 use std::path::Path;
 
@@ -178,10 +183,11 @@ fn a_program_outside_exec_and_a_write_outside_the_grant_are_named_where_landlock
 
 /// A networked tool connecting around the proxy is refused by Landlock, named with its address
 /// and the `network` key; a destination the proxy refuses is in the record too (always, it is
-/// airlock's own refusal); a tool without `network` is refused its socket by seccomp, which is
-/// never reported.
+/// airlock's own refusal); a tool without `network` connecting to `10.0.0.5:5432` is refused
+/// by Landlock too (its TCP socket opens, the connect does not), named with the address and
+/// the key; its UDP socket is refused by seccomp, which is never reported.
 #[test]
-fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() {
+fn a_connection_is_named_with_its_address_with_or_without_network_and_udp_is_not() {
     let scratch = SandboxTree::new("denials-net");
     let (mut server, path) = serve(&scratch, true);
     let switch = reporting(&path);
@@ -204,10 +210,17 @@ fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() 
         &mut server,
         3,
         "shell",
-        ": <>/dev/tcp/127.0.0.1/5432 || echo socket-refused",
+        ": <>/dev/tcp/10.0.0.5/5432 || echo connect-refused",
     );
-    assert!(without.contains("socket-refused"), "{without}");
-    assert!(!without.contains("the sandbox refused"), "{without}");
+    assert!(without.contains("connect-refused"), "{without}");
+    let (_, udp) = bash(
+        &mut server,
+        4,
+        "shell",
+        ": <>/dev/udp/10.0.0.5/53 || echo socket-refused",
+    );
+    assert!(udp.contains("socket-refused"), "{udp}");
+    assert!(!udp.contains("the sandbox refused"), "{udp}");
     let records = records(&mut server);
     let proxy = denials(&records[1]);
     assert_eq!(
@@ -219,14 +232,31 @@ fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() 
             "proxy".to_owned()
         )]
     );
-    assert!(denials(&records[2]).is_empty(), "{:?}", records[2]);
-    assert!(records[2]["denials"].is_null(), "{}", records[2]);
+    assert!(denials(&records[3]).is_empty(), "{:?}", records[3]);
+    assert!(records[3]["denials"].is_null(), "{}", records[3]);
     let direct = denials(&records[0]);
+    let without_network = denials(&records[2]);
     if switch.is_none() {
         assert!(direct.is_empty(), "{direct:?}");
+        assert!(without_network.is_empty(), "{without_network:?}");
         assert!(!text.contains("the sandbox refused"), "{text}");
+        assert!(!without.contains("the sandbox refused"), "{without}");
         return;
     }
+    assert!(
+        without.contains("the sandbox refused: connect 10.0.0.5:5432"),
+        "{without}"
+    );
+    assert_eq!(without_network.len(), 1, "{without_network:?}");
+    let (kind, object, allow, source) = &without_network[0];
+    assert_eq!(
+        (kind.as_str(), object.as_str(), source.as_str()),
+        ("connect", "10.0.0.5:5432", "landlock")
+    );
+    assert!(
+        allow.starts_with("network = [\"10.0.0.5:5432\"]"),
+        "{allow}"
+    );
     assert!(
         text.contains("the sandbox refused: connect 127.0.0.1:5432"),
         "{text}"

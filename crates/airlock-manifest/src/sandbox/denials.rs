@@ -8,7 +8,8 @@
 //! | a path outside the view (`/home/u/.cache/x`) | the view (`mounts`) | `ENOENT` | no: the path does not exist for it |
 //! | a write in the view outside the writable directories | the view's read-only binds | `EROFS` | no |
 //! | a program in the view not granted `exec`, a device written, a FIFO or socket made, a TCP connect or bind past the rules, a signal out of the call | Landlock | `EACCES` | yes, with Linux 6.15 (Landlock ABI 7) and the kernel's audit on |
-//! | an INET socket without `network`, `set*id`, hard links | seccomp | `EPERM` | no: an errno filter logs only when installed with a flag the filter library cannot set |
+//! | a TCP connect without `network` (`10.0.0.5:5432`) | Landlock, where it has TCP rules (ABI 4, Linux 6.7): the socket opens, its connect does not | `EACCES` | yes, as the row above: the address, and `network = ["10.0.0.5:5432"]` |
+//! | the same below ABI 4; any other socket without `network` (UDP, raw, unix, SCTP, MPTCP); `set*id`; hard links | seccomp | `EPERM` | no: an errno filter logs only when installed with a flag the filter library cannot set |
 //! | a destination the proxy refuses | airlock's proxy | a `403` to `CONNECT` | yes, always (the call's network note) |
 //!
 //! The launcher asks Landlock to log the denials of the programs it starts
