@@ -17,16 +17,23 @@
 //! reported, with its address (ABI 7 and audit on, as above). On an older kernel seccomp
 //! refuses the socket (`EPERM`), which no kernel reports.
 //!
-//! **What no machine reports**, pinned here so a change shows: a write outside the writable
-//! directories is refused by the view's read-only binds (`EROFS`) before Landlock looks, and a
-//! UDP socket without `network` by seccomp (`EPERM`); neither reaches a result as a denial.
+//! **A write outside the grant** is refused by the view (`EROFS` in a read-only bind, `ENOENT`
+//! for a path it does not hold) before Landlock looks: only the kernel's syscall audit sees it,
+//! where the operator installed the rules `airlock check --audit-rules` prints (any kernel with
+//! audit; the launcher must be able to take its audit login uid: root in the initial user
+//! namespace). The test installs them with `auditctl` (Debian's `auditd`, from
+//! tests/clients/setup.sh: missing, the test fails) and removes them after
+//! (`support::audit::Rules`); without them, such a write is not reported.
+//!
+//! **What no machine reports**, pinned here so a change shows: a UDP socket without `network`
+//! is refused by seccomp (`EPERM`), which never reaches a result as a denial.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::network::records;
-use crate::support::audit::Switch;
+use crate::support::audit::{Rules, Switch};
 use crate::support::fixtures::SandboxTree;
 use crate::support::stdio::{Server, airlock, call, outcome, run};
 
@@ -120,7 +127,8 @@ pub(crate) fn denials(record: &Value) -> Vec<(String, String, String, String)> {
 
 /// A program not granted `exec` and a device written are refused by Landlock, and named in the
 /// result and the record with the key that would allow them; a write outside the writable
-/// directories is refused by the view (`EROFS`), which the kernel does not report.
+/// directories is refused by the view (`EROFS`), which only the syscall audit's rules report
+/// (none installed here: see the last test).
 #[test]
 fn a_program_outside_exec_and_a_write_outside_the_grant_are_named_where_landlock_refuses() {
     let scratch = SandboxTree::new("denials-files");
@@ -292,8 +300,8 @@ fn check_try_prints_each_denial_with_its_key_and_says_when_the_kernel_cannot() {
             String::from_utf8_lossy(&output.stdout).into_owned(),
         )
     };
-    let never = "sandbox denials never reported: a path outside the tool's view (ENOENT) or a \
-                 write outside its writable directories (EROFS)";
+    let never = "sandbox denials never reported: a read of a path outside the tool's view \
+                 (ENOENT)";
     {
         let switch = reporting(&path);
         let (status, printed) = try_call("/usr/bin/id; echo after");
@@ -356,4 +364,69 @@ fn check_try_prints_each_denial_with_its_key_and_says_when_the_kernel_cannot() {
     );
     assert!(!printed.contains("by landlock"), "{printed}");
     assert!(Path::new(&path).exists());
+}
+
+/// Writes the view refuses are named where the syscall audit's rules are installed (the
+/// kernels: any with audit, with the same requirements as [`reporting`] here): a file under
+/// `/root`, which the view does not hold (`ENOENT`), with the key `write = ["/root"]`; a file
+/// in the workdir, a read-only grant (`EROFS`: the kernel names only the directory); a
+/// command's own `ENOENT` (a directory missing on the host too, a file missing in a writable
+/// directory) is not the sandbox's and not named. Without the rules, none is.
+#[test]
+fn a_write_outside_the_grant_is_named_where_the_syscall_audit_rules_are_installed() {
+    let scratch = SandboxTree::new("denials-view");
+    let (mut server, path) = serve(&scratch, false);
+    let switch = reporting(&path);
+    let work = scratch.work().canonicalize().unwrap();
+    let target = format!("/root/airlock-denials-view-{}", std::process::id());
+    let script = format!(
+        "echo x > {target}; echo x > inside-workdir; echo x > /airlock-no-such-dir/x; \
+         echo x > out/no-such-dir/x; echo end"
+    );
+    let (_, before) = bash(&mut server, 1, "shell", &script);
+    assert!(before.contains("end"), "{before}");
+    assert!(
+        !before.contains("write /root"),
+        "no rules, nothing named: {before}"
+    );
+    if switch.is_none() {
+        return;
+    }
+    let rules = Rules::install(&airlock());
+    let (_, text) = bash(&mut server, 2, "shell", &script);
+    drop(rules);
+    assert!(text.contains("end"), "{text}");
+    assert!(!Path::new(&target).exists(), "the write went through");
+    assert!(
+        !work.join("inside-workdir").exists(),
+        "the write went through"
+    );
+    let records = records(&mut server);
+    let found = denials(&records[1]);
+    assert!(
+        text.contains(&format!(
+            "the sandbox refused: write {target}; write {}",
+            work.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        found,
+        [
+            (
+                "write".to_owned(),
+                target.clone(),
+                "write = [\"/root\"]".to_owned(),
+                "view".to_owned()
+            ),
+            (
+                "write".to_owned(),
+                work.display().to_string(),
+                format!("write = [\"{}\"]", work.display()),
+                "view".to_owned()
+            ),
+        ],
+        "{text}"
+    );
+    assert!(denials(&records[0]).is_empty(), "{}", records[0]);
 }

@@ -159,6 +159,16 @@ impl<'a> Launch<'a> {
         {
             return fail("joining the call's cgroups", error);
         }
+        // The audit login uid of every launcher: the kernel gives this process a new audit
+        // session, which its calls inherit and cannot leave, so the syscall audit's records of
+        // what the view refuses are known to be this launcher's (`super::denials`). Setting it
+        // needs CAP_AUDIT_CONTROL in the initial user namespace (or a login uid never set);
+        // where it fails nothing changes, and those writes are not reported. The `init` stage
+        // under a `user` stage inherits the session and fails here, as it should.
+        let _tagged = std::fs::write(
+            "/proc/self/loginuid",
+            super::denials::AUDIT_LOGIN_UID.to_string(),
+        );
         match self.stage {
             Stage::User => self.run_user_stage(),
             Stage::Init => self.run_init_stage(),

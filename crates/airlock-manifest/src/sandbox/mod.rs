@@ -200,6 +200,8 @@ pub struct Confinement {
     launchers: resident::Pool,
     /// The policy's destinations, shared by the proxy sessions of its calls.
     pub(crate) destinations: std::sync::Arc<destinations::Destinations>,
+    /// The policy's read, exec and write paths.
+    granted: std::sync::Arc<[std::path::PathBuf]>,
 }
 
 /// Why a [`Policy`] cannot become a [`Confinement`].
@@ -221,6 +223,13 @@ impl Confinement {
         let encoded = serde_json::to_string(&policy).map_err(|_| ConfinementError::NotUtf8)?;
         Ok(Self {
             destinations: std::sync::Arc::new(policy.destinations.clone()),
+            granted: policy
+                .read
+                .iter()
+                .chain(&policy.exec)
+                .chain(&policy.write)
+                .cloned()
+                .collect(),
             tracked: updates::Tracked::new(policy.clone(), encoded),
             policy,
             tool: String::new(),
@@ -238,6 +247,12 @@ impl Confinement {
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The paths its launchers' view shows as they are on the host (read, exec, write), for
+    /// judging what the view refused (`denials`).
+    pub(crate) fn granted(&self) -> std::sync::Arc<[std::path::PathBuf]> {
+        std::sync::Arc::clone(&self.granted)
     }
 
     /// The policy encoded for a launcher starting now: the host's replaced system files taken,
