@@ -369,9 +369,11 @@ fn check_try_prints_each_denial_with_its_key_and_says_when_the_kernel_cannot() {
 /// Writes the view refuses are named where the syscall audit's rules are installed (the
 /// kernels: any with audit, with the same requirements as [`reporting`] here): a file under
 /// `/root`, which the view does not hold (`ENOENT`), with the key `write = ["/root"]`; a file
-/// in the workdir, a read-only grant (`EROFS`: the kernel names only the directory); a
-/// command's own `ENOENT` (a directory missing on the host too, a file missing in a writable
-/// directory) is not the sandbox's and not named. Without the rules, none is.
+/// in the workdir, a read-only grant (`EROFS`: the kernel names only the directory); a path
+/// outside every grant whose directory the host lacks too, since airlock does not tell the
+/// command which hidden directories exist. A command's own `ENOENT` inside a grant (a
+/// directory missing in its writable one, on the host too) is not the sandbox's and not
+/// named. Without the rules, none is.
 #[test]
 fn a_write_outside_the_grant_is_named_where_the_syscall_audit_rules_are_installed() {
     let scratch = SandboxTree::new("denials-view");
@@ -405,11 +407,12 @@ fn a_write_outside_the_grant_is_named_where_the_syscall_audit_rules_are_installe
     let found = denials(&records[1]);
     assert!(
         text.contains(&format!(
-            "the sandbox refused: write {target}; write {}",
+            "the sandbox refused: write {target}; write {}; write /airlock-no-such-dir/x",
             work.display()
         )),
         "{text}"
     );
+    assert!(!text.contains("out/no-such-dir"), "{text}");
     assert_eq!(
         found,
         [
@@ -423,6 +426,12 @@ fn a_write_outside_the_grant_is_named_where_the_syscall_audit_rules_are_installe
                 "write".to_owned(),
                 work.display().to_string(),
                 format!("write = [\"{}\"]", work.display()),
+                "view".to_owned()
+            ),
+            (
+                "write".to_owned(),
+                "/airlock-no-such-dir/x".to_owned(),
+                "write = [\"/airlock-no-such-dir\"]".to_owned(),
                 "view".to_owned()
             ),
         ],

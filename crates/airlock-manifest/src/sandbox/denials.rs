@@ -5,7 +5,7 @@
 //!
 //! | what the command did | who refuses | what the program sees | reported |
 //! |---|---|---|---|
-//! | a write to a path outside the view (`/root/x`) | the view (`mounts`) | `ENOENT` | where the operator installed [`audit_rules`] (any kernel with audit): the syscall audit's records, by the launcher's audit session (`writes`); only where the view hid an existing directory |
+//! | a write to a path outside the view (`/root/x`) | the view (`mounts`) | `ENOENT` | where the operator installed [`audit_rules`] (any kernel with audit): the syscall audit's records, by the launcher's audit session (`writes`); only outside every grant (inside one the view shows the host, and the `ENOENT` is the program's own) |
 //! | a write in the view outside the writable directories | the view's read-only binds | `EROFS` | the same; the kernel names only the directory of a file created there |
 //! | a read of a path outside the view | the view | `ENOENT` | no: the rules watch writes only (a failed read is every program's daily business) |
 //! | a program in the view not granted `exec`, a device written, a FIFO or socket made, a TCP connect or bind past the rules, a signal out of the call | Landlock | `EACCES` | yes, with Linux 6.15 (Landlock ABI 7) and the kernel's audit on |
@@ -524,9 +524,15 @@ fn launcher_session(pid: u32) -> Option<u32> {
 }
 
 /// A write the view refused, as a denial: `EROFS` always (a read-only bind, or the view's own
-/// read-only root); `ENOENT` only when the view hid the path: its directory exists on the
-/// host, and no granted path holds that directory (where the view shows the host as it is,
-/// the program's own `ENOENT`, a `rm -f` of a missing file say, is not the sandbox's).
+/// read-only root); `ENOENT` only when no granted path holds the directory: there the view
+/// shows the host as it is, and a missing file or directory (a `rm -f` of a missing file, a
+/// write into a directory the program never made) is the program's own, not the sandbox's.
+///
+/// Whether the directory exists on the host is deliberately not asked: the answer would reach
+/// the command in its result, and tell it which directories the view hides from it exist (its
+/// own `stat` says `ENOENT` for all of them). Outside every grant the view refuses the write
+/// whether the directory exists or not, so it is reported either way; the key then names a
+/// directory the manifest check may refuse as missing, which is the operator's answer.
 fn view_denial(refused: &writes::Refused, granted: &[PathBuf]) -> Option<Denial> {
     let directory: &Path = if refused.directory {
         &refused.path
@@ -540,9 +546,7 @@ fn view_denial(refused: &writes::Refused, granted: &[PathBuf]) -> Option<Denial>
         if device {
             return None;
         }
-        let on_host = std::fs::symlink_metadata(directory).is_ok_and(|meta| meta.is_dir());
-        let shown_as_is = granted.iter().any(|grant| directory.starts_with(grant));
-        if !on_host || shown_as_is {
+        if granted.iter().any(|grant| directory.starts_with(grant)) {
             return None;
         }
     }
@@ -1023,8 +1027,9 @@ mod tests {
     }
 
     /// A write the view refused goes, by its audit session, to the call its launcher serves;
-    /// `EROFS` always, `ENOENT` only where the view hid an existing directory: not under a
-    /// granted path, not a device, not a directory missing on the host too.
+    /// `EROFS` always, `ENOENT` only where the view hid the path: not under a granted path,
+    /// not a device; outside every grant whether or not the directory exists on the host (no
+    /// host lookup: it would tell the command which hidden directories exist).
     #[test]
     fn a_refused_write_goes_by_its_session_to_its_launchers_call_where_the_view_refused_it() {
         let reader = reader();
@@ -1035,7 +1040,8 @@ mod tests {
         write_event(&reader, 1, 12114, -30, "/usr/lib/x");
         write_event(&reader, 2, 12114, -2, "/airlock-hidden");
         write_event(&reader, 3, 12114, -2, "/tmp/missing");
-        write_event(&reader, 4, 12114, -2, "/airlock-no-such-dir/x");
+        write_event(&reader, 4, 12114, -2, "/tmp/no-such-dir/x");
+        write_event(&reader, 9, 12114, -2, "/airlock-no-such-dir/x");
         write_event(&reader, 5, 12114, -2, "/dev/tty");
         write_event(&reader, 6, 12114, -30, "/dev/full");
         write_event(&reader, 7, 999, -30, "/etc/other-session");
@@ -1051,6 +1057,11 @@ mod tests {
             [
                 ("/usr/lib/x", "write = [\"/usr/lib\"]", DenialSource::View),
                 ("/airlock-hidden", "write = [\"/\"]", DenialSource::View),
+                (
+                    "/airlock-no-such-dir/x",
+                    "write = [\"/airlock-no-such-dir\"]",
+                    DenialSource::View
+                ),
                 ("/dev/full", NOT_GRANTABLE_DEVICES, DenialSource::View),
             ]
         );
