@@ -10,7 +10,8 @@
 //! sends, for each such failed call, one event: a `SYSCALL` record (its `auid`, session `ses`,
 //! `exit`), a `CWD` record, one `PATH` record per name it looked up, and an `EOE` record ending
 //! it, all stamped `audit(SECONDS.MS:SERIAL)` with the event's serial. [`Events`] groups them by
-//! serial, keeps only events of the login uid with one of the two errors, and hands back each
+//! serial, keeps only events of the login uid, tagged with the rules' key (`airlock`: another
+//! rule of the operator's may match the same calls) and with one of the two errors, and hands back each
 //! complete one as a [`Refused`] path; the reader attributes it by session to a launcher.
 //!
 //! Hostile text: the path is the command's. The kernel quotes a name only when it has no space,
@@ -81,6 +82,11 @@ impl Events {
     /// Takes one record of `kind`; a complete event of the login uid comes back.
     pub(super) fn take(&mut self, kind: u16, text: &str) -> Option<Refused> {
         let serial = serial(text)?;
+        // The host's other events (its own rules) are most of what comes: a record of an event
+        // not held costs no parsing.
+        if kind != AUDIT_SYSCALL && !self.pending.iter().any(|(id, _)| *id == serial) {
+            return None;
+        }
         let fields = super::fields(super::body(text));
         match kind {
             AUDIT_SYSCALL => {
@@ -89,7 +95,10 @@ impl Events {
                 let exit = super::field(&fields, "exit").and_then(|exit| exit.parse::<i64>().ok());
                 let session =
                     super::field(&fields, "ses").and_then(|ses| ses.parse::<u32>().ok())?;
-                if !ours || !matches!(exit, Some(EROFS | ENOENT)) {
+                // Another rule of the operator's may match the launchers' calls too (failed
+                // reads, say): only events of the printed rules count.
+                let tagged = super::text_field(&fields, "key").as_deref() == Some(RULE_KEY);
+                if !ours || !tagged || !matches!(exit, Some(EROFS | ENOENT)) {
                     return None;
                 }
                 if self.pending.len() >= SANDBOX_DENIAL_PENDING_EVENTS {
@@ -311,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn another_login_uid_or_errno_is_dropped_and_its_names_with_it() {
+    fn another_login_uid_errno_or_key_is_dropped_and_its_names_with_it() {
         let mut events = Events::default();
         let out = feed(
             &mut events,
@@ -322,6 +331,14 @@ mod tests {
                 (AUDIT_SYSCALL, syscall(12, AUDIT_LOGIN_UID, SES, -13)),
                 (AUDIT_PATH, path(12, 0, "\"/root/x\"", "UNKNOWN")),
                 (AUDIT_EOE, eoe(12)),
+                // The operator's own rule (another key) on the same calls.
+                (
+                    AUDIT_SYSCALL,
+                    syscall(14, AUDIT_LOGIN_UID, SES, -2)
+                        .replace("key=\"airlock\"", "key=\"reads\""),
+                ),
+                (AUDIT_PATH, path(14, 0, "\"/root/x\"", "UNKNOWN")),
+                (AUDIT_EOE, eoe(14)),
                 // A name whose event never began: nothing to attach it to.
                 (AUDIT_PATH, path(13, 0, "\"/root/x\"", "UNKNOWN")),
                 (AUDIT_EOE, eoe(13)),
