@@ -49,7 +49,11 @@ fn main() -> ExitCode {
             manifest,
             manifest_file,
             try_call,
+            audit_rules,
         } => {
+            if audit_rules {
+                return cli::check::audit_rules();
+            }
             let manifest = manifest.or(manifest_file);
             match try_call.as_deref() {
                 Some([tool, arguments]) => cli::check::try_call(&cli::check::Try {

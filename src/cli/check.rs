@@ -20,8 +20,9 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
                 support.describe()
             ));
             description.push_str(&format!(
-                "sandbox denials: {}\n{NEVER_REPORTED}\n",
-                sandbox::denials::reporting(support.landlock_abi).describe()
+                "sandbox denials: {}\nsandbox writes outside the view: {}\n{NEVER_REPORTED}\n",
+                sandbox::denials::reporting(support.landlock_abi).describe(),
+                sandbox::denials::writes_reporting()
             ));
             if missing.is_empty() {
                 description.push_str("sandbox enforcement: complete\n");
@@ -54,11 +55,27 @@ pub(crate) fn run(path: Option<&Path>) -> ExitCode {
 }
 
 /// What no machine reports, said beside every report of denials.
-const NEVER_REPORTED: &str = "sandbox denials never reported: a path outside the tool's view \
-    (ENOENT) or a write outside its writable directories (EROFS), refused by the file system \
-    view; and seccomp's refusals (EPERM: an INET socket without `network`, set*id, hard links), \
-    which the kernel logs only for filters installed with a flag airlock's filter library \
-    cannot set";
+const NEVER_REPORTED: &str = "sandbox denials never reported: a read of a path outside the \
+    tool's view (ENOENT), refused by the file system view (a write there, or outside the \
+    writable directories, is reported only as the line above says); and seccomp's refusals (EPERM: a socket without `network` but a TCP one, or any where \
+    Landlock has no TCP rules; set*id; hard links), which the kernel logs only for filters \
+    installed with a flag airlock's filter library cannot set";
+
+/// `airlock check --audit-rules`: the syscall audit rules under which writes the sandbox's
+/// view refuses are reported, for `auditctl -R` (airlock installs none itself).
+pub(crate) fn audit_rules() -> ExitCode {
+    let text = format!(
+        "# airlock: writes outside a sandboxed tool's grant (EROFS, ENOENT from its file system\n\
+         # view), for `auditctl -R FILE` or /etc/audit/rules.d/airlock.rules; the kernel's audit\n\
+         # must be on (`auditctl -e 1`). Launchers take audit login uid {}.\n{}",
+        sandbox::denials::AUDIT_LOGIN_UID,
+        sandbox::denials::audit_rules()
+    );
+    if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
 
 /// `airlock check --try TOOL JSON`: one call, and what the sandbox refused it.
 pub(crate) struct Try<'a> {
@@ -140,6 +157,10 @@ pub(crate) fn try_call(request: &Try<'_>) -> ExitCode {
             "denied: nothing the proxy reported; the kernel's denials cannot be seen here (above)\n"
         });
     }
+    out.push_str(&format!(
+        "sandbox writes outside the view: {}\n",
+        sandbox::denials::writes_reporting()
+    ));
     out.push_str(NEVER_REPORTED);
     out.push('\n');
     if record.is_none() {

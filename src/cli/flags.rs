@@ -52,6 +52,11 @@ pub(crate) enum Command {
         /// failed or anything was denied.
         #[arg(long = "try", num_args = 2, value_names = ["TOOL", "JSON"])]
         try_call: Option<Vec<String>>,
+        /// Print the kernel audit rules (`auditctl -R`) under which a write the sandbox's view
+        /// refuses (outside a tool's writable directories) is reported, and exit. airlock
+        /// never installs them itself.
+        #[arg(long, conflicts_with_all = ["try_call", "manifest", "manifest_file"])]
+        audit_rules: bool,
     },
     /// Call one of a manifest's tools from the shell, as an agent would, and print the result.
     ///

@@ -26,6 +26,10 @@
 #                 metrics test in tests/it/metrics.rs (it starts its own on a free loopback
 #                 port): installed with apt-get when missing (as root); the packaged service is
 #                 stopped and disabled
+#   /usr/sbin/auditctl  Debian's `auditd` package, for the test of writes reported through
+#                 the kernel's syscall audit in tests/it/denials.rs (it installs airlock's rules
+#                 and removes them): installed with apt-get when missing (as root); the packaged
+#                 daemon is stopped and disabled, the tests read the audit multicast themselves
 #
 #   bash tests/clients/setup.sh
 #
@@ -183,6 +187,25 @@ prometheus_half() {
     say "prometheus: $(/usr/bin/prometheus --version 2>&1 | head -n 1 || echo 'prometheus (version unknown)')"
 }
 
+auditd_half() {
+    if [ ! -x /usr/sbin/auditctl ]; then
+        command -v apt-get >/dev/null \
+            || die "auditd: no /usr/sbin/auditctl and no apt-get: install auditd by hand"
+        [ "$(id -u)" = 0 ] \
+            || die "auditd: no /usr/sbin/auditctl: run 'apt-get install auditd' as root"
+        say "auditd: apt-get install auditd"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            auditd >/dev/null
+        [ -x /usr/sbin/auditctl ] || die "auditd: the package installed no /usr/sbin/auditctl"
+        # The daemon would own the kernel's audit (its rules, its switch): not wanted here.
+        if command -v systemctl >/dev/null && systemctl is-active --quiet auditd 2>/dev/null; then
+            systemctl disable --now auditd >/dev/null 2>&1 || true
+        fi
+    fi
+    say "auditd: $(/usr/sbin/auditctl -v 2>&1 | head -n 1 || echo 'auditctl (version unknown)')"
+}
+
 task_client_half() {
     command -v cargo >/dev/null || die "task-client: cargo is not on PATH"
     say "task-client: cargo build --release --locked (tools/task-client)"
@@ -199,6 +222,7 @@ mkdir -p "$env_dir"
 task_client_half
 redis_half
 prometheus_half
+auditd_half
 python_half
 node_half
 audit_half

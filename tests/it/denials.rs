@@ -12,16 +12,28 @@
 //! check the other side, that nothing is claimed and `airlock check` says denials are not
 //! reported. Never a silent pass.
 //!
-//! **What no machine reports**, pinned here so a change shows: a write outside the writable
-//! directories is refused by the view's read-only binds (`EROFS`) before Landlock looks, and a
-//! socket without `network` by seccomp (`EPERM`); neither reaches a result as a denial.
+//! **A connection without `network`** is Landlock's to refuse where it has TCP rules (ABI 4,
+//! Linux 6.7): seccomp lets such a tool open a TCP socket, so its connect is refused, and
+//! reported, with its address (ABI 7 and audit on, as above). On an older kernel seccomp
+//! refuses the socket (`EPERM`), which no kernel reports.
+//!
+//! **A write outside the grant** is refused by the view (`EROFS` in a read-only bind, `ENOENT`
+//! for a path it does not hold) before Landlock looks: only the kernel's syscall audit sees it,
+//! where the operator installed the rules `airlock check --audit-rules` prints (any kernel with
+//! audit; the launcher must be able to take its audit login uid: root in the initial user
+//! namespace). The test installs them with `auditctl` (Debian's `auditd`, from
+//! tests/clients/setup.sh: missing, the test fails) and removes them after
+//! (`support::audit::Rules`); without them, such a write is not reported.
+//!
+//! **What no machine reports**, pinned here so a change shows: a UDP socket without `network`
+//! is refused by seccomp (`EPERM`), which never reaches a result as a denial.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::network::records;
-use crate::support::audit::Switch;
+use crate::support::audit::{Rules, Switch};
 use crate::support::fixtures::SandboxTree;
 use crate::support::stdio::{Server, airlock, call, outcome, run};
 
@@ -115,7 +127,8 @@ pub(crate) fn denials(record: &Value) -> Vec<(String, String, String, String)> {
 
 /// A program not granted `exec` and a device written are refused by Landlock, and named in the
 /// result and the record with the key that would allow them; a write outside the writable
-/// directories is refused by the view (`EROFS`), which the kernel does not report.
+/// directories is refused by the view (`EROFS`), which only the syscall audit's rules report
+/// (none installed here: see the last test).
 #[test]
 fn a_program_outside_exec_and_a_write_outside_the_grant_are_named_where_landlock_refuses() {
     let scratch = SandboxTree::new("denials-files");
@@ -178,10 +191,11 @@ fn a_program_outside_exec_and_a_write_outside_the_grant_are_named_where_landlock
 
 /// A networked tool connecting around the proxy is refused by Landlock, named with its address
 /// and the `network` key; a destination the proxy refuses is in the record too (always, it is
-/// airlock's own refusal); a tool without `network` is refused its socket by seccomp, which is
-/// never reported.
+/// airlock's own refusal); a tool without `network` connecting to `10.0.0.5:5432` is refused
+/// by Landlock too (its TCP socket opens, the connect does not), named with the address and
+/// the key; its UDP socket is refused by seccomp, which is never reported.
 #[test]
-fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() {
+fn a_connection_is_named_with_its_address_with_or_without_network_and_udp_is_not() {
     let scratch = SandboxTree::new("denials-net");
     let (mut server, path) = serve(&scratch, true);
     let switch = reporting(&path);
@@ -204,10 +218,17 @@ fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() 
         &mut server,
         3,
         "shell",
-        ": <>/dev/tcp/127.0.0.1/5432 || echo socket-refused",
+        ": <>/dev/tcp/10.0.0.5/5432 || echo connect-refused",
     );
-    assert!(without.contains("socket-refused"), "{without}");
-    assert!(!without.contains("the sandbox refused"), "{without}");
+    assert!(without.contains("connect-refused"), "{without}");
+    let (_, udp) = bash(
+        &mut server,
+        4,
+        "shell",
+        ": <>/dev/udp/10.0.0.5/53 || echo socket-refused",
+    );
+    assert!(udp.contains("socket-refused"), "{udp}");
+    assert!(!udp.contains("the sandbox refused"), "{udp}");
     let records = records(&mut server);
     let proxy = denials(&records[1]);
     assert_eq!(
@@ -219,14 +240,31 @@ fn a_connection_is_named_with_its_address_and_a_socket_without_network_is_not() 
             "proxy".to_owned()
         )]
     );
-    assert!(denials(&records[2]).is_empty(), "{:?}", records[2]);
-    assert!(records[2]["denials"].is_null(), "{}", records[2]);
+    assert!(denials(&records[3]).is_empty(), "{:?}", records[3]);
+    assert!(records[3]["denials"].is_null(), "{}", records[3]);
     let direct = denials(&records[0]);
+    let without_network = denials(&records[2]);
     if switch.is_none() {
         assert!(direct.is_empty(), "{direct:?}");
+        assert!(without_network.is_empty(), "{without_network:?}");
         assert!(!text.contains("the sandbox refused"), "{text}");
+        assert!(!without.contains("the sandbox refused"), "{without}");
         return;
     }
+    assert!(
+        without.contains("the sandbox refused: connect 10.0.0.5:5432"),
+        "{without}"
+    );
+    assert_eq!(without_network.len(), 1, "{without_network:?}");
+    let (kind, object, allow, source) = &without_network[0];
+    assert_eq!(
+        (kind.as_str(), object.as_str(), source.as_str()),
+        ("connect", "10.0.0.5:5432", "landlock")
+    );
+    assert!(
+        allow.starts_with("network = [\"10.0.0.5:5432\"]"),
+        "{allow}"
+    );
     assert!(
         text.contains("the sandbox refused: connect 127.0.0.1:5432"),
         "{text}"
@@ -262,8 +300,8 @@ fn check_try_prints_each_denial_with_its_key_and_says_when_the_kernel_cannot() {
             String::from_utf8_lossy(&output.stdout).into_owned(),
         )
     };
-    let never = "sandbox denials never reported: a path outside the tool's view (ENOENT) or a \
-                 write outside its writable directories (EROFS)";
+    let never = "sandbox denials never reported: a read of a path outside the tool's view \
+                 (ENOENT)";
     {
         let switch = reporting(&path);
         let (status, printed) = try_call("/usr/bin/id; echo after");
@@ -326,4 +364,78 @@ fn check_try_prints_each_denial_with_its_key_and_says_when_the_kernel_cannot() {
     );
     assert!(!printed.contains("by landlock"), "{printed}");
     assert!(Path::new(&path).exists());
+}
+
+/// Writes the view refuses are named where the syscall audit's rules are installed (the
+/// kernels: any with audit, with the same requirements as [`reporting`] here): a file under
+/// `/root`, which the view does not hold (`ENOENT`), with the key `write = ["/root"]`; a file
+/// in the workdir, a read-only grant (`EROFS`: the kernel names only the directory); a path
+/// outside every grant whose directory the host lacks too, since airlock does not tell the
+/// command which hidden directories exist. A command's own `ENOENT` inside a grant (a
+/// directory missing in its writable one, on the host too) is not the sandbox's and not
+/// named. Without the rules, none is.
+#[test]
+fn a_write_outside_the_grant_is_named_where_the_syscall_audit_rules_are_installed() {
+    let scratch = SandboxTree::new("denials-view");
+    let (mut server, path) = serve(&scratch, false);
+    let switch = reporting(&path);
+    let work = scratch.work().canonicalize().unwrap();
+    let target = format!("/root/airlock-denials-view-{}", std::process::id());
+    let script = format!(
+        "echo x > {target}; echo x > inside-workdir; echo x > /airlock-no-such-dir/x; \
+         echo x > out/no-such-dir/x; echo end"
+    );
+    let (_, before) = bash(&mut server, 1, "shell", &script);
+    assert!(before.contains("end"), "{before}");
+    assert!(
+        !before.contains("write /root"),
+        "no rules, nothing named: {before}"
+    );
+    if switch.is_none() {
+        return;
+    }
+    let rules = Rules::install(&airlock());
+    let (_, text) = bash(&mut server, 2, "shell", &script);
+    drop(rules);
+    assert!(text.contains("end"), "{text}");
+    assert!(!Path::new(&target).exists(), "the write went through");
+    assert!(
+        !work.join("inside-workdir").exists(),
+        "the write went through"
+    );
+    let records = records(&mut server);
+    let found = denials(&records[1]);
+    assert!(
+        text.contains(&format!(
+            "the sandbox refused: write {target}; write {}; write /airlock-no-such-dir/x",
+            work.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("out/no-such-dir"), "{text}");
+    assert_eq!(
+        found,
+        [
+            (
+                "write".to_owned(),
+                target.clone(),
+                "write = [\"/root\"]".to_owned(),
+                "view".to_owned()
+            ),
+            (
+                "write".to_owned(),
+                work.display().to_string(),
+                format!("write = [\"{}\"]", work.display()),
+                "view".to_owned()
+            ),
+            (
+                "write".to_owned(),
+                "/airlock-no-such-dir/x".to_owned(),
+                "write = [\"/airlock-no-such-dir\"]".to_owned(),
+                "view".to_owned()
+            ),
+        ],
+        "{text}"
+    );
+    assert!(denials(&records[0]).is_empty(), "{}", records[0]);
 }

@@ -90,8 +90,11 @@
 //! - `denials`: sandbox denials an operator can act on (issue 39): what Landlock refused a
 //!   command (a program outside `exec`, a device written, a connection around the proxy) and
 //!   what the proxy refused, in the call's result, its audit record and `airlock check --try`,
-//!   with the key that would allow it; the kernel's audit switched on and back by the tests;
-//!   what no machine reports (`EROFS`, seccomp's `EPERM`) pinned;
+//!   with the key that would allow it; a connect without `network` (Landlock's TCP rules); a
+//!   write outside the grant (the view's `EROFS`, `ENOENT`) through the syscall audit's rules
+//!   `airlock check --audit-rules` prints, installed with `auditctl` and removed; the kernel's
+//!   audit switched on and back by the tests; what no machine reports (seccomp's `EPERM`)
+//!   pinned;
 //! - `sandbox`: the kernel sandbox attacked from inside a call (a shell or Python the agent
 //!   drives), each attack beside a control with the sandbox off; section 12 is default deny
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);

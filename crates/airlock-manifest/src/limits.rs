@@ -260,6 +260,16 @@ pub(crate) const SANDBOX_DENIAL_DOMAINS: usize = 1024;
 /// its stamp falls in, one within the clock's slack of the next call's start to neither.
 pub(crate) const SANDBOX_DENIAL_SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// Syscall audit events the denial reader holds while their records arrive (a `SYSCALL`
+/// record of a launcher's login uid opens one, its `EOE` record closes it;
+/// `sandbox::denials`): an event whose end never comes is forgotten, oldest first. The kernel
+/// sends an event's records together, so only a few are ever open at once.
+pub(crate) const SANDBOX_DENIAL_PENDING_EVENTS: usize = 64;
+
+/// Names (`PATH` records) kept of one syscall audit event: a rename names four, the
+/// directories included; the first name not a directory is the one reported.
+pub(crate) const SANDBOX_DENIAL_EVENT_PATHS: usize = 4;
+
 /// Highest values a manifest may give the sandbox's resource limits, in the same units.
 pub(crate) const SANDBOX_MAX_PROCESSES: u32 = 4096;
 

@@ -676,7 +676,9 @@ async fn hand_over(
     for _attempt in 0..HAND_OVER_ATTEMPTS {
         let launcher = acquire(spec, confinement).await?;
         // Watched before the call is sent: its first denial may come at once.
-        *watch = launcher.pid().and_then(sandbox::denials::watch);
+        *watch = launcher
+            .pid()
+            .and_then(|pid| sandbox::denials::watch(pid, confinement.granted()));
         let (stdin_read, stdin_write) = io::pipe().map_err(io_error)?;
         let (stdout_read, stdout_write) = io::pipe().map_err(io_error)?;
         // Merged, the same pipe goes as both: the launcher's protocol is unchanged.

@@ -277,6 +277,9 @@ pub enum DenialSource {
     Landlock,
     /// airlock's network proxy.
     Proxy,
+    /// The kernel's syscall audit: a write the sandbox's file system view refused (`EROFS`,
+    /// or `ENOENT` for a path it hides), reported where the operator installed the rules.
+    View,
 }
 
 impl DenialNote {

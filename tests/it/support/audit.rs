@@ -132,3 +132,65 @@ fn set(enabled: bool) -> Result<(), String> {
         )),
     }
 }
+
+/// Where Debian's `auditd` package puts `auditctl` (installed by tests/clients/setup.sh).
+const AUDITCTL: &str = "/usr/sbin/auditctl";
+
+/// The syscall audit rules `airlock check --audit-rules` prints, installed with `auditctl` for
+/// as long as this lives and removed when it is dropped, even when the test fails. Hold it
+/// inside a [`Switch`] (which makes tests one at a time): the rules make every launcher's
+/// refused writes reported, in any test that reads denials.
+pub struct Rules {
+    installed: Vec<Vec<String>>,
+}
+
+impl Rules {
+    /// Installs each rule printed by `airlock check --audit-rules`. A missing `auditctl` or a
+    /// rule refused fails the test, naming it.
+    pub fn install(airlock: &std::path::Path) -> Self {
+        assert!(
+            std::path::Path::new(AUDITCTL).is_file(),
+            "{AUDITCTL} is missing: run tests/clients/setup.sh (it installs Debian's auditd \
+             package) to run the tests of writes reported through the syscall audit"
+        );
+        let printed = crate::support::stdio::run(airlock, &["check", "--audit-rules"], &[]);
+        assert!(
+            printed.status.success(),
+            "airlock check --audit-rules failed"
+        );
+        let text = String::from_utf8_lossy(&printed.stdout).into_owned();
+        let mut rules = Self {
+            installed: Vec::new(),
+        };
+        for line in text.lines().filter(|line| line.starts_with("-a ")) {
+            let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+            let status = crate::support::stdio::spawn_command(std::path::Path::new(AUDITCTL))
+                .args(&words)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("auditctl runs");
+            assert!(status.success(), "auditctl refused the rule {line}");
+            rules.installed.push(words);
+        }
+        assert!(!rules.installed.is_empty(), "no rule printed:\n{text}");
+        rules
+    }
+}
+
+impl Drop for Rules {
+    fn drop(&mut self) {
+        for words in &self.installed {
+            let mut removal = words.clone();
+            if let Some(first) = removal.first_mut() {
+                "-d".clone_into(first);
+            }
+            let removed = crate::support::stdio::spawn_command(std::path::Path::new(AUDITCTL))
+                .args(&removal)
+                .stdout(std::process::Stdio::null())
+                .status();
+            if !removed.is_ok_and(|status| status.success()) {
+                eprintln!("could not remove the audit rule {}", words.join(" "));
+            }
+        }
+    }
+}

@@ -5,10 +5,12 @@
 //!
 //! | what the command did | who refuses | what the program sees | reported |
 //! |---|---|---|---|
-//! | a path outside the view (`/home/u/.cache/x`) | the view (`mounts`) | `ENOENT` | no: the path does not exist for it |
-//! | a write in the view outside the writable directories | the view's read-only binds | `EROFS` | no |
+//! | a write to a path outside the view (`/root/x`) | the view (`mounts`) | `ENOENT` | where the operator installed [`audit_rules`] (any kernel with audit): the syscall audit's records, by the launcher's audit session (`writes`); only outside every grant (inside one the view shows the host, and the `ENOENT` is the program's own) |
+//! | a write in the view outside the writable directories | the view's read-only binds | `EROFS` | the same; the kernel names only the directory of a file created there |
+//! | a read of a path outside the view | the view | `ENOENT` | no: the rules watch writes only (a failed read is every program's daily business) |
 //! | a program in the view not granted `exec`, a device written, a FIFO or socket made, a TCP connect or bind past the rules, a signal out of the call | Landlock | `EACCES` | yes, with Linux 6.15 (Landlock ABI 7) and the kernel's audit on |
-//! | an INET socket without `network`, `set*id`, hard links | seccomp | `EPERM` | no: an errno filter logs only when installed with a flag the filter library cannot set |
+//! | a TCP connect without `network` (`10.0.0.5:5432`) | Landlock, where it has TCP rules (ABI 4, Linux 6.7): the socket opens, its connect does not | `EACCES` | yes, as the row above: the address, and `network = ["10.0.0.5:5432"]` |
+//! | the same below ABI 4; any other socket without `network` (UDP, raw, unix, SCTP, MPTCP); `set*id`; hard links | seccomp | `EPERM` | no: an errno filter logs only when installed with a flag the filter library cannot set |
 //! | a destination the proxy refuses | airlock's proxy | a `403` to `CONNECT` | yes, always (the call's network note) |
 //!
 //! The launcher asks Landlock to log the denials of the programs it starts
@@ -19,7 +21,11 @@
 //! container's namespaces), and reads two record types: `LANDLOCK_ACCESS` (a denial: its
 //! domain, blockers and object) and `LANDLOCK_DOMAIN` (a domain's first logged denial brings
 //! its allocation, with the pid that restricted itself). That pid is a launcher's, which
-//! serves one call at a time: a denial goes to the call its launcher serves. Records come
+//! serves one call at a time: a denial goes to the call its launcher serves. Where the
+//! operator installed [`audit_rules`], it also reads the syscall audit's `SYSCALL`, `CWD`,
+//! `PATH` and `EOE` records of writes the view refused (`writes`): those name the launcher's
+//! audit session, which it took with [`AUDIT_LOGIN_UID`] and which airlock reads from
+//! `/proc/PID/sessionid` of each watched launcher. Records come
 //! through the kernel's audit thread, after the fact; a call's are taken
 //! `SANDBOX_DENIAL_SETTLE` after its launcher reported; a later one is lost (the launcher's
 //! next call leaves it out by its stamp). The launcher is back in its pool while its last
@@ -34,8 +40,12 @@
 //! command cannot forge a record: writing one needs `CAP_AUDIT_WRITE`, which no command
 //! holds, and only records of airlock's own launchers count.
 
+mod writes;
+
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -47,6 +57,7 @@ use crate::limits::{
     SANDBOX_DENIAL_DOMAINS, SANDBOX_DENIAL_OBJECT_BYTES, SANDBOX_DENIAL_SETTLE,
     SANDBOX_DENIALS_PER_CALL,
 };
+pub use writes::{AUDIT_LOGIN_UID, rules as audit_rules};
 
 /// `AUDIT_GET`: the audit status.
 const AUDIT_GET: u16 = 1000;
@@ -74,6 +85,8 @@ pub struct Denial {
     pub object: String,
     /// The manifest key that would allow it, or why none can; names the object the same way.
     pub allow: String,
+    /// Who reported it: Landlock, or the syscall audit for what the view refused.
+    pub source: DenialSource,
 }
 
 impl Denial {
@@ -83,7 +96,7 @@ impl Denial {
             self.kind,
             shown(&redact(&self.object)),
             shown(&redact(&self.allow)),
-            DenialSource::Landlock,
+            self.source,
         )
     }
 }
@@ -169,6 +182,36 @@ impl Reporting {
     }
 }
 
+/// Whether writes the view refuses (`EROFS`, `ENOENT`) can be reported here, in one line for
+/// `airlock check`: the audit multicast is read, the kernel's audit is on, and a launcher can
+/// take [`AUDIT_LOGIN_UID`] (`CAP_AUDIT_CONTROL` in the initial user namespace, or a login uid
+/// never set); and then only where the operator installed [`audit_rules`].
+pub fn writes_reporting() -> &'static str {
+    let initial_namespace = std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"]);
+    let may_tag = initial_namespace
+        && rustix::thread::capabilities(None).is_ok_and(|sets| {
+            sets.effective
+                .contains(rustix::thread::CapabilitySet::AUDIT_CONTROL)
+        });
+    let unset =
+        std::fs::read_to_string("/proc/self/loginuid").is_ok_and(|uid| uid.trim() == "4294967295");
+    match reader() {
+        None => "NOT reported: the kernel's audit records cannot be read here (above)",
+        Some(_) if !(may_tag || unset) => {
+            "NOT reported: a launcher cannot take its audit login uid here (that needs \
+             CAP_AUDIT_CONTROL in the initial user namespace: airlock as root)"
+        }
+        Some(reader) if !reader.audit_enabled() => {
+            "NOT reported: the kernel's audit is off (above)"
+        }
+        Some(_) => {
+            "reported where the kernel's syscall audit has the rules `airlock check \
+             --audit-rules` prints (airlock installs none; without them, NOT reported)"
+        }
+    }
+}
+
 /// Whether denials are reported here, given the Landlock ABI in effect.
 pub fn reporting(landlock_abi: u8) -> Reporting {
     if landlock_abi < 7 {
@@ -190,15 +233,19 @@ pub(crate) struct Watch {
     reader: &'static Reader,
 }
 
-/// Starts watching the call a launcher (its pid, as airlock sees it) is about to serve;
-/// `None` when denials cannot be read here.
-pub(crate) fn watch(launcher: u32) -> Option<Watch> {
+/// Starts watching the call a launcher (its pid, as airlock sees it) is about to serve, whose
+/// view holds the `granted` paths (read, exec and write); `None` when denials cannot be read
+/// here.
+pub(crate) fn watch(launcher: u32, granted: Arc<[PathBuf]>) -> Option<Watch> {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     let reader = reader()?;
     let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
-    reader
-        .lock()
-        .watch(launcher, serial, epoch_ms(std::time::SystemTime::now()));
+    reader.lock().watch(
+        launcher,
+        serial,
+        epoch_ms(std::time::SystemTime::now()),
+        granted,
+    );
     Some(Watch {
         launcher,
         serial,
@@ -233,6 +280,8 @@ struct Watched {
     /// When the watch began (ms since the epoch); `collected.since_ms` allows for the clock.
     started_ms: u64,
     collected: Collected,
+    /// The paths the launcher's view shows as they are on the host.
+    granted: Arc<[PathBuf]>,
 }
 
 /// The reader's state, shared with the calls.
@@ -247,6 +296,10 @@ struct State {
     /// Denials of a domain whose allocation record has not come yet (it follows the first
     /// denial, in the same event), with their stamps.
     unresolved: VecDeque<(u64, u64, Denial)>,
+    /// Audit sessions of watched launchers that took [`AUDIT_LOGIN_UID`], to their pids.
+    sessions: HashMap<u32, u32>,
+    /// Syscall audit events being read.
+    events: writes::Events,
 }
 
 /// Denials held for a domain not known yet, at most.
@@ -254,7 +307,7 @@ const UNRESOLVED: usize = 16;
 
 impl State {
     /// Watches the call a launcher begins at `now_ms`.
-    fn watch(&mut self, launcher: u32, serial: u64, now_ms: u64) {
+    fn watch(&mut self, launcher: u32, serial: u64, now_ms: u64, granted: Arc<[PathBuf]>) {
         // The kernel stamps a record with its coarse clock, up to a tick (4 ms at 250 Hz)
         // behind: a record of this call may look a little older than the watch.
         let collected = Collected {
@@ -265,6 +318,7 @@ impl State {
             serial,
             started_ms: now_ms,
             collected,
+            granted,
         });
     }
 
@@ -275,6 +329,7 @@ impl State {
         let call = watched.remove(at);
         if watched.is_empty() {
             self.calls.remove(&launcher);
+            self.sessions.retain(|_, pid| *pid != launcher);
         }
         Some(call.collected)
     }
@@ -299,6 +354,8 @@ impl State {
 #[derive(Debug)]
 struct Reader {
     state: Mutex<State>,
+    /// The audit session of a process (its pid) if it took [`AUDIT_LOGIN_UID`].
+    session_of: fn(u32) -> Option<u32>,
     /// The kernel's audit status, and when it was read (ms since `started`).
     enabled: AtomicBool,
     checked_ms: AtomicU64,
@@ -394,6 +451,119 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Takes one record of a syscall audit event; a write the view refused a watched
+    /// launcher's session goes to the call its stamp falls in.
+    fn take_write(&self, kind: u16, text: &str) {
+        let Some(refused) = self.lock().events.take(kind, text) else {
+            return;
+        };
+        let launcher = self.launcher_of(refused.session);
+        let Some(launcher) = launcher else {
+            return;
+        };
+        let granted = {
+            let state = self.lock();
+            let Some(watched) = state.calls.get(&launcher).and_then(|calls| calls.last()) else {
+                return;
+            };
+            Arc::clone(&watched.granted)
+        };
+        let Some(denial) = view_denial(&refused, &granted) else {
+            return;
+        };
+        if let Some(call) = self.lock().call_at(launcher, refused.stamp_ms) {
+            call.add(refused.stamp_ms, denial);
+        }
+    }
+
+    /// The watched launcher whose audit session is `session`: known, or found among the
+    /// watched launchers not yet known (their `/proc` files read outside the lock).
+    fn launcher_of(&self, session: u32) -> Option<u32> {
+        let unknown: Vec<u32> = {
+            let state = self.lock();
+            if let Some(pid) = state.sessions.get(&session) {
+                return Some(*pid);
+            }
+            state
+                .calls
+                .keys()
+                .filter(|pid| !state.sessions.values().any(|known| known == *pid))
+                .copied()
+                .collect()
+        };
+        let found: Vec<(u32, u32)> = unknown
+            .into_iter()
+            .filter_map(|pid| Some(((self.session_of)(pid)?, pid)))
+            .collect();
+        let mut state = self.lock();
+        for (id, pid) in found {
+            // Still watched: a launcher let go meanwhile may have a recycled pid.
+            if state.calls.contains_key(&pid) {
+                state.sessions.insert(id, pid);
+            }
+        }
+        state.sessions.get(&session).copied()
+    }
+}
+
+/// The audit session of process `pid`, if its login uid is [`AUDIT_LOGIN_UID`] (a launcher
+/// that took it); read from `/proc`.
+fn launcher_session(pid: u32) -> Option<u32> {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/{name}"))
+            .ok()?
+            .trim()
+            .parse::<u32>()
+            .ok()
+    };
+    if read("loginuid")? != AUDIT_LOGIN_UID {
+        return None;
+    }
+    read("sessionid")
+}
+
+/// A write the view refused, as a denial: `EROFS` always (a read-only bind, or the view's own
+/// read-only root); `ENOENT` only when no granted path holds the directory: there the view
+/// shows the host as it is, and a missing file or directory (a `rm -f` of a missing file, a
+/// write into a directory the program never made) is the program's own, not the sandbox's.
+///
+/// Whether the directory exists on the host is deliberately not asked: the answer would reach
+/// the command in its result, and tell it which directories the view hides from it exist (its
+/// own `stat` says `ENOENT` for all of them). Outside every grant the view refuses the write
+/// whether the directory exists or not, so it is reported either way; the key then names a
+/// directory the manifest check may refuse as missing, which is the operator's answer.
+fn view_denial(refused: &writes::Refused, granted: &[PathBuf]) -> Option<Denial> {
+    let directory: &Path = if refused.directory {
+        &refused.path
+    } else {
+        refused.path.parent().unwrap_or(Path::new("/"))
+    };
+    let device = refused.path.starts_with("/dev");
+    if refused.missing {
+        // Programs probe devices the view leaves out (bash opens `/dev/tty` at start); no key
+        // grants a device but `/dev/null`, so such a probe is nothing to act on.
+        if device {
+            return None;
+        }
+        if granted.iter().any(|grant| directory.starts_with(grant)) {
+            return None;
+        }
+    }
+    let object = refused.path.to_string_lossy().into_owned();
+    let allow = if device {
+        NOT_GRANTABLE_DEVICES.to_owned()
+    } else {
+        format!("write = [\"{}\"]", directory.to_string_lossy())
+    };
+    Some(Denial {
+        kind: DenialKind::Write,
+        object,
+        allow,
+        source: DenialSource::View,
+    })
+}
+
 /// The reader, started on first use; `None` when the multicast cannot be read here.
 fn reader() -> Option<&'static Reader> {
     static READER: OnceLock<Option<&'static Reader>> = OnceLock::new();
@@ -401,6 +571,7 @@ fn reader() -> Option<&'static Reader> {
         let socket = multicast().ok()?;
         let reader: &'static Reader = Box::leak(Box::new(Reader {
             state: Mutex::new(State::default()),
+            session_of: launcher_session,
             enabled: AtomicBool::new(false),
             checked_ms: AtomicU64::new(0),
             started: Instant::now(),
@@ -442,6 +613,11 @@ fn read(socket: &OwnedFd, reader: &Reader) {
         while let Some((kind, payload, after)) = message(rest) {
             if kind == AUDIT_LANDLOCK_ACCESS || kind == AUDIT_LANDLOCK_DOMAIN {
                 reader.take(kind, &String::from_utf8_lossy(payload));
+            } else if matches!(
+                kind,
+                writes::AUDIT_SYSCALL | writes::AUDIT_PATH | writes::AUDIT_CWD | writes::AUDIT_EOE
+            ) {
+                reader.take_write(kind, &String::from_utf8_lossy(payload));
             }
             rest = after;
         }
@@ -703,6 +879,7 @@ fn denial(blocker: &str, fields: &[(&str, &str, bool)]) -> Option<Denial> {
         kind,
         object,
         allow,
+        source: DenialSource::Landlock,
     })
 }
 
@@ -743,6 +920,7 @@ pub fn result_line(collected: &Collected, redact: impl Fn(&str) -> String) -> Op
 pub(crate) fn fuzz(data: &[u8]) {
     let reader = Reader {
         state: Mutex::new(State::default()),
+        session_of: |pid| Some(pid.wrapping_add(1000)),
         enabled: AtomicBool::new(true),
         checked_ms: AtomicU64::new(1),
         started: Instant::now(),
@@ -754,6 +932,7 @@ pub(crate) fn fuzz(data: &[u8]) {
                 serial: 0,
                 started_ms: 0,
                 collected: Collected::default(),
+                granted: Arc::from(Vec::new()),
             }],
         );
     }
@@ -762,6 +941,7 @@ pub(crate) fn fuzz(data: &[u8]) {
     while let Some((kind, payload, after)) = message(rest) {
         framed |= kind == AUDIT_LANDLOCK_ACCESS || kind == AUDIT_LANDLOCK_DOMAIN;
         reader.take(kind, &String::from_utf8_lossy(payload));
+        reader.take_write(kind, &String::from_utf8_lossy(payload));
         if after.len() >= rest.len() {
             break;
         }
@@ -772,6 +952,14 @@ pub(crate) fn fuzz(data: &[u8]) {
         reader.take(AUDIT_LANDLOCK_ACCESS, &text);
         reader.take(AUDIT_LANDLOCK_DOMAIN, &text);
         reader.take(AUDIT_LANDLOCK_ACCESS, &text);
+        for kind in [
+            writes::AUDIT_SYSCALL,
+            writes::AUDIT_CWD,
+            writes::AUDIT_PATH,
+            writes::AUDIT_EOE,
+        ] {
+            reader.take_write(kind, &text);
+        }
     }
     let state = reader.lock();
     assert!(state.unresolved.len() <= UNRESOLVED);
@@ -808,6 +996,7 @@ mod tests {
     fn reader() -> Reader {
         Reader {
             state: Mutex::new(State::default()),
+            session_of: |pid| Some(pid.wrapping_add(1000)),
             enabled: AtomicBool::new(true),
             checked_ms: AtomicU64::new(1),
             started: Instant::now(),
@@ -819,10 +1008,76 @@ mod tests {
     const ALLOCATED: &str = "audit(1796452823.877:2): domain=163d74bea status=allocated \
                              mode=enforcing pid=11114 uid=1076585728 exe=\"/x/airlock\" comm=\"exe\"";
 
+    /// One syscall audit event of session `ses`: `exit` on `name`.
+    fn write_event(reader: &Reader, serial: u64, ses: u32, exit: i64, name: &str) {
+        let stamp = format!("audit(1796452823.877:{serial}): ");
+        reader.take_write(
+            writes::AUDIT_SYSCALL,
+            &format!(
+                "{stamp}arch=c000003e syscall=257 success=no exit={exit} items=1 ppid=1 pid=2 \
+                 auid={AUDIT_LOGIN_UID} uid=0 tty=(none) ses={ses} comm=\"sh\" key=\"airlock\""
+            ),
+        );
+        reader.take_write(writes::AUDIT_CWD, &format!("{stamp}cwd=\"/\""));
+        reader.take_write(
+            writes::AUDIT_PATH,
+            &format!("{stamp}item=0 name=\"{name}\" nametype=UNKNOWN"),
+        );
+        reader.take_write(writes::AUDIT_EOE, &stamp);
+    }
+
+    /// A write the view refused goes, by its audit session, to the call its launcher serves;
+    /// `EROFS` always, `ENOENT` only where the view hid the path: not under a granted path,
+    /// not a device; outside every grant whether or not the directory exists on the host (no
+    /// host lookup: it would tell the command which hidden directories exist).
+    #[test]
+    fn a_refused_write_goes_by_its_session_to_its_launchers_call_where_the_view_refused_it() {
+        let reader = reader();
+        let granted: Arc<[PathBuf]> = Arc::from(vec![PathBuf::from("/tmp")]);
+        reader.lock().watch(11114, 0, 0, Arc::clone(&granted));
+        reader.lock().watch(7, 1, 0, granted);
+        // `session_of` here: pid + 1000.
+        write_event(&reader, 1, 12114, -30, "/usr/lib/x");
+        write_event(&reader, 2, 12114, -2, "/airlock-hidden");
+        write_event(&reader, 3, 12114, -2, "/tmp/missing");
+        write_event(&reader, 4, 12114, -2, "/tmp/no-such-dir/x");
+        write_event(&reader, 9, 12114, -2, "/airlock-no-such-dir/x");
+        write_event(&reader, 5, 12114, -2, "/dev/tty");
+        write_event(&reader, 6, 12114, -30, "/dev/full");
+        write_event(&reader, 7, 999, -30, "/etc/other-session");
+        write_event(&reader, 8, 1007, -30, "/etc/x");
+        let first = reader.lock().unwatch(11114, 0).unwrap();
+        let seen: Vec<(&str, &str, DenialSource)> = first
+            .denials
+            .iter()
+            .map(|denial| (denial.object.as_str(), denial.allow.as_str(), denial.source))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("/usr/lib/x", "write = [\"/usr/lib\"]", DenialSource::View),
+                ("/airlock-hidden", "write = [\"/\"]", DenialSource::View),
+                (
+                    "/airlock-no-such-dir/x",
+                    "write = [\"/airlock-no-such-dir\"]",
+                    DenialSource::View
+                ),
+                ("/dev/full", NOT_GRANTABLE_DEVICES, DenialSource::View),
+            ]
+        );
+        let other = reader.lock().unwatch(7, 1).unwrap();
+        assert_eq!(other.denials.len(), 1, "{other:?}");
+        assert_eq!(other.denials[0].object, "/etc/x");
+        assert!(
+            reader.lock().sessions.is_empty(),
+            "forgotten with their launchers"
+        );
+    }
+
     #[test]
     fn a_denial_goes_to_the_call_its_launcher_serves() {
         let reader = reader();
-        reader.lock().watch(11114, 0, 0);
+        reader.lock().watch(11114, 0, 0, Arc::from(Vec::new()));
         reader.take(AUDIT_LANDLOCK_ACCESS, EXEC);
         reader.take(AUDIT_LANDLOCK_DOMAIN, ALLOCATED);
         // The domain is known now: its next denials go straight to the call.
@@ -851,7 +1106,9 @@ mod tests {
     #[test]
     fn a_record_older_than_the_call_is_an_earlier_calls_and_left_out() {
         let reader = reader();
-        reader.lock().watch(11114, 0, 1_796_452_823_905);
+        reader
+            .lock()
+            .watch(11114, 0, 1_796_452_823_905, Arc::from(Vec::new()));
         // Stamped 23 ms before the call's watch began: the previous call's, come late.
         reader.take(AUDIT_LANDLOCK_ACCESS, EXEC);
         reader.take(AUDIT_LANDLOCK_DOMAIN, ALLOCATED);
@@ -872,7 +1129,7 @@ mod tests {
     #[test]
     fn a_domain_of_another_process_is_not_kept() {
         let reader = reader();
-        reader.lock().watch(7, 0, 0);
+        reader.lock().watch(7, 0, 0, Arc::from(Vec::new()));
         reader.take(AUDIT_LANDLOCK_ACCESS, EXEC);
         reader.take(AUDIT_LANDLOCK_DOMAIN, ALLOCATED);
         let state = reader.lock();
@@ -886,9 +1143,13 @@ mod tests {
         let reader = reader();
         // Stamps in ms since the epoch: the first call began at 1796452823.800, its launcher
         // serves the next one from .850 while the first still settles.
-        reader.lock().watch(11114, 0, 1_796_452_823_800);
+        reader
+            .lock()
+            .watch(11114, 0, 1_796_452_823_800, Arc::from(Vec::new()));
         reader.take(AUDIT_LANDLOCK_DOMAIN, ALLOCATED);
-        reader.lock().watch(11114, 1, 1_796_452_823_850);
+        reader
+            .lock()
+            .watch(11114, 1, 1_796_452_823_850, Arc::from(Vec::new()));
         let at = |ms: u32, path: &str| {
             format!(
                 "audit(1796452823.{ms}:9): domain=163d74bea blockers=fs.execute path=\"{path}\""
@@ -920,6 +1181,7 @@ mod tests {
         let object = format!("/{}/{SECRET}", "p".repeat(250));
         let collected = Collected {
             denials: vec![Denial {
+                source: DenialSource::Landlock,
                 kind: DenialKind::Exec,
                 allow: format!("exec = [\"{object}\"]"),
                 object,
@@ -938,7 +1200,7 @@ mod tests {
     #[test]
     fn a_call_keeps_a_bounded_number_of_denials_and_counts_the_rest() {
         let reader = reader();
-        reader.lock().watch(11114, 0, 0);
+        reader.lock().watch(11114, 0, 0, Arc::from(Vec::new()));
         reader.take(AUDIT_LANDLOCK_DOMAIN, ALLOCATED);
         for n in 0..100 {
             reader.take(

@@ -159,6 +159,16 @@ impl<'a> Launch<'a> {
         {
             return fail("joining the call's cgroups", error);
         }
+        // The audit login uid of every launcher: the kernel gives this process a new audit
+        // session, which its calls inherit and cannot leave, so the syscall audit's records of
+        // what the view refuses are known to be this launcher's (`super::denials`). Setting it
+        // needs CAP_AUDIT_CONTROL in the initial user namespace (or a login uid never set);
+        // where it fails nothing changes, and those writes are not reported. The `init` stage
+        // under a `user` stage inherits the session and fails here, as it should.
+        let _tagged = std::fs::write(
+            "/proc/self/loginuid",
+            super::denials::AUDIT_LOGIN_UID.to_string(),
+        );
         match self.stage {
             Stage::User => self.run_user_stage(),
             Stage::Init => self.run_init_stage(),
@@ -297,10 +307,11 @@ impl<'a> Launch<'a> {
         // Landlock first: it opens each granted path with `openat2`, which the filter leaves
         // out (its mode lies where seccomp cannot read it).
         // The reasons as text: the line on the call's stderr shows them quoted.
-        if let Err(step) = restrict_files_and_network(&self.policy, self.best_effort) {
-            return fail("applying the Landlock rules", step.to_string());
-        }
-        if let Err(error) = filter_syscalls(&self.policy)
+        let handles_tcp = match restrict_files_and_network(&self.policy, self.best_effort) {
+            Ok(handles_tcp) => handles_tcp,
+            Err(step) => return fail("applying the Landlock rules", step.to_string()),
+        };
+        if let Err(error) = filter_syscalls(&self.policy, handles_tcp)
             && strict
         {
             return fail("installing the seccomp filter", error.to_string());
@@ -706,9 +717,10 @@ fn drop_capabilities(call_uid: Option<u32>) -> Result<(), rustix::io::Errno> {
     )
 }
 
-/// seccomp: the allowlist and the refusals of `super::syscalls`.
-fn filter_syscalls(policy: &Policy) -> Result<(), super::syscalls::FilterError> {
-    super::syscalls::install(policy.network)
+/// seccomp: the allowlist and the refusals of `super::syscalls`; without `network`, TCP sockets
+/// only where the launcher's Landlock domain refuses their connect and bind (`handles_tcp`).
+fn filter_syscalls(policy: &Policy, handles_tcp: bool) -> Result<(), super::syscalls::FilterError> {
+    super::syscalls::install(super::syscalls::Sockets::of(policy.network, handles_tcp))
 }
 
 /// Why the Landlock rules are not in force, in fixed text (the line reaches the model).
@@ -726,8 +738,10 @@ enum Unrestricted {
 }
 
 /// Landlock: files by the policy's lists, TCP bind and connect unless the policy has the
-/// network, abstract unix sockets and signals scoped to the call.
-fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), Unrestricted> {
+/// network, abstract unix sockets and signals scoped to the call. Whether the domain now in
+/// force handles TCP connect and bind (Landlock ABI 4 and later; in best-effort mode an older
+/// kernel enforces less, or nothing).
+fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<bool, Unrestricted> {
     let abi = super::LANDLOCK_ABI;
     let level = if best_effort {
         CompatLevel::BestEffort
@@ -801,7 +815,18 @@ fn restrict_files_and_network(policy: &Policy, best_effort: bool) -> Result<(), 
     if !best_effort && status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Unrestricted::NotFullyEnforced);
     }
-    Ok(())
+    Ok(handles_tcp(&status))
+}
+
+/// Whether a domain restricted with `status` handles TCP connect and bind: some of it is
+/// enforced, on an ABI with TCP rules (4, Linux 6.7).
+fn handles_tcp(status: &landlock::RestrictionStatus) -> bool {
+    status.ruleset != RulesetStatus::NotEnforced
+        && matches!(
+            status.landlock,
+            landlock::LandlockStatus::Available { effective_abi, .. }
+                if effective_abi >= landlock::ABI::V4
+        )
 }
 
 /// The rule for one granted path: opened without following any symbolic link, and refused

@@ -13,7 +13,7 @@
 //! | what may change | in the view every bind is read-only, `nosuid` and `nodev` but the writable directories: the kernel answers `EROFS` to any change of data or metadata elsewhere (`chmod`, `chown`, `utimes`, xattrs and ACLs, inode flags), as root or not; inside a writable directory, the paths that make other programs run code later (`later_code`: `.git`, `.envrc`, `.vscode`, `.mcp.json`, shell rc files, …) are read-only too unless the tool names them, and those a call creates are removed after it |
 //! | files, by access | Landlock (ABI 6 rights) on top: read the program, a fixed system list ([`SYSTEM_READ`]), the workdir and path roots; execute only the program, its interpreter and declared programs; write only declared directories (and `/dev/null`); no FIFOs, sockets or devices made |
 //! | system calls | seccomp by allowlist (`syscalls`): the calls a program needs, derived from a container runtime's default profile less what airlock refuses; argument filters for sockets, `socketpair`, `clone`, `fcntl` leases and notifications, `personality`, and the launcher's own settings; anything else fails (`ENOSYS`, or `EPERM` for the refusals), never kills |
-//! | network | a network namespace of its own per launcher. Without `network`: no interface up, no socket but `socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)`, Landlock refusing TCP bind and connect. With `network = [destinations]` (or `true`, any public destination): loopback up, holding only airlock's proxy (`proxy`, `netns`, `destinations`), Landlock refusing TCP bind and every connect but to the proxy's port; the proxy checks each destination, resolves names itself, refuses loopback, private and link-local addresses unless named by address, and counts the call's connections and bytes; never a unix socket |
+//! | network | a network namespace of its own per launcher. Without `network`: no interface up, no socket but `socketpair(AF_UNIX, SOCK_STREAM or SOCK_SEQPACKET)` and, where Landlock has TCP rules, an IPv4 or IPv6 TCP socket whose every bind and connect Landlock refuses (and reports: `syscalls`, `denials`). With `network = [destinations]` (or `true`, any public destination): loopback up, holding only airlock's proxy (`proxy`, `netns`, `destinations`), Landlock refusing TCP bind and every connect but to the proxy's port; the proxy checks each destination, resolves names itself, refuses loopback, private and link-local addresses unless named by address, and counts the call's connections and bytes; never a unix socket |
 //! | other processes | its PID namespace, IPC namespace and network namespace hide every process, System V object and abstract unix socket name outside it; Landlock scopes signals and abstract sockets to the launcher's domain |
 //! | budgets per call | a cgroup per launcher (`cgroups`): memory of all the call's processes together, processes, and one CPU weight for every call together, that of one ordinary process, which keeps airlock's own threads answering however many processes the calls keep busy; disk bytes and files added to the writable directories' file systems, watched by airlock (`process::DiskWatch`); and per process `RLIMIT_AS`, `RLIMIT_CPU`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE` = 0, `RLIMIT_NPROC` |
 //! | integrity of the policy | every path is canonical and recorded with its device and inode at load; the launcher opens each without following links, refuses a changed one and binds the very file it checked; no granted path may lie inside a writable directory |
@@ -200,6 +200,8 @@ pub struct Confinement {
     launchers: resident::Pool,
     /// The policy's destinations, shared by the proxy sessions of its calls.
     pub(crate) destinations: std::sync::Arc<destinations::Destinations>,
+    /// The policy's read, exec and write paths.
+    granted: std::sync::Arc<[std::path::PathBuf]>,
 }
 
 /// Why a [`Policy`] cannot become a [`Confinement`].
@@ -221,6 +223,13 @@ impl Confinement {
         let encoded = serde_json::to_string(&policy).map_err(|_| ConfinementError::NotUtf8)?;
         Ok(Self {
             destinations: std::sync::Arc::new(policy.destinations.clone()),
+            granted: policy
+                .read
+                .iter()
+                .chain(&policy.exec)
+                .chain(&policy.write)
+                .cloned()
+                .collect(),
             tracked: updates::Tracked::new(policy.clone(), encoded),
             policy,
             tool: String::new(),
@@ -238,6 +247,12 @@ impl Confinement {
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The paths its launchers' view shows as they are on the host (read, exec, write), for
+    /// judging what the view refused (`denials`).
+    pub(crate) fn granted(&self) -> std::sync::Arc<[std::path::PathBuf]> {
+        std::sync::Arc::clone(&self.granted)
     }
 
     /// The policy encoded for a launcher starting now: the host's replaced system files taken,

@@ -352,6 +352,11 @@ impl Policy {
                     self.resources.network_up_mib,
                     self.resources.network_down_mib
                 )
+            } else if super::support::landlock_handles_tcp() {
+                "none: a network namespace of its own with no interface up, no socket but a \
+                 unix stream or seqpacket socketpair and TCP, whose bind/connect Landlock \
+                 refuses (and reports)"
+                    .to_owned()
             } else {
                 "none: a network namespace of its own with no interface up, no socket but a \
                  unix stream or seqpacket socketpair, TCP bind/connect refused"
@@ -379,7 +384,10 @@ impl Policy {
         ));
         out.push_str(&format!(
             "{indent}syscalls:  {}\n",
-            super::syscalls::summary(self.network)
+            super::syscalls::summary(super::syscalls::Sockets::of(
+                self.network,
+                super::support::landlock_handles_tcp()
+            ))
         ));
         out.push_str(&format!(
             "{indent}budgets:   {}\n",

@@ -206,6 +206,20 @@ fn landlock_enforces_everything() -> bool {
         .is_ok()
 }
 
+/// Whether Landlock handles TCP connect and bind here (ABI 4, Linux 6.7), as a launcher's domain
+/// then does, asked once: a ruleset handling them is created (and dropped) under the
+/// hard-requirement rule. What `airlock check` says a tool without `network` may open.
+pub(super) fn landlock_handles_tcp() -> bool {
+    static HANDLES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HANDLES.get_or_init(|| {
+        Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessNet::from_all(ABI::V4))
+            .and_then(Ruleset::create)
+            .is_ok()
+    })
+}
+
 /// The Landlock ABI in effect, as reported after applying a ruleset that grants everything
 /// under `/` to the calling thread (call it on a thread that is about to end).
 fn landlock_abi_in_effect() -> u8 {

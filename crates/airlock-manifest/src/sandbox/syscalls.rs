@@ -116,7 +116,10 @@
 //!
 //! In the refusals (`EPERM`):
 //!
-//! - `socket`: without the network, every family. With it, every family but `AF_INET`,
+//! - `socket` ([`Sockets`]): without the network, every family, unless Landlock handles TCP
+//!   (below); then every socket but a TCP one: `AF_INET` or `AF_INET6`, type `SOCK_STREAM`
+//!   (the low four bits compared, as for `socketpair`, so `SOCK_NONBLOCK` and `SOCK_CLOEXEC`
+//!   pass), protocol 0 or `IPPROTO_TCP`. With the network, every family but `AF_INET`,
 //!   `AF_INET6`, and `AF_NETLINK` with protocol `NETLINK_ROUTE` (0), which glibc's name
 //!   resolution uses to list interfaces (`AI_ADDRCONFIG`, `if_nameindex`). No unix socket can
 //!   be made, so none can connect by path: a path socket is not a file to Landlock's rights,
@@ -148,6 +151,40 @@
 //!   settings; a process may still change itself and its own children.
 //! - every `set*uid` and `setgroups`: the launcher's identity is fixed before the filter. When airlock runs as root, the launcher's real uid is a leased one
 //!   (`super::call_uid`) that `RLIMIT_NPROC` counts by, and it must stay.
+//!
+//! # A TCP socket without the network
+//!
+//! A tool without `network` could be refused every socket here, as it was. It is not, where
+//! Landlock can refuse TCP itself ([`Sockets::TcpForLandlock`]), so that a command's connect
+//! reaches Landlock, which refuses it (`EACCES`) and, from ABI 7, logs it with the address it
+//! dialled (`net.connect_tcp`, `super::denials`): the operator learns `connect
+//! 10.0.0.5:5432` instead of a bare "Operation not permitted". Why that opens nothing:
+//!
+//! - **Landlock refuses every connect and bind.** The launcher's ruleset handles
+//!   `ConnectTcp` and `BindTcp` for every tool, and allows no port to one without `network`
+//!   (`launcher::restrict_files_and_network`). The launcher chooses this filter only when the
+//!   domain it is in handles both (`launcher::handles_tcp`: Landlock ABI 4, Linux 6.7, enforced);
+//!   otherwise, in best-effort mode on an older kernel, it keeps [`Sockets::Closed`].
+//! - **Only TCP.** The filter lets through `AF_INET` and `AF_INET6`, type `SOCK_STREAM` and
+//!   protocol 0 or `IPPROTO_TCP`, nothing else: Landlock's rights are TCP's, and which other
+//!   stream protocols of those families they cover has changed between kernels (MPTCP, 262;
+//!   SCTP), so those stay refused with UDP, raw and the rest. Protocol 0 is TCP: the kernel's
+//!   `inet_create` takes the first protocol registered for the type, and TCP's entry is
+//!   permanent and first (later ones are inserted after it).
+//! - **The empty namespace stays the wall under it.** The launcher's network namespace has no
+//!   interface up, not even loopback: a connect Landlock missed would find no route
+//!   (`ENETUNREACH`, `EADDRNOTAVAIL` for IPv6), as `an_empty_network_namespace_reaches_nothing_without_landlock`
+//!   shows with no Landlock at all: 10.0.0.5, 127.0.0.1, TCP fast open, and a listener's own port.
+//! - **Listening reaches no one.** `bind` is refused, but `listen` on an unbound socket binds it
+//!   to an ephemeral port without asking Landlock. Nothing can connect to it: the namespace is the
+//!   launcher's alone (no interface, no other process outside the call), connect is refused
+//!   inside too, and the launcher kills every process of the call when it ends.
+//! - **What was checked** (Linux 6.18, Landlock ABI 7, a probe run by a real launcher): connect
+//!   to 10.0.0.5:5432, 127.0.0.1:5432, `[::1]:22` and 0.0.0.0:0, TCP fast open (`sendto` with
+//!   `MSG_FASTOPEN`, which connects inside `sendmsg`, and `TCP_FASTOPEN_CONNECT` then
+//!   `connect`), `bind` to port 0 and 8080, and a connect to a listener's autobound port: each
+//!   `EACCES`; a UDP socket `EPERM`. The cost: a tool without `network` reaches the kernel's
+//!   TCP socket code (options, `listen`, `getsockname`), as a networked tool always could.
 //!
 //! # Other ABIs
 //!
@@ -187,8 +224,35 @@ use seccompiler::{
     SeccompFilter, SeccompRule,
 };
 
+/// Which sockets a command may open: the part of the refusals that depends on the policy and
+/// on what Landlock enforces.
+#[derive(Clone, Copy, Debug, Eq, PartialEq)]
+pub(super) enum Sockets {
+    /// No `network`, and Landlock does not refuse TCP here (below ABI 4, or off in best-effort
+    /// mode): no `socket()` at all.
+    Closed,
+    /// No `network`, and the launcher's Landlock domain refuses every TCP connect and bind:
+    /// IPv4 and IPv6 TCP stream sockets only, so that a connect is Landlock's to refuse and to
+    /// log with its address (see "A TCP socket without the network").
+    TcpForLandlock,
+    /// `network`: IPv4, IPv6 and netlink route.
+    Network,
+}
+
+impl Sockets {
+    /// The answer for a policy with or without `network`, under a Landlock domain that does or
+    /// does not handle TCP connect and bind.
+    pub(super) fn of(network: bool, landlock_handles_tcp: bool) -> Self {
+        match (network, landlock_handles_tcp) {
+            (true, _) => Self::Network,
+            (false, true) => Self::TcpForLandlock,
+            (false, false) => Self::Closed,
+        }
+    }
+}
+
 /// Installs the launcher's seccomp filters on the calling thread (and what it starts): the
-/// allowlist, then the refusals for a policy with or without `network`.
+/// allowlist, then the refusals for the policy's `sockets`.
 ///
 /// Both programs are built before either is installed, so an error leaves the thread
 /// unfiltered rather than half filtered.
@@ -196,9 +260,9 @@ use seccompiler::{
 /// # Errors
 ///
 /// A program could not be built or the kernel refused it (seccomp missing).
-pub(super) fn install(network: bool) -> Result<(), FilterError> {
+pub(super) fn install(sockets: Sockets) -> Result<(), FilterError> {
     let allowlist = allowlist_program()?;
-    let refusals = refusals_program(network)?;
+    let refusals = refusals_program(sockets)?;
     seccompiler::apply_filter(&allowlist)?;
     seccompiler::apply_filter(&refusals)?;
     Ok(())
@@ -236,14 +300,15 @@ pub(super) fn counts() -> Counts {
     }
 }
 
-/// One line describing the filter for a policy with or without `network`, as `airlock check`
-/// shows it.
-pub(super) fn summary(network: bool) -> String {
+/// One line describing the filter for a policy's `sockets`, as `airlock check` shows it.
+pub(super) fn summary(sockets: Sockets) -> String {
     let counts = counts();
-    let sockets = if network {
-        "socket() but IPv4, IPv6 and netlink route"
-    } else {
-        "socket()"
+    let sockets = match sockets {
+        Sockets::Network => "socket() but IPv4, IPv6 and netlink route",
+        Sockets::TcpForLandlock => {
+            "socket() but IPv4 and IPv6 TCP (whose connect and bind Landlock refuses)"
+        }
+        Sockets::Closed => "socket()",
     };
     format!(
         "allowlist of {} system calls ({} of them with some arguments only), derived from \
@@ -727,7 +792,7 @@ fn allowlist_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
 }
 
 /// The refusals: each call with no condition (always refused) or the rules under which it is.
-fn refusal_rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
+fn refusal_rules(sockets: Sockets) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = refused_outright()
         .map(|(number, _)| (*number, Vec::new()))
         .collect();
@@ -738,7 +803,7 @@ fn refusal_rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Backe
             .collect::<Result<Vec<_>, _>>()?;
         rules.insert(*number, privileged);
     }
-    rules.insert(libc::SYS_socket, socket_rules(network)?);
+    rules.insert(libc::SYS_socket, socket_rules(sockets)?);
     // A socket pair: not unix, or of a type other than stream and seqpacket.
     let mut pair = vec![SeccompRule::new(vec![differs(0, arg(libc::AF_UNIX))?])?];
     let kept = [arg(libc::SOCK_STREAM), arg(libc::SOCK_SEQPACKET)];
@@ -761,12 +826,36 @@ fn refusal_rules(network: bool) -> Result<BTreeMap<i64, Vec<SeccompRule>>, Backe
     Ok(rules)
 }
 
-/// `socket` refused: always without the network; with it, for every family but IPv4, IPv6 and
-/// netlink route.
-fn socket_rules(network: bool) -> Result<Vec<SeccompRule>, BackendError> {
-    if !network {
-        return Ok(Vec::new());
+/// `socket` refused: always without the network, or all but IPv4 and IPv6 TCP when Landlock
+/// refuses its connect and bind; with the network, for every family but IPv4, IPv6 and netlink
+/// route.
+fn socket_rules(sockets: Sockets) -> Result<Vec<SeccompRule>, BackendError> {
+    match sockets {
+        Sockets::Closed => Ok(Vec::new()),
+        Sockets::TcpForLandlock => tcp_only(),
+        Sockets::Network => network_sockets(),
     }
+}
+
+/// Refused unless IPv4 or IPv6, of type `SOCK_STREAM` (flags aside), with protocol 0 or
+/// `IPPROTO_TCP`: any one condition failing matches a rule.
+fn tcp_only() -> Result<Vec<SeccompRule>, BackendError> {
+    let mut rules = vec![
+        SeccompRule::new(vec![
+            differs(0, arg(libc::AF_INET))?,
+            differs(0, arg(libc::AF_INET6))?,
+        ])?,
+        SeccompRule::new(vec![differs(2, 0)?, differs(2, arg(libc::IPPROTO_TCP))?])?,
+    ];
+    let stream = arg(libc::SOCK_STREAM);
+    for kind in (0..=SOCK_TYPE_MASK).filter(|kind| *kind != stream) {
+        rules.push(SeccompRule::new(vec![masked(1, SOCK_TYPE_MASK, kind)?])?);
+    }
+    Ok(rules)
+}
+
+/// Refused unless IPv4, IPv6, or netlink route.
+fn network_sockets() -> Result<Vec<SeccompRule>, BackendError> {
     Ok(vec![
         SeccompRule::new(vec![
             differs(0, arg(libc::AF_INET))?,
@@ -836,8 +925,8 @@ fn allowlist_program() -> Result<BpfProgram, BackendError> {
 }
 
 /// The refusals as a program: matching calls `EPERM`, every other passed on.
-fn refusals_program(network: bool) -> Result<BpfProgram, BackendError> {
-    let rules = refusal_rules(network)?;
+fn refusals_program(sockets: Sockets) -> Result<BpfProgram, BackendError> {
+    let rules = refusal_rules(sockets)?;
     compile(
         rules,
         SeccompAction::Allow,
@@ -875,14 +964,19 @@ mod tests {
 
     /// Runs `probe` on a new thread under both filters (the filters die with the thread) and
     /// returns what it returns.
-    fn filtered<T: Send + 'static>(network: bool, probe: impl FnOnce() -> T + Send + 'static) -> T {
+    fn filtered<T: Send + 'static>(
+        sockets: Sockets,
+        probe: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
         std::thread::spawn(move || {
-            install(network).expect("the kernel accepts both filters");
+            install(sockets).expect("the kernel accepts both filters");
             probe()
         })
         .join()
         .expect("the probe thread")
     }
+
+    const ALL_SOCKETS: [Sockets; 3] = [Sockets::Closed, Sockets::TcpForLandlock, Sockets::Network];
 
     /// What airlock refuses by design: none of it may be in the allowlist.
     fn refused_by_design() -> Vec<Call> {
@@ -1035,13 +1129,13 @@ mod tests {
         let policed: BTreeSet<i64> = policed().map(|(number, _)| *number).collect();
         assert!(policed.is_subset(&allowed), "{policed:?}");
         assert!(identity.is_disjoint(&allowed_numbers()), "{identity:?}");
-        for network in [false, true] {
-            let rules = refusal_rules(network).unwrap();
+        for sockets in ALL_SOCKETS {
+            let rules = refusal_rules(sockets).unwrap();
             let named: BTreeSet<i64> = rules.keys().copied().collect();
             assert_eq!(
                 named,
                 identity.union(&policed).copied().collect(),
-                "network {network}"
+                "{sockets:?}"
             );
             for number in &identity {
                 assert!(rules[number].is_empty(), "{number}: refused always");
@@ -1050,7 +1144,7 @@ mod tests {
                 let always = rules[number].is_empty();
                 assert_eq!(
                     always,
-                    *number == libc::SYS_socket && !network,
+                    *number == libc::SYS_socket && sockets == Sockets::Closed,
                     "{number}: refused for some arguments only"
                 );
             }
@@ -1096,7 +1190,7 @@ mod tests {
                 refused,
             }
         );
-        let line = summary(true);
+        let line = summary(Sockets::Network);
         assert!(
             line.starts_with(&format!(
                 "allowlist of {} system calls (2 of them",
@@ -1105,27 +1199,32 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("IPv4, IPv6 and netlink route"), "{line}");
-        assert!(!summary(false).contains("IPv4"));
+        assert!(!summary(Sockets::Closed).contains("IPv4"));
+        assert!(
+            summary(Sockets::TcpForLandlock).contains("socket() but IPv4 and IPv6 TCP"),
+            "{}",
+            summary(Sockets::TcpForLandlock)
+        );
     }
 
     /// Both programs build, fit the kernel's limit of 4096 instructions, and install.
     #[test]
     fn the_kernel_accepts_both_filters() {
-        for network in [false, true] {
+        for sockets in ALL_SOCKETS {
             let allowlist = allowlist_program().unwrap();
-            let refusals = refusals_program(network).unwrap();
+            let refusals = refusals_program(sockets).unwrap();
             assert!(allowlist.len() < 4096, "{}", allowlist.len());
             assert!(refusals.len() < 4096, "{}", refusals.len());
             assert_eq!(
-                filtered(network, rustix::process::getpid),
+                filtered(sockets, rustix::process::getpid),
                 rustix::process::getpid()
             );
         }
     }
 
     /// The answers a filtered thread gets through safe wrappers, by name.
-    fn probe_thread(network: bool) -> BTreeMap<&'static str, Outcome> {
-        filtered(network, move || {
+    fn probe_thread(sockets: Sockets) -> BTreeMap<&'static str, Outcome> {
+        filtered(sockets, move || {
             let mut seen = BTreeMap::new();
             let pid1 = rustix::process::Pid::from_raw(1).expect("1 is a pid");
             seen.insert(
@@ -1251,8 +1350,10 @@ mod tests {
             );
             // Modes and links, on files of a scratch directory (removed before the thread
             // ends; `unlinkat` and `rmdir` stay allowed).
-            let dir = std::env::temp_dir()
-                .join(format!("airlock-seccomp-{}-{network}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!(
+                "airlock-seccomp-{}-{sockets:?}",
+                std::process::id()
+            ));
             std::fs::create_dir_all(&dir).expect("a scratch directory");
             let file = dir.join("file");
             let mode = rustix::fs::Mode::from_raw_mode;
@@ -1334,7 +1435,7 @@ mod tests {
 
     #[test]
     fn a_filtered_thread_gets_the_policys_answers() {
-        let seen = probe_thread(false);
+        let seen = probe_thread(Sockets::Closed);
         assert_outcomes(
             &seen,
             &[
@@ -1375,7 +1476,7 @@ mod tests {
 
     #[test]
     fn with_the_network_only_ip_and_netlink_route_sockets_open() {
-        let seen = probe_thread(true);
+        let seen = probe_thread(Sockets::Network);
         assert_outcomes(
             &seen,
             &[
@@ -1414,6 +1515,95 @@ mod tests {
         );
     }
 
+    /// Without the network but under a Landlock domain that refuses TCP, the answers are those
+    /// without the network but for an IPv4 TCP socket, which opens (for Landlock to refuse its
+    /// connect).
+    #[test]
+    fn without_the_network_under_landlock_tcp_only_a_tcp_socket_opens() {
+        let closed = probe_thread(Sockets::Closed);
+        let mut expected: Vec<(&str, Outcome)> = closed
+            .iter()
+            .map(|(name, outcome)| (*name, *outcome))
+            .collect();
+        for (name, outcome) in &mut expected {
+            if *name == "socket(INET)" {
+                *outcome = Ok(());
+            }
+        }
+        assert_outcomes(&probe_thread(Sockets::TcpForLandlock), &expected);
+    }
+
+    /// Each socket a TCP-only filter must refuse, by family, type (flags included) and
+    /// protocol, is `EPERM`; each TCP stream socket, flags or not, opens. The protocol and type
+    /// are raw numbers, as a hostile program passes them: MPTCP (262) and SCTP (132) are
+    /// stream protocols of `AF_INET` Landlock's TCP rules do not cover.
+    #[test]
+    fn a_tcp_only_filter_refuses_every_other_family_type_and_protocol() {
+        use std::num::NonZeroU32;
+        const INET: u16 = 2;
+        const INET6: u16 = 10;
+        const UNIX: u16 = 1;
+        const NETLINK: u16 = 16;
+        const PACKET: u16 = 17;
+        const STREAM: u32 = libc::SOCK_STREAM.cast_unsigned();
+        const DGRAM: u32 = libc::SOCK_DGRAM.cast_unsigned();
+        const RAW: u32 = libc::SOCK_RAW.cast_unsigned();
+        const SEQPACKET: u32 = libc::SOCK_SEQPACKET.cast_unsigned();
+        const FLAGS: u32 = (libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC).cast_unsigned();
+        const TCP: u32 = libc::IPPROTO_TCP.cast_unsigned();
+        const UDP: u32 = libc::IPPROTO_UDP.cast_unsigned();
+        const SCTP: u32 = libc::IPPROTO_SCTP.cast_unsigned();
+        const MPTCP: u32 = 262;
+        let cases: Vec<(&str, u16, u32, u32, Outcome)> = vec![
+            ("inet stream", INET, STREAM, 0, Ok(())),
+            ("inet stream tcp", INET, STREAM, TCP, Ok(())),
+            (
+                "inet stream nonblock cloexec",
+                INET,
+                STREAM | FLAGS,
+                0,
+                Ok(()),
+            ),
+            ("inet6 stream", INET6, STREAM, 0, Ok(())),
+            (
+                "inet6 stream tcp cloexec",
+                INET6,
+                STREAM | FLAGS,
+                TCP,
+                Ok(()),
+            ),
+            ("inet stream mptcp", INET, STREAM, MPTCP, EPERM),
+            ("inet6 stream mptcp", INET6, STREAM, MPTCP, EPERM),
+            ("inet stream sctp", INET, STREAM, SCTP, EPERM),
+            ("inet stream udp", INET, STREAM, UDP, EPERM),
+            ("inet dgram", INET, DGRAM, 0, EPERM),
+            ("inet dgram udp", INET, DGRAM, UDP, EPERM),
+            ("inet6 dgram cloexec", INET6, DGRAM | FLAGS, 0, EPERM),
+            ("inet raw tcp", INET, RAW, TCP, EPERM),
+            ("inet seqpacket", INET, SEQPACKET, 0, EPERM),
+            ("inet type 15", INET, 15, 0, EPERM),
+            ("unix stream", UNIX, STREAM, 0, EPERM),
+            ("netlink raw route", NETLINK, RAW, 0, EPERM),
+            ("packet dgram", PACKET, DGRAM, 0, EPERM),
+        ];
+        let asked = cases.clone();
+        let seen: Vec<Outcome> = filtered(Sockets::TcpForLandlock, move || {
+            asked
+                .iter()
+                .map(|(_, family, kind, protocol, _)| {
+                    outcome(rustix::net::socket(
+                        AddressFamily::from_raw(*family),
+                        SocketType::from_raw(*kind),
+                        NonZeroU32::new(*protocol).map(rustix::net::Protocol::from_raw),
+                    ))
+                })
+                .collect()
+        });
+        for ((name, _, _, _, want), got) in cases.iter().zip(&seen) {
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
     /// What the launcher does between two calls, on a filtered thread: Landlock, a call
     /// received with `SCM_RIGHTS`, a descriptor duplicated, a program spawned, killed and
     /// waited for, the status sent back.
@@ -1442,7 +1632,7 @@ mod tests {
             rustix::fs::ResolveFlags::NO_SYMLINKS,
         )
         .unwrap();
-        let steps = filtered(false, move || {
+        let steps = filtered(Sockets::Closed, move || {
             rustix::fs::fstat(&path).map_err(|errno| format!("fstat: {errno}"))?;
             let call = crate::sandbox::channel::receive_call(theirs.as_fd())?.ok_or("no call")?;
             rustix::io::fcntl_dupfd_cloexec(&call.stderr, 3)
@@ -1482,7 +1672,7 @@ mod tests {
         reason = "a test spawning programs under the filters"
     )]
     fn common_programs_run_under_the_filters() {
-        let outputs = filtered(false, || {
+        let outputs = filtered(Sockets::Closed, || {
             let status = Command::new("/bin/true")
                 .status()
                 .map(|status| status.code());
@@ -1611,7 +1801,7 @@ print("subprocess", subprocess.run(["/bin/true"]).returncode, 0)
             "/usr/bin/python3 is missing: install the `python3` package to run this test"
         );
         let script = python_probe();
-        let output = filtered(false, move || {
+        let output = filtered(Sockets::Closed, move || {
             Command::new("/usr/bin/python3")
                 .args(["-c", &script])
                 .output()
@@ -1678,5 +1868,58 @@ print("subprocess", subprocess.run(["/bin/true"]).returncode, 0)
             );
         }
         assert_eq!(results.len(), expected.len() + 4, "{stdout}\n{stderr}");
+    }
+
+    /// The wall under a TCP socket Landlock would miss: in a network namespace of its own with
+    /// nothing up (a launcher's without `network`), a connect, a fast-open `sendto`, and a
+    /// listener's own port reach nothing, IPv4 and IPv6. `unshare` (util-linux) makes the
+    /// namespace, as root or in a user namespace; no Landlock is applied.
+    #[test]
+    #[expect(clippy::disallowed_methods, reason = "a test spawning a probe")]
+    fn an_empty_network_namespace_reaches_nothing_without_landlock() {
+        assert!(
+            std::path::Path::new("/usr/bin/python3").is_file(),
+            "/usr/bin/python3 is missing: install the `python3` package to run this test"
+        );
+        let script = r#"import errno, socket
+def attempt(name, f):
+    try:
+        f()
+        print(name, "reached")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+attempt("connect", lambda: socket.socket().connect(("10.0.0.5", 5432)))
+attempt("loopback", lambda: socket.socket().connect(("127.0.0.1", 5432)))
+attempt("fastopen", lambda: socket.socket().sendto(b"x", socket.MSG_FASTOPEN, ("10.0.0.5", 5432)))
+def own(family, address):
+    listener = socket.socket(family)
+    listener.listen(1)
+    socket.socket(family).connect((address, listener.getsockname()[1]))
+attempt("own listener", lambda: own(socket.AF_INET, "127.0.0.1"))
+attempt("own listener any", lambda: own(socket.AF_INET, "0.0.0.0"))
+attempt("own listener v6", lambda: own(socket.AF_INET6, "::1"))
+attempt("connect v6", lambda: socket.socket(socket.AF_INET6).connect(("2001:db8::5", 5432)))
+"#;
+        let output = Command::new("unshare")
+            .args(["--map-root-user", "--net", "/usr/bin/python3", "-c", script])
+            .output()
+            .expect("util-linux's unshare runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        let unreachable = [
+            "connect ENETUNREACH",
+            "loopback ENETUNREACH",
+            "fastopen ENETUNREACH",
+            "own listener ENETUNREACH",
+            "own listener any ENETUNREACH",
+            "own listener v6 EADDRNOTAVAIL",
+            "connect v6 EADDRNOTAVAIL",
+        ];
+        assert_eq!(
+            stdout.lines().collect::<Vec<_>>(),
+            unreachable,
+            "{stdout}\n{stderr}"
+        );
     }
 }
