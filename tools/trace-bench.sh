@@ -5,7 +5,7 @@
 #
 #   cargo build --release -p airlock --example bench_server --features "http metrics otel redis"
 #   (cd tools/loadgen && cargo build --release)
-#   ROUNDS=7 [OLD=/path/to/other/bench_server] bash tools/trace-bench.sh [OUT.tsv]
+#   ROUNDS=7 [REQUESTS=1000000] [OLD=/path/to/other/bench_server] bash tools/trace-bench.sh [OUT.tsv]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 L=$root/tools/loadgen/target/release/loadgen
@@ -29,7 +29,7 @@ for round in $(seq 1 "${ROUNDS:-9}"); do
   for i in $(seq 0 $((n-1))); do
     label=${labels[$(( (i + round) % n ))]}
     for mode in ping call; do
-      $L run --label "$label" --mode $mode --requests 100000 --latency 200 -- ${cmd[$label]} >> "$out" 2>/dev/null
+      $L run --label "$label" --mode $mode --requests "${REQUESTS:-1000000}" --latency 200 -- ${cmd[$label]} >> "$out" 2>/dev/null
     done
   done
   echo "round $round $(cat /proc/loadavg)" >&2

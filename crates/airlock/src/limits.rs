@@ -715,10 +715,11 @@ pub(crate) const MAX_TRACESTATE_MEMBERS: usize = 32;
 #[cfg(feature = "otel")]
 pub(crate) const MAX_SPAN_REQUEST_ID_BYTES: usize = 128;
 
-/// Most finished spans waiting for the export thread (a span waits as a record of about 150
-/// bytes: some 10 MiB in all). Past it, spans are dropped and counted (one warning): a
-/// collector that is down or slow, or cores too busy serving for the export to keep up, cost
-/// spans, never memory beyond this or a slower request.
+/// Most finished spans waiting for the export thread (a span waits as a record of 144 bytes:
+/// 9 MiB in all, and as much again in the batch being exported, whose vector the queue's is
+/// swapped with). Past it, spans are dropped and counted (one warning): a collector that is
+/// down or slow, or cores too busy serving for the export to keep up, cost spans, never memory
+/// beyond this or a slower request.
 #[cfg(feature = "otel")]
 pub(crate) const MAX_SPANS_QUEUED: usize = 65_536;
 

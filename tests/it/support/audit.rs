@@ -2,8 +2,10 @@
 //! `NETLINK_AUDIT` (`AUDIT_GET`, `AUDIT_SET`; root with `CAP_AUDIT_CONTROL`), as `auditctl -e`
 //! does, and always put back as it was.
 //!
-//! Tests that need a state hold [`Switch`] (one at a time in this process): it sets the state
-//! and, dropped, restores the one it found, even when the test fails.
+//! Tests that need a state hold [`Switch`] (one at a time in this process, and across processes
+//! by a lock file: the switch is the kernel's, shared with every checkout testing on this
+//! machine): it sets the state and, dropped, restores the one it found, even when the test
+//! fails.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -22,6 +24,8 @@ const STATUS_ENABLED: u32 = 1;
 pub struct Switch {
     found: bool,
     _one_at_a_time: MutexGuard<'static, ()>,
+    /// Held (an exclusive `flock`) until the state is put back: dropped after `drop` runs.
+    _one_on_this_machine: std::fs::File,
 }
 
 impl Switch {
@@ -30,11 +34,21 @@ impl Switch {
     pub fn set(enabled: bool) -> Result<Self, String> {
         static ONE: Mutex<()> = Mutex::new(());
         let guard = ONE.lock().unwrap_or_else(PoisonError::into_inner);
+        let lock = std::env::temp_dir().join("airlock-tests-kernel-audit.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock)
+            .map_err(|error| format!("{}: {error}", lock.display()))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|error| format!("locking {}: {error}", lock.display()))?;
         let found = enabled_now()?;
         set(enabled)?;
         Ok(Self {
             found,
             _one_at_a_time: guard,
+            _one_on_this_machine: file,
         })
     }
 }

@@ -309,7 +309,7 @@ impl Engine {
     #[cfg(feature = "otel")]
     fn end_span(
         &mut self,
-        span: Option<crate::otel::SpanRecord>,
+        span: Option<Box<crate::otel::SpanRecord>>,
         failure: Option<crate::otel::Failure>,
         run: Option<&RunNote>,
     ) {
@@ -512,14 +512,14 @@ impl Engine {
                     }
                     Outcome::Finished(_) | Outcome::TimedOut(_) => None,
                 };
-                let span = pending.span.take().map(|span| *span);
+                let span = pending.span.take();
                 self.end_span(span, failure, None);
             }
             self.answer_inline(&pending.id, task, outcome, out);
             return;
         }
         #[cfg(feature = "otel")]
-        let span = pending.span.take().map(|span| *span);
+        let span = pending.span.take();
         #[cfg(feature = "metrics")]
         let running = pending.running.take();
         #[cfg(feature = "metrics")]
@@ -945,11 +945,7 @@ impl Engine {
             .map(|(key, pending)| {
                 self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
                 #[cfg(feature = "otel")]
-                self.end_span(
-                    pending.span.map(|span| *span),
-                    Some(crate::otel::Failure::Cancelled),
-                    None,
-                );
+                self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
                 Ticket {
                     key,
                     serial: pending.serial,
@@ -1000,7 +996,7 @@ impl Engine {
         }
         if self.in_flight.contains_key(id.key()) {
             #[cfg(feature = "otel")]
-            self.span_names_target(span.as_mut(), method, params.as_deref());
+            self.span_names_target(span.as_deref_mut(), method, params.as_deref());
             #[cfg(feature = "otel")]
             self.end_span(
                 span,
@@ -1051,7 +1047,7 @@ impl Engine {
                 #[cfg(feature = "metrics")]
                 self.observe_answered(method, params.as_deref(), received);
                 #[cfg(feature = "otel")]
-                self.span_names_target(span.as_mut(), method, params.as_deref());
+                self.span_names_target(span.as_deref_mut(), method, params.as_deref());
                 #[cfg(feature = "otel")]
                 self.end_span(
                     span,
@@ -1139,7 +1135,7 @@ impl Engine {
             Err(error) => {
                 tracing::debug!(method = method.as_str(), %error, "request refused");
                 #[cfg(feature = "otel")]
-                self.span_names_target(span.as_mut(), method, params.as_deref());
+                self.span_names_target(span.as_deref_mut(), method, params.as_deref());
                 #[cfg(feature = "otel")]
                 self.end_span(span, Some(crate::otel::Failure::of(&error)), None);
                 #[cfg(feature = "metrics")]
@@ -1296,7 +1292,7 @@ impl Engine {
         id: RequestId,
         plan: dispatch::Plan,
         #[cfg(feature = "metrics")] running: Option<crate::metrics::InFlight>,
-        #[cfg(feature = "otel")] mut span: Option<crate::otel::SpanRecord>,
+        #[cfg(feature = "otel")] mut span: Option<Box<crate::otel::SpanRecord>>,
     ) -> Effect {
         let dispatch::Plan {
             tool,
@@ -1354,7 +1350,7 @@ impl Engine {
                 task: None,
                 inline_task: None,
                 #[cfg(feature = "otel")]
-                span: span.map(Box::new),
+                span,
             },
         ));
         Effect::Start(Call {
@@ -1485,7 +1481,7 @@ impl Engine {
         id: RequestId,
         (task, tool): (TaskId, Arc<crate::tools::ToolDef>),
         #[cfg(feature = "metrics")] received: Option<Instant>,
-        #[cfg(feature = "otel")] span: Option<crate::otel::SpanRecord>,
+        #[cfg(feature = "otel")] span: Option<Box<crate::otel::SpanRecord>>,
         out: &mut Vec<u8>,
     ) -> Effect {
         use crate::limits::TASK_INLINE_WAIT;
@@ -1543,7 +1539,7 @@ impl Engine {
                 task: None,
                 inline_task: Some(task),
                 #[cfg(feature = "otel")]
-                span: span.map(Box::new),
+                span,
             },
         );
         Effect::Start(Call {
@@ -1604,7 +1600,7 @@ impl Engine {
         id: RequestId,
         wait: dispatch::Wait,
         #[cfg(feature = "metrics")] received: Option<Instant>,
-        #[cfg(feature = "otel")] span: Option<crate::otel::SpanRecord>,
+        #[cfg(feature = "otel")] span: Option<Box<crate::otel::SpanRecord>>,
     ) -> Effect {
         let dispatch::Wait {
             task,
@@ -1645,7 +1641,7 @@ impl Engine {
                 task: Some(task),
                 inline_task: None,
                 #[cfg(feature = "otel")]
-                span: span.map(Box::new),
+                span,
             },
         );
         Effect::Start(Call {
@@ -1680,11 +1676,7 @@ impl Engine {
                         tracing::debug!("call cancelled by the client");
                         self.record(pending.audit.as_deref(), call_log::Outcome::Cancelled, None);
                         #[cfg(feature = "otel")]
-                        self.end_span(
-                            pending.span.map(|span| *span),
-                            Some(crate::otel::Failure::Cancelled),
-                            None,
-                        );
+                        self.end_span(pending.span, Some(crate::otel::Failure::Cancelled), None);
                         let ticket = Ticket {
                             key,
                             serial: pending.serial,

@@ -504,7 +504,7 @@ impl Local {
         method: RequestMethod,
         id: &RequestId,
         meta: Option<&serde_json::Value>,
-    ) -> Option<SpanRecord> {
+    ) -> Option<Box<SpanRecord>> {
         if !self.sampled() {
             return None;
         }
@@ -521,7 +521,7 @@ impl Local {
             (Some(meta), header) => (Some(meta), header.as_ref()),
             (None, header) => (header.clone(), None),
         };
-        let mut span = SpanRecord {
+        let mut span = Box::new(SpanRecord {
             trace_id: 0,
             span_id: self.ids.span_id(),
             start: self.now(),
@@ -534,7 +534,7 @@ impl Local {
             tool: None,
             command: 0,
             more: None,
-        };
+        });
         match parent {
             Some(Remote {
                 trace_id,
@@ -577,7 +577,7 @@ impl Local {
     /// The request's reply is written (or, outside a batch, about to be): its span ends.
     /// A started call's command span ends with it when the run reported a command (its exit,
     /// signal or limit).
-    pub(crate) fn finish(&mut self, mut span: SpanRecord, run: Option<&crate::RunNote>) {
+    pub(crate) fn finish(&mut self, mut span: Box<SpanRecord>, run: Option<&crate::RunNote>) {
         let ended = self.batch.is_none().then(SystemTime::now);
         span.end = ended;
         let ran = run.filter(|run| {
@@ -612,7 +612,7 @@ impl Local {
                 })),
             });
         }
-        self.finished.push(span);
+        self.finished.push(*span);
         if self.batch.is_none() {
             self.flush();
         }
