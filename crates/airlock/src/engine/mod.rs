@@ -317,7 +317,7 @@ impl Engine {
             if let Some(failure) = failure {
                 span.failed(failure);
             }
-            spans.finish(span, run);
+            spans.finish(*span, run);
         }
     }
 

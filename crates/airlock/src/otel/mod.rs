@@ -577,7 +577,7 @@ impl Local {
     /// The request's reply is written (or, outside a batch, about to be): its span ends.
     /// A started call's command span ends with it when the run reported a command (its exit,
     /// signal or limit).
-    pub(crate) fn finish(&mut self, mut span: Box<SpanRecord>, run: Option<&crate::RunNote>) {
+    pub(crate) fn finish(&mut self, mut span: SpanRecord, run: Option<&crate::RunNote>) {
         let ended = self.batch.is_none().then(SystemTime::now);
         span.end = ended;
         let ran = run.filter(|run| {
@@ -612,7 +612,7 @@ impl Local {
                 })),
             });
         }
-        self.finished.push(*span);
+        self.finished.push(span);
         if self.batch.is_none() {
             self.flush();
         }
