@@ -133,76 +133,50 @@ audit_half() {
     say "audit: SARIF schema $(sed -n 's/.*"\$\?id": *"\([^"]*\)".*/\1/p' "$schema" | head -n 1)"
 }
 
-browser_half() {
-    if [ ! -x /usr/bin/chromium ]; then
-        command -v apt-get >/dev/null \
-            || die "browser: no /usr/bin/chromium and no apt-get: install Chromium by hand"
-        [ "$(id -u)" = 0 ] \
-            || die "browser: no /usr/bin/chromium: run 'apt-get install chromium' as root"
-        say "browser: apt-get install chromium"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            chromium >/dev/null
-        [ -x /usr/bin/chromium ] || die "browser: the chromium package installed no /usr/bin/chromium"
+# Installs Debian's package $2 for step $1 unless every path after it is an executable, then
+# checks that it brought them; with $SERVICE set, stops and disables the daemon the package
+# starts (the tests start their own, or own the kernel's state themselves).
+debian_package() {
+    local step=$1 package=$2 path missing=
+    shift 2
+    for path in "$@"; do [ -x "$path" ] || missing=$path; done
+    [ -n "$missing" ] || return 0
+    command -v apt-get >/dev/null \
+        || die "$step: no $missing and no apt-get: install $package by hand"
+    [ "$(id -u)" = 0 ] || die "$step: no $missing: run 'apt-get install $package' as root"
+    say "$step: apt-get install $package"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "$package" >/dev/null
+    for path in "$@"; do
+        [ -x "$path" ] || die "$step: the $package package installed no $path"
+    done
+    if [ -n "${SERVICE:-}" ] && command -v systemctl >/dev/null \
+        && systemctl is-active --quiet "$SERVICE" 2>/dev/null; then
+        systemctl disable --now "$SERVICE" >/dev/null 2>&1 || true
     fi
+}
+
+browser_half() {
+    debian_package browser chromium /usr/bin/chromium
     say "browser: $(/usr/bin/chromium --version 2>/dev/null || echo 'chromium (version unknown)')"
 }
 
 redis_half() {
-    if [ ! -x /usr/bin/redis-server ]; then
-        command -v apt-get >/dev/null \
-            || die "redis: no /usr/bin/redis-server and no apt-get: install redis-server by hand"
-        [ "$(id -u)" = 0 ] \
-            || die "redis: no /usr/bin/redis-server: run 'apt-get install redis-server' as root"
-        say "redis: apt-get install redis-server"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            redis-server >/dev/null
-        [ -x /usr/bin/redis-server ] || die "redis: the package installed no /usr/bin/redis-server"
-        # The tests start their own servers; the packaged one on 6379 is not wanted.
-        if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
-            systemctl disable --now redis-server >/dev/null 2>&1 || true
-        fi
-    fi
+    # The tests start their own servers; the packaged one on 6379 is not wanted.
+    SERVICE=redis-server debian_package redis redis-server /usr/bin/redis-server
     say "redis: $(/usr/bin/redis-server --version 2>/dev/null | cut -d' ' -f1-3 || echo 'redis-server (version unknown)')"
 }
 
 prometheus_half() {
-    if [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/promtool ]; then
-        command -v apt-get >/dev/null \
-            || die "prometheus: no /usr/bin/prometheus and no apt-get: install prometheus by hand"
-        [ "$(id -u)" = 0 ] \
-            || die "prometheus: no /usr/bin/prometheus: run 'apt-get install prometheus' as root"
-        say "prometheus: apt-get install prometheus"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            prometheus >/dev/null
-        [ -x /usr/bin/prometheus ] || die "prometheus: the package installed no /usr/bin/prometheus"
-        [ -x /usr/bin/promtool ] || die "prometheus: the package installed no /usr/bin/promtool"
-        # The test starts its own server; the packaged one on 9090 is not wanted.
-        if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
-            systemctl disable --now prometheus >/dev/null 2>&1 || true
-        fi
-    fi
+    # The test starts its own server; the packaged one on 9090 is not wanted.
+    SERVICE=prometheus debian_package prometheus prometheus /usr/bin/prometheus /usr/bin/promtool
     say "prometheus: $(/usr/bin/prometheus --version 2>&1 | head -n 1 || echo 'prometheus (version unknown)')"
 }
 
 auditd_half() {
-    if [ ! -x /usr/sbin/auditctl ]; then
-        command -v apt-get >/dev/null \
-            || die "auditd: no /usr/sbin/auditctl and no apt-get: install auditd by hand"
-        [ "$(id -u)" = 0 ] \
-            || die "auditd: no /usr/sbin/auditctl: run 'apt-get install auditd' as root"
-        say "auditd: apt-get install auditd"
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-            auditd >/dev/null
-        [ -x /usr/sbin/auditctl ] || die "auditd: the package installed no /usr/sbin/auditctl"
-        # The daemon would own the kernel's audit (its rules, its switch): not wanted here.
-        if command -v systemctl >/dev/null && systemctl is-active --quiet auditd 2>/dev/null; then
-            systemctl disable --now auditd >/dev/null 2>&1 || true
-        fi
-    fi
+    # The daemon would own the kernel's audit (its rules, its switch): not wanted here.
+    SERVICE=auditd debian_package auditd auditd /usr/sbin/auditctl
     say "auditd: $(/usr/sbin/auditctl -v 2>&1 | head -n 1 || echo 'auditctl (version unknown)')"
 }
 

@@ -507,13 +507,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let collector = std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            let mut seen = Vec::new();
-            let mut chunk = [0_u8; 4096];
-            while !seen.ends_with(b"\r\n\r\nx") {
-                let read = stream.read(&mut chunk).unwrap();
-                assert!(read > 0);
-                seen.extend_from_slice(&chunk[..read]);
-            }
+            one_request(&mut stream, b"x");
             stream
                 .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
                 .unwrap();
