@@ -169,6 +169,14 @@ pub fn policy(data: &[u8]) {
                 {
                     fail(&format!("tool {}: {breach:?}", tool.name.as_str()));
                 }
+                // `airlock check` prints every policy a manifest makes: it must describe each
+                // one, naming its network whatever the manifest said.
+                if !policy.describe("").contains("network:   ") {
+                    fail(&format!(
+                        "tool {}: no network line in its description",
+                        tool.name.as_str()
+                    ));
+                }
             }
             (Some(_), None) => fail("a tool with sandbox = \"off\" is sandboxed"),
             (None, Some(_)) => fail("a tool runs unsandboxed without sandbox = \"off\""),
