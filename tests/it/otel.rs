@@ -9,7 +9,8 @@
 //! a child span with its exit, and the command sees `TRACEPARENT` naming that child; a
 //! malformed `traceparent` is a fresh trace and no error; over HTTP the W3C headers are the
 //! parent when `_meta` names none, a link when it does; no span carries an argument value or
-//! the output; `[server] otlp` in the manifest does what the flag does.
+//! the output; `[server] otlp` in the manifest does what the flag does; a task's run is a
+//! child span of the request that created it, ended when the run ends.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -45,6 +46,12 @@ name = "say"
 description = "Says a word"
 command = ["echo", "{word}"]
 args.word = { type = "string", max_length = 64 }
+
+[[tool]]
+name = "trace_task"
+description = "Prints the trace context it was given, as a task"
+command = ["printenv"]
+task = "always"
 "#;
 
 /// The receiver: a Python process printing one JSON line per span it decoded.
@@ -243,6 +250,48 @@ fn a_call_is_a_span_in_the_clients_trace_with_its_command_as_a_child() {
         )
     );
     assert_eq!(variable(&output, "TRACESTATE"), Some("vendor=opaque"));
+}
+
+#[test]
+fn a_tasks_run_is_a_child_span_of_the_request_that_created_it() {
+    let receiver = Receiver::start();
+    let scratch = Scratch::new("otel-task");
+    let mut server = serve(&scratch, &receiver);
+    let traceparent = format!("00-{TRACE}-{CLIENT_SPAN}-01");
+    let created = server.request(&request(
+        2,
+        "tools/call",
+        json!({"name": "trace_task", "arguments": {}, "task": {},
+               "_meta": {"traceparent": traceparent}}),
+    ));
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    let result = server.request(&request(3, "tasks/result", json!({"taskId": task})));
+    let output = text(&result);
+    let request_span = receiver.span("tools/call trace_task", |span| {
+        span["name"] == "tools/call trace_task"
+    });
+    assert_eq!(request_span["trace_id"], TRACE, "the client's trace");
+    assert_eq!(request_span["parent_span_id"], CLIENT_SPAN);
+    let run_span = receiver.span("exec trace_task", |span| span["name"] == "exec trace_task");
+    assert_eq!(run_span["kind"], "SPAN_KIND_INTERNAL");
+    assert_eq!(run_span["trace_id"], TRACE);
+    assert_eq!(
+        run_span["parent_span_id"], request_span["span_id"],
+        "the run's span is a child of the creating request's"
+    );
+    assert_eq!(attribute(&run_span, "process.exit.code"), 0);
+    assert!(
+        run_span["end"].as_u64() >= request_span["end"].as_u64(),
+        "the run ends after the request was answered: {run_span} {request_span}"
+    );
+    let seen = variable(&output, "TRACEPARENT").expect("TRACEPARENT is set");
+    assert_eq!(
+        seen,
+        format!("00-{TRACE}-{}-01", run_span["span_id"].as_str().unwrap())
+    );
 }
 
 #[test]

@@ -42,6 +42,12 @@ use crate::tasks::{self, Audit, Final, Owner, TaskId, Waiting};
 use crate::tools::ToolName;
 use crate::version::ProtocolVersion;
 
+/// A traced task run's trace context and span (`otel`); without the feature, nothing.
+#[cfg(feature = "otel")]
+type TracedRun = (crate::TraceParent, crate::otel::RunSpan);
+#[cfg(not(feature = "otel"))]
+type TracedRun = std::convert::Infallible;
+
 pub(crate) use crate::state::Shared;
 #[cfg(test)]
 pub(crate) use crate::state::shared;
@@ -1081,7 +1087,15 @@ impl Engine {
                     span.called(&plan.tool);
                 }
                 let tool = plan.tool.name.clone();
-                match self.start_task(&id, plan, start, out) {
+                // A traced task's run gets a span of its own under the request's.
+                #[cfg(feature = "otel")]
+                let traced = match (&mut span, &mut self.spans) {
+                    (Some(span), Some(spans)) => Some(spans.task_run(span)),
+                    _ => None,
+                };
+                #[cfg(not(feature = "otel"))]
+                let traced = None;
+                match self.start_task(&id, plan, start, traced, out) {
                     Ok(None) => {
                         // Answered with the task's handle; its run counts as its tool's call.
                         #[cfg(feature = "metrics")]
@@ -1384,6 +1398,7 @@ impl Engine {
         id: &RequestId,
         plan: dispatch::Plan,
         start: dispatch::TaskStart,
+        traced: Option<TracedRun>,
         out: &mut Vec<u8>,
     ) -> Result<Option<(TaskId, Arc<crate::tools::ToolDef>)>, McpError> {
         let dispatch::Plan {
@@ -1434,6 +1449,19 @@ impl Engine {
             waits: None,
             trace: None,
         };
+        #[cfg(feature = "otel")]
+        let (call, traced) = match traced {
+            Some((context, run)) => (
+                Call {
+                    trace: Some(context),
+                    ..call
+                },
+                Some(run),
+            ),
+            None => (call, None),
+        };
+        #[cfg(not(feature = "otel"))]
+        let _untraced: Option<TracedRun> = traced;
         // The run counts as a call of its tool (in flight, then its outcome); the request
         // that created it is counted as answered by the caller.
         #[cfg(feature = "metrics")]
@@ -1449,6 +1477,8 @@ impl Engine {
             so_far,
             #[cfg(feature = "metrics")]
             running,
+            #[cfg(feature = "otel")]
+            traced,
         ));
         tasks.started(&owner, task, handle.abort_handle());
         match start {

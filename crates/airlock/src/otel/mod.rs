@@ -574,6 +574,40 @@ impl Local {
         TraceParent::new(span.trace_id, span.command, tracestate)
     }
 
+    /// The trace context of a traced request's task run, and the span the run ends: a child
+    /// of the request's span, which itself ends when the request is answered (with the
+    /// task's handle), long before the run does.
+    pub(crate) fn task_run(&mut self, span: &mut SpanRecord) -> (TraceParent, RunSpan) {
+        let context = self.run_context(span);
+        let record = SpanRecord {
+            trace_id: span.trace_id,
+            span_id: span.command,
+            start: SystemTime::now(),
+            end: None,
+            id: span.id.clone(),
+            method: span.method,
+            transport: span.transport,
+            version: span.version,
+            failure: None,
+            tool: span.tool.clone(),
+            command: 0,
+            more: Some(Box::new(More {
+                parent: Some(span.span_id),
+                tracestate: span.more.as_ref().and_then(|more| more.tracestate.clone()),
+                ..More::default()
+            })),
+        };
+        // The request's own end names no command: the run's span is the task's.
+        span.command = 0;
+        (
+            context,
+            RunSpan {
+                traces: Arc::clone(&self.traces),
+                record,
+            },
+        )
+    }
+
     /// The request's reply is written (or, outside a batch, about to be): its span ends.
     /// A started call's command span ends with it when the run reported a command (its exit,
     /// signal or limit).
@@ -641,6 +675,32 @@ impl Local {
             span.end.get_or_insert(now);
         }
         self.traces.send(&mut self.finished);
+    }
+}
+
+/// A task's run being traced: its span, from the run's start to [`RunSpan::end`].
+#[derive(Debug)]
+pub(crate) struct RunSpan {
+    traces: Arc<Traces>,
+    record: SpanRecord,
+}
+
+impl RunSpan {
+    /// The run ended: its span goes to the export thread when the run reported a command
+    /// (its exit, signal or limit), as a call's does; a handler in the process has none.
+    pub(crate) fn end(mut self, run: Option<&crate::RunNote>) {
+        let Some(run) = run
+            .filter(|run| run.exit_code.is_some() || run.signal.is_some() || run.limit.is_some())
+        else {
+            return;
+        };
+        self.record.end = Some(SystemTime::now());
+        self.record.more().run = Some(Run {
+            exit_code: run.exit_code,
+            signal: run.signal,
+            limit: run.limit,
+        });
+        self.traces.send(&mut vec![self.record]);
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) async fn run(
     (owner, task): (Owner, TaskId),
     so_far: Arc<OutputSoFar>,
     #[cfg(feature = "metrics")] counted: Option<crate::metrics::InFlight>,
+    #[cfg(feature = "otel")] traced: Option<crate::otel::RunSpan>,
 ) {
     // Progress is kept for `tasks/get`; log messages have no reader; questions are refused
     // (no client capability is declared to the run).
@@ -41,6 +42,14 @@ pub(crate) async fn run(
             }
         }
     };
+    #[cfg(feature = "otel")]
+    if let Some(traced) = traced {
+        let note = match &completion.outcome {
+            crate::handler::Outcome::Finished(output) => Some(&output.note),
+            _ => None,
+        };
+        traced.end(note);
+    }
     #[cfg_attr(
         not(feature = "metrics"),
         expect(unused_variables, reason = "only the metrics read how the run ended")
