@@ -1754,7 +1754,7 @@ impl Engine {
     /// `tasks/result` still waiting on one gets its cancelled answer. An identity's tasks
     /// outlive the session.
     pub(crate) fn end_tasks(&mut self) {
-        if let Some(owner @ Owner::Session(_)) = &self.owner {
+        if let Some(owner @ Owner::Session(..)) = &self.owner {
             self.shared.tasks.end_session(owner);
         }
     }

@@ -24,7 +24,8 @@
 //!   `max_task_bytes` budget when it is created and holds it until it is forgotten, so the
 //!   results kept can never pass the budget (a result larger than its reservation is kept as
 //!   an error saying so). When a reservation does not fit, finished tasks make room, the
-//!   heaviest owner's oldest first: only running tasks refuse a new one on bytes. Over a
+//!   heaviest client's oldest first (an identity, an HTTP client's network with all its
+//!   tokenless sessions, or a stdio session): only running tasks refuse a new one on bytes. Over a
 //!   bound the call is refused with [`McpError::TooManyTasks`] before anything is allocated
 //!   or started;
 //! - a finished task is kept `task_keep` (shorter if the client's `ttl` asks), then forgotten
@@ -73,7 +74,22 @@ use crate::tools::ToolDef;
 pub(crate) enum Owner {
     /// A caller an HTTP token or OAuth access token proved: its tasks outlive its sessions.
     Identity(Arc<str>),
-    /// One session (stdio, or an HTTP session without a token): a random number of its own.
+    /// One session (stdio, or an HTTP session without a token): a random number of its own,
+    /// and for an HTTP session the network its client came from (see [`Owner::weigher`]).
+    Session(u128, Option<Network>),
+}
+
+/// The network an HTTP client came from: an IPv4 address, or an IPv6 address's /64 (one
+/// host is commonly given a whole /64, so finer would let it count as many).
+pub(crate) type Network = [u8; 16];
+
+/// Whose finished results give way first when the byte budget is short (`make_room`): an
+/// identity's, an HTTP client's network (all its tokenless sessions together: many light
+/// sessions from one client weigh as one), or a stdio session's.
+#[derive(Clone, Copy, Debug, Eq, Hash, PartialEq)]
+enum Weigher<'a> {
+    Identity(&'a str),
+    Network(Network),
     Session(u128),
 }
 
@@ -90,7 +106,37 @@ impl Owner {
         }
         let mut bytes = [0_u8; 16];
         getrandom::fill(&mut bytes).ok()?;
-        Some(Self::Session(u128::from_le_bytes(bytes)))
+        let network = match client {
+            Client::Http { address, .. } => Some(network_of(*address)),
+            Client::Stdio => None,
+        };
+        Some(Self::Session(u128::from_le_bytes(bytes), network))
+    }
+
+    /// Who this owner's results are weighed with.
+    fn weigher(&self) -> Weigher<'_> {
+        match self {
+            Self::Identity(identity) => Weigher::Identity(identity),
+            Self::Session(_, Some(network)) => Weigher::Network(*network),
+            Self::Session(session, None) => Weigher::Session(*session),
+        }
+    }
+}
+
+/// `address`'s network: itself for IPv4 (mapped to IPv6), its first 64 bits for IPv6.
+pub(crate) fn network_of(address: std::net::IpAddr) -> Network {
+    match address {
+        std::net::IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_ipv6_mapped().octets(),
+            None => {
+                let mut network = v6.octets();
+                if let Some(host) = network.get_mut(8..) {
+                    host.fill(0);
+                }
+                network
+            }
+        },
     }
 }
 
@@ -680,20 +726,25 @@ fn sweep(table: &mut HashMap<(Owner, TaskId), Task>, now: Instant) {
 }
 
 /// Forgets finished tasks until the reservations held in all are at most `room`: each time
-/// the oldest finished task of the owner holding the most bytes (running and finished), so
-/// owners keeping large results give way first and no pair of owners can keep the budget
-/// from everyone else (a red-team finding: two owners' kept results refused every other
-/// client any task for the keep). The caller checked that running tasks alone fit.
+/// the oldest finished task of the client holding the most bytes (running and finished;
+/// a client is an owner's [`Weigher`]), so clients keeping large results give way first and
+/// no pair of owners can keep the budget from everyone else (a red-team finding: two
+/// owners' kept results refused every other client any task for the keep), nor can one
+/// client's many light sessions make another client the heaviest. The caller checked that
+/// running tasks alone fit.
 fn make_room(table: &mut HashMap<(Owner, TaskId), Task>, room: usize) {
-    let mut held: HashMap<&Owner, usize> = HashMap::new();
-    let mut ended: HashMap<&Owner, Vec<(Instant, TaskId, usize)>> = HashMap::new();
+    let mut held: HashMap<Weigher<'_>, usize> = HashMap::new();
+    let mut ended: HashMap<Weigher<'_>, Vec<(Instant, &Owner, TaskId, usize)>> = HashMap::new();
     let mut reserved = 0_usize;
     for ((who, id), task) in table.iter() {
         reserved = reserved.saturating_add(task.reserved);
-        let mine = held.entry(who).or_default();
+        let mine = held.entry(who.weigher()).or_default();
         *mine = mine.saturating_add(task.reserved);
         if let Some(at) = task.ended {
-            ended.entry(who).or_default().push((at, *id, task.reserved));
+            ended
+                .entry(who.weigher())
+                .or_default()
+                .push((at, who, *id, task.reserved));
         }
     }
     if reserved <= room {
@@ -701,24 +752,24 @@ fn make_room(table: &mut HashMap<(Owner, TaskId), Task>, room: usize) {
     }
     for list in ended.values_mut() {
         // Newest first: the oldest is popped from the end.
-        list.sort_by_key(|(at, _, _)| Reverse(*at));
+        list.sort_by_key(|(at, _, _, _)| Reverse(*at));
     }
     let mut forget = Vec::new();
     while reserved > room {
-        // The heaviest owner; of owners holding as much, the one with the oldest result.
-        let Some(who) = ended
+        // The heaviest weigher; of those holding as much, the one with the oldest result.
+        let Some(weigher) = ended
             .iter()
-            .filter_map(|(who, list)| list.last().map(|(at, _, _)| (*who, *at)))
-            .max_by_key(|(who, at)| (held.get(*who).copied().unwrap_or(0), Reverse(*at)))
-            .map(|(who, _)| who)
+            .filter_map(|(weigher, list)| list.last().map(|(at, ..)| (weigher, *at)))
+            .max_by_key(|(weigher, at)| (held.get(*weigher).copied().unwrap_or(0), Reverse(*at)))
+            .map(|(weigher, _)| *weigher)
         else {
             break;
         };
-        let Some((_, id, bytes)) = ended.get_mut(who).and_then(Vec::pop) else {
+        let Some((_, who, id, bytes)) = ended.get_mut(&weigher).and_then(Vec::pop) else {
             break;
         };
         reserved = reserved.saturating_sub(bytes);
-        if let Some(mine) = held.get_mut(who) {
+        if let Some(mine) = held.get_mut(&weigher) {
             *mine = mine.saturating_sub(bytes);
         }
         forget.push((who.clone(), id));

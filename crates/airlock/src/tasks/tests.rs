@@ -17,7 +17,7 @@ fn tool() -> Arc<ToolDef> {
 }
 
 fn owner(n: u128) -> Owner {
-    Owner::Session(n)
+    Owner::Session(n, None)
 }
 
 fn limits() -> Limits {
@@ -263,6 +263,60 @@ fn finished_results_give_way_to_new_tasks_heaviest_owner_first() {
         tasks.get(&third, Some(running)).unwrap().status,
         Status::Working
     );
+}
+
+#[test]
+fn many_light_sessions_of_one_client_weigh_as_that_client_when_results_give_way() {
+    let tasks = Tasks::default();
+    let limits = Limits {
+        max_task_bytes: NonZeroUsize::new(300).unwrap(),
+        max_tasks_running: NonZeroUsize::new(10).unwrap(),
+        max_tasks_kept_per_client: NonZeroUsize::new(10).unwrap(),
+        ..limits()
+    };
+    let from = |address: &str| Some(network_of(address.parse().unwrap()));
+    // The victim's result is the oldest; the other client's two sessions hold one each, as
+    // much as the victim per session.
+    let victim = Owner::Session(1, from("192.0.2.1"));
+    let (kept, _, _) = tasks.create(&victim, &limits, tool(), None, None).unwrap();
+    finish(&tasks, &victim, kept, &"v".repeat(90));
+    let sessions: Vec<Owner> = (10..13)
+        .map(|n| Owner::Session(n, from("2001:db8:1:2::7")))
+        .collect();
+    let mut theirs = Vec::new();
+    for (n, session) in sessions.iter().take(2).enumerate() {
+        // Another host of the same /64: the same client.
+        let session = if n == 1 {
+            &Owner::Session(11, from("2001:db8:1:2:ffff::1"))
+        } else {
+            session
+        };
+        let (id, _, _) = tasks.create(session, &limits, tool(), None, None).unwrap();
+        finish(&tasks, session, id, "x");
+        theirs.push((session.clone(), id));
+    }
+    // A third session of theirs makes room: their oldest result goes, not the victim's.
+    tasks
+        .create(&sessions[2], &limits, tool(), None, None)
+        .unwrap();
+    assert_eq!(
+        tasks.get(&victim, Some(kept)).unwrap().status,
+        Status::Completed
+    );
+    let (first, id) = &theirs[0];
+    assert!(matches!(
+        tasks.get(first, Some(*id)),
+        Err(McpError::UnknownTask)
+    ));
+}
+
+#[test]
+fn a_network_is_an_ipv4_address_or_an_ipv6_slash_64() {
+    let of = |text: &str| network_of(text.parse().unwrap());
+    assert_eq!(of("192.0.2.1"), of("::ffff:192.0.2.1"));
+    assert_ne!(of("192.0.2.1"), of("192.0.2.2"));
+    assert_eq!(of("2001:db8:1:2::1"), of("2001:db8:1:2:abcd::9"));
+    assert_ne!(of("2001:db8:1:2::1"), of("2001:db8:1:3::1"));
 }
 
 #[test]
