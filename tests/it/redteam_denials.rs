@@ -3,13 +3,15 @@
 //! and a secret in it redacted wherever it is shown, the key that would allow it included),
 //! a command cannot write audit records of its own, a flood of refusals is cheap for airlock,
 //! bounded in the result and blinds no launcher for good, and a denial names what was
-//! refused (an open finding: a device ioctl is reported as a write).
+//! refused (an open finding: a device ioctl is reported as a write), a write the view refused
+//! named as the command wrote it, never as a directory inside its grant.
 //!
 //! Like `denials`, these need a machine that reports denials (Landlock ABI 7, the kernel's
 //! audit, root in the initial namespaces); on one that cannot, set
 //! `AIRLOCK_TEST_KERNEL_CANNOT_REPORT_DENIALS` and they check only that nothing is claimed.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -425,4 +427,53 @@ fn a_flood_in_another_call_does_not_blind_a_launcher_for_good() {
     } else {
         assert!(!text.contains("the sandbox refused"), "{text}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Writes the view refused, from the syscall audit's rules
+
+/// Finding (fixed): a refused write's path is the command's name for it, and the reader
+/// resolved its `..` by name. Through a link the command made in its writable directory
+/// (`out/u` to `/usr`), `out/u/../etc/x` is `/etc/x` to the kernel, which refused it
+/// (`EROFS`); the result said "write WORK/out/etc" with the key `write = ["WORK/out/etc"]`: a
+/// directory inside the grant, which the command never wrote to, named as refused, and the
+/// one the kernel refused not named. A `..` after a name of the command's is now kept as
+/// written. (Needs the syscall audit's rules: installed here as `denials` does.)
+#[test]
+fn a_write_through_a_link_and_dot_dot_is_not_claimed_inside_the_grant() {
+    let scratch = SandboxTree::new("rt-denials-dotdot");
+    let tool = python_tool("py", Mode::On, "write = [\"out\"]");
+    let path = scratch.manifest(&tool);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
+    server.initialize("2025-11-25");
+    let switch = reporting(&path);
+    let work = scratch.work().canonicalize().unwrap();
+    let code = "import os\nos.symlink('/usr', 'out/u')\n\
+                for p in ('out/u/../etc/x', 'out/u/../usr/lib/x'):\n    \
+                try:\n        open(p, 'w').write('x')\n        print('wrote', p)\n    \
+                except OSError as e:\n        print('refused', e.errno)\n";
+    let rules = switch
+        .as_ref()
+        .map(|_| crate::support::audit::Rules::install(&airlock()));
+    let (_, text) = outcome(&server.request(&call(1, "py", json!({ "code": code }))));
+    drop(rules);
+    assert_eq!(text.matches("refused 30").count(), 2, "{text}");
+    let inside = work.join("out");
+    let found = crate::denials::denials(&records(&mut server).remove(0));
+    for (kind, object, allow, _) in &found {
+        let claimed = Path::new(object);
+        assert!(
+            !(kind == "write" && claimed.starts_with(&inside) && !object.contains("..")),
+            "a write inside the grant the command never made is named as refused: \
+             {object} ({allow})\n{text}"
+        );
+    }
+    if switch.is_none() {
+        assert!(found.is_empty(), "{found:?}");
+        return;
+    }
+    assert!(
+        text.contains(&format!("write {}/out/u/../etc", work.display())),
+        "{text}"
+    );
 }
