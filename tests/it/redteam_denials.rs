@@ -477,3 +477,77 @@ fn a_write_through_a_link_and_dot_dot_is_not_claimed_inside_the_grant() {
         "{text}"
     );
 }
+
+/// Two launchers' audit sessions: a flood of writes the view refuses in one call (2 s of
+/// failed `open`s and `mkdir`s) and one refused write in a call of another tool beside it.
+/// Each result names only its own paths, the flood's at most 16 with the rest counted, and
+/// airlock answers a ping meanwhile. (Held: kept so that it goes on holding.)
+#[test]
+fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
+    let scratch = SandboxTree::new("rt-denials-sessions");
+    let tools = format!(
+        "{}{}",
+        python_tool("flood", Mode::On, "write = [\"out\"]"),
+        python_tool("probe", Mode::On, "write = [\"out\"]")
+    );
+    let path = scratch.manifest(&tools);
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
+    server.initialize("2025-11-25");
+    let switch = reporting(&path);
+    let flood = "import os, time\nend = time.time() + 2\nn = 0\nwhile time.time() < end:\n    \
+                 for i in range(32):\n        try:\n            os.open('/root/flood%d' % i, os.O_WRONLY | os.O_CREAT)\n        \
+                 except OSError:\n            n += 1\n        try:\n            os.mkdir('/usr/flood%d' % i)\n        \
+                 except OSError:\n            n += 1\nprint('refused', n)\n";
+    let probe = "import time\ntime.sleep(0.5)\ntry:\n    open('/root/probe-only', 'w')\n\
+                 except OSError as e:\n    print('probe', e.errno)\n";
+    let rules = switch
+        .as_ref()
+        .map(|_| crate::support::audit::Rules::install(&airlock()));
+    server.send(&call(1, "flood", json!({ "code": flood })));
+    server.send(&call(2, "probe", json!({ "code": probe })));
+    std::thread::sleep(Duration::from_millis(800));
+    let ping_sent = Instant::now();
+    server.send(&request(3, "ping", json!({})));
+    let mut ping = None;
+    let mut got = HashMap::new();
+    while got.len() < 2 {
+        let reply: Value = server.recv();
+        match reply["id"].as_u64() {
+            Some(3) => ping = Some(ping_sent.elapsed()),
+            Some(id) => {
+                got.insert(id, outcome(&reply).1);
+            }
+            None => {}
+        }
+    }
+    drop(rules);
+    let ping = ping.unwrap_or_else(|| panic!("no ping answer before the calls': {got:?}"));
+    let (flooded, probed) = (&got[&1], &got[&2]);
+    assert!(flooded.contains("refused "), "{flooded}");
+    assert!(probed.contains("probe 2"), "{probed}");
+    assert!(
+        !probed.contains("flood"),
+        "the flood's paths in the probe's: {probed}"
+    );
+    assert!(
+        !flooded.contains("probe-only"),
+        "the probe's path in the flood's: {flooded}"
+    );
+    assert!(ping < Duration::from_secs(2), "a ping waited {ping:?}");
+    let records = records(&mut server);
+    for record in &records {
+        assert!(crate::denials::denials(record).len() <= 16, "{record}");
+    }
+    if switch.is_none() {
+        assert!(!probed.contains("the sandbox refused"), "{probed}");
+        return;
+    }
+    assert!(
+        probed.contains("the sandbox refused: write /root/probe-only"),
+        "{probed}"
+    );
+    assert!(
+        flooded.contains("the sandbox refused: write /root/flood") && flooded.contains("more"),
+        "{flooded}"
+    );
+}
