@@ -103,11 +103,13 @@
 //!   connections, floods of connections and heads against airlock's memory;
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
-//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
+//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children,
+//!   the TCP socket of a tool without the network spelled every way, and its listener;
 //! - `redteam_denials`: sandbox denials (issue 39) red-teamed: a denial reaching only its own
 //!   call when the next call takes the launcher during the settle, a secret, control bytes
 //!   and length in a refused path, audit records a command tries to send, a flood of refusals,
-//!   a write through a link and `..` the view refused, named as the command wrote it;
+//!   a write through a link and `..` the view refused, named as the command wrote it, refused
+//!   writes by audit session through a flood and after `setsid`;
 //! - `redteam_tasks`: MCP tasks attacked as a hostile client: ids of every odd shape and
 //!   another session's ids, `ttl`s of every type, daemons a task forks killed by cancel, the
 //!   end of input and a session's `DELETE`, floods of `tasks/result` waiters, a 2026-07-28

@@ -551,3 +551,36 @@ fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
         "{flooded}"
     );
 }
+
+/// A command cannot leave its launcher's audit session: after `setsid` (a new process
+/// session) in a forked child, its refused write is still its call's; `/proc/self/loginuid`
+/// and `sessionid`, where a login uid would be changed, are not in the view (and changing a
+/// set one needs `CAP_AUDIT_CONTROL`, which no command holds). (Held: kept as a test.)
+#[test]
+fn a_new_process_session_keeps_the_audit_session() {
+    let scratch = SandboxTree::new("rt-denials-setsid");
+    let path = scratch.manifest(&python_tool("py", Mode::On, "write = [\"out\"]"));
+    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
+    server.initialize("2025-11-25");
+    let switch = reporting(&path);
+    let code = "import os\n\
+                for f in ('/proc/self/loginuid', '/proc/self/sessionid'):\n    \
+                try:\n        open(f, 'w').write('0')\n        print('changed', f, flush=True)\n    \
+                except OSError as e:\n        print('kept', e.errno, flush=True)\n\
+                pid = os.fork()\nif pid == 0:\n    os.setsid()\n    \
+                try:\n        open('/root/after-setsid', 'w')\n    \
+                except OSError as e:\n        print('refused', e.errno, flush=True)\n    \
+                os._exit(0)\nos.waitpid(pid, 0)\n";
+    let rules = switch
+        .as_ref()
+        .map(|_| crate::support::audit::Rules::install(&airlock()));
+    let (_, text) = outcome(&server.request(&call(1, "py", json!({ "code": code }))));
+    drop(rules);
+    assert_eq!(text.matches("kept 2").count(), 2, "{text}");
+    assert!(text.contains("refused 2"), "{text}");
+    if switch.is_none() {
+        assert!(!text.contains("the sandbox refused"), "{text}");
+        return;
+    }
+    assert!(text.contains("write /root/after-setsid"), "{text}");
+}

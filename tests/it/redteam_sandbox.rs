@@ -23,7 +23,8 @@
 //!
 //! Everything else here held (system calls by x32 numbers, high argument bits, flags the
 //! filter must see; the view's root, `..`, `/proc`, descriptors; tricks on a checkout's
-//! `.git`; unix sockets with the network), and is kept so that it goes on holding.
+//! `.git`; unix sockets with the network; the TCP socket a tool without the network may open,
+//! spelled every way, and the listener it can make), and is kept so that it goes on holding.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
