@@ -119,7 +119,8 @@
 //!   labels, idle connections against the connection cap;
 //! - `redteam_otel`: the OTLP exporter against hostile collectors on loopback (never
 //!   answering, dripping its head, an endless body, `100 Continue`): serving goes on and the
-//!   end of input still ends airlock within the shutdown bound;
+//!   end of input still ends airlock within the shutdown bound; a string id's line separators
+//!   and bidirectional overrides escaped in its span;
 //! - `redteam`, `redteam_asking`, `redteam_oauth`, `redteam_redis`, `redteam_resources`,
 //!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`, `redteam_tasks`,
 //!   `redteam_metrics`, `redteam_denials`, `redteam_otel`: regressions of red-team

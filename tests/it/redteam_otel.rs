@@ -4,11 +4,12 @@
 //! `100 Continue` and nothing more. While each holds the export thread, airlock must keep
 //! answering its client, and at the end of input it must exit within the exporter's
 //! shutdown bound (`SPAN_SHUTDOWN_TIMEOUT`, 5 s) however the collector behaves. A finding:
-//! an interim `100 Continue` before the answer was taken for the answer (fixed).
+//! an interim `100 Continue` before the answer was taken for the answer (fixed). And as a
+//! client: a string request id put a line separator or a bidirectional override into its
+//! span as it was sent (fixed: escaped like control characters).
 //!
-//! (The client side, trace context and ids a span carries, is in `otel` and the library's
-//! unit tests: `traceparent` read strictly, `tracestate` checked, string ids cut and their
-//! control characters escaped.)
+//! (The rest of the client side, the trace context a span carries, is in `otel` and the
+//! library's unit tests: `traceparent` read strictly, `tracestate` checked, string ids cut.)
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -222,4 +223,87 @@ fn an_interim_100_continue_before_the_answer_is_read_past() {
     let log = server.stderr();
     assert!(received >= 2, "{received} export(s) in 3.5 s\n{log}");
     assert!(!log.contains("could not be exported"), "{log}");
+}
+
+/// Finding (fixed): a string request id becomes the span's `jsonrpc.request.id`, with its
+/// control characters escaped so that "a collector or a viewer must not take it for a line
+/// break". U+2028 and U+2029 (line and paragraph separators, line breaks to JavaScript and
+/// many viewers) and bidirectional overrides such as U+202E, which show another text than
+/// the one sent, are not control characters and passed as they were. They are now escaped
+/// too, as every character `airlock::is_invisible` names. The collector here keeps the raw
+/// export bodies.
+#[test]
+fn a_string_id_reaches_no_span_with_a_line_separator_or_a_bidi_override() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let bodies = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let kept = Arc::clone(&bodies);
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let kept = Arc::clone(&kept);
+            thread::spawn(move || {
+                let mut chunk = [0_u8; 64 * 1024];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|window| window == b"\r\n\r\n") {
+                    match stream.read(&mut chunk) {
+                        Ok(read) if read > 0 => seen.extend_from_slice(&chunk[..read]),
+                        _ => return,
+                    }
+                }
+                // The body follows within a moment: keep what comes for 300 ms.
+                stream
+                    .set_read_timeout(Some(Duration::from_millis(300)))
+                    .unwrap();
+                while let Ok(read) = stream.read(&mut chunk) {
+                    if read == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&chunk[..read]);
+                }
+                kept.lock().unwrap().extend_from_slice(&seen);
+                let _sent = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+            });
+        }
+    });
+    let scratch = Scratch::new("rt-otel-ids");
+    let manifest = scratch.manifest(
+        "[[tool]]\nname = \"say\"\ndescription = \"Says a word\"\ncommand = [\"echo\", \"hi\"]\n",
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let mut server = Server::start_with(
+        &airlock(),
+        &["serve", "--manifest", &manifest, "--otlp", &url],
+        &[],
+    );
+    server.initialize("2025-11-25");
+    let id = "id\u{2028}line\u{2029}para\u{202E}desrever";
+    let reply = server.request(&request(id, "ping", json!({})));
+    assert!(reply["result"].is_object(), "{reply}");
+    let started = Instant::now();
+    let escaped = r"id\u{2028}line\u{2029}para\u{202e}desrever".as_bytes();
+    loop {
+        let seen = bodies.lock().unwrap().clone();
+        for (name, raw) in [
+            ("U+2028", "\u{2028}"),
+            ("U+2029", "\u{2029}"),
+            ("U+202E", "\u{202E}"),
+        ] {
+            assert!(
+                !seen
+                    .windows(raw.len())
+                    .any(|window| window == raw.as_bytes()),
+                "{name} reached the span as it was sent"
+            );
+        }
+        if seen.windows(escaped.len()).any(|window| window == escaped) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no export carried the escaped id: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        thread::sleep(Duration::from_millis(100));
+    }
 }
