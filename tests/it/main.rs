@@ -103,10 +103,13 @@
 //!   connections, floods of connections and heads against airlock's memory;
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
-//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children;
+//!   numbers and high argument bits, the view's way out, socket pairs, daemonised children,
+//!   the TCP socket of a tool without the network spelled every way, and its listener;
 //! - `redteam_denials`: sandbox denials (issue 39) red-teamed: a denial reaching only its own
 //!   call when the next call takes the launcher during the settle, a secret, control bytes
-//!   and length in a refused path, audit records a command tries to send, a flood of refusals;
+//!   and length in a refused path, audit records a command tries to send, a flood of refusals,
+//!   a write through a link and `..` the view refused, named as the command wrote it, refused
+//!   writes by audit session through a flood and after `setsid`;
 //! - `redteam_tasks`: MCP tasks attacked as a hostile client: ids of every odd shape and
 //!   another session's ids, `ttl`s of every type, daemons a task forks killed by cancel, the
 //!   end of input and a session's `DELETE`, floods of `tasks/result` waiters, a 2026-07-28
@@ -114,9 +117,13 @@
 //! - `redteam_metrics`: the metrics endpoint attacked over loopback: `Host` variants, two
 //!   `Host` fields, absolute-form targets, methods and paths, agent tool names kept out of
 //!   labels, idle connections against the connection cap;
+//! - `redteam_otel`: the OTLP exporter against hostile collectors on loopback (never
+//!   answering, dripping its head, an endless body, `100 Continue`): serving goes on and the
+//!   end of input still ends airlock within the shutdown bound; a string id's line separators
+//!   and bidirectional overrides escaped in its span;
 //! - `redteam`, `redteam_asking`, `redteam_oauth`, `redteam_redis`, `redteam_resources`,
 //!   `redteam_subscriptions`, `redteam_release`, `redteam_sandbox`, `redteam_tasks`,
-//!   `redteam_metrics`, `redteam_denials`: regressions of red-team
+//!   `redteam_metrics`, `redteam_denials`, `redteam_otel`: regressions of red-team
 //!   findings, one file per attacked feature (`redteam_release` against the release
 //!   binaries, which the others do not build).
 //!
@@ -183,6 +190,7 @@ mod redteam_denials;
 mod redteam_metrics;
 mod redteam_network;
 mod redteam_oauth;
+mod redteam_otel;
 mod redteam_redis;
 mod redteam_release;
 mod redteam_resources;

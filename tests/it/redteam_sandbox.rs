@@ -23,7 +23,8 @@
 //!
 //! Everything else here held (system calls by x32 numbers, high argument bits, flags the
 //! filter must see; the view's root, `..`, `/proc`, descriptors; tricks on a checkout's
-//! `.git`; unix sockets with the network), and is kept so that it goes on holding.
+//! `.git`; unix sockets with the network; the TCP socket a tool without the network may open,
+//! spelled every way, and the listener it can make), and is kept so that it goes on holding.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
@@ -546,5 +547,130 @@ fn a_daemonised_grandchild_writes_nothing_after_its_call() {
         std::fs::read_to_string(&tick).unwrap(),
         first,
         "still ticking"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8. A TCP socket without the network
+
+/// Where Landlock handles TCP, a tool without `network` may open an IPv4 or IPv6 TCP stream
+/// socket (so that its connect is refused and reported): nothing else, spelled any way, and
+/// the socket reaches nothing. Raw numbers: SCTP, MPTCP and UDP with bits above the 32 the
+/// kernel reads, a unix socket likewise; then connects to loopback, the unspecified address
+/// and IPv4-mapped IPv6, TCP fast open by `sendto` and `sendmsg`, `bind`, and a connect to a
+/// listener's own autobound port. (On a kernel without Landlock's TCP rules every socket is
+/// refused, which passes the same checks.)
+const TCP_WITHOUT_NETWORK: &str = r#"libc = ctypes.CDLL(None, use_errno=True)
+L, HIGH = ctypes.c_long, 1 << 32
+def sc(name, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(L(41), *[L(a) for a in args])
+    print(name, r if r < 0 else 0, ctypes.get_errno() if r < 0 else 0, flush=True)
+sc('sctp_high', 2, 1, HIGH | 132)
+sc('mptcp_high', 2, 1, HIGH | 262)
+sc('mptcp6', 10, 1, 262)
+sc('udp_high', 2, HIGH | 2, 0)
+sc('unix_high', HIGH | 1, 1, 0)
+sc('netlink_high', HIGH | 16, 3, 0)
+def tcp(family=socket.AF_INET):
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(2)
+    return s
+attempt('connect_loopback', lambda: tcp().connect(('127.0.0.1', 22)))
+attempt('connect_any', lambda: tcp().connect(('0.0.0.0', 22)))
+attempt('connect_v6_loopback', lambda: tcp(socket.AF_INET6).connect(('::1', 22)))
+attempt('connect_v4_mapped', lambda: tcp(socket.AF_INET6).connect(('::ffff:127.0.0.1', 22)))
+attempt('connect_out', lambda: tcp().connect(('10.0.0.5', 5432)))
+attempt('fastopen_sendto', lambda: tcp().sendto(b'x', socket.MSG_FASTOPEN, ('127.0.0.1', 22)))
+attempt('fastopen_sendmsg', lambda: tcp().sendmsg([b'x'], [], socket.MSG_FASTOPEN, ('127.0.0.1', 22)))
+def fastopen_connect():
+    s = tcp()
+    s.setsockopt(socket.IPPROTO_TCP, 30, 1)
+    s.connect(('127.0.0.1', 22))
+attempt('fastopen_connect', fastopen_connect)
+attempt('bind', lambda: tcp().bind(('127.0.0.1', 0)))
+def own_listener():
+    s = tcp()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.listen(1)
+    tcp().connect(('127.0.0.1', s.getsockname()[1]))
+attempt('own_listener', own_listener)
+"#;
+
+#[test]
+fn a_tcp_socket_without_the_network_reaches_nothing_however_it_is_spelled() {
+    let scratch = SandboxTree::new("rt-tcp-without-network");
+    let mut server = scratch.serve(&python_tool("py", Mode::On, ""), &[]);
+    let (_, text) = python(
+        &mut server,
+        "py",
+        &format!("{ATTEMPT}{TCP_WITHOUT_NETWORK}"),
+    );
+    let results = probe_results(&text);
+    assert_eq!(
+        results.len(),
+        16,
+        "the probe did not run to its end: {text}"
+    );
+    assert_eq!(went_through(&results), Vec::<&str>::new(), "{text}");
+    for name in ["sctp_high", "mptcp_high", "mptcp6", "udp_high", "unix_high"] {
+        assert_eq!(
+            results[name].1, 1,
+            "{name}: seccomp's EPERM expected: {text}"
+        );
+    }
+}
+
+/// A listener a call opens without `bind` (`listen` autobinds a port, without asking
+/// Landlock) is in the launcher's empty network namespace: the host, connecting to that port
+/// on loopback while the call waits on it, does not reach it.
+#[test]
+fn a_listener_of_a_call_without_the_network_is_not_reachable_from_the_host() {
+    let scratch = SandboxTree::new("rt-tcp-listener");
+    let mut server = scratch.serve(&python_tool("py", Mode::On, "write = [\"out\"]"), &[]);
+    let code = "import socket\ns = socket.socket(socket.AF_INET6)\ns.listen(8)\n\
+                open('out/port.tmp', 'w').write(str(s.getsockname()[1]))\n\
+                __import__('os').rename('out/port.tmp', 'out/port')\n\
+                s.settimeout(4)\ntry:\n    c, _ = s.accept()\n    c.sendall(b'inside-listener')\n    \
+                print('accepted')\nexcept OSError as e:\n    print('none', e)\n";
+    server.send(&call(1, "py", json!({ "code": code })));
+    let port_file = scratch.work().join("out/port");
+    let started = std::time::Instant::now();
+    let port: u16 = loop {
+        if let Some(port) = std::fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|text| text.parse().ok())
+        {
+            break port;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the call wrote no port"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut reached = Vec::new();
+    for address in [
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        std::net::SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port)),
+    ] {
+        if let Ok(mut stream) =
+            std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500))
+        {
+            stream
+                .set_read_timeout(Some(Duration::from_millis(500)))
+                .unwrap();
+            let mut seen = [0_u8; 32];
+            let read = std::io::Read::read(&mut stream, &mut seen).unwrap_or(0);
+            if seen[..read].starts_with(b"inside") {
+                reached.push(address);
+            }
+        }
+    }
+    let (_, text) = outcome(&server.recv());
+    assert_eq!(reached, [], "the host reached the call's listener: {text}");
+    assert!(
+        text.contains("none"),
+        "the call's listener accepted: {text}"
     );
 }

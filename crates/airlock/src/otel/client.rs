@@ -253,40 +253,57 @@ impl Client {
 
 /// Reads a response head and its body (by `Content-Length`, else to the end), at most
 /// [`MAX_OTLP_RESPONSE_BYTES`] in all. A chunked body is not read: only the status counts.
+/// Interim responses (`100 Continue`, `103 Early Hints`) are read past: a client must expect
+/// them before the final one, asked for or not (RFC 9110, section 15.2).
 fn read_response(stream: &mut impl Read) -> Result<Reply, ClientError> {
     let mut buffer = Vec::with_capacity(1024);
     let mut chunk = [0_u8; 4096];
-    let (status, body_at, length, chunked, keep) = loop {
+    let mut total = 0_usize;
+    let (status, body_at, length, chunked, keep) = 'head: loop {
         let read = stream.read(&mut chunk)?;
         if read == 0 {
             return Err(ClientError::Truncated);
         }
         buffer.extend_from_slice(chunk.get(..read).unwrap_or_default());
-        if buffer.len() > MAX_OTLP_RESPONSE_BYTES {
+        total = total.saturating_add(read);
+        if total > MAX_OTLP_RESPONSE_BYTES {
             return Err(ClientError::TooLarge);
         }
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut response = httparse::Response::new(&mut headers);
-        match response.parse(&buffer) {
-            Ok(httparse::Status::Complete(at)) => {
-                let status = response.code.ok_or(ClientError::Malformed)?;
-                let header = |wanted: &str| {
-                    response
-                        .headers
-                        .iter()
-                        .find(|header| header.name.eq_ignore_ascii_case(wanted))
-                        .and_then(|header| std::str::from_utf8(header.value).ok())
-                };
-                let length = header("content-length").and_then(|n| n.trim().parse::<usize>().ok());
-                let chunked = header("transfer-encoding")
-                    .is_some_and(|coding| coding.to_ascii_lowercase().contains("chunked"));
-                let close = header("connection")
-                    .is_some_and(|option| option.to_ascii_lowercase().contains("close"));
-                let keep = response.version == Some(1) && !close && !chunked && length.is_some();
-                break (status, at, length, chunked, keep);
-            }
-            Ok(httparse::Status::Partial) => {}
-            Err(_) => return Err(ClientError::Malformed),
+        // What was read may hold interim heads and the final one.
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut response = httparse::Response::new(&mut headers);
+            let interim = match response.parse(&buffer) {
+                Ok(httparse::Status::Complete(at))
+                    if response
+                        .code
+                        .is_some_and(|code| (100..200).contains(&code) && code != 101) =>
+                {
+                    at
+                }
+                Ok(httparse::Status::Complete(at)) => {
+                    let status = response.code.ok_or(ClientError::Malformed)?;
+                    let header = |wanted: &str| {
+                        response
+                            .headers
+                            .iter()
+                            .find(|header| header.name.eq_ignore_ascii_case(wanted))
+                            .and_then(|header| std::str::from_utf8(header.value).ok())
+                    };
+                    let length =
+                        header("content-length").and_then(|n| n.trim().parse::<usize>().ok());
+                    let chunked = header("transfer-encoding")
+                        .is_some_and(|coding| coding.to_ascii_lowercase().contains("chunked"));
+                    let close = header("connection")
+                        .is_some_and(|option| option.to_ascii_lowercase().contains("close"));
+                    let keep =
+                        response.version == Some(1) && !close && !chunked && length.is_some();
+                    break 'head (status, at, length, chunked, keep);
+                }
+                Ok(httparse::Status::Partial) => break,
+                Err(_) => return Err(ClientError::Malformed),
+            };
+            buffer.drain(..interim.min(buffer.len()));
         }
     };
     let mut body = buffer.split_off(body_at);
@@ -294,7 +311,8 @@ fn read_response(stream: &mut impl Read) -> Result<Reply, ClientError> {
         body.clear();
     } else {
         let want = length.unwrap_or(MAX_OTLP_RESPONSE_BYTES);
-        if want > MAX_OTLP_RESPONSE_BYTES.saturating_sub(body_at) {
+        let head = total.saturating_sub(body.len());
+        if want > MAX_OTLP_RESPONSE_BYTES.saturating_sub(head) {
             return Err(ClientError::TooLarge);
         }
         while body.len() < want {
@@ -453,6 +471,45 @@ mod tests {
         assert!(matches!(
             read_response(&mut &endless[..]),
             Err(ClientError::TooLarge) | Err(ClientError::Malformed)
+        ));
+    }
+
+    /// Interim heads before the final one are read past, in one read or over several; an
+    /// endless run of them is bounded like any response.
+    #[test]
+    fn interim_responses_are_read_past_to_the_final_one() {
+        let final_head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let text = format!(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n{final_head}"
+        );
+        let response = read_response(&mut text.as_bytes()).expect("read");
+        assert_eq!((response.status, &*response.body), (200, &b"ok"[..]));
+        assert!(response.keep);
+        // One byte a read: the interim head ends inside a read.
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Some((first, rest)) = self.0.split_first() else {
+                    return Ok(0);
+                };
+                buf[0] = *first;
+                self.0 = rest;
+                Ok(1)
+            }
+        }
+        let response = read_response(&mut Trickle(text.as_bytes())).expect("read");
+        assert_eq!((response.status, &*response.body), (200, &b"ok"[..]));
+        let endless = "HTTP/1.1 100 Continue\r\n\r\n".repeat(MAX_OTLP_RESPONSE_BYTES / 20);
+        assert!(matches!(
+            read_response(&mut endless.as_bytes()),
+            Err(ClientError::TooLarge)
+        ));
+        // `101` is final: what follows it is another protocol's, never an answer.
+        let mut switching: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\n\r\n\
+                                     HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert!(!matches!(
+            read_response(&mut switching),
+            Ok(Reply { status: 200, .. })
         ));
     }
 

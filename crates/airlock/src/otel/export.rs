@@ -413,7 +413,9 @@ fn unix_nanos(time: SystemTime) -> u64 {
 
 /// `jsonrpc.request.id`: an integer's digits, or a string id cut to
 /// [`MAX_SPAN_REQUEST_ID_BYTES`] with its control characters escaped (the id is the peer's
-/// text; a collector or a viewer must not take it for a line break or an escape sequence).
+/// text; a collector or a viewer must not take it for a line break or an escape sequence),
+/// and the characters [`crate::is_invisible`] names with them: U+2028 and U+2029 are line
+/// breaks to many viewers, and a bidirectional override shows another text than the one sent.
 pub(super) fn request_id(key: &IdKey) -> String {
     match key {
         IdKey::Integer(number) => number.to_string(),
@@ -421,7 +423,7 @@ pub(super) fn request_id(key: &IdKey) -> String {
             let mut shown = String::with_capacity(text.len().min(MAX_SPAN_REQUEST_ID_BYTES));
             for c in text.chars() {
                 let before = shown.len();
-                if c.is_control() {
+                if c.is_control() || crate::is_invisible(c) {
                     shown.extend(c.escape_default());
                 } else {
                     shown.push(c);

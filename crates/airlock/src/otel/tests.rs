@@ -274,6 +274,14 @@ fn a_string_id_is_cut_and_its_control_characters_escaped() {
     let shown = attribute(span, "jsonrpc.request.id").unwrap();
     assert!(shown.starts_with("line\\nbreakxx"), "{shown}");
     assert_eq!(shown.len(), crate::limits::MAX_SPAN_REQUEST_ID_BYTES);
+    // Line and paragraph separators and a bidirectional override: escaped too.
+    drive(
+        &mut engine,
+        "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u2028b\\u2029c\\u202ed\",\"method\":\"ping\"}",
+    );
+    let spans = sent(&spans);
+    let shown = attribute(&spans[spans.len() - 1], "jsonrpc.request.id").unwrap();
+    assert_eq!(shown, r"a\u{2028}b\u{2029}c\u{202e}d");
 }
 
 #[test]

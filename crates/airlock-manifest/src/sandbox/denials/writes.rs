@@ -156,30 +156,49 @@ fn refused(event: Event) -> Option<Refused> {
         .find(|(_, parent)| !parent)
         .or_else(|| event.paths.first())?
         .clone();
-    let path = Path::new(&name);
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
+    let name = Path::new(&name);
+    let base = if name.is_absolute() {
+        Path::new("/")
     } else {
-        Path::new(event.cwd.as_deref()?).join(path)
+        Path::new(event.cwd.as_deref()?)
     };
-    if !absolute.is_absolute() {
+    if !base.is_absolute() {
         return None;
     }
     Some(Refused {
         stamp_ms: event.stamp_ms,
         session: event.session,
-        path: by_name(&absolute),
+        path: by_name(base, name),
         missing: event.missing,
         directory,
     })
 }
 
-/// `.` and `..` resolved by name (a `..` at the root stays at the root).
-fn by_name(path: &Path) -> PathBuf {
+/// `name` joined with `base`, `.` dropped and `..` resolved by name only where that is where
+/// the kernel went: in `base` (the kernel's working directory, a path without links) and at
+/// the head of `name` (a `..` at the root stays at the root). A `..` after a component of
+/// `name` stays as written: that component may be a link the command made (`out/u` to
+/// `/usr`), and `out/u/../etc` is then `/etc`, not `out/etc`, which resolving by name would
+/// claim was refused, a directory inside the grant the command never wrote to.
+fn by_name(base: &Path, name: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
-    for component in path.components() {
+    for component in base.components() {
         match component {
             Component::Normal(part) => out.push(part),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    let mut named = false;
+    for component in name.components() {
+        match component {
+            Component::Normal(part) => {
+                named = true;
+                out.push(part);
+            }
+            Component::ParentDir if named => out.push(".."),
             Component::ParentDir => {
                 out.pop();
             }
@@ -407,6 +426,42 @@ mod tests {
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].path, PathBuf::from("/proc"));
         assert!(out[0].directory && out[0].missing);
+    }
+
+    /// A `..` after a name the command gave may climb out of a link it made: kept as written,
+    /// never resolved to a directory inside the grant the command did not write to; a `..`
+    /// at the head of a relative name climbs the working directory, which has no links.
+    #[test]
+    fn a_dot_dot_after_a_name_of_the_command_stays_as_written() {
+        let mut events = Events::default();
+        let out = feed(
+            &mut events,
+            &[
+                (AUDIT_SYSCALL, syscall(40, AUDIT_LOGIN_UID, SES, -30)),
+                (AUDIT_CWD, cwd(40, "\"/w/work\"")),
+                (AUDIT_PATH, path(40, 0, "\"out/u/../etc/\"", "PARENT")),
+                (AUDIT_EOE, eoe(40)),
+                (AUDIT_SYSCALL, syscall(41, AUDIT_LOGIN_UID, SES, -30)),
+                (AUDIT_CWD, cwd(41, "\"/w/work\"")),
+                (AUDIT_PATH, path(41, 0, "\"../x/./../y\"", "UNKNOWN")),
+                (AUDIT_EOE, eoe(41)),
+                (AUDIT_SYSCALL, syscall(42, AUDIT_LOGIN_UID, SES, -30)),
+                (
+                    AUDIT_PATH,
+                    path(42, 0, "\"/../usr/lib/../../etc/x\"", "UNKNOWN"),
+                ),
+                (AUDIT_EOE, eoe(42)),
+            ],
+        );
+        let paths: Vec<&Path> = out.iter().map(|refused| refused.path.as_path()).collect();
+        assert_eq!(
+            paths,
+            [
+                Path::new("/w/work/out/u/../etc"),
+                Path::new("/w/x/../y"),
+                Path::new("/usr/lib/../../etc/x"),
+            ]
+        );
     }
 
     /// Events that never end are bounded: the oldest go first; names per event too.
