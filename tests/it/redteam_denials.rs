@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::denials::{manifest, reporting};
 use crate::network::records;
 use crate::sandbox::{Mode, python_tool};
+use crate::support::audit::Switch;
 use crate::support::fixtures::SandboxTree;
 use crate::support::stdio::{Server, airlock, call, outcome, request};
 
@@ -391,15 +392,10 @@ fn a_refused_device_ioctl_is_not_reported_as_a_write() {
     );
 }
 
-/// A flood of refusals in one call overflows the kernel's audit backlog (64 records, for the
-/// whole host) and the reader's socket: records are lost, another call's too (measured: a
-/// concurrent call's one denial missing in 2 of 5 runs). A launcher's domain is learned from
-/// the record that comes with its first logged denial; were that one lost for good, every
-/// later denial of the launcher would be. Here a call makes its first denial during another
-/// tool's flood and its second once the flood is over: the second must be reported.
-#[test]
-fn a_flood_in_another_call_does_not_blind_a_launcher_for_good() {
-    let scratch = SandboxTree::new("rt-denials-blind");
+/// `airlock serve` of two Python tools that may write `out`, `flood` and `probe`, initialized,
+/// with denials reported while the switch lives (`None` where this machine cannot).
+fn flood_and_probe(name: &str) -> (SandboxTree, Server, Option<Switch>) {
+    let scratch = SandboxTree::new(name);
     let tools = format!(
         "{}{}",
         python_tool("flood", Mode::On, "write = [\"out\"]"),
@@ -409,6 +405,18 @@ fn a_flood_in_another_call_does_not_blind_a_launcher_for_good() {
     let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
     server.initialize("2025-11-25");
     let switch = reporting(&path);
+    (scratch, server, switch)
+}
+
+/// A flood of refusals in one call overflows the kernel's audit backlog (64 records, for the
+/// whole host) and the reader's socket: records are lost, another call's too (measured: a
+/// concurrent call's one denial missing in 2 of 5 runs). A launcher's domain is learned from
+/// the record that comes with its first logged denial; were that one lost for good, every
+/// later denial of the launcher would be. Here a call makes its first denial during another
+/// tool's flood and its second once the flood is over: the second must be reported.
+#[test]
+fn a_flood_in_another_call_does_not_blind_a_launcher_for_good() {
+    let (_scratch, mut server, switch) = flood_and_probe("rt-denials-blind");
     let flood = "import os, time\nend = time.time() + 2\nwhile time.time() < end:\n    \
                  try:\n        os.open('/dev/full', os.O_WRONLY)\n    except OSError:\n        pass\n";
     let probe = "import os, time\ndef refused(p):\n    open(p, 'w').write('#!/bin/sh')\n    \
@@ -484,16 +492,7 @@ fn a_write_through_a_link_and_dot_dot_is_not_claimed_inside_the_grant() {
 /// airlock answers a ping meanwhile. (Held: kept so that it goes on holding.)
 #[test]
 fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
-    let scratch = SandboxTree::new("rt-denials-sessions");
-    let tools = format!(
-        "{}{}",
-        python_tool("flood", Mode::On, "write = [\"out\"]"),
-        python_tool("probe", Mode::On, "write = [\"out\"]")
-    );
-    let path = scratch.manifest(&tools);
-    let mut server = Server::start_with(&airlock(), &["serve", "--manifest", &path], &[]);
-    server.initialize("2025-11-25");
-    let switch = reporting(&path);
+    let (_scratch, mut server, switch) = flood_and_probe("rt-denials-sessions");
     let flood = "import os, time\nend = time.time() + 2\nn = 0\nwhile time.time() < end:\n    \
                  for i in range(32):\n        try:\n            os.open('/root/flood%d' % i, os.O_WRONLY | os.O_CREAT)\n        \
                  except OSError:\n            n += 1\n        try:\n            os.mkdir('/usr/flood%d' % i)\n        \

@@ -36,6 +36,22 @@ enum Collector {
     Continue,
 }
 
+/// A manifest of one tool that says a word.
+const SAY: &str =
+    "[[tool]]\nname = \"say\"\ndescription = \"Says a word\"\ncommand = [\"echo\", \"hi\"]\n";
+
+/// `airlock serve` of `manifest`, exporting traces to the collector on `port`, initialized.
+fn traced(manifest: &str, port: u16) -> Server {
+    let url = format!("http://127.0.0.1:{port}");
+    let mut server = Server::start_with(
+        &airlock(),
+        &["serve", "--manifest", manifest, "--otlp", &url],
+        &[],
+    );
+    server.initialize("2025-11-25");
+    server
+}
+
 /// Starts the collector on loopback; its port, and how many connections it accepted.
 fn collector(kind: Collector) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -83,9 +99,7 @@ fn answer(kind: Collector, mut stream: TcpStream) {
 #[test]
 fn a_hostile_collector_neither_slows_serving_nor_holds_shutdown() {
     let scratch = Scratch::new("rt-otel-collectors");
-    let manifest = scratch.manifest(
-        "[[tool]]\nname = \"say\"\ndescription = \"Says a word\"\ncommand = [\"echo\", \"hi\"]\n",
-    );
+    let manifest = scratch.manifest(SAY);
     let kinds = [
         Collector::Never,
         Collector::Drip,
@@ -96,14 +110,7 @@ fn a_hostile_collector_neither_slows_serving_nor_holds_shutdown() {
         .iter()
         .map(|&kind| {
             let (port, accepted) = collector(kind);
-            let url = format!("http://127.0.0.1:{port}");
-            let mut server = Server::start_with(
-                &airlock(),
-                &["serve", "--manifest", &manifest, "--otlp", &url],
-                &[],
-            );
-            server.initialize("2025-11-25");
-            (kind, server, accepted)
+            (kind, traced(&manifest, port), accepted)
         })
         .collect();
     for (_, server, _) in &mut servers {
@@ -201,16 +208,8 @@ fn an_interim_100_continue_before_the_answer_is_read_past() {
         }
     });
     let scratch = Scratch::new("rt-otel-continue");
-    let manifest = scratch.manifest(
-        "[[tool]]\nname = \"say\"\ndescription = \"Says a word\"\ncommand = [\"echo\", \"hi\"]\n",
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let mut server = Server::start_with(
-        &airlock(),
-        &["serve", "--manifest", &manifest, "--otlp", &url],
-        &[],
-    );
-    server.initialize("2025-11-25");
+    let manifest = scratch.manifest(SAY);
+    let mut server = traced(&manifest, port);
     let started = Instant::now();
     let mut id = 0;
     while started.elapsed() < Duration::from_millis(3_500) {
@@ -267,16 +266,8 @@ fn a_string_id_reaches_no_span_with_a_line_separator_or_a_bidi_override() {
         }
     });
     let scratch = Scratch::new("rt-otel-ids");
-    let manifest = scratch.manifest(
-        "[[tool]]\nname = \"say\"\ndescription = \"Says a word\"\ncommand = [\"echo\", \"hi\"]\n",
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let mut server = Server::start_with(
-        &airlock(),
-        &["serve", "--manifest", &manifest, "--otlp", &url],
-        &[],
-    );
-    server.initialize("2025-11-25");
+    let manifest = scratch.manifest(SAY);
+    let mut server = traced(&manifest, port);
     let id = "id\u{2028}line\u{2029}para\u{202E}desrever";
     let reply = server.request(&request(id, "ping", json!({})));
     assert!(reply["result"].is_object(), "{reply}");

@@ -386,6 +386,16 @@ struct Run {
     limit: Option<&'static str>,
 }
 
+impl Run {
+    fn of(run: &crate::RunNote) -> Self {
+        Self {
+            exit_code: run.exit_code,
+            signal: run.signal,
+            limit: run.limit,
+        }
+    }
+}
+
 /// A tool a span names (shown by its name).
 #[derive(Clone)]
 struct Tool(Arc<ToolDef>);
@@ -427,6 +437,30 @@ impl SpanRecord {
 
     fn more(&mut self) -> &mut More {
         self.more.get_or_insert_with(Box::default)
+    }
+
+    /// The span of this request's command run (its id `command`, a child of this span),
+    /// from `start` to `end`, ended as `run` says once it has.
+    fn command_span(&self, start: SystemTime, end: Option<SystemTime>, run: Option<Run>) -> Self {
+        Self {
+            trace_id: self.trace_id,
+            span_id: self.command,
+            start,
+            end,
+            id: self.id.clone(),
+            method: self.method,
+            transport: self.transport,
+            version: self.version,
+            failure: None,
+            tool: self.tool.clone(),
+            command: 0,
+            more: Some(Box::new(More {
+                parent: Some(self.span_id),
+                tracestate: self.more.as_ref().and_then(|more| more.tracestate.clone()),
+                run,
+                ..More::default()
+            })),
+        }
     }
 }
 
@@ -579,24 +613,7 @@ impl Local {
     /// task's handle), long before the run does.
     pub(crate) fn task_run(&mut self, span: &mut SpanRecord) -> (TraceParent, RunSpan) {
         let context = self.run_context(span);
-        let record = SpanRecord {
-            trace_id: span.trace_id,
-            span_id: span.command,
-            start: SystemTime::now(),
-            end: None,
-            id: span.id.clone(),
-            method: span.method,
-            transport: span.transport,
-            version: span.version,
-            failure: None,
-            tool: span.tool.clone(),
-            command: 0,
-            more: Some(Box::new(More {
-                parent: Some(span.span_id),
-                tracestate: span.more.as_ref().and_then(|more| more.tracestate.clone()),
-                ..More::default()
-            })),
-        };
+        let record = span.command_span(SystemTime::now(), None, None);
         // The request's own end names no command: the run's span is the task's.
         span.command = 0;
         (
@@ -619,32 +636,8 @@ impl Local {
                 && (run.exit_code.is_some() || run.signal.is_some() || run.limit.is_some())
         });
         if let Some(run) = ran {
-            let tracestate = span.more.as_ref().and_then(|more| more.tracestate.clone());
-            self.finished.push(SpanRecord {
-                trace_id: span.trace_id,
-                span_id: span.command,
-                start: span.start,
-                end: ended,
-                id: span.id.clone(),
-                method: span.method,
-                transport: span.transport,
-                version: span.version,
-                failure: None,
-                tool: span.tool.clone(),
-                command: 0,
-                more: Some(Box::new(More {
-                    parent: Some(span.span_id),
-                    tracestate,
-                    link: None,
-                    session: None,
-                    prompt: None,
-                    run: Some(Run {
-                        exit_code: run.exit_code,
-                        signal: run.signal,
-                        limit: run.limit,
-                    }),
-                })),
-            });
+            let command = span.command_span(span.start, ended, Some(Run::of(run)));
+            self.finished.push(command);
         }
         self.finished.push(span);
         if self.batch.is_none() {
@@ -695,11 +688,7 @@ impl RunSpan {
             return;
         };
         self.record.end = Some(SystemTime::now());
-        self.record.more().run = Some(Run {
-            exit_code: run.exit_code,
-            signal: run.signal,
-            limit: run.limit,
-        });
+        self.record.more().run = Some(Run::of(run));
         self.traces.send(&mut vec![self.record]);
     }
 }
