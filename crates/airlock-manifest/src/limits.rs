@@ -160,6 +160,8 @@ pub(crate) const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration =
 /// copied). The bytes of a connection move through two kernel pipes of 256 KiB (`splice`, no
 /// buffer of airlock's), which a reader that stalls keeps full, so one call holds at most
 /// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
+/// (The first [`NETWORK_PROXY_THREADED`] connections over all calls go through two buffers
+/// of airlock's of the same size instead.)
 pub(crate) const NETWORK_PROXY_OPEN: usize = 32;
 
 /// Proxied connections open at once over every call (each holds six of airlock's
@@ -169,6 +171,15 @@ pub(crate) const NETWORK_PROXY_OPEN: usize = 32;
 /// most a quarter of the descriptors airlock may open (`proxy::server_open_bound`), and
 /// `airlock serve` raises its soft descriptor limit to the hard one at start.
 pub(crate) const NETWORK_PROXY_OPEN_TOTAL: usize = 512;
+
+/// Proxied connections whose bytes are copied by two blocking threads of their own (one each
+/// way, from the runtime's pool of 512, each asleep in `read` or `write`, through a buffer of
+/// 256 KiB: 16 MiB of airlock's memory at most) instead of spliced on the runtime, over every
+/// call. A 64 MiB download through the proxy went from 0.71× of a direct one to 0.82× on the
+/// two-core machine of BENCHMARKS.md. Past this many, a connection is spliced on the runtime
+/// as before: correct, only slower, and holding no buffer of ours. With the name lookups
+/// ([`NETWORK_SERVER_LOOKUPS`]), the proxy holds at most 128 of the pool's threads.
+pub(crate) const NETWORK_PROXY_THREADED: usize = 32;
 
 /// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
 /// threads until the system resolver answers or gives up (tens of seconds for a domain whose
