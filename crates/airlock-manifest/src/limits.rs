@@ -160,7 +160,7 @@ pub(crate) const NETWORK_PROXY_HEAD_TIMEOUT: std::time::Duration =
 /// copied). The bytes of a connection move through two kernel pipes of 256 KiB (`splice`, no
 /// buffer of airlock's), which a reader that stalls keeps full, so one call holds at most
 /// 16 MiB of pipes; past it, a new connection is closed at once. Browsers open 6 per host.
-/// (The first [`NETWORK_PROXY_THREADED`] connections over all calls go through two buffers
+/// (The first [`NETWORK_PROXY_BUFFERED`] connections over all calls go through two buffers
 /// of airlock's of the same size instead.)
 pub(crate) const NETWORK_PROXY_OPEN: usize = 32;
 
@@ -172,14 +172,13 @@ pub(crate) const NETWORK_PROXY_OPEN: usize = 32;
 /// `airlock serve` raises its soft descriptor limit to the hard one at start.
 pub(crate) const NETWORK_PROXY_OPEN_TOTAL: usize = 512;
 
-/// Proxied connections whose bytes are copied by two blocking threads of their own (one each
-/// way, from the runtime's pool of 512, each asleep in `read` or `write`, through a buffer of
-/// 256 KiB: 16 MiB of airlock's memory at most) instead of spliced on the runtime, over every
-/// call. A 64 MiB download through the proxy went from 0.71× of a direct one to 0.82× on the
-/// two-core machine of BENCHMARKS.md. Past this many, a connection is spliced on the runtime
-/// as before: correct, only slower, and holding no buffer of ours. With the name lookups
-/// ([`NETWORK_SERVER_LOOKUPS`]), the proxy holds at most 128 of the pool's threads.
-pub(crate) const NETWORK_PROXY_THREADED: usize = 32;
+/// Proxied connections whose bytes are copied through two buffers of 256 KiB of airlock's
+/// (16 MiB at most) instead of spliced through kernel pipes, over every call. A 64 MiB
+/// download through the proxy went from 0.61× of a direct one to 0.68× on the two-core
+/// machine of BENCHMARKS.md (a copy costs the reader less than spliced bytes do). Past this
+/// many, a connection is spliced as before: correct, only slower, and holding no buffer of
+/// ours.
+pub(crate) const NETWORK_PROXY_BUFFERED: usize = 32;
 
 /// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
 /// threads until the system resolver answers or gives up (tens of seconds for a domain whose

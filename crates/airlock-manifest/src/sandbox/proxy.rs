@@ -38,9 +38,9 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use crate::limits::{
-    NETWORK_CALL_LOOKUPS, NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_HEAD_BYTES,
-    NETWORK_PROXY_HEAD_TIMEOUT, NETWORK_PROXY_OPEN, NETWORK_PROXY_OPEN_TOTAL,
-    NETWORK_PROXY_THREADED, NETWORK_RECORDED_ATTEMPTS, NETWORK_SERVER_LOOKUPS,
+    NETWORK_CALL_LOOKUPS, NETWORK_CONNECT_TIMEOUT, NETWORK_PROXY_BUFFERED,
+    NETWORK_PROXY_HEAD_BYTES, NETWORK_PROXY_HEAD_TIMEOUT, NETWORK_PROXY_OPEN,
+    NETWORK_PROXY_OPEN_TOTAL, NETWORK_RECORDED_ATTEMPTS, NETWORK_SERVER_LOOKUPS,
 };
 
 use super::Resources;
@@ -157,9 +157,6 @@ struct Shared {
     kept: Mutex<Vec<Kept>>,
     unrecorded: AtomicU64,
     tasks: Mutex<Vec<AbortHandle>>,
-    /// The connections moved by threads ([`relay`]), which aborting a task does not stop:
-    /// the call's end shuts their sockets down. `None` once the call has ended.
-    relays: Mutex<Option<Vec<std::sync::Weak<Relay>>>>,
     /// The call's share of name lookups ([`NETWORK_CALL_LOOKUPS`]).
     lookups: Arc<tokio::sync::Semaphore>,
 }
@@ -189,26 +186,9 @@ impl Shared {
     }
 
     fn abort_all(&self) {
-        let relays = lock(&self.relays).take().unwrap_or_default();
-        for relay in relays.iter().filter_map(std::sync::Weak::upgrade) {
-            relay.shut();
-        }
         let tasks = std::mem::take(&mut *lock(&self.tasks));
         for task in tasks {
             task.abort();
-        }
-    }
-
-    /// Counts `relay` among the call's, to be shut when the call ends; shuts it at once if
-    /// the call has already ended.
-    fn keep_relay(&self, relay: &Arc<Relay>) {
-        let mut relays = lock(&self.relays);
-        match relays.as_mut() {
-            Some(relays) => {
-                relays.retain(|kept| kept.strong_count() > 0);
-                relays.push(Arc::downgrade(relay));
-            }
-            None => relay.shut(),
         }
     }
 }
@@ -264,7 +244,6 @@ impl Session {
             kept: Mutex::new(Vec::new()),
             unrecorded: AtomicU64::new(0),
             tasks: Mutex::new(Vec::new()),
-            relays: Mutex::new(Some(Vec::new())),
             lookups: Arc::new(tokio::sync::Semaphore::new(NETWORK_CALL_LOOKUPS)),
         });
         let accepting = Arc::clone(&shared);
@@ -413,10 +392,13 @@ async fn serve(mut stream: TcpStream, shared: &Arc<Shared>, open: Open) {
             return;
         }
     }
-    match Threaded::take() {
-        Some(threaded) => relay(stream, upstream, (up, down), shared, (threaded, open)).await,
+    // The first connections over every call are copied through buffers of ours; the others
+    // are spliced, with no buffer of ours.
+    match Buffered::take() {
+        Some(_buffered) => copy(&stream, &upstream, (&up, &down), shared).await,
         None => splice(stream, upstream, (up, down), shared).await,
     }
+    drop(open);
 }
 
 /// What a request opened: the connection, bytes the client sent past its head (to forward
@@ -801,7 +783,7 @@ async fn resolve(name: &str, port: u16, call: &Arc<tokio::sync::Semaphore>) -> (
 }
 
 /// Copies both ways until both are done on the runtime, counting bytes against the call's
-/// budgets: the connections past the [`NETWORK_PROXY_THREADED`] that [`relay`] copies.
+/// budgets: the connections past the [`NETWORK_PROXY_BUFFERED`] that [`copy`] moves.
 ///
 /// The bytes never enter airlock's memory: each way moves them socket to pipe to socket with
 /// `splice(2)` (the kernel's pages, up to [`PIPE_BYTES`] at a time), so a download costs
@@ -862,136 +844,84 @@ async fn write_all(to: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Bytes a threaded connection's way holds: what one `read` takes in, and then writes on.
-/// Airlock's memory, at most [`NETWORK_PROXY_THREADED`] × 2 × 256 KiB = 16 MiB over every
-/// call (the other connections hold kernel pipes instead, no buffer of ours).
-const RELAY_BUFFER_BYTES: usize = 256 * 1024;
+/// Bytes each way of a buffered connection holds: what one read takes in, and then writes
+/// on. Airlock's memory, at most [`NETWORK_PROXY_BUFFERED`] × 2 × 256 KiB = 16 MiB over every
+/// call (the other connections are spliced through kernel pipes, no buffer of ours).
+const COPY_BUFFER_BYTES: usize = 256 * 1024;
 
-/// A slot among the [`NETWORK_PROXY_THREADED`] connections moved by threads, over every call.
-struct Threaded;
+/// A slot among the [`NETWORK_PROXY_BUFFERED`] connections copied through buffers, over every
+/// call; given back when it is dropped (its connection ended or its task aborted).
+struct Buffered;
 
-/// Connections moved by threads now.
-static THREADED: AtomicUsize = AtomicUsize::new(0);
+/// Connections copied through buffers now.
+static BUFFERED: AtomicUsize = AtomicUsize::new(0);
 
-impl Threaded {
+impl Buffered {
     fn take() -> Option<Self> {
-        THREADED
+        BUFFERED
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |now| {
-                (now < NETWORK_PROXY_THREADED).then_some(now.saturating_add(1))
+                (now < NETWORK_PROXY_BUFFERED).then_some(now.saturating_add(1))
             })
             .ok()
             .map(|_| Self)
     }
 }
 
-impl Drop for Threaded {
+impl Drop for Buffered {
     fn drop(&mut self) {
-        THREADED.fetch_sub(1, Ordering::AcqRel);
+        BUFFERED.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// A connection moved by threads: both sockets, in blocking mode, and the slots it holds,
-/// given back when both ways have ended (the last thread drops it).
-struct Relay {
-    client: std::net::TcpStream,
-    upstream: std::net::TcpStream,
-    _slots: (Threaded, Open),
-}
-
-impl Relay {
-    /// Ends both ways: a thread asleep in `splice` on either socket wakes to an end of input
-    /// or a broken pipe, and returns.
-    fn shut(&self) {
-        let _client = self.client.shutdown(std::net::Shutdown::Both);
-        let _upstream = self.upstream.shutdown(std::net::Shutdown::Both);
-    }
-}
-
-/// Copies both ways until both are done, each way on a blocking thread of the runtime's pool
-/// ([`copy_blocking`]), asleep in `read` or `write` until the kernel wakes it: a chunk costs
-/// two system calls and no round through the runtime's event loop. With the copy instead of
-/// `splice`, a 64 MiB download through the proxy went from 0.71× to 0.82× of a direct one on
-/// the two-core machine of BENCHMARKS.md. The call's end (or the budget's cut, which ends the
-/// call) shuts the sockets down, which ends the threads: aborting the task that waits for
-/// them would not.
-async fn relay(
-    client: TcpStream,
-    upstream: TcpStream,
-    (up, down): (Arc<AtomicU64>, Arc<AtomicU64>),
+/// Copies both ways through a buffer of [`COPY_BUFFER_BYTES`] each until both are done,
+/// counting bytes against the call's budgets, as [`splice`] does.
+///
+/// A copy, not `splice`: with the bytes spliced into its socket, curl spent 1.8× the system
+/// time of a direct download receiving them (27 ms against 15 per 64 MiB; through a copying
+/// relay, 16), CPU that a two-core machine takes from the transfer: a 64 MiB download went
+/// from 0.61× of a direct one to 0.68× (BENCHMARKS.md). Most likely the spliced pages reach
+/// the reader as they are, in fragments of a page at most, where a writer's bytes arrive in
+/// larger ones.
+async fn copy(
+    client: &TcpStream,
+    upstream: &TcpStream,
+    (up, down): (&AtomicU64, &AtomicU64),
     shared: &Arc<Shared>,
-    slots: (Threaded, Open),
 ) {
-    let blocking = |stream: TcpStream| {
-        let stream = stream.into_std()?;
-        stream.set_nonblocking(false)?;
-        io::Result::Ok(stream)
-    };
-    let (Ok(client), Ok(upstream)) = (blocking(client), blocking(upstream)) else {
-        tracing::debug!("a proxied connection could not be handed to its threads");
-        return;
-    };
-    let relay = Arc::new(Relay {
-        client,
-        upstream,
-        _slots: slots,
-    });
-    shared.keep_relay(&relay);
-    let way = |direction: Direction, mine: Arc<AtomicU64>| {
-        let (relay, shared) = (Arc::clone(&relay), Arc::clone(shared));
-        tokio::task::spawn_blocking(move || {
-            let (from, to) = match direction {
-                Direction::Up => (&relay.client, &relay.upstream),
-                Direction::Down => (&relay.upstream, &relay.client),
-            };
-            let moved = copy_blocking(from, to, &shared, direction, &mine);
-            // One way's failure ends the other too (as the runtime's way ends the task).
-            if moved.is_err() {
-                relay.shut();
-            }
-            moved
-        })
-    };
-    let sending = way(Direction::Up, up);
-    let receiving = way(Direction::Down, down);
-    drop(relay);
+    let sending = copy_way(client, upstream, shared, Direction::Up, up);
+    let receiving = copy_way(upstream, client, shared, Direction::Down, down);
     let (sent, received) = tokio::join!(sending, receiving);
-    if !matches!((sent, received), (Ok(Ok(())), Ok(Ok(())))) {
+    if sent.is_err() || received.is_err() {
         tracing::debug!("a proxied connection ended with an error");
     }
 }
 
-/// One way of a threaded connection: `from` to `to` through a buffer of
-/// [`RELAY_BUFFER_BYTES`], each read and write asleep until it can move bytes, until `from`
-/// ends (then `to`'s write side is shut down) or the call's budget for that way is spent.
-///
-/// A copy, not `splice`: with the bytes spliced into its socket, curl spent 1.8× the system
-/// time of a direct download receiving them (27 ms against 15 per 64 MiB; through a copying
-/// relay, 16), CPU that a two-core machine takes from the transfer (BENCHMARKS.md). Most
-/// likely the spliced pages reach the reader as they are, in fragments of a page at most,
-/// where a writer's bytes arrive in larger ones.
-fn copy_blocking(
-    mut from: &std::net::TcpStream,
-    mut to: &std::net::TcpStream,
-    shared: &Shared,
+/// One way of a buffered connection: `from` to `to` until `from` ends (then `to`'s write side
+/// is shut down) or the call's budget for that way is spent.
+async fn copy_way(
+    from: &TcpStream,
+    to: &TcpStream,
+    shared: &Arc<Shared>,
     direction: Direction,
     mine: &AtomicU64,
 ) -> io::Result<()> {
-    use std::io::{Read as _, Write as _};
-    let mut buffer = vec![0_u8; RELAY_BUFFER_BYTES];
+    let mut buffer = vec![0_u8; COPY_BUFFER_BYTES];
     loop {
-        let read = match from.read(&mut buffer) {
+        from.readable().await?;
+        let read = match from.try_read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
             Err(error) => return Err(error),
         };
         // Past the budget nothing more is forwarded: the call is stopped.
         if !count(shared, direction, mine, read) {
             return Ok(());
         }
-        to.write_all(buffer.get(..read).unwrap_or_default())?;
+        write_all(to, buffer.get(..read).unwrap_or_default()).await?;
     }
-    to.shutdown(std::net::Shutdown::Write)
+    rustix::net::shutdown(to, rustix::net::Shutdown::Write)?;
+    Ok(())
 }
 
 /// One way of a connection: `from` to `to` through a pipe of its own, until `from` ends
@@ -1194,12 +1124,12 @@ mod tests {
         );
     }
 
-    /// A connection moved by threads ([`relay`]) carries bytes both ways and counts them,
-    /// and the call's end stops it although neither side sends or closes: its threads,
-    /// asleep in `splice`, wake to the shut sockets, and both ends see the connection end.
-    /// (Nothing else in this process holds a threaded slot, so this connection gets one.)
+    /// A connection copied through buffers ([`copy`]) carries bytes both ways and counts
+    /// them, and the call's end stops it although neither side sends or closes: both ends
+    /// see the connection end, and its slot is given back. (Nothing else in this process
+    /// holds a buffered slot, so this connection gets one.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_calls_end_stops_a_threaded_connection_nobody_closes() {
+    async fn the_calls_end_stops_a_buffered_connection_nobody_closes() {
         use std::io::{Read as _, Write as _};
         let destination = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = destination.local_addr().unwrap().port();
@@ -1246,14 +1176,14 @@ mod tests {
             !matches!(&far_end, Err(error) if error.kind() == io::ErrorKind::WouldBlock || error.kind() == io::ErrorKind::TimedOut),
             "{far_end:?}"
         );
-        // Its slot is given back once both threads have returned.
+        // Its slot is given back once its task has ended.
         for _ in 0..500 {
-            if THREADED.load(Ordering::Acquire) == 0 {
+            if BUFFERED.load(Ordering::Acquire) == 0 {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        assert_eq!(THREADED.load(Ordering::Acquire), 0);
+        assert_eq!(BUFFERED.load(Ordering::Acquire), 0);
     }
 
     #[test]
