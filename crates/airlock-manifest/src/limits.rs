@@ -174,10 +174,10 @@ pub(crate) const NETWORK_PROXY_OPEN_TOTAL: usize = 512;
 
 /// Proxied connections whose bytes are copied through two buffers of 256 KiB of airlock's
 /// (16 MiB at most) instead of spliced through kernel pipes, over every call. A 64 MiB
-/// download through the proxy went from 0.61× of a direct one to 0.68× on the two-core
-/// machine of BENCHMARKS.md (a copy costs the reader less than spliced bytes do). Past this
-/// many, a connection is spliced as before: correct, only slower, and holding no buffer of
-/// ours.
+/// download through the proxy went from 0.67–0.74× of a direct one to 0.80–0.92× on the
+/// two-core machine of BENCHMARKS.md (a copy costs the reader less than spliced bytes do).
+/// Past this many, a connection is spliced as before: correct, only slower, and holding no
+/// buffer of ours.
 pub(crate) const NETWORK_PROXY_BUFFERED: usize = 32;
 
 /// Name lookups one call may have in flight. A lookup holds one of the runtime's blocking
