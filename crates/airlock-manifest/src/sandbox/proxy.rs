@@ -394,11 +394,28 @@ async fn serve(mut stream: TcpStream, shared: &Arc<Shared>, open: Open) {
     }
     // The first connections over every call are copied through buffers of ours; the others
     // are spliced, with no buffer of ours.
-    match Buffered::take() {
-        Some(_buffered) => copy(&stream, &upstream, (&up, &down), shared).await,
-        None => splice(stream, upstream, (up, down), shared).await,
+    let buffered = Buffered::take();
+    let sending = carry(
+        &stream,
+        &upstream,
+        shared,
+        Direction::Up,
+        &up,
+        buffered.is_some(),
+    );
+    let receiving = carry(
+        &upstream,
+        &stream,
+        shared,
+        Direction::Down,
+        &down,
+        buffered.is_some(),
+    );
+    let (sent, received) = tokio::join!(sending, receiving);
+    if sent.is_err() || received.is_err() {
+        tracing::debug!("a proxied connection ended with an error");
     }
-    drop(open);
+    drop((buffered, open));
 }
 
 /// What a request opened: the connection, bytes the client sent past its head (to forward
@@ -782,26 +799,6 @@ async fn resolve(name: &str, port: u16, call: &Arc<tokio::sync::Semaphore>) -> (
     (looking.await.unwrap_or_default(), false)
 }
 
-/// Copies both ways until both are done on the runtime, counting bytes against the call's
-/// budgets: the connections past the [`NETWORK_PROXY_BUFFERED`] that [`copy`] moves.
-///
-/// The bytes never enter airlock's memory: each way moves them socket to pipe to socket with
-/// `splice(2)` (the kernel's pages, up to [`PIPE_BYTES`] at a time), so a download costs
-/// two system calls per chunk and no copy, and a connection holds no buffer of ours.
-async fn splice(
-    client: TcpStream,
-    upstream: TcpStream,
-    (up, down): (Arc<AtomicU64>, Arc<AtomicU64>),
-    shared: &Arc<Shared>,
-) {
-    let sending = pump(&client, &upstream, shared, Direction::Up, &up);
-    let receiving = pump(&upstream, &client, shared, Direction::Down, &down);
-    let (sent, received) = tokio::join!(sending, receiving);
-    if sent.is_err() || received.is_err() {
-        tracing::debug!("a proxied connection ended with an error");
-    }
-}
-
 /// Bytes moved per `splice`, and the size asked for each way's pipe: what a connection whose
 /// reader stalls holds in the kernel, twice per connection, `NETWORK_PROXY_OPEN` connections
 /// per call (16 MiB per call at most).
@@ -873,78 +870,107 @@ impl Drop for Buffered {
     }
 }
 
-/// Copies both ways through a buffer of [`COPY_BUFFER_BYTES`] each until both are done,
-/// counting bytes against the call's budgets, as [`splice`] does.
+/// What carries one way's bytes from one socket to the other: a buffer of ours, or a kernel
+/// pipe that `splice(2)` fills and empties.
 ///
-/// A copy, not `splice`: with the bytes spliced into its socket, curl spent 1.8× the system
-/// time of a direct download receiving them (27 ms against 15 per 64 MiB; through a copying
-/// relay, 16), CPU that a two-core machine takes from the transfer: a 64 MiB download went
-/// from 0.67–0.74× of a direct one to 0.80–0.92× (BENCHMARKS.md). Most likely the spliced
-/// pages reach the reader as they are, in fragments of a page at most, where a writer's
-/// bytes arrive in larger ones.
-async fn copy(
-    client: &TcpStream,
-    upstream: &TcpStream,
-    (up, down): (&AtomicU64, &AtomicU64),
-    shared: &Arc<Shared>,
-) {
-    let sending = copy_way(client, upstream, shared, Direction::Up, up);
-    let receiving = copy_way(upstream, client, shared, Direction::Down, down);
-    let (sent, received) = tokio::join!(sending, receiving);
-    if sent.is_err() || received.is_err() {
-        tracing::debug!("a proxied connection ended with an error");
-    }
+/// A copy where it can (the first [`NETWORK_PROXY_BUFFERED`] connections): with the bytes
+/// spliced into its socket, curl spent 1.8× the system time of a direct download receiving
+/// them (27 ms against 15 per 64 MiB; through a copying relay, 16), CPU that a two-core
+/// machine takes from the transfer: a 64 MiB download went from 0.67–0.74× of a direct one to
+/// 0.80–0.92× (BENCHMARKS.md). Most likely the spliced pages reach the reader as they are,
+/// in fragments of a page at most, where a writer's bytes arrive in larger ones. A pipe past
+/// them: the bytes never enter airlock's memory (the kernel's pages, up to [`PIPE_BYTES`] at
+/// a time), so a connection holds no buffer of ours.
+enum Carrier {
+    Buffer(Vec<u8>),
+    Pipe {
+        out: OwnedFd,
+        into: OwnedFd,
+        capacity: usize,
+    },
 }
 
-/// One way of a buffered connection: `from` to `to` until `from` ends (then `to`'s write side
-/// is shut down) or the call's budget for that way is spent.
-async fn copy_way(
-    from: &TcpStream,
-    to: &TcpStream,
-    shared: &Arc<Shared>,
-    direction: Direction,
-    mine: &AtomicU64,
-) -> io::Result<()> {
-    let mut buffer = vec![0_u8; COPY_BUFFER_BYTES];
-    loop {
-        from.readable().await?;
-        let read = match from.try_read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(error) => return Err(error),
-        };
-        // Past the budget nothing more is forwarded: the call is stopped.
-        if !count(shared, direction, mine, read) {
-            return Ok(());
+impl Carrier {
+    fn new(buffered: bool) -> io::Result<Self> {
+        use rustix::pipe::PipeFlags;
+        if buffered {
+            return Ok(Self::Buffer(vec![0_u8; COPY_BUFFER_BYTES]));
         }
-        write_all(to, buffer.get(..read).unwrap_or_default()).await?;
+        let (out, into) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
+        // A larger pipe moves more per call; the default (64 KiB) still works.
+        let capacity = rustix::pipe::fcntl_setpipe_size(&into, PIPE_BYTES).unwrap_or(64 * 1024);
+        Ok(Self::Pipe {
+            out,
+            into,
+            capacity,
+        })
     }
-    rustix::net::shutdown(to, rustix::net::Shutdown::Write)?;
-    Ok(())
+
+    /// Takes in what `from` holds now (the carrier is empty): how many bytes, 0 at its end,
+    /// `WouldBlock` when it holds none.
+    fn take_in(&mut self, from: &TcpStream) -> io::Result<usize> {
+        match self {
+            Self::Buffer(buffer) => rustix::io::read(from, buffer),
+            Self::Pipe { into, capacity, .. } => rustix::pipe::splice(
+                from,
+                None,
+                &*into,
+                None,
+                *capacity,
+                rustix::pipe::SpliceFlags::MOVE | rustix::pipe::SpliceFlags::NONBLOCK,
+            ),
+        }
+        .map_err(io::Error::from)
+    }
+
+    /// Sends the `len` bytes taken in on to `to`.
+    async fn send_on(&self, to: &TcpStream, len: usize) -> io::Result<()> {
+        let out = match self {
+            Self::Buffer(buffer) => {
+                return write_all(to, buffer.get(..len).unwrap_or_default()).await;
+            }
+            Self::Pipe { out, .. } => out,
+        };
+        let mut left = len;
+        while left > 0 {
+            to.writable().await?;
+            match to.try_io(tokio::io::Interest::WRITABLE, || {
+                rustix::pipe::splice(
+                    out,
+                    None,
+                    to,
+                    None,
+                    left,
+                    rustix::pipe::SpliceFlags::MOVE | rustix::pipe::SpliceFlags::NONBLOCK,
+                )
+                .map_err(io::Error::from)
+            }) {
+                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(written) => left = left.saturating_sub(written),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
 }
 
-/// One way of a connection: `from` to `to` through a pipe of its own, until `from` ends
-/// (then `to`'s write side is shut down) or the call's budget for that way is spent.
-async fn pump(
+/// One way of a connection: `from` to `to` through a [`Carrier`] of its own (a buffer if
+/// `buffered`, a pipe if not), until `from` ends (then `to`'s write side is shut down) or the
+/// call's budget for that way is spent.
+async fn carry(
     from: &TcpStream,
     to: &TcpStream,
     shared: &Arc<Shared>,
     direction: Direction,
     mine: &AtomicU64,
+    buffered: bool,
 ) -> io::Result<()> {
-    use rustix::pipe::{PipeFlags, SpliceFlags};
-    let (pipe_out, pipe_in) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?;
-    // A larger pipe moves more per call; the default (64 KiB) still works.
-    let capacity = rustix::pipe::fcntl_setpipe_size(&pipe_in, PIPE_BYTES).unwrap_or(64 * 1024);
-    let flags = SpliceFlags::MOVE | SpliceFlags::NONBLOCK;
+    let mut carrier = Carrier::new(buffered)?;
     loop {
         from.readable().await?;
-        // The pipe is empty here, so `WouldBlock` is the socket's.
-        let moved = match from.try_io(tokio::io::Interest::READABLE, || {
-            rustix::pipe::splice(from, None, &pipe_in, None, capacity, flags)
-                .map_err(io::Error::from)
-        }) {
+        // The carrier is empty here, so `WouldBlock` is the socket's.
+        let moved = match from.try_io(tokio::io::Interest::READABLE, || carrier.take_in(from)) {
             Ok(0) => break,
             Ok(moved) => moved,
             Err(error) if error.kind() == io::ErrorKind::WouldBlock => continue,
@@ -954,19 +980,7 @@ async fn pump(
         if !count(shared, direction, mine, moved) {
             return Ok(());
         }
-        let mut left = moved;
-        while left > 0 {
-            to.writable().await?;
-            match to.try_io(tokio::io::Interest::WRITABLE, || {
-                rustix::pipe::splice(&pipe_out, None, to, None, left, flags)
-                    .map_err(io::Error::from)
-            }) {
-                Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-                Ok(written) => left = left.saturating_sub(written),
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                Err(error) => return Err(error),
-            }
-        }
+        carrier.send_on(to, moved).await?;
     }
     rustix::net::shutdown(to, rustix::net::Shutdown::Write)?;
     Ok(())
@@ -1124,7 +1138,7 @@ mod tests {
         );
     }
 
-    /// A connection copied through buffers ([`copy`]) carries bytes both ways and counts
+    /// A connection copied through buffers ([`Carrier::Buffer`]) carries bytes both ways and counts
     /// them, and the call's end stops it although neither side sends or closes: both ends
     /// see the connection end, and its slot is given back. (Nothing else in this process
     /// holds a buffered slot, so this connection gets one.)
