@@ -100,7 +100,8 @@
 //!   (metadata outside the grants, sockets by path, budgets per call, system calls, later code);
 //! - `redteam_network`: the network proxy (issue 36) red-teamed from inside a call: addresses
 //!   written every way, this machine's own public address, descriptors held by proxied
-//!   connections, floods of connections and heads against airlock's memory;
+//!   connections, floods of connections and heads against airlock's memory, and the buffered
+//!   copy (slots given back however a call ends, budgets, half-closes and byte order);
 //! - `redteam_sandbox`: the sandbox red-teamed from inside a call: set-uid files, later code
 //!   the sweep leaves (renamed, stopped calls, past the walk bound), system calls by x32
 //!   numbers and high argument bits, the view's way out, socket pairs, daemonised children,

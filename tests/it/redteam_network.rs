@@ -5,7 +5,7 @@
 //! open); the rest guard attacks that are refused today: loopback written every way (numbers
 //! glibc reads as addresses, IPv4-mapped and SIIT IPv6, userinfo, SOCKS5 address types),
 //! floods of connections, slow and huge heads and tunnels nobody reads against airlock's
-//! memory, and a tunnel outliving its call.
+//! memory, a tunnel outliving its call, and the buffered copy's slots, budgets and byte order.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
@@ -595,4 +595,360 @@ fn a_secret_in_a_refused_name_is_redacted() {
     let log = server.stderr();
     assert!(log.contains("exfil.example:80"), "{log}");
     assert!(!log.to_ascii_lowercase().contains(&lower), "{log}");
+}
+
+// The proxy's buffered copy: the first `NETWORK_PROXY_BUFFERED`
+// (32) connections over all calls are copied through two 256 KiB buffers of airlock's, the
+// others spliced through two kernel pipes each. Red-teamed below: slots given back however a
+// call ends, budgets exact on both paths, half-closes and byte order, and airlock's memory.
+
+/// Pipes airlock holds now: a spliced connection holds two (four descriptors), a buffered
+/// one none, so this tells the two paths apart from outside.
+fn pipe_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            std::fs::read_link(entry.path())
+                .is_ok_and(|target| target.to_string_lossy().starts_with("pipe:"))
+        })
+        .count()
+}
+
+/// Waits (at most 20 s) for the command to create `work/out/NAME`, then a moment for the
+/// proxy to set its connections up.
+fn wait_for_mark(scratch: &SandboxTree, name: &str) {
+    let mark = scratch.work().join("out").join(name);
+    let start = Instant::now();
+    while !mark.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the command never wrote {name}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    thread::sleep(Duration::from_millis(400));
+}
+
+/// A bash tool on `port` that may write `work/out` (its marks), with `extra` lines.
+fn marking_tool(name: &str, port: u16, extra: &str) -> String {
+    net_tool(
+        name,
+        &format!("[\"127.0.0.1:{port}\"]"),
+        &format!("write = [\"out\"]\n{extra}"),
+    )
+}
+
+/// Python that opens `count` tunnels to `port` through the proxy (kept in `held`).
+fn open_tunnels(port: u16, count: usize) -> String {
+    format!(
+        r#"
+import socket, time, os, sys
+def tunnel():
+    s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(20)
+    s.sendall(b"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    return s
+held = [tunnel() for i in range({count})]
+def mark(name):
+    open("out/" + name, "w").close()
+"#
+    )
+}
+
+/// The pipes a probe call's 8 extra tunnels add to airlock: 0 when they are buffered (slots
+/// free), 8 × 4 descriptors when they are spliced.
+fn probe_added_pipes(server: &mut Server, scratch: &SandboxTree, port: u16, round: &str) -> usize {
+    let script = python(&format!(
+        "{open}\nmark('{round}-a')\ntime.sleep(1.5)\nheld += [tunnel() for i in range(8)]\nmark('{round}-b')\ntime.sleep(1.5)\nprint('probed', len(held))",
+        open = open_tunnels(port, 1),
+    ));
+    server.send(&call(900, "web", json!({ "script": script })));
+    wait_for_mark(scratch, &format!("{round}-a"));
+    let before = pipe_descriptors(server.pid());
+    wait_for_mark(scratch, &format!("{round}-b"));
+    let after = pipe_descriptors(server.pid());
+    let mut others = Vec::new();
+    let (failed, text) = outcome(&reply_to(server, 900, &mut others));
+    assert!(!failed && text.contains("probed 9"), "{round}: {text}");
+    eprintln!("{round}: airlock's pipe descriptors {before} -> {after}");
+    after.saturating_sub(before)
+}
+
+/// The buffered slots are server-wide, and a call that holds all 32 must give them back
+/// however it ends: normally (with a forked child still holding its tunnels), cancelled,
+/// stopped past its `network_down_mib`, or timed out. Seen from outside by the pipes a later
+/// call's tunnels add to airlock (a spliced connection holds two, a buffered one none):
+/// while a hog holds 32 slots another call's tunnels are spliced (the control); after each
+/// way of ending, they are buffered again.
+#[test]
+fn buffered_slots_come_back_however_a_call_ends() {
+    let scratch = SandboxTree::new("rt-net-slots");
+    let port = pouring_server();
+    let manifest = format!(
+        "{}{}{}",
+        marking_tool("web", port, "resources = { network_down_mib = 100000 }"),
+        marking_tool("tight", port, "resources = { network_down_mib = 1 }"),
+        marking_tool("short", port, "resources = { network_down_mib = 100000 }")
+            .replace("timeout_ms = 20000", "timeout_ms = 3000"),
+    );
+    let mut server = serve(&scratch, &manifest, &[]);
+    let hog = |round: &str, then: &str| {
+        python(&format!(
+            "{open}\nmark('{round}')\n{then}",
+            open = open_tunnels(port, 32)
+        ))
+    };
+
+    // The control: while a hog holds all 32 slots, another call's tunnels are spliced.
+    let script = hog("hog1", "time.sleep(60)");
+    server.send(&call(10, "web", json!({ "script": script })));
+    wait_for_mark(&scratch, "hog1");
+    let spliced = probe_added_pipes(&mut server, &scratch, port, "control");
+    assert_eq!(spliced, 8 * 4, "the probe's tunnels were not spliced");
+
+    // Cancelled.
+    server
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}"#);
+    thread::sleep(Duration::from_secs(1));
+    let added = probe_added_pipes(&mut server, &scratch, port, "cancelled");
+    assert_eq!(added, 0, "slots held after a cancelled call");
+
+    // Ended normally, a forked child still holding the tunnels.
+    let script = hog(
+        "hog2",
+        "if os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\nprint('returned')",
+    );
+    let (_, text) = outcome(&server.request(&call(11, "web", json!({ "script": script }))));
+    assert!(text.contains("returned"), "{text}");
+    let added = probe_added_pipes(&mut server, &scratch, port, "ended");
+    assert_eq!(added, 0, "slots held after a call that ended");
+
+    // Stopped past its download budget (one tunnel read until the proxy cuts it).
+    let script = hog(
+        "hog3",
+        "n = 0\ntry:\n    while True:\n        d = held[0].recv(65536)\n        if not d: break\n        n += len(d)\nexcept OSError:\n    pass\ntime.sleep(30)",
+    );
+    let (_, text) = outcome(&server.request(&call(12, "tight", json!({ "script": script }))));
+    assert!(text.contains("network budget"), "{text}");
+    let added = probe_added_pipes(&mut server, &scratch, port, "budget");
+    assert_eq!(added, 0, "slots held after a call stopped by its budget");
+
+    // Timed out.
+    let script = hog("hog4", "time.sleep(60)");
+    let (_, text) = outcome(&server.request(&call(13, "short", json!({ "script": script }))));
+    assert!(text.contains("time"), "{text}");
+    let added = probe_added_pipes(&mut server, &scratch, port, "timeout");
+    assert_eq!(added, 0, "slots held after a call that timed out");
+}
+
+/// A loopback server that counts the bytes it receives, and never answers.
+fn counting_sink() -> (u16, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let total = std::sync::Arc::new(AtomicU64::new(0));
+    let counted = std::sync::Arc::clone(&total);
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let counted = std::sync::Arc::clone(&counted);
+            thread::spawn(move || {
+                let mut buffer = vec![0_u8; 64 * 1024];
+                while let Ok(read) = stream.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    counted.fetch_add(read as u64, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    (port, total)
+}
+
+/// Budgets on the buffered path are exact: a chunk that would pass `network_down_mib = 1` or
+/// `network_up_mib = 1` is not forwarded. Down: three CONNECT tunnels and a SOCKS5 one read a
+/// pouring server at once; the command gets at most 1 MiB of its bytes. Up: four tunnels
+/// (one with its bytes in the same packet as its CONNECT) send 4 MiB to a counting server,
+/// which gets at most 1 MiB. Both calls are stopped by the budget.
+#[test]
+fn buffered_budgets_forward_nothing_past_them() {
+    use std::sync::atomic::Ordering;
+    let scratch = SandboxTree::new("rt-net-budget");
+    let pour = pouring_server();
+    let (sink, received) = counting_sink();
+    let manifest = format!(
+        "{}{}",
+        marking_tool("down", pour, "resources = { network_down_mib = 1 }"),
+        net_tool(
+            "up",
+            &format!("[\"127.0.0.1:{sink}\"]"),
+            "resources = { network_up_mib = 1 }"
+        ),
+    );
+    let mut server = serve(&scratch, &manifest, &[]);
+    let down = python(&format!(
+        r#"
+import socket, struct, threading, os
+out = os.open("out/total", os.O_WRONLY | os.O_CREAT)
+lock = threading.Lock()
+total = [0]
+def read(s):
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d: break
+            with lock:
+                total[0] += d.count(b"x")
+                os.pwrite(out, b"%20d" % total[0], 0)
+    except OSError:
+        pass
+def small():
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", 3128)); s.settimeout(15)
+    return s
+def connect():
+    s = small()
+    s.sendall(b"CONNECT 127.0.0.1:{pour} HTTP/1.1\r\n\r\n")
+    return s
+def socks():
+    s = small()
+    s.sendall(b"\x05\x01\x00"); s.recv(2)
+    s.sendall(b"\x05\x01\x00\x01" + bytes([127, 0, 0, 1]) + struct.pack(">H", {pour}))
+    assert s.recv(10)[1] == 0
+    return s
+threads = [threading.Thread(target=read, args=(s,)) for s in [connect(), connect(), connect(), socks()]]
+for t in threads: t.start()
+for t in threads: t.join()
+"#
+    ));
+    let (_, text) = bash(&mut server, "down", &down);
+    // What the command received, as it wrote it down before it was stopped.
+    let total = std::fs::read_to_string(scratch.work().join("out/total")).unwrap();
+    let got: u64 = total.trim().parse().unwrap_or(0);
+    eprintln!("down: the command received {got} bytes under a budget of 1048576");
+    assert!(got <= 1024 * 1024, "{got} bytes received: {text}");
+    assert!(text.contains("network budget"), "{text}");
+
+    let up = python(&format!(
+        r#"
+import socket, threading
+def send(s, n):
+    try:
+        s.sendall(b"y" * n); s.recv(1)
+    except OSError:
+        pass
+def connect(extra=b""):
+    s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(15)
+    s.sendall(b"CONNECT 127.0.0.1:{sink} HTTP/1.1\r\n\r\n" + extra)
+    return s
+tunnels = [connect(b"y" * 8000), connect(), connect(), connect()]
+threads = [threading.Thread(target=send, args=(s, 1 << 20)) for s in tunnels]
+for t in threads: t.start()
+for t in threads: t.join()
+print("sent")
+"#
+    ));
+    let (_, text) = bash(&mut server, "up", &up);
+    thread::sleep(Duration::from_millis(500));
+    let got = received.load(Ordering::Relaxed);
+    eprintln!("up: the destination received {got} bytes under a budget of 1048576");
+    assert!(
+        got <= 1024 * 1024,
+        "{got} bytes reached the destination: {text}"
+    );
+    assert!(text.contains("network budget"), "{text}");
+}
+
+/// A loopback server that echoes what it receives as it comes, and once the client has
+/// half-closed, sends `END` and closes.
+fn echo_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            thread::spawn(move || {
+                let mut buffer = vec![0_u8; 100_000];
+                while let Ok(read) = stream.read(&mut buffer) {
+                    if read == 0 {
+                        let _sent = stream.write_all(b"END");
+                        break;
+                    }
+                    if stream.write_all(&buffer[..read]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Half-closes and order on both paths: four tunnels at once each send 3 MiB of random bytes
+/// and half-close; the echo server's reply is every byte in order, then its `END` (sent only
+/// after it saw the half-close), then the end. Once spliced (a hog call holds the 32 buffered
+/// slots) and once buffered (after the hog is cancelled).
+#[test]
+fn half_closed_tunnels_get_every_byte_in_order_both_ways() {
+    let scratch = SandboxTree::new("rt-net-echo");
+    let echo = echo_server();
+    let pour = pouring_server();
+    let manifest = format!(
+        "{}{}",
+        marking_tool("hog", pour, "resources = { network_down_mib = 100000 }"),
+        net_tool(
+            "echo",
+            &format!("[\"127.0.0.1:{echo}\"]"),
+            "resources = { network_down_mib = 100000, network_up_mib = 100000 }"
+        ),
+    );
+    let mut server = serve(&scratch, &manifest, &[]);
+    let check = python(&format!(
+        r#"
+import socket, threading, random
+def one(i, results):
+    data = random.Random(i).randbytes(3 << 20)
+    s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(20)
+    s.sendall(b"CONNECT 127.0.0.1:{echo} HTTP/1.1\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    def send():
+        s.sendall(data); s.shutdown(socket.SHUT_WR)
+    t = threading.Thread(target=send); t.start()
+    back = bytearray()
+    while True:
+        d = s.recv(1 << 16)
+        if not d: break
+        back += d
+    t.join()
+    results[i] = bytes(back) == data + b"END"
+results = {{}}
+threads = [threading.Thread(target=one, args=(i, results)) for i in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("intact", sum(results.values()), "of", len(threads))
+"#
+    ));
+    let script = python(&format!(
+        "{open}\nmark('hog')\ntime.sleep(60)",
+        open = open_tunnels(pour, 32)
+    ));
+    server.send(&call(10, "hog", json!({ "script": script })));
+    wait_for_mark(&scratch, "hog");
+    let (failed, text) = bash(&mut server, "echo", &check);
+    assert!(!failed && text.contains("intact 4 of 4"), "spliced: {text}");
+    server
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}"#);
+    thread::sleep(Duration::from_secs(1));
+    let (failed, text) = bash(&mut server, "echo", &check);
+    assert!(
+        !failed && text.contains("intact 4 of 4"),
+        "buffered: {text}"
+    );
 }
