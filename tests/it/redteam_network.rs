@@ -717,32 +717,30 @@ fn buffered_slots_come_back_however_a_call_ends() {
     let added = probe_added_pipes(&mut server, &scratch, port, "cancelled");
     assert_eq!(added, 0, "slots held after a cancelled call");
 
-    // Ended normally, a forked child still holding the tunnels.
-    let script = hog(
-        "hog2",
-        "if os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\nprint('returned')",
-    );
-    let (_, text) = outcome(&server.request(&call(11, "web", json!({ "script": script }))));
-    assert!(text.contains("returned"), "{text}");
-    let added = probe_added_pipes(&mut server, &scratch, port, "ended");
-    assert_eq!(added, 0, "slots held after a call that ended");
-
-    // Stopped past its download budget (one tunnel read until the proxy cuts it).
-    let script = hog(
-        "hog3",
-        "n = 0\ntry:\n    while True:\n        d = held[0].recv(65536)\n        if not d: break\n        n += len(d)\nexcept OSError:\n    pass\ntime.sleep(30)",
-    );
-    let (_, text) = outcome(&server.request(&call(12, "tight", json!({ "script": script }))));
-    assert!(text.contains("network budget"), "{text}");
-    let added = probe_added_pipes(&mut server, &scratch, port, "budget");
-    assert_eq!(added, 0, "slots held after a call stopped by its budget");
-
-    // Timed out.
-    let script = hog("hog4", "time.sleep(60)");
-    let (_, text) = outcome(&server.request(&call(13, "short", json!({ "script": script }))));
-    assert!(text.contains("time"), "{text}");
-    let added = probe_added_pipes(&mut server, &scratch, port, "timeout");
-    assert_eq!(added, 0, "slots held after a call that timed out");
+    // Ended normally (a forked child still holding the tunnels), stopped past its download
+    // budget (one tunnel read until the proxy cuts it), timed out.
+    let endings = [
+        (
+            "ended",
+            "web",
+            "if os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\nprint('returned')",
+            "returned",
+        ),
+        (
+            "budget",
+            "tight",
+            "n = 0\ntry:\n    while True:\n        d = held[0].recv(65536)\n        if not d: break\n        n += len(d)\nexcept OSError:\n    pass\ntime.sleep(30)",
+            "network budget",
+        ),
+        ("timeout", "short", "time.sleep(60)", "time"),
+    ];
+    for (id, (round, tool, then, says)) in (11_u64..).zip(endings) {
+        let script = hog(&format!("hog-{round}"), then);
+        let (_, text) = outcome(&server.request(&call(id, tool, json!({ "script": script }))));
+        assert!(text.contains(says), "{round}: {text}");
+        let added = probe_added_pipes(&mut server, &scratch, port, round);
+        assert_eq!(added, 0, "slots held after a call that ended by {round}");
+    }
 }
 
 /// A loopback server that counts the bytes it receives, and never answers.

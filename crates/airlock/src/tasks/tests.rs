@@ -216,17 +216,22 @@ fn a_finished_task_is_forgotten_after_its_keep_and_frees_its_reservation() {
     tasks.create(&a, &limits, tool(), None, None).unwrap();
 }
 
+/// Room for three reservations of 100 bytes, with counts that never bind first.
+fn three_reservations() -> Limits {
+    Limits {
+        max_task_bytes: NonZeroUsize::new(300).unwrap(),
+        max_tasks_running: NonZeroUsize::new(10).unwrap(),
+        max_tasks_kept_per_client: NonZeroUsize::new(10).unwrap(),
+        ..limits()
+    }
+}
+
 #[test]
 fn finished_results_give_way_to_new_tasks_heaviest_owner_first() {
     let tasks = Tasks::default();
     // Room for three reservations of 100; a finished result keeps all of its 100 here (the
     // least a finished task keeps, TASK_ENTRY_BYTES, is more).
-    let limits = Limits {
-        max_task_bytes: NonZeroUsize::new(300).unwrap(),
-        max_tasks_running: NonZeroUsize::new(10).unwrap(),
-        max_tasks_kept_per_client: NonZeroUsize::new(10).unwrap(),
-        ..limits()
-    };
+    let limits = three_reservations();
     let (heavy, light, third) = (owner(1), owner(2), owner(3));
     let mut heavy_ids = Vec::new();
     for text in ["a".repeat(90), "b".repeat(90)] {
@@ -268,12 +273,7 @@ fn finished_results_give_way_to_new_tasks_heaviest_owner_first() {
 #[test]
 fn many_light_sessions_of_one_client_weigh_as_that_client_when_results_give_way() {
     let tasks = Tasks::default();
-    let limits = Limits {
-        max_task_bytes: NonZeroUsize::new(300).unwrap(),
-        max_tasks_running: NonZeroUsize::new(10).unwrap(),
-        max_tasks_kept_per_client: NonZeroUsize::new(10).unwrap(),
-        ..limits()
-    };
+    let limits = three_reservations();
     let from = |address: &str| Some(network_of(address.parse().unwrap()));
     // The victim's result is the oldest; the other client's two sessions hold one each, as
     // much as the victim per session.
